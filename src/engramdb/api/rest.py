@@ -1,0 +1,187 @@
+"""The REST surface: FastAPI over ``MemoryService``. Handlers stay one call deep."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Query, Request, Response
+
+from engramdb import __version__
+from engramdb.api import problems
+from engramdb.config import Settings
+from engramdb.contract.events import EpisodeWrite, FactWrite, PrivacyScope, ScopeFields
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import Embedder, make_embedder
+from engramdb.core.service import MemoryService
+from engramdb.errors import NotFoundError
+from engramdb.jobs.embedding import EmbeddingWorker
+from engramdb.models.api import (
+    FactList,
+    Health,
+    KeyCreated,
+    KeyCreateRequest,
+    KeyList,
+    KeyView,
+    MemoryView,
+    RecallRequest,
+    RecallResponse,
+    WriteResponse,
+)
+from engramdb.storage.port import KeyRecord, Store
+from engramdb.storage.registry import open_store
+
+log = logging.getLogger(__name__)
+
+
+def _scope_query(
+    agent_id: Annotated[str | None, Query(alias="agentId")] = None,
+    profile_id: Annotated[str | None, Query(alias="profileId")] = None,
+    privacy_scope: Annotated[PrivacyScope | None, Query(alias="privacyScope")] = None,
+    participant_scope_hash: Annotated[str | None, Query(alias="participantScopeHash")] = None,
+    sandbox_eligible: Annotated[bool | None, Query(alias="sandboxEligible")] = None,
+) -> ScopeFields:
+    """Scope fields named in the query string (for GETs); the key's grant supplies the rest."""
+    return ScopeFields.model_validate(
+        {
+            "agentId": agent_id,
+            "profileId": profile_id,
+            "privacyScope": privacy_scope,
+            "participantScopeHash": participant_scope_hash,
+            "sandboxEligible": sandbox_eligible,
+        }
+    )
+
+
+NamedScope = Annotated[ScopeFields, Depends(_scope_query)]
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    run_worker: bool = True,
+) -> FastAPI:
+    """Return the app. Store and embedder default to those the settings name."""
+    settings = settings or Settings()
+    store = store or open_store(settings.storage_url(), synchronous=settings.sqlite_synchronous)
+    embedder = embedder or make_embedder(settings.embedder, api_key=settings.embedder_api_key)
+    service = MemoryService(store, embedder, settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        worker = EmbeddingWorker(
+            store, embedder, service.written,
+            batch_size=settings.embed_batch_size, poll_seconds=settings.embed_poll_seconds,
+        )  # fmt: skip
+        if run_worker:
+            worker.start()
+        try:
+            yield
+        finally:
+            if run_worker:
+                worker.stop()
+            store.close()
+
+    app = FastAPI(
+        title="EngramDB",
+        version=__version__,
+        summary="Long-term memory for LLM agents: scoped, audited, hybrid recall.",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    problems.install(app)
+
+    def caller(request: Request) -> Caller:
+        header = request.headers.get("authorization", "")
+        token = header[7:].strip() if header.lower().startswith("bearer ") else None
+        return auth.authenticate(store, token)
+
+    Authed = Annotated[Caller, Depends(caller)]
+
+    @app.get("/healthz", tags=["service"])
+    def healthz() -> Health:
+        """Liveness and what the server runs on."""
+        return service.health()
+
+    @app.post("/v1/episodes", status_code=201, tags=["memories"])
+    def write_episode(body: EpisodeWrite, who: Authed, response: Response) -> WriteResponse:
+        """Store an episode (201), or return the one already stored with this id (200)."""
+        result = service.write_episode(who, body)
+        response.status_code = 201 if result.created else 200
+        return result
+
+    @app.post("/v1/facts", status_code=201, tags=["memories"])
+    def write_fact(body: FactWrite, who: Authed, response: Response) -> WriteResponse:
+        """Store a fact (201), or return the one already stored with this id (200)."""
+        result = service.write_fact(who, body)
+        response.status_code = 201 if result.created else 200
+        return result
+
+    @app.get("/v1/episodes/{event_id}", tags=["memories"])
+    def get_episode(event_id: str, who: Authed, scope: NamedScope) -> MemoryView:
+        """One episode of the caller's scope, with its embedding state."""
+        return service.get_memory(who, "EPISODE", event_id, scope)
+
+    @app.get("/v1/facts/{fact_id}", tags=["memories"])
+    def get_fact(fact_id: str, who: Authed, scope: NamedScope) -> MemoryView:
+        """One fact of the caller's scope, with its lifecycle and embedding state."""
+        return service.get_memory(who, "MEMORY_FACT", fact_id, scope)
+
+    @app.get("/v1/facts", tags=["memories"])
+    def list_facts(
+        who: Authed,
+        scope: NamedScope,
+        subject_key: Annotated[str | None, Query(alias="subjectKey")] = None,
+        kind: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> FactList:
+        """Current facts of the caller's scope, optionally of one subject and kind."""
+        return service.list_facts(who, scope, subject_key=subject_key, kind=kind, limit=limit)
+
+    @app.post("/v1/recall", tags=["recall"])
+    def recall(body: RecallRequest, who: Authed) -> RecallResponse:
+        """Ranked memories of the caller's scope and the formatted context block."""
+        return service.recall(who, body)
+
+    @app.post("/v1/keys", status_code=201, tags=["keys"])
+    def create_key(body: KeyCreateRequest, who: Authed) -> KeyCreated:
+        """Create a key in the caller's tenant (admin keys only); the token is shown once."""
+        auth.require(who, "keys.manage")
+        token, record = auth.create_key(
+            store, tenant=who.tenant, role=body.role, grant=body.grant.named_scope_fields(),
+            label=body.label, actor=who,
+        )  # fmt: skip
+        return KeyCreated(key=token, **_key_view(record).model_dump())
+
+    @app.get("/v1/keys", tags=["keys"])
+    def list_keys(who: Authed) -> KeyList:
+        """Every key of the caller's tenant (admin keys only); secrets are never returned."""
+        auth.require(who, "keys.manage")
+        return KeyList(keys=[_key_view(k) for k in store.tenant(who.tenant).list_keys()])
+
+    @app.delete("/v1/keys/{key_id}", status_code=204, tags=["keys"])
+    def revoke_key(key_id: str, who: Authed) -> Response:
+        """Revoke a key of the caller's tenant (admin keys only)."""
+        auth.require(who, "keys.manage")
+        if not auth.revoke_key(store, tenant=who.tenant, key_id=key_id, actor=who):
+            raise NotFoundError(f"no active key {key_id}", field="keyId")
+        return Response(status_code=204)
+
+    return app
+
+
+def _key_view(record: KeyRecord) -> KeyView:
+    return KeyView(
+        key_id=record.key_id,
+        role=record.role,
+        grant=json.loads(record.grant_json),
+        label=record.label,
+        created_at=record.created_at,
+        revoked_at=record.revoked_at,
+    )

@@ -1,0 +1,250 @@
+"""The ``engram`` command line: serve, keys, remember, recall.
+
+Local commands work on the data folder directly (``--home`` or ``ENGRAM_HOME``) as the operator
+of the machine, which is why they need no key; everything they change is audited all the same.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import logging
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from engramdb import __version__, clock
+from engramdb.config import Settings
+from engramdb.contract.canonical import hash_scope
+from engramdb.contract.events import FactWrite, ScopeFields
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import make_embedder
+from engramdb.core.service import MemoryService
+from engramdb.errors import EngramError
+from engramdb.jobs.embedding import drain
+from engramdb.models.api import RecallRequest
+from engramdb.storage.registry import open_store
+
+app = typer.Typer(
+    help="EngramDB: long-term memory for LLM agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+out = Console()
+err = Console(stderr=True)
+
+TenantOpt = Annotated[str, typer.Option("--tenant", help="tenant name")]
+HomeOpt = Annotated[str | None, typer.Option("--home", help="data folder (default ./.engram or ENGRAM_HOME)")]
+
+
+def _settings(home: str | None, **overrides: Any) -> Settings:
+    if home is not None:
+        overrides["home"] = home
+    return Settings(**overrides)
+
+
+def _operator(tenant: str) -> Caller:
+    return Caller(tenant=tenant, key_id="local-cli", role="admin")
+
+
+def _default_participant() -> str:
+    return hash_scope(["local", getpass.getuser()])
+
+
+class _ScopeOpts:
+    """Scope flags shared by remember and recall (defaults: this machine's local user)."""
+
+    def __init__(
+        self, agent_id: str, profile_id: str, privacy: str, participant: str | None, sandbox: bool
+    ) -> None:
+        self.fields = ScopeFields.model_validate(
+            {
+                "agentId": agent_id,
+                "profileId": profile_id,
+                "privacyScope": privacy,
+                "participantScopeHash": participant or _default_participant(),
+                "sandboxEligible": sandbox,
+            }
+        )
+
+
+AgentOpt = Annotated[str, typer.Option("--agent-id", help="agentId of the scope")]
+ProfileOpt = Annotated[str, typer.Option("--profile-id", help="profileId of the scope")]
+PrivacyOpt = Annotated[str, typer.Option("--privacy", help="private or shared")]
+ParticipantOpt = Annotated[
+    str | None, typer.Option("--participant", help="participantScopeHash (default: local user)")
+]
+SandboxOpt = Annotated[bool, typer.Option("--sandbox-eligible/--not-sandbox-eligible")]
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="address to listen on")] = None,
+    port: Annotated[int | None, typer.Option(help="port to listen on")] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Run the server on the embedded default (SQLite under the data folder)."""
+    import uvicorn
+
+    from engramdb.api.rest import create_app
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    overrides: dict[str, Any] = {k: v for k, v in {"host": host, "port": port}.items() if v}
+    settings = _settings(home, **overrides)
+    store = open_store(settings.storage_url(), synchronous=settings.sqlite_synchronous)
+    if not store.tenant_names():
+        token, _ = auth.create_key(store, tenant="default", role="admin", grant={}, label="first admin")
+        out.print("[bold]Created tenant 'default'.[/bold] First admin key (shown once):")
+        out.print(token, soft_wrap=True, highlight=False)
+    out.print(f"EngramDB {__version__} on http://{settings.host}:{settings.port} "
+              f"(data: {settings.home.resolve()})")  # fmt: skip
+    uvicorn.run(create_app(settings, store=store), host=settings.host, port=settings.port,
+                log_level="info")  # fmt: skip
+
+
+@keys_app.command("create")
+def keys_create(
+    role: Annotated[str, typer.Option("--role", help="agent, host, reviewer or admin")],
+    tenant: TenantOpt = "default",
+    agent_id: Annotated[str | None, typer.Option("--agent-id")] = None,
+    profile_id: Annotated[str | None, typer.Option("--profile-id")] = None,
+    participant: Annotated[str | None, typer.Option("--participant")] = None,
+    privacy: Annotated[str | None, typer.Option("--privacy")] = None,
+    sandbox_eligible: Annotated[str | None, typer.Option("--sandbox-eligible", help="true or false")] = None,
+    label: Annotated[str | None, typer.Option("--label")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON object")] = False,
+    home: HomeOpt = None,
+) -> None:
+    """Create an API key and print it (shown once)."""
+    grant = {
+        "agentId": agent_id,
+        "profileId": profile_id,
+        "participantScopeHash": participant,
+        "privacyScope": privacy,
+        "sandboxEligible": _parse_bool("--sandbox-eligible", sandbox_eligible),
+    }
+    store = open_store(_settings(home).storage_url())
+    token, record = auth.create_key(store, tenant=tenant, role=role, grant=grant, label=label)
+    if as_json:
+        payload = {"key": token, "keyId": record.key_id, "tenant": tenant, "role": role,
+                   "grant": json.loads(record.grant_json)}  # fmt: skip
+        print(json.dumps(payload))
+    else:
+        print(token)
+
+
+@keys_app.command("list")
+def keys_list(tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
+    """List the keys of a tenant."""
+    store = open_store(_settings(home).storage_url())
+    table = Table("key id", "role", "grant", "label", "created", "revoked")
+    for key in store.tenant(tenant).list_keys():
+        grant = ", ".join(f"{k}={v}" for k, v in json.loads(key.grant_json).items()) or "tenant-wide"
+        table.add_row(key.key_id, key.role, grant, key.label or "", key.created_at[:19],
+                      (key.revoked_at or "")[:19])  # fmt: skip
+    out.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: str, tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
+    """Revoke a key by its id."""
+    store = open_store(_settings(home).storage_url())
+    if not auth.revoke_key(store, tenant=tenant, key_id=key_id):
+        raise EngramError(f"no active key {key_id} in tenant {tenant}")
+    out.print(f"revoked {key_id}")
+
+
+@app.command()
+def remember(
+    text: str,
+    subject: Annotated[str, typer.Option("--subject", help="subjectKey the fact is about")],
+    kind: Annotated[str, typer.Option("--kind", help="kind of fact, e.g. preference")] = "note",
+    confidence: Annotated[float, typer.Option(help="0..1")] = 1.0,
+    tenant: TenantOpt = "default",
+    agent_id: AgentOpt = "cli",
+    profile_id: ProfileOpt = "default",
+    privacy: PrivacyOpt = "private",
+    participant: ParticipantOpt = None,
+    sandbox: SandboxOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """Store a trusted fact in a scope and embed it now."""
+    settings = _settings(home)
+    service = _local_service(settings)
+    scope = _ScopeOpts(agent_id, profile_id, privacy, participant, sandbox).fields
+    body = FactWrite.model_validate(
+        {**scope.named_scope_fields(), "runtime": "custom", "text": text, "kind": kind,
+         "subjectKey": subject, "confidence": confidence, "sourceEventId": "cli",
+         "validFrom": clock.now_text(), "visibility": "participant", "trustClass": "trusted",
+         "provenance": "cli:remember"}  # fmt: skip
+    )
+    result = service.write_fact(_operator(tenant), body)
+    drain(service.store.tenant(tenant), service.embedder)
+    out.print(f"{'stored' if result.created else 'already stored'} fact {result.id}")
+
+
+@app.command()
+def recall(
+    query: str,
+    limit: Annotated[int, typer.Option(help="memories to return (1-50)")] = 8,
+    explain: Annotated[bool, typer.Option("--explain", help="show each arm and feature")] = False,
+    context: Annotated[bool, typer.Option("--context", help="print the formatted block")] = False,
+    tenant: TenantOpt = "default",
+    agent_id: AgentOpt = "cli",
+    profile_id: ProfileOpt = "default",
+    privacy: PrivacyOpt = "private",
+    participant: ParticipantOpt = None,
+    sandbox: SandboxOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """Recall memories of a scope, ranked, with an optional score breakdown."""
+    service = _local_service(_settings(home))
+    scope = _ScopeOpts(agent_id, profile_id, privacy, participant, sandbox).fields
+    request = RecallRequest.model_validate({"query": query, "limit": limit, "explain": explain,
+                                            "scope": scope.named_scope_fields()})  # fmt: skip
+    response = service.recall(_operator(tenant), request)
+    if context:
+        print(response.context)
+        return
+    table = Table("#", "score", "source", "trust", "text", *(["dense", "lexical", "features"] if explain else []))
+    for i, memory in enumerate(response.memories, start=1):
+        row = [str(i), f"{memory.score:.3f}", memory.source, memory.trust_class, memory.text[:160]]
+        if explain and memory.explain:
+            arms = memory.explain.arms
+            row += [_arm(arms.get("dense")), _arm(arms.get("lexical")),
+                    " ".join(f"{k}={v:.3f}" for k, v in memory.explain.features.items())]  # fmt: skip
+        table.add_row(*row)
+    out.print(table)
+
+
+def _arm(arm: Any) -> str:
+    return "-" if arm is None else f"#{arm.rank} {arm.raw:.3f} (+{arm.contribution:.3f})"
+
+
+def _local_service(settings: Settings) -> MemoryService:
+    store = open_store(settings.storage_url(), synchronous=settings.sqlite_synchronous)
+    embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key)
+    return MemoryService(store, embedder, settings)
+
+
+def _parse_bool(flag: str, value: str | None) -> bool | None:
+    if value is None:
+        return None
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise EngramError(f"{flag} must be true or false", field=flag)
+
+
+def main() -> None:
+    """Entry point: run the app, turning EngramError into a message and exit code 1."""
+    try:
+        app()
+    except EngramError as error:
+        err.print(f"[red]error:[/red] {error.message}")
+        sys.exit(1)

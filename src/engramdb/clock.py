@@ -1,0 +1,43 @@
+"""UTC timestamps in one canonical text form: ``YYYY-MM-DDTHH:MM:SS.ffffffZ``.
+
+Fixed width and UTC, so text order is time order in every backend.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+
+def utc_now() -> datetime:
+    """Return the current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def to_text(moment: datetime) -> str:
+    """Return ``moment`` in canonical text form (naive datetimes are taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def now_text() -> str:
+    """Return the current time in canonical text form."""
+    return to_text(utc_now())
+
+
+def parse(text: str) -> datetime:
+    """Parse an RFC 3339 date-time (``Z`` or an offset) into aware UTC."""
+    moment = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def normalize(text: str) -> str:
+    """Return an RFC 3339 date-time in canonical text form."""
+    return to_text(parse(text))
+
+
+def later(seconds: float) -> str:
+    """Return the canonical text of now + ``seconds``."""
+    return to_text(utc_now() + timedelta(seconds=seconds))

@@ -1,0 +1,46 @@
+"""Settings: explicit arguments > ``ENGRAM_*`` environment (nested with ``__``) > defaults.
+
+Read once in an entry point and passed down; nothing reads the environment at import time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class RetrievalSettings(BaseModel):
+    """Recall tuning knobs (defaults measured in bench/RESULTS.md)."""
+
+    fusion: str = Field("rrf", description="'rrf' (reciprocal rank) or 'weighted' (normalised sum)")
+    rrf_k: int = Field(60, description="RRF constant k")
+    dense_weight: float = Field(0.6, description="weight of the vector arm in fusion")
+    lexical_weight: float = Field(0.4, description="weight of the lexical arm in fusion")
+    recency_weight: float = Field(0.02, description="weight of the recency feature")
+    recency_half_life_days: float = Field(180.0, description="recency decays by half every N days")
+    confidence_weight: float = Field(0.02, description="weight of a fact's confidence")
+    importance_weight: float = Field(0.01, description="weight of the source prior (facts > episodes)")
+    candidate_pool: int = Field(100, description="rows each arm contributes before fusion")
+
+
+class Settings(BaseSettings):
+    """Every EngramDB setting, with its default."""
+
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_nested_delimiter="__")
+
+    home: Path = Field(Path(".engram"), description="data folder of the embedded store")
+    database_url: str | None = Field(None, description="storage URL; default: SQLite under home")
+    host: str = Field("127.0.0.1", description="address the server listens on")
+    port: int = Field(8377, description="port the server listens on")
+    embedder: str = Field("minilm", description="'minilm', 'hashing[:DIM]' or 'openai:URL|MODEL'")
+    embedder_api_key: str | None = Field(None, description="bearer key for an openai: embedder")
+    sqlite_synchronous: str = Field("NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)")
+    embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
+    embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+
+    def storage_url(self) -> str:
+        """Return the storage URL (the embedded SQLite default when none is set)."""
+        return self.database_url or f"sqlite:///{self.home}"

@@ -1,0 +1,66 @@
+"""Text bounds. The contract sets no maximum length; the server does, and says so.
+
+NUL characters are stripped (SQLite and PostgreSQL text cannot hold them safely, and RushDB's
+adapter strips them too) before the id is computed. Anything longer than its cap is refused with
+a 422 that names the field, never silently truncated: a truncated memory would hash differently
+from what the client sent and change meaning without anyone noticing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engramdb.errors import InvalidInputError
+
+# Caps in characters (Unicode code points), by wire field name.
+TEXT_CAPS: Mapping[str, int] = {
+    "userText": 16_000,
+    "assistantText": 16_000,
+    "summary": 4_000,
+    "text": 4_000,
+    "subjectKey": 256,
+    "kind": 64,
+    "agentId": 128,
+    "profileId": 128,
+    "externalSessionId": 256,
+    "sourceEventId": 256,
+    "originClass": 128,
+    "provenance": 512,
+    "supersedesFactId": 64,
+}
+QUERY_CAP = 4_000  # recall query, as in RushDB's reference client
+REASON_CAP = 1_000
+
+
+def strip_nul(value: Any) -> Any:
+    """Return ``value`` with NUL characters removed from every string inside it."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, Mapping):
+        return {k: strip_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [strip_nul(v) for v in value]
+    return value
+
+
+def check_caps(body: Mapping[str, Any]) -> None:
+    """Raise InvalidInputError naming the first field longer than its cap."""
+    for field, cap in TEXT_CAPS.items():
+        value = body.get(field)
+        if isinstance(value, str) and len(value) > cap:
+            raise InvalidInputError(
+                f"{field} is {len(value)} characters; the limit is {cap}",
+                field=field,
+                limit=cap,
+            )
+
+
+def check_text(field: str, value: str, cap: int) -> str:
+    """Return ``value`` without NULs, or raise InvalidInputError if it is over ``cap``."""
+    value = value.replace("\x00", "")
+    if len(value) > cap:
+        raise InvalidInputError(
+            f"{field} is {len(value)} characters; the limit is {cap}", field=field, limit=cap
+        )
+    return value

@@ -1,0 +1,150 @@
+"""Canonical JSON, content-derived ids and scope hashing, byte-compatible with RushDB v1.
+
+Pure functions, no I/O. Canonical JSON follows the reference (`stableStringify`): keys sorted
+by UTF-16 code units at every level, no whitespace, ``None`` kept, strings written as
+JavaScript's ``JSON.stringify`` writes them (non-ASCII unescaped), numbers as JavaScript
+prints them, hashed as UTF-8 with SHA-256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# JavaScript's String.prototype.trim: WhiteSpace + LineTerminator. Python's str.strip() also
+# strips U+001C..U+001F and U+0085 and does not strip U+FEFF, so it cannot be used.
+_JS_WHITESPACE = (
+    "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_trim(value: str) -> str:
+    """Return ``value`` trimmed exactly as JavaScript's ``trim()`` trims."""
+    return value.strip(_JS_WHITESPACE)
+
+
+def _js_number(value: int | float) -> str:
+    if isinstance(value, int):
+        return str(value)
+    if not math.isfinite(value):
+        return "null"  # JSON.stringify(NaN) === "null"
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        sign = "-" if exponent.startswith("-") else "+"
+        text = f"{mantissa}e{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
+    return text
+
+
+def _js_string(value: str) -> str:
+    # ensure_ascii=False leaves non-ASCII as is, like JSON.stringify; lone surrogates are
+    # escaped by JSON.stringify (ES2019) and would not encode as UTF-8 here, so escape them.
+    text = json.dumps(value, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _utf16_key(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def canonical_json(value: Any) -> str:
+    """Return the canonical JSON text of ``value`` (RushDB's ``stableStringify``)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return _js_number(value)
+    if isinstance(value, str):
+        return _js_string(value)
+    if isinstance(value, Mapping):
+        items = sorted(value.items(), key=lambda kv: _utf16_key(kv[0]))
+        body = ",".join(f"{_js_string(k)}:{canonical_json(v)}" for k, v in items)
+        return "{" + body + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(canonical_json(v) for v in value) + "]"
+    raise TypeError(f"canonical_json cannot encode {type(value).__name__}")
+
+
+def sha256_hex(text: str) -> str:
+    """Return the lower-hex SHA-256 of the UTF-8 bytes of ``text``."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def event_id(
+    *,
+    runtime: str,
+    agent_id: str,
+    profile_id: str,
+    external_session_id: str,
+    turn_index: int,
+    user_text: str,
+    assistant_text: str,
+    source_event_id: str | None = None,
+) -> str:
+    """Return the episode ``eventId`` exactly as RushDB's ``episodeEventId`` computes it."""
+    return sha256_hex(
+        canonical_json(
+            {
+                "schemaVersion": SCHEMA_VERSION,
+                "eventType": "episode",
+                "runtime": runtime,
+                "agentId": agent_id,
+                "profileId": profile_id,
+                "externalSessionId": external_session_id,
+                "sourceEventId": source_event_id if source_event_id is not None else "",
+                "turnIndex": turn_index,
+                "userText": user_text,
+                "assistantText": assistant_text,
+            }
+        )
+    )
+
+
+def fact_id(
+    *,
+    runtime: str,
+    agent_id: str,
+    profile_id: str,
+    participant_scope_hash: str,
+    subject_key: str,
+    kind: str,
+    source_event_id: str,
+    text: str,
+) -> str:
+    """Return the fact ``factId`` exactly as RushDB's ``factEventId`` computes it."""
+    return sha256_hex(
+        canonical_json(
+            {
+                "schemaVersion": SCHEMA_VERSION,
+                "eventType": "fact",
+                "runtime": runtime,
+                "agentId": agent_id,
+                "profileId": profile_id,
+                "participantScopeHash": participant_scope_hash,
+                "subjectKey": subject_key,
+                "kind": kind,
+                "sourceEventId": source_event_id,
+                "text": text,
+            }
+        )
+    )
+
+
+def hash_scope(parts: Iterable[str | None], salt: str = "") -> str:
+    """Return RushDB's ``hashScope``: SHA-256 of salt, U+001E, then JS-trimmed parts joined by U+001F."""
+    normalized = "\u001f".join(js_trim(p) if p is not None else "" for p in parts)
+    return sha256_hex(f"{salt}\u001e{normalized}")

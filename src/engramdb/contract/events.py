@@ -1,0 +1,237 @@
+"""AgentMemoryEvent v1: the wire vocabulary (``Scope``, ``Episode``, ``Fact``).
+
+These models give the same verdict as RushDB's JSON Schema (checked against it by the tests):
+unknown fields are rejected, enums and 64-hex patterns enforced, no type coercion. Two
+deliberate differences, both where Python's ``jsonschema`` departs from the reference's
+JavaScript validator: a trailing newline never satisfies a ``^...$`` pattern or a date-time
+(ECMAScript ``$`` does not match before a final newline; Python's ``re`` does).
+
+``EpisodeWrite`` and ``FactWrite`` are the REST bodies: the same fields, with the scope and the
+id optional because the server derives the scope from the key and computes the id.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from engramdb.contract.bounds import check_caps, strip_nul
+from engramdb.contract.canonical import event_id, fact_id
+from engramdb.errors import InvalidInputError
+
+Runtime = Literal["openclaw", "hermes", "custom"]
+PrivacyScope = Literal["private", "shared"]
+Visibility = Literal["participant", "profile", "shared"]
+TrustClass = Literal["trusted", "mixed", "untrusted"]
+ConversationKind = Literal["direct", "local", "shared"]
+
+_HEX64 = r"^[a-f0-9]{64}$"  # pydantic's regex engine: `$` is end of text, as in ECMAScript
+_DATE_TIME = re.compile(
+    r"(\d{4})-(0[1-9]|1[0-2])-(\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?"
+    r"(Z|[+-]([01]\d|2[0-3]):[0-5]\d)",
+    re.ASCII,
+)
+
+
+def _check_date_time(value: str) -> str:
+    """RFC 3339 date-time, as JSON Schema's ``format: date-time`` checks it (case-insensitive)."""
+    match = _DATE_TIME.fullmatch(value.upper())
+    if match is None:
+        raise ValueError("must be an RFC 3339 date-time such as 2026-08-18T00:00:00Z")
+    year, month, day = int(match.group(1)), int(match.group(2)), int(match.group(3))
+    if year == 0 or not 1 <= day <= calendar.monthrange(year, month)[1]:
+        raise ValueError("is not a valid calendar date")
+    return value
+
+
+def _integral_number(value: Any) -> Any:
+    # JSON Schema's "integer" admits 7.0; JavaScript reads it as 7, so the id is the same.
+    if isinstance(value, float) and not isinstance(value, bool) and value.is_integer():
+        return int(value)
+    return value
+
+
+DateTime = Annotated[str, AfterValidator(_check_date_time)]
+Hex64 = Annotated[str, Field(pattern=_HEX64)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+SchemaVersion = Annotated[Literal[1], BeforeValidator(_integral_number)]
+TurnIndex = Annotated[int, BeforeValidator(_integral_number), Field(ge=0)]
+Confidence = Annotated[float, Field(ge=0, le=1)]
+
+
+class WireModel(BaseModel):
+    """camelCase on the wire, snake_case in Python; strict types; unknown fields rejected."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        strict=True,
+        frozen=True,
+    )
+
+    def wire(self) -> dict[str, Any]:
+        """Return the JSON-ready dict with camelCase keys and unset optionals dropped."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+class Scope(WireModel):
+    """The five authorization fields. Authorization, never a ranking hint."""
+
+    agent_id: NonEmpty
+    profile_id: NonEmpty
+    privacy_scope: PrivacyScope
+    participant_scope_hash: Hex64
+    sandbox_eligible: bool
+
+
+class _EpisodeBody(WireModel):
+    schema_version: SchemaVersion = 1
+    event_type: Literal["episode"] = "episode"
+    runtime: Runtime
+    external_session_id: NonEmpty
+    source_event_id: str | None = None
+    turn_index: TurnIndex
+    user_text: str
+    assistant_text: str
+    summary: NonEmpty
+    conversation_kind: ConversationKind
+    channel_id_hash: Hex64 | None = None
+    visibility: Visibility
+    trust_class: TrustClass
+    origin_class: str
+    observed_at: DateTime
+    provenance: str
+
+
+class Episode(Scope, _EpisodeBody):
+    """A contract ``episode`` event: one completed user/assistant turn and its summary."""
+
+    schema_version: SchemaVersion
+    event_type: Literal["episode"]
+    event_id: Hex64
+
+    def scope(self) -> Scope:
+        return Scope.model_validate(self.model_dump(include=set(Scope.model_fields)))
+
+
+class _FactBody(WireModel):
+    schema_version: SchemaVersion = 1
+    event_type: Literal["fact"] = "fact"
+    runtime: Runtime
+    text: NonEmpty
+    kind: NonEmpty
+    subject_key: NonEmpty
+    confidence: Confidence
+    active: bool = True
+    source_event_id: NonEmpty
+    supersedes_fact_id: str | None = None
+    valid_from: DateTime
+    valid_until: DateTime | None = None
+    visibility: Visibility
+    trust_class: TrustClass
+    provenance: str
+
+
+class Fact(Scope, _FactBody):
+    """A contract ``fact`` event: a claim about ``subjectKey`` of a ``kind``."""
+
+    schema_version: SchemaVersion
+    event_type: Literal["fact"]
+    fact_id: Hex64
+    active: bool
+
+    def scope(self) -> Scope:
+        return Scope.model_validate(self.model_dump(include=set(Scope.model_fields)))
+
+
+class ScopeFields(WireModel):
+    """Scope fields a request may name; the key's grant supplies the rest."""
+
+    agent_id: NonEmpty | None = None
+    profile_id: NonEmpty | None = None
+    privacy_scope: PrivacyScope | None = None
+    participant_scope_hash: Hex64 | None = None
+    sandbox_eligible: bool | None = None
+
+    def named_scope_fields(self) -> dict[str, Any]:
+        """Return the scope fields the body names (those it leaves out are absent)."""
+        return self.model_dump(include=set(Scope.model_fields), exclude_none=True, by_alias=True)
+
+
+class _Bounded(WireModel):
+    """Server-side bounds for write bodies: NULs stripped, over-long text refused (422)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bound(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = strip_nul(data)
+            check_caps(data)
+        return data
+
+
+def _check_id(field: str, given: str | None, computed: str) -> None:
+    if given is not None and given != computed:
+        raise InvalidInputError(
+            f"{field} does not match the content (expected {computed})",
+            field=field,
+            expected=computed,
+        )
+
+
+class EpisodeWrite(_Bounded, ScopeFields, _EpisodeBody):
+    """REST body for ``POST /v1/episodes``: an episode whose scope and id may be omitted."""
+
+    event_id: Hex64 | None = None
+
+    def to_event(self, scope: Scope) -> Episode:
+        """Return the complete contract event under ``scope``, with its id computed."""
+        data = self.model_dump(exclude=set(Scope.model_fields) | {"event_id"})
+        data.update(scope.model_dump())
+        data["event_id"] = computed = event_id(
+            runtime=self.runtime,
+            agent_id=scope.agent_id,
+            profile_id=scope.profile_id,
+            external_session_id=self.external_session_id,
+            turn_index=self.turn_index,
+            user_text=self.user_text,
+            assistant_text=self.assistant_text,
+            source_event_id=self.source_event_id,
+        )
+        _check_id("eventId", self.event_id, computed)
+        return Episode.model_validate(data)
+
+
+class FactWrite(_Bounded, ScopeFields, _FactBody):
+    """REST body for ``POST /v1/facts``: a fact whose scope and id may be omitted."""
+
+    fact_id: Hex64 | None = None
+
+    def to_event(self, scope: Scope) -> Fact:
+        """Return the complete contract event under ``scope``, with its id computed."""
+        data = self.model_dump(exclude=set(Scope.model_fields) | {"fact_id"})
+        data.update(scope.model_dump())
+        data["fact_id"] = computed = fact_id(
+            runtime=self.runtime,
+            agent_id=scope.agent_id,
+            profile_id=scope.profile_id,
+            participant_scope_hash=scope.participant_scope_hash,
+            subject_key=self.subject_key,
+            kind=self.kind,
+            source_event_id=self.source_event_id,
+            text=self.text,
+        )
+        _check_id("factId", self.fact_id, computed)
+        return Fact.model_validate(data)

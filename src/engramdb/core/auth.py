@@ -1,0 +1,201 @@
+"""API keys, roles and scope grants: the only place a request's scope is derived.
+
+A key belongs to one tenant and binds some of the five scope fields:
+
+- ``agent``: all five (one participant of one agent); requests may omit the scope;
+- ``host``: at least ``agentId`` and ``profileId``; each request names the other three, which
+  the host derived from its own authenticated users;
+- ``reviewer``: reads and review decisions anywhere in its tenant;
+- ``admin``: everything in its tenant, keys included.
+
+A request that names a value outside its key's grant is refused (403), never rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from engramdb import clock
+from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.contract.events import Scope
+from engramdb.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    InvalidInputError,
+    NotFoundError,
+)
+from engramdb.storage.port import AuditDraft, KeyRecord, ScopeColumns, Store, check_tenant_name
+
+Role = Literal["agent", "host", "reviewer", "admin"]
+ROLES: tuple[str, ...] = get_args(Role)
+SCOPE_FIELDS = ("agentId", "profileId", "privacyScope", "participantScopeHash", "sandboxEligible")
+_REQUIRED_GRANT = {"agent": SCOPE_FIELDS, "host": ("agentId", "profileId")}
+_TOKEN_PREFIX = "egm"
+
+# Which roles may do what. Everything not listed is refused.
+PERMISSIONS: dict[str, frozenset[str]] = {
+    "memory.write": frozenset({"agent", "host", "admin"}),
+    "memory.read": frozenset({"agent", "host", "reviewer", "admin"}),
+    "keys.manage": frozenset({"admin"}),
+    "audit.read": frozenset({"reviewer", "admin"}),
+}
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An authenticated key: who is asking, in which tenant, with which grant."""
+
+    tenant: str
+    key_id: str
+    role: str
+    grant: dict[str, Any] = field(default_factory=dict)
+
+    def audit(self, action: str, **fields: Any) -> AuditDraft:
+        """Return an audit draft attributed to this caller."""
+        return AuditDraft(action=action, actor_key_id=self.key_id, actor_role=self.role, **fields)
+
+
+def require(caller: Caller, permission: str) -> None:
+    """Raise AuthorizationError unless the caller's role has ``permission``."""
+    if caller.role not in PERMISSIONS[permission]:
+        raise AuthorizationError(
+            f"{caller.role} keys may not {permission.replace('.', ' ')}", role=caller.role
+        )
+
+
+def resolve_scope(caller: Caller, named: dict[str, Any]) -> Scope:
+    """Return the full scope of a request: the key's grant plus what the request names.
+
+    Raises AuthorizationError if a named value differs from the grant, InvalidInputError if a
+    field is neither granted nor named.
+    """
+    resolved: dict[str, Any] = {}
+    for name in SCOPE_FIELDS:
+        bound, asked = caller.grant.get(name), named.get(name)
+        if bound is not None and asked is not None and asked != bound:
+            raise AuthorizationError(
+                f"this key is not granted {name}={asked!r}", field=name, role=caller.role
+            )
+        value = bound if bound is not None else asked
+        if value is None:
+            raise InvalidInputError(
+                f"{name} is required: {caller.role} keys do not fix it", field=name
+            )
+        resolved[name] = value
+    return Scope.model_validate(resolved)
+
+
+def scope_key(scope: Scope) -> str:
+    """Return the digest that identifies a scope in storage."""
+    return sha256_hex(canonical_json(scope.wire()))
+
+
+def scope_columns(scope: Scope) -> ScopeColumns:
+    """Return the scope as the storage layer stores it."""
+    return ScopeColumns(
+        scope_key=scope_key(scope),
+        agent_id=scope.agent_id,
+        profile_id=scope.profile_id,
+        privacy_scope=scope.privacy_scope,
+        participant_scope_hash=scope.participant_scope_hash,
+        sandbox_eligible=scope.sandbox_eligible,
+    )
+
+
+def validate_grant(role: str, grant: dict[str, Any]) -> dict[str, Any]:
+    """Return a clean grant for ``role`` or raise InvalidInputError naming what is wrong."""
+    if role not in ROLES:
+        raise InvalidInputError(f"role must be one of {', '.join(ROLES)}", field="role")
+    grant = {k: v for k, v in grant.items() if v is not None}
+    unknown = set(grant) - set(SCOPE_FIELDS)
+    if unknown:
+        raise InvalidInputError(f"unknown grant field {sorted(unknown)[0]}", field=sorted(unknown)[0])
+    for name in _REQUIRED_GRANT.get(role, ()):
+        if name not in grant:
+            raise InvalidInputError(f"{role} keys must be bound to {name}", field=name)
+    for name in ("agentId", "profileId"):
+        if name in grant and not str(grant[name]).strip():
+            raise InvalidInputError(f"{name} must not be blank", field=name)
+    # Validate each bound value with the contract's own rules.
+    probe = {"agentId": "x", "profileId": "x", "privacyScope": "private",
+             "participantScopeHash": "0" * 64, "sandboxEligible": False} | grant  # fmt: skip
+    try:
+        Scope.model_validate(probe)
+    except ValueError as error:
+        raise InvalidInputError(f"invalid grant: {error}", field="grant") from error
+    return grant
+
+
+def _digest(secret: str) -> str:
+    # Secrets are 256 random bits, so one SHA-256 is enough; no password hashing needed.
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def create_key(
+    store: Store,
+    *,
+    tenant: str,
+    role: str,
+    grant: dict[str, Any],
+    label: str | None = None,
+    actor: Caller | None = None,
+) -> tuple[str, KeyRecord]:
+    """Create a key and return ``(token, record)``; the token is shown once, never stored."""
+    check_tenant_name(tenant)
+    grant = validate_grant(role, grant)
+    key_id = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    record = KeyRecord(
+        key_id=key_id,
+        role=role,
+        grant_json=json.dumps(grant, sort_keys=True),
+        secret_hash=_digest(secret),
+        created_at=clock.now_text(),
+        label=label,
+    )
+    draft = AuditDraft(
+        action="key.create",
+        actor_key_id=actor.key_id if actor else None,
+        actor_role=actor.role if actor else "operator",
+        target_kind="api_key",
+        target_id=key_id,
+        after_digest=sha256_hex(canonical_json({"role": role, "grant": grant})),
+    )
+    store.tenant(tenant, create=True).create_key(record, draft)
+    return f"{_TOKEN_PREFIX}.{tenant}.{key_id}.{secret}", record
+
+
+def revoke_key(store: Store, *, tenant: str, key_id: str, actor: Caller | None = None) -> bool:
+    """Revoke a key; return False if it was unknown or already revoked."""
+    draft = AuditDraft(
+        action="key.revoke",
+        actor_key_id=actor.key_id if actor else None,
+        actor_role=actor.role if actor else "operator",
+        target_kind="api_key",
+        target_id=key_id,
+    )
+    return store.tenant(tenant).revoke_key(key_id, clock.now_text(), draft)
+
+
+def authenticate(store: Store, token: str | None) -> Caller:
+    """Return the caller a bearer token belongs to, or raise AuthenticationError."""
+    if not token:
+        raise AuthenticationError("missing bearer key (Authorization: Bearer egm.…)")
+    parts = token.split(".")
+    if len(parts) != 4 or parts[0] != _TOKEN_PREFIX:
+        raise AuthenticationError("malformed key")
+    _, tenant, key_id, secret = parts
+    try:
+        record = store.tenant(tenant).get_key(key_id)
+    except (InvalidInputError, NotFoundError):  # an unknown tenant is an unknown key
+        record = None
+    if record is None or not hmac.compare_digest(record.secret_hash, _digest(secret)):
+        raise AuthenticationError("unknown key")
+    if record.revoked_at is not None:
+        raise AuthenticationError("this key was revoked")
+    return Caller(tenant=tenant, key_id=key_id, role=record.role, grant=json.loads(record.grant_json))

@@ -1,0 +1,77 @@
+"""The EngramDB exception tree. Every error has a stable ``code`` and an ``http_status``.
+
+    EngramError
+    ├── InvalidInputError        422  a field is malformed, too long, or inconsistent
+    ├── AuthenticationError      401  no key, or an unknown or revoked key
+    ├── AuthorizationError       403  the key's role or scope grant does not cover the request
+    ├── NotFoundError            404  no such memory (in the caller's scope)
+    ├── ConflictError            409  the request conflicts with stored state
+    ├── BackendUnavailableError  503  the store cannot be reached or is locked
+    └── EmbeddingFailedError     502  the embedder failed (recorded on the row, retried)
+
+Surfaces (REST, CLI, SDK) turn these into data with the same ``code``; nothing else is caught
+broadly outside the request boundary, the job supervisor and the CLI entry point.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class EngramError(Exception):
+    """Base of every error EngramDB raises on purpose."""
+
+    code = "engram_error"
+    http_status = 500
+    retryable = False
+
+    def __init__(self, message: str, *, field: str | None = None, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.context = context
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the error as the JSON body every surface uses."""
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.field is not None:
+            body["field"] = self.field
+        body.update({k: v for k, v in self.context.items() if v is not None})
+        return body
+
+
+class InvalidInputError(EngramError):
+    code = "invalid_input"
+    http_status = 422
+
+
+class AuthenticationError(EngramError):
+    code = "unauthenticated"
+    http_status = 401
+
+
+class AuthorizationError(EngramError):
+    code = "forbidden"
+    http_status = 403
+
+
+class NotFoundError(EngramError):
+    code = "not_found"
+    http_status = 404
+
+
+class ConflictError(EngramError):
+    code = "conflict"
+    http_status = 409
+
+
+class BackendUnavailableError(EngramError):
+    code = "backend_unavailable"
+    http_status = 503
+    retryable = True
+
+
+class EmbeddingFailedError(EngramError):
+    code = "embedding_failed"
+    http_status = 502
+    retryable = True

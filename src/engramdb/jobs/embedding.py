@@ -1,0 +1,101 @@
+"""The embedding worker: vectors for pending rows, retries for failed ones, never a lost error.
+
+A write commits its row as ``pending`` (already findable lexically) and wakes this worker. The
+worker embeds pending rows in batches and stores each vector beside its row. If the embedder
+fails, every row of the batch is marked ``failed`` with the error and a retry time (exponential
+backoff, capped), and the traceback is logged; the next pass retries it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from engramdb import clock
+from engramdb.core.embedding import Embedder
+from engramdb.storage.port import Store, TenantStore
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_SECONDS = 600.0
+
+
+def backoff_seconds(attempts: int) -> float:
+    """Return the wait before retry number ``attempts + 1`` (1 s, 2 s, 4 s, ... capped)."""
+    return float(min(MAX_BACKOFF_SECONDS, 2.0**attempts))
+
+
+def embed_batch(tenant: TenantStore, embedder: Embedder, batch_size: int) -> int:
+    """Embed one batch of due rows of one tenant; return how many rows were handled."""
+    jobs = tenant.embedding_jobs(batch_size, clock.now_text())
+    if not jobs:
+        return 0
+    rowids = [job.rowid for job in jobs]
+    try:
+        vectors = embedder.embed([job.text for job in jobs])
+    except Exception as error:  # the job boundary: record, log, retry later
+        log.exception("embedding %d rows failed", len(jobs))
+        message = f"{type(error).__name__}: {error}"[:1000]
+        tenant.record_embedding_failure(
+            rowids, message, [clock.later(backoff_seconds(job.attempts)) for job in jobs]
+        )
+        return len(jobs)
+    tenant.save_embeddings(rowids, vectors, embedder.model_id)
+    return len(jobs)
+
+
+def drain(tenant: TenantStore, embedder: Embedder, batch_size: int = 64) -> int:
+    """Embed every due row of a tenant now; return how many rows were handled.
+
+    Rows that fail are rescheduled at least a second later, so this always ends.
+    """
+    total = 0
+    while done := embed_batch(tenant, embedder, batch_size):
+        total += done
+    return total
+
+
+class EmbeddingWorker:
+    """A background thread that keeps every tenant's vectors up to date."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        wake: threading.Event,
+        *,
+        batch_size: int = 64,
+        poll_seconds: float = 0.5,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._wake = wake
+        self._batch_size = batch_size
+        self._poll_seconds = poll_seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="engram-embedder", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                busy = self._pass()
+            except Exception:  # the supervisor boundary: log with traceback, keep running
+                log.exception("embedding pass failed")
+                busy = False
+            if not busy:
+                self._wake.wait(self._poll_seconds)
+
+    def _pass(self) -> bool:
+        handled = 0
+        for name in self._store.tenant_names():
+            handled += embed_batch(self._store.tenant(name), self._embedder, self._batch_size)
+        return handled > 0

@@ -1,0 +1,157 @@
+"""Request and response shapes shared by REST, the SDK and MCP. No FastAPI or MCP imports."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from engramdb.contract.events import ScopeFields, WireModel
+from engramdb.storage.port import MemoryRecord
+
+MAX_LIMIT = 50
+DEFAULT_LIMIT = 8
+
+
+class RecallRequest(WireModel):
+    """Body of ``POST /v1/recall``."""
+
+    query: str = Field(min_length=1, description="what to recall (at most 4,000 characters)")
+    scope: ScopeFields | None = Field(None, description="scope fields the key does not fix")
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="memories to return")
+    exclude_session_id: str | None = Field(None, description="leave out this session's episodes")
+    sources: list[Literal["EPISODE", "MEMORY_FACT"]] | None = Field(
+        None, description="only these memory types (default both)"
+    )
+    explain: bool = Field(False, description="return each arm's rank and each feature's share")
+
+
+class ResponseModel(BaseModel):
+    """camelCase out, lenient in (responses are built by the server or parsed by the SDK)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class EmbeddingStatus(ResponseModel):
+    state: Literal["pending", "ready", "failed"]
+    error: str | None = None
+    attempts: int = 0
+
+
+class MemoryView(ResponseModel):
+    """A stored memory: the contract event as received plus what the server keeps beside it."""
+
+    id: str
+    source: Literal["EPISODE", "MEMORY_FACT"]
+    status: str
+    origin: str
+    recorded_at: str
+    retired_at: str | None = None
+    superseded_by_fact_id: str | None = None
+    status_reason: str | None = None
+    embedding: EmbeddingStatus
+    event: dict[str, Any]
+
+    @classmethod
+    def of(cls, record: MemoryRecord) -> MemoryView:
+        return cls(
+            id=record.memory_id,
+            source=record.source,
+            status=record.status,
+            origin=record.origin,
+            recorded_at=record.recorded_at,
+            retired_at=record.retired_at,
+            superseded_by_fact_id=record.superseded_by_id,
+            status_reason=record.status_reason,
+            embedding=EmbeddingStatus(
+                state=record.embed_state, error=record.embed_error, attempts=record.embed_attempts
+            ),
+            event=json.loads(record.event_json),
+        )
+
+
+class WriteResponse(ResponseModel):
+    """Answer to an episode or fact write; ``created`` is false when it was already stored."""
+
+    id: str
+    created: bool
+    memory: MemoryView
+
+
+class ArmExplain(ResponseModel):
+    rank: int
+    raw: float
+    contribution: float
+
+
+class Explain(ResponseModel):
+    """Why a memory ranked where it did: each arm and each feature's share of the score."""
+
+    arms: dict[str, ArmExplain]
+    features: dict[str, float]
+    total: float
+
+
+class RecalledMemory(ResponseModel):
+    id: str
+    source: Literal["EPISODE", "MEMORY_FACT"]
+    text: str
+    score: float
+    trust_class: str
+    status: str
+    origin: str
+    confidence: float
+    observed_at: str
+    recorded_at: str
+    session_id: str | None = None
+    subject_key: str | None = None
+    kind: str | None = None
+    embedding_state: str
+    explain: Explain | None = None
+
+
+class RecallResponse(ResponseModel):
+    memories: list[RecalledMemory]
+    context: str = Field(description="the untrusted-context block to paste into a prompt")
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+class FactList(ResponseModel):
+    facts: list[MemoryView]
+
+
+class KeyCreateRequest(WireModel):
+    """Body of ``POST /v1/keys`` (admin keys only)."""
+
+    role: Literal["agent", "host", "reviewer", "admin"]
+    grant: ScopeFields = Field(default_factory=ScopeFields)
+    label: str | None = Field(None, max_length=200)
+
+
+class KeyView(ResponseModel):
+    key_id: str
+    role: str
+    grant: dict[str, Any]
+    label: str | None = None
+    created_at: str
+    revoked_at: str | None = None
+
+
+class KeyCreated(KeyView):
+    key: str = Field(description="the bearer token; shown once, stored only as a hash")
+
+
+class KeyList(ResponseModel):
+    keys: list[KeyView]
+
+
+class Health(ResponseModel):
+    status: Literal["ok"]
+    version: str
+    embedder: str
+    storage: str

@@ -1,0 +1,321 @@
+"""The storage port: the only storage module that core imports.
+
+A ``Store`` holds tenants; a ``TenantStore`` holds one tenant's memories, keys and audit log.
+Every read takes a ``scope_key`` (the digest of the five scope fields) and applies it, with the
+status filter, before anything is scored. Backends differ in data (``Capabilities``), never in
+what core has to ask.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.errors import InvalidInputError
+
+_TENANT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+
+
+def check_tenant_name(name: str) -> str:
+    """Return ``name`` if it is a valid tenant name, else raise InvalidInputError."""
+    if not _TENANT_NAME.fullmatch(name):
+        raise InvalidInputError(
+            "tenant names are 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit",
+            field="tenant",
+        )
+    return name
+
+
+Source = Literal["EPISODE", "MEMORY_FACT"]
+EmbedState = Literal["pending", "ready", "failed"]
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do natively."""
+
+    native_vector_index: bool = False
+    lexical_ranking: str = "bm25"
+
+
+@dataclass(frozen=True)
+class ScopeColumns:
+    """The five scope fields as stored, plus their digest."""
+
+    scope_key: str
+    agent_id: str
+    profile_id: str
+    privacy_scope: str
+    participant_scope_hash: str
+    sandbox_eligible: bool
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory about to be written (an episode or a fact)."""
+
+    source: Source
+    memory_id: str
+    scope: ScopeColumns
+    text: str  # what recall shows and what the lexical arm indexes
+    embed_text: str  # what the vector arm embeds
+    trust_class: str
+    origin: str
+    status: str
+    confidence: float
+    observed_at: str
+    recorded_at: str
+    event_json: str
+    session_id: str | None = None
+    subject_key: str | None = None
+    kind: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    supersedes_id: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """A stored memory with its lifecycle and embedding state."""
+
+    rowid: int
+    source: Source
+    memory_id: str
+    scope_key: str
+    text: str
+    trust_class: str
+    origin: str
+    status: str
+    confidence: float
+    observed_at: str
+    recorded_at: str
+    event_json: str
+    embed_state: EmbedState
+    embed_error: str | None
+    embed_attempts: int
+    session_id: str | None = None
+    subject_key: str | None = None
+    kind: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    retired_at: str | None = None
+    supersedes_id: str | None = None
+    superseded_by_id: str | None = None
+    status_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class CandidateFilter:
+    """Filters both recall arms apply before scoring (beyond tenant and scope)."""
+
+    statuses: tuple[str, ...] = ("active",)
+    exclude_session_id: str | None = None
+    sources: tuple[Source, ...] = ("EPISODE", "MEMORY_FACT")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One arm's hit: a row and its raw score (higher is better)."""
+
+    rowid: int
+    score: float
+
+
+@dataclass(frozen=True)
+class EmbedJob:
+    """A row whose vector is pending or due for a retry."""
+
+    rowid: int
+    text: str
+    attempts: int
+
+
+@dataclass(frozen=True)
+class AuditDraft:
+    """An audit entry before the store gives it a sequence number and chains it."""
+
+    action: str
+    actor_key_id: str | None
+    actor_role: str | None
+    target_kind: str | None = None
+    target_id: str | None = None
+    scope_key: str | None = None
+    before_digest: str | None = None
+    after_digest: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """A stored, chained audit entry."""
+
+    seq: int
+    at: str
+    action: str
+    actor_key_id: str | None
+    actor_role: str | None
+    target_kind: str | None
+    target_id: str | None
+    scope_key: str | None
+    before_digest: str | None
+    after_digest: str | None
+    reason: str | None
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """An API key as stored: the secret only as a hash."""
+
+    key_id: str
+    role: str
+    grant_json: str
+    secret_hash: str
+    created_at: str
+    label: str | None = None
+    revoked_at: str | None = None
+
+
+@dataclass
+class WriteOutcome:
+    """Result of an idempotent insert: the stored row and whether this call created it."""
+
+    created: bool
+    record: MemoryRecord
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class TenantStore(Protocol):
+    """One tenant's memories, keys and audit log."""
+
+    capabilities: Capabilities
+
+    def insert_memories(
+        self, rows: Sequence[NewMemory], audits: Sequence[AuditDraft]
+    ) -> list[WriteOutcome]:
+        """Insert rows idempotently (unique on scope, source, id) and audit the new ones."""
+        ...
+
+    def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
+        """Return the row with this id in this scope, or None."""
+        ...
+
+    def list_facts(
+        self,
+        scope_key: str,
+        *,
+        subject_key: str | None,
+        kind: str | None,
+        statuses: Sequence[str],
+        limit: int,
+    ) -> list[MemoryRecord]:
+        """Return facts of the scope, newest first."""
+        ...
+
+    def records(self, rowids: Sequence[int]) -> dict[int, MemoryRecord]:
+        """Return rows by rowid (the caller already scoped the rowids)."""
+        ...
+
+    def text_candidates(
+        self, scope_key: str, terms: Sequence[str], filt: CandidateFilter, limit: int
+    ) -> list[Candidate]:
+        """Return the lexical arm's top rows (BM25, higher is better) within the scope."""
+        ...
+
+    def vector_candidates(
+        self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
+    ) -> list[Candidate]:
+        """Return the exact cosine top rows within the scope (ready vectors only)."""
+        ...
+
+    def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
+        """Return rows whose vector is pending, or failed and due for a retry."""
+        ...
+
+    def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
+        """Store vectors beside their rows and mark them ready."""
+        ...
+
+    def record_embedding_failure(
+        self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]
+    ) -> None:
+        """Mark rows failed with the error and when to retry."""
+        ...
+
+    def embedding_counts(self) -> dict[str, int]:
+        """Return how many rows are pending, ready and failed."""
+        ...
+
+    def create_key(self, key: KeyRecord, audit: AuditDraft) -> None:
+        """Store a new key (hashed) and audit it."""
+        ...
+
+    def get_key(self, key_id: str) -> KeyRecord | None:
+        """Return a key by id (revoked keys included)."""
+        ...
+
+    def list_keys(self) -> list[KeyRecord]:
+        """Return every key of the tenant."""
+        ...
+
+    def revoke_key(self, key_id: str, at: str, audit: AuditDraft) -> bool:
+        """Revoke a key; return False if it was unknown or already revoked."""
+        ...
+
+    def audit_entries(self, after_seq: int, limit: int) -> list[AuditEntry]:
+        """Return audit entries in order, after ``after_seq``."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and caches."""
+        ...
+
+
+class Store(Protocol):
+    """All tenants of one deployment."""
+
+    def tenant(self, name: str, *, create: bool = False) -> TenantStore:
+        """Return the tenant's store; raise NotFoundError unless it exists or ``create``."""
+        ...
+
+    def tenant_names(self) -> list[str]:
+        """Return the names of existing tenants."""
+        ...
+
+    def close(self) -> None:
+        """Close every tenant."""
+        ...
+
+
+GENESIS_HASH = "0" * 64
+
+
+def chain_hash(entry: AuditEntry | AuditDraft, *, seq: int, at: str, prev_hash: str) -> str:
+    """Return the hash that chains an audit entry to its predecessor.
+
+    Every backend stores it, and ``engram audit verify`` recomputes it: editing any field of any
+    entry, or removing one, breaks the chain from that entry on.
+    """
+    payload = {
+        "seq": seq,
+        "at": at,
+        "action": entry.action,
+        "actorKeyId": entry.actor_key_id,
+        "actorRole": entry.actor_role,
+        "targetKind": entry.target_kind,
+        "targetId": entry.target_id,
+        "scopeKey": entry.scope_key,
+        "beforeDigest": entry.before_digest,
+        "afterDigest": entry.after_digest,
+        "reason": entry.reason,
+        "prevHash": prev_hash,
+    }
+    return sha256_hex(canonical_json(payload))

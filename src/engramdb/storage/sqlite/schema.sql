@@ -1,0 +1,93 @@
+-- One tenant's database. Applied once, inside a transaction, when the file is created.
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('schema_version', '1'), ('change_seq', '0');
+
+-- Episodes and facts share one table: one lexical index, one vector cache, one recall plan.
+CREATE TABLE memories (
+    rowid                  INTEGER PRIMARY KEY,
+    source                 TEXT    NOT NULL CHECK (source IN ('EPISODE', 'MEMORY_FACT')),
+    memory_id              TEXT    NOT NULL,
+    scope_key              TEXT    NOT NULL,
+    agent_id               TEXT    NOT NULL,
+    profile_id             TEXT    NOT NULL,
+    privacy_scope          TEXT    NOT NULL,
+    participant_scope_hash TEXT    NOT NULL,
+    sandbox_eligible       INTEGER NOT NULL,
+    session_id             TEXT,
+    subject_key            TEXT,
+    kind                   TEXT,
+    text                   TEXT    NOT NULL,
+    embed_text             TEXT    NOT NULL,
+    trust_class            TEXT    NOT NULL,
+    origin                 TEXT    NOT NULL,
+    status                 TEXT    NOT NULL,
+    confidence             REAL    NOT NULL,
+    observed_at            TEXT    NOT NULL,
+    valid_from             TEXT,
+    valid_until            TEXT,
+    recorded_at            TEXT    NOT NULL,
+    retired_at             TEXT,
+    supersedes_id          TEXT,
+    superseded_by_id       TEXT,
+    status_reason          TEXT,
+    event_json             TEXT    NOT NULL,
+    change_seq             INTEGER NOT NULL,
+    embed_state            TEXT    NOT NULL DEFAULT 'pending'
+                                   CHECK (embed_state IN ('pending', 'ready', 'failed')),
+    embed_error            TEXT,
+    embed_attempts         INTEGER NOT NULL DEFAULT 0,
+    embed_next_at          TEXT,
+    embed_model            TEXT,
+    embedding              BLOB,
+    -- Idempotence is a constraint, not a check-then-insert: eventIds of two participants can
+    -- collide (the hash omits participantScopeHash), so the scope is part of the key.
+    UNIQUE (scope_key, source, memory_id)
+);
+CREATE INDEX memories_by_scope_change ON memories (scope_key, change_seq);
+CREATE INDEX memories_by_subject ON memories (scope_key, subject_key, kind, status);
+CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
+    WHERE embed_state != 'ready';
+
+-- Lexical arm. `scope` holds one numeric token per scope so MATCH can intersect on it.
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    scope, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE api_keys (
+    key_id      TEXT PRIMARY KEY,
+    role        TEXT NOT NULL CHECK (role IN ('agent', 'host', 'reviewer', 'admin')),
+    grant_json  TEXT NOT NULL,
+    secret_hash TEXT NOT NULL,
+    label       TEXT,
+    created_at  TEXT NOT NULL,
+    revoked_at  TEXT
+);
+
+-- Append-only, hash-chained. There is no code path that updates or deletes an entry, and the
+-- triggers refuse it from any other client of this file.
+CREATE TABLE audit_log (
+    seq           INTEGER PRIMARY KEY,
+    at            TEXT NOT NULL,
+    action        TEXT NOT NULL,
+    actor_key_id  TEXT,
+    actor_role    TEXT,
+    target_kind   TEXT,
+    target_id     TEXT,
+    scope_key     TEXT,
+    before_digest TEXT,
+    after_digest  TEXT,
+    reason        TEXT,
+    prev_hash     TEXT NOT NULL,
+    hash          TEXT NOT NULL
+);
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN
+    SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+BEGIN
+    SELECT RAISE(ABORT, 'audit_log is append-only');
+END;

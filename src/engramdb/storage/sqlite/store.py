@@ -1,0 +1,48 @@
+"""The embedded store: one SQLite file per tenant under ``<home>/tenants/``."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from engramdb.errors import NotFoundError
+from engramdb.storage.port import check_tenant_name
+from engramdb.storage.sqlite.tenant import SQLiteTenantStore
+from engramdb.storage.sqlite.vectors import VectorCache
+
+class SQLiteStore:
+    """All tenants of an embedded deployment. Tenants never share a file or a connection."""
+
+    def __init__(
+        self, home: Path, *, synchronous: str = "NORMAL", max_cached_vectors: int = 2_000_000
+    ) -> None:
+        self.home = home
+        self._dir = home / "tenants"
+        self._dir.mkdir(parents=True, exist_ok=True)
+        self._synchronous = synchronous
+        self._cache = VectorCache(max_rows=max_cached_vectors)
+        self._tenants: dict[str, SQLiteTenantStore] = {}
+        self._lock = threading.Lock()
+
+    def tenant(self, name: str, *, create: bool = False) -> SQLiteTenantStore:
+        check_tenant_name(name)
+        with self._lock:
+            store = self._tenants.get(name)
+            if store is not None:
+                return store
+            path = self._dir / f"{name}.sqlite3"
+            if not create and not path.exists():
+                raise NotFoundError(f"no tenant named {name!r}", field="tenant")
+            store = SQLiteTenantStore(path, synchronous=self._synchronous, cache=self._cache)
+            self._tenants[name] = store
+            return store
+
+    def tenant_names(self) -> list[str]:
+        return sorted(p.stem for p in self._dir.glob("*.sqlite3"))
+
+    def close(self) -> None:
+        with self._lock:
+            for store in self._tenants.values():
+                store.close()
+            self._tenants.clear()
+            self._cache.clear()

@@ -1,0 +1,189 @@
+"""Exact per-scope vector search over an in-memory copy of the scope's vectors.
+
+Reading every blob of a large scope from SQLite on each query would dominate recall latency,
+so each scope's ready vectors live in one float32 matrix that is refreshed incrementally: every
+write stamps its rows with the tenant's ``change_seq``, and a query first pulls the rows of its
+scope stamped after the copy's own sequence (another process may have written them). Search is
+exact (one matrix-vector product); ineligible rows are masked out before the top-k is selected,
+so a filter can never cost a true neighbour its place.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engramdb.storage.port import Candidate, CandidateFilter, Vector
+
+_SOURCES = {"EPISODE": 0, "MEMORY_FACT": 1}
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    """A row as the cache needs it."""
+
+    rowid: int
+    source: str
+    status: str
+    session_id: str | None
+    embedding: bytes | None  # None while the vector is pending or failed
+
+
+class ScopeVectors:
+    """The ready vectors of one scope, with what the filters need beside them."""
+
+    def __init__(self) -> None:
+        self.seq = 0
+        self.dimension = 0
+        self._size = 0
+        self._position: dict[int, int] = {}
+        self._rowids = np.zeros(0, dtype=np.int64)
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._ready = np.zeros(0, dtype=bool)
+        self._source = np.zeros(0, dtype=np.int8)
+        self._status = np.zeros(0, dtype=np.int16)
+        self._session = np.zeros(0, dtype=np.int32)
+        self._status_codes: dict[str, int] = {}
+        self._session_codes: dict[str | None, int] = {None: 0}
+
+    def __len__(self) -> int:
+        return self._size
+
+    def apply(self, rows: Iterable[VectorRow]) -> None:
+        """Insert or update rows (the newest state of each wins)."""
+        for row in rows:
+            position = self._position.get(row.rowid)
+            if position is None:
+                position = self._append(row.rowid)
+            vector = _decode(row.embedding)
+            ready = vector is not None and self._fits(vector)
+            if ready and vector is not None:
+                self._matrix[position] = vector
+            self._ready[position] = ready
+            self._source[position] = _SOURCES[row.source]
+            self._status[position] = self._code(self._status_codes, row.status)
+            self._session[position] = self._code(self._session_codes, row.session_id)
+
+    def search(self, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
+        """Return the exact top ``limit`` eligible rows by cosine (vectors are unit length)."""
+        if self._size == 0 or query.shape[0] != self.dimension or limit <= 0:
+            return []
+        eligible = self._eligible(filt)
+        count = int(eligible.sum())
+        if count == 0:
+            return []
+        scores = self._matrix[: self._size] @ query
+        scores[~eligible] = -np.inf
+        k = min(limit, count)
+        top = np.argpartition(-scores, k - 1)[:k] if k < self._size else np.arange(self._size)
+        top = top[np.isfinite(scores[top])]
+        order = top[np.argsort(-scores[top], kind="stable")]
+        return [Candidate(int(self._rowids[i]), float(scores[i])) for i in order[:k]]
+
+    def _eligible(self, filt: CandidateFilter) -> np.ndarray:
+        n = self._size
+        statuses = [self._status_codes[s] for s in filt.statuses if s in self._status_codes]
+        mask = self._ready[:n] & np.isin(self._status[:n], statuses)
+        mask &= np.isin(self._source[:n], [_SOURCES[s] for s in filt.sources])
+        if filt.exclude_session_id is not None:
+            code = self._session_codes.get(filt.exclude_session_id)
+            if code is not None:
+                mask &= self._session[:n] != code
+        return mask
+
+    def _fits(self, vector: np.ndarray) -> bool:
+        if self.dimension == 0:
+            self.dimension = vector.shape[0]
+            self._matrix = np.zeros((len(self._rowids), self.dimension), dtype=np.float32)
+        # A vector of another dimension comes from another embedder: it is not comparable.
+        return bool(vector.shape[0] == self.dimension)
+
+    def _append(self, rowid: int) -> int:
+        if self._size == len(self._rowids):
+            self._grow(max(64, 2 * self._size))
+        position = self._size
+        self._rowids[position] = rowid
+        self._position[rowid] = position
+        self._size += 1
+        return position
+
+    def _grow(self, capacity: int) -> None:
+        def grown(array: np.ndarray) -> np.ndarray:
+            bigger = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+            bigger[: len(array)] = array
+            return bigger
+
+        self._rowids = grown(self._rowids)
+        self._ready = grown(self._ready)
+        self._source = grown(self._source)
+        self._status = grown(self._status)
+        self._session = grown(self._session)
+        if self.dimension:
+            self._matrix = grown(self._matrix)
+
+    @staticmethod
+    def _code(codes: dict[str | None, int] | dict[str, int], value: str | None) -> int:
+        table: dict[str | None, int] = codes  # type: ignore[assignment]  # shared helper
+        code = table.get(value)
+        if code is None:
+            code = len(table)
+            table[value] = code
+        return code
+
+
+def _decode(blob: bytes | None) -> np.ndarray | None:
+    if blob is None:
+        return None
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def encode(vector: np.ndarray) -> bytes:
+    """Return the canonical blob of a vector: little-endian float32."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+class VectorCache:
+    """Per-scope vector copies with a bound on the total number of rows held (LRU by scope)."""
+
+    def __init__(self, max_rows: int = 2_000_000) -> None:
+        self._max_rows = max_rows
+        self._scopes: OrderedDict[str, ScopeVectors] = OrderedDict()
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def lock_for(self, scope_key: str) -> threading.Lock:
+        """Return the lock that serialises refreshes of one scope."""
+        with self._guard:
+            return self._locks.setdefault(scope_key, threading.Lock())
+
+    def scope(self, scope_key: str) -> ScopeVectors:
+        """Return the scope's copy (empty with seq 0 when not cached yet)."""
+        with self._guard:
+            vectors = self._scopes.get(scope_key)
+            if vectors is None:
+                vectors = self._scopes[scope_key] = ScopeVectors()
+            self._scopes.move_to_end(scope_key)
+            self._evict(keep=scope_key)
+            return vectors
+
+    def clear(self) -> None:
+        """Drop every copy (they reload on the next query)."""
+        with self._guard:
+            self._scopes.clear()
+
+    def _evict(self, keep: str) -> None:
+        total = sum(len(v) for v in self._scopes.values())
+        for key in list(self._scopes):
+            if total <= self._max_rows:
+                break
+            if key != keep:
+                total -= len(self._scopes.pop(key))
+
+
+def rows_from(records: Sequence[tuple[int, str, str, str | None, bytes | None]]) -> list[VectorRow]:
+    """Return cache rows from ``(rowid, source, status, session_id, embedding)`` tuples."""
+    return [VectorRow(r[0], r[1], r[2], r[3], r[4]) for r in records]
