@@ -60,6 +60,16 @@ def _scope_query(
 NamedScope = Annotated[ScopeFields, Depends(_scope_query)]
 
 
+def _caller(request: Request) -> Caller:
+    """The caller a request's bearer key belongs to (401 without a valid key)."""
+    header = request.headers.get("authorization", "")
+    token = header[7:].strip() if header.lower().startswith("bearer ") else None
+    return auth.authenticate(request.app.state.store, token)
+
+
+Authed = Annotated[Caller, Depends(_caller)]
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -95,14 +105,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.service = service
+    app.state.store = store
     problems.install(app)
-
-    def caller(request: Request) -> Caller:
-        header = request.headers.get("authorization", "")
-        token = header[7:].strip() if header.lower().startswith("bearer ") else None
-        return auth.authenticate(store, token)
-
-    Authed = Annotated[Caller, Depends(caller)]
 
     @app.get("/healthz", tags=["service"])
     def healthz() -> Health:

@@ -28,6 +28,7 @@ from engramdb.errors import EngramError
 from engramdb.jobs.embedding import drain
 from engramdb.models.api import RecallRequest
 from engramdb.storage.registry import open_store
+from engramdb.cli.bench import bench_app
 
 app = typer.Typer(
     help="EngramDB: long-term memory for LLM agents.",
@@ -36,6 +37,7 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+app.add_typer(bench_app, name="bench")
 out = Console()
 err = Console(stderr=True)
 

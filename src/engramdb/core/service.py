@@ -32,16 +32,13 @@ from engramdb.storage.port import CandidateFilter, NewMemory, Source, Store, Ten
 
 
 def episode_row(event: Episode, scope: Scope, recorded_at: str) -> NewMemory:
-    """Return the storage row of an episode: summary first, then the turn itself."""
-    turn = "\n".join(
-        part
-        for part in (
-            f"User: {event.user_text}" if event.user_text else "",
-            f"Assistant: {event.assistant_text}" if event.assistant_text else "",
-        )
-        if part
-    )
-    text = f"{event.summary}\n{turn}" if turn and turn != event.summary else event.summary
+    """Return the storage row of an episode: the summary, then what it does not already say."""
+    lines = [event.summary]
+    if event.user_text and event.user_text.strip() != event.summary.strip():
+        lines.append(f"User: {event.user_text}")
+    if event.assistant_text:
+        lines.append(f"Assistant: {event.assistant_text}")
+    text = "\n".join(lines)
     return NewMemory(
         source="EPISODE",
         memory_id=event.event_id,

@@ -1,0 +1,103 @@
+"""``engram bench``: benchmarks that run against the installed package (no server needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from engramdb.errors import EngramError
+
+bench_app = typer.Typer(help="Benchmarks (results as a table and a JSON file).", no_args_is_help=True)
+_out = Console()
+_err = Console(stderr=True)
+
+
+@bench_app.callback()
+def _bench() -> None:
+    """Benchmarks (results as a table and a JSON file)."""
+
+
+def _sizes(value: str) -> list[int]:
+    try:
+        sizes = [int(part.replace("_", "")) for part in value.split(",") if part.strip()]
+    except ValueError as error:
+        raise typer.BadParameter("a comma-separated list of integers, e.g. 1000,10000") from error
+    if not sizes or min(sizes) < 1:
+        raise typer.BadParameter("sizes must be positive")
+    return sizes
+
+
+@bench_app.command("recall")
+def recall(
+    sizes: Annotated[str, typer.Option("--sizes", help="memories in ONE scope, comma-separated")] = "1000,10000,100000",
+    queries: Annotated[int, typer.Option("--queries", min=1, help="timed queries per size")] = 200,
+    embedder: Annotated[str, typer.Option("--embedder", help="minilm or hashing")] = "minilm",
+    home: Annotated[Path | None, typer.Option("--home", help="data folder (default: a temporary one, removed after)")] = None,
+    out: Annotated[Path, typer.Option("--out", help="JSON result file")] = Path("bench/out/recall_latency.json"),
+    ingest_sample: Annotated[int, typer.Option("--ingest-sample", min=1, help="episodes written and embedded end to end to measure ingest throughput; their vectors form the pool")] = 2000,
+    vectors: Annotated[str, typer.Option("--vectors", help="auto (full if embedding the size takes under --full-budget seconds, else pool), full or pool")] = "auto",
+    full_budget: Annotated[float, typer.Option("--full-budget", help="seconds of real embedding allowed per size in auto mode")] = 60.0,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="episodes per write_episodes call")] = 500,
+    seed: Annotated[int, typer.Option("--seed", help="corpus and query seed")] = 7,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=50, help="memories per recall")] = 8,
+    profile_dir: Annotated[Path | None, typer.Option("--profile-dir", help="also run each query set under cProfile and write .prof files here")] = None,
+) -> None:  # fmt: skip
+    """Server-side recall latency (p50/p95/p99) of one scope at several sizes, plus ingest rate."""
+    from engramdb.eval.latency import BenchConfig, run
+
+    if embedder not in ("minilm", "hashing") and not embedder.startswith("hashing:"):
+        raise typer.BadParameter("minilm or hashing[:DIM]", param_hint="--embedder")
+    config = BenchConfig(
+        sizes=_sizes(sizes), queries=queries, embedder=embedder, home=home,
+        ingest_sample=ingest_sample, batch_size=batch_size, seed=seed, vectors=vectors,
+        full_embed_budget_s=full_budget, limit=limit, profile_dir=profile_dir,
+    )  # fmt: skip
+    try:
+        result = run(config, progress=lambda line: _err.print(line, highlight=False))
+    except EngramError as error:
+        _err.print(f"[red]error:[/red] {error.message}")
+        raise typer.Exit(1) from error
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    _out.print(_table(result))
+    _out.print(_summary(result), highlight=False)
+    _out.print(f"JSON written to {out}", highlight=False)
+
+
+def _table(result: dict[str, Any]) -> Table:
+    machine = result["machine"]
+    table = Table(
+        "size", "vectors", "cold load", "search p50", "p95", "p99", "dense p50", "lexical p50",
+        "lexical p95", "records p50", "embed p50", "embed p95",
+        title=f"recall latency in one scope, ms ({result['config']['embedderModel']}, "
+        f"{machine['cpusUsable']} CPUs, Python {machine['python']})",
+    )
+    for row in result["results"]:
+        search, parts, embed = row["searchMs"], row["breakdownMs"], row["embedMs"]
+        table.add_row(
+            f"{row['size']:,}", row["vectors"]["mode"], f"{row['coldLoadMs']:.1f}",
+            f"{search['p50']:.2f}", f"{search['p95']:.2f}", f"{search['p99']:.2f}",
+            f"{parts['dense']['p50']:.2f}", f"{parts['lexical']['p50']:.2f}",
+            f"{parts['lexical']['p95']:.2f}", f"{parts['records']['p50']:.2f}",
+            f"{embed['p50']:.2f}", f"{embed['p95']:.2f}",
+        )  # fmt: skip
+    return table
+
+
+def _summary(result: dict[str, Any]) -> str:
+    ingest = result["ingest"]
+    lines = [
+        f"ingest ({ingest['episodes']:,} episodes, {ingest['embedder']}): write "
+        f"{ingest['writeEpisodesPerSec']:,.0f}/s, embed {ingest['embedEpisodesPerSec']:,.1f}/s, "
+        f"end to end {ingest['endToEndEpisodesPerSec']:,.1f} episodes/s"
+    ]
+    target = result["targets"]
+    if target["measured"]:
+        verdict = "met" if target["p50Met"] and target["p99Met"] else "MISSED"
+        lines.append(f"target at 10k (p50 <= 10 ms, p99 <= 30 ms): {verdict}")
+    return "\n".join(lines)

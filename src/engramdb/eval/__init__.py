@@ -1,0 +1,1 @@
+"""Evaluation and benchmark harnesses (run through ``engram bench``)."""

@@ -1,0 +1,165 @@
+"""The REST surface through a real uvicorn server and httpx."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engramdb.contract.canonical import event_id
+from tests.conftest import LiveServer
+from tests.factories import episode_body, fact_body, scope_fields
+
+FIXTURE = json.loads(
+    (Path(__file__).parents[3] / "shared" / "contract" / "conformance.v1.json").read_text()
+)
+
+
+def test_episode_write_is_idempotent_and_id_is_computed(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        first = http.post("/v1/episodes", json=episode_body())
+        again = http.post("/v1/episodes", json=episode_body())
+    assert first.status_code == 201, first.text
+    assert again.status_code == 200
+    body = first.json()
+    assert body["created"] is True and again.json()["created"] is False
+    assert body["id"] == again.json()["id"] == event_id(
+        runtime="custom", agent_id="coder", profile_id="default",
+        external_session_id="session-1", turn_index=0,
+        user_text="I prefer TypeScript for this service.", assistant_text="I will use TypeScript.",
+    )  # fmt: skip
+    assert body["memory"]["event"]["eventId"] == body["id"]
+
+
+def test_fixture_event_gets_the_reference_id_through_the_server(server: LiveServer) -> None:
+    inp = FIXTURE["episodeInput"]
+    grant = {k: inp[k] for k in scope_fields()}
+    with server.client(server.key(**grant)) as http:
+        response = http.post("/v1/episodes", json={**inp, "eventId": FIXTURE["expectedEventId"]})
+        wrong = http.post("/v1/episodes", json={**inp, "eventId": "0" * 64})
+    assert response.status_code == 201, response.text
+    assert response.json()["id"] == FIXTURE["expectedEventId"]
+    assert wrong.status_code == 422
+    assert wrong.json()["field"] == "eventId"
+    assert wrong.json()["expected"] == FIXTURE["expectedEventId"]
+
+
+def test_bad_input_names_the_field_and_writes_nothing(server: LiveServer) -> None:
+    token = server.key()
+    cases = {
+        "turnIndex": episode_body(turnIndex=-1),
+        "trustClass": episode_body(trustClass="very"),
+        "surprise": episode_body(surprise=1),
+        "userText": episode_body(user="x" * 16_001),
+        "observedAt": episode_body(observedAt="yesterday"),
+        "summary": episode_body(summary="", user="x"),
+    }
+    with server.client(token) as http:
+        for field, body in cases.items():
+            response = http.post("/v1/episodes", json=body)
+            assert response.status_code == 422, (field, response.text)
+            assert response.json()["field"] == field, response.json()
+        malformed = http.post(
+            "/v1/episodes", content=b"{not json", headers={"content-type": "application/json"}
+        )
+        assert malformed.status_code == 422
+        # Nothing was half-written: a recall over every word finds nothing, while a good write
+        # right after is found (positive control).
+        empty = http.post("/v1/recall", json={"query": "TypeScript service prefer"}).json()
+        assert empty["memories"] == []
+        assert http.post("/v1/episodes", json=episode_body()).status_code == 201
+        found = http.post("/v1/recall", json={"query": "TypeScript service prefer"}).json()
+        assert len(found["memories"]) == 1
+
+
+def test_over_long_query_and_limit_bounds(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        assert http.post("/v1/recall", json={"query": "x" * 4_001}).json()["field"] == "query"
+        assert http.post("/v1/recall", json={"query": "x", "limit": 51}).json()["field"] == "limit"
+        assert http.post("/v1/recall", json={"query": "x", "limit": 0}).status_code == 422
+        assert http.post("/v1/recall", json={"query": "x", "limit": 50}).status_code == 200
+
+
+def test_authentication(server: LiveServer) -> None:
+    token = server.key()
+    with server.client(None) as anonymous:
+        assert anonymous.post("/v1/recall", json={"query": "x"}).status_code == 401
+    with server.client(token[:-2] + "zz") as forged:
+        assert forged.post("/v1/recall", json={"query": "x"}).status_code == 401
+    with server.client("egm.nosuchtenant.abc.def") as unknown:
+        assert unknown.post("/v1/recall", json={"query": "x"}).status_code == 401
+    with server.client(token) as http:
+        assert http.post("/v1/recall", json={"query": "x"}).status_code == 200
+    key_id = token.split(".")[2]
+    admin = server.key(role="admin")
+    with server.client(admin) as http:
+        assert http.delete(f"/v1/keys/{key_id}").status_code == 204
+        assert http.delete(f"/v1/keys/{key_id}").status_code == 404
+    with server.client(token) as http:
+        revoked = http.post("/v1/recall", json={"query": "x"})
+        assert revoked.status_code == 401 and "revoked" in revoked.json()["message"]
+
+
+def test_get_by_id_reports_embedding_state_and_scope(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        written = http.post("/v1/facts", json=fact_body()).json()
+        fact = http.get(f"/v1/facts/{written['id']}")
+        assert fact.status_code == 200
+        assert fact.json()["embedding"]["state"] in ("pending", "ready")
+        assert fact.json()["status"] == "active"
+        assert http.get(f"/v1/facts/{'0' * 64}").status_code == 404
+        assert http.get(f"/v1/episodes/{written['id']}").status_code == 404  # a fact, not an episode
+
+
+def test_fact_listing_filters_by_subject_and_kind(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        http.post("/v1/facts", json=fact_body("Likes tea", subject="user", kind="likes"))
+        http.post("/v1/facts", json=fact_body("Lives in Lisbon", subject="user", kind="home"))
+        http.post("/v1/facts", json=fact_body("Repo uses Rust", subject="repo", kind="home"))
+        by_subject = http.get("/v1/facts", params={"subjectKey": "user"}).json()["facts"]
+        by_both = http.get("/v1/facts", params={"subjectKey": "user", "kind": "home"}).json()
+    assert sorted(f["event"]["text"] for f in by_subject) == ["Likes tea", "Lives in Lisbon"]
+    assert [f["event"]["text"] for f in by_both["facts"]] == ["Lives in Lisbon"]
+
+
+def test_recall_answers_memories_and_context_with_explain(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        http.post("/v1/facts", json=fact_body("The user drinks green tea every morning"))
+        http.post("/v1/episodes", json=episode_body("We deployed the billing service", "Done."))
+        response = http.post(
+            "/v1/recall", json={"query": "what tea does the user drink", "explain": True}
+        ).json()
+    top = response["memories"][0]
+    assert top["text"] == "The user drinks green tea every morning"
+    assert top["source"] == "MEMORY_FACT" and top["trustClass"] == "trusted"
+    assert top["status"] == "active"
+    assert set(top["explain"]["arms"]) >= {"lexical"}
+    assert set(top["explain"]["features"]) == {"recency", "confidence", "importance"}
+    parts = sum(a["contribution"] for a in top["explain"]["arms"].values())
+    assert abs(parts + sum(top["explain"]["features"].values()) - top["score"]) < 1e-9
+    assert response["context"].startswith("Historical memory follows.")
+    assert '"The user drinks green tea every morning"' in response["context"]
+    assert "trust=trusted; status=active" in response["context"]
+
+
+def test_keys_over_rest_are_admin_only(server: LiveServer) -> None:
+    with server.client(server.key()) as agent:
+        assert agent.post("/v1/keys", json={"role": "reviewer"}).status_code == 403
+        assert agent.get("/v1/keys").status_code == 403
+    with server.client(server.key(role="admin")) as admin:
+        created = admin.post("/v1/keys", json={"role": "host", "grant": {"agentId": "a", "profileId": "p"}})
+        assert created.status_code == 201, created.text
+        assert created.json()["key"].startswith("egm.t1.")
+        bad = admin.post("/v1/keys", json={"role": "host", "grant": {"agentId": "a"}})
+        assert bad.status_code == 422 and bad.json()["field"] == "profileId"
+        listed = admin.get("/v1/keys").json()["keys"]
+        assert created.json()["keyId"] in {k["keyId"] for k in listed}
+        assert all("key" not in k and "secretHash" not in k for k in listed)
+
+
+def test_health_and_openapi(server: LiveServer) -> None:
+    with server.client(None) as http:
+        assert http.get("/healthz").json()["status"] == "ok"
+        paths = http.get("/openapi.json").json()["paths"]
+    for path in ("/v1/episodes", "/v1/facts", "/v1/recall", "/v1/facts/{fact_id}",
+                 "/v1/episodes/{event_id}", "/v1/keys"):  # fmt: skip
+        assert path in paths
