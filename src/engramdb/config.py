@@ -14,10 +14,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class RetrievalSettings(BaseModel):
     """Recall tuning knobs (defaults measured in bench/RESULTS.md)."""
 
-    fusion: str = Field("rrf", description="'rrf' (reciprocal rank) or 'weighted' (normalised sum)")
+    fusion: str = Field(
+        "weighted", description="'weighted' (min-max normalised sum) or 'rrf' (reciprocal rank)"
+    )
     rrf_k: int = Field(60, description="RRF constant k")
-    dense_weight: float = Field(0.6, description="weight of the vector arm in fusion")
-    lexical_weight: float = Field(0.4, description="weight of the lexical arm in fusion")
+    dense_weight: float = Field(0.5, description="weight of the vector arm in fusion")
+    lexical_weight: float = Field(0.5, description="weight of the lexical arm in fusion")
     recency_weight: float = Field(0.02, description="weight of the recency feature")
     recency_half_life_days: float = Field(180.0, description="recency decays by half every N days")
     confidence_weight: float = Field(0.02, description="weight of a fact's confidence")

@@ -46,15 +46,14 @@ def _scope_query(
     sandbox_eligible: Annotated[bool | None, Query(alias="sandboxEligible")] = None,
 ) -> ScopeFields:
     """Scope fields named in the query string (for GETs); the key's grant supplies the rest."""
-    return ScopeFields.model_validate(
-        {
-            "agentId": agent_id,
-            "profileId": profile_id,
-            "privacyScope": privacy_scope,
-            "participantScopeHash": participant_scope_hash,
-            "sandboxEligible": sandbox_eligible,
-        }
-    )
+    named = {
+        "agentId": agent_id,
+        "profileId": profile_id,
+        "privacyScope": privacy_scope,
+        "participantScopeHash": participant_scope_hash,
+        "sandboxEligible": sandbox_eligible,
+    }
+    return ScopeFields.model_validate({k: v for k, v in named.items() if v is not None})
 
 
 NamedScope = Annotated[ScopeFields, Depends(_scope_query)]

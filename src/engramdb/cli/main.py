@@ -186,6 +186,7 @@ def remember(
          "validFrom": clock.now_text(), "visibility": "participant", "trustClass": "trusted",
          "provenance": "cli:remember"}  # fmt: skip
     )
+    service.store.tenant(tenant, create=True)  # the operator may start a tenant by writing
     result = service.write_fact(_operator(tenant), body)
     drain(service.store.tenant(tenant), service.embedder)
     out.print(f"{'stored' if result.created else 'already stored'} fact {result.id}")
@@ -214,15 +215,20 @@ def recall(
     if context:
         print(response.context)
         return
-    table = Table("#", "score", "source", "trust", "text", *(["dense", "lexical", "features"] if explain else []))
+    if not response.memories:
+        out.print("no memories in this scope match")
     for i, memory in enumerate(response.memories, start=1):
-        row = [str(i), f"{memory.score:.3f}", memory.source, memory.trust_class, memory.text[:160]]
+        out.print(
+            f"[bold]{i}.[/bold] {memory.score:.3f}  {memory.source}  trust={memory.trust_class}  "
+            f"status={memory.status}  embedding={memory.embedding_state}",
+            highlight=False,
+        )
+        out.print(f"   {memory.text}", soft_wrap=True, highlight=False, markup=False)
         if explain and memory.explain:
             arms = memory.explain.arms
-            row += [_arm(arms.get("dense")), _arm(arms.get("lexical")),
-                    " ".join(f"{k}={v:.3f}" for k, v in memory.explain.features.items())]  # fmt: skip
-        table.add_row(*row)
-    out.print(table)
+            features = "  ".join(f"{k} +{v:.3f}" for k, v in memory.explain.features.items())
+            out.print(f"   dense {_arm(arms.get('dense'))}  lexical {_arm(arms.get('lexical'))}  "
+                      f"{features}", style="dim", highlight=False)  # fmt: skip
 
 
 def _arm(arm: Any) -> str:

@@ -29,6 +29,7 @@ TEXT_CAPS: Mapping[str, int] = {
     "provenance": 512,
     "supersedesFactId": 64,
 }
+MAX_SAFE_INTEGER = 2**53 - 1
 QUERY_CAP = 4_000  # recall query, as in RushDB's reference client
 REASON_CAP = 1_000
 
@@ -54,6 +55,17 @@ def check_caps(body: Mapping[str, Any]) -> None:
                 field=field,
                 limit=cap,
             )
+
+
+def check_safe_integer(body: Mapping[str, Any], field: str) -> None:
+    """Refuse integers JavaScript cannot hold exactly (the id would differ from the reference)."""
+    value = body.get(field)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
+        raise InvalidInputError(
+            f"{field} is above 2**53 - 1, which JavaScript cannot represent exactly",
+            field=field,
+            limit=MAX_SAFE_INTEGER,
+        )
 
 
 def check_text(field: str, value: str, cap: int) -> str:

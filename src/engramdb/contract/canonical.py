@@ -13,6 +13,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -33,18 +34,29 @@ def js_trim(value: str) -> str:
 
 
 def _js_number(value: int | float) -> str:
+    """Return ``value`` as JavaScript's Number::toString writes it (shortest round-trip digits)."""
     if isinstance(value, int):
         return str(value)
     if not math.isfinite(value):
         return "null"  # JSON.stringify(NaN) === "null"
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        sign = "-" if exponent.startswith("-") else "+"
-        text = f"{mantissa}e{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
-    return text
+    if value == 0:
+        return "0"  # also for -0
+    if value < 0:
+        return "-" + _js_number(-value)
+    _, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    raw = "".join(map(str, digit_tuple))
+    digits = raw.rstrip("0")
+    exponent = int(exponent) + len(raw) - len(digits)
+    digits = digits.lstrip("0")
+    k, n = len(digits), int(exponent) + len(digits)  # value = 0.digits * 10**n
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{mantissa}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
 
 
 def _js_string(value: str) -> str:

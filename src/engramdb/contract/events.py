@@ -26,7 +26,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from engramdb.contract.bounds import check_caps, strip_nul
+from engramdb.contract.bounds import check_caps, check_safe_integer, strip_nul
 from engramdb.contract.canonical import event_id, fact_id
 from engramdb.errors import InvalidInputError
 
@@ -56,11 +56,22 @@ def _check_date_time(value: str) -> str:
 
 
 def _integral_number(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not a boolean")
     # JSON Schema's "integer" admits 7.0; JavaScript reads it as 7, so the id is the same.
     if isinstance(value, float) and not isinstance(value, bool) and value.is_integer():
         return int(value)
     return value
 
+
+class _Null:
+    """Stands for a JSON null in input, which no field of the contract accepts."""
+
+    def __repr__(self) -> str:
+        return "null"
+
+
+_NULL = _Null()
 
 DateTime = Annotated[str, AfterValidator(_check_date_time)]
 Hex64 = Annotated[str, Field(pattern=_HEX64)]
@@ -73,13 +84,26 @@ Confidence = Annotated[float, Field(ge=0, le=1)]
 class WireModel(BaseModel):
     """camelCase on the wire, snake_case in Python; strict types; unknown fields rejected."""
 
+    # Only camelCase is accepted on input: a snake_case spelling is an unknown field, as the
+    # schema says, and cannot slip past checks keyed by wire name.
     model_config = ConfigDict(
         alias_generator=to_camel,
-        populate_by_name=True,
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
         extra="forbid",
         strict=True,
         frozen=True,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        # The schema has no nullable field: an explicit null fails that field's type check
+        # (so the error names the field), instead of counting as "absent".
+        if isinstance(data, dict) and None in data.values():
+            data = {k: _NULL if v is None else v for k, v in data.items()}
+        return data
 
     def wire(self) -> dict[str, Any]:
         """Return the JSON-ready dict with camelCase keys and unset optionals dropped."""
@@ -123,7 +147,7 @@ class Episode(Scope, _EpisodeBody):
     event_id: Hex64
 
     def scope(self) -> Scope:
-        return Scope.model_validate(self.model_dump(include=set(Scope.model_fields)))
+        return Scope.model_validate(self.model_dump(include=set(Scope.model_fields), by_alias=True))
 
 
 class _FactBody(WireModel):
@@ -153,7 +177,7 @@ class Fact(Scope, _FactBody):
     active: bool
 
     def scope(self) -> Scope:
-        return Scope.model_validate(self.model_dump(include=set(Scope.model_fields)))
+        return Scope.model_validate(self.model_dump(include=set(Scope.model_fields), by_alias=True))
 
 
 class ScopeFields(WireModel):
@@ -179,6 +203,7 @@ class _Bounded(WireModel):
         if isinstance(data, dict):
             data = strip_nul(data)
             check_caps(data)
+            check_safe_integer(data, "turnIndex")
         return data
 
 
@@ -198,9 +223,11 @@ class EpisodeWrite(_Bounded, ScopeFields, _EpisodeBody):
 
     def to_event(self, scope: Scope) -> Episode:
         """Return the complete contract event under ``scope``, with its id computed."""
-        data = self.model_dump(exclude=set(Scope.model_fields) | {"event_id"})
-        data.update(scope.model_dump())
-        data["event_id"] = computed = event_id(
+        data = self.model_dump(
+            by_alias=True, exclude_none=True, exclude=set(Scope.model_fields) | {"event_id"}
+        )
+        data.update(scope.model_dump(by_alias=True))
+        data["eventId"] = computed = event_id(
             runtime=self.runtime,
             agent_id=scope.agent_id,
             profile_id=scope.profile_id,
@@ -221,9 +248,11 @@ class FactWrite(_Bounded, ScopeFields, _FactBody):
 
     def to_event(self, scope: Scope) -> Fact:
         """Return the complete contract event under ``scope``, with its id computed."""
-        data = self.model_dump(exclude=set(Scope.model_fields) | {"fact_id"})
-        data.update(scope.model_dump())
-        data["fact_id"] = computed = fact_id(
+        data = self.model_dump(
+            by_alias=True, exclude_none=True, exclude=set(Scope.model_fields) | {"fact_id"}
+        )
+        data.update(scope.model_dump(by_alias=True))
+        data["factId"] = computed = fact_id(
             runtime=self.runtime,
             agent_id=scope.agent_id,
             profile_id=scope.profile_id,

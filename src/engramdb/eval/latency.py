@@ -138,8 +138,9 @@ ITEMS = ["standing desk", "rain jacket", "coffee grinder", "running shoes", "boo
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December"]
-LIKES = [("love", "loves"), ("really like", "likes"), ("can't stand", "dislikes"),
-         ("am allergic to", "is allergic to"), ("am trying to avoid", "avoids")]
+LIKES = [("love", "love", "loves"), ("really like", "really like", "likes"),
+         ("can't stand", "can't stand", "dislikes"), ("am allergic to", "are allergic to",
+         "is allergic to"), ("am trying to avoid", "are trying to avoid", "avoids")]  # fmt: skip
 ACKS = ["Got it.", "Noted.", "Sure.", "Okay, I'll remember that.", "Thanks for letting me know.",
         "Understood.", "Will do."]
 
@@ -167,11 +168,11 @@ def _turn_plan(rng: random.Random) -> tuple[str, str, str]:
 
 
 def _turn_preference(rng: random.Random) -> tuple[str, str, str]:
-    (first, third), food = rng.choice(LIKES), rng.choice(FOODS)
+    (first, second, third), food = rng.choice(LIKES), rng.choice(FOODS)
     venue, place = rng.choice(VENUES), rng.choice(PLACES)
     user = f"I {first} {food}, and the best place for it is {venue} in {place}."
     assistant = (
-        f"{rng.choice(ACKS)} You {first} {food}. Next time you are in {place} "
+        f"{rng.choice(ACKS)} You {second} {food}. Next time you are in {place} "
         f"I can suggest {venue} or somewhere similar nearby."
     )
     summary = f"User {third} {food}; mentioned {venue} in {place}."
@@ -375,6 +376,44 @@ class RecordingEmbedder:
         return out
 
 
+class _Clock:
+    """Wall and this-thread CPU time of a block, in ms, written into ``into[name + 'Ms']``.
+
+    Thread CPU time is not inflated by waiting for a core, so on a busy machine it shows the
+    intrinsic cost of single-threaded work (SQLite, Python); it misses BLAS helper threads.
+    """
+
+    def __init__(self, into: dict[str, float], name: str) -> None:
+        self.into, self.name = into, name
+
+    def __enter__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.thread_time()
+
+    def __exit__(self, *exc: object) -> None:
+        self.into[f"{self.name}Ms"] = (time.perf_counter() - self.wall) * 1000
+        self.into[f"{self.name}CpuMs"] = (time.thread_time() - self.cpu) * 1000
+
+
+class _TimedEmbedder:
+    """Wraps the query embedder to know the CPU time the embedding took."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.last: dict[str, float] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> FloatMatrix:
+        with _Clock(self.last, "embedWrapped"):
+            return self._inner.embed(texts)
+
+
 class _TimedTenant:
     """Wraps a tenant store to time the three storage calls recall makes (a few µs of cost)."""
 
@@ -386,23 +425,20 @@ class _TimedTenant:
         return getattr(self._inner, name)
 
     def vector_candidates(self, *args: Any, **kwargs: Any) -> list[Candidate]:
-        started = time.perf_counter()
-        result: list[Candidate] = self._inner.vector_candidates(*args, **kwargs)
-        self.last["denseMs"] = (time.perf_counter() - started) * 1000
+        with _Clock(self.last, "dense"):
+            result: list[Candidate] = self._inner.vector_candidates(*args, **kwargs)
         self.last["denseHits"] = len(result)
         return result
 
     def text_candidates(self, *args: Any, **kwargs: Any) -> list[Candidate]:
-        started = time.perf_counter()
-        result: list[Candidate] = self._inner.text_candidates(*args, **kwargs)
-        self.last["lexicalMs"] = (time.perf_counter() - started) * 1000
+        with _Clock(self.last, "lexical"):
+            result: list[Candidate] = self._inner.text_candidates(*args, **kwargs)
         self.last["lexicalHits"] = len(result)
         return result
 
     def records(self, rowids: Sequence[int]) -> dict[int, MemoryRecord]:
-        started = time.perf_counter()
-        result: dict[int, MemoryRecord] = self._inner.records(rowids)
-        self.last["recordsMs"] = (time.perf_counter() - started) * 1000
+        with _Clock(self.last, "records"):
+            result: dict[int, MemoryRecord] = self._inner.records(rowids)
         self.last["records"] = len(result)
         return result
 
@@ -435,6 +471,17 @@ def percentiles(values: Sequence[float], points: Sequence[int] = (50, 95, 99)) -
     return out
 
 
+_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def load_average() -> list[float] | None:
+    """Return the 1, 5 and 15 minute load averages (other work on the machine skews latency)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
 def machine_info() -> dict[str, Any]:
     """Return what the numbers depend on: CPUs, Python, platform, library versions."""
     model = ""
@@ -460,6 +507,7 @@ def machine_info() -> dict[str, Any]:
         "numpy": np.__version__,
         "sqlite": sqlite3.sqlite_version,
         "engramdb": __version__,
+        "threadEnv": {k: os.environ[k] for k in _THREAD_ENV if k in os.environ},
     }
     try:
         import onnxruntime
@@ -493,7 +541,7 @@ def run(config: BenchConfig, progress: Progress = lambda _: None) -> dict[str, A
     settings = Settings(home=home, embedder=config.embedder)
     embedder = RecordingEmbedder(make_embedder(config.embedder))
     state = _Run(config, home, settings, embedder, progress)
-    started = time.perf_counter()
+    started, load_at_start = time.perf_counter(), load_average()
     try:
         progress(f"data folder: {home}{' (temporary)' if temporary else ''}")
         ingest = _measure_ingest(state)
@@ -524,6 +572,7 @@ def run(config: BenchConfig, progress: Progress = lambda _: None) -> dict[str, A
         "results": results,
         "targets": _targets(results),
         "totalSeconds": round(time.perf_counter() - started, 1),
+        "loadAverage": {"start": load_at_start, "end": load_average()},
     }
 
 
@@ -610,7 +659,9 @@ def _measure_ingest(state: _Run) -> dict[str, Any]:
 def _vector_mode(state: _Run, size: int, embed_rate: float) -> str:
     if state.config.vectors != "auto":
         return state.config.vectors
-    return "full" if size / embed_rate <= state.config.full_embed_budget_s else "pool"
+    # The first ``ingest_sample`` texts of the corpus are already embedded (same seed).
+    to_embed = max(0, size - state.config.ingest_sample)
+    return "full" if to_embed / embed_rate <= state.config.full_embed_budget_s else "pool"
 
 
 def _measure_size(state: _Run, size: int, embed_rate: float) -> dict[str, Any]:
@@ -703,7 +754,8 @@ def _measure_latency(state: _Run, name: str, size: int) -> dict[str, Any]:
     query_set = queries(state.config.queries, state.config.seed)
     store = _TimedStore(SQLiteStore(state.home, synchronous=state.settings.sqlite_synchronous))
     try:
-        service = MemoryService(store, state.embedder.inner, state.settings)  # type: ignore[arg-type]
+        embedder = _TimedEmbedder(state.embedder.inner)
+        service = MemoryService(store, embedder, state.settings)  # type: ignore[arg-type]
         caller = Caller(tenant=name, key_id="bench", role="admin")
         tenant = store.tenant(name)
 
@@ -711,19 +763,23 @@ def _measure_latency(state: _Run, name: str, size: int) -> dict[str, Any]:
             request = RecallRequest.model_validate(
                 {"query": query, "limit": state.config.limit, "scope": SCOPE}
             )
-            t0 = time.perf_counter()
-            response = service.recall(caller, request)
-            total = (time.perf_counter() - t0) * 1000
-            return {**response.timings, **tenant.last}, total, len(response.memories)
+            clocked: dict[str, float] = {}
+            with _Clock(clocked, "service"):
+                response = service.recall(caller, request)
+            timings = {**response.timings, **tenant.last, **embedder.last}
+            timings["serverCpuMs"] = clocked["serviceCpuMs"] - embedder.last["embedWrappedCpuMs"]
+            return timings, clocked["serviceMs"], len(response.memories)
 
         cold, cold_total, _ = ask("warm-up: what did I plan in Lisbon with my sister?")
         state.progress(f"  cold load (first query): search {cold['searchMs']:.1f} ms")
         rows: list[dict[str, float]] = []
+        load_before, wall0, cpu0 = load_average(), time.perf_counter(), time.process_time()
         for query in query_set:
             timings, total, hits = ask(query)
             timings["serviceMs"] = total
             timings["hits"] = hits
             rows.append(timings)
+        loop_wall, loop_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         profile = None
         if state.config.profile_dir is not None:
             profile = _profile(state, size, lambda: [ask(q) for q in query_set])
@@ -754,6 +810,13 @@ def _measure_latency(state: _Run, name: str, size: int) -> dict[str, Any]:
             "records": percentiles(col("recordsMs")),
             "fusionAndFeatures": percentiles(other),
         },
+        # This thread's CPU time (not inflated by waiting for a core; misses BLAS helpers).
+        "cpuMs": {
+            "serverMinusEmbed": percentiles(col("serverCpuMs")),
+            "dense": percentiles(col("denseCpuMs")),
+            "lexical": percentiles(col("lexicalCpuMs")),
+            "records": percentiles(col("recordsCpuMs")),
+        },
         "candidates": {
             "lexicalMean": round(float(np.mean(col("lexicalHits"))), 1),
             "denseMean": round(float(np.mean(col("denseHits"))), 1),
@@ -766,6 +829,10 @@ def _measure_latency(state: _Run, name: str, size: int) -> dict[str, Any]:
             for r, q in sorted(zip(rows, query_set, strict=True), key=lambda x: -x[0]["searchMs"])[:5]
         ],  # fmt: skip
     }
+    # A process CPU time well below (or above) wall time means waiting for a core (or helper
+    # threads spinning): other load on the machine makes the percentiles worse than they are.
+    result["queryLoop"] = {"wallSeconds": round(loop_wall, 3), "cpuSeconds": round(loop_cpu, 3),
+                           "loadAverageBefore": load_before, "loadAverageAfter": load_average()}  # fmt: skip
     if profile is not None:
         result["profile"] = profile
     return result

