@@ -13,15 +13,29 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 from engramdb import __version__
 from engramdb.api import problems
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite, PrivacyScope, ScopeFields
+from engramdb.contract.events import (
+    EpisodeWrite,
+    FactWrite,
+    PrivacyScope,
+    ScopeFields,
+    check_date_time,
+)
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder, make_embedder
-from engramdb.core.service import MemoryService
-from engramdb.errors import NotFoundError
+from engramdb.core.policy import TenantPolicy
+from engramdb.core.service import MemoryService, TimeTravel
+from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.jobs.embedding import EmbeddingWorker
 from engramdb.models.api import (
+    AuditPage,
+    CorrectRequest,
+    FactHistory,
     FactList,
+    LiftRequest,
+    RetractRequest,
+    TombstoneList,
+    TombstoneView,
     Health,
     KeyCreated,
     KeyCreateRequest,
@@ -57,6 +71,21 @@ def _scope_query(
 
 
 NamedScope = Annotated[ScopeFields, Depends(_scope_query)]
+
+
+def _time_travel(
+    as_of: Annotated[str | None, Query(alias="asOf")] = None,
+    valid_at: Annotated[str | None, Query(alias="validAt")] = None,
+    include_history: Annotated[bool, Query(alias="includeHistory")] = False,
+) -> TimeTravel:
+    """``asOf`` (record time), ``validAt`` (valid time) and ``includeHistory`` for GETs."""
+    for name, value in (("asOf", as_of), ("validAt", valid_at)):
+        if value is not None:
+            try:
+                check_date_time(value)
+            except ValueError as error:
+                raise InvalidInputError(f"{name} {error}", field=name) from error
+    return TimeTravel(as_of, valid_at, include_history)
 
 
 def _caller(request: Request) -> Caller:
@@ -140,12 +169,67 @@ def create_app(
     def list_facts(
         who: Authed,
         scope: NamedScope,
+        when: Annotated[TimeTravel, Depends(_time_travel)],
         subject_key: Annotated[str | None, Query(alias="subjectKey")] = None,
         kind: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> FactList:
-        """Current facts of the caller's scope, optionally of one subject and kind."""
-        return service.list_facts(who, scope, subject_key=subject_key, kind=kind, limit=limit)
+        """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
+        return service.list_facts(who, scope, subject_key=subject_key, kind=kind, limit=limit,
+                                  when=when)  # fmt: skip
+
+    @app.post("/v1/facts/{fact_id}/correct", status_code=201, tags=["lifecycle"])
+    def correct_fact(fact_id: str, body: CorrectRequest, who: Authed, response: Response) -> WriteResponse:
+        """Replace an active fact with a corrected one; the old value is tombstoned."""
+        result = service.correct_fact(who, fact_id, body)
+        response.status_code = 201 if result.created else 200
+        return result
+
+    @app.post("/v1/facts/{fact_id}/retract", tags=["lifecycle"])
+    def retract_fact(fact_id: str, body: RetractRequest, who: Authed) -> MemoryView:
+        """Retract an active fact; its value is tombstoned."""
+        return service.retract_fact(who, fact_id, body)
+
+    @app.get("/v1/facts/{fact_id}/history", tags=["lifecycle"])
+    def fact_history(fact_id: str, who: Authed, scope: NamedScope) -> FactHistory:
+        """The whole supersession chain of a fact, oldest first, with reasons and tombstones."""
+        return service.fact_history(who, fact_id, scope)
+
+    @app.get("/v1/tombstones", tags=["lifecycle"])
+    def list_tombstones(
+        who: Authed,
+        scope: NamedScope,
+        subject_key: Annotated[str | None, Query(alias="subjectKey")] = None,
+        kind: str | None = None,
+        include_lifted: Annotated[bool, Query(alias="includeLifted")] = False,
+    ) -> TombstoneList:
+        """Values refused in the caller's scope."""
+        return service.list_tombstones(who, scope, subject_key=subject_key, kind=kind,
+                                       include_lifted=include_lifted)  # fmt: skip
+
+    @app.post("/v1/tombstones/{tombstone_id}/lift", tags=["lifecycle"])
+    def lift_tombstone(tombstone_id: str, body: LiftRequest, who: Authed) -> TombstoneView:
+        """Let a tombstoned value become current again (reviewer or admin keys)."""
+        return service.lift_tombstone(who, tombstone_id, body)
+
+    @app.get("/v1/audit", tags=["audit"])
+    def audit(
+        who: Authed,
+        after: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> AuditPage:
+        """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
+        return service.audit_page(who, after=after, limit=limit)
+
+    @app.get("/v1/policy", tags=["policy"])
+    def get_policy(who: Authed) -> TenantPolicy:
+        """The tenant's policy (multi-valued kinds, what a tombstoned value does)."""
+        return service.get_policy(who)
+
+    @app.put("/v1/policy", tags=["policy"])
+    def put_policy(body: TenantPolicy, who: Authed) -> TenantPolicy:
+        """Replace the tenant's policy (admin keys only; audited)."""
+        return service.set_policy(who, body)
 
     @app.post("/v1/recall", tags=["recall"])
     def recall(body: RecallRequest, who: Authed) -> RecallResponse:

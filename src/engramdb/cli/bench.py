@@ -83,12 +83,16 @@ def _table(result: dict[str, Any]) -> Table:
         search, parts, embed = row["searchMs"], row["breakdownMs"], row["embedMs"]
         table.add_row(
             f"{row['size']:,}", row["vectors"]["mode"], f"{row['coldLoadMs']:.1f}",
-            f"{search['p50']:.2f}", f"{search['p95']:.2f}", f"{search['p99']:.2f}",
-            f"{parts['dense']['p50']:.2f}", f"{parts['lexical']['p50']:.2f}",
-            f"{parts['records']['p50']:.2f}", f"{row['cpuMs']['serverMinusEmbed']['p50']:.2f}",
-            f"{embed['p50']:.2f}", f"{embed['p95']:.2f}",
+            _ms(search, "p50"), _ms(search, "p95"), _ms(search, "p99"),
+            _ms(parts["dense"], "p50"), _ms(parts["lexical"], "p50"), _ms(parts["records"], "p50"),
+            _ms(row["cpuMs"]["serverMinusEmbed"], "p50"), _ms(embed, "p50"), _ms(embed, "p95"),
         )  # fmt: skip
     return table
+
+
+def _ms(stats: dict[str, float], key: str) -> str:
+    # A stage the recall path did not go through (e.g. a store method renamed) shows as "-".
+    return f"{stats[key]:.2f}" if key in stats else "-"
 
 
 def _summary(result: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ from engramdb import __version__, clock
 from engramdb.config import Settings
 from engramdb.contract.canonical import hash_scope
 from engramdb.contract.events import FactWrite, ScopeFields
-from engramdb.core import auth
+from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import make_embedder
 from engramdb.core.service import MemoryService
@@ -37,6 +37,8 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+audit_app = typer.Typer(help="Inspect and verify the audit log.", no_args_is_help=True)
+app.add_typer(audit_app, name="audit")
 app.add_typer(bench_app, name="bench")
 out = Console()
 err = Console(stderr=True)
@@ -229,6 +231,35 @@ def recall(
             features = "  ".join(f"{k} +{v:.3f}" for k, v in memory.explain.features.items())
             out.print(f"   dense {_arm(arms.get('dense'))}  lexical {_arm(arms.get('lexical'))}  "
                       f"{features}", style="dim", highlight=False)  # fmt: skip
+
+
+@audit_app.command("verify")
+def audit_verify(tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
+    """Recompute the tenant's audit chain; exit 1 and name the first broken entry if any."""
+    store = open_store(_settings(home).storage_url())
+    verdict = audit.verify(store.tenant(tenant))
+    if verdict.ok:
+        out.print(f"audit chain of {tenant!r} verified: {verdict.checked} entries")
+        return
+    err.print(f"[red]audit chain broken at entry {verdict.broken_seq}[/red]: {verdict.problem} "
+              f"({verdict.checked} entries verified before it)")  # fmt: skip
+    raise typer.Exit(1)
+
+
+@audit_app.command("list")
+def audit_list(
+    tenant: TenantOpt = "default",
+    after: Annotated[int, typer.Option(help="start after this sequence number")] = 0,
+    limit: Annotated[int, typer.Option(help="entries to show")] = 50,
+    home: HomeOpt = None,
+) -> None:
+    """Show audit entries in order."""
+    store = open_store(_settings(home).storage_url())
+    table = Table("seq", "at", "action", "actor", "target", "reason")
+    for e in store.tenant(tenant).audit_entries(after, limit):
+        table.add_row(str(e.seq), e.at[:19], e.action, f"{e.actor_role}:{e.actor_key_id or '-'}",
+                      (e.target_id or "")[:12], e.reason or "")  # fmt: skip
+    out.print(table)
 
 
 def _arm(arm: Any) -> str:

@@ -44,7 +44,7 @@ _DATE_TIME = re.compile(
 )
 
 
-def _check_date_time(value: str) -> str:
+def check_date_time(value: str) -> str:
     """RFC 3339 date-time, as JSON Schema's ``format: date-time`` checks it (case-insensitive)."""
     match = _DATE_TIME.fullmatch(value.upper())
     if match is None:
@@ -73,7 +73,7 @@ class _Null:
 
 _NULL = _Null()
 
-DateTime = Annotated[str, AfterValidator(_check_date_time)]
+DateTime = Annotated[str, AfterValidator(check_date_time)]
 Hex64 = Annotated[str, Field(pattern=_HEX64)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 SchemaVersion = Annotated[Literal[1], BeforeValidator(_integral_number)]

@@ -43,6 +43,7 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "memory.read": frozenset({"agent", "host", "reviewer", "admin"}),
     "keys.manage": frozenset({"admin"}),
     "audit.read": frozenset({"reviewer", "admin"}),
+    "review.decide": frozenset({"reviewer", "admin"}),
 }
 
 

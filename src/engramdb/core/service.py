@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from engramdb import __version__, clock
@@ -12,15 +14,24 @@ from engramdb.contract.bounds import QUERY_CAP, check_text
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.contract.events import Episode, EpisodeWrite, Fact, FactWrite, Scope, ScopeFields
 from engramdb.contract.format import FormattableMemory, format_context
-from engramdb.core import auth
+from engramdb.core import auth, facts
 from engramdb.core.auth import Caller
+from engramdb.core.policy import TenantPolicy, load_policy, save_policy
 from engramdb.core.embedding import Embedder
 from engramdb.core.recall import Hit, recall
-from engramdb.errors import NotFoundError
+from engramdb.errors import ConflictError, NotFoundError
 from engramdb.models.api import (
     ArmExplain,
+    AuditPage,
+    AuditView,
+    CorrectRequest,
     Explain,
+    FactHistory,
     FactList,
+    LiftRequest,
+    RetractRequest,
+    TombstoneList,
+    TombstoneView,
     Health,
     MemoryView,
     RecalledMemory,
@@ -28,7 +39,15 @@ from engramdb.models.api import (
     RecallResponse,
     WriteResponse,
 )
-from engramdb.storage.port import CandidateFilter, NewMemory, Source, Store, TenantStore
+from engramdb.storage.port import (
+    BELIEVED_STATUSES,
+    CandidateFilter,
+    NewMemory,
+    Source,
+    Store,
+    TenantStore,
+    Tombstone,
+)
 
 
 def episode_row(event: Episode, scope: Scope, recorded_at: str) -> NewMemory:
@@ -53,6 +72,7 @@ def episode_row(event: Episode, scope: Scope, recorded_at: str) -> NewMemory:
         recorded_at=recorded_at,
         event_json=canonical_json(event.wire()),
         session_id=event.external_session_id,
+        active_from=recorded_at,
     )
 
 
@@ -78,6 +98,7 @@ def fact_row(event: Fact, scope: Scope, recorded_at: str) -> NewMemory:
         valid_from=valid_from,
         valid_until=clock.normalize(event.valid_until) if event.valid_until else None,
         supersedes_id=event.supersedes_fact_id,
+        active_from=recorded_at if event.active else None,
     )
 
 
@@ -97,14 +118,13 @@ class MemoryService:
         scope = auth.resolve_scope(caller, body.named_scope_fields())
         event = body.to_event(scope)
         row = episode_row(event, scope, clock.now_text())
-        return self._write(caller, row, "episode.write")
+        return self._insert_episodes(caller, [row])[0]
 
     def write_fact(self, caller: Caller, body: FactWrite) -> WriteResponse:
         auth.require(caller, "memory.write")
         scope = auth.resolve_scope(caller, body.named_scope_fields())
-        event = body.to_event(scope)
-        row = fact_row(event, scope, clock.now_text())
-        return self._write(caller, row, "fact.write")
+        row = fact_row(body.to_event(scope), scope, clock.now_text())
+        return self._assert(caller, row)
 
     def write_episodes(self, caller: Caller, bodies: Sequence[EpisodeWrite]) -> list[WriteResponse]:
         """Write many episodes in one transaction (bulk import, evaluation ingest)."""
@@ -114,30 +134,85 @@ class MemoryService:
         for body in bodies:
             scope = auth.resolve_scope(caller, body.named_scope_fields())
             rows.append(episode_row(body.to_event(scope), scope, now))
-        return self._write_many(caller, rows, "episode.write")
+        return self._insert_episodes(caller, rows)
 
-    def _write(self, caller: Caller, row: NewMemory, action: str) -> WriteResponse:
-        return self._write_many(caller, [row], action)[0]
+    def correct_fact(self, caller: Caller, fact_id: str, body: CorrectRequest) -> WriteResponse:
+        """Replace an active fact's value with a new fact (the old one is tombstoned)."""
+        auth.require(caller, "memory.write")
+        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        key = auth.scope_key(scope)
+        current = self._tenant(caller).get_memory(key, "MEMORY_FACT", fact_id)
+        if current is None:
+            raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
+        event = json.loads(current.event_json)
+        for stale in ("factId", "supersedesFactId", "validUntil", *auth.SCOPE_FIELDS):
+            event.pop(stale, None)
+        event.update(text=body.text, active=True, supersedesFactId=fact_id,
+                     sourceEventId=body.source_event_id or f"correction:{fact_id}",
+                     validFrom=body.valid_from or clock.now_text(),
+                     confidence=body.confidence if body.confidence is not None else current.confidence)  # fmt: skip
+        row = fact_row(FactWrite.model_validate(event).to_event(scope), scope, clock.now_text())
+        return self._assert(caller, row, target_id=fact_id, reason=body.reason)
 
-    def _write_many(
-        self, caller: Caller, rows: Sequence[NewMemory], action: str
-    ) -> list[WriteResponse]:
-        audits = [
-            caller.audit(
-                action,
-                target_kind=row.source,
-                target_id=row.memory_id,
-                scope_key=row.scope.scope_key,
-                after_digest=sha256_hex(row.event_json),
-            )
-            for row in rows
-        ]
-        outcomes = self._tenant(caller).insert_memories(rows, audits)
+    def retract_fact(self, caller: Caller, fact_id: str, body: RetractRequest) -> MemoryView:
+        """Retract an active fact: no longer current, its value tombstoned."""
+        auth.require(caller, "memory.write")
+        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        with self._tenant(caller).transaction() as tx:
+            record = facts.retract(tx, auth.scope_key(scope), fact_id, caller,
+                                   reason=body.reason, at=clock.now_text())  # fmt: skip
+        return MemoryView.of(record)
+
+    def lift_tombstone(self, caller: Caller, tombstone_id: str, body: LiftRequest) -> TombstoneView:
+        auth.require(caller, "review.decide")
+        with self._tenant(caller).transaction() as tx:
+            tomb = facts.lift(tx, tombstone_id, caller, reason=body.reason, at=clock.now_text())
+        return _tombstone_view(tomb)
+
+    def _assert(
+        self, caller: Caller, row: NewMemory, *, target_id: str | None = None,
+        reason: str | None = None,
+    ) -> WriteResponse:  # fmt: skip
+        tenant = self._tenant(caller)
+        policy = load_policy(tenant)
+        with tenant.transaction() as tx:
+            result = facts.assert_fact(tx, row, caller, policy, target_id=target_id, reason=reason)
         self.written.set()
-        return [
-            WriteResponse(id=o.record.memory_id, created=o.created, memory=MemoryView.of(o.record))
-            for o in outcomes
-        ]
+        if result.outcome == "refused":
+            assert result.tombstone is not None
+            tomb = result.tombstone
+            raise ConflictError(
+                f"this value was retired for {tomb.subject_key}/{tomb.kind}: {tomb.reason or 'no reason given'}",
+                field="text", tombstoneId=tomb.tombstone_id, reason=tomb.reason,
+                tombstonedAt=tomb.created_at, factId=tomb.fact_id,
+            )  # fmt: skip
+        assert result.record is not None
+        return WriteResponse(
+            id=result.record.memory_id,
+            created=result.created,
+            outcome=result.outcome,
+            superseded_fact_ids=[r.memory_id for r in result.superseded if r.memory_id != result.record.memory_id],
+            memory=MemoryView.of(result.record),
+        )
+
+    def _insert_episodes(self, caller: Caller, rows: Sequence[NewMemory]) -> list[WriteResponse]:
+        responses = []
+        with self._tenant(caller).transaction() as tx:
+            for row in rows:
+                record = tx.insert_memory(row)
+                created = record is not None
+                if record is None:
+                    record = tx.get_memory(row.scope.scope_key, row.source, row.memory_id)
+                    assert record is not None
+                else:
+                    tx.audit(caller.audit("episode.write", target_kind=row.source,
+                                          target_id=row.memory_id, scope_key=row.scope.scope_key,
+                                          after_digest=sha256_hex(row.event_json)))  # fmt: skip
+                responses.append(WriteResponse(id=record.memory_id, created=created,
+                                               outcome="created" if created else "exists",
+                                               memory=MemoryView.of(record)))  # fmt: skip
+        self.written.set()
+        return responses
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -160,24 +235,64 @@ class MemoryService:
         subject_key: str | None = None,
         kind: str | None = None,
         limit: int = 100,
+        when: TimeTravel | None = None,
     ) -> FactList:
         auth.require(caller, "memory.read")
         scope = auth.resolve_scope(caller, named.named_scope_fields())
+        filt = lifecycle_filter(when or TimeTravel(), sources=("MEMORY_FACT",))
         records = self._tenant(caller).list_facts(
-            auth.scope_key(scope), subject_key=subject_key, kind=kind, statuses=("active",),
-            limit=limit,
-        )  # fmt: skip
+            auth.scope_key(scope), subject_key=subject_key, kind=kind, filt=filt, limit=limit
+        )
         return FactList(facts=[MemoryView.of(r) for r in records])
+
+    def fact_history(self, caller: Caller, fact_id: str, named: ScopeFields) -> FactHistory:
+        """Every linked version of a fact, oldest first, and the tombstones of its slot."""
+        auth.require(caller, "memory.read")
+        key = auth.scope_key(auth.resolve_scope(caller, named.named_scope_fields()))
+        tenant = self._tenant(caller)
+        versions = tenant.history(key, fact_id)
+        if not versions:
+            raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
+        slots = {(v.subject_key, v.kind) for v in versions}
+        tombs = [t for subject, kind in slots
+                 for t in tenant.tombstones(key, subject_key=subject, kind=kind, include_lifted=True)]  # fmt: skip
+        return FactHistory(versions=[MemoryView.of(v) for v in versions],
+                           tombstones=[_tombstone_view(t) for t in tombs])  # fmt: skip
+
+    def list_tombstones(
+        self, caller: Caller, named: ScopeFields, *, subject_key: str | None, kind: str | None,
+        include_lifted: bool,
+    ) -> TombstoneList:  # fmt: skip
+        auth.require(caller, "memory.read")
+        key = auth.scope_key(auth.resolve_scope(caller, named.named_scope_fields()))
+        tombs = self._tenant(caller).tombstones(key, subject_key=subject_key, kind=kind,
+                                                include_lifted=include_lifted)  # fmt: skip
+        return TombstoneList(tombstones=[_tombstone_view(t) for t in tombs])
+
+    def audit_page(self, caller: Caller, *, after: int, limit: int) -> AuditPage:
+        auth.require(caller, "audit.read")
+        entries = self._tenant(caller).audit_entries(after, limit)
+        views = [AuditView(**vars(e)) for e in entries]
+        return AuditPage(entries=views, next_after=entries[-1].seq if len(entries) == limit else None)
+
+    def get_policy(self, caller: Caller) -> TenantPolicy:
+        auth.require(caller, "memory.read")
+        return load_policy(self._tenant(caller))
+
+    def set_policy(self, caller: Caller, policy: TenantPolicy) -> TenantPolicy:
+        auth.require(caller, "keys.manage")
+        return save_policy(self._tenant(caller), policy, caller)
 
     def recall(self, caller: Caller, request: RecallRequest) -> RecallResponse:
         auth.require(caller, "memory.read")
         named = request.scope.named_scope_fields() if request.scope else {}
         scope = auth.resolve_scope(caller, named)
         query = check_text("query", request.query, QUERY_CAP)
-        filt = CandidateFilter(
-            statuses=("active",),
-            exclude_session_id=request.exclude_session_id,
+        when = TimeTravel(request.as_of, request.valid_at, request.include_history)
+        filt = lifecycle_filter(
+            when,
             sources=tuple(request.sources or ("EPISODE", "MEMORY_FACT")),
+            exclude_session_id=request.exclude_session_id,
         )
         outcome = recall(
             self._tenant(caller),
@@ -204,6 +319,53 @@ class MemoryService:
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)
+
+
+@dataclass(frozen=True)
+class TimeTravel:
+    """Which beliefs a read sees: now (default), as of a record time, at a valid time, history."""
+
+    as_of: str | None = None
+    valid_at: str | None = None
+    include_history: bool = False
+
+
+def lifecycle_filter(
+    when: TimeTravel,
+    *,
+    sources: tuple[Source, ...],
+    exclude_session_id: str | None = None,
+) -> CandidateFilter:
+    """Return the candidate filter for a read: current beliefs unless told otherwise."""
+    as_of = clock.normalize(when.as_of) if when.as_of else None
+    valid_at = clock.normalize(when.valid_at) if when.valid_at else None
+    if when.include_history:
+        return CandidateFilter(
+            statuses=BELIEVED_STATUSES, sources=sources, exclude_session_id=exclude_session_id,
+            believed_by=as_of, valid_at=valid_at,
+        )  # fmt: skip
+    if as_of is not None:  # believed then, whatever happened since
+        return CandidateFilter(
+            statuses=None, sources=sources, exclude_session_id=exclude_session_id, as_of=as_of,
+            valid_at=valid_at, expires_after=None if valid_at else as_of,
+        )  # fmt: skip
+    if valid_at is not None:  # believed now, true then (an expired fact was true in its window)
+        return CandidateFilter(
+            statuses=("active", "expired"), sources=sources, exclude_session_id=exclude_session_id,
+            valid_at=valid_at,
+        )  # fmt: skip
+    return CandidateFilter(
+        statuses=("active",), sources=sources, exclude_session_id=exclude_session_id,
+        expires_after=clock.now_text(),
+    )  # fmt: skip
+
+
+def _tombstone_view(t: Tombstone) -> TombstoneView:
+    return TombstoneView(
+        tombstone_id=t.tombstone_id, subject_key=t.subject_key, kind=t.kind,
+        value_hash=t.value_hash, fact_id=t.fact_id, reason=t.reason, created_at=t.created_at,
+        lifted_at=t.lifted_at, lift_reason=t.lift_reason,
+    )  # fmt: skip
 
 
 def _recalled(hit: Hit, explain: bool) -> RecalledMemory:

@@ -482,6 +482,23 @@ def load_average() -> list[float] | None:
         return None
 
 
+def source_info() -> dict[str, Any] | None:
+    """Return the git commit and uncommitted files of the source tree, if it is a checkout."""
+    import subprocess
+
+    import engramdb
+
+    root = Path(engramdb.__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()  # fmt: skip
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "src"],
+                                capture_output=True, text=True, timeout=10, check=True).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "uncommitted": [line[3:] for line in status.splitlines()]}
+
+
 def machine_info() -> dict[str, Any]:
     """Return what the numbers depend on: CPUs, Python, platform, library versions."""
     model = ""
@@ -553,6 +570,7 @@ def run(config: BenchConfig, progress: Progress = lambda _: None) -> dict[str, A
         "benchmark": "recall_latency",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine_info(),
+        "source": source_info(),
         "config": {
             "sizes": list(config.sizes),
             "queries": config.queries,

@@ -13,11 +13,12 @@ import threading
 
 from engramdb import clock
 from engramdb.core.embedding import Embedder
-from engramdb.storage.port import Store, TenantStore
+from engramdb.storage.port import AuditDraft, Store, TenantStore
 
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 600.0
+_SYSTEM = AuditDraft(action="system", actor_key_id=None, actor_role="system")
 
 
 def backoff_seconds(attempts: int) -> float:
@@ -97,5 +98,7 @@ class EmbeddingWorker:
     def _pass(self) -> bool:
         handled = 0
         for name in self._store.tenant_names():
-            handled += embed_batch(self._store.tenant(name), self._embedder, self._batch_size)
+            tenant = self._store.tenant(name)
+            tenant.expire_due(clock.now_text(), _SYSTEM)
+            handled += embed_batch(tenant, self._embedder, self._batch_size)
         return handled > 0

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from engramdb.contract.events import ScopeFields, WireModel
+from engramdb.contract.events import DateTime, ScopeFields, WireModel
 from engramdb.storage.port import MemoryRecord
 
 MAX_LIMIT = 50
@@ -26,6 +26,9 @@ class RecallRequest(WireModel):
         None, description="only these memory types (default both)"
     )
     explain: bool = Field(False, description="return each arm's rank and each feature's share")
+    as_of: DateTime | None = Field(None, description="record time: what was believed then")
+    valid_at: DateTime | None = Field(None, description="valid time: what was true in the world then")
+    include_history: bool = Field(False, description="also return retired (superseded, retracted, expired, archived) memories")
 
 
 class ResponseModel(BaseModel):
@@ -51,7 +54,11 @@ class MemoryView(ResponseModel):
     status: str
     origin: str
     recorded_at: str
+    active_from: str | None = None
     retired_at: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    supersedes_fact_id: str | None = None
     superseded_by_fact_id: str | None = None
     status_reason: str | None = None
     embedding: EmbeddingStatus
@@ -65,7 +72,11 @@ class MemoryView(ResponseModel):
             status=record.status,
             origin=record.origin,
             recorded_at=record.recorded_at,
+            active_from=record.active_from,
             retired_at=record.retired_at,
+            valid_from=record.valid_from,
+            valid_until=record.valid_until,
+            supersedes_fact_id=record.supersedes_id,
             superseded_by_fact_id=record.superseded_by_id,
             status_reason=record.status_reason,
             embedding=EmbeddingStatus(
@@ -76,11 +87,84 @@ class MemoryView(ResponseModel):
 
 
 class WriteResponse(ResponseModel):
-    """Answer to an episode or fact write; ``created`` is false when it was already stored."""
+    """Answer to an episode or fact write; ``created`` is false when it was already stored.
+
+    ``outcome``: ``created``; ``exists`` (same id already stored); ``superseded`` (this fact
+    replaced the ones in ``supersededFactIds``); ``history`` (older than the current fact: kept
+    as history, not current); ``parked`` (a tombstoned value held for review).
+    """
 
     id: str
     created: bool
+    outcome: str = "created"
+    superseded_fact_ids: list[str] = Field(default_factory=list)
     memory: MemoryView
+
+
+class CorrectRequest(WireModel):
+    """Body of ``POST /v1/facts/{factId}/correct``: the new value and why."""
+
+    text: str = Field(min_length=1, max_length=4_000)
+    reason: str = Field(min_length=1, max_length=1_000)
+    scope: ScopeFields | None = None
+    valid_from: DateTime | None = Field(None, description="default: now")
+    confidence: float | None = Field(None, ge=0, le=1)
+    source_event_id: str | None = Field(None, min_length=1, max_length=256)
+
+
+class RetractRequest(WireModel):
+    """Body of ``POST /v1/facts/{factId}/retract`` and of a tombstone lift."""
+
+    reason: str = Field(min_length=1, max_length=1_000)
+    scope: ScopeFields | None = None
+
+
+class LiftRequest(WireModel):
+    reason: str = Field(min_length=1, max_length=1_000)
+
+
+class TombstoneView(ResponseModel):
+    tombstone_id: str
+    subject_key: str
+    kind: str
+    value_hash: str
+    fact_id: str | None = None
+    reason: str | None = None
+    created_at: str
+    lifted_at: str | None = None
+    lift_reason: str | None = None
+
+
+class FactHistory(ResponseModel):
+    """Every linked version of a fact, oldest first, with the slot's tombstones."""
+
+    versions: list[MemoryView]
+    tombstones: list[TombstoneView]
+
+
+class TombstoneList(ResponseModel):
+    tombstones: list[TombstoneView]
+
+
+class AuditView(ResponseModel):
+    seq: int
+    at: str
+    action: str
+    actor_key_id: str | None = None
+    actor_role: str | None = None
+    target_kind: str | None = None
+    target_id: str | None = None
+    scope_key: str | None = None
+    before_digest: str | None = None
+    after_digest: str | None = None
+    reason: str | None = None
+    prev_hash: str
+    hash: str
+
+
+class AuditPage(ResponseModel):
+    entries: list[AuditView]
+    next_after: int | None = Field(None, description="pass as ?after= for the next page")
 
 
 class ArmExplain(ResponseModel):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import numpy as np
@@ -79,6 +80,7 @@ class NewMemory:
     valid_from: str | None = None
     valid_until: str | None = None
     supersedes_id: str | None = None
+    active_from: str | None = None  # record time it became believed; None while not believed
 
 
 @dataclass(frozen=True)
@@ -109,15 +111,30 @@ class MemoryRecord:
     supersedes_id: str | None = None
     superseded_by_id: str | None = None
     status_reason: str | None = None
+    active_from: str | None = None
+
+
+# Statuses of memories that were believed at some time (pending and rejected never were).
+BELIEVED_STATUSES = ("active", "superseded", "retracted", "expired", "archived")
 
 
 @dataclass(frozen=True)
 class CandidateFilter:
-    """Filters both recall arms apply before scoring (beyond tenant and scope)."""
+    """Filters both recall arms apply before scoring (beyond tenant and scope).
 
-    statuses: tuple[str, ...] = ("active",)
+    ``statuses`` None means any status. ``as_of`` keeps memories believed at that record time
+    (active from on or before it, not retired by it); ``believed_by`` keeps memories believed at
+    some time up to it (history as it stood then); ``valid_at`` keeps memories whose valid
+    window holds that instant; ``expires_after`` keeps memories whose ``validUntil`` is later.
+    """
+
+    statuses: tuple[str, ...] | None = ("active",)
     exclude_session_id: str | None = None
     sources: tuple[Source, ...] = ("EPISODE", "MEMORY_FACT")
+    as_of: str | None = None
+    believed_by: str | None = None  # active from on or before it (retired or not)
+    valid_at: str | None = None
+    expires_after: str | None = None
 
 
 @dataclass(frozen=True)
@@ -184,13 +201,72 @@ class KeyRecord:
     revoked_at: str | None = None
 
 
-@dataclass
-class WriteOutcome:
-    """Result of an idempotent insert: the stored row and whether this call created it."""
+@dataclass(frozen=True)
+class Tombstone:
+    """A value refused for a slot (scope, subject, kind): re-asserting it cannot make it current."""
 
-    created: bool
-    record: MemoryRecord
-    extra: dict[str, str] = field(default_factory=dict)
+    tombstone_id: str
+    scope_key: str
+    subject_key: str
+    kind: str
+    value_hash: str
+    fact_id: str | None
+    reason: str | None
+    created_at: str
+    actor_key_id: str | None = None
+    lifted_at: str | None = None
+    lifted_by: str | None = None
+    lift_reason: str | None = None
+
+
+class Transaction(Protocol):
+    """One atomic unit of work on a tenant: everything in it commits together or not at all."""
+
+    def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
+        """Insert a row (and its lexical entry); return None if (scope, source, id) exists."""
+        ...
+
+    def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
+        """Return a row of this scope, as this transaction sees it."""
+        ...
+
+    def active_facts(self, scope_key: str, subject_key: str, kind: str) -> list[MemoryRecord]:
+        """Return the active facts of one slot (scope, subject, kind)."""
+        ...
+
+    def set_status(
+        self,
+        rowid: int,
+        *,
+        status: str,
+        reason: str | None,
+        retired_at: str | None = None,
+        superseded_by: str | None = None,
+        active_from: str | None = None,
+    ) -> MemoryRecord:
+        """Change a row's lifecycle status and return it."""
+        ...
+
+    def find_tombstone(
+        self, scope_key: str, subject_key: str, kind: str, value_hash: str
+    ) -> Tombstone | None:
+        """Return the unlifted tombstone of a value, if any."""
+        ...
+
+    def add_tombstone(self, tombstone: Tombstone) -> Tombstone:
+        """Store a tombstone, or return the unlifted one that already holds this value."""
+        ...
+
+    def get_tombstone(self, tombstone_id: str) -> Tombstone | None:
+        ...
+
+    def lift_tombstone(self, tombstone_id: str, *, at: str, by: str | None, reason: str) -> bool:
+        """Lift an unlifted tombstone; return False if there was none."""
+        ...
+
+    def audit(self, draft: AuditDraft) -> AuditEntry:
+        """Append a chained audit entry."""
+        ...
 
 
 class TenantStore(Protocol):
@@ -198,10 +274,30 @@ class TenantStore(Protocol):
 
     capabilities: Capabilities
 
-    def insert_memories(
-        self, rows: Sequence[NewMemory], audits: Sequence[AuditDraft]
-    ) -> list[WriteOutcome]:
-        """Insert rows idempotently (unique on scope, source, id) and audit the new ones."""
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """Return a write transaction (serialised with every other writer of the tenant)."""
+        ...
+
+    def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
+        """Return the supersession chain a fact belongs to (every linked version)."""
+        ...
+
+    def tombstones(
+        self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool
+    ) -> list[Tombstone]:
+        """Return the tombstones of a scope."""
+        ...
+
+    def expire_due(self, now: str, actor: AuditDraft) -> int:
+        """Mark active rows whose validUntil has passed as expired (audited); return how many."""
+        ...
+
+    def get_policy(self) -> str | None:
+        """Return the tenant's policy document (JSON), or None for the defaults."""
+        ...
+
+    def set_policy(self, policy_json: str, audit: AuditDraft) -> None:
+        """Store the tenant's policy document (audited)."""
         ...
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
@@ -214,10 +310,10 @@ class TenantStore(Protocol):
         *,
         subject_key: str | None,
         kind: str | None,
-        statuses: Sequence[str],
+        filt: CandidateFilter,
         limit: int,
     ) -> list[MemoryRecord]:
-        """Return facts of the scope, newest first."""
+        """Return facts of the scope that pass ``filt``, newest first."""
         ...
 
     def records(self, rowids: Sequence[int]) -> dict[int, MemoryRecord]:

@@ -29,6 +29,7 @@ CREATE TABLE memories (
     valid_from             TEXT,
     valid_until            TEXT,
     recorded_at            TEXT    NOT NULL,
+    active_from            TEXT,
     retired_at             TEXT,
     supersedes_id          TEXT,
     superseded_by_id       TEXT,
@@ -48,6 +49,9 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_by_scope_change ON memories (scope_key, change_seq);
 CREATE INDEX memories_by_subject ON memories (scope_key, subject_key, kind, status);
+CREATE INDEX memories_by_expiry ON memories (valid_until) WHERE status = 'active';
+CREATE INDEX memories_by_supersedes ON memories (scope_key, supersedes_id);
+CREATE INDEX memories_by_superseded_by ON memories (scope_key, superseded_by_id);
 CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
     WHERE embed_state != 'ready';
 
@@ -55,6 +59,24 @@ CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     scope, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );
+
+-- A value refused for a slot. At most one unlifted tombstone per value.
+CREATE TABLE tombstones (
+    tombstone_id TEXT PRIMARY KEY,
+    scope_key    TEXT NOT NULL,
+    subject_key  TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    value_hash   TEXT NOT NULL,
+    fact_id      TEXT,
+    reason       TEXT,
+    created_at   TEXT NOT NULL,
+    actor_key_id TEXT,
+    lifted_at    TEXT,
+    lifted_by    TEXT,
+    lift_reason  TEXT
+);
+CREATE UNIQUE INDEX tombstones_unlifted ON tombstones (scope_key, subject_key, kind, value_hash)
+    WHERE lifted_at IS NULL;
 
 CREATE TABLE api_keys (
     key_id      TEXT PRIMARY KEY,

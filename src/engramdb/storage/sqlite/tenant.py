@@ -1,17 +1,16 @@
-"""One tenant in one SQLite file: memories, FTS5, vectors, keys and the audit chain."""
+"""One tenant in one SQLite file: memories, FTS5, vectors, tombstones, keys and the audit chain."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engramdb import clock
 from engramdb.errors import ConflictError
 from engramdb.storage.port import (
-    GENESIS_HASH,
     AuditDraft,
     AuditEntry,
     Candidate,
@@ -20,34 +19,33 @@ from engramdb.storage.port import (
     EmbedJob,
     KeyRecord,
     MemoryRecord,
-    NewMemory,
     Source,
+    Tombstone,
     Vector,
-    WriteOutcome,
-    chain_hash,
 )
-from engramdb.storage.sqlite.connection import Connections, translate
-from engramdb.storage.sqlite.vectors import VectorCache, encode, rows_from
-
-_MEMORY_COLUMNS = (
-    "rowid, source, memory_id, scope_key, text, trust_class, origin, status, confidence, "
-    "observed_at, recorded_at, event_json, embed_state, embed_error, embed_attempts, session_id, "
-    "subject_key, kind, valid_from, valid_until, retired_at, supersedes_id, superseded_by_id, "
-    "status_reason"
+from engramdb.storage.sqlite.connection import Connections
+from engramdb.storage.sqlite.sql import (
+    AUDIT_COLUMNS,
+    MEMORY_COLUMNS,
+    TOMBSTONE_COLUMNS,
+    audit_entry,
+    fetchall,
+    fetchone,
+    filter_clause,
+    memory,
+    placeholders,
+    tombstone,
 )
-_AUDIT_COLUMNS = (
-    "seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, "
-    "before_digest, after_digest, reason, prev_hash, hash"
+from engramdb.storage.sqlite.transaction import SQLiteTransaction, scope_token
+from engramdb.storage.sqlite.vectors import (
+    VECTOR_ROW_SQL,
+    ScopeVectors,
+    VectorCache,
+    encode,
+    rows_from,
 )
 
-
-def scope_token(scope_key: str) -> str:
-    """Return the FTS token of a scope: digits only, so no stemmer can alter it."""
-    return str(int(scope_key[:24], 16))
-
-
-def _placeholders(values: Sequence[Any]) -> str:
-    return ",".join("?" * len(values))
+_KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
 class SQLiteTenantStore:
@@ -60,8 +58,6 @@ class SQLiteTenantStore:
         self._db = Connections(path, synchronous=synchronous)
         self._vectors = cache
         self._migrate()
-
-    # -- schema ---------------------------------------------------------------------------
 
     def _migrate(self) -> None:
         exists = self._db.read().execute(
@@ -76,65 +72,21 @@ class SQLiteTenantStore:
                 for statement in _statements(script):
                     conn.execute(statement)
 
-    # -- writes ---------------------------------------------------------------------------
-
-    def insert_memories(
-        self, rows: Sequence[NewMemory], audits: Sequence[AuditDraft]
-    ) -> list[WriteOutcome]:
-        outcomes: list[WriteOutcome] = []
+    @contextmanager
+    def transaction(self) -> Iterator[SQLiteTransaction]:
         with self._db.write() as conn:
-            seq = _bump(conn)
-            for row, audit in zip(rows, audits, strict=True):
-                rowid = self._insert_row(conn, row, seq)
-                if rowid is not None:
-                    _append_audit(conn, audit)
-                    conn.execute(
-                        "INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)",
-                        (rowid, scope_token(row.scope.scope_key), row.text),
-                    )
-                record = self._get(conn, row.scope.scope_key, row.source, row.memory_id)
-                assert record is not None  # inserted or already present, in this transaction
-                outcomes.append(WriteOutcome(created=rowid is not None, record=record))
-        return outcomes
-
-    @staticmethod
-    def _insert_row(conn: sqlite3.Connection, row: NewMemory, seq: int) -> int | None:
-        scope = row.scope
-        cursor = conn.execute(
-            """INSERT INTO memories (source, memory_id, scope_key, agent_id, profile_id,
-                   privacy_scope, participant_scope_hash, sandbox_eligible, session_id,
-                   subject_key, kind, text, embed_text, trust_class, origin, status, confidence,
-                   observed_at, valid_from, valid_until, recorded_at, supersedes_id, event_json,
-                   change_seq)
-               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-               ON CONFLICT (scope_key, source, memory_id) DO NOTHING""",
-            (
-                row.source, row.memory_id, scope.scope_key, scope.agent_id, scope.profile_id,
-                scope.privacy_scope, scope.participant_scope_hash, int(scope.sandbox_eligible),
-                row.session_id, row.subject_key, row.kind, row.text, row.embed_text,
-                row.trust_class, row.origin, row.status, row.confidence, row.observed_at,
-                row.valid_from, row.valid_until, row.recorded_at, row.supersedes_id,
-                row.event_json, seq,
-            ),
-        )  # fmt: skip
-        return cursor.lastrowid if cursor.rowcount == 1 else None
+            yield SQLiteTransaction(conn)
 
     # -- reads ----------------------------------------------------------------------------
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
-        return self._get(self._db.read(), scope_key, source, memory_id)
-
-    @staticmethod
-    def _get(
-        conn: sqlite3.Connection, scope_key: str, source: str, memory_id: str
-    ) -> MemoryRecord | None:
-        row = _fetchone(
-            conn,
-            f"SELECT {_MEMORY_COLUMNS} FROM memories "
+        row = fetchone(
+            self._db.read(),
+            f"SELECT {MEMORY_COLUMNS} FROM memories "
             "WHERE scope_key = ? AND source = ? AND memory_id = ?",
             (scope_key, source, memory_id),
         )
-        return _memory(row) if row else None
+        return memory(row) if row else None
 
     def list_facts(
         self,
@@ -142,33 +94,75 @@ class SQLiteTenantStore:
         *,
         subject_key: str | None,
         kind: str | None,
-        statuses: Sequence[str],
+        filt: CandidateFilter,
         limit: int,
     ) -> list[MemoryRecord]:
-        sql = (
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND source = 'MEMORY_FACT'"
-            f" AND status IN ({_placeholders(statuses)})"
-        )
-        params: list[Any] = [scope_key, *statuses]
+        where, params = filter_clause(filt)
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ?{where}"
+        params = [scope_key, *params]
         if subject_key is not None:
-            sql += " AND subject_key = ?"
+            sql += " AND m.subject_key = ?"
             params.append(subject_key)
         if kind is not None:
-            sql += " AND kind = ?"
+            sql += " AND m.kind = ?"
             params.append(kind)
-        sql += " ORDER BY recorded_at DESC, rowid DESC LIMIT ?"
+        sql += " ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT ?"
         params.append(limit)
-        return [_memory(r) for r in _fetchall(self._db.read(), sql, params)]
+        return [memory(r) for r in fetchall(self._db.read(), sql, params)]
 
     def records(self, rowids: Sequence[int]) -> dict[int, MemoryRecord]:
         if not rowids:
             return {}
-        rows = _fetchall(
+        rows = fetchall(
             self._db.read(),
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE rowid IN ({_placeholders(rowids)})",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid IN ({placeholders(rowids)})",
             list(rowids),
         )
-        return {r[0]: _memory(r) for r in rows}
+        return {r[0]: memory(r) for r in rows}
+
+    def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
+        conn = self._db.read()
+        found: dict[str, MemoryRecord] = {}
+        asked: set[str] = set()
+        frontier = {memory_id}
+        while frontier:  # follow supersedes / superseded-by links both ways
+            asked |= frontier
+            marks = placeholders(list(frontier))
+            rows = fetchall(
+                conn,
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? "
+                f"AND source = 'MEMORY_FACT' AND (memory_id IN ({marks}) "
+                f"OR supersedes_id IN ({marks}) OR superseded_by_id IN ({marks}))",
+                [scope_key, *frontier, *frontier, *frontier],
+            )
+            frontier = set()
+            for record in map(memory, rows):
+                found.setdefault(record.memory_id, record)
+                links = (record.memory_id, record.supersedes_id, record.superseded_by_id)
+                frontier |= {i for i in links if i} - asked
+        return sorted(found.values(), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
+
+    def tombstones(
+        self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool
+    ) -> list[Tombstone]:
+        sql = f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = ?"
+        params: list[Any] = [scope_key]
+        for column, value in (("subject_key", subject_key), ("kind", kind)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
+        if not include_lifted:
+            sql += " AND lifted_at IS NULL"
+        rows = fetchall(self._db.read(), sql + " ORDER BY created_at", params)
+        return [tombstone(r) for r in rows]
+
+    def get_tombstone(self, tombstone_id: str) -> Tombstone | None:
+        row = fetchone(
+            self._db.read(),
+            f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tombstone_id = ?",
+            (tombstone_id,),
+        )
+        return tombstone(row) if row else None
 
     def text_candidates(
         self, scope_key: str, terms: Sequence[str], filt: CandidateFilter, limit: int
@@ -177,48 +171,73 @@ class SQLiteTenantStore:
             return []
         phrases = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         match = f'scope : "{scope_token(scope_key)}" AND body : ({phrases})'
+        where, params = filter_clause(filt)
         sql = (
             "SELECT f.rowid, -bm25(memories_fts, 0.0, 1.0) AS score "
             "FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
-            "WHERE memories_fts MATCH ? AND m.scope_key = ? "
-            f"AND m.status IN ({_placeholders(filt.statuses)}) "
-            f"AND m.source IN ({_placeholders(filt.sources)})"
+            f"WHERE memories_fts MATCH ? AND m.scope_key = ?{where} "
+            "ORDER BY score DESC, f.rowid LIMIT ?"
         )
-        params: list[Any] = [match, scope_key, *filt.statuses, *filt.sources]
-        if filt.exclude_session_id is not None:
-            sql += " AND (m.session_id IS NULL OR m.session_id != ?)"
-            params.append(filt.exclude_session_id)
-        sql += " ORDER BY score DESC, f.rowid LIMIT ?"
-        params.append(limit)
-        return [Candidate(r[0], r[1]) for r in _fetchall(self._db.read(), sql, params)]
+        rows = fetchall(self._db.read(), sql, [match, scope_key, *params, limit])
+        return [Candidate(r[0], r[1]) for r in rows]
 
     def vector_candidates(
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
-        vectors = self._vectors.scope(f"{self.path}:{scope_key}")
-        with self._vectors.lock_for(f"{self.path}:{scope_key}"):
+        cache_key = f"{self.path}:{scope_key}"
+        vectors = self._vectors.scope(cache_key)
+        with self._vectors.lock_for(cache_key):
             self._refresh(vectors, scope_key)
             return vectors.search(query, filt, limit)
 
-    def _refresh(self, vectors: Any, scope_key: str) -> None:
+    def _refresh(self, vectors: ScopeVectors, scope_key: str) -> None:
         conn = self._db.read()
-        current = int(_fetchone(conn, "SELECT value FROM meta WHERE key='change_seq'", ())[0])
+        current = int(fetchone(conn, "SELECT value FROM meta WHERE key='change_seq'", ())[0])
         if current <= vectors.seq:
             return
-        rows = _fetchall(
+        rows = fetchall(
             conn,
-            "SELECT rowid, source, status, session_id, "
-            "CASE WHEN embed_state = 'ready' THEN embedding END "
-            "FROM memories WHERE scope_key = ? AND change_seq > ? ORDER BY rowid",
+            f"{VECTOR_ROW_SQL} WHERE scope_key = ? AND change_seq > ? ORDER BY rowid",
             (scope_key, vectors.seq),
         )
         vectors.apply(rows_from(rows))
         vectors.seq = current
 
+    # -- lifecycle upkeep -------------------------------------------------------------------
+
+    def expire_due(self, now: str, actor: AuditDraft) -> int:
+        due = "SELECT rowid FROM memories WHERE status = 'active' AND valid_until <= ?"
+        if not fetchone(self._db.read(), due + " LIMIT 1", (now,)):
+            return 0  # the common case costs one indexed read, no write lock
+        with self.transaction() as tx:
+            rowids = [r[0] for r in tx.query(due, (now,))]  # re-read under the lock
+            for rowid in rowids:
+                record = tx.set_status(
+                    rowid, status="expired", reason="validUntil passed", retired_at=now
+                )
+                tx.audit(
+                    AuditDraft(
+                        action="fact.expire", actor_key_id=actor.actor_key_id,
+                        actor_role=actor.actor_role, target_kind=record.source,
+                        target_id=record.memory_id, scope_key=record.scope_key,
+                        reason="validUntil passed",
+                    )
+                )  # fmt: skip
+        return len(rowids)
+
+    def get_policy(self) -> str | None:
+        row = fetchone(self._db.read(), "SELECT value FROM meta WHERE key = 'policy'", ())
+        return str(row[0]) if row else None
+
+    def set_policy(self, policy_json: str, audit: AuditDraft) -> None:
+        with self.transaction() as tx:
+            tx.put_meta("policy", policy_json)
+            tx.audit(audit)
+
     # -- embeddings -----------------------------------------------------------------------
 
     def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
-        rows = _fetchall(
+        rows = fetchall(
             self._db.read(),
             "SELECT rowid, embed_text, embed_attempts FROM memories "
             "WHERE embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= ?) "
@@ -229,7 +248,7 @@ class SQLiteTenantStore:
 
     def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
         with self._db.write() as conn:
-            seq = _bump(conn)
+            seq = SQLiteTransaction(conn)._change_seq()
             conn.executemany(
                 "UPDATE memories SET embedding = ?, embed_state = 'ready', embed_error = NULL, "
                 "embed_next_at = NULL, embed_model = ?, change_seq = ? WHERE rowid = ?",
@@ -248,7 +267,7 @@ class SQLiteTenantStore:
             )
 
     def embedding_counts(self) -> dict[str, int]:
-        rows = _fetchall(
+        rows = fetchall(
             self._db.read(), "SELECT embed_state, count(*) FROM memories GROUP BY embed_state", ()
         )
         counts = {"pending": 0, "ready": 0, "failed": 0}
@@ -261,30 +280,23 @@ class SQLiteTenantStore:
         with self._db.write() as conn:
             try:
                 conn.execute(
-                    "INSERT INTO api_keys (key_id, role, grant_json, secret_hash, label, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (key.key_id, key.role, key.grant_json, key.secret_hash, key.label,
-                     key.created_at),
+                    f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (key.key_id, key.role, key.grant_json, key.secret_hash, key.created_at,
+                     key.label, None),
                 )  # fmt: skip
             except sqlite3.IntegrityError as error:
                 raise ConflictError(f"key id {key.key_id} exists", field="keyId") from error
-            _append_audit(conn, audit)
+            SQLiteTransaction(conn).audit(audit)
 
     def get_key(self, key_id: str) -> KeyRecord | None:
-        row = _fetchone(
-            self._db.read(),
-            "SELECT key_id, role, grant_json, secret_hash, created_at, label, revoked_at "
-            "FROM api_keys WHERE key_id = ?",
-            (key_id,),
+        row = fetchone(
+            self._db.read(), f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,)
         )
         return KeyRecord(*row) if row else None
 
     def list_keys(self) -> list[KeyRecord]:
-        rows = _fetchall(
-            self._db.read(),
-            "SELECT key_id, role, grant_json, secret_hash, created_at, label, revoked_at "
-            "FROM api_keys ORDER BY created_at",
-            (),
+        rows = fetchall(
+            self._db.read(), f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at", ()
         )
         return [KeyRecord(*r) for r in rows]
 
@@ -296,24 +308,21 @@ class SQLiteTenantStore:
             )
             if cursor.rowcount != 1:
                 return False
-            _append_audit(conn, audit)
+            SQLiteTransaction(conn).audit(audit)
             return True
 
     # -- audit ----------------------------------------------------------------------------
 
     def audit_entries(self, after_seq: int, limit: int) -> list[AuditEntry]:
-        rows = _fetchall(
+        rows = fetchall(
             self._db.read(),
-            f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?",
+            f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?",
             (after_seq, limit),
         )
-        return [AuditEntry(*r) for r in rows]
+        return [audit_entry(r) for r in rows]
 
     def close(self) -> None:
         self._db.close()
-
-
-# -- helpers --------------------------------------------------------------------------------
 
 
 def _statements(script: str) -> list[str]:
@@ -328,43 +337,3 @@ def _statements(script: str) -> list[str]:
             statements.append(buffer.strip())
             buffer = ""
     return statements
-
-
-def _bump(conn: sqlite3.Connection) -> int:
-    row = conn.execute(
-        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq' "
-        "RETURNING value"
-    ).fetchone()
-    return int(row[0])
-
-
-def _append_audit(conn: sqlite3.Connection, draft: AuditDraft) -> None:
-    last = conn.execute("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
-    seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
-    at = clock.now_text()
-    digest = chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash)
-    conn.execute(
-        f"INSERT INTO audit_log ({_AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (seq, at, draft.action, draft.actor_key_id, draft.actor_role, draft.target_kind,
-         draft.target_id, draft.scope_key, draft.before_digest, draft.after_digest, draft.reason,
-         prev_hash, digest),
-    )  # fmt: skip
-
-
-def _memory(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord(*row)
-
-
-def _fetchone(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> Any:
-    try:
-        return conn.execute(sql, params).fetchone()
-    except sqlite3.Error as error:
-        raise translate(error) from error
-
-
-def _fetchall(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
-    try:
-        return conn.execute(sql, params).fetchall()
-    except sqlite3.Error as error:
-        raise translate(error) from error
-

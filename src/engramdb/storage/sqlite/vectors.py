@@ -14,8 +14,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from engramdb import clock
 
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 
@@ -31,6 +34,17 @@ class VectorRow:
     status: str
     session_id: str | None
     embedding: bytes | None  # None while the vector is pending or failed
+    active_from: str | None = None
+    retired_at: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+
+
+_TIMES = ("active_from", "retired_at", "valid_from", "valid_until")
+
+
+def _epoch(text: str | None) -> float:
+    return float("nan") if text is None else clock.parse(text).timestamp()
 
 
 class ScopeVectors:
@@ -47,6 +61,7 @@ class ScopeVectors:
         self._source = np.zeros(0, dtype=np.int8)
         self._status = np.zeros(0, dtype=np.int16)
         self._session = np.zeros(0, dtype=np.int32)
+        self._times = {name: np.zeros(0, dtype=np.float64) for name in _TIMES}
         self._status_codes: dict[str, int] = {}
         self._session_codes: dict[str | None, int] = {None: 0}
 
@@ -67,6 +82,8 @@ class ScopeVectors:
             self._source[position] = _SOURCES[row.source]
             self._status[position] = self._code(self._status_codes, row.status)
             self._session[position] = self._code(self._session_codes, row.session_id)
+            for name in _TIMES:
+                self._times[name][position] = _epoch(getattr(row, name))
 
     def search(self, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
         """Return the exact top ``limit`` eligible rows by cosine (vectors are unit length)."""
@@ -85,14 +102,32 @@ class ScopeVectors:
         return [Candidate(int(self._rowids[i]), float(scores[i])) for i in order[:k]]
 
     def _eligible(self, filt: CandidateFilter) -> np.ndarray:
+        """The same predicate as the SQL filter (storage/sqlite/sql.py), vectorised."""
         n = self._size
-        statuses = [self._status_codes[s] for s in filt.statuses if s in self._status_codes]
-        mask = self._ready[:n] & np.isin(self._status[:n], statuses)
+        mask = self._ready[:n].copy()
+        if filt.statuses is not None:
+            codes = [self._status_codes[s] for s in filt.statuses if s in self._status_codes]
+            mask &= np.isin(self._status[:n], codes)
         mask &= np.isin(self._source[:n], [_SOURCES[s] for s in filt.sources])
         if filt.exclude_session_id is not None:
             code = self._session_codes.get(filt.exclude_session_id)
             if code is not None:
                 mask &= self._session[:n] != code
+        times = {name: values[:n] for name, values in self._times.items()}
+        with np.errstate(invalid="ignore"):  # NaN stands for NULL: comparisons with it are False
+            if filt.as_of is not None:
+                t = _epoch(filt.as_of)
+                mask &= times["active_from"] <= t
+                mask &= np.isnan(times["retired_at"]) | (times["retired_at"] > t)
+            if filt.believed_by is not None:
+                mask &= times["active_from"] <= _epoch(filt.believed_by)
+            if filt.valid_at is not None:
+                t = _epoch(filt.valid_at)
+                mask &= np.isnan(times["valid_from"]) | (times["valid_from"] <= t)
+                mask &= np.isnan(times["valid_until"]) | (times["valid_until"] > t)
+            if filt.expires_after is not None:
+                t = _epoch(filt.expires_after)
+                mask &= np.isnan(times["valid_until"]) | (times["valid_until"] > t)
         return mask
 
     def _fits(self, vector: np.ndarray) -> bool:
@@ -122,6 +157,7 @@ class ScopeVectors:
         self._source = grown(self._source)
         self._status = grown(self._status)
         self._session = grown(self._session)
+        self._times = {name: grown(values) for name, values in self._times.items()}
         if self.dimension:
             self._matrix = grown(self._matrix)
 
@@ -184,6 +220,13 @@ class VectorCache:
                 total -= len(self._scopes.pop(key))
 
 
-def rows_from(records: Sequence[tuple[int, str, str, str | None, bytes | None]]) -> list[VectorRow]:
-    """Return cache rows from ``(rowid, source, status, session_id, embedding)`` tuples."""
-    return [VectorRow(r[0], r[1], r[2], r[3], r[4]) for r in records]
+VECTOR_ROW_SQL = (
+    "SELECT rowid, source, status, session_id, "
+    "CASE WHEN embed_state = 'ready' THEN embedding END, "
+    "active_from, retired_at, valid_from, valid_until FROM memories"
+)
+
+
+def rows_from(records: Sequence[Sequence[Any]]) -> list[VectorRow]:
+    """Return cache rows from the columns of ``VECTOR_ROW_SQL``, in order."""
+    return [VectorRow(*r) for r in records]

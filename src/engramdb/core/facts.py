@@ -1,0 +1,228 @@
+"""The fact lifecycle, owned by the server: supersede, correct, retract, age guard, tombstones.
+
+Every function here runs inside one store transaction, so a correction writes the new fact, the
+retired one, the tombstone and every audit entry together or not at all. Concurrent correctors
+serialise on the transaction: the second one finds its target already retired (409).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.core.auth import Caller
+from engramdb.core.policy import TenantPolicy
+from engramdb.core.tombstones import tombstone_for, value_hash
+from engramdb.errors import ConflictError, NotFoundError
+from engramdb.storage.port import MemoryRecord, NewMemory, Tombstone, Transaction
+
+_RETIRE_ACTIONS = {
+    "superseded": "fact.supersede",
+    "retracted": "fact.retract",
+    "archived": "fact.archive",
+    "rejected": "fact.reject",
+}
+Outcome = Literal["created", "exists", "superseded", "history", "parked", "refused"]
+
+
+@dataclass(frozen=True)
+class FactOutcome:
+    """What a fact write did. ``refused`` carries the tombstone that refused it."""
+
+    outcome: Outcome
+    record: MemoryRecord | None
+    superseded: tuple[MemoryRecord, ...] = ()
+    tombstone: Tombstone | None = None
+
+    @property
+    def created(self) -> bool:
+        return self.outcome not in ("exists", "refused")
+
+
+def state_digest(record: MemoryRecord) -> str:
+    """Digest of a fact's lifecycle state, for the audit log's before/after."""
+    return sha256_hex(
+        canonical_json(
+            {"id": record.memory_id, "status": record.status, "retiredAt": record.retired_at,
+             "supersededBy": record.superseded_by_id, "reason": record.status_reason}
+        )
+    )  # fmt: skip
+
+
+def _is_newer(record: MemoryRecord, than: NewMemory) -> bool:
+    """Age guard order: validFrom, then recordedAt (the incoming row is recorded last)."""
+    return (record.valid_from or "", record.recorded_at) > (than.valid_from or "", than.recorded_at)
+
+
+def assert_fact(
+    tx: Transaction,
+    row: NewMemory,
+    caller: Caller,
+    policy: TenantPolicy,
+    *,
+    target_id: str | None = None,
+    reason: str | None = None,
+) -> FactOutcome:
+    """Store a fact and apply supersession, tombstones and the age guard.
+
+    ``target_id`` names the fact this one corrects (``supersedesFactId`` or the correct
+    endpoint); without it, a single-valued kind supersedes the slot's current fact.
+    """
+    assert row.subject_key is not None and row.kind is not None
+    existing = tx.get_memory(row.scope.scope_key, "MEMORY_FACT", row.memory_id)
+    if existing is not None:
+        return FactOutcome("exists", existing)
+    if row.status != "active":  # arrived inactive: history, outside the lifecycle
+        return FactOutcome("created", _insert(tx, row, caller, "fact.write"))
+    tomb = tx.find_tombstone(row.scope.scope_key, row.subject_key, row.kind, value_hash(row.text))
+    if tomb is not None:
+        return _tombstoned(tx, row, caller, policy, tomb)
+    victims = _victims(tx, row, policy, target_id)
+    newer = [v for v in victims if _is_newer(v, row)]
+    if newer:
+        return _store_as_history(tx, row, caller, newer[-1])
+    return _supersede(tx, replace(row, supersedes_id=_first_id(victims) or row.supersedes_id),
+                      victims, caller, reason)  # fmt: skip
+
+
+def _victims(
+    tx: Transaction, row: NewMemory, policy: TenantPolicy, target_id: str | None
+) -> list[MemoryRecord]:
+    target_id = target_id or row.supersedes_id
+    if target_id is not None:
+        target = tx.get_memory(row.scope.scope_key, "MEMORY_FACT", target_id)
+        if target is None:
+            raise NotFoundError(f"no fact {target_id} in this scope", field="supersedesFactId")
+        if target.status != "active":
+            raise ConflictError(
+                f"fact {target_id} is already {target.status}",
+                field="supersedesFactId",
+                status=target.status,
+                supersededByFactId=target.superseded_by_id,
+            )
+        return [target]
+    assert row.subject_key is not None and row.kind is not None
+    if policy.is_multi_valued(row.kind):
+        return []
+    return tx.active_facts(row.scope.scope_key, row.subject_key, row.kind)
+
+
+def _first_id(records: list[MemoryRecord]) -> str | None:
+    return records[0].memory_id if records else None
+
+
+def _insert(tx: Transaction, row: NewMemory, caller: Caller, action: str, reason: str | None = None) -> MemoryRecord:
+    record = tx.insert_memory(row)
+    if record is None:  # unreachable: the id was checked absent in this transaction
+        raise ConflictError(f"fact {row.memory_id} already exists")
+    tx.audit(caller.audit(action, target_kind="MEMORY_FACT", target_id=row.memory_id,
+                          scope_key=row.scope.scope_key, after_digest=state_digest(record),
+                          reason=reason))  # fmt: skip
+    return record
+
+
+def _tombstoned(
+    tx: Transaction, row: NewMemory, caller: Caller, policy: TenantPolicy, tomb: Tombstone
+) -> FactOutcome:
+    why = f"value tombstoned by {tomb.tombstone_id} ({tomb.reason or 'no reason given'})"
+    if policy.tombstone_policy == "review":
+        parked = replace(row, status="pending_review", active_from=None)
+        return FactOutcome("parked", _insert(tx, parked, caller, "fact.park", why), tombstone=tomb)
+    # The refusal is audited too (the transaction commits; the caller then answers 409).
+    tx.audit(caller.audit("fact.refuse", target_kind="MEMORY_FACT", target_id=row.memory_id,
+                          scope_key=row.scope.scope_key, reason=why))  # fmt: skip
+    return FactOutcome("refused", None, tombstone=tomb)
+
+
+def _store_as_history(
+    tx: Transaction, row: NewMemory, caller: Caller, newer: MemoryRecord
+) -> FactOutcome:
+    # An older fact never supersedes a newer one: it is kept, already retired, as history.
+    history = replace(row, status="superseded", active_from=None)
+    record = _insert(tx, history, caller, "fact.write",
+                     f"older than current fact {newer.memory_id}: stored as history")  # fmt: skip
+    record = tx.set_status(record.rowid, status="superseded", retired_at=row.recorded_at,
+                           superseded_by=newer.memory_id,
+                           reason=f"older than current fact {newer.memory_id}")  # fmt: skip
+    return FactOutcome("history", record, superseded=(record,))
+
+
+def _supersede(
+    tx: Transaction,
+    row: NewMemory,
+    victims: list[MemoryRecord],
+    caller: Caller,
+    reason: str | None,
+) -> FactOutcome:
+    now = row.recorded_at
+    record = _insert(tx, replace(row, active_from=now), caller, "fact.write", reason)
+    retired = []
+    for victim in victims:
+        retired.append(retire(tx, victim, caller, status="superseded", at=now,
+                              reason=reason or f"superseded by {row.memory_id}",
+                              successor=row.memory_id,
+                              tombstone=value_hash(victim.text) != value_hash(row.text)))  # fmt: skip
+    return FactOutcome("superseded" if retired else "created", record, superseded=tuple(retired))
+
+
+def retire(
+    tx: Transaction,
+    fact: MemoryRecord,
+    caller: Caller,
+    *,
+    status: str,
+    at: str,
+    reason: str | None,
+    successor: str | None = None,
+    tombstone: bool = True,
+) -> MemoryRecord:
+    """Retire an active fact (superseded, retracted, archived), tombstoning its value."""
+    before = state_digest(fact)
+    record = tx.set_status(fact.rowid, status=status, reason=reason, retired_at=at,
+                           superseded_by=successor)  # fmt: skip
+    action = _RETIRE_ACTIONS[status]
+    tx.audit(caller.audit(action, target_kind="MEMORY_FACT", target_id=fact.memory_id,
+                          scope_key=fact.scope_key, before_digest=before,
+                          after_digest=state_digest(record), reason=reason))  # fmt: skip
+    if tombstone:
+        tomb = tx.add_tombstone(tombstone_for(fact, reason=reason, at=at, actor_key_id=caller.key_id))
+        tx.audit(caller.audit("tombstone.create", target_kind="tombstone",
+                              target_id=tomb.tombstone_id, scope_key=fact.scope_key,
+                              reason=reason))  # fmt: skip
+    return record
+
+
+def retract(
+    tx: Transaction, scope_key: str, fact_id: str, caller: Caller, *, reason: str, at: str
+) -> MemoryRecord:
+    """Retract an active fact: it stops being current and its value is tombstoned."""
+    fact = active_fact(tx, scope_key, fact_id)
+    return retire(tx, fact, caller, status="retracted", at=at, reason=reason)
+
+
+def active_fact(tx: Transaction, scope_key: str, fact_id: str) -> MemoryRecord:
+    """Return an active fact of the scope, or raise 404 / 409 (already retired)."""
+    fact = tx.get_memory(scope_key, "MEMORY_FACT", fact_id)
+    if fact is None:
+        raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
+    if fact.status != "active":
+        raise ConflictError(
+            f"fact {fact_id} is {fact.status}, not active",
+            id=fact_id,
+            status=fact.status,
+            supersededByFactId=fact.superseded_by_id,
+        )
+    return fact
+
+
+def lift(tx: Transaction, tombstone_id: str, caller: Caller, *, reason: str, at: str) -> Tombstone:
+    """Lift a tombstone so its value may become current again (audited)."""
+    tomb = tx.get_tombstone(tombstone_id)
+    if tomb is None:
+        raise NotFoundError(f"no tombstone {tombstone_id}", id=tombstone_id)
+    if not tx.lift_tombstone(tombstone_id, at=at, by=caller.key_id, reason=reason):
+        raise ConflictError(f"tombstone {tombstone_id} was already lifted", id=tombstone_id)
+    tx.audit(caller.audit("tombstone.lift", target_kind="tombstone", target_id=tombstone_id,
+                          scope_key=tomb.scope_key, reason=reason))  # fmt: skip
+    return replace(tomb, lifted_at=at, lifted_by=caller.key_id, lift_reason=reason)

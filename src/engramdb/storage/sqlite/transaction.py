@@ -1,0 +1,186 @@
+"""A write transaction on one tenant file (``BEGIN IMMEDIATE``: one writer at a time)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from engramdb import clock
+from engramdb.storage.port import (
+    GENESIS_HASH,
+    AuditDraft,
+    AuditEntry,
+    MemoryRecord,
+    NewMemory,
+    Source,
+    Tombstone,
+    chain_hash,
+)
+from engramdb.storage.sqlite.sql import (
+    AUDIT_COLUMNS,
+    MEMORY_COLUMNS,
+    TOMBSTONE_COLUMNS,
+    memory,
+    tombstone,
+)
+
+
+def scope_token(scope_key: str) -> str:
+    """Return the FTS token of a scope: digits only, so no stemmer can alter it."""
+    return str(int(scope_key[:24], 16))
+
+
+class SQLiteTransaction:
+    """The Transaction port over the tenant's writer connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._seq: int | None = None
+
+    def _change_seq(self) -> int:
+        # One bump per transaction: every row it touches carries the same sequence number, and
+        # vector copies in any process refresh exactly the rows stamped after their own.
+        if self._seq is None:
+            row = self._conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq' "
+                "RETURNING value"
+            ).fetchone()
+            self._seq = int(row[0])
+        return self._seq
+
+    def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
+        scope = row.scope
+        cursor = self._conn.execute(
+            """INSERT INTO memories (source, memory_id, scope_key, agent_id, profile_id,
+                   privacy_scope, participant_scope_hash, sandbox_eligible, session_id,
+                   subject_key, kind, text, embed_text, trust_class, origin, status, confidence,
+                   observed_at, valid_from, valid_until, recorded_at, active_from, supersedes_id,
+                   event_json, change_seq)
+               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+               ON CONFLICT (scope_key, source, memory_id) DO NOTHING""",
+            (
+                row.source, row.memory_id, scope.scope_key, scope.agent_id, scope.profile_id,
+                scope.privacy_scope, scope.participant_scope_hash, int(scope.sandbox_eligible),
+                row.session_id, row.subject_key, row.kind, row.text, row.embed_text,
+                row.trust_class, row.origin, row.status, row.confidence, row.observed_at,
+                row.valid_from, row.valid_until, row.recorded_at, row.active_from,
+                row.supersedes_id, row.event_json, self._change_seq(),
+            ),
+        )  # fmt: skip
+        if cursor.rowcount != 1:
+            return None
+        self._conn.execute(
+            "INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)",
+            (cursor.lastrowid, scope_token(scope.scope_key), _lexical_body(row)),
+        )
+        return self._by_rowid(int(cursor.lastrowid or 0))
+
+    def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
+        row = self._conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories "
+            "WHERE scope_key = ? AND source = ? AND memory_id = ?",
+            (scope_key, source, memory_id),
+        ).fetchone()
+        return memory(row) if row else None
+
+    def active_facts(self, scope_key: str, subject_key: str, kind: str) -> list[MemoryRecord]:
+        rows = self._conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND subject_key = ? "
+            "AND kind = ? AND source = 'MEMORY_FACT' AND status = 'active' ORDER BY rowid",
+            (scope_key, subject_key, kind),
+        ).fetchall()
+        return [memory(r) for r in rows]
+
+    def set_status(
+        self,
+        rowid: int,
+        *,
+        status: str,
+        reason: str | None,
+        retired_at: str | None = None,
+        superseded_by: str | None = None,
+        active_from: str | None = None,
+    ) -> MemoryRecord:
+        self._conn.execute(
+            "UPDATE memories SET status = ?, status_reason = ?, retired_at = ?, "
+            "superseded_by_id = coalesce(?, superseded_by_id), "
+            "active_from = coalesce(?, active_from), change_seq = ? WHERE rowid = ?",
+            (status, reason, retired_at, superseded_by, active_from, self._change_seq(), rowid),
+        )
+        return self._by_rowid(rowid)
+
+    def find_tombstone(
+        self, scope_key: str, subject_key: str, kind: str, value_hash: str
+    ) -> Tombstone | None:
+        row = self._conn.execute(
+            f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = ? AND subject_key = ? "
+            "AND kind = ? AND value_hash = ? AND lifted_at IS NULL",
+            (scope_key, subject_key, kind, value_hash),
+        ).fetchone()
+        return tombstone(row) if row else None
+
+    def add_tombstone(self, t: Tombstone) -> Tombstone:
+        existing = self.find_tombstone(t.scope_key, t.subject_key, t.kind, t.value_hash)
+        if existing is not None:
+            return existing
+        self._conn.execute(
+            f"INSERT INTO tombstones ({TOMBSTONE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (t.tombstone_id, t.scope_key, t.subject_key, t.kind, t.value_hash, t.fact_id,
+             t.reason, t.created_at, t.actor_key_id, None, None, None),
+        )  # fmt: skip
+        return t
+
+    def get_tombstone(self, tombstone_id: str) -> Tombstone | None:
+        row = self._conn.execute(
+            f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tombstone_id = ?", (tombstone_id,)
+        ).fetchone()
+        return tombstone(row) if row else None
+
+    def lift_tombstone(self, tombstone_id: str, *, at: str, by: str | None, reason: str) -> bool:
+        cursor = self._conn.execute(
+            "UPDATE tombstones SET lifted_at = ?, lifted_by = ?, lift_reason = ? "
+            "WHERE tombstone_id = ? AND lifted_at IS NULL",
+            (at, by, reason, tombstone_id),
+        )
+        return cursor.rowcount == 1
+
+    def audit(self, draft: AuditDraft) -> AuditEntry:
+        last = self._conn.execute(
+            "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
+        at = clock.now_text()
+        digest = chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash)
+        values = (seq, at, draft.action, draft.actor_key_id, draft.actor_role, draft.target_kind,
+                  draft.target_id, draft.scope_key, draft.before_digest, draft.after_digest,
+                  draft.reason, prev_hash, digest)  # fmt: skip
+        self._conn.execute(
+            f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", values
+        )
+        return AuditEntry(*values)
+
+    def put_meta(self, key: str, value: str) -> None:
+        """Set a tenant-level setting (the policy document)."""
+        self._conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def query(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """Run a read inside this transaction (sees its own writes)."""
+        return self._conn.execute(sql, params).fetchall()
+
+    def _by_rowid(self, rowid: int) -> MemoryRecord:
+        row = self._conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        return memory(row)
+
+
+def _lexical_body(row: NewMemory) -> str:
+    # A fact's subject and kind are searchable words too ("user.language preference ...").
+    if row.subject_key:
+        return f"{row.text}\n{row.subject_key.replace('.', ' ').replace(':', ' ')} {row.kind or ''}"
+    return row.text

@@ -1,0 +1,71 @@
+"""`engram audit verify` recomputes the chain and names the first entry that was tampered with."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.core.auth import Caller
+from engramdb.core.service import MemoryService
+from tests.factories import episode_body, fact_body, scope_fields
+
+SCOPE = scope_fields()
+
+
+def _verify(home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ENGRAM_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "engramdb.cli", "audit", "verify", "--tenant", "t1"],
+                          env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+def _seed(service: MemoryService, operator: Caller) -> Path:
+    for i in range(5):
+        service.write_episode(operator, EpisodeWrite.model_validate(episode_body(f"turn {i}", turn=i, scope=SCOPE)))
+        service.write_fact(operator, FactWrite.model_validate(fact_body(f"value {i}", kind="k", sourceEventId=f"s{i}", scope=SCOPE)))
+    return service.store.tenant("t1").path
+
+
+def _edit(path: Path, sql: str) -> None:
+    with sqlite3.connect(path) as conn:  # bypass the append-only triggers, as an attacker would
+        conn.execute("DROP TRIGGER audit_log_no_update")
+        conn.execute("DROP TRIGGER audit_log_no_delete")
+        conn.execute(sql)
+
+
+def test_untouched_chain_verifies(service: MemoryService, operator: Caller) -> None:
+    path = _seed(service, operator)
+    result = _verify(path.parent.parent)
+    assert result.returncode == 0, result.stderr
+    assert "verified: 18 entries" in result.stdout  # 10 writes, 4 supersessions, 4 tombstones
+
+
+def test_an_edited_row_is_named(service: MemoryService, operator: Caller) -> None:
+    path = _seed(service, operator)
+    _edit(path, "UPDATE audit_log SET reason = 'nothing happened' WHERE seq = 7")
+    result = _verify(path.parent.parent)
+    assert result.returncode == 1
+    assert "broken at entry 7" in result.stderr and "edited" in result.stderr
+
+
+def test_a_deleted_row_is_named(service: MemoryService, operator: Caller) -> None:
+    path = _seed(service, operator)
+    _edit(path, "DELETE FROM audit_log WHERE seq = 4")
+    result = _verify(path.parent.parent)
+    assert result.returncode == 1 and "broken at entry 4" in result.stderr and "missing" in result.stderr
+
+
+def test_a_rehashed_row_still_breaks_the_next_link(service: MemoryService, operator: Caller) -> None:
+    """Recomputing the edited row's own hash does not help: the next entry's prevHash disagrees."""
+    from engramdb.storage.port import chain_hash
+
+    path = _seed(service, operator)
+    entry = service.store.tenant("t1").audit_entries(2, 1)[0]
+    forged = chain_hash(entry.__class__(**{**vars(entry), "reason": "forged"}), seq=3, at=entry.at,
+                        prev_hash=entry.prev_hash)  # fmt: skip
+    _edit(path, f"UPDATE audit_log SET reason = 'forged', hash = '{forged}' WHERE seq = 3")
+    result = _verify(path.parent.parent)
+    assert result.returncode == 1 and "broken at entry 4" in result.stderr

@@ -1,0 +1,195 @@
+"""Beliefs that change, through the real server: supersession, tombstones, time travel, audit."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import httpx
+
+from tests.conftest import LiveServer
+from tests.factories import fact_body
+
+
+def _fact(http: httpx.Client, text: str, *, subject: str = "user", kind: str = "database",
+          source: str = "turn-1", valid_from: str = "2026-01-01T00:00:00Z", **extra: Any) -> httpx.Response:  # fmt: skip
+    return http.post("/v1/facts", json=fact_body(text, subject=subject, kind=kind,
+                                                 sourceEventId=source, validFrom=valid_from, **extra))  # fmt: skip
+
+
+def _current(http: httpx.Client, subject: str = "user", kind: str = "database") -> list[str]:
+    facts = http.get("/v1/facts", params={"subjectKey": subject, "kind": kind}).json()["facts"]
+    return [f["event"]["text"] for f in facts]
+
+
+def test_mongodb_postgresql_mongodb_again_is_refused_and_audited(server: LiveServer) -> None:
+    """Memora's failure: a corrected-away value must not come back by being said again."""
+    with server.client(server.key()) as http:
+        first = _fact(http, "I prefer MongoDB for backend projects.", source="t1")
+        assert first.status_code == 201 and first.json()["outcome"] == "created"
+        second = _fact(http, "I prefer PostgreSQL for backend projects.", source="t2",
+                       valid_from="2026-02-01T00:00:00Z")  # fmt: skip
+        assert second.status_code == 201
+        assert second.json()["outcome"] == "superseded"
+        assert second.json()["supersededFactIds"] == [first.json()["id"]]
+        assert second.json()["memory"]["supersedesFactId"] == first.json()["id"]
+        # Said again later, in other words of the same value (case, spacing, punctuation).
+        third = _fact(http, "i prefer  MongoDB for backend projects", source="t3",
+                      valid_from="2026-03-01T00:00:00Z")  # fmt: skip
+        assert third.status_code == 409, third.text
+        refusal = third.json()
+        assert refusal["tombstoneId"] and refusal["tombstonedAt"] and refusal["field"] == "text"
+        assert refusal["factId"] == first.json()["id"]
+        assert _current(http) == ["I prefer PostgreSQL for backend projects."]
+        old = http.get(f"/v1/facts/{first.json()['id']}").json()
+        assert old["status"] == "superseded" and old["supersededByFactId"] == second.json()["id"]
+        assert old["retiredAt"] is not None
+    with server.client(server.key(role="reviewer")) as reviewer:
+        entries = reviewer.get("/v1/audit").json()["entries"]
+    actions = [e["action"] for e in entries if not e["action"].startswith("key.")]
+    assert actions == ["fact.write", "fact.write", "fact.supersede", "tombstone.create", "fact.refuse"]
+    assert entries[-2]["targetId"] != first.json()["id"]  # the refused write names its own id
+
+
+def test_review_policy_parks_a_tombstoned_value(server: LiveServer) -> None:
+    with server.client(server.key(role="admin")) as admin:
+        policy = admin.put("/v1/policy", json={"tombstonePolicy": "review", "multiValuedKinds": []})
+        assert policy.status_code == 200 and policy.json()["tombstonePolicy"] == "review"
+    with server.client(server.key()) as http:
+        _fact(http, "Uses MongoDB", source="a")
+        _fact(http, "Uses PostgreSQL", source="b", valid_from="2026-02-01T00:00:00Z")
+        parked = _fact(http, "Uses MongoDB", source="c", valid_from="2026-03-01T00:00:00Z")
+        assert parked.status_code == 201 and parked.json()["outcome"] == "parked"
+        assert parked.json()["memory"]["status"] == "pending_review"
+        assert _current(http) == ["Uses PostgreSQL"]
+
+
+def test_age_guard_keeps_an_older_fact_as_history(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        newer = _fact(http, "Lives in Berlin", kind="home", source="n", valid_from="2026-05-01T00:00:00Z")
+        older = _fact(http, "Lives in Lisbon", kind="home", source="o", valid_from="2025-05-01T00:00:00Z")
+        assert older.status_code == 201 and older.json()["outcome"] == "history"
+        assert older.json()["memory"]["status"] == "superseded"
+        assert older.json()["memory"]["supersededByFactId"] == newer.json()["id"]
+        assert _current(http, kind="home") == ["Lives in Berlin"]
+        # Its value was never current, so it is not tombstoned: asserting it anew is allowed.
+        assert http.get("/v1/tombstones", params={"kind": "home"}).json()["tombstones"] == []
+
+
+def test_multi_valued_kinds_coexist(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        _fact(http, "Likes tea", kind="likes", source="a")
+        second = _fact(http, "Likes jazz", kind="likes", source="b")
+        assert second.json()["outcome"] == "created"
+        assert sorted(_current(http, kind="likes")) == ["Likes jazz", "Likes tea"]
+
+
+def test_correct_and_retract_endpoints(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        original = _fact(http, "Deploys on Fridays", kind="deploy_day").json()["id"]
+        corrected = http.post(f"/v1/facts/{original}/correct",
+                              json={"text": "Deploys on Tuesdays", "reason": "team changed the rota"})  # fmt: skip
+        assert corrected.status_code == 201, corrected.text
+        new_id = corrected.json()["id"]
+        assert corrected.json()["memory"]["supersedesFactId"] == original
+        old = http.get(f"/v1/facts/{original}").json()
+        assert old["status"] == "superseded" and old["statusReason"] == "team changed the rota"
+        again = http.post(f"/v1/facts/{original}/correct", json={"text": "Deploys daily", "reason": "x"})
+        assert again.status_code == 409 and again.json()["supersededByFactId"] == new_id
+        retracted = http.post(f"/v1/facts/{new_id}/retract", json={"reason": "no fixed day any more"})
+        assert retracted.status_code == 200 and retracted.json()["status"] == "retracted"
+        assert _current(http, kind="deploy_day") == []
+        refused = _fact(http, "Deploys on Tuesdays", kind="deploy_day", source="later")
+        assert refused.status_code == 409
+        assert http.post(f"/v1/facts/{'0' * 64}/retract", json={"reason": "x"}).status_code == 404
+        history = http.get(f"/v1/facts/{new_id}/history").json()
+        assert [v["event"]["text"] for v in history["versions"]] == ["Deploys on Fridays", "Deploys on Tuesdays"]
+        assert [v["status"] for v in history["versions"]] == ["superseded", "retracted"]
+        assert {t["reason"] for t in history["tombstones"]} == {"team changed the rota", "no fixed day any more"}
+
+
+def test_lifting_a_tombstone_is_for_reviewers_and_lets_the_value_back(server: LiveServer) -> None:
+    agent = server.key()
+    with server.client(agent) as http:
+        fact_id = _fact(http, "Prefers vim", kind="editor").json()["id"]
+        http.post(f"/v1/facts/{fact_id}/retract", json={"reason": "switched"})
+        tomb = http.get("/v1/tombstones", params={"kind": "editor"}).json()["tombstones"][0]
+        assert http.post(f"/v1/tombstones/{tomb['tombstoneId']}/lift", json={"reason": "x"}).status_code == 403
+        assert _fact(http, "Prefers vim", kind="editor", source="again").status_code == 409
+    with server.client(server.key(role="reviewer")) as reviewer:
+        lifted = reviewer.post(f"/v1/tombstones/{tomb['tombstoneId']}/lift", json={"reason": "user switched back"})
+        assert lifted.status_code == 200 and lifted.json()["liftReason"] == "user switched back"
+        assert reviewer.post(f"/v1/tombstones/{tomb['tombstoneId']}/lift", json={"reason": "x"}).status_code == 409
+        assert reviewer.get("/v1/audit").json()["entries"][-1]["action"] == "tombstone.lift"
+    with server.client(agent) as http:
+        back = _fact(http, "Prefers vim", kind="editor", source="again2")
+        assert back.status_code == 201 and _current(http, kind="editor") == ["Prefers vim"]
+
+
+def test_concurrent_corrections_leave_exactly_one_active_successor(server: LiveServer) -> None:
+    token = server.key()
+    with server.client(token) as http:
+        target = _fact(http, "On-call is Ana", kind="oncall").json()["id"]
+    statuses: list[int] = []
+    barrier = threading.Barrier(8)
+
+    def correct(i: int) -> None:
+        with server.client(token) as client:
+            barrier.wait()
+            response = client.post(f"/v1/facts/{target}/correct", json={"text": f"On-call is person {i}", "reason": "rota"})
+            statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=correct, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [201] + [409] * 7
+    with server.client(token) as http:
+        current = _current(http, kind="oncall")
+        assert len(current) == 1 and current[0].startswith("On-call is person")
+
+
+def test_as_of_and_valid_at(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        first = _fact(http, "Team lead is Kim", kind="lead", valid_from="2026-01-01T00:00:00Z").json()
+        time.sleep(0.02)
+        between = first["memory"]["recordedAt"][:-1] + "9Z"  # just after the first was recorded
+        time.sleep(0.02)
+        _fact(http, "Team lead is Lee", kind="lead", source="2", valid_from="2026-06-01T00:00:00Z")
+        params = {"subjectKey": "user", "kind": "lead"}
+        assert _current(http, kind="lead") == ["Team lead is Lee"]
+        then = http.get("/v1/facts", params={**params, "asOf": between}).json()["facts"]
+        assert [f["event"]["text"] for f in then] == ["Team lead is Kim"]
+        before_any = http.get("/v1/facts", params={**params, "asOf": "2020-01-01T00:00:00Z"}).json()
+        assert before_any["facts"] == []
+        with_history = http.get("/v1/facts", params={**params, "includeHistory": "true"}).json()["facts"]
+        assert sorted(f["event"]["text"] for f in with_history) == ["Team lead is Kim", "Team lead is Lee"]
+        # Valid time: a bounded fact holds inside its window only.
+        _fact(http, "On leave", kind="availability", valid_from="2026-07-01T00:00:00Z",
+              validUntil="2026-07-15T00:00:00Z")  # fmt: skip
+        inside = http.get("/v1/facts", params={"kind": "availability", "validAt": "2026-07-10T00:00:00Z"}).json()
+        before = http.get("/v1/facts", params={"kind": "availability", "validAt": "2026-06-30T00:00:00Z"}).json()
+        after = http.get("/v1/facts", params={"kind": "availability", "validAt": "2026-07-15T00:00:00Z"}).json()
+        assert [f["event"]["text"] for f in inside["facts"]] == ["On leave"]
+        assert before["facts"] == [] and after["facts"] == []
+        # ... and since its validUntil has passed, it is not current now.
+        assert _current(http, kind="availability") == []
+        recalled = http.post("/v1/recall", json={"query": "team lead", "asOf": between}).json()["memories"]
+        assert [m["text"] for m in recalled] == ["Team lead is Kim"]
+        bad = http.get("/v1/facts", params={"asOf": "last week"})
+        assert bad.status_code == 422 and bad.json()["field"] == "asOf"
+
+
+def test_expired_facts_are_marked_and_audited_by_the_worker(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        fact = _fact(http, "Promo code SPRING works", kind="promo", validUntil="2026-01-02T00:00:00Z").json()
+        deadline = time.monotonic() + 10
+        while (stored := http.get(f"/v1/facts/{fact['id']}").json())["status"] != "expired":
+            assert time.monotonic() < deadline, stored
+            time.sleep(0.05)
+    assert stored["statusReason"] == "validUntil passed" and stored["retiredAt"]
+    entries = server.store.tenant("t1").audit_entries(0, 1000)
+    expiry = [e for e in entries if e.action == "fact.expire" and e.target_id == fact["id"]]
+    assert len(expiry) == 1 and expiry[0].actor_role == "system"
