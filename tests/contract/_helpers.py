@@ -19,7 +19,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
-CONTRACT_DIR = Path(os.environ.get("ENGRAM_CONTRACT_DIR", "/work/shared/contract"))
+# The project's shared data sits beside the repository (../shared), in CI as on a laptop.
+SHARED_DIR = Path(__file__).resolve().parents[3] / "shared"
+CONTRACT_DIR = Path(os.environ.get("ENGRAM_CONTRACT_DIR", SHARED_DIR / "contract"))
 SCHEMA_PATH = CONTRACT_DIR / "agent-memory-event.v1.schema.json"
 FIXTURE_PATH = CONTRACT_DIR / "conformance.v1.json"
 

@@ -21,7 +21,7 @@ from engramdb.contract.format import (
 HEADER = re.compile(
     r"\[Memory (?P<index>\d+); source=(?P<label>EPISODE|MEMORY_FACT); "
     r"score=(?P<score>-?\d+\.\d{3}); trust=(?P<trust>trusted|mixed|untrusted); "
-    r"status=(?P<status>[a-z_]+)(?P<unverified>; unverified)?\]"
+    r"status=(?P<status>[a-z_]+)(?P<unverified>; unverified)?(?P<retired>; not current)?\]"
 )
 
 
@@ -67,24 +67,26 @@ def test_header_shape_for_trusted_active_memory() -> None:
 
 
 @pytest.mark.parametrize(
-    ("trust", "status", "unverified"),
+    ("trust", "status", "unverified", "retired"),
     [
-        ("trusted", "active", False),
-        ("mixed", "active", True),
-        ("untrusted", "active", True),
-        ("trusted", "superseded", True),
-        ("trusted", "retracted", True),
-        ("trusted", "pending_review", True),
-        ("untrusted", "superseded", True),
+        ("trusted", "active", False, False),
+        ("mixed", "active", True, False),
+        ("untrusted", "active", True, False),
+        ("trusted", "superseded", False, True),
+        ("trusted", "retracted", False, True),
+        ("trusted", "expired", False, True),
+        ("trusted", "pending_review", True, False),
+        ("trusted", "rejected", True, True),
+        ("untrusted", "superseded", True, True),
     ],
 )
-def test_unverified_marker(trust: str, status: str, unverified: bool) -> None:
+def test_unverified_and_not_current_markers(trust: str, status: str, unverified: bool, retired: bool) -> None:
     [(header, _)] = entries(format_context([memory(trust=trust, status=status)]))
     match = HEADER.fullmatch(header)
     assert match is not None, header
     assert (match["trust"], match["status"]) == (trust, status)
     assert (match["unverified"] is not None) is unverified
-    assert header.endswith("; unverified]") is unverified
+    assert (match["retired"] is not None) is retired
 
 
 def test_headers_numbered_from_one_with_label_and_three_decimal_score() -> None:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 from engramdb.contract.canonical import event_id
 from tests.conftest import LiveServer
+from tests.contract._helpers import CONTRACT_DIR
 from tests.factories import episode_body, fact_body, scope_fields
 
-FIXTURE = json.loads(
-    (Path(__file__).parents[3] / "shared" / "contract" / "conformance.v1.json").read_text()
-)
+FIXTURE = json.loads((CONTRACT_DIR / "conformance.v1.json").read_text())
 
 
 def test_episode_write_is_idempotent_and_id_is_computed(server: LiveServer) -> None:

@@ -65,7 +65,7 @@ class _ScopeOpts:
     """Scope flags shared by remember and recall (defaults: this machine's local user)."""
 
     def __init__(
-        self, agent_id: str, profile_id: str, privacy: str, participant: str | None, sandbox: bool
+        self, agent_id: str, profile_id: str, privacy: str, participant: str | None, sandbox: str
     ) -> None:
         self.fields = ScopeFields.model_validate(
             {
@@ -73,7 +73,7 @@ class _ScopeOpts:
                 "profileId": profile_id,
                 "privacyScope": privacy,
                 "participantScopeHash": participant or _default_participant(),
-                "sandboxEligible": sandbox,
+                "sandboxEligible": _parse_bool("--sandbox-eligible", sandbox),
             }
         )
 
@@ -84,7 +84,7 @@ PrivacyOpt = Annotated[str, typer.Option("--privacy", help="private or shared")]
 ParticipantOpt = Annotated[
     str | None, typer.Option("--participant", help="participantScopeHash (default: local user)")
 ]
-SandboxOpt = Annotated[bool, typer.Option("--sandbox-eligible/--not-sandbox-eligible")]
+SandboxOpt = Annotated[str, typer.Option("--sandbox-eligible", help="true or false")]
 
 
 @app.command()
@@ -175,7 +175,7 @@ def remember(
     profile_id: ProfileOpt = "default",
     privacy: PrivacyOpt = "private",
     participant: ParticipantOpt = None,
-    sandbox: SandboxOpt = False,
+    sandbox: SandboxOpt = "false",
     home: HomeOpt = None,
 ) -> None:
     """Store a trusted fact in a scope and embed it now."""
@@ -205,7 +205,7 @@ def recall(
     profile_id: ProfileOpt = "default",
     privacy: PrivacyOpt = "private",
     participant: ParticipantOpt = None,
-    sandbox: SandboxOpt = False,
+    sandbox: SandboxOpt = "false",
     home: HomeOpt = None,
 ) -> None:
     """Recall memories of a scope, ranked, with an optional score breakdown."""
