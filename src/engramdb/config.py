@@ -24,6 +24,7 @@ class RetrievalSettings(BaseModel):
     recency_half_life_days: float = Field(180.0, description="recency decays by half every N days")
     confidence_weight: float = Field(0.02, description="weight of a fact's confidence")
     importance_weight: float = Field(0.01, description="weight of the source prior (facts > episodes)")
+    trust_weight: float = Field(0.05, description="weight of trust (the policy's weight per trust class and origin)")
     candidate_pool: int = Field(100, description="rows each arm contributes before fusion")
 
 

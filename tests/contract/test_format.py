@@ -21,7 +21,7 @@ from engramdb.contract.format import (
 HEADER = re.compile(
     r"\[Memory (?P<index>\d+); source=(?P<label>EPISODE|MEMORY_FACT); "
     r"score=(?P<score>-?\d+\.\d{3}); trust=(?P<trust>trusted|mixed|untrusted); "
-    r"status=(?P<status>[a-z_]+)(?P<unverified>; unverified)?(?P<retired>; not current)?\]"
+    r"origin=(?P<origin>stated|derived); status=(?P<status>[a-z_]+)(?P<unverified>; unverified)?(?P<retired>; not current)?\]"
 )
 
 
@@ -61,9 +61,15 @@ def test_header_shape_for_trusted_active_memory() -> None:
     block = format_context([memory(score=0.123)])
     assert block == (
         HEADING
-        + "\n\n[Memory 1; source=EPISODE; score=0.123; trust=trusted; status=active]\n"
+        + "\n\n[Memory 1; source=EPISODE; score=0.123; trust=trusted; origin=stated; status=active]\n"
         + '"The user prefers TypeScript."'
     )
+
+
+def test_a_derived_memory_is_unverified_even_when_trusted() -> None:
+    derived = FormattableMemory("MEMORY_FACT", "x", 0.5, "trusted", "active", origin="derived")
+    [(header, _)] = entries(format_context([derived]))
+    assert "origin=derived" in header and header.endswith("; unverified]")
 
 
 @pytest.mark.parametrize(
@@ -121,8 +127,8 @@ def test_body_is_a_json_string_and_cannot_inject_a_header() -> None:
     assert json.loads(pairs[1][1]) == "second"
     headers = [line for line in block.split("\n") if line.startswith("[")]
     assert headers == [
-        "[Memory 1; source=EPISODE; score=0.123; trust=untrusted; status=active; unverified]",
-        "[Memory 2; source=EPISODE; score=0.123; trust=trusted; status=active]",
+        "[Memory 1; source=EPISODE; score=0.123; trust=untrusted; origin=stated; status=active; unverified]",
+        "[Memory 2; source=EPISODE; score=0.123; trust=trusted; origin=stated; status=active]",
     ]
 
 

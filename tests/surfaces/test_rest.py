@@ -130,12 +130,12 @@ def test_recall_answers_memories_and_context_with_explain(server: LiveServer) ->
     assert top["source"] == "MEMORY_FACT" and top["trustClass"] == "trusted"
     assert top["status"] == "active"
     assert set(top["explain"]["arms"]) >= {"lexical"}
-    assert set(top["explain"]["features"]) == {"recency", "confidence", "importance"}
+    assert set(top["explain"]["features"]) == {"recency", "confidence", "importance", "trust"}
     parts = sum(a["contribution"] for a in top["explain"]["arms"].values())
     assert abs(parts + sum(top["explain"]["features"].values()) - top["score"]) < 1e-9
     assert response["context"].startswith("Historical memory follows.")
     assert '"The user drinks green tea every morning"' in response["context"]
-    assert "trust=trusted; status=active" in response["context"]
+    assert "trust=trusted; origin=stated; status=active]" in response["context"]
 
 
 def test_keys_over_rest_are_admin_only(server: LiveServer) -> None:

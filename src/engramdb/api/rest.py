@@ -6,7 +6,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Depends, FastAPI, Query, Request, Response
 
@@ -30,10 +30,13 @@ from engramdb.jobs.embedding import EmbeddingWorker
 from engramdb.models.api import (
     AuditPage,
     CorrectRequest,
+    EditAndApprove,
     FactHistory,
     FactList,
     LiftRequest,
     RetractRequest,
+    ReviewDecision,
+    ReviewQueue,
     TombstoneList,
     TombstoneView,
     Health,
@@ -149,9 +152,18 @@ def create_app(
         return result
 
     @app.post("/v1/facts", status_code=201, tags=["memories"])
-    def write_fact(body: FactWrite, who: Authed, response: Response) -> WriteResponse:
-        """Store a fact (201), or return the one already stored with this id (200)."""
-        result = service.write_fact(who, body)
+    def write_fact(
+        body: FactWrite,
+        who: Authed,
+        response: Response,
+        origin: Annotated[Literal["stated", "derived"], Query(description="derived: a model wrote it")] = "stated",
+    ) -> WriteResponse:
+        """Store a fact (201), or return the one already stored with this id (200).
+
+        The tenant's trust policy decides, by trust class and origin, whether it is current at
+        once or waits for review (``outcome: parked``, status ``pending_review``).
+        """
+        result = service.write_fact(who, body, origin=origin)
         response.status_code = 201 if result.created else 200
         return result
 
@@ -211,6 +223,33 @@ def create_app(
     def lift_tombstone(tombstone_id: str, body: LiftRequest, who: Authed) -> TombstoneView:
         """Let a tombstoned value become current again (reviewer or admin keys)."""
         return service.lift_tombstone(who, tombstone_id, body)
+
+    @app.get("/v1/review", tags=["review"])
+    def review_queue(
+        who: Authed,
+        kind: str | None = None,
+        subject_key: Annotated[str | None, Query(alias="subjectKey")] = None,
+        older_than_seconds: Annotated[float | None, Query(alias="olderThanSeconds", ge=0)] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> ReviewQueue:
+        """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
+        return service.review_queue(who, kind=kind, subject_key=subject_key,
+                                    older_than_seconds=older_than_seconds, limit=limit)  # fmt: skip
+
+    @app.post("/v1/review/{fact_id}/approve", tags=["review"])
+    def approve(fact_id: str, body: ReviewDecision, who: Authed) -> WriteResponse:
+        """Make a pending fact current (tombstones and the age guard apply)."""
+        return service.approve(who, fact_id, body)
+
+    @app.post("/v1/review/{fact_id}/reject", tags=["review"])
+    def reject(fact_id: str, body: ReviewDecision, who: Authed) -> MemoryView:
+        """Reject a pending fact; its value is tombstoned."""
+        return service.reject(who, fact_id, body)
+
+    @app.post("/v1/review/{fact_id}/edit-and-approve", tags=["review"])
+    def edit_and_approve(fact_id: str, body: EditAndApprove, who: Authed) -> WriteResponse:
+        """Replace a pending fact's text with the reviewer's, and approve it."""
+        return service.edit_and_approve(who, fact_id, body)
 
     @app.get("/v1/audit", tags=["audit"])
     def audit(

@@ -13,6 +13,7 @@ import sys
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -26,7 +27,7 @@ from engramdb.core.embedding import make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import RecallRequest
+from engramdb.models.api import RecallRequest, ReviewDecision
 from engramdb.storage.registry import open_store
 from engramdb.cli.bench import bench_app
 
@@ -39,6 +40,8 @@ keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help
 app.add_typer(keys_app, name="keys")
 audit_app = typer.Typer(help="Inspect and verify the audit log.", no_args_is_help=True)
 app.add_typer(audit_app, name="audit")
+review_app = typer.Typer(help="The review queue: facts awaiting a person.", no_args_is_help=True)
+app.add_typer(review_app, name="review")
 app.add_typer(bench_app, name="bench")
 out = Console()
 err = Console(stderr=True)
@@ -262,14 +265,77 @@ def audit_list(
     out.print(table)
 
 
+@review_app.command("list")
+def review_list(
+    tenant: TenantOpt = "default",
+    kind: Annotated[str | None, typer.Option(help="only this kind")] = None,
+    subject: Annotated[str | None, typer.Option(help="only this subjectKey")] = None,
+    limit: Annotated[int, typer.Option(help="items to show")] = 50,
+    home: HomeOpt = None,
+) -> None:
+    """List facts awaiting review, oldest first."""
+    service = _local_service(_settings(home), embedder="hashing")
+    queue = service.review_queue(_operator(tenant), kind=kind, subject_key=subject, limit=limit)
+    if not queue.items:
+        out.print("nothing awaits review")
+        return
+    table = Table("fact id", "recorded", "subject / kind", "trust", "origin", "text", "scope")
+    for item in queue.items:
+        fact, scope = item.fact, item.scope
+        table.add_row(fact.id[:12], fact.recorded_at[:19],
+                      f"{fact.event['subjectKey']} / {fact.event['kind']}", fact.event["trustClass"],
+                      fact.origin, fact.event["text"], f"{scope['agentId']}/{scope['profileId']}/"
+                      f"{scope['participantScopeHash'][:8]}")  # fmt: skip
+    out.print(table)
+
+
+@review_app.command("approve")
+def review_approve(
+    fact_id: str,
+    reason: Annotated[str | None, typer.Option(help="why")] = None,
+    tenant: TenantOpt = "default",
+    home: HomeOpt = None,
+) -> None:
+    """Approve a pending fact (a prefix of its id is enough when it is unique)."""
+    service = _local_service(_settings(home), embedder="hashing")
+    fact_id = _full_pending_id(service, tenant, fact_id)
+    decision = ReviewDecision.model_validate({"reason": reason} if reason else {})
+    result = service.approve(_operator(tenant), fact_id, decision)
+    out.print(f"approved {result.id}: {result.outcome}, now {result.memory.status}")
+
+
+@review_app.command("reject")
+def review_reject(
+    fact_id: str,
+    reason: Annotated[str, typer.Option(help="why (kept with the tombstone)")],
+    tenant: TenantOpt = "default",
+    home: HomeOpt = None,
+) -> None:
+    """Reject a pending fact; its value is tombstoned."""
+    service = _local_service(_settings(home), embedder="hashing")
+    fact_id = _full_pending_id(service, tenant, fact_id)
+    view = service.reject(_operator(tenant), fact_id, ReviewDecision.model_validate({"reason": reason}))
+    out.print(f"rejected {view.id}; its value is tombstoned")
+
+
+def _full_pending_id(service: MemoryService, tenant: str, prefix: str) -> str:
+    ids = {i.fact.id for i in service.review_queue(_operator(tenant), limit=1000).items}
+    matches = [i for i in ids if i.startswith(prefix)]
+    if len(matches) != 1:
+        raise EngramError(f"{len(matches)} pending facts match {prefix!r}", field="factId")
+    return matches[0]
+
+
 def _arm(arm: Any) -> str:
     return "-" if arm is None else f"#{arm.rank} {arm.raw:.3f} (+{arm.contribution:.3f})"
 
 
-def _local_service(settings: Settings) -> MemoryService:
+def _local_service(settings: Settings, embedder: str | None = None) -> MemoryService:
+    """The service over the local data folder. Commands that never embed pass ``hashing``
+    so they do not load the model (the embedding worker embeds with the configured one)."""
     store = open_store(settings.storage_url(), synchronous=settings.sqlite_synchronous)
-    embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key)
-    return MemoryService(store, embedder, settings)
+    model = make_embedder(embedder or settings.embedder, api_key=settings.embedder_api_key)
+    return MemoryService(store, model, settings)
 
 
 def _parse_bool(flag: str, value: str | None) -> bool | None:
@@ -285,5 +351,10 @@ def main() -> None:
     try:
         app()
     except EngramError as error:
-        err.print(f"[red]error:[/red] {error.message}")
+        err.print(f"[red]error:[/red] {error.message}", highlight=False)
+        sys.exit(1)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "input"
+        err.print(f"[red]error:[/red] {field}: {first['msg']}", highlight=False)
         sys.exit(1)

@@ -32,6 +32,7 @@ class FormattableMemory:
     score: float
     trust_class: str
     status: str
+    origin: str = "stated"
 
 
 def bounded_text(value: str, max_chars: int = BODY_CAP) -> str:
@@ -49,9 +50,9 @@ def js_fixed3(score: float) -> str:
 def _header(index: int, memory: FormattableMemory) -> str:
     header = (
         f"[Memory {index}; source={memory.label}; score={js_fixed3(memory.score)}; "
-        f"trust={memory.trust_class}; status={memory.status}"
+        f"trust={memory.trust_class}; origin={memory.origin}; status={memory.status}"
     )
-    if memory.trust_class != "trusted" or memory.status in UNREVIEWED:
+    if memory.trust_class != "trusted" or memory.origin != "stated" or memory.status in UNREVIEWED:
         header += "; unverified"
     if memory.status in RETIRED:
         header += "; not current"

@@ -21,7 +21,7 @@ _RETIRE_ACTIONS = {
     "superseded": "fact.supersede",
     "retracted": "fact.retract",
     "archived": "fact.archive",
-    "rejected": "fact.reject",
+    "rejected": "review.reject",
 }
 Outcome = Literal["created", "exists", "superseded", "history", "parked", "refused"]
 
@@ -50,7 +50,7 @@ def state_digest(record: MemoryRecord) -> str:
     )  # fmt: skip
 
 
-def _is_newer(record: MemoryRecord, than: NewMemory) -> bool:
+def _is_newer(record: MemoryRecord, than: NewMemory | MemoryRecord) -> bool:
     """Age guard order: validFrom, then recordedAt (the incoming row is recorded last)."""
     return (record.valid_from or "", record.recorded_at) > (than.valid_from or "", than.recorded_at)
 
@@ -78,6 +78,11 @@ def assert_fact(
     tomb = tx.find_tombstone(row.scope.scope_key, row.subject_key, row.kind, value_hash(row.text))
     if tomb is not None:
         return _tombstoned(tx, row, caller, policy, tomb)
+    rule = policy.rule(row.trust_class, row.origin)
+    if rule.status == "pending_review":  # not current until a reviewer approves it
+        parked = replace(row, status="pending_review", active_from=None)
+        why = f"awaiting review (trust={row.trust_class}, origin={row.origin})"
+        return FactOutcome("parked", _insert(tx, parked, caller, "fact.park", why))
     victims = _victims(tx, row, policy, target_id)
     newer = [v for v in victims if _is_newer(v, row)]
     if newer:
@@ -87,11 +92,12 @@ def assert_fact(
 
 
 def _victims(
-    tx: Transaction, row: NewMemory, policy: TenantPolicy, target_id: str | None
+    tx: Transaction, row: NewMemory | MemoryRecord, policy: TenantPolicy, target_id: str | None
 ) -> list[MemoryRecord]:
+    scope_key = row.scope.scope_key if isinstance(row, NewMemory) else row.scope_key
     target_id = target_id or row.supersedes_id
     if target_id is not None:
-        target = tx.get_memory(row.scope.scope_key, "MEMORY_FACT", target_id)
+        target = tx.get_memory(scope_key, "MEMORY_FACT", target_id)
         if target is None:
             raise NotFoundError(f"no fact {target_id} in this scope", field="supersedesFactId")
         if target.status != "active":
@@ -105,7 +111,7 @@ def _victims(
     assert row.subject_key is not None and row.kind is not None
     if policy.is_multi_valued(row.kind):
         return []
-    return tx.active_facts(row.scope.scope_key, row.subject_key, row.kind)
+    return tx.active_facts(scope_key, row.subject_key, row.kind)
 
 
 def _first_id(records: list[MemoryRecord]) -> str | None:
@@ -226,3 +232,53 @@ def lift(tx: Transaction, tombstone_id: str, caller: Caller, *, reason: str, at:
     tx.audit(caller.audit("tombstone.lift", target_kind="tombstone", target_id=tombstone_id,
                           scope_key=tomb.scope_key, reason=reason))  # fmt: skip
     return replace(tomb, lifted_at=at, lifted_by=caller.key_id, lift_reason=reason)
+
+
+def approve(
+    tx: Transaction, pending: MemoryRecord, caller: Caller, policy: TenantPolicy, *, at: str,
+    reason: str | None = None,
+) -> FactOutcome:  # fmt: skip
+    """Make a pending fact current, under the same rules as a new fact (tombstones, age guard)."""
+    _require_pending(pending)
+    assert pending.subject_key is not None and pending.kind is not None
+    tomb = tx.find_tombstone(pending.scope_key, pending.subject_key, pending.kind, value_hash(pending.text))
+    if tomb is not None:
+        raise ConflictError(
+            f"this value is tombstoned ({tomb.reason or 'no reason given'}); lift the tombstone first",
+            field="text", tombstoneId=tomb.tombstone_id,
+        )  # fmt: skip
+    victims = [v for v in _victims(tx, pending, policy, None) if v.memory_id != pending.memory_id]
+    before = state_digest(pending)
+    newer = [v for v in victims if v.valid_from and _is_newer(v, replace(pending, recorded_at=at))]
+    if newer:
+        record = tx.set_status(pending.rowid, status="superseded", retired_at=at,
+                               superseded_by=newer[-1].memory_id,
+                               reason=f"approved, but older than current fact {newer[-1].memory_id}")  # fmt: skip
+        outcome: Outcome = "history"
+    else:
+        record = tx.set_status(pending.rowid, status="active", reason=reason, active_from=at)
+        outcome = "superseded" if victims else "created"
+    tx.audit(caller.audit("review.approve", target_kind="MEMORY_FACT", target_id=pending.memory_id,
+                          scope_key=pending.scope_key, before_digest=before,
+                          after_digest=state_digest(record), reason=reason))  # fmt: skip
+    retired = [] if newer else [
+        retire(tx, v, caller, status="superseded", at=at,
+               reason=f"superseded by {pending.memory_id} (approved in review)",
+               successor=pending.memory_id, tombstone=value_hash(v.text) != value_hash(pending.text))
+        for v in victims
+    ]  # fmt: skip
+    return FactOutcome(outcome, record, superseded=tuple(retired))
+
+
+def reject(
+    tx: Transaction, pending: MemoryRecord, caller: Caller, *, reason: str, at: str
+) -> MemoryRecord:
+    """Reject a pending fact: it never becomes current and its value is tombstoned."""
+    _require_pending(pending)
+    return retire(tx, pending, caller, status="rejected", at=at, reason=reason)
+
+
+def _require_pending(fact: MemoryRecord) -> None:
+    if fact.status != "pending_review":
+        raise ConflictError(f"fact {fact.memory_id} is {fact.status}, not pending review",
+                            id=fact.memory_id, status=fact.status)  # fmt: skip

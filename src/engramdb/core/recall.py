@@ -2,8 +2,9 @@
 
 The plan: the query is embedded once; the vector arm scores the scope's ready vectors exactly;
 the lexical arm ranks the scope's rows by BM25 (so a memory whose vector is still pending is
-found the moment its write returns); the two ranked lists are fused; recency, confidence and a
-source prior are added with small weights; the breakdown of every term is kept for ``explain``.
+found the moment its write returns); the two ranked lists are fused; recency, confidence, a
+source prior and trust (the tenant policy's weight for the memory's trust class and origin) are
+added with small weights; the breakdown of every term is kept for ``explain``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engramdb import clock
@@ -75,6 +76,7 @@ def recall(
     filt: CandidateFilter,
     limit: int,
     settings: RetrievalSettings,
+    trust_weight: Callable[[MemoryRecord], float] = lambda record: 1.0,
 ) -> RecallOutcome:
     """Return the top ``limit`` memories of one scope for ``query``."""
     timings: dict[str, float] = {}
@@ -97,13 +99,16 @@ def recall(
     else:
         fused = fusion.rrf(arms, weights, k=settings.rrf_k)
     records = store.records([f.rowid for f in fused])
-    hits = _with_features(fused, records, settings)
+    hits = _with_features(fused, records, settings, trust_weight)
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     return RecallOutcome(hits=hits[:limit], timings=timings)
 
 
 def _with_features(
-    fused: Sequence[fusion.Fused], records: dict[int, MemoryRecord], settings: RetrievalSettings
+    fused: Sequence[fusion.Fused],
+    records: dict[int, MemoryRecord],
+    settings: RetrievalSettings,
+    trust_weight: Callable[[MemoryRecord], float],
 ) -> list[Hit]:
     now = time.time()
     hits: list[Hit] = []
@@ -116,6 +121,7 @@ def _with_features(
             * recency(record.observed_at, now, settings.recency_half_life_days),
             "confidence": settings.confidence_weight * record.confidence,
             "importance": settings.importance_weight * _SOURCE_PRIOR[record.source],
+            "trust": settings.trust_weight * trust_weight(record),
         }
         arms = {
             name: {"rank": row.ranks[name], "raw": row.raw[name], "contribution": row.parts[name]}

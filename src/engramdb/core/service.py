@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engramdb import __version__, clock
@@ -19,17 +19,21 @@ from engramdb.core.auth import Caller
 from engramdb.core.policy import TenantPolicy, load_policy, save_policy
 from engramdb.core.embedding import Embedder
 from engramdb.core.recall import Hit, recall
-from engramdb.errors import ConflictError, NotFoundError
+from engramdb.errors import AuthorizationError, ConflictError, NotFoundError
 from engramdb.models.api import (
     ArmExplain,
     AuditPage,
     AuditView,
     CorrectRequest,
+    EditAndApprove,
     Explain,
     FactHistory,
     FactList,
     LiftRequest,
     RetractRequest,
+    ReviewDecision,
+    ReviewItem,
+    ReviewQueue,
     TombstoneList,
     TombstoneView,
     Health,
@@ -42,7 +46,9 @@ from engramdb.models.api import (
 from engramdb.storage.port import (
     BELIEVED_STATUSES,
     CandidateFilter,
+    MemoryRecord,
     NewMemory,
+    ScopeColumns,
     Source,
     Store,
     TenantStore,
@@ -76,7 +82,7 @@ def episode_row(event: Episode, scope: Scope, recorded_at: str) -> NewMemory:
     )
 
 
-def fact_row(event: Fact, scope: Scope, recorded_at: str) -> NewMemory:
+def fact_row(event: Fact, scope: Scope, recorded_at: str, origin: str = "stated") -> NewMemory:
     """Return the storage row of a fact; its subject and kind are searchable words too."""
     valid_from = clock.normalize(event.valid_from)
     return NewMemory(
@@ -86,7 +92,7 @@ def fact_row(event: Fact, scope: Scope, recorded_at: str) -> NewMemory:
         text=event.text,
         embed_text=event.text,
         trust_class=event.trust_class,
-        origin="stated",
+        origin=origin,
         # The server owns the lifecycle; a fact that arrives inactive is history, not current.
         status="active" if event.active else "archived",
         confidence=event.confidence,
@@ -120,10 +126,11 @@ class MemoryService:
         row = episode_row(event, scope, clock.now_text())
         return self._insert_episodes(caller, [row])[0]
 
-    def write_fact(self, caller: Caller, body: FactWrite) -> WriteResponse:
+    def write_fact(self, caller: Caller, body: FactWrite, *, origin: str = "stated") -> WriteResponse:
+        """Store a fact; ``origin`` is ``derived`` when a model wrote it (trust policy applies)."""
         auth.require(caller, "memory.write")
         scope = auth.resolve_scope(caller, body.named_scope_fields())
-        row = fact_row(body.to_event(scope), scope, clock.now_text())
+        row = fact_row(body.to_event(scope), scope, clock.now_text(), origin)
         return self._assert(caller, row)
 
     def write_episodes(self, caller: Caller, bodies: Sequence[EpisodeWrite]) -> list[WriteResponse]:
@@ -151,7 +158,8 @@ class MemoryService:
                      sourceEventId=body.source_event_id or f"correction:{fact_id}",
                      validFrom=body.valid_from or clock.now_text(),
                      confidence=body.confidence if body.confidence is not None else current.confidence)  # fmt: skip
-        row = fact_row(FactWrite.model_validate(event).to_event(scope), scope, clock.now_text())
+        row = fact_row(FactWrite.model_validate(event).to_event(scope), scope, clock.now_text(),
+                       current.origin)  # fmt: skip
         return self._assert(caller, row, target_id=fact_id, reason=body.reason)
 
     def retract_fact(self, caller: Caller, fact_id: str, body: RetractRequest) -> MemoryView:
@@ -168,6 +176,86 @@ class MemoryService:
         with self._tenant(caller).transaction() as tx:
             tomb = facts.lift(tx, tombstone_id, caller, reason=body.reason, at=clock.now_text())
         return _tombstone_view(tomb)
+
+    # -- review ---------------------------------------------------------------------------
+
+    def review_queue(
+        self, caller: Caller, *, kind: str | None = None, subject_key: str | None = None,
+        older_than_seconds: float | None = None, limit: int = 100,
+    ) -> ReviewQueue:  # fmt: skip
+        """Facts awaiting review anywhere in the tenant, oldest first."""
+        auth.require(caller, "review.decide")
+        before = clock.later(-older_than_seconds) if older_than_seconds else None
+        pending = self._tenant(caller).review_queue(kind=kind, subject_key=subject_key,
+                                                    recorded_before=before, limit=limit)  # fmt: skip
+        return ReviewQueue(items=[ReviewItem(fact=MemoryView.of(r), scope=_scope_dict(s)) for r, s in pending])
+
+    def _require_reviewer(self, caller: Caller, fact_id: str) -> None:
+        """Refuse non-reviewers, and audit the refusal: an agent approving itself is an event."""
+        try:
+            auth.require(caller, "review.decide")
+        except AuthorizationError:
+            with self._tenant(caller).transaction() as tx:
+                tx.audit(caller.audit("review.denied", target_kind="MEMORY_FACT", target_id=fact_id,
+                                      reason=f"{caller.role} keys may not decide reviews"))  # fmt: skip
+            raise
+
+    def approve(self, caller: Caller, fact_id: str, body: ReviewDecision) -> WriteResponse:
+        self._require_reviewer(caller, fact_id)
+        tenant = self._tenant(caller)
+        policy = load_policy(tenant)
+        with tenant.transaction() as tx:
+            pending = self._pending(caller, tx, fact_id, body.scope)
+            result = facts.approve(tx, pending, caller, policy, at=clock.now_text(), reason=body.reason)
+        self.written.set()
+        return _write_response(result)
+
+    def reject(self, caller: Caller, fact_id: str, body: ReviewDecision) -> MemoryView:
+        self._require_reviewer(caller, fact_id)
+        reason = check_text("reason", body.reason or "", 1_000) or "rejected in review"
+        with self._tenant(caller).transaction() as tx:
+            pending = self._pending(caller, tx, fact_id, body.scope)
+            record = facts.reject(tx, pending, caller, reason=reason, at=clock.now_text())
+        return MemoryView.of(record)
+
+    def edit_and_approve(self, caller: Caller, fact_id: str, body: EditAndApprove) -> WriteResponse:
+        """Replace a pending fact's text with the reviewer's, then approve the edited fact."""
+        self._require_reviewer(caller, fact_id)
+        tenant = self._tenant(caller)
+        policy = load_policy(tenant)
+        now = clock.now_text()
+        with tenant.transaction() as tx:
+            pending = self._pending(caller, tx, fact_id, body.scope)
+            event = json.loads(pending.event_json)
+            scope = Scope.model_validate({k: event.pop(k) for k in auth.SCOPE_FIELDS})
+            event.pop("factId")
+            event.update(text=body.text, sourceEventId=f"review-edit:{fact_id}")
+            row = replace(fact_row(FactWrite.model_validate(event).to_event(scope), scope, now,
+                                   pending.origin), status="pending_review", active_from=None)  # fmt: skip
+            edited = tx.insert_memory(row) or tx.get_memory(pending.scope_key, "MEMORY_FACT", row.memory_id)
+            assert edited is not None
+            why = f"edited in review: {body.reason}" if body.reason else "edited in review"
+            facts.retire(tx, pending, caller, status="superseded", at=now, reason=why,
+                         successor=row.memory_id, tombstone=False)  # fmt: skip
+            result = facts.approve(tx, edited, caller, policy, at=now, reason=why)
+        self.written.set()
+        return _write_response(result)
+
+    def _pending(self, caller: Caller, tx: Any, fact_id: str, named: ScopeFields | None) -> MemoryRecord:
+        """Find a fact awaiting review by id; the scope disambiguates an id found twice."""
+        if named is not None and named.named_scope_fields():
+            key = auth.scope_key(auth.resolve_scope(caller, named.named_scope_fields()))
+            found = tx.get_memory(key, "MEMORY_FACT", fact_id)
+            candidates = [found] if found else []
+        else:
+            candidates = self._tenant(caller).facts_by_id(fact_id, ("pending_review",))
+            candidates = [tx.get_memory(c.scope_key, "MEMORY_FACT", fact_id) for c in candidates]
+        if not candidates:
+            raise NotFoundError(f"no fact {fact_id} awaiting review", id=fact_id)
+        if len(candidates) > 1:
+            raise ConflictError(f"fact id {fact_id} awaits review in {len(candidates)} scopes; name the scope",
+                                field="scope", id=fact_id)  # fmt: skip
+        return candidates[0]
 
     def _assert(
         self, caller: Caller, row: NewMemory, *, target_id: str | None = None,
@@ -186,14 +274,7 @@ class MemoryService:
                 field="text", tombstoneId=tomb.tombstone_id, reason=tomb.reason,
                 tombstonedAt=tomb.created_at, factId=tomb.fact_id,
             )  # fmt: skip
-        assert result.record is not None
-        return WriteResponse(
-            id=result.record.memory_id,
-            created=result.created,
-            outcome=result.outcome,
-            superseded_fact_ids=[r.memory_id for r in result.superseded if r.memory_id != result.record.memory_id],
-            memory=MemoryView.of(result.record),
-        )
+        return _write_response(result)
 
     def _insert_episodes(self, caller: Caller, rows: Sequence[NewMemory]) -> list[WriteResponse]:
         responses = []
@@ -294,18 +375,24 @@ class MemoryService:
             sources=tuple(request.sources or ("EPISODE", "MEMORY_FACT")),
             exclude_session_id=request.exclude_session_id,
         )
+        if request.include_pending and filt.statuses is not None:
+            filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
+        tenant = self._tenant(caller)
+        policy = load_policy(tenant)
         outcome = recall(
-            self._tenant(caller),
+            tenant,
             self.embedder,
             scope_key=auth.scope_key(scope),
             query=query,
             filt=filt,
             limit=request.limit,
             settings=self.settings.retrieval,
+            trust_weight=lambda r: policy.rule(r.trust_class, r.origin).weight,
         )
         memories = [_recalled(hit, request.explain) for hit in outcome.hits]
         context = format_context(
-            [FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status) for m in memories]
+            [FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin)
+             for m in memories]  # fmt: skip
         )
         return RecallResponse(memories=memories, context=context, timings=outcome.timings)
 
@@ -358,6 +445,24 @@ def lifecycle_filter(
         statuses=("active",), sources=sources, exclude_session_id=exclude_session_id,
         expires_after=clock.now_text(),
     )  # fmt: skip
+
+
+def _write_response(result: facts.FactOutcome) -> WriteResponse:
+    assert result.record is not None
+    own = result.record.memory_id
+    return WriteResponse(
+        id=own,
+        created=result.created,
+        outcome=result.outcome,
+        superseded_fact_ids=[r.memory_id for r in result.superseded if r.memory_id != own],
+        memory=MemoryView.of(result.record),
+    )
+
+
+def _scope_dict(scope: ScopeColumns) -> dict[str, Any]:
+    return {"agentId": scope.agent_id, "profileId": scope.profile_id,
+            "privacyScope": scope.privacy_scope, "participantScopeHash": scope.participant_scope_hash,
+            "sandboxEligible": scope.sandbox_eligible}  # fmt: skip
 
 
 def _tombstone_view(t: Tombstone) -> TombstoneView:

@@ -29,6 +29,7 @@ class RecallRequest(WireModel):
     as_of: DateTime | None = Field(None, description="record time: what was believed then")
     valid_at: DateTime | None = Field(None, description="valid time: what was true in the world then")
     include_history: bool = Field(False, description="also return retired (superseded, retracted, expired, archived) memories")
+    include_pending: bool = Field(False, description="also return facts awaiting review, marked as such")
 
 
 class ResponseModel(BaseModel):
@@ -239,3 +240,29 @@ class Health(ResponseModel):
     version: str
     embedder: str
     storage: str
+
+
+class ReviewItem(ResponseModel):
+    """A fact awaiting review, with the scope it belongs to."""
+
+    fact: MemoryView
+    scope: dict[str, Any]
+
+
+class ReviewQueue(ResponseModel):
+    items: list[ReviewItem]
+
+
+class ReviewDecision(WireModel):
+    """Body of approve and reject; ``scope`` picks the fact when its id exists in two scopes."""
+
+    reason: str | None = Field(None, max_length=1_000)
+    scope: ScopeFields | None = None
+
+
+class EditAndApprove(WireModel):
+    """Body of edit-and-approve: the reviewer's corrected text replaces the pending one."""
+
+    text: str = Field(min_length=1, max_length=4_000)
+    reason: str | None = Field(None, max_length=1_000)
+    scope: ScopeFields | None = None

@@ -278,6 +278,16 @@ class TenantStore(Protocol):
         """Return a write transaction (serialised with every other writer of the tenant)."""
         ...
 
+    def facts_by_id(self, fact_id: str, statuses: Sequence[str]) -> list[MemoryRecord]:
+        """Return the facts with this id in any scope of the tenant (ids can repeat across scopes)."""
+        ...
+
+    def review_queue(
+        self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
+    ) -> list[tuple[MemoryRecord, ScopeColumns]]:
+        """Return pending_review facts of the whole tenant, oldest first, with their scopes."""
+        ...
+
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
         """Return the supersession chain a fact belongs to (every linked version)."""
         ...

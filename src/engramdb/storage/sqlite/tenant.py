@@ -19,6 +19,7 @@ from engramdb.storage.port import (
     EmbedJob,
     KeyRecord,
     MemoryRecord,
+    ScopeColumns,
     Source,
     Tombstone,
     Vector,
@@ -119,6 +120,39 @@ class SQLiteTenantStore:
             list(rowids),
         )
         return {r[0]: memory(r) for r in rows}
+
+    def facts_by_id(self, fact_id: str, statuses: Sequence[str]) -> list[MemoryRecord]:
+        rows = fetchall(
+            self._db.read(),
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE source = 'MEMORY_FACT' "
+            f"AND memory_id = ? AND status IN ({placeholders(statuses)})",
+            [fact_id, *statuses],
+        )
+        return [memory(r) for r in rows]
+
+    def review_queue(
+        self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
+    ) -> list[tuple[MemoryRecord, ScopeColumns]]:
+        sql = (
+            f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, "
+            "participant_scope_hash, sandbox_eligible FROM memories "
+            "WHERE source = 'MEMORY_FACT' AND status = 'pending_review'"
+        )
+        params: list[Any] = []
+        for column, value in (("kind", kind), ("subject_key", subject_key)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
+        if recorded_before is not None:
+            sql += " AND recorded_at < ?"
+            params.append(recorded_before)
+        rows = fetchall(self._db.read(), sql + " ORDER BY recorded_at, rowid LIMIT ?", [*params, limit])
+        width = len(MEMORY_COLUMNS.split(","))
+        return [
+            (memory(r[:width]), ScopeColumns(r[3], r[width], r[width + 1], r[width + 2],
+                                             r[width + 3], bool(r[width + 4])))  # fmt: skip
+            for r in rows
+        ]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
         conn = self._db.read()
