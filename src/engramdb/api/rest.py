@@ -12,7 +12,7 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 
 from engramdb import __version__
 from engramdb.api import problems
-from engramdb.config import Settings
+from engramdb.config import Settings, tune_process
 from engramdb.contract.events import (
     EpisodeWrite,
     FactWrite,
@@ -110,6 +110,7 @@ def create_app(
 ) -> FastAPI:
     """Return the app. Store and embedder default to those the settings name."""
     settings = settings or Settings()
+    tune_process()
     store = store or open_store(settings.storage_url(), synchronous=settings.sqlite_synchronous)
     embedder = embedder or make_embedder(settings.embedder, api_key=settings.embedder_api_key)
     service = MemoryService(store, embedder, settings)

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from engramdb import __version__, clock
-from engramdb.config import Settings
+from engramdb.config import Settings, tune_process
 from engramdb.contract.canonical import hash_scope
 from engramdb.contract.events import FactWrite, ScopeFields
 from engramdb.core import audit, auth
@@ -348,6 +348,7 @@ def _parse_bool(flag: str, value: str | None) -> bool | None:
 
 def main() -> None:
     """Entry point: run the app, turning EngramError into a message and exit code 1."""
+    tune_process()
     try:
         app()
     except EngramError as error:

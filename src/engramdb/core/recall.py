@@ -38,7 +38,8 @@ _SOURCE_PRIOR = {"MEMORY_FACT": 1.0, "EPISODE": 0.5}  # curated facts above raw 
 
 def lexical_terms(query: str) -> list[str]:
     """Return the query's distinct lower-case words, without stopwords unless nothing else is left."""
-    words = [w.lower() for w in _WORD.findall(query)]
+    # Single letters are contraction debris ("user's" -> "s") and match a third of any corpus.
+    words = [w.lower() for w in _WORD.findall(query) if len(w) > 1 or w.isdigit()]
     content = [w for w in words if w not in STOPWORDS] or words
     return list(dict.fromkeys(content))[:_MAX_TERMS]
 
@@ -98,10 +99,25 @@ def recall(
         fused = fusion.weighted(arms, weights)
     else:
         fused = fusion.rrf(arms, weights, k=settings.rrf_k)
-    records = store.records([f.rowid for f in fused])
-    hits = _with_features(fused, records, settings, trust_weight)
+    contenders = _contenders(fused, limit, settings)
+    records = store.records([f.rowid for f in contenders], with_event=False)
+    hits = _with_features(contenders, records, settings, trust_weight)
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     return RecallOutcome(hits=hits[:limit], timings=timings)
+
+
+def _contenders(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings) -> list[fusion.Fused]:
+    """Rows that can still reach the top ``limit`` once features are added (each is at most 1).
+
+    A row whose fused score trails the ``limit``-th by more than every feature weight together
+    can never overtake it, so it is neither fetched nor scored: exact, and much less work.
+    """
+    if len(fused) <= limit:
+        return fused
+    headroom = (settings.recency_weight + settings.confidence_weight
+                + settings.importance_weight + settings.trust_weight)  # fmt: skip
+    floor = fused[limit - 1].score - headroom
+    return [f for f in fused if f.score >= floor]
 
 
 def _with_features(

@@ -326,8 +326,9 @@ class TenantStore(Protocol):
         """Return facts of the scope that pass ``filt``, newest first."""
         ...
 
-    def records(self, rowids: Sequence[int]) -> dict[int, MemoryRecord]:
-        """Return rows by rowid (the caller already scoped the rowids)."""
+    def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
+        """Return rows by rowid (the caller already scoped the rowids); ``with_event=False``
+        leaves ``event_json`` empty, for recall, which never shows it."""
         ...
 
     def text_candidates(

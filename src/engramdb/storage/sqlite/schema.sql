@@ -59,6 +59,8 @@ CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     scope, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );
+-- `ORDER BY rank` ranks by BM25 over the body only (the scope token weighs nothing).
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
 
 -- A value refused for a slot. At most one unlifted tombstone per value.
 CREATE TABLE tombstones (

@@ -111,12 +111,13 @@ class SQLiteTenantStore:
         params.append(limit)
         return [memory(r) for r in fetchall(self._db.read(), sql, params)]
 
-    def records(self, rowids: Sequence[int]) -> dict[int, MemoryRecord]:
+    def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         if not rowids:
             return {}
+        columns = MEMORY_COLUMNS if with_event else MEMORY_COLUMNS.replace("event_json", "''")
         rows = fetchall(
             self._db.read(),
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid IN ({placeholders(rowids)})",
+            f"SELECT {columns} FROM memories WHERE rowid IN ({placeholders(rowids)})",
             list(rowids),
         )
         return {r[0]: memory(r) for r in rows}
@@ -206,14 +207,31 @@ class SQLiteTenantStore:
         phrases = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         match = f'scope : "{scope_token(scope_key)}" AND body : ({phrases})'
         where, params = filter_clause(filt)
-        sql = (
-            "SELECT f.rowid, -bm25(memories_fts, 0.0, 1.0) AS score "
-            "FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
-            f"WHERE memories_fts MATCH ? AND m.scope_key = ?{where} "
-            "ORDER BY score DESC, f.rowid LIMIT ?"
-        )
-        rows = fetchall(self._db.read(), sql, [match, scope_key, *params, limit])
-        return [Candidate(r[0], r[1]) for r in rows]
+        conn = self._db.read()
+        # Rank inside FTS5 first (no join per match), then apply the lifecycle filter to the
+        # best rows; widen the window until enough rows pass or every match was seen.
+        window = max(2 * limit, 32)
+        while True:
+            ranked = fetchall(
+                conn,
+                "SELECT rowid, -rank FROM memories_fts WHERE memories_fts MATCH ? "
+                "ORDER BY rank LIMIT ?",
+                (match, window),
+            )
+            scores = {r[0]: r[1] for r in ranked}
+            passed = {
+                r[0]
+                for r in fetchall(
+                    conn,
+                    f"SELECT m.rowid FROM memories m WHERE m.rowid IN ({placeholders(ranked)}) "
+                    f"AND m.scope_key = ?{where}",
+                    [*scores, scope_key, *params],
+                )
+            } if ranked else set()  # fmt: skip
+            if len(passed) >= limit or len(ranked) < window:
+                kept = [Candidate(r, s) for r, s in scores.items() if r in passed]
+                return sorted(kept, key=lambda c: (-c.score, c.rowid))[:limit]
+            window *= 4
 
     def vector_candidates(
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int

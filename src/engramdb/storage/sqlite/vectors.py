@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,22 +68,32 @@ class ScopeVectors:
     def __len__(self) -> int:
         return self._size
 
-    def apply(self, rows: Iterable[VectorRow]) -> None:
-        """Insert or update rows (the newest state of each wins)."""
-        for row in rows:
-            position = self._position.get(row.rowid)
-            if position is None:
-                position = self._append(row.rowid)
-            vector = _decode(row.embedding)
-            ready = vector is not None and self._fits(vector)
-            if ready and vector is not None:
-                self._matrix[position] = vector
-            self._ready[position] = ready
-            self._source[position] = _SOURCES[row.source]
-            self._status[position] = self._code(self._status_codes, row.status)
-            self._session[position] = self._code(self._session_codes, row.session_id)
-            for name in _TIMES:
-                self._times[name][position] = _epoch(getattr(row, name))
+    def apply(self, rows: Sequence[VectorRow]) -> None:
+        """Insert or update rows (the newest state of each wins), a whole batch at once."""
+        if not rows:
+            return
+        positions = np.array([self._position_of(row.rowid) for row in rows], dtype=np.int64)
+        ready = np.zeros(len(rows), dtype=bool)
+        blobs = [(i, row.embedding) for i, row in enumerate(rows) if row.embedding is not None]
+        if blobs and self.dimension == 0:
+            self._set_dimension(len(blobs[0][1]) // 4)
+        # A vector of another dimension comes from another embedder: it is not comparable.
+        fitting = [(i, b) for i, b in blobs if len(b) == 4 * self.dimension]
+        if fitting:
+            index = np.array([i for i, _ in fitting], dtype=np.int64)
+            matrix = np.frombuffer(b"".join(b for _, b in fitting), dtype="<f4")
+            self._matrix[positions[index]] = matrix.reshape(len(fitting), self.dimension)
+            ready[index] = True
+        self._ready[positions] = ready
+        self._source[positions] = [_SOURCES[row.source] for row in rows]
+        self._status[positions] = [self._code(self._status_codes, row.status) for row in rows]
+        self._session[positions] = [self._code(self._session_codes, row.session_id) for row in rows]
+        for name in _TIMES:
+            self._times[name][positions] = _epochs([getattr(row, name) for row in rows])
+
+    def _position_of(self, rowid: int) -> int:
+        position = self._position.get(rowid)
+        return self._append(rowid) if position is None else position
 
     def search(self, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
         """Return the exact top ``limit`` eligible rows by cosine (vectors are unit length)."""
@@ -130,12 +140,9 @@ class ScopeVectors:
                 mask &= np.isnan(times["valid_until"]) | (times["valid_until"] > t)
         return mask
 
-    def _fits(self, vector: np.ndarray) -> bool:
-        if self.dimension == 0:
-            self.dimension = vector.shape[0]
-            self._matrix = np.zeros((len(self._rowids), self.dimension), dtype=np.float32)
-        # A vector of another dimension comes from another embedder: it is not comparable.
-        return bool(vector.shape[0] == self.dimension)
+    def _set_dimension(self, dimension: int) -> None:
+        self.dimension = dimension
+        self._matrix = np.zeros((len(self._rowids), dimension), dtype=np.float32)
 
     def _append(self, rowid: int) -> int:
         if self._size == len(self._rowids):
@@ -171,10 +178,12 @@ class ScopeVectors:
         return code
 
 
-def _decode(blob: bytes | None) -> np.ndarray | None:
-    if blob is None:
-        return None
-    return np.frombuffer(blob, dtype=np.float32)
+def _epochs(texts: Sequence[str | None]) -> np.ndarray:
+    """Epoch seconds of canonical timestamps (``...Z``), NaN for NULL; vectorised."""
+    moments = np.array([t[:-1] if t else "NaT" for t in texts], dtype="datetime64[us]")
+    seconds = moments.astype(np.int64).astype(np.float64) / 1e6
+    seconds[np.isnat(moments)] = np.nan
+    return seconds
 
 
 def encode(vector: np.ndarray) -> bytes:
