@@ -42,10 +42,13 @@ from engramdb import __version__, clock
 from engramdb.config import Settings
 from engramdb.contract.canonical import hash_scope
 from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.events import Scope
+from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder, FloatMatrix, l2_normalize, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError
+from engramdb.eval import lifecycle_cost
 from engramdb.jobs.embedding import drain
 from engramdb.models.api import RecallRequest
 from engramdb.storage.port import Candidate, MemoryRecord
@@ -436,9 +439,9 @@ class _TimedTenant:
         self.last["lexicalHits"] = len(result)
         return result
 
-    def records(self, rowids: Sequence[int]) -> dict[int, MemoryRecord]:
+    def records(self, rowids: Sequence[int], **kwargs: Any) -> dict[int, MemoryRecord]:
         with _Clock(self.last, "records"):
-            result: dict[int, MemoryRecord] = self._inner.records(rowids)
+            result: dict[int, MemoryRecord] = self._inner.records(rowids, **kwargs)
         self.last["records"] = len(result)
         return result
 
@@ -711,6 +714,7 @@ def _measure_size(state: _Run, size: int, embed_rate: float) -> dict[str, Any]:
     finally:
         store.close()
     latency = _measure_latency(state, name, size)
+    latency["lifecycleFilters"] = _measure_lifecycle(state, name)
     return {
         "size": size,
         "tenant": name,
@@ -719,6 +723,23 @@ def _measure_size(state: _Run, size: int, embed_rate: float) -> dict[str, Any]:
         "writeEpisodesPerSec": None if write_s is None else round(size / write_s, 1),
         **latency,
     }
+
+
+def _measure_lifecycle(state: _Run, name: str) -> dict[str, Any]:
+    """Recall with and without the lifecycle filters (the bench tenant is retired in part)."""
+    store = SQLiteStore(state.home, synchronous=state.settings.sqlite_synchronous)
+    try:
+        key = auth.scope_key(Scope.model_validate(SCOPE))
+        result = lifecycle_cost.measure(store.tenant(name), key, state.embedder.inner,
+                                        queries(state.config.queries, state.config.seed + 1),
+                                        limit=state.config.limit, seed=state.config.seed)  # fmt: skip
+    finally:
+        store.close()
+    for label, numbers in result.items():
+        state.progress(f"  lifecycle filters ({label}): p50 {numbers['filtersOnMs']['p50']:.2f} ms "
+                       f"vs {numbers['filtersOffMs']['p50']:.2f} ms without "
+                       f"({numbers['overheadP50Percent']:+.1f}%)")  # fmt: skip
+    return result
 
 
 def _fill_vectors(state: _Run, tenant: Any, mode: str, model: str) -> dict[str, Any]:
