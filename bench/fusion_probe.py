@@ -79,12 +79,16 @@ def main() -> None:
     drain(store.tenant("eval"), service.embedder, 128)
     print(f"ingest+embed {time.perf_counter() - started:.1f}s")
     arms = {
+        "weighted 0.5, all terms": RetrievalSettings(common_term_fraction=1.0),
+        "weighted 0.5, skip >20%": RetrievalSettings(common_term_fraction=0.2),
+        "weighted 0.5, skip >10%": RetrievalSettings(common_term_fraction=0.1),
+        "weighted 0.5, skip >5%": RetrievalSettings(common_term_fraction=0.05),
         "rrf": RetrievalSettings(fusion="rrf"),
-        "weighted 0.5": RetrievalSettings(fusion="weighted", dense_weight=0.5, lexical_weight=0.5),
         "weighted 0.6": RetrievalSettings(fusion="weighted", dense_weight=0.6, lexical_weight=0.4),
         "weighted 0.7": RetrievalSettings(fusion="weighted", dense_weight=0.7, lexical_weight=0.3),
         "dense only": RetrievalSettings(fusion="weighted", dense_weight=1.0, lexical_weight=0.0),
-        "lexical only": RetrievalSettings(fusion="weighted", dense_weight=0.0, lexical_weight=1.0),
+        "lexical only": RetrievalSettings(fusion="weighted", dense_weight=0.0, lexical_weight=1.0,
+                                          common_term_fraction=1.0),
     }
     for name, retrieval in arms.items():
         service.settings = Settings(home=home, retrieval=retrieval)

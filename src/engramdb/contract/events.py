@@ -207,13 +207,16 @@ class _Bounded(WireModel):
         return data
 
 
-def _check_id(field: str, given: str | None, computed: str) -> None:
+def _complete(body: WireModel, scope: Scope, id_field: str, computed: str, given: str | None) -> dict[str, Any]:
+    """Return a write body as a complete event: its scope, and its id checked and set."""
     if given is not None and given != computed:
         raise InvalidInputError(
-            f"{field} does not match the content (expected {computed})",
-            field=field,
+            f"{id_field} does not match the content (expected {computed})",
+            field=id_field,
             expected=computed,
         )
+    data = body.model_dump(by_alias=True, exclude_none=True, exclude=set(Scope.model_fields))
+    return {**data, **scope.model_dump(by_alias=True), id_field: computed}
 
 
 class EpisodeWrite(_Bounded, ScopeFields, _EpisodeBody):
@@ -223,11 +226,7 @@ class EpisodeWrite(_Bounded, ScopeFields, _EpisodeBody):
 
     def to_event(self, scope: Scope) -> Episode:
         """Return the complete contract event under ``scope``, with its id computed."""
-        data = self.model_dump(
-            by_alias=True, exclude_none=True, exclude=set(Scope.model_fields) | {"event_id"}
-        )
-        data.update(scope.model_dump(by_alias=True))
-        data["eventId"] = computed = event_id(
+        computed = event_id(
             runtime=self.runtime,
             agent_id=scope.agent_id,
             profile_id=scope.profile_id,
@@ -237,8 +236,7 @@ class EpisodeWrite(_Bounded, ScopeFields, _EpisodeBody):
             assistant_text=self.assistant_text,
             source_event_id=self.source_event_id,
         )
-        _check_id("eventId", self.event_id, computed)
-        return Episode.model_validate(data)
+        return Episode.model_validate(_complete(self, scope, "eventId", computed, self.event_id))
 
 
 class FactWrite(_Bounded, ScopeFields, _FactBody):
@@ -248,11 +246,7 @@ class FactWrite(_Bounded, ScopeFields, _FactBody):
 
     def to_event(self, scope: Scope) -> Fact:
         """Return the complete contract event under ``scope``, with its id computed."""
-        data = self.model_dump(
-            by_alias=True, exclude_none=True, exclude=set(Scope.model_fields) | {"fact_id"}
-        )
-        data.update(scope.model_dump(by_alias=True))
-        data["factId"] = computed = fact_id(
+        computed = fact_id(
             runtime=self.runtime,
             agent_id=scope.agent_id,
             profile_id=scope.profile_id,
@@ -262,5 +256,4 @@ class FactWrite(_Bounded, ScopeFields, _FactBody):
             source_event_id=self.source_event_id,
             text=self.text,
         )
-        _check_id("factId", self.fact_id, computed)
-        return Fact.model_validate(data)
+        return Fact.model_validate(_complete(self, scope, "factId", computed, self.fact_id))

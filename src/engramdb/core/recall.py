@@ -87,12 +87,12 @@ def recall(
 
     started = time.perf_counter()
     pool = max(settings.candidate_pool, limit)
+    dense = store.vector_candidates(scope_key, vector, filt, pool)
+    terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
+    lexical = store.text_candidates(scope_key, terms, filt, pool)
     arms = {
-        "dense": [(c.rowid, c.score) for c in store.vector_candidates(scope_key, vector, filt, pool)],
-        "lexical": [
-            (c.rowid, c.score)
-            for c in store.text_candidates(scope_key, lexical_terms(query), filt, pool)
-        ],
+        "dense": [(c.rowid, c.score) for c in dense],
+        "lexical": [(c.rowid, c.score) for c in lexical],
     }
     weights = {"dense": settings.dense_weight, "lexical": settings.lexical_weight}
     if settings.fusion == "weighted":
@@ -104,6 +104,19 @@ def recall(
     hits = _with_features(contenders, records, settings, trust_weight)
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     return RecallOutcome(hits=hits[:limit], timings=timings)
+
+
+def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction: float) -> list[str]:
+    """Drop words found in more than ``fraction`` of the scope's memories.
+
+    Such a word barely moves BM25 (its IDF is near zero) yet makes the lexical arm score a large
+    share of the scope; the dense arm still reads the whole query. Measured in bench/RESULTS.md.
+    """
+    if fraction >= 1 or len(terms) < 2:
+        return terms
+    size, counts = store.term_counts(scope_key, terms)
+    informative = [t for t in terms if counts.get(t, 0) <= fraction * size]
+    return informative or terms
 
 
 def _contenders(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings) -> list[fusion.Fused]:

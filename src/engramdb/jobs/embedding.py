@@ -1,9 +1,10 @@
-"""The embedding worker: vectors for pending rows, retries for failed ones, never a lost error.
+"""The background worker: vectors for pending rows, retries for failed ones, expiry sweeps.
 
 A write commits its row as ``pending`` (already findable lexically) and wakes this worker. The
 worker embeds pending rows in batches and stores each vector beside its row. If the embedder
 fails, every row of the batch is marked ``failed`` with the error and a retry time (exponential
-backoff, capped), and the traceback is logged; the next pass retries it.
+backoff, capped), and the traceback is logged; the next pass retries it. Each pass also marks
+active facts whose ``validUntil`` has passed as ``expired`` (audited, actor ``system``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def drain(tenant: TenantStore, embedder: Embedder, batch_size: int = 64) -> int:
 
 
 class EmbeddingWorker:
-    """A background thread that keeps every tenant's vectors up to date."""
+    """A background thread that keeps every tenant's vectors and expiries up to date."""
 
     def __init__(
         self,

@@ -343,6 +343,10 @@ class TenantStore(Protocol):
         """Return the exact cosine top rows within the scope (ready vectors only)."""
         ...
 
+    def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """Return the scope's row count and how many of its rows contain each term (may be cached)."""
+        ...
+
     def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
         """Return rows whose vector is pending, or failed and due for a retry."""
         ...

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from engramdb.errors import ConflictError
 from engramdb.storage.port import (
@@ -46,6 +48,33 @@ from engramdb.storage.sqlite.vectors import (
     rows_from,
 )
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A small thread-safe least-recently-used map."""
+
+    def __init__(self, capacity: int) -> None:
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
+
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
@@ -58,6 +87,7 @@ class SQLiteTenantStore:
         self.path = path
         self._db = Connections(path, synchronous=synchronous)
         self._vectors = cache
+        self._term_counts: LRU[tuple[str, str], tuple[int, int]] = LRU(50_000)
         self._migrate()
 
     def _migrate(self) -> None:
@@ -241,6 +271,28 @@ class SQLiteTenantStore:
         with self._vectors.lock_for(cache_key):
             self._refresh(vectors, scope_key)
             return vectors.search(query, filt, limit)
+
+    def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        cache_key = f"{self.path}:{scope_key}"
+        vectors = self._vectors.scope(cache_key)
+        with self._vectors.lock_for(cache_key):
+            self._refresh(vectors, scope_key)
+        size = len(vectors)
+        counts: dict[str, int] = {}
+        conn = self._db.read()
+        token = scope_token(scope_key)
+        for term in terms:
+            cached = self._term_counts.get((scope_key, term))
+            # Document frequencies drift slowly: recount once the scope grew by a tenth.
+            if cached is not None and cached[1] * 1.1 >= size >= cached[1]:
+                counts[term] = cached[0]
+                continue
+            match = f'scope : "{token}" AND body : "{term.replace(chr(34), chr(34) * 2)}"'
+            count = int(fetchone(conn, "SELECT count(*) FROM memories_fts WHERE memories_fts "
+                                       "MATCH ?", (match,))[0])  # fmt: skip
+            self._term_counts.put((scope_key, term), (count, size))
+            counts[term] = count
+        return size, counts
 
     def _refresh(self, vectors: ScopeVectors, scope_key: str) -> None:
         conn = self._db.read()
