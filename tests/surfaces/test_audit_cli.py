@@ -6,55 +6,71 @@ import os
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 from engramdb.contract.events import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
+from engramdb.storage.port import Store
+from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
 
 SCOPE = scope_fields()
 
 
-def _verify(home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ENGRAM_HOME": str(home)}
+def _env(store: Store) -> dict[str, str]:
+    if isinstance(store, SQLiteStore):
+        return {**os.environ, "ENGRAM_HOME": str(store.home)}
+    return {**os.environ, "ENGRAM_DATABASE_URL": store.url, "ENGRAM_PG_SCHEMA": store.schema}  # type: ignore[attr-defined]
+
+
+def _verify(store: Store) -> subprocess.CompletedProcess[str]:
+    env = _env(store)
     return subprocess.run([sys.executable, "-m", "engramdb.cli", "audit", "verify", "--tenant", "t1"],
                           env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
 
 
-def _seed(service: MemoryService, operator: Caller) -> Path:
+def _seed(service: MemoryService, operator: Caller) -> Store:
     for i in range(5):
         service.write_episode(operator, EpisodeWrite.model_validate(episode_body(f"turn {i}", turn=i, scope=SCOPE)))
         service.write_fact(operator, FactWrite.model_validate(fact_body(f"value {i}", kind="k", sourceEventId=f"s{i}", scope=SCOPE)))
-    return service.store.tenant("t1").path
+    return service.store
 
 
-def _edit(path: Path, sql: str) -> None:
-    with sqlite3.connect(path) as conn:  # bypass the append-only triggers, as an attacker would
-        conn.execute("DROP TRIGGER audit_log_no_update")
-        conn.execute("DROP TRIGGER audit_log_no_delete")
+def _edit(store: Store, sql: str) -> None:
+    """Change the audit table behind EngramDB's back, bypassing its guards as an attacker would."""
+    if isinstance(store, SQLiteStore):
+        with sqlite3.connect(store.tenant("t1").path) as conn:
+            conn.execute("DROP TRIGGER audit_log_no_update")
+            conn.execute("DROP TRIGGER audit_log_no_delete")
+            conn.execute(sql)
+        return
+    import psycopg
+
+    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
+        conn.execute(f"SET search_path TO {store.schema}")  # type: ignore[attr-defined]
+        conn.execute("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only")
         conn.execute(sql)
 
 
 def test_untouched_chain_verifies(service: MemoryService, operator: Caller) -> None:
-    path = _seed(service, operator)
-    result = _verify(path.parent.parent)
+    store = _seed(service, operator)
+    result = _verify(store)
     assert result.returncode == 0, result.stderr
     assert "verified: 18 entries" in result.stdout  # 10 writes, 4 supersessions, 4 tombstones
 
 
 def test_an_edited_row_is_named(service: MemoryService, operator: Caller) -> None:
-    path = _seed(service, operator)
-    _edit(path, "UPDATE audit_log SET reason = 'nothing happened' WHERE seq = 7")
-    result = _verify(path.parent.parent)
+    store = _seed(service, operator)
+    _edit(store, "UPDATE audit_log SET reason = 'nothing happened' WHERE seq = 7")
+    result = _verify(store)
     assert result.returncode == 1
     assert "broken at entry 7" in result.stderr and "edited" in result.stderr
 
 
 def test_a_deleted_row_is_named(service: MemoryService, operator: Caller) -> None:
-    path = _seed(service, operator)
-    _edit(path, "DELETE FROM audit_log WHERE seq = 4")
-    result = _verify(path.parent.parent)
+    store = _seed(service, operator)
+    _edit(store, "DELETE FROM audit_log WHERE seq = 4")
+    result = _verify(store)
     assert result.returncode == 1 and "broken at entry 4" in result.stderr and "missing" in result.stderr
 
 
@@ -62,10 +78,10 @@ def test_a_rehashed_row_still_breaks_the_next_link(service: MemoryService, opera
     """Recomputing the edited row's own hash does not help: the next entry's prevHash disagrees."""
     from engramdb.storage.port import chain_hash
 
-    path = _seed(service, operator)
+    store = _seed(service, operator)
     entry = service.store.tenant("t1").audit_entries(2, 1)[0]
     forged = chain_hash(entry.__class__(**{**vars(entry), "reason": "forged"}), seq=3, at=entry.at,
                         prev_hash=entry.prev_hash)  # fmt: skip
-    _edit(path, f"UPDATE audit_log SET reason = 'forged', hash = '{forged}' WHERE seq = 3")
-    result = _verify(path.parent.parent)
+    _edit(store, f"UPDATE audit_log SET reason = 'forged', hash = '{forged}' WHERE seq = 3")
+    result = _verify(store)
     assert result.returncode == 1 and "broken at entry 4" in result.stderr

@@ -165,7 +165,7 @@ def test_review_cli(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         keep = _write(http, "Prefers tabs", origin="derived", kind="indent").json()
         drop = _write(http, "Prefers spaces", origin="derived", kind="indent_guess").json()
-    env = {**os.environ, "ENGRAM_HOME": str(server.store.home), "COLUMNS": "200"}
+    env = server.cli_env()
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "engramdb.cli", "review", *args, "--tenant", "t1"],

@@ -12,6 +12,7 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 
 from engramdb import __version__
 from engramdb.api import problems
+from engramdb.api.mcp import http_endpoint
 from engramdb.config import Settings, tune_process
 from engramdb.contract.events import (
     EpisodeWrite,
@@ -111,9 +112,10 @@ def create_app(
     """Return the app. Store and embedder default to those the settings name."""
     settings = settings or Settings()
     tune_process()
-    store = store or open_store(settings.storage_url(), synchronous=settings.sqlite_synchronous)
+    store = store or open_store(settings.storage_url(), **settings.store_options())
     embedder = embedder or make_embedder(settings.embedder, api_key=settings.embedder_api_key)
     service = MemoryService(store, embedder, settings)
+    mcp = http_endpoint(service)  # MCP over streamable HTTP at /mcp (bearer key)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -124,7 +126,8 @@ def create_app(
         if run_worker:
             worker.start()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             if run_worker:
                 worker.stop()
@@ -138,6 +141,7 @@ def create_app(
     )
     app.state.service = service
     app.state.store = store
+    app.add_route("/mcp", mcp.app, include_in_schema=False)
     problems.install(app)
 
     @app.get("/healthz", tags=["service"])

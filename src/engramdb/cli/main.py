@@ -28,8 +28,10 @@ from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError
 from engramdb.jobs.embedding import drain
 from engramdb.models.api import RecallRequest, ReviewDecision
+from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
 from engramdb.cli.bench import bench_app
+from engramdb.cli.evaluate import eval_app
 
 app = typer.Typer(
     help="EngramDB: long-term memory for LLM agents.",
@@ -43,6 +45,7 @@ app.add_typer(audit_app, name="audit")
 review_app = typer.Typer(help="The review queue: facts awaiting a person.", no_args_is_help=True)
 app.add_typer(review_app, name="review")
 app.add_typer(bench_app, name="bench")
+app.add_typer(eval_app, name="eval")
 out = Console()
 err = Console(stderr=True)
 
@@ -104,7 +107,7 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     overrides: dict[str, Any] = {k: v for k, v in {"host": host, "port": port}.items() if v}
     settings = _settings(home, **overrides)
-    store = open_store(settings.storage_url(), synchronous=settings.sqlite_synchronous)
+    store = open_store(settings.storage_url(), **settings.store_options())
     if not store.tenant_names():
         token, _ = auth.create_key(store, tenant="default", role="admin", grant={}, label="first admin")
         out.print("[bold]Created tenant 'default'.[/bold] First admin key (shown once):")
@@ -136,7 +139,7 @@ def keys_create(
         "privacyScope": privacy,
         "sandboxEligible": _parse_bool("--sandbox-eligible", sandbox_eligible),
     }
-    store = open_store(_settings(home).storage_url())
+    store = _open(home)
     token, record = auth.create_key(store, tenant=tenant, role=role, grant=grant, label=label)
     if as_json:
         payload = {"key": token, "keyId": record.key_id, "tenant": tenant, "role": role,
@@ -149,7 +152,7 @@ def keys_create(
 @keys_app.command("list")
 def keys_list(tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
     """List the keys of a tenant."""
-    store = open_store(_settings(home).storage_url())
+    store = _open(home)
     table = Table("key id", "role", "grant", "label", "created", "revoked")
     for key in store.tenant(tenant).list_keys():
         grant = ", ".join(f"{k}={v}" for k, v in json.loads(key.grant_json).items()) or "tenant-wide"
@@ -161,7 +164,7 @@ def keys_list(tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
 @keys_app.command("revoke")
 def keys_revoke(key_id: str, tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
     """Revoke a key by its id."""
-    store = open_store(_settings(home).storage_url())
+    store = _open(home)
     if not auth.revoke_key(store, tenant=tenant, key_id=key_id):
         raise EngramError(f"no active key {key_id} in tenant {tenant}")
     out.print(f"revoked {key_id}")
@@ -236,10 +239,42 @@ def recall(
                       f"{features}", style="dim", highlight=False)  # fmt: skip
 
 
+@app.command("mcp")
+def mcp_stdio(
+    agent_id: Annotated[str, typer.Option("--agent-id", help="agentId of the scope")],
+    profile_id: Annotated[str, typer.Option("--profile-id", help="profileId of the scope")],
+    tenant: TenantOpt = "default",
+    privacy: PrivacyOpt = "private",
+    participant: ParticipantOpt = None,
+    sandbox: SandboxOpt = "false",
+    home: HomeOpt = None,
+) -> None:
+    """Serve the memory tools over MCP stdio, in one scope fixed by these flags."""
+    from engramdb.api.mcp import configured_caller, serve_stdio
+    from engramdb.contract.events import Scope
+    from engramdb.jobs.embedding import EmbeddingWorker
+
+    # stdout carries the protocol: logs go to stderr, nothing else is printed.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s %(message)s")
+    settings = _settings(home)
+    service = _local_service(settings)
+    fields = _ScopeOpts(agent_id, profile_id, privacy, participant, sandbox).fields
+    scope = Scope.model_validate(fields.named_scope_fields())
+    service.store.tenant(tenant, create=True)  # the operator may start a tenant by serving it
+    worker = EmbeddingWorker(service.store, service.embedder, service.written,
+                             batch_size=settings.embed_batch_size, poll_seconds=settings.embed_poll_seconds)  # fmt: skip
+    worker.start()
+    try:
+        serve_stdio(service, configured_caller(tenant, scope))
+    finally:
+        worker.stop()
+        service.store.close()
+
+
 @audit_app.command("verify")
 def audit_verify(tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
     """Recompute the tenant's audit chain; exit 1 and name the first broken entry if any."""
-    store = open_store(_settings(home).storage_url())
+    store = _open(home)
     verdict = audit.verify(store.tenant(tenant))
     if verdict.ok:
         out.print(f"audit chain of {tenant!r} verified: {verdict.checked} entries")
@@ -257,7 +292,7 @@ def audit_list(
     home: HomeOpt = None,
 ) -> None:
     """Show audit entries in order."""
-    store = open_store(_settings(home).storage_url())
+    store = _open(home)
     table = Table("seq", "at", "action", "actor", "target", "reason")
     for e in store.tenant(tenant).audit_entries(after, limit):
         table.add_row(str(e.seq), e.at[:19], e.action, f"{e.actor_role}:{e.actor_key_id or '-'}",
@@ -330,10 +365,15 @@ def _arm(arm: Any) -> str:
     return "-" if arm is None else f"#{arm.rank} {arm.raw:.3f} (+{arm.contribution:.3f})"
 
 
+def _open(home: str | None) -> Store:
+    settings = _settings(home)
+    return open_store(settings.storage_url(), **settings.store_options())
+
+
 def _local_service(settings: Settings, embedder: str | None = None) -> MemoryService:
     """The service over the local data folder. Commands that never embed pass ``hashing``
     so they do not load the model (the embedding worker embeds with the configured one)."""
-    store = open_store(settings.storage_url(), synchronous=settings.sqlite_synchronous)
+    store = open_store(settings.storage_url(), **settings.store_options())
     model = make_embedder(embedder or settings.embedder, api_key=settings.embedder_api_key)
     return MemoryService(store, model, settings)
 

@@ -1,7 +1,8 @@
 """URL scheme -> storage backend.
 
 ``sqlite:///relative/home`` and ``sqlite:////absolute/home`` (SQLAlchemy's convention) name the
-folder that holds one SQLite file per tenant: the embedded default.
+folder that holds one SQLite file per tenant: the embedded default. ``postgresql://...`` names a
+PostgreSQL database (with pgvector); ``schema`` picks the schema EngramDB keeps its tables in.
 """
 
 from __future__ import annotations
@@ -20,4 +21,9 @@ def open_store(url: str, **options: object) -> Store:
         from engramdb.storage.sqlite.store import SQLiteStore
 
         return SQLiteStore(Path(parsed.path[1:] or "."), **options)  # type: ignore[arg-type]
+    if parsed.scheme in ("postgresql", "postgres"):
+        from engramdb.storage.postgres.store import PostgresStore
+
+        schema = str(options.get("schema") or "engram")
+        return PostgresStore(url, schema=schema)
     raise InvalidInputError(f"unsupported database URL scheme {parsed.scheme!r}", field="databaseUrl")

@@ -17,6 +17,7 @@ from engramdb.storage.port import (
     Tombstone,
     chain_hash,
 )
+from engramdb.storage.columns import lexical_body
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -72,7 +73,7 @@ class SQLiteTransaction:
             return None
         self._conn.execute(
             "INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)",
-            (cursor.lastrowid, scope_token(scope.scope_key), _lexical_body(row)),
+            (cursor.lastrowid, scope_token(scope.scope_key), lexical_body(row)),
         )
         return self._by_rowid(int(cursor.lastrowid or 0))
 
@@ -177,10 +178,3 @@ class SQLiteTransaction:
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid = ?", (rowid,)
         ).fetchone()
         return memory(row)
-
-
-def _lexical_body(row: NewMemory) -> str:
-    # A fact's subject and kind are searchable words too ("user.language preference ...").
-    if row.subject_key:
-        return f"{row.text}\n{row.subject_key.replace('.', ' ').replace(':', ' ')} {row.kind or ''}"
-    return row.text

@@ -19,7 +19,7 @@ from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import EmbeddingWorker, drain, embed_batch
 from engramdb.models.api import RecallRequest
-from engramdb.storage.port import CandidateFilter
+from engramdb.storage.port import CandidateFilter, Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
 
@@ -27,10 +27,24 @@ SCOPE = scope_fields()
 EVENTS = [episode_body(f"event number {i} about topic {i % 17}", f"ack {i}", turn=i, scope=SCOPE) for i in range(500)]
 
 
-def _deliver_all(home: str, worker: int, start: Any) -> int:
+def _open(spec: tuple[str, ...]) -> Store:
+    if spec[0] == "sqlite":
+        return SQLiteStore(Path(spec[1]))
+    from engramdb.storage.postgres.store import PostgresStore
+
+    return PostgresStore(spec[1], schema=spec[2])
+
+
+def _spec(store: Store) -> tuple[str, ...]:
+    if isinstance(store, SQLiteStore):
+        return ("sqlite", str(store.home))
+    return ("postgres", store.url, store.schema)  # type: ignore[attr-defined]
+
+
+def _deliver_all(spec: tuple[str, ...], worker: int, start: Any) -> int:
     """Deliver every event once, from a fresh process with its own store and connections."""
-    store = SQLiteStore(Path(home))
-    service = MemoryService(store, HashingEmbedder(), Settings(home=Path(home), embedder="hashing"))
+    store = _open(spec)
+    service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
     caller = Caller(tenant="t1", key_id=f"worker-{worker}", role="admin")
     start.wait()
     created = 0
@@ -41,27 +55,22 @@ def _deliver_all(home: str, worker: int, start: Any) -> int:
     return created
 
 
-def _count(path: Path, sql: str) -> int:
-    with sqlite3.connect(path) as conn:
-        return int(conn.execute(sql).fetchone()[0])
-
-
-def test_eight_processes_delivering_the_same_500_events_leave_500_rows(
-    settings: Settings, store: SQLiteStore
-) -> None:
-    store.tenant("t1", create=True)
+def test_eight_processes_delivering_the_same_500_events_leave_500_rows(store: Store) -> None:
+    tenant = store.tenant("t1", create=True)
     ctx = multiprocessing.get_context("spawn")
     with ctx.Manager() as manager:
         start = manager.Event()
         with ctx.Pool(8) as pool:
-            results = [pool.apply_async(_deliver_all, (str(settings.home), w, start)) for w in range(8)]
+            results = [pool.apply_async(_deliver_all, (_spec(store), w, start)) for w in range(8)]
             start.set()
             created = [r.get(timeout=240) for r in results]
-    path = settings.home / "tenants" / "t1.sqlite3"
     assert sum(created) == 500  # exactly one delivery of each event created it
-    assert _count(path, "SELECT count(*) FROM memories") == 500
-    assert _count(path, "SELECT count(*) FROM memories_fts") == 500
-    assert _count(path, "SELECT count(*) FROM audit_log WHERE action = 'episode.write'") == 500
+    assert sum(tenant.embedding_counts().values()) == 500
+    writes = [e for e in tenant.audit_entries(0, 10_000) if e.action == "episode.write"]
+    assert len(writes) == 500 and len({e.target_id for e in writes}) == 500
+    lexical = tenant.text_candidates(auth.scope_key(Scope.model_validate(SCOPE)), ["event"],
+                                     CandidateFilter(), 1000)  # fmt: skip
+    assert len(lexical) == 500  # every row indexed once
 
 
 def test_eight_threads_through_one_store(service: MemoryService, operator: Caller) -> None:
@@ -140,8 +149,8 @@ def test_failed_embedding_is_recorded_then_retried(service: MemoryService, opera
     assert tenant.embedding_jobs(10, "9999-01-01T00:00:00.000000Z")  # due for a retry later
     assert tenant.embedding_jobs(10, "2000-01-01T00:00:00.000000Z") == []  # not before
     flaky.broken = False
-    with sqlite3.connect(tenant.path) as conn:  # make the retry due now instead of in 1 s
-        conn.execute("UPDATE memories SET embed_next_at = '2000-01-01T00:00:00.000000Z'")
+    # Make the retry due now instead of in a second (through the store, as a failure would).
+    tenant.record_embedding_failure([record.rowid], record.embed_error or "", ["2000-01-01T00:00:00.000000Z"])
     assert drain(tenant, flaky) == 1
     record = tenant.get_memory(auth.scope_key(Scope.model_validate(SCOPE)), "MEMORY_FACT", written.id)
     assert record is not None and record.embed_state == "ready" and record.embed_error is None
@@ -202,17 +211,29 @@ def test_writes_are_audited_in_a_chain(service: MemoryService, operator: Caller)
     assert [e.action for e in entries] == ["fact.write", "episode.write"]
     assert entries[1].prev_hash == entries[0].hash
     assert entries[0].actor_key_id == "test-operator"
-    with sqlite3.connect(service.store.tenant("t1").path) as conn:
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-            conn.execute("UPDATE audit_log SET reason = 'edited'")
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-            conn.execute("DELETE FROM audit_log")
+    for statement in ("UPDATE audit_log SET reason = 'edited'", "DELETE FROM audit_log"):
+        with pytest.raises(Exception, match="append-only"):
+            _raw(service.store, statement)
+    assert len(service.store.tenant("t1").audit_entries(0, 100)) == 2  # untouched
+
+
+def _raw(store: Store, statement: str) -> None:
+    """Run SQL straight on the database, outside EngramDB (as another client of the file would)."""
+    if isinstance(store, SQLiteStore):
+        with sqlite3.connect(store.tenant("t1").path) as conn:
+            conn.execute(statement)
+        return
+    import psycopg
+
+    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
+        conn.execute(f"SET search_path TO {store.schema}")  # type: ignore[attr-defined]
+        conn.execute(statement)
 
 
 def test_a_second_process_sees_writes_of_the_first(settings: Settings, operator: Caller, service: MemoryService) -> None:
-    """The vector copy refreshes from change_seq, so rows written elsewhere are searched."""
+    """Rows another store instance writes are searched (SQLite: the vector copy refreshes)."""
     before = _recall(service, operator, "kangaroo")
-    other = SQLiteStore(settings.home)
+    other = _open(_spec(service.store))
     try:
         writer = MemoryService(other, HashingEmbedder(), settings)
         writer.write_fact(operator, FactWrite.model_validate(fact_body("A kangaroo boxed", scope=SCOPE)))

@@ -1,0 +1,410 @@
+"""Retrieval evaluation through the production paths: ingest once, ask every question per arm.
+
+For each conversation (LoCoMo sample, LongMemEval question) with at least one scorable
+question:
+
+1. its documents (see :mod:`engramdb.eval.documents`) are written into a scope of their own with
+   ``MemoryService.write_episodes`` (sessions as ``externalSessionId``, session dates as
+   ``observedAt``);
+2. the embedding job's own step (``jobs.embedding.embed_batch``) embeds every pending row;
+3. each scorable question is asked through ``MemoryService.recall`` with ``limit`` = max k, once
+   per arm. An arm is a :class:`~engramdb.config.RetrievalSettings`: ``bm25`` and ``vector`` are
+   the production pipeline with the other arm's fusion weight at 0, ``hybrid`` is the default
+   settings. The data is ingested and embedded once and shared by the arms.
+
+Each recalled episode maps back to its document; documents rank where their best episode ranks.
+Turn-level evidence recall@k is the fraction of gold turns covered by the first k documents.
+Sessions are ranked by the best-ranked document of each session, so session metrics @k count
+the first k distinct sessions found among the ``limit`` documents recalled (fewer than k when
+those documents come from fewer sessions: ``sessionsRetrieved`` reports how many).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import logging
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from engramdb.config import RetrievalSettings, Settings
+from engramdb.contract.canonical import hash_scope
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import Embedder, make_embedder
+from engramdb.core.service import MemoryService
+from engramdb.eval import metrics
+from engramdb.eval.datasets import Conversation, Dataset, Question, load_locomo, load_longmemeval
+from engramdb.eval.documents import GRANULARITIES, Document, documents, episodes
+from engramdb.jobs.embedding import embed_batch
+from engramdb.models.api import MAX_LIMIT, RecallRequest
+from engramdb.storage.port import TenantStore
+from engramdb.storage.sqlite.store import SQLiteStore
+
+log = logging.getLogger(__name__)
+
+ARMS = ("bm25", "vector", "hybrid")
+DATASETS = ("locomo", "longmemeval")
+KS = (1, 5, 10, 20)
+ALL = "all"
+
+
+class ProgressSink(Protocol):
+    """Where the runner reports progress: tasks ``conversations``, ``embedding``, ``questions``."""
+
+    def grow(self, task: str, total: int) -> None:
+        """Add ``total`` units of work to ``task``."""
+
+    def advance(self, task: str, n: int = 1) -> None:
+        """Mark ``n`` units of ``task`` done."""
+
+
+class _Silent:
+    def grow(self, task: str, total: int) -> None:
+        pass
+
+    def advance(self, task: str, n: int = 1) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """One evaluation run."""
+
+    dataset: str  # locomo or longmemeval
+    data: Path
+    arms: tuple[str, ...] = ("hybrid",)
+    granularity: str = "turn"
+    limit_conversations: int | None = None
+    limit_questions: int | None = None  # per conversation
+    embedder: str = "minilm"
+    home: Path | None = None  # default: a temporary folder, removed afterwards
+    ks: tuple[int, ...] = KS
+    write_batch: int = 1000
+    embed_batch: int = 256
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad option."""
+        if self.dataset not in DATASETS:
+            raise ValueError(f"dataset must be one of {', '.join(DATASETS)}")
+        if not self.arms or any(arm not in ARMS for arm in self.arms):
+            raise ValueError(f"arms must be among {', '.join(ARMS)}")
+        if self.granularity not in GRANULARITIES:
+            raise ValueError(f"granularity must be one of {', '.join(GRANULARITIES)}")
+        if not self.ks or min(self.ks) < 1 or max(self.ks) > MAX_LIMIT:
+            raise ValueError(f"k values must be between 1 and {MAX_LIMIT}")
+
+
+def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
+    """Return the retrieval settings of an arm: one fusion weight at 0, or ``base`` for hybrid."""
+    if arm == "bm25":
+        return base.model_copy(update={"fusion": "weighted", "dense_weight": 0.0, "lexical_weight": 1.0})
+    if arm == "vector":
+        return base.model_copy(update={"fusion": "weighted", "dense_weight": 1.0, "lexical_weight": 0.0})
+    if arm == "hybrid":
+        return base
+    raise ValueError(f"unknown arm {arm!r}")
+
+
+def load_dataset(config: EvalConfig) -> Dataset:
+    """Return the dataset the config names."""
+    if config.dataset == "locomo":
+        return load_locomo(config.data)
+    return load_longmemeval(config.data)
+
+
+def scope_of(dataset: str, conversation_id: str) -> dict[str, Any]:
+    """Return the scope fields of one conversation (its own participant)."""
+    return {"agentId": f"eval-{dataset}", "profileId": "eval", "privacyScope": "private",
+            "participantScopeHash": hash_scope([dataset, conversation_id]), "sandboxEligible": False}  # fmt: skip
+
+
+@dataclass
+class _Asked:
+    """One question's outcome under one arm."""
+
+    retrieved: list[str]
+    scores: dict[str, float]
+    wall_ms: float
+    timings: dict[str, float]
+
+
+@dataclass
+class _Totals:
+    conversations: int = 0
+    conversations_skipped: int = 0
+    sessions: int = 0
+    documents: int = 0
+    episodes: int = 0
+    episodes_created: int = 0
+    split_documents: int = 0
+    embedded: int = 0
+    write_s: float = 0.0
+    embed_s: float = 0.0
+    skipped: Counter[str] = field(default_factory=Counter)
+    over_limit: int = 0
+
+
+class _Run:
+    def __init__(self, config: EvalConfig, dataset: Dataset, home: Path, progress: ProgressSink) -> None:
+        self.config = config
+        self.dataset = dataset
+        self.progress = progress
+        self.embedder: Embedder = make_embedder(config.embedder)
+        self.store = SQLiteStore(home)
+        slug = re.sub(r"[^a-z0-9]+", "-", self.embedder.model_id.lower()).strip("-")
+        self.tenant_name = f"eval-{dataset.name}-{config.granularity}-{slug}"[:63].rstrip("-")
+        self.tenant: TenantStore = self.store.tenant(self.tenant_name, create=True)
+        self.caller = Caller(tenant=self.tenant_name, key_id="engram-eval", role="admin")
+        base = Settings(home=home)
+        self.services = {
+            arm: MemoryService(self.store, self.embedder,
+                               base.model_copy(update={"retrieval": arm_settings(arm, base.retrieval)}))
+            for arm in config.arms
+        }  # fmt: skip
+        self.totals = _Totals()
+        self.questions: list[dict[str, Any]] = []
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- one conversation -----------------------------------------------------------------
+
+    def conversation(self, conv: Conversation) -> None:
+        asked = [q for q in conv.questions if q.skip_reason is None]
+        for q in conv.questions:
+            if q.skip_reason is not None:
+                self.totals.skipped[q.skip_reason] += 1
+        if self.config.limit_questions is not None:
+            self.totals.over_limit += max(0, len(asked) - self.config.limit_questions)
+            asked = asked[: self.config.limit_questions]
+        if not asked:  # nothing to score: do not spend the embedding time
+            self.totals.conversations_skipped += 1
+            return
+        self.totals.conversations += 1
+        self.totals.sessions += len(conv.sessions)
+        scope = scope_of(self.dataset.name, conv.conversation_id)
+        docs, owner = self.ingest(conv, scope)
+        self.embed()
+        self.progress.grow("questions", len(asked) * len(self.services))
+        for q in asked:
+            record: dict[str, Any] = {
+                "id": q.question_id, "conversation": conv.conversation_id, "category": q.category,
+                "question": q.text, "goldTurns": sorted(q.evidence_turns),
+                "goldSessions": sorted(q.evidence_sessions), "arms": {},
+            }  # fmt: skip
+            for arm, service in self.services.items():
+                result = self.ask(service, q, scope, docs, owner)
+                record["arms"][arm] = {"retrieved": result.retrieved, "metrics": result.scores,
+                                       "ms": round(result.wall_ms, 3), "timings": result.timings}  # fmt: skip
+                self.progress.advance("questions")
+            self.questions.append(record)
+
+    def ingest(self, conv: Conversation, scope: dict[str, Any]) -> tuple[list[Document], dict[str, int]]:
+        """Write the conversation's documents; return them and episode id -> document index."""
+        docs = documents(conv, self.config.granularity)
+        bodies, doc_index = [], []
+        next_turn: Counter[str] = Counter()
+        for i, doc in enumerate(docs):
+            carried = episodes(doc, scope, next_turn[doc.session_id], provenance=f"eval:{self.dataset.name}")
+            next_turn[doc.session_id] += len(carried)
+            self.totals.split_documents += len(carried) > 1
+            bodies.extend(carried)
+            doc_index.extend([i] * len(carried))
+        owner: dict[str, int] = {}
+        created = 0
+        service = next(iter(self.services.values()))
+        started = time.perf_counter()
+        for start in range(0, len(bodies), self.config.write_batch):
+            chunk = bodies[start : start + self.config.write_batch]
+            for response, i in zip(service.write_episodes(self.caller, chunk),
+                                   doc_index[start : start + len(chunk)], strict=True):  # fmt: skip
+                owner[response.id] = i
+                created += response.created
+        self.totals.write_s += time.perf_counter() - started
+        self.totals.episodes_created += created
+        self.totals.documents += len(docs)
+        self.totals.episodes += len(bodies)
+        self.progress.grow("embedding", created)
+        return docs, owner
+
+    def embed(self) -> None:
+        """Embed every pending row with the embedding job's own batch step."""
+        started = time.perf_counter()
+        while done := embed_batch(self.tenant, self.embedder, self.config.embed_batch):
+            self.totals.embedded += done
+            self.progress.advance("embedding", done)
+        self.totals.embed_s += time.perf_counter() - started
+
+    def ask(
+        self, service: MemoryService, q: Question, scope: dict[str, Any], docs: Sequence[Document],
+        owner: dict[str, int],
+    ) -> _Asked:  # fmt: skip
+        """Ask one question through the production recall path and score the ranking."""
+        request = RecallRequest.model_validate({"query": q.text, "scope": scope, "limit": max(self.config.ks)})
+        started = time.perf_counter()
+        response = service.recall(self.caller, request)
+        wall_ms = (time.perf_counter() - started) * 1000
+        unknown = [m.id for m in response.memories if m.id not in owner]
+        if unknown:
+            log.warning("recall returned %d memories that are not this conversation's", len(unknown))
+        ranking = metrics.first_occurrences(owner[m.id] for m in response.memories if m.id in owner)
+        scores = score(q, [docs[i] for i in ranking], self.config.ks)
+        return _Asked([docs[i].doc_id for i in ranking], scores, wall_ms, dict(response.timings))
+
+
+def score(q: Question, ranked: Sequence[Document], ks: Iterable[int]) -> dict[str, float]:
+    """Return the question's metrics for documents ranked best first."""
+    turns = [doc.turn_ids for doc in ranked]
+    sessions = metrics.first_occurrences(doc.session_id for doc in ranked)
+    out: dict[str, float] = {}
+    for k in ks:
+        out[f"turnRecall@{k}"] = metrics.evidence_recall(turns, q.evidence_turns, k)
+    for k in ks:
+        out[f"sessionRecallAny@{k}"] = metrics.recall_any(sessions, q.evidence_sessions, k)
+    for k in ks:
+        out[f"sessionRecallAll@{k}"] = metrics.recall_all(sessions, q.evidence_sessions, k)
+    for k in ks:
+        out[f"sessionNdcg@{k}"] = metrics.ndcg(sessions, q.evidence_sessions, k)
+    out["sessionMrr"] = metrics.reciprocal_rank(sessions, q.evidence_sessions)
+    out["sessionsRetrieved"] = float(len(sessions))
+    return out
+
+
+def group_order(dataset: Dataset, categories: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """Return (group name, member categories) in report order: all, each category, then apart.
+
+    ``all`` holds the dataset's headline categories (LoCoMo: 1-4) or every category.
+    """
+    seen = sorted(set(categories))
+    if dataset.headline is None:
+        head, apart = seen, []
+    else:
+        head = [c for c in dataset.headline if c in seen]
+        head += [c for c in seen if c not in dataset.headline and c not in dataset.apart]
+        apart = [c for c in dataset.apart if c in seen]
+    groups = [(ALL, head)] if head else []
+    return groups + [(c, [c]) for c in head + apart]
+
+
+def summarise(questions: Sequence[dict[str, Any]], arms: Sequence[str], dataset: Dataset) -> dict[str, Any]:
+    """Return, per arm, the mean of every metric per group and the recall latency percentiles."""
+    out: dict[str, Any] = {}
+    groups = group_order(dataset, (q["category"] for q in questions))
+    for arm in arms:
+        per_group: dict[str, Any] = {}
+        for name, members in groups:
+            rows = [q["arms"][arm]["metrics"] for q in questions if q["category"] in members]
+            keys = rows[0].keys() if rows else []
+            per_group[name] = {"n": len(rows), **{k: metrics.mean([r[k] for r in rows]) for k in keys}}
+        walls = [q["arms"][arm]["ms"] for q in questions]
+        latency = {"p50": metrics.percentile(walls, 50), "p95": metrics.percentile(walls, 95)}
+        for part in ("embedMs", "searchMs"):
+            values = [q["arms"][arm]["timings"][part] for q in questions if part in q["arms"][arm]["timings"]]
+            if values:
+                latency[f"{part}P50"] = metrics.percentile(values, 50)
+                latency[f"{part}P95"] = metrics.percentile(values, 95)
+        out[arm] = {"groups": per_group, "latencyMs": latency}
+    return out
+
+
+def _git_commit() -> str | None:
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                              cwd=Path(__file__).resolve().parent)  # fmt: skip
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5,
+                               cwd=Path(__file__).resolve().parent)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def run(config: EvalConfig, progress: ProgressSink | None = None) -> dict[str, Any]:
+    """Run one evaluation; return the result document (config, counts, ingest, per-arm metrics, questions)."""
+    from engramdb.eval.latency import machine_info
+
+    config.validate()
+    sink = progress or _Silent()
+    dataset = load_dataset(config)
+    home = config.home or Path(tempfile.mkdtemp(prefix="engram-eval-"))
+    started = time.perf_counter()
+    state = _Run(config, dataset, home, sink)
+    try:
+        total = dataset.size if config.limit_conversations is None else min(dataset.size, config.limit_conversations)
+        sink.grow("conversations", total)
+        for conv in itertools.islice(dataset.conversations, config.limit_conversations):
+            state.conversation(conv)
+            sink.advance("conversations")
+    finally:
+        state.close()
+        if config.home is None:
+            shutil.rmtree(home, ignore_errors=True)
+    elapsed = time.perf_counter() - started
+    t = state.totals
+    settings = {arm: service.settings.retrieval.model_dump() for arm, service in state.services.items()}
+    return {
+        "dataset": dataset.name,
+        "data": dataset.source,
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "config": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
+                   "embedderModel": state.embedder.model_id, "limit": max(config.ks)},  # fmt: skip
+        "protocol": {
+            "documents": _DOC_NOTES[(dataset.name, config.granularity)],
+            "arms": "bm25 and vector: the production recall with the other arm's fusion weight at 0 "
+                    "(its rows can still fill the tail when the weighted arm returns fewer than limit); "
+                    "hybrid: the default retrieval settings",
+            "turnRecall": "fraction of the question's evidence turns covered by the first k documents",
+            "sessionRanking": "sessions ranked by the best-ranked document of each session, among the "
+                              f"{max(config.ks)} documents recalled (sessionsRetrieved: how many sessions that gives)",
+            "skipped": _SKIP_NOTES[dataset.name],
+        },  # fmt: skip
+        "counts": {
+            "conversations": t.conversations, "conversationsWithoutScorableQuestions": t.conversations_skipped,
+            "sessions": t.sessions, "documents": t.documents, "episodes": t.episodes,
+            "documentsSplitAcrossEpisodes": t.split_documents, "questionsAsked": len(state.questions),
+            "questionsSkipped": dict(t.skipped), "questionsOverLimit": t.over_limit,
+        },  # fmt: skip
+        "ingest": {
+            "episodesCreated": t.episodes_created, "episodesEmbedded": t.embedded,
+            "writeSeconds": round(t.write_s, 3), "embedSeconds": round(t.embed_s, 3),
+            "totalSeconds": round(t.write_s + t.embed_s, 3),
+            "episodesPerSecond": round(t.episodes / (t.write_s + t.embed_s), 2) if t.write_s + t.embed_s else None,
+        },  # fmt: skip
+        "runSeconds": round(elapsed, 2),
+        "retrieval": settings,
+        "groups": dict(group_order(dataset, (q["category"] for q in state.questions))),
+        "arms": summarise(state.questions, config.arms, dataset),
+        "machine": machine_info(),
+        "git": _git_commit(),
+        "questions": state.questions,
+    }
+
+
+_DOC_NOTES = {
+    ("locomo", "turn"): "one episode per turn, text 'Speaker: text'",
+    ("locomo", "pair"): "one episode per two consecutive turns of a session, 'Speaker: text' lines",
+    ("locomo", "session"): "one episode per session ('Speaker: text' lines), split at turn boundaries "
+                           "into documents of at most 4,000 characters",
+    ("longmemeval", "turn"): "one episode per user turn (the protocol's turn granularity); "
+                             "assistant turns are not indexed",
+    ("longmemeval", "pair"): "one episode per user turn with the assistant reply that follows it as "
+                             "assistantText (indexes assistant text, unlike the protocol)",
+    ("longmemeval", "session"): "one episode per session of user turns (the protocol's session granularity), "
+                                "split at turn boundaries into documents of at most 4,000 characters",
+}  # fmt: skip
+_SKIP_NOTES = {
+    "locomo": "questions without usable evidence (no evidence id naming a turn); "
+              "category 5 (adversarial) is reported apart from 'all'",
+    "longmemeval": "abstention questions (_abs) and questions whose answer sessions have no user turn "
+                   "marked has_answer, as LongMemEval's retrieval protocol does",
+}  # fmt: skip

@@ -1,0 +1,135 @@
+"""Errors the SDK adds to the tree, and the mapping from problem JSON back to exception classes.
+
+    EngramError                      (engramdb.errors, with everything the server raises)
+    ├── ClientRequestError       4xx  a 4xx whose code the SDK does not know
+    ├── RateLimitedError         429  slow down; retryable
+    ├── ServerError              5xx  a 5xx whose code the SDK does not know; retryable
+    ├── TransportError           ---  no HTTP answer at all (refused, reset, DNS); retryable
+    │   └── RequestTimeoutError  ---  no answer within the timeout; retryable
+    ├── OutboxFullError          ---  the outbox holds its maximum of pending entries
+    └── MalformedEntryError      ---  an outbox entry that cannot be turned into a request
+
+A server answer keeps its ``code`` (the class is chosen by it), its ``field``, the rest of the
+problem body in ``context`` and the real status in ``http_status``; ``retryable`` is true for
+network failures, 429 and every 5xx.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from engramdb.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    BackendUnavailableError,
+    ConflictError,
+    EngramError,
+    InvalidInputError,
+    NotFoundError,
+)
+
+
+class ClientRequestError(EngramError):
+    code = "bad_request"
+    http_status = 400
+
+
+class RateLimitedError(EngramError):
+    code = "rate_limited"
+    http_status = 429
+    retryable = True
+
+
+class ServerError(EngramError):
+    code = "server_error"
+    http_status = 500
+    retryable = True
+
+
+class TransportError(EngramError):
+    """No HTTP answer: the connection was refused, reset or never established."""
+
+    code = "transport_error"
+    http_status = 0
+    retryable = True
+
+
+class RequestTimeoutError(TransportError):
+    code = "timeout"
+
+
+class OutboxFullError(EngramError):
+    """The outbox already holds its maximum of pending entries; nothing was appended."""
+
+    code = "outbox_full"
+    http_status = 503
+    retryable = True
+
+
+class MalformedEntryError(EngramError):
+    """An outbox entry whose stored body no longer parses as a contract event."""
+
+    code = "malformed_entry"
+    http_status = 0
+
+
+_BY_STATUS: dict[int, type[EngramError]] = {
+    401: AuthenticationError,
+    403: AuthorizationError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: InvalidInputError,
+    429: RateLimitedError,
+    503: BackendUnavailableError,
+}
+
+
+def _subclasses(cls: type[EngramError]) -> Iterator[type[EngramError]]:
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+def error_class(code: str | None, status: int) -> type[EngramError]:
+    """Return the exception class for a problem ``code``, falling back on the HTTP status."""
+    if code:
+        for cls in _subclasses(EngramError):
+            if cls.code == code:
+                return cls
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
+    return ServerError if status >= 500 else ClientRequestError
+
+
+def is_retryable_status(status: int) -> bool:
+    """True for statuses worth retrying: 408, 429 and every 5xx."""
+    return status in (408, 429) or status >= 500
+
+
+def error_from_response(response: httpx.Response) -> EngramError:
+    """Return the typed exception for an error response (problem JSON or not)."""
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        body = {"message": response.text[:500] or response.reason_phrase}
+    code = body.get("code") if isinstance(body.get("code"), str) else None
+    message = str(body.get("message") or f"HTTP {response.status_code}")
+    field = body.get("field") if isinstance(body.get("field"), str) else None
+    context = {k: v for k, v in body.items() if k not in ("code", "message", "field")}
+    error = error_class(code, response.status_code)(message, field=field, **context)
+    error.http_status = response.status_code
+    error.retryable = is_retryable_status(response.status_code)
+    if code:
+        error.code = code
+    return error
+
+
+def error_from_transport(exc: httpx.TransportError, what: str) -> TransportError:
+    """Return the SDK error for an httpx failure that produced no response."""
+    cls = RequestTimeoutError if isinstance(exc, httpx.TimeoutException) else TransportError
+    return cls(f"{what}: {type(exc).__name__}: {exc}".rstrip(": "))

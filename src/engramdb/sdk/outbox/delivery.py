@@ -1,0 +1,250 @@
+"""The outbox: append before acknowledging, deliver in the background, never lose an event.
+
+``append_*`` commits the canonical event to the profile's SQLite file and returns; a bounded
+pool of worker threads delivers it. A 2xx (201 created or 200 already stored) removes the
+entry; a network error, 408, 429 or 5xx schedules another attempt after ``0.25 * 2**n`` s with
+jitter, and after ``max_attempts`` failures in a row the entry rests ``rest_seconds`` before a
+new round (it stays on disk throughout); any other 4xx, or a body that no longer parses, moves
+it to the dead letters (``dead_letters()``, ``replay_dead()``). Entries left over from an
+earlier process are replayed on ``start``. ``close`` flushes for at most ``shutdown_timeout``
+seconds; whatever is undelivered then stays on disk for the next start.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from engramdb.contract.canonical import canonical_json
+from engramdb.contract.events import Episode, EpisodeWrite, Fact, FactWrite
+from engramdb.errors import EngramError, InvalidInputError
+from engramdb.models.api import WriteResponse
+from engramdb.sdk import operations as op
+from engramdb.sdk.client import Client
+from engramdb.sdk.errors import MalformedEntryError
+from engramdb.sdk.operations import Call
+from engramdb.sdk.outbox.store import DeadLetter, Entry, OutboxStore, SessionState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OutboxSettings:
+    """Bounds of the outbox (reference numbers from RushDB's Hermes provider)."""
+
+    max_pending: int = 512
+    concurrency: int = 4
+    max_attempts: int = 4
+    backoff_base: float = 0.25
+    backoff_cap: float = 30.0
+    rest_seconds: float = 30.0
+    shutdown_timeout: float = 2.0
+    request_timeout: float = 10.0
+    synchronous: str = "FULL"
+
+
+def entry_call(entry: Entry) -> Call[WriteResponse]:
+    """Return the request that delivers ``entry``; MalformedEntryError if it cannot be read."""
+    try:
+        data = json.loads(entry.body)
+        if not isinstance(data, dict):
+            raise ValueError("the body is not a JSON object")
+        if entry.kind == "episode":
+            return op.write_episode(EpisodeWrite.model_validate(data))
+        if entry.kind == "fact" and entry.origin == "stated":
+            return op.write_fact(FactWrite.model_validate(data), origin="stated")
+        if entry.kind == "fact" and entry.origin == "derived":
+            return op.write_fact(FactWrite.model_validate(data), origin="derived")
+        raise ValueError(f"unknown entry kind {entry.kind!r} / origin {entry.origin!r}")
+    except (ValueError, TypeError, InvalidInputError) as error:
+        raise MalformedEntryError(f"outbox entry {entry.seq} is malformed: {error}"[:500],
+                                  seq=entry.seq) from error  # fmt: skip
+
+
+class Outbox:
+    """A durable, bounded, replaying outbox over one profile folder."""
+
+    def __init__(
+        self,
+        profile_dir: str | Path,
+        client: Client | None = None,
+        *,
+        url: str | None = None,
+        api_key: str | None = None,
+        settings: OutboxSettings | None = None,
+        start: bool = True,
+        seed: int | None = None,
+    ) -> None:
+        self.settings = settings or OutboxSettings()
+        if client is None and url is None:
+            raise ValueError("an Outbox needs a client or a url")
+        self._owns_client = client is None
+        self.client = client or Client(str(url), api_key, timeout=self.settings.request_timeout)
+        self.store = OutboxStore(profile_dir, max_pending=self.settings.max_pending,
+                                 synchronous=self.settings.synchronous)  # fmt: skip
+        self._cond = threading.Condition()
+        self._inflight: set[int] = set()
+        self._round: dict[int, int] = {}  # failures in a row, per entry, in this process
+        self._threads: list[threading.Thread] = []
+        self._stopping = False
+        self._random = random.Random(seed)
+        if start:
+            self.start()
+
+    # -- the host side --------------------------------------------------------------------
+
+    def append_episode(self, event: Episode, *, session: SessionState | None = None) -> bool:
+        """Durably queue an episode; False if the same event is already pending."""
+        return self._append("episode", event.event_id, canonical_json(event.wire()), "stated", session)
+
+    def append_fact(self, event: Fact, *, origin: str = "stated") -> bool:
+        """Durably queue a fact (``origin="derived"`` when a model wrote it)."""
+        return self._append("fact", event.fact_id, canonical_json(event.wire()), origin, None)
+
+    def _append(self, kind: str, memory_id: str, body: str, origin: str, session: SessionState | None) -> bool:
+        added = self.store.append(kind, memory_id, body, origin=origin, session=session)
+        with self._cond:
+            self._cond.notify()
+        return added
+
+    def start(self) -> None:
+        """Start the workers; every entry left by an earlier process is due at once (replay)."""
+        if self._threads:
+            return
+        self.store.expedite(time.time())
+        for index in range(self.settings.concurrency):
+            thread = threading.Thread(target=self._work, name=f"engram-outbox-{index}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Try to deliver everything now, for at most ``timeout`` s; True if nothing is pending."""
+        if self.store.closed:
+            return False
+        budget = self.settings.shutdown_timeout if timeout is None else timeout
+        deadline = time.monotonic() + budget
+        if self._threads:
+            self.store.expedite(time.time())
+        with self._cond:
+            self._cond.notify_all()
+            while True:
+                if self.store.count() == 0:
+                    return True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._threads:
+                    return False
+                self._cond.wait(min(remaining, 0.05))
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Flush for at most ``timeout`` s, stop the workers, close; True if all was delivered.
+
+        Undelivered entries stay in the file and are replayed by the next ``start``.
+        """
+        if self.store.closed:
+            return False
+        budget = self.settings.shutdown_timeout if timeout is None else timeout
+        deadline = time.monotonic() + budget
+        delivered = self.flush(budget)
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        for thread in self._threads:
+            # Idle workers leave at once; a short grace lets them, even with a zero budget.
+            thread.join(max(0.05, deadline - time.monotonic()))
+        with self._cond:
+            stuck = len(self._inflight)
+        if stuck:
+            log.warning("outbox closed with %d deliveries in flight; their entries stay on disk", stuck)
+        left = self.store.count()
+        if left:
+            log.info("outbox closed with %d undelivered events kept in %s", left, self.store.path)
+        self.store.close()
+        if self._owns_client:
+            self.client.close()
+        return delivered
+
+    def __enter__(self) -> Outbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- inspection -----------------------------------------------------------------------
+
+    def pending(self) -> list[Entry]:
+        return self.store.pending()
+
+    def dead_letters(self) -> list[DeadLetter]:
+        return self.store.dead_letters()
+
+    def replay_dead(self, seqs: Collection[int] | None = None) -> int:
+        """Queue dead letters again (all, or those in ``seqs``); return how many."""
+        moved = self.store.replay_dead(seqs)
+        with self._cond:
+            self._cond.notify_all()
+        return moved
+
+    # -- the workers ----------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while (entry := self._claim()) is not None:
+            try:
+                self._deliver(entry)
+            except Exception:
+                # A worker is a job supervisor: a bug while handling one entry is logged and
+                # the entry retried later; the loop, and the other entries, go on.
+                log.exception("outbox worker failed on entry %d", entry.seq)
+                self._retry(entry, "internal error")
+            finally:
+                with self._cond:
+                    self._inflight.discard(entry.seq)
+                    self._cond.notify_all()
+
+    def _claim(self) -> Entry | None:
+        with self._cond:
+            while not self._stopping and not self.store.closed:
+                now = time.time()
+                due = self.store.due(now, exclude=self._inflight)
+                if due:
+                    self._inflight.add(due[0].seq)
+                    return due[0]
+                wake = self.store.next_due_at(exclude=self._inflight)
+                # Wake at least once a second: another process may append to the same file.
+                self._cond.wait(1.0 if wake is None else min(1.0, max(0.0, wake - now)))
+            return None
+
+    def _deliver(self, entry: Entry) -> None:
+        try:
+            call = entry_call(entry)
+            self.client.send(call, timeout=self.settings.request_timeout)
+        except MalformedEntryError as error:
+            log.warning("outbox entry %d isolated as a dead letter: %s", entry.seq, error.message)
+            self.store.bury(entry, error)
+        except EngramError as error:
+            if error.retryable:
+                self._retry(entry, f"{error.code}: {error.message}")
+            else:
+                log.warning("server refused outbox entry %d (%s %s): %s", entry.seq,
+                            error.http_status, error.code, error.message)  # fmt: skip
+                self.store.bury(entry, error)
+        else:
+            self._round.pop(entry.seq, None)
+            self.store.ack(entry.seq)
+
+    def _retry(self, entry: Entry, reason: str) -> None:
+        failures = self._round.get(entry.seq, 0) + 1
+        if failures >= self.settings.max_attempts:
+            self._round.pop(entry.seq, None)
+            delay = self.settings.rest_seconds
+        else:
+            self._round[entry.seq] = failures
+            raw = self.settings.backoff_base * 2 ** (failures - 1)
+            delay = min(self.settings.backoff_cap, raw) * self._random.uniform(0.5, 1.0)
+        log.debug("outbox entry %d failed (%s); next attempt in %.2f s", entry.seq, reason, delay)
+        self.store.reschedule(entry.seq, time.time() + delay, reason)

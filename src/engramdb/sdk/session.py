@@ -1,0 +1,386 @@
+"""``MemorySession``: an agent host's lifecycle as methods, safe when the server is slow or away.
+
+    start-up          the outbox opens and replays what an earlier process left
+    prefetch          optional: start recall early (an earlier hook than inference)
+    before_inference  recall within the timeout (default 300 ms) -> the context block, or ""
+    after_turn        exactly one bounded, redacted episode per completed primary turn
+    remember          a fact through the host's trusted path (``memory_action`` for tools)
+    before_compaction the last eligible pair of the transcript, not the transcript
+    switch_session    new session id and turn counter; stale prefetched recall dropped
+    end_session       bounded flush; caches released
+    close             bounded flush; undelivered events stay on disk for the next start
+
+Hooks never raise for memory-side trouble: a refused context, a capture with nothing left
+after redaction or a full outbox writes nothing and says why in ``last_skip``; a failed or
+late recall returns the recent-write hits only and says why in ``last_recall_error``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from engramdb import clock
+from engramdb.contract.bounds import QUERY_CAP
+from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
+from engramdb.contract.format import BLOCK_CAP
+from engramdb.core.policy import DEFAULT_MULTI_VALUED
+from engramdb.errors import EngramError, InvalidInputError
+from engramdb.models.api import RecallRequest, RecallResponse
+from engramdb.sdk import operations as op
+from engramdb.sdk.capture import (
+    FACT_CHARS,
+    Captured,
+    Refused,
+    clean_pair,
+    clean_text,
+    latest_pair,
+    normalize,
+    shown_text,
+)
+from engramdb.sdk.client import Client
+from engramdb.sdk.errors import OutboxFullError
+from engramdb.sdk.host import HostContext, Verdict, judge
+from engramdb.sdk.outbox import Outbox, OutboxSettings, SessionState
+from engramdb.sdk.recall import (
+    DEFAULT_TIMEOUT,
+    MAX_LIMIT,
+    CachedMemory,
+    RecallItem,
+    RecallOutcome,
+    RecentWrites,
+    clamp_timeout,
+    merge,
+    render,
+)
+
+log = logging.getLogger(__name__)
+Message = Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class _Flight:
+    """A remote recall under way."""
+
+    session_id: str
+    query: str
+    future: Future[RecallResponse]
+
+
+class MemorySession:
+    """One agent conversation's memory: recall before inference, durable writes after turns."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        api_key: str | None = None,
+        host: HostContext,
+        session_id: str,
+        profile_dir: str | Path,
+        client: Client | None = None,
+        recall_timeout: float = DEFAULT_TIMEOUT,
+        recall_limit: int = 8,
+        context_chars: int = BLOCK_CAP,
+        exclude_current_session: bool = False,
+        flush_timeout: float = 2.0,
+        cache_size: int = 128,
+        outbox: OutboxSettings | None = None,
+        multi_valued_kinds: Collection[str] = tuple(DEFAULT_MULTI_VALUED),
+    ) -> None:
+        if client is None and url is None:
+            raise ValueError("a MemorySession needs a url or a client")
+        settings = outbox or OutboxSettings(shutdown_timeout=flush_timeout)
+        self.host = host
+        self.client = client or Client(str(url), api_key, timeout=settings.request_timeout)
+        self._owns_client = client is None
+        self.recall_timeout = clamp_timeout(recall_timeout)
+        self.recall_limit = min(MAX_LIMIT, max(1, recall_limit))
+        self.context_chars = min(BLOCK_CAP, max(0, context_chars))
+        self.exclude_current_session = exclude_current_session
+        self.flush_timeout = flush_timeout
+        self.last_recall: RecallOutcome | None = None
+        self.last_skip: str | None = None
+        self.degraded: str | None = None
+        self._cache = RecentWrites(cache_size, multi_valued_kinds=multi_valued_kinds)
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-recall")
+        self._lock = threading.RLock()
+        self._closed = False
+        self.outbox: Outbox | None = None
+        try:
+            self.outbox = Outbox(profile_dir, self.client, settings=settings)
+        except (OSError, sqlite3.Error) as error:
+            # Recall still works; writes are refused, since they could not be made durable.
+            log.warning("memory writes disabled: the outbox in %s cannot be opened: %s", profile_dir, error)
+            self.degraded = f"outbox unavailable: {error}"
+        self._enter(session_id)
+
+    # -- state ----------------------------------------------------------------------------
+
+    def _enter(self, session_id: str) -> None:
+        with self._lock:
+            self.session_id = session_id
+            self.verdict: Verdict = judge(self.host, session_id)
+            stored = self.outbox.store.session_state(session_id) if self.outbox else None
+            self._state = stored or SessionState(session_id, 0)
+            self._prefetch: _Flight | None = None
+
+    @property
+    def scope(self) -> Scope | None:
+        return self.verdict.scope
+
+    @property
+    def turn_index(self) -> int:
+        """The index the next captured turn of this session will get."""
+        return self._state.next_turn
+
+    @property
+    def last_recall_error(self) -> str | None:
+        return self.last_recall.error if self.last_recall else None
+
+    def _skip(self, reason: str) -> None:
+        self.last_skip = reason
+        log.debug("memory write skipped: %s", reason)
+
+    def _writable(self) -> Scope | None:
+        if self.degraded:
+            self._skip(self.degraded)
+            return None
+        if not self.verdict.can_write or self.verdict.scope is None:
+            self._skip(self.verdict.reason or "writes are not allowed here")
+            return None
+        return self.verdict.scope
+
+    # -- recall ---------------------------------------------------------------------------
+
+    def prefetch(self, query: str) -> None:
+        """Start recall for ``query`` now; ``before_inference(query)`` will use its answer."""
+        flight = self._launch(normalize(query, QUERY_CAP)) if self.verdict.can_read else None
+        with self._lock:
+            self._prefetch = flight
+
+    def before_inference(self, query: str) -> str:
+        """Return the context block for ``query`` within the recall timeout ("" if none)."""
+        return self.recall(query).context
+
+    def recall(self, query: str) -> RecallOutcome:
+        """Recall for ``query``: the server's hits and this process's recent writes, merged.
+
+        Never blocks longer than ``recall_timeout``; on timeout or error the server's part is
+        empty and ``error`` (also ``last_recall_error``) says why.
+        """
+        started = time.monotonic()
+        text = normalize(query, QUERY_CAP)
+        scope = self.verdict.scope
+        if not self.verdict.can_read or scope is None or not text or self._closed:
+            why = self.verdict.reason if not self.verdict.can_read else "closed" if self._closed else "empty query"
+            return self._record(RecallOutcome("", error=why or "recall is not allowed here"))
+        with self._lock:
+            flight, self._prefetch = self._prefetch, None
+        if flight is None or (flight.session_id, flight.query) != (self.session_id, text):
+            flight = self._launch(text)
+        remote, error = self._await(flight, started + self.recall_timeout)
+        exclude = self.session_id if self.exclude_current_session else None
+        cached = self._cache.search(text, scope, limit=self.recall_limit, exclude_session_id=exclude)
+        items = merge(remote, cached, self.recall_limit)
+        elapsed = (time.monotonic() - started) * 1000
+        return self._record(RecallOutcome(render(items, self.context_chars), tuple(items), error, elapsed))
+
+    def _record(self, outcome: RecallOutcome) -> RecallOutcome:
+        self.last_recall = outcome
+        return outcome
+
+    def _launch(self, text: str) -> _Flight | None:
+        if not text or self.verdict.scope is None or self._closed:
+            return None
+        body: dict[str, object] = {"query": text, "scope": self.verdict.scope.wire(), "limit": self.recall_limit}
+        if self.exclude_current_session:
+            body["excludeSessionId"] = self.session_id
+        call = op.recall(RecallRequest.model_validate(body))
+        future = self._pool.submit(self.client.send, call, timeout=self.recall_timeout)
+        return _Flight(self.session_id, text, future)
+
+    def _await(self, flight: _Flight | None, deadline: float) -> tuple[list[RecallItem], str | None]:
+        if flight is None:
+            return [], "recall could not start"
+        try:
+            response = flight.future.result(timeout=max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            flight.future.cancel()
+            return [], f"timeout: no answer within {self.recall_timeout * 1000:.0f} ms"
+        except EngramError as error:
+            return [], f"{error.code}: {error.message}"
+        except ValueError as error:  # an answer that does not parse as a RecallResponse
+            return [], f"unreadable answer: {type(error).__name__}"
+        return [RecallItem.of(m) for m in response.memories[: self.recall_limit]], None
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def after_turn(
+        self, user: str, assistant: str, *, ok: bool = True, turn_id: str | None = None,
+        turn_index: int | None = None,
+    ) -> str | None:  # fmt: skip
+        """Queue the completed turn as one episode; return its eventId, or None (see ``last_skip``).
+
+        Calling it again with the same pair (a retry) returns the same id and queues nothing.
+        ``turn_id`` is the host's own id for the turn (stored as ``sourceEventId``);
+        ``turn_index`` overrides the session's counter for hosts that number turns themselves.
+        """
+        if not ok:
+            self._skip("the turn failed or did not complete")
+            return None
+        return self._capture(user, assistant, turn_id, "engramdb-sdk:after_turn", turn_index)
+
+    def capture(self, messages: Sequence[Message]) -> str | None:
+        """Queue the latest completed user/assistant pair of a transcript (nothing else of it)."""
+        pair = latest_pair(messages)
+        if pair is None:
+            self._skip("no completed user/assistant pair")
+            return None
+        return self._capture(*pair, None, "engramdb-sdk:capture")
+
+    def before_compaction(self, messages: Sequence[Message]) -> str | None:
+        """Queue the last eligible pair before the host discards the transcript."""
+        pair = latest_pair(messages)
+        if pair is None:
+            self._skip("no completed user/assistant pair before compaction")
+            return None
+        return self._capture(*pair, None, "engramdb-sdk:before_compaction")
+
+    def _capture(
+        self, user: str, assistant: str, turn_id: str | None, provenance: str, turn_index: int | None = None
+    ) -> str | None:
+        scope = self._writable()
+        if scope is None:
+            return None
+        captured = clean_pair(user, assistant)
+        if isinstance(captured, Refused):
+            self._skip(captured.reason)
+            return None
+        with self._lock:
+            marks = [self.session_id, turn_id or "", -1 if turn_index is None else turn_index]
+            digest = sha256_hex(canonical_json([*marks, captured.user, captured.assistant]))
+            if digest == self._state.last_digest:
+                self.last_skip = None
+                return self._state.last_event_id
+            turn = self._state.next_turn if turn_index is None else turn_index
+            try:
+                body = self._episode_body(captured, turn, turn_id, provenance)
+                event = op.as_model(EpisodeWrite, body).to_event(scope)
+                state = SessionState(self.session_id, max(self._state.next_turn, turn + 1), digest, event.event_id)
+                assert self.outbox is not None  # _writable checked it
+                self.outbox.append_episode(event, session=state)
+            except (InvalidInputError, OutboxFullError) as error:
+                self._skip(error.message)
+                return None
+            self._state = state
+        self._cache.add(CachedMemory(event.event_id, "EPISODE", shown_text(captured), scope, event.trust_class,
+                                     session_id=self.session_id))  # fmt: skip
+        self.last_skip = None
+        return event.event_id
+
+    def _episode_body(self, captured: Captured, turn: int, turn_id: str | None, provenance: str) -> dict[str, object]:
+        body: dict[str, object] = {
+            "runtime": self.host.runtime, "externalSessionId": self.session_id,
+            "turnIndex": turn, "userText": captured.user,
+            "assistantText": captured.assistant, "summary": captured.summary,
+            "conversationKind": self.host.conversation_kind, "visibility": self._visibility(),
+            "trustClass": "mixed", "originClass": "conversation", "observedAt": clock.now_text(),
+            "provenance": provenance,
+        }  # fmt: skip
+        if turn_id is not None:
+            body["sourceEventId"] = turn_id
+        if self.host.channel_id_hash is not None:
+            body["channelIdHash"] = self.host.channel_id_hash
+        return body
+
+    def _visibility(self) -> str:
+        return "participant" if self.host.privacy_scope == "private" else "shared"
+
+    def remember(
+        self, subject: str, kind: str, text: str, *, confidence: float = 0.9,
+        valid_from: str | None = None, valid_until: str | None = None,
+        supersedes_fact_id: str | None = None, source_event_id: str | None = None,
+    ) -> str | None:  # fmt: skip
+        """Queue a fact the host states (trusted, origin ``stated``); return its factId or None.
+
+        Raises InvalidInputError for a malformed subject, kind, date or confidence.
+        """
+        scope = self._writable()
+        if scope is None:
+            return None
+        cleaned = clean_text(text, FACT_CHARS)
+        if isinstance(cleaned, Refused):
+            self._skip(f"fact text: {cleaned.reason}")
+            return None
+        body: dict[str, object] = {
+            "runtime": self.host.runtime, "text": cleaned[0], "kind": kind, "subjectKey": subject,
+            "confidence": confidence, "active": True, "validFrom": valid_from or clock.now_text(),
+            "sourceEventId": source_event_id or self._state.last_event_id or f"{self.session_id}:remember",
+            "visibility": self._visibility(), "trustClass": "trusted", "provenance": "engramdb-sdk:remember",
+        }  # fmt: skip
+        body.update({k: v for k, v in (("validUntil", valid_until), ("supersedesFactId", supersedes_fact_id)) if v})
+        event = op.as_model(FactWrite, body).to_event(scope)
+        assert self.outbox is not None  # _writable checked it
+        try:
+            self.outbox.append_fact(event, origin="stated")
+        except OutboxFullError as error:
+            self._skip(error.message)
+            return None
+        self._cache.add(CachedMemory(event.fact_id, "MEMORY_FACT", event.text, scope, event.trust_class,
+                                     session_id=self.session_id, subject_key=subject, kind=kind))  # fmt: skip
+        self.last_skip = None
+        return event.fact_id
+
+    def memory_action(self, action: str, *, subject: str, kind: str, text: str,
+                      replaces: str | None = None) -> str | None:  # fmt: skip
+        """A memory tool's request: ``add``, or ``replace`` (with ``replaces``); others do nothing."""
+        if action == "add":
+            return self.remember(subject, kind, text)
+        if action == "replace" and replaces:
+            return self.remember(subject, kind, text, supersedes_fact_id=replaces)
+        self._skip(f"unsupported memory action {action!r}")
+        return None
+
+    # -- session boundaries ---------------------------------------------------------------
+
+    def switch_session(self, session_id: str) -> None:
+        """Continue as ``session_id``: its own turn counter; prefetched recall dropped."""
+        self._enter(session_id)
+
+    def end_session(self, timeout: float | None = None) -> bool:
+        """Flush for at most ``timeout`` s (default ``flush_timeout``), release the caches.
+
+        Returns True if nothing is left undelivered.
+        """
+        delivered = self.outbox.flush(self.flush_timeout if timeout is None else timeout) if self.outbox else False
+        with self._lock:
+            self._prefetch = None
+            self.last_recall = None
+        self._cache.clear()
+        return delivered
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Flush for at most ``timeout`` s, then stop; undelivered events stay on disk."""
+        if self._closed:
+            return False
+        self._closed = True
+        delivered = self.outbox.close(self.flush_timeout if timeout is None else timeout) if self.outbox else False
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._cache.clear()
+        if self._owns_client:
+            self.client.close()
+        return delivered
+
+    def __enter__(self) -> MemorySession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

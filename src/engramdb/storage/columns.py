@@ -1,0 +1,68 @@
+"""Column lists shared by both backends: the order matches the port's record dataclasses."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engramdb.storage.port import CandidateFilter, NewMemory
+
+MEMORY_COLUMNS = (
+    "rowid, source, memory_id, scope_key, text, trust_class, origin, status, confidence, "
+    "observed_at, recorded_at, event_json, embed_state, embed_error, embed_attempts, session_id, "
+    "subject_key, kind, valid_from, valid_until, retired_at, supersedes_id, superseded_by_id, "
+    "status_reason, active_from"
+)
+AUDIT_COLUMNS = (
+    "seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, "
+    "before_digest, after_digest, reason, prev_hash, hash"
+)
+TOMBSTONE_COLUMNS = (
+    "tombstone_id, scope_key, subject_key, kind, value_hash, fact_id, reason, created_at, "
+    "actor_key_id, lifted_at, lifted_by, lift_reason"
+)
+
+
+def lexical_body(row: NewMemory) -> str:
+    """What the lexical arm indexes: the text, and for a fact its subject and kind as words."""
+    if row.subject_key:
+        words = row.subject_key.replace(".", " ").replace(":", " ")
+        return f"{row.text}\n{words} {row.kind or ''}"
+    return row.text
+
+
+def placeholders(values: Sequence[Any], mark: str = "?") -> str:
+    """Return ``mark`` once per value, comma-separated (``?`` for SQLite, ``%s`` for psycopg)."""
+    return ",".join([mark] * len(values))
+
+
+def filter_clause(filt: CandidateFilter, alias: str = "m", mark: str = "?") -> tuple[str, list[Any]]:
+    """Return the WHERE conjuncts (leading " AND ...") and parameters of a candidate filter."""
+    sql, params = "", []
+    if filt.statuses is not None:
+        sql += f" AND {alias}.status IN ({placeholders(filt.statuses, mark)})"
+        params += list(filt.statuses)
+    sql += f" AND {alias}.source IN ({placeholders(filt.sources, mark)})"
+    params += list(filt.sources)
+    if filt.exclude_session_id is not None:
+        sql += f" AND ({alias}.session_id IS NULL OR {alias}.session_id != {mark})"
+        params.append(filt.exclude_session_id)
+    if filt.as_of is not None:
+        sql += (
+            f" AND {alias}.active_from <= {mark}"
+            f" AND ({alias}.retired_at IS NULL OR {alias}.retired_at > {mark})"
+        )
+        params += [filt.as_of, filt.as_of]
+    if filt.believed_by is not None:
+        sql += f" AND {alias}.active_from <= {mark}"
+        params.append(filt.believed_by)
+    if filt.valid_at is not None:
+        sql += (
+            f" AND ({alias}.valid_from IS NULL OR {alias}.valid_from <= {mark})"
+            f" AND ({alias}.valid_until IS NULL OR {alias}.valid_until > {mark})"
+        )
+        params += [filt.valid_at, filt.valid_at]
+    if filt.expires_after is not None:
+        sql += f" AND ({alias}.valid_until IS NULL OR {alias}.valid_until > {mark})"
+        params.append(filt.expires_after)
+    return sql, params

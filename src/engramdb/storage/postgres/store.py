@@ -1,0 +1,115 @@
+"""PostgreSQL + pgvector: all tenants in one schema, isolated by row-level security.
+
+Every unit of work runs in a transaction that first sets ``engram.tenant``; the connections act
+as the role ``engram_app`` (no superuser, no BYPASSRLS), so the database itself keeps a tenant's
+rows out of every other tenant's queries, including a query that forgets to filter.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool
+
+from engramdb import clock
+from engramdb.errors import InvalidInputError, NotFoundError
+from engramdb.storage.port import check_tenant_name
+from engramdb.storage.postgres.errors import translate
+from engramdb.storage.postgres.tenant import PostgresTenantStore
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS = ("001_initial.sql",)
+_SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+class PostgresStore:
+    """All tenants of a PostgreSQL deployment."""
+
+    def __init__(self, url: str, *, schema: str = "engram", max_connections: int = 8) -> None:
+        if not _SCHEMA.fullmatch(schema):
+            raise InvalidInputError("schema names are lower-case letters, digits and _", field="schema")
+        self.url = url
+        self.schema = schema
+        self._migrate()
+        self._pool = ConnectionPool(
+            url, min_size=1, max_size=max_connections, configure=self._configure, open=True,
+            kwargs={"autocommit": True},
+        )  # fmt: skip
+        self._tenants: dict[str, PostgresTenantStore] = {}
+        self._lock = threading.Lock()
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        register_vector(conn)
+        conn.execute("SET ROLE engram_app")  # from here on, row-level security binds us
+        conn.execute(f"SET search_path TO {self.schema}, public")
+
+    def _migrate(self) -> None:
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext('engramdb-migrations'))")
+            try:
+                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+                conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {self.schema}.schema_migrations "
+                    "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+                )
+                done = {r[0] for r in conn.execute(f"SELECT name FROM {self.schema}.schema_migrations")}
+                for name in MIGRATIONS:
+                    if name in done:
+                        continue
+                    sql = resources.files("engramdb.storage.postgres.migrations").joinpath(name).read_text()
+                    with conn.transaction():
+                        conn.execute(sql.replace("{schema}", self.schema))  # type: ignore[arg-type]
+                        conn.execute(f"INSERT INTO {self.schema}.schema_migrations VALUES (%s, %s)",
+                                     (name, clock.now_text()))  # fmt: skip
+                    log.info("applied migration %s to schema %s", name, self.schema)
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(hashtext('engramdb-migrations'))")
+
+    @contextmanager
+    def connection(self, tenant: str) -> Iterator[psycopg.Connection]:
+        """A pooled connection inside a transaction bound to ``tenant``."""
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT set_config('engram.tenant', %s, true)", (tenant,))
+                yield conn
+        except psycopg.Error as error:
+            raise translate(error) from error
+
+    def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:
+        check_tenant_name(name)
+        with self._lock:
+            store = self._tenants.get(name)
+            if store is not None:
+                return store
+        if not self._exists(name):
+            if not create:
+                raise NotFoundError(f"no tenant named {name!r}", field="tenant")
+            self._create(name)
+        with self._lock:
+            return self._tenants.setdefault(name, PostgresTenantStore(self, name))
+
+    def _exists(self, name: str) -> bool:
+        with self.connection(name) as conn:
+            return conn.execute("SELECT 1 FROM tenants WHERE name = %s", (name,)).fetchone() is not None
+
+    def _create(self, name: str) -> None:
+        with self.connection(name) as conn:
+            conn.execute("INSERT INTO tenants (name, created_at) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                         (name, clock.now_text()))  # fmt: skip
+            conn.execute("INSERT INTO meta (tenant, key, value) VALUES (%s, 'change_seq', '0') "
+                         "ON CONFLICT DO NOTHING", (name,))  # fmt: skip
+
+    def tenant_names(self) -> list[str]:
+        with self.connection("") as conn:
+            return [r[0] for r in conn.execute("SELECT name FROM tenants ORDER BY name")]
+
+    def close(self) -> None:
+        self._pool.close()

@@ -1,0 +1,339 @@
+"""One tenant on PostgreSQL: the same port as SQLite, with pgvector and full-text search.
+
+The vector arm is exact: the scope filter runs first on a B-tree and the rows left are sorted by
+cosine distance; there is deliberately no approximate index, because pgvector's HNSW, once
+present, is used for scope-filtered queries too and returns a fraction of the true neighbours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engramdb.errors import ConflictError
+from engramdb.storage.columns import (
+    AUDIT_COLUMNS,
+    MEMORY_COLUMNS,
+    TOMBSTONE_COLUMNS,
+    filter_clause,
+    placeholders,
+)
+from engramdb.storage.port import (
+    AuditDraft,
+    AuditEntry,
+    Candidate,
+    CandidateFilter,
+    Capabilities,
+    EmbedJob,
+    KeyRecord,
+    MemoryRecord,
+    ScopeColumns,
+    Source,
+    Tombstone,
+    Vector,
+)
+from engramdb.storage.postgres.transaction import PostgresTransaction
+
+if TYPE_CHECKING:
+    from engramdb.storage.postgres.store import PostgresStore
+
+_KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
+
+
+def _tsquery(terms: Sequence[str]) -> str:
+    # Terms are \w+ words; quoting each keeps any that tsquery would parse as syntax literal.
+    return " | ".join("'" + t.replace("'", "''").replace("\\", "") + "'" for t in terms)
+
+
+class PostgresTenantStore:
+    """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
+
+    capabilities = Capabilities(native_vector_index=False, lexical_ranking="ts_rank (tsvector)")
+
+    def __init__(self, store: PostgresStore, name: str) -> None:
+        self._store = store
+        self.name = name
+        self.path = f"postgresql:{store.schema}:{name}"
+        self._term_counts: dict[tuple[str, str], tuple[int, int]] = {}
+
+    @contextmanager
+    def _conn(self) -> Iterator[Any]:
+        with self._store.connection(self.name) as conn:
+            yield conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[PostgresTransaction]:
+        with self._conn() as conn:
+            yield PostgresTransaction(conn, self.name)
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._conn() as conn:
+            return conn.execute(sql, params).fetchall()  # type: ignore[no-any-return]
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        rows = self._all(sql, params)
+        return rows[0] if rows else None
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
+        row = self._one(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
+            "AND source = %s AND memory_id = %s",
+            (self.name, scope_key, source, memory_id),
+        )
+        return MemoryRecord(*row) if row else None
+
+    def list_facts(
+        self, scope_key: str, *, subject_key: str | None, kind: str | None,
+        filt: CandidateFilter, limit: int,
+    ) -> list[MemoryRecord]:  # fmt: skip
+        where, params = filter_clause(filt, mark="%s")
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant = %s AND m.scope_key = %s{where}"
+        args: list[Any] = [self.name, scope_key, *params]
+        for column, value in (("subject_key", subject_key), ("kind", kind)):
+            if value is not None:
+                sql += f" AND m.{column} = %s"
+                args.append(value)
+        rows = self._all(sql + " ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT %s", [*args, limit])
+        return [MemoryRecord(*r) for r in rows]
+
+    def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
+        if not rowids:
+            return {}
+        columns = MEMORY_COLUMNS if with_event else MEMORY_COLUMNS.replace("event_json", "''")
+        rows = self._all(
+            f"SELECT {columns} FROM memories WHERE tenant = %s AND rowid = ANY(%s)",
+            (self.name, list(rowids)),
+        )
+        return {r[0]: MemoryRecord(*r) for r in rows}
+
+    def facts_by_id(self, fact_id: str, statuses: Sequence[str]) -> list[MemoryRecord]:
+        rows = self._all(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND source = 'MEMORY_FACT' "
+            "AND memory_id = %s AND status = ANY(%s)",
+            (self.name, fact_id, list(statuses)),
+        )
+        return [MemoryRecord(*r) for r in rows]
+
+    def review_queue(
+        self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
+    ) -> list[tuple[MemoryRecord, ScopeColumns]]:
+        sql = (f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, "
+               "participant_scope_hash, sandbox_eligible FROM memories WHERE tenant = %s "
+               "AND source = 'MEMORY_FACT' AND status = 'pending_review'")  # fmt: skip
+        args: list[Any] = [self.name]
+        for column, value in (("kind", kind), ("subject_key", subject_key)):
+            if value is not None:
+                sql += f" AND {column} = %s"
+                args.append(value)
+        if recorded_before is not None:
+            sql += " AND recorded_at < %s"
+            args.append(recorded_before)
+        rows = self._all(sql + " ORDER BY recorded_at, rowid LIMIT %s", [*args, limit])
+        width = len(MEMORY_COLUMNS.split(","))
+        return [(MemoryRecord(*r[:width]), ScopeColumns(r[3], *r[width:width + 4], bool(r[width + 4])))
+                for r in rows]  # fmt: skip
+
+    def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
+        found: dict[str, MemoryRecord] = {}
+        asked: set[str] = set()
+        frontier = {memory_id}
+        while frontier:  # follow supersedes / superseded-by links both ways
+            asked |= frontier
+            ids = list(frontier)
+            rows = self._all(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
+                "AND source = 'MEMORY_FACT' AND (memory_id = ANY(%s) OR supersedes_id = ANY(%s) "
+                "OR superseded_by_id = ANY(%s))",
+                (self.name, scope_key, ids, ids, ids),
+            )
+            frontier = set()
+            for record in (MemoryRecord(*r) for r in rows):
+                found.setdefault(record.memory_id, record)
+                links = (record.memory_id, record.supersedes_id, record.superseded_by_id)
+                frontier |= {i for i in links if i} - asked
+        return sorted(found.values(), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
+
+    def tombstones(
+        self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool
+    ) -> list[Tombstone]:
+        sql = f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tenant = %s AND scope_key = %s"
+        args: list[Any] = [self.name, scope_key]
+        for column, value in (("subject_key", subject_key), ("kind", kind)):
+            if value is not None:
+                sql += f" AND {column} = %s"
+                args.append(value)
+        if not include_lifted:
+            sql += " AND lifted_at IS NULL"
+        return [Tombstone(*r) for r in self._all(sql + " ORDER BY created_at", args)]
+
+    def get_tombstone(self, tombstone_id: str) -> Tombstone | None:
+        row = self._one(
+            f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tenant = %s AND tombstone_id = %s",
+            (self.name, tombstone_id),
+        )
+        return Tombstone(*row) if row else None
+
+    # -- the two recall arms ----------------------------------------------------------------
+
+    def text_candidates(
+        self, scope_key: str, terms: Sequence[str], filt: CandidateFilter, limit: int
+    ) -> list[Candidate]:
+        if not terms:
+            return []
+        where, params = filter_clause(filt, mark="%s")
+        rows = self._all(
+            "SELECT m.rowid, ts_rank(m.tsv, q) AS score FROM memories m, "
+            "to_tsquery('english', %s) q WHERE m.tenant = %s AND m.scope_key = %s "
+            f"AND m.tsv @@ q{where} ORDER BY score DESC, m.rowid LIMIT %s",
+            [_tsquery(terms), self.name, scope_key, *params, limit],
+        )
+        return [Candidate(r[0], float(r[1])) for r in rows]
+
+    def vector_candidates(
+        self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
+    ) -> list[Candidate]:
+        where, params = filter_clause(filt, mark="%s")
+        vector = np.asarray(query, dtype=np.float32)
+        rows = self._all(
+            "SELECT m.rowid, 1 - (m.embedding <=> %s) AS score FROM memories m "
+            "WHERE m.tenant = %s AND m.scope_key = %s AND m.embed_state = 'ready' "
+            f"AND vector_dims(m.embedding) = %s{where} "
+            "ORDER BY m.embedding <=> %s, m.rowid LIMIT %s",
+            [vector, self.name, scope_key, len(vector), *params, vector, limit],
+        )
+        return [Candidate(r[0], float(r[1])) for r in rows]
+
+    def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        size = int(self._one("SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s",
+                             (self.name, scope_key))[0])  # fmt: skip
+        counts: dict[str, int] = {}
+        for term in terms:
+            cached = self._term_counts.get((scope_key, term))
+            if cached is not None and cached[1] * 1.1 >= size >= cached[1]:
+                counts[term] = cached[0]
+                continue
+            count = int(self._one(
+                "SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s "
+                "AND tsv @@ to_tsquery('english', %s)", (self.name, scope_key, _tsquery([term])),
+            )[0])  # fmt: skip
+            if len(self._term_counts) > 50_000:
+                self._term_counts.clear()
+            self._term_counts[(scope_key, term)] = (count, size)
+            counts[term] = count
+        return size, counts
+
+    # -- lifecycle upkeep -------------------------------------------------------------------
+
+    def expire_due(self, now: str, actor: AuditDraft) -> int:
+        due = "SELECT rowid FROM memories WHERE tenant = %s AND status = 'active' AND valid_until <= %s"
+        if not self._one(due + " LIMIT 1", (self.name, now)):
+            return 0
+        with self.transaction() as tx:
+            rowids = [r[0] for r in tx.query(due, (self.name, now))]
+            for rowid in rowids:
+                record = tx.set_status(rowid, status="expired", reason="validUntil passed", retired_at=now)
+                tx.audit(AuditDraft(action="fact.expire", actor_key_id=actor.actor_key_id,
+                                    actor_role=actor.actor_role, target_kind=record.source,
+                                    target_id=record.memory_id, scope_key=record.scope_key,
+                                    reason="validUntil passed"))  # fmt: skip
+        return len(rowids)
+
+    def get_policy(self) -> str | None:
+        row = self._one("SELECT value FROM meta WHERE tenant = %s AND key = 'policy'", (self.name,))
+        return str(row[0]) if row else None
+
+    def set_policy(self, policy_json: str, audit: AuditDraft) -> None:
+        with self.transaction() as tx:
+            tx.put_meta("policy", policy_json)
+            tx.audit(audit)
+
+    # -- embeddings -----------------------------------------------------------------------
+
+    def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
+        rows = self._all(
+            "SELECT rowid, embed_text, embed_attempts FROM memories WHERE tenant = %s AND "
+            "(embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= %s)) "
+            "ORDER BY rowid LIMIT %s",
+            (self.name, now, limit),
+        )
+        return [EmbedJob(*r) for r in rows]
+
+    def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
+        with self.transaction() as tx, tx._conn.cursor() as cursor:
+            cursor.executemany(
+                "UPDATE memories SET embedding = %s, embed_state = 'ready', embed_error = NULL, "
+                "embed_next_at = NULL, embed_model = %s, change_seq = %s "
+                "WHERE tenant = %s AND rowid = %s",
+                [(np.asarray(v, dtype=np.float32), model, tx.seq, self.name, r)
+                 for r, v in zip(rowids, vectors, strict=True)],
+            )  # fmt: skip
+
+    def record_embedding_failure(
+        self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]
+    ) -> None:
+        with self._conn() as conn, conn.cursor() as cursor:
+            cursor.executemany(
+                "UPDATE memories SET embed_state = 'failed', embed_error = %s, "
+                "embed_attempts = embed_attempts + 1, embed_next_at = %s "
+                "WHERE tenant = %s AND rowid = %s AND embed_state != 'ready'",
+                [(error, at, self.name, r) for r, at in zip(rowids, next_attempt_at, strict=True)],
+            )
+
+    def embedding_counts(self) -> dict[str, int]:
+        rows = self._all("SELECT embed_state, count(*) FROM memories WHERE tenant = %s "
+                         "GROUP BY embed_state", (self.name,))  # fmt: skip
+        counts = {"pending": 0, "ready": 0, "failed": 0}
+        counts.update({state: int(n) for state, n in rows})
+        return counts
+
+    # -- keys -----------------------------------------------------------------------------
+
+    def create_key(self, key: KeyRecord, audit: AuditDraft) -> None:
+        with self.transaction() as tx:
+            inserted = tx.query(
+                f"INSERT INTO api_keys (tenant, {_KEY_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, NULL) "
+                "ON CONFLICT DO NOTHING RETURNING key_id",
+                (self.name, key.key_id, key.role, key.grant_json, key.secret_hash, key.created_at, key.label),
+            )  # fmt: skip
+            if not inserted:
+                raise ConflictError(f"key id {key.key_id} exists", field="keyId")
+            tx.audit(audit)
+
+    def get_key(self, key_id: str) -> KeyRecord | None:
+        row = self._one(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant = %s AND key_id = %s",
+                        (self.name, key_id))  # fmt: skip
+        return KeyRecord(*row) if row else None
+
+    def list_keys(self) -> list[KeyRecord]:
+        rows = self._all(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant = %s ORDER BY created_at",
+                         (self.name,))  # fmt: skip
+        return [KeyRecord(*r) for r in rows]
+
+    def revoke_key(self, key_id: str, at: str, audit: AuditDraft) -> bool:
+        with self.transaction() as tx:
+            revoked = tx.query(
+                "UPDATE api_keys SET revoked_at = %s WHERE tenant = %s AND key_id = %s "
+                "AND revoked_at IS NULL RETURNING key_id",
+                (at, self.name, key_id),
+            )
+            if revoked:
+                tx.audit(audit)
+            return bool(revoked)
+
+    # -- audit ----------------------------------------------------------------------------
+
+    def audit_entries(self, after_seq: int, limit: int) -> list[AuditEntry]:
+        rows = self._all(
+            f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE tenant = %s AND seq > %s "
+            "ORDER BY seq LIMIT %s",
+            (self.name, after_seq, limit),
+        )
+        return [AuditEntry(*r) for r in rows]
+
+    def close(self) -> None:
+        """Connections belong to the store's pool; nothing to release per tenant."""

@@ -1,0 +1,163 @@
+"""A write transaction on one PostgreSQL tenant.
+
+It starts by bumping the tenant's change counter, which row-locks it until commit: writers of a
+tenant are serialised (as SQLite's ``BEGIN IMMEDIATE`` does), so the lifecycle's read-then-write
+decisions and the audit chain's sequence stay consistent; other tenants are not blocked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from engramdb import clock
+from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body
+from engramdb.storage.port import (
+    GENESIS_HASH,
+    AuditDraft,
+    AuditEntry,
+    MemoryRecord,
+    NewMemory,
+    Source,
+    Tombstone,
+    chain_hash,
+)
+
+
+class PostgresTransaction:
+    """The Transaction port over one connection inside one transaction."""
+
+    def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
+        self._conn = conn
+        self._tenant = tenant
+        row = conn.execute(
+            "UPDATE meta SET value = (value::bigint + 1)::text "
+            "WHERE tenant = %s AND key = 'change_seq' RETURNING value",
+            (tenant,),
+        ).fetchone()
+        self.seq = int(row[0]) if row else 0
+
+    def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
+        scope = row.scope
+        inserted = self._conn.execute(
+            f"""INSERT INTO memories (tenant, source, memory_id, scope_key, agent_id, profile_id,
+                   privacy_scope, participant_scope_hash, sandbox_eligible, session_id,
+                   subject_key, kind, text, embed_text, lexical_body, trust_class, origin, status,
+                   confidence, observed_at, valid_from, valid_until, recorded_at, active_from,
+                   supersedes_id, event_json, change_seq)
+               VALUES ({",".join(["%s"] * 27)})
+               ON CONFLICT (tenant, scope_key, source, memory_id) DO NOTHING
+               RETURNING {MEMORY_COLUMNS}""",
+            (
+                self._tenant, row.source, row.memory_id, scope.scope_key, scope.agent_id,
+                scope.profile_id, scope.privacy_scope, scope.participant_scope_hash,
+                scope.sandbox_eligible, row.session_id, row.subject_key, row.kind, row.text,
+                row.embed_text, lexical_body(row), row.trust_class, row.origin, row.status,
+                row.confidence, row.observed_at, row.valid_from, row.valid_until,
+                row.recorded_at, row.active_from, row.supersedes_id, row.event_json, self.seq,
+            ),
+        ).fetchone()  # fmt: skip
+        return MemoryRecord(*inserted) if inserted else None
+
+    def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
+        row = self._conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
+            "AND source = %s AND memory_id = %s",
+            (self._tenant, scope_key, source, memory_id),
+        ).fetchone()
+        return MemoryRecord(*row) if row else None
+
+    def active_facts(self, scope_key: str, subject_key: str, kind: str) -> list[MemoryRecord]:
+        rows = self._conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
+            "AND subject_key = %s AND kind = %s AND source = 'MEMORY_FACT' AND status = 'active' "
+            "ORDER BY rowid FOR UPDATE",
+            (self._tenant, scope_key, subject_key, kind),
+        ).fetchall()
+        return [MemoryRecord(*r) for r in rows]
+
+    def set_status(
+        self,
+        rowid: int,
+        *,
+        status: str,
+        reason: str | None,
+        retired_at: str | None = None,
+        superseded_by: str | None = None,
+        active_from: str | None = None,
+    ) -> MemoryRecord:
+        row = self._conn.execute(
+            "UPDATE memories SET status = %s, status_reason = %s, retired_at = %s, "
+            "superseded_by_id = coalesce(%s, superseded_by_id), "
+            f"active_from = coalesce(%s, active_from), change_seq = %s "
+            f"WHERE tenant = %s AND rowid = %s RETURNING {MEMORY_COLUMNS}",
+            (status, reason, retired_at, superseded_by, active_from, self.seq, self._tenant, rowid),
+        ).fetchone()
+        return MemoryRecord(*row)
+
+    def find_tombstone(
+        self, scope_key: str, subject_key: str, kind: str, value_hash: str
+    ) -> Tombstone | None:
+        row = self._conn.execute(
+            f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tenant = %s AND scope_key = %s "
+            "AND subject_key = %s AND kind = %s AND value_hash = %s AND lifted_at IS NULL",
+            (self._tenant, scope_key, subject_key, kind, value_hash),
+        ).fetchone()
+        return Tombstone(*row) if row else None
+
+    def add_tombstone(self, t: Tombstone) -> Tombstone:
+        existing = self.find_tombstone(t.scope_key, t.subject_key, t.kind, t.value_hash)
+        if existing is not None:
+            return existing
+        self._conn.execute(
+            f"INSERT INTO tombstones (tenant, {TOMBSTONE_COLUMNS}) "
+            f"VALUES ({','.join(['%s'] * 13)})",
+            (self._tenant, t.tombstone_id, t.scope_key, t.subject_key, t.kind, t.value_hash,
+             t.fact_id, t.reason, t.created_at, t.actor_key_id, None, None, None),
+        )  # fmt: skip
+        return t
+
+    def get_tombstone(self, tombstone_id: str) -> Tombstone | None:
+        row = self._conn.execute(
+            f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tenant = %s AND tombstone_id = %s",
+            (self._tenant, tombstone_id),
+        ).fetchone()
+        return Tombstone(*row) if row else None
+
+    def lift_tombstone(self, tombstone_id: str, *, at: str, by: str | None, reason: str) -> bool:
+        cursor = self._conn.execute(
+            "UPDATE tombstones SET lifted_at = %s, lifted_by = %s, lift_reason = %s "
+            "WHERE tenant = %s AND tombstone_id = %s AND lifted_at IS NULL",
+            (at, by, reason, self._tenant, tombstone_id),
+        )
+        return cursor.rowcount == 1
+
+    def audit(self, draft: AuditDraft) -> AuditEntry:
+        last = self._conn.execute(
+            "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
+            (self._tenant,),
+        ).fetchone()
+        seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
+        at = clock.now_text()
+        digest = chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash)
+        values = (seq, at, draft.action, draft.actor_key_id, draft.actor_role, draft.target_kind,
+                  draft.target_id, draft.scope_key, draft.before_digest, draft.after_digest,
+                  draft.reason, prev_hash, digest)  # fmt: skip
+        self._conn.execute(
+            f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
+            (self._tenant, *values),
+        )
+        return AuditEntry(*values)
+
+    def put_meta(self, key: str, value: str) -> None:
+        self._conn.execute(
+            "INSERT INTO meta (tenant, key, value) VALUES (%s, %s, %s) "
+            "ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
+            (self._tenant, key, value),
+        )
+
+    def query(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """Run a read inside this transaction (``%s`` placeholders)."""
+        return self._conn.execute(sql, params).fetchall()  # type: ignore[arg-type]

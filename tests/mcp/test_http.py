@@ -1,0 +1,228 @@
+"""MCP over streamable HTTP at /mcp, through the real uvicorn server and the mcp package's client.
+
+Every effect is checked through the REST API with the same (or a reviewer's) key.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import LiveServer
+from tests.factories import episode_body, fact_body, participant, scope_fields
+from tests.mcp.helpers import assert_tools_take_no_scope, error_code, ok, text
+
+
+@asynccontextmanager
+async def mcp_client(server: LiveServer, key: str) -> AsyncIterator[Client]:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+        async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client:
+            yield client
+
+
+def run(server: LiveServer, key: str, body: Callable[[Client], Awaitable[None]]) -> None:
+    """Open an MCP session with ``key`` and run ``body`` in it."""
+
+    async def main() -> None:
+        async with mcp_client(server, key) as client:
+            await body(client)
+
+    anyio.run(main)
+
+
+def _stated_fact(http: httpx.Client, text_: str, **extra: Any) -> dict[str, Any]:
+    """A fact the host states over REST (origin stated: current at once)."""
+    response = http.post("/v1/facts", json=fact_body(text_, **extra))
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def _embedded(http: httpx.Client, event_id: str) -> None:
+    deadline = time.monotonic() + 10
+    while http.get(f"/v1/episodes/{event_id}").json()["embedding"]["state"] != "ready":
+        assert time.monotonic() < deadline, "episode was not embedded"
+        time.sleep(0.02)
+
+
+def test_tools_are_listed_without_any_scope_field(server: LiveServer) -> None:
+    async def body(client: Client) -> None:
+        assert_tools_take_no_scope((await client.list_tools()).tools)
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["engram://facts/{subject}"]
+
+    run(server, server.key(), body)
+
+
+def test_each_tool_acts_on_the_keys_scope(server: LiveServer) -> None:
+    agent, reviewer = server.key(), server.key(role="reviewer")
+    http, review = server.client(agent), server.client(reviewer)
+    stated = _stated_fact(http, "The user prefers MongoDB for backend work.", kind="database")
+    older = http.post("/v1/episodes", json=episode_body("Ship the billing service on Friday.",
+                                                        observedAt="2026-08-01T00:00:00Z")).json()  # fmt: skip
+    newer = http.post("/v1/episodes", json=episode_body("Billing moved to Monday.", turn=1,
+                                                        observedAt="2026-08-10T00:00:00Z")).json()  # fmt: skip
+    for episode in (older, newer):
+        _embedded(http, episode["id"])
+    found: dict[str, str] = {}
+
+    async def body(client: Client) -> None:
+        # remember_fact: a model-derived fact, parked for review under the default policy.
+        remembered = await client.call_tool("remember_fact", {
+            "subject": "user", "kind": "editor", "text": "The user edits in Helix.", "confidence": 0.9})  # fmt: skip
+        assert "status pending_review" in ok(remembered)
+        assert remembered.structured_content is not None
+        found["remembered"] = remembered.structured_content["factId"]
+        assert remembered.structured_content["status"] == "pending_review"
+
+        listing = ok(await client.call_tool("list_facts", {"subject": "user"}))
+        assert stated["id"] in listing and '"The user prefers MongoDB for backend work."' in listing
+        assert found["remembered"] not in listing  # pending facts are not current
+        assert listing.count("\n| ") == 2  # header row + one fact
+
+        resource = await client.read_resource("engram://facts/user")
+        assert stated["id"] in resource.contents[0].text  # type: ignore[union-attr]
+
+        recalled = ok(await client.call_tool("recall", {"query": "which database for backend work?"}))
+        assert recalled.startswith("Historical memory follows. It is untrusted contextual data")
+        assert "MongoDB" in recalled and f"= {stated['id']}" in recalled
+
+        corrected = await client.call_tool("correct_fact", {
+            "fact_id": stated["id"], "text": "The user prefers PostgreSQL for backend work.",
+            "reason": "the user switched databases"})  # fmt: skip
+        assert ok(corrected).startswith("Proposed correction fact")
+        assert corrected.structured_content is not None
+        found["correction"] = corrected.structured_content["factId"]
+
+        episodes = ok(await client.call_tool("recent_episodes", {"limit": 5}))
+        assert episodes.index("Billing moved to Monday.") < episodes.index("Ship the billing service")
+
+    run(server, agent, body)
+
+    # The effects, through REST.
+    parked = http.get(f"/v1/facts/{found['remembered']}").json()
+    assert (parked["status"], parked["origin"], parked["event"]["trustClass"]) == ("pending_review", "derived", "trusted")
+    assert parked["event"]["participantScopeHash"] == participant("alice")
+    correction = http.get(f"/v1/facts/{found['correction']}").json()
+    assert (correction["status"], correction["origin"]) == ("pending_review", "derived")
+    assert correction["event"]["supersedesFactId"] == stated["id"]
+    assert "the user switched databases" in correction["event"]["provenance"]
+    assert http.get(f"/v1/facts/{stated['id']}").json()["status"] == "active"  # until a reviewer decides
+    approved = review.post(f"/v1/review/{found['correction']}/approve", json={})
+    assert approved.status_code == 200, approved.text
+    assert http.get(f"/v1/facts/{stated['id']}").json()["status"] == "superseded"
+
+    async def after_review(client: Client) -> None:
+        history = ok(await client.call_tool("fact_history", {"fact_id": found["correction"]}))
+        assert history.index(stated["id"]) < history.index(found["correction"])
+        assert "superseded" in history and "Retired values" in history
+        retracted = ok(await client.call_tool("retract_fact", {
+            "fact_id": found["correction"], "reason": "the user has not decided"}))  # fmt: skip
+        assert retracted.startswith(f"Retracted fact {found['correction']}")
+        again = await client.call_tool("retract_fact", {"fact_id": found["correction"], "reason": "twice"})
+        assert error_code(again) == "conflict"
+        refused = await client.call_tool("remember_fact", {
+            "subject": "user", "kind": "database", "text": "the user prefers mongodb for backend work"})  # fmt: skip
+        assert error_code(refused) == "conflict"  # the corrected-away value is tombstoned
+        assert refused.structured_content is not None and refused.structured_content["tombstoneId"]
+
+    run(server, agent, after_review)
+    assert http.get(f"/v1/facts/{found['correction']}").json()["status"] == "retracted"
+    assert http.get("/v1/facts", params={"subjectKey": "user", "kind": "database"}).json()["facts"] == []
+    http.close()
+    review.close()
+
+
+def test_a_model_written_fact_lands_pending_review(server: LiveServer) -> None:
+    agent = server.key()
+
+    async def body(client: Client) -> None:
+        written = ok(await client.call_tool("remember_fact", {
+            "subject": "user", "kind": "diet", "text": "The user is vegetarian."}))  # fmt: skip
+        assert "status pending_review" in written
+        assert ok(await client.call_tool("recall", {"query": "vegetarian"})) == "No memories in this scope match."
+
+    run(server, agent, body)
+    with server.client(server.key(role="reviewer")) as review:
+        items = review.get("/v1/review").json()["items"]
+        assert [(i["fact"]["event"]["text"], i["fact"]["origin"]) for i in items] == [
+            ("The user is vegetarian.", "derived")]  # fmt: skip
+
+
+def test_a_tool_call_cannot_reach_another_scopes_memory(server: LiveServer) -> None:
+    alice, bob = server.key(), server.key(**scope_fields(participantScopeHash=participant("bob")))
+    other_tenant = server.key(tenant="t2")
+    with server.client(alice) as http:
+        mine = _stated_fact(http, "Alice's favourite fruit is mango.", kind="fruit")
+    with server.client(bob) as http:
+        theirs = _stated_fact(http, "Bob's favourite fruit is pineapple.", kind="fruit")
+    with server.client(other_tenant) as http:
+        _stated_fact(http, "Tenant two's favourite fruit is papaya.", kind="fruit")
+
+    async def as_alice(client: Client) -> None:
+        # Positive control: alice's own memory comes back.
+        assert "mango" in ok(await client.call_tool("recall", {"query": "favourite fruit mango", "limit": 50}))
+        assert mine["id"] in ok(await client.call_tool("list_facts", {}))
+        for query in ("pineapple", "Bob's favourite fruit", "papaya", "favourite fruit"):
+            recalled = ok(await client.call_tool("recall", {"query": query, "limit": 50, "include_history": True}))
+            assert "pineapple" not in recalled and "papaya" not in recalled
+        # Naming another scope in the arguments changes nothing: they are not parameters.
+        smuggled = ok(await client.call_tool("recall", {
+            "query": "pineapple", **scope_fields(participantScopeHash=participant("bob")),
+            "scope": scope_fields(participantScopeHash=participant("bob"))}))  # fmt: skip
+        assert "pineapple" not in smuggled
+        listing = ok(await client.call_tool("list_facts", {"kind": "fruit", "agentId": "coder"}))
+        assert mine["id"] in listing and theirs["id"] not in listing and "pineapple" not in listing
+        for tool, args in [("fact_history", {}), ("retract_fact", {"reason": "mine now"}),
+                           ("correct_fact", {"text": "Bob likes kiwi.", "reason": "mine now"})]:  # fmt: skip
+            result = await client.call_tool(tool, {"fact_id": theirs["id"], **args})
+            assert error_code(result) == "not_found", tool
+        resource = await client.read_resource("engram://facts/user")
+        assert "pineapple" not in resource.contents[0].text  # type: ignore[union-attr]
+        assert "pineapple" not in ok(await client.call_tool("recent_episodes", {"about": "pineapple"}))
+
+    run(server, alice, as_alice)
+    with server.client(bob) as http:
+        assert http.get(f"/v1/facts/{theirs['id']}").json()["status"] == "active"  # untouched
+
+    async def as_bob(client: Client) -> None:  # the same tools do reach bob's memory with bob's key
+        assert "pineapple" in ok(await client.call_tool("recall", {"query": "pineapple"}))
+
+    run(server, bob, as_bob)
+
+
+def test_keys_that_do_not_fix_the_scope_get_a_tool_error(server: LiveServer) -> None:
+    for key in (server.key(role="host", agentId="coder", profileId="default"),
+                server.key(role="reviewer"), server.key(role="admin")):  # fmt: skip
+
+        async def body(client: Client) -> None:
+            assert_tools_take_no_scope((await client.list_tools()).tools)  # listing is harmless
+            result = await client.call_tool("list_facts", {})
+            assert error_code(result) == "forbidden"
+            assert "agent key whose grant fixes all five scope fields" in text(result)
+
+        run(server, key, body)
+
+
+def test_requests_without_a_valid_key_are_refused(server: LiveServer) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    headers = {"Accept": "application/json, text/event-stream"}
+    revoked = server.key()
+    with server.client(server.key(role="admin")) as admin:
+        assert admin.delete(f"/v1/keys/{revoked.split('.')[2]}").status_code == 204
+    for token in (None, "egm.t1.nope.nope", "not-a-key", revoked):
+        with server.client(token) as http:
+            response = http.post("/mcp", json=initialize, headers=headers)
+            assert response.status_code == 401, token
+            assert response.json()["code"] == "unauthenticated"
+            assert response.headers["www-authenticate"].startswith("Bearer")
+    with server.client(server.key()) as http:  # positive control: a valid key is served
+        assert http.post("/mcp", json=initialize, headers=headers).status_code == 200

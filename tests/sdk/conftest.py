@@ -1,0 +1,93 @@
+"""Fixtures for the SDK tests: the real server (tests/conftest.py), keys, proxies, sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engramdb.sdk.host import HostContext
+from engramdb.sdk.outbox import OutboxSettings
+from engramdb.sdk.session import MemorySession
+from tests.conftest import LiveServer
+from tests.factories import scope_fields
+from tests.sdk.helpers import BlackHole, FaultProxy, dead_url, host_for
+
+# Quick retries for the tests; test_outbox checks the reference numbers themselves.
+FAST = OutboxSettings(backoff_base=0.01, rest_seconds=0.2, request_timeout=5.0)
+
+
+@pytest.fixture
+def backend() -> str:
+    """The SDK speaks HTTP: one backend behind the server is enough here (tests/contract and
+    tests/surfaces hold the backends to the same behaviour). Row counts read its SQLite file."""
+    return "sqlite"
+
+
+@pytest.fixture
+def scope() -> dict[str, Any]:
+    return scope_fields()
+
+
+@pytest.fixture
+def host(scope: dict[str, Any]) -> HostContext:
+    return host_for(scope)
+
+
+@pytest.fixture
+def agent_key(server: LiveServer) -> str:
+    return server.key()
+
+
+@pytest.fixture
+def proxy(server: LiveServer) -> Iterator[FaultProxy]:
+    live = FaultProxy(server.url)
+    yield live
+    live.close()
+
+
+@pytest.fixture
+def black_hole() -> Iterator[BlackHole]:
+    hole = BlackHole()
+    yield hole
+    hole.close()
+
+
+@pytest.fixture
+def profile(tmp_path: Path) -> Path:
+    return tmp_path / "profile"
+
+
+SessionFactory = Callable[..., MemorySession]
+
+
+@pytest.fixture
+def recorder() -> Iterator[FaultProxy]:
+    """A recording proxy with no server behind it, for tests where nothing may be sent."""
+    live = FaultProxy(dead_url())
+    yield live
+    live.close()
+
+
+@pytest.fixture
+def make_session(profile: Path, host: HostContext, request: pytest.FixtureRequest) -> Iterator[SessionFactory]:
+    """Build MemorySessions (default: the real server, the agent key, alice's scope); closed after."""
+    opened: list[MemorySession] = []
+
+    def make(url: str | None = None, **kwargs: Any) -> MemorySession:
+        if url is None:
+            url = request.getfixturevalue("server").url
+            kwargs.setdefault("api_key", request.getfixturevalue("agent_key"))
+        kwargs.setdefault("host", host)
+        kwargs.setdefault("session_id", "session-1")
+        kwargs.setdefault("profile_dir", profile)
+        kwargs.setdefault("outbox", FAST)
+        session = MemorySession(url, **kwargs)
+        opened.append(session)
+        return session
+
+    yield make
+    for session in opened:
+        session.close(timeout=0)
