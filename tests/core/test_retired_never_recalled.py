@@ -9,6 +9,8 @@ retired facts ranking in the top k — so the assertion cannot pass on an empty 
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from engramdb.core.embedding import OnnxMiniLMEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
 from engramdb.models.api import CorrectRequest, RecallRequest, RetractRequest
-from engramdb.storage.port import AuditDraft
+from engramdb.storage.port import AuditDraft, Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import fact_body, scope_fields
 
@@ -48,10 +50,18 @@ def _body(topic: str, value: str, source: str, *, kind: str | None = None, **ext
     )
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryService, Caller]:
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def corpus(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[MemoryService, Caller]]:
     home: Path = tmp_path_factory.mktemp("retired")
-    store = SQLiteStore(home)
+    store: Store
+    if request.param == "sqlite":
+        store = SQLiteStore(home)
+    else:
+        from engramdb.storage.postgres.store import PostgresStore
+
+        store = PostgresStore(request.getfixturevalue("pg_url"), schema=f"retired_{uuid.uuid4().hex[:8]}")
     store.tenant("t1", create=True)
     service = MemoryService(store, OnnxMiniLMEmbedder(), Settings(home=home))
     caller = Caller(tenant="t1", key_id="seed", role="admin")
@@ -75,7 +85,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryService, Cal
     # Half the expired facts are marked by the sweep; the rest are filtered by validUntil alone.
     assert tenant.expire_due("2026-06-01T00:00:00.000000Z", AuditDraft("system", None, "system")) > 0
     drain(tenant, service.embedder)
-    return service, caller
+    yield service, caller
+    store.close()
 
 
 def _queries() -> list[str]:

@@ -188,6 +188,7 @@ class FaultProxy:
         self.release.set()
         self._server.shutdown()
         self._server.server_close()
+        wait_until(lambda: self.inflight == 0, timeout=2)  # let forwards in flight finish
         self.http.close()
 
 

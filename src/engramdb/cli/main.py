@@ -10,6 +10,7 @@ import getpass
 import json
 import logging
 import sys
+from contextlib import nullcontext
 from typing import Annotated, Any
 
 import typer
@@ -359,6 +360,43 @@ def _full_pending_id(service: MemoryService, tenant: str, prefix: str) -> str:
     if len(matches) != 1:
         raise EngramError(f"{len(matches)} pending facts match {prefix!r}", field="factId")
     return matches[0]
+
+
+@app.command("export")
+def export_tenant(
+    tenant: TenantOpt = "default",
+    out_path: Annotated[str | None, typer.Option("--out", help="JSONL file (default: stdout)")] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Write a tenant (memories with their history, tombstones, keys, audit chain) as JSONL."""
+    store = _open(home)
+    rows = store.tenant(tenant).export_rows()
+    header = {"format": "engramdb-export", "version": 1, "tenant": tenant, "exportedAt": clock.now_text()}
+    with open(out_path, "w", encoding="utf-8") if out_path else nullcontext(sys.stdout) as sink:
+        sink.write(json.dumps(header) + "\n")
+        count = 0
+        for table, row in rows:
+            sink.write(json.dumps({"table": table, "row": row}, ensure_ascii=False) + "\n")
+            count += 1
+    if out_path:
+        out.print(f"exported {count} rows of tenant {tenant!r} to {out_path}")
+
+
+@app.command("import")
+def import_tenant(
+    in_path: Annotated[str, typer.Option("--in", help="JSONL file written by engram export")],
+    tenant: Annotated[str | None, typer.Option("--tenant", help="target tenant (default: the exported one)")] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Load an export into an empty tenant of the configured store (SQLite or PostgreSQL)."""
+    with open(in_path, encoding="utf-8") as source:
+        header = json.loads(source.readline())
+        if header.get("format") != "engramdb-export" or header.get("version") != 1:
+            raise EngramError(f"{in_path} is not an engramdb export (version 1)", field="--in")
+        target = tenant or header["tenant"]
+        rows = ((line["table"], line["row"]) for line in map(json.loads, source) if line)
+        counts = _open(home).tenant(target, create=True).import_rows(rows)
+    out.print(f"imported into tenant {target!r}: " + ", ".join(f"{n} {t}" for t, n in sorted(counts.items())))
 
 
 def _arm(arm: Any) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from engramdb.storage.port import CandidateFilter, NewMemory
 
@@ -25,10 +28,31 @@ TOMBSTONE_COLUMNS = (
 
 def lexical_body(row: NewMemory) -> str:
     """What the lexical arm indexes: the text, and for a fact its subject and kind as words."""
-    if row.subject_key:
-        words = row.subject_key.replace(".", " ").replace(":", " ")
-        return f"{row.text}\n{words} {row.kind or ''}"
-    return row.text
+    return lexical_text(row.text, row.subject_key, row.kind)
+
+
+def lexical_text(text: str, subject_key: str | None, kind: str | None) -> str:
+    """``lexical_body`` from the stored columns (used when rows are imported)."""
+    if subject_key:
+        words = subject_key.replace(".", " ").replace(":", " ")
+        return f"{text}\n{words} {kind or ''}"
+    return text
+
+
+# Export/import: the columns each table carries between backends (ids and counters are local).
+EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "memories": (
+        "source", "memory_id", "scope_key", "agent_id", "profile_id", "privacy_scope",
+        "participant_scope_hash", "sandbox_eligible", "session_id", "subject_key", "kind", "text",
+        "embed_text", "trust_class", "origin", "status", "confidence", "observed_at", "valid_from",
+        "valid_until", "recorded_at", "active_from", "retired_at", "supersedes_id",
+        "superseded_by_id", "status_reason", "event_json", "embed_state", "embed_error",
+        "embed_attempts", "embed_next_at", "embed_model", "embedding",
+    ),
+    "tombstones": tuple(c.strip() for c in TOMBSTONE_COLUMNS.split(",")),
+    "api_keys": ("key_id", "role", "grant_json", "secret_hash", "label", "created_at", "revoked_at"),
+    "audit_log": tuple(c.strip() for c in AUDIT_COLUMNS.split(",")),
+}  # fmt: skip
 
 
 def placeholders(values: Sequence[Any], mark: str = "?") -> str:
@@ -66,3 +90,18 @@ def filter_clause(filt: CandidateFilter, alias: str = "m", mark: str = "?") -> t
         sql += f" AND ({alias}.valid_until IS NULL OR {alias}.valid_until > {mark})"
         params.append(filt.expires_after)
     return sql, params
+
+
+def embedding_to_text(value: Any) -> str | None:
+    """Return a stored vector as base64 of little-endian float32 (the export encoding)."""
+    if value is None:
+        return None
+    if hasattr(value, "to_numpy"):  # pgvector's Vector
+        value = value.to_numpy()
+    raw = value if isinstance(value, bytes) else np.asarray(value, dtype="<f4").tobytes()
+    return base64.b64encode(raw).decode()
+
+
+def embedding_from_text(text: str | None) -> np.ndarray | None:
+    """Return the vector an exported embedding holds."""
+    return None if text is None else np.frombuffer(base64.b64decode(text), dtype="<f4")

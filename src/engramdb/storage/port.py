@@ -9,10 +9,10 @@ what core has to ask.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -383,6 +383,14 @@ class TenantStore(Protocol):
 
     def audit_entries(self, after_seq: int, limit: int) -> list[AuditEntry]:
         """Return audit entries in order, after ``after_seq``."""
+        ...
+
+    def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield ``(table, row)`` for every memory, tombstone, key and audit entry, in order."""
+        ...
+
+    def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+        """Load exported rows into this (empty) tenant verbatim; return counts per table."""
         ...
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ present, is used for scope-filtered queries too and returns a fraction of the tr
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
+from engramdb.storage.postgres import portable
 from engramdb.storage.postgres.transaction import PostgresTransaction
 
 if TYPE_CHECKING:
@@ -334,6 +335,14 @@ class PostgresTenantStore:
             (self.name, after_seq, limit),
         )
         return [AuditEntry(*r) for r in rows]
+
+    def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        with self._conn() as conn:
+            yield from portable.export_rows(conn, self.name)
+
+    def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+        with self._conn() as conn:
+            return portable.import_rows(conn, self.name, rows)
 
     def close(self) -> None:
         """Connections belong to the store's pool; nothing to release per tenant."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -26,6 +26,7 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
+from engramdb.storage.sqlite import portable
 from engramdb.storage.sqlite.connection import Connections
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
@@ -424,6 +425,13 @@ class SQLiteTenantStore:
             (after_seq, limit),
         )
         return [audit_entry(r) for r in rows]
+
+    def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        return portable.export_rows(self._db.read())
+
+    def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+        with self._db.write() as conn:
+            return portable.import_rows(conn, rows)
 
     def close(self) -> None:
         self._db.close()

@@ -1,0 +1,74 @@
+"""Export and import of one PostgreSQL tenant (the JSONL rows ``engram export``/``import`` carry)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import psycopg
+
+from engramdb.errors import ConflictError
+from engramdb.storage.columns import (
+    EXPORT_COLUMNS,
+    embedding_from_text,
+    embedding_to_text,
+    lexical_text,
+)
+from engramdb.storage.postgres.transaction import PostgresTransaction
+
+_ORDER = {"memories": "rowid", "tombstones": "created_at, tombstone_id", "api_keys": "created_at",
+          "audit_log": "seq"}  # fmt: skip
+
+
+def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield every exportable row of the tenant."""
+    policy = conn.execute("SELECT value FROM meta WHERE tenant = %s AND key = 'policy'", (tenant,)).fetchone()
+    if policy:
+        yield "meta", {"key": "policy", "value": policy[0]}
+    for table, columns in EXPORT_COLUMNS.items():
+        cursor = conn.execute(
+            f"SELECT {', '.join(columns)} FROM {table} WHERE tenant = %s ORDER BY {_ORDER[table]}",
+            (tenant,),
+        )
+        for values in cursor:
+            row = dict(zip(columns, values, strict=True))
+            if table == "memories":
+                row["embedding"] = embedding_to_text(row["embedding"])
+            yield table, row
+
+
+def import_rows(
+    conn: psycopg.Connection, tenant: str, rows: Iterable[tuple[str, dict[str, Any]]]
+) -> dict[str, int]:
+    """Insert exported rows verbatim (inside the caller's transaction) into an empty tenant."""
+    busy = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM memories WHERE tenant = %s) "
+        "OR EXISTS (SELECT 1 FROM audit_log WHERE tenant = %s)", (tenant, tenant),
+    ).fetchone()  # fmt: skip
+    if busy and busy[0]:
+        raise ConflictError("the target tenant is not empty; import needs an empty tenant", field="tenant")
+    tx = PostgresTransaction(conn, tenant)
+    counts: dict[str, int] = {}
+    for table, row in rows:
+        if table == "meta":
+            tx.put_meta(row["key"], row["value"])
+        elif table in EXPORT_COLUMNS:
+            _insert(conn, tenant, table, row, tx.seq)
+        else:
+            raise ConflictError(f"unknown table {table!r} in the import", field="table")
+        counts[table] = counts.get(table, 0) + 1
+    return counts
+
+
+def _insert(conn: psycopg.Connection, tenant: str, table: str, row: dict[str, Any], seq: int) -> None:
+    columns = list(EXPORT_COLUMNS[table])
+    values: list[Any] = [row.get(c) for c in columns]
+    if table == "memories":
+        values[columns.index("embedding")] = embedding_from_text(row.get("embedding"))
+        values[columns.index("sandbox_eligible")] = bool(row["sandbox_eligible"])
+        columns += ["lexical_body", "change_seq"]
+        values += [lexical_text(row["text"], row.get("subject_key"), row.get("kind")), seq]
+    conn.execute(
+        f"INSERT INTO {table} (tenant, {', '.join(columns)}) VALUES ({', '.join(['%s'] * (len(columns) + 1))})",
+        [tenant, *values],
+    )

@@ -1,0 +1,75 @@
+"""Export and import of one SQLite tenant (the JSONL rows ``engram export``/``import`` carry)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from engramdb.errors import ConflictError
+from engramdb.storage.columns import (
+    EXPORT_COLUMNS,
+    embedding_from_text,
+    embedding_to_text,
+    lexical_text,
+)
+from engramdb.storage.sqlite.transaction import SQLiteTransaction, scope_token
+
+_ORDER = {"memories": "rowid", "tombstones": "created_at, tombstone_id", "api_keys": "created_at",
+          "audit_log": "seq"}  # fmt: skip
+
+
+def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield every exportable row of the tenant file."""
+    policy = conn.execute("SELECT value FROM meta WHERE key = 'policy'").fetchone()
+    if policy:
+        yield "meta", {"key": "policy", "value": policy[0]}
+    for table, columns in EXPORT_COLUMNS.items():
+        cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {_ORDER[table]}")
+        for values in cursor:
+            row = dict(zip(columns, values, strict=True))
+            if table == "memories":
+                row["sandbox_eligible"] = bool(row["sandbox_eligible"])
+                row["embedding"] = embedding_to_text(row["embedding"])
+            yield table, row
+
+
+def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+    """Insert exported rows verbatim (inside the caller's transaction) into an empty tenant."""
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM audit_log)").fetchone()[0]:
+        raise ConflictError("the target tenant is not empty; import needs an empty tenant", field="tenant")
+    tx = SQLiteTransaction(conn)
+    seq = tx._change_seq()
+    counts: dict[str, int] = {}
+    for table, row in rows:
+        if table == "meta":
+            tx.put_meta(row["key"], row["value"])
+        elif table in EXPORT_COLUMNS:
+            _insert(conn, table, row, seq)
+        else:
+            raise ConflictError(f"unknown table {table!r} in the import", field="table")
+        counts[table] = counts.get(table, 0) + 1
+    return counts
+
+
+def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any], seq: int) -> None:
+    columns = EXPORT_COLUMNS[table]
+    values = [row.get(c) for c in columns]
+    if table == "memories":
+        vector = embedding_from_text(row.get("embedding"))
+        values[columns.index("embedding")] = None if vector is None else vector.tobytes()
+        values[columns.index("sandbox_eligible")] = int(bool(row["sandbox_eligible"]))
+        values.append(seq)
+        cursor = conn.execute(
+            f"INSERT INTO memories ({', '.join(columns)}, change_seq) "
+            f"VALUES ({', '.join('?' * (len(columns) + 1))})",
+            values,
+        )
+        conn.execute(
+            "INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)",
+            (cursor.lastrowid, scope_token(row["scope_key"]),
+             lexical_text(row["text"], row.get("subject_key"), row.get("kind"))),
+        )  # fmt: skip
+        return
+    conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                 values)  # fmt: skip

@@ -1,0 +1,81 @@
+"""engram export -> engram import moves a SQLite tenant to PostgreSQL with everything intact."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from engramdb.config import Settings
+from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.core import audit, auth
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import drain
+from engramdb.models.api import RecallRequest, RetractRequest
+from engramdb.storage.postgres.store import PostgresStore
+from engramdb.storage.sqlite.store import SQLiteStore
+from tests.factories import episode_body, fact_body, scope_fields
+
+pytestmark = pytest.mark.postgres
+SCOPE = scope_fields()
+OP = Caller("acme", "op", "admin")
+
+
+def _engram(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "engramdb.cli", *args], env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def _seed(home: Path) -> None:
+    store = SQLiteStore(home)
+    service = MemoryService(store, HashingEmbedder(), Settings(home=home, embedder="hashing"))
+    store.tenant("acme", create=True)
+    for i in range(20):
+        service.write_episode(OP, EpisodeWrite.model_validate(episode_body(f"turn {i} about rust crates", turn=i, scope=SCOPE)))
+    service.write_fact(OP, FactWrite.model_validate(fact_body("Uses MongoDB", kind="db", sourceEventId="a", scope=SCOPE, validFrom="2026-01-01T00:00:00Z")))
+    current = service.write_fact(OP, FactWrite.model_validate(fact_body("Uses PostgreSQL", kind="db", sourceEventId="b", scope=SCOPE, validFrom="2026-02-01T00:00:00Z")))
+    wrong = service.write_fact(OP, FactWrite.model_validate(fact_body("Deploys on Friday", kind="deploy", scope=SCOPE)))
+    service.retract_fact(OP, wrong.id, RetractRequest.model_validate({"reason": "never", "scope": SCOPE}))
+    auth.create_key(store, tenant="acme", role="agent", grant=SCOPE)
+    drain(store.tenant("acme"), service.embedder)
+    assert current.outcome == "superseded"
+    store.close()
+
+
+def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_path: Path, pg_url: str) -> None:
+    home = tmp_path / "home"
+    _seed(home)
+    dump = tmp_path / "acme.jsonl"
+    sqlite_env = {"ENGRAM_HOME": str(home)}
+    exported = _engram(sqlite_env, "export", "--tenant", "acme", "--out", str(dump))
+    assert exported.returncode == 0, exported.stderr
+    schema = f"imp_{uuid.uuid4().hex[:8]}"
+    pg_env = {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": schema}
+    imported = _engram(pg_env, "import", "--in", str(dump))
+    assert imported.returncode == 0, imported.stderr
+    verified = _engram(pg_env, "audit", "verify", "--tenant", "acme")
+    assert verified.returncode == 0 and "verified" in verified.stdout, verified.stderr
+    again = _engram(pg_env, "import", "--in", str(dump))
+    assert again.returncode == 1 and "not empty" in again.stderr
+
+    sqlite, pg = SQLiteStore(home), PostgresStore(pg_url, schema=schema)
+    try:
+        src, dst = sqlite.tenant("acme"), pg.tenant("acme")
+        assert list(src.export_rows()) == list(dst.export_rows())  # every row, byte for byte
+        assert audit.verify(dst).ok and audit.verify(dst).checked == audit.verify(src).checked
+        assert dst.embedding_counts() == src.embedding_counts() == {"pending": 0, "ready": 23, "failed": 0}
+        service = MemoryService(pg, HashingEmbedder(), Settings(embedder="hashing"))
+        found = service.recall(OP, RecallRequest.model_validate({"query": "which database", "scope": SCOPE}))
+        assert "Uses PostgreSQL" in [m.text for m in found.memories]
+        assert "Uses MongoDB" not in [m.text for m in found.memories]
+        with pytest.raises(Exception, match="retired"):  # the tombstone came along
+            service.write_fact(OP, FactWrite.model_validate(fact_body("uses mongodb", kind="db", sourceEventId="c", scope=SCOPE)))
+    finally:
+        sqlite.close()
+        pg.close()

@@ -1,0 +1,64 @@
+"""The database itself keeps tenants apart: row-level security, not only the queries we write."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from engramdb.contract.events import FactWrite
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.config import Settings
+from engramdb.storage.postgres.store import PostgresStore
+from tests.factories import fact_body, scope_fields
+
+pytestmark = pytest.mark.postgres
+SCOPE = scope_fields()
+
+
+@pytest.fixture
+def pg(pg_url: str) -> Iterator[PostgresStore]:
+    store = PostgresStore(pg_url, schema=f"iso_{uuid.uuid4().hex[:10]}")
+    service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
+    for tenant in ("alpha", "beta"):
+        store.tenant(tenant, create=True)
+        service.write_fact(Caller(tenant, "op", "admin"),
+                           FactWrite.model_validate(fact_body(f"secret of {tenant}", scope=SCOPE)))  # fmt: skip
+    yield store
+    store.close()
+
+
+def _app_connection(store: PostgresStore, tenant: str | None) -> psycopg.Connection:
+    conn = psycopg.connect(store.url, autocommit=True)
+    conn.execute("SET ROLE engram_app")
+    conn.execute(f"SET search_path TO {store.schema}")
+    if tenant is not None:
+        conn.execute("SELECT set_config('engram.tenant', %s, false)", (tenant,))
+    return conn
+
+
+def test_a_tenant_session_cannot_read_another_tenants_rows(pg: PostgresStore) -> None:
+    with _app_connection(pg, "alpha") as conn:
+        own = conn.execute("SELECT text FROM memories WHERE tenant = 'alpha'").fetchall()
+        assert own == [("secret of alpha",)]  # positive control
+        named = conn.execute("SELECT text FROM memories WHERE tenant = 'beta'").fetchall()
+        assert named == []  # naming B's tenant and scope does not help
+        unfiltered = conn.execute("SELECT text FROM memories").fetchall()
+        assert unfiltered == [("secret of alpha",)]  # a query that forgets the tenant
+        for table in ("audit_log", "api_keys", "tombstones", "meta"):
+            tenants = {r[0] for r in conn.execute(f"SELECT tenant FROM {table}")}  # noqa: S608
+            assert tenants <= {"alpha"}, table
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO meta (tenant, key, value) VALUES ('beta', 'x', 'y')")
+
+
+def test_a_session_without_a_tenant_sees_nothing(pg: PostgresStore) -> None:
+    with _app_connection(pg, None) as conn:
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+    with psycopg.connect(pg.url, autocommit=True) as owner:  # control: the rows are there
+        owner.execute(f"SET search_path TO {pg.schema}")
+        assert owner.execute("SELECT count(*) FROM memories").fetchone() == (2,)
