@@ -87,7 +87,9 @@ class LiveServer:
 
         self.store = store
         self.app = create_app(settings, store=store, embedder=embedder)
-        self._sock = socket.socket()
+        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets created with it, and
+        # without it every response waits ~40 ms for delayed ACKs.
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
         self._server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning"))

@@ -28,7 +28,18 @@ _LAZY = {
     "hash_scope": "engramdb.contract.canonical",
 }
 
-__all__ = ["__version__", "errors", *_LAZY]
+__all__ = [
+    "AsyncClient",
+    "Client",
+    "EngramError",
+    "HostContext",
+    "MemorySession",
+    "Outbox",
+    "OutboxFullError",
+    "__version__",
+    "errors",
+    "hash_scope",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -8,12 +8,16 @@ from typing import Any
 
 import pytest
 
+from engramdb.config import Settings
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.storage.port import Store
+
 from engramdb.sdk.host import HostContext
 from engramdb.sdk.outbox import OutboxSettings
 from engramdb.sdk.session import MemorySession
 from tests.conftest import LiveServer
 from tests.factories import scope_fields
-from tests.sdk.helpers import BlackHole, FaultProxy, dead_url, host_for
+from tests.sdk.helpers import BlackHole, FaultProxy, dead_url, host_for, with_nodelay
 
 # Quick retries for the tests; test_outbox checks the reference numbers themselves.
 FAST = OutboxSettings(backoff_base=0.01, rest_seconds=0.2, request_timeout=5.0)
@@ -24,6 +28,15 @@ def backend() -> str:
     """The SDK speaks HTTP: one backend behind the server is enough here (tests/contract and
     tests/surfaces hold the backends to the same behaviour). Row counts read its SQLite file."""
     return "sqlite"
+
+
+@pytest.fixture
+def server(settings: Settings, store: Store) -> Iterator[LiveServer]:
+    """tests/conftest.py's live server, with TCP_NODELAY on its connections (see with_nodelay)."""
+    live = with_nodelay(LiveServer(settings, store, HashingEmbedder()))
+    live.start()
+    yield live
+    live.stop()
 
 
 @pytest.fixture

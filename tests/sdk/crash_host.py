@@ -12,9 +12,8 @@ from __future__ import annotations
 import sys
 import time
 
-from engramdb.sdk import MemorySession, OutboxSettings
-from tests.factories import scope_fields
-from tests.sdk.helpers import host_for
+from engramdb.sdk import HostContext, MemorySession, OutboxSettings
+from tests.factories import participant
 
 SESSION = "crash-session"
 SETTINGS = OutboxSettings(max_pending=2_000, backoff_base=0.05, rest_seconds=0.5)
@@ -25,7 +24,8 @@ def turn(i: int) -> tuple[str, str]:
 
 
 def main(mode: str, profile: str, url: str, key: str, count: str = "0") -> int:
-    session = MemorySession(url, api_key=key, host=host_for(scope_fields()), session_id=SESSION,
+    host = HostContext(agent_id="coder", profile_id="default", participant_scope_hash=participant("alice"))
+    session = MemorySession(url, api_key=key, host=host, session_id=SESSION,
                             profile_dir=profile, outbox=SETTINGS)  # fmt: skip
     if mode == "write":
         for i in range(int(count)):

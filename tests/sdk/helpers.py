@@ -23,7 +23,21 @@ import httpx
 
 from engramdb.contract.events import Episode, EpisodeWrite, Scope
 from engramdb.sdk.host import HostContext
+from tests.conftest import LiveServer
 from tests.factories import episode_body
+
+
+def with_nodelay(live: LiveServer) -> LiveServer:
+    """Return ``live`` (not started) serving with TCP_NODELAY on its connections.
+
+    asyncio sets TCP_NODELAY only on sockets whose protocol is IPPROTO_TCP; ``socket.socket()``
+    reports protocol 0, so every answer of LiveServer waited ~40 ms on Nagle's algorithm and
+    delayed ACKs. Re-wrapping the same descriptor lets the kernel report the protocol. Drop this
+    once LiveServer binds ``socket.socket(AF_INET, SOCK_STREAM, IPPROTO_TCP)``.
+    """
+    live._sock = socket.socket(fileno=live._sock.detach())
+    live._thread = threading.Thread(target=live._server.run, kwargs={"sockets": [live._sock]})
+    return live
 
 
 def free_port() -> int:
@@ -141,7 +155,7 @@ class FaultProxy:
     """
 
     def __init__(self, upstream: str, fault_on: tuple[str, str | tuple[str, ...]] = ("POST", "/v1/")) -> None:
-        self.http = httpx.Client(base_url=upstream, timeout=30)
+        self.http = httpx.Client(base_url=upstream, timeout=30, verify=False)  # plain http on loopback
         self.fault_on = fault_on
         self.seen: list[Seen] = []
         self.delay = 0.0

@@ -98,8 +98,8 @@ def test_every_request_carries_the_full_scope(
     fact_id = session.remember("user", "language", "The user wants TypeScript for billing.")
     assert session.outbox is not None and session.outbox.flush(10)
     [recall] = proxy.posts("/v1/recall")
-    assert {k: recall.body[k] for k in ("query", "scope", "limit", "excludeSessionId")} == {
-        "query": "which language for billing?", "scope": scope, "limit": 8, "excludeSessionId": "session-1"}  # fmt: skip
+    wanted = {"query": "which language for billing?", "scope": scope, "limit": 8, "excludeSessionId": "session-1"}
+    assert {k: recall.body[k] for k in wanted} == wanted
     [episode] = proxy.posts("/v1/episodes")
     [fact] = proxy.posts("/v1/facts")
     for body in (episode.body, fact.body):
@@ -120,10 +120,9 @@ def test_no_value_leaks_across_participants_privacy_or_sandbox(
     }
     sessions = {}
     for name, scope in variants.items():
-        sessions[name] = make_session(host=host_for(scope), api_key=key, profile_dir=tmp_path / name)
-        assert sessions[name].remember("user", "codeword", f"The codeword of {name} is {name}-zebra-42.")
-        assert sessions[name].outbox is not None and sessions[name].outbox.flush(10)
-        sessions[name].end_session()  # drop the recent-write cache: only the server answers now
+        session = sessions[name] = make_session(host=host_for(scope), api_key=key, profile_dir=tmp_path / name)
+        assert session.remember("user", "codeword", f"The codeword of {name} is {name}-zebra-42.")
+        assert session.end_session(timeout=10)  # delivered; the recent-write cache is dropped too
     for name, session in sessions.items():
         outcome = session.recall("what is the codeword zebra")
         assert outcome.error is None and outcome.memories

@@ -26,7 +26,8 @@ FAKE = {
     "stripe": "sk" + "_live_" + "51HqWertyUiop12345678",
     "slack": "xo" + "xb-" + "123456789012-abcdefABCDEF",
     "engram": "egm." + "default.k1a2b3c4d5." + "Zq8-Wx7_Yv6Ut5",
-    "jwt": "ey" + "JhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "jwt": "ey" + "JhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     "bearer": "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
     "db_password": "Pa55w0rd!" + "Secret",
     "hunter": "hunter2" + "!x",
@@ -57,7 +58,8 @@ OUTPUT_TEXTS = {
     "fenced_plain": "Output was:\n```\nSECRET_LISTING line 1\nline 2\n```",
     "prompt_lines": "look at this\n$ cat config.yml\nSECRET_LISTING: yes\nport: 80\n\nthanks",
     "user_prompt": "alice@laptop:~/code$ make test\nSECRET_LISTING passed\n\nok?",
-    "traceback": "It crashed:\nTraceback (most recent call last):\n  File \"x.py\", line 1\n    SECRET_LISTING()\nNameError: name 'SECRET_LISTING' is not defined\n",
+    "traceback": "It crashed:\nTraceback (most recent call last):\n  File \"x.py\", line 1\n    SECRET_LISTING()\n"
+    "NameError: name 'SECRET_LISTING' is not defined\n",
 }
 PATH_TEXTS = {
     "home": "the file is at /home/alice/SECRET_PATH/notes.txt today",
@@ -157,7 +159,7 @@ def test_a_pair_with_nothing_left_is_refused() -> None:
 def test_secrets_paths_and_tool_text_never_reach_the_outbox_or_the_server(
     make_session: SessionFactory, proxy: FaultProxy, profile: Path, server: LiveServer, agent_key: str
 ) -> None:
-    session: MemorySession = make_session(proxy.url)
+    session: MemorySession = make_session(proxy.url, api_key=agent_key)
     user = "\n".join([*SECRET_TEXTS.values(), *OUTPUT_TEXTS.values(), *PATH_TEXTS.values(),
                       "Remember that the billing service is written in TypeScript."])  # fmt: skip
     event_id = session.after_turn(user, f"Understood; I will not repeat {FAKE['github']}.")
@@ -170,7 +172,7 @@ def test_secrets_paths_and_tool_text_never_reach_the_outbox_or_the_server(
         _msg("assistant", "We use PostgreSQL."),
     ]
     assert session.before_compaction(compacted) is not None
-    assert session.outbox is not None and session.outbox.flush(10)
+    assert session.outbox is not None and session.outbox.flush(10) and session.outbox.dead_letters() == []
     sent = repr([s.body for s in proxy.seen]) + (profile / FILE_NAME).read_bytes().decode("latin-1")
     with Client(server.url, agent_key) as client:
         sent += client.get_episode(event_id).model_dump_json()

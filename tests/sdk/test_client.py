@@ -30,7 +30,7 @@ Run = Callable[..., Any]
 
 
 def test_every_rest_route_has_a_method_on_both_clients(server: LiveServer) -> None:
-    served = {(m, r.path) for r in server.app.routes if isinstance(r, APIRoute) for m in r.methods}
+    served = {(m, r.path) for r in server.app.routes if isinstance(r, APIRoute) for m in r.methods or ()}
     assert set(ROUTES.values()) == served
     for name in ROUTES:
         assert callable(getattr(Client, name)) and callable(getattr(AsyncClient, name)), name
@@ -136,7 +136,9 @@ def test_invalid_bodies_are_refused_before_sending() -> None:
             client.recall({"query": "x", "limit": 500})
 
 
-def test_transient_failures_are_retryable_and_typed(proxy: FaultProxy, black_hole: BlackHole, server: LiveServer) -> None:
+def test_transient_failures_are_retryable_and_typed(
+    proxy: FaultProxy, black_hole: BlackHole, server: LiveServer
+) -> None:
     proxy.fault_on = ("POST", "/v1/recall")
     proxy.fail_next("503", "500", "429", "drop")
     with Client(proxy.url, server.key()) as client:

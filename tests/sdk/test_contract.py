@@ -39,7 +39,7 @@ def test_the_shared_fixture_gives_the_reference_episode_and_fact_ids(
                            session_id=episode["externalSessionId"])  # fmt: skip
     event_id = session.after_turn(episode["userText"], episode["assistantText"],
                                   turn_id=episode["sourceEventId"], turn_index=episode["turnIndex"])  # fmt: skip
-    assert event_id == data["expectedEventId"]
+    assert event_id is not None and event_id == data["expectedEventId"]
     fact_id = session.remember("user:language-preference", "preference",
                                "The user prefers TypeScript for this service.", source_event_id=event_id)  # fmt: skip
     assert fact_id == BASE_FACT_ID

@@ -14,23 +14,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
+from engramdb.config import Settings
 from engramdb.contract.canonical import event_id
-from engramdb.core import auth
+from engramdb.core.embedding import HashingEmbedder
 from engramdb.sdk.outbox.store import FILE_NAME
 from engramdb.storage.sqlite.store import SQLiteStore
+from tests.conftest import LiveServer
 from tests.factories import scope_fields
 from tests.sdk.crash_host import SESSION, turn
-from tests.sdk.helpers import free_port, stored_episodes, wait_until
+from tests.sdk.helpers import stored_episodes, wait_until, with_nodelay
 
 COUNT = 1_000
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
-def _process(args: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def _host(env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]:
+    command = [sys.executable, "-m", "tests.sdk.crash_host", *args]
+    proc = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         yield proc
     finally:
@@ -41,22 +42,15 @@ def _process(args: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[
         proc.stdout.close()
 
 
-def _host(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tests.sdk.crash_host", *args]
-
-
-def _expect(proc: subprocess.Popen[str], line: str, timeout: float = 60) -> None:
+def _expect(proc: subprocess.Popen[str], line: str) -> None:
+    """Read the host's output until ``line`` (the host exits, or pytest's timeout fires, if not)."""
     assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
     seen = []
-    while time.monotonic() < deadline:
-        got = proc.stdout.readline()
+    for got in proc.stdout:
         seen.append(got)
         if got.strip() == line:
             return
-        if not got and proc.poll() is not None:
-            break
-    raise AssertionError(f"never saw {line!r}: {''.join(seen)[-2000:]}")
+    raise AssertionError(f"the host exited without {line!r}: {''.join(seen)[-2000:]}")
 
 
 def _pending(profile: Path) -> int:
@@ -67,45 +61,39 @@ def _pending(profile: Path) -> int:
 def test_sigkill_while_the_server_is_down_and_again_mid_delivery_loses_and_duplicates_nothing(
     tmp_path: Path,
 ) -> None:
-    home, profile, port = tmp_path / "home", tmp_path / "profile", free_port()
-    store = SQLiteStore(home)
-    key, _ = auth.create_key(store, tenant="default", role="agent", grant=scope_fields())
-    store.close()
-    url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing", "PYTHONPATH": str(ROOT)}
+    settings = Settings(home=tmp_path / "home", embedder="hashing", embed_poll_seconds=0.05)
+    profile = tmp_path / "profile"
+    # Bound but not listening: the server's address refuses connections until start().
+    live = with_nodelay(LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder()))
+    key = live.key(tenant="default")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
     # 1. The server is down: the host queues 1,000 turns and is killed outright.
-    with _process(_host("write", str(profile), url, key, str(COUNT)), env) as writer:
+    with _host(env, "write", str(profile), live.url, key, str(COUNT)) as writer:
         _expect(writer, f"appended {COUNT}")
         writer.send_signal(signal.SIGKILL)
-    assert _pending(profile) == COUNT
+    assert _pending(profile) == COUNT and stored_episodes(settings.home, "default") == []
 
-    serve = [sys.executable, "-m", "engramdb.cli", "serve", "--port", str(port)]
-    with _process(serve, env) as server:
-        assert wait_until(lambda: _healthy(url), timeout=60), "the server did not start"
+    live.start()
+    try:
         # 2. Restarted with the server up, the host replays; it is killed again mid-delivery.
-        with _process(_host("deliver", str(profile), url, key), env) as host:
-            assert wait_until(lambda: len(stored_episodes(home, "default")) >= 200, timeout=60, step=0.005)
+        with _host(env, "deliver", str(profile), live.url, key) as host:
+            assert wait_until(lambda: len(stored_episodes(settings.home, "default")) >= 200, timeout=60,
+                              step=0.005)  # fmt: skip
             host.send_signal(signal.SIGKILL)
-        midway = len(stored_episodes(home, "default"))
+        midway = len(stored_episodes(settings.home, "default"))
         assert midway < COUNT, "delivery finished before the kill; the test proved nothing"
-        # 3. A third start delivers the rest.
-        with _process(_host("deliver", str(profile), url, key), env) as host:
+        # 3. A third start delivers the rest and exits cleanly.
+        with _host(env, "deliver", str(profile), live.url, key) as host:
             _expect(host, "drained")
             assert host.wait(30) == 0
-        server.send_signal(signal.SIGINT)
-        server.wait(30)
+    finally:
+        live.stop()
 
     expected = {event_id(runtime="custom", agent_id="coder", profile_id="default", external_session_id=SESSION,
-                         turn_index=i, user_text=turn(i)[0], assistant_text=turn(i)[1]) for i in range(COUNT)}  # fmt: skip
-    stored = Counter(stored_episodes(home, "default"))
-    assert len(stored) == COUNT and set(stored) == expected
+                         turn_index=i, user_text=turn(i)[0], assistant_text=turn(i)[1])
+                for i in range(COUNT)}  # fmt: skip
+    stored = Counter(stored_episodes(settings.home, "default"))
+    assert set(stored) == expected and len(stored) == COUNT
     assert max(stored.values()) == 1  # exactly once each
     assert _pending(profile) == 0
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False

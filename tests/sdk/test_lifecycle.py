@@ -47,7 +47,9 @@ def test_start_up_degrades_safely_when_the_outbox_cannot_be_set_up(
     assert session.close() is False
 
 
-def test_pre_inference_uses_the_prefetched_recall(make_session: SessionFactory, proxy: FaultProxy, agent_key: str) -> None:
+def test_pre_inference_uses_the_prefetched_recall(
+    make_session: SessionFactory, proxy: FaultProxy, agent_key: str
+) -> None:
     session = make_session(proxy.url, api_key=agent_key)
     session.prefetch("what is our deploy day?")
     time.sleep(0.1)

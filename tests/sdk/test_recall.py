@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -66,7 +67,7 @@ def test_query_length_result_count_and_block_size_are_capped(
 
 
 def test_a_recent_write_is_recallable_before_the_server_has_it(
-    make_session: SessionFactory, proxy: FaultProxy, agent_key: str
+    make_session: SessionFactory, proxy: FaultProxy, agent_key: str, tmp_path: Path
 ) -> None:
     proxy.fault_on = ("POST", ("/v1/episodes", "/v1/facts"))
     proxy.fail_next(*["503"] * 1_000)  # writes cannot get through; recall still can
@@ -78,7 +79,7 @@ def test_a_recent_write_is_recallable_before_the_server_has_it(
     assert {(m.id, m.cached) for m in outcome.memories} == {(episode, True), (fact, True)}
     assert "Frankfurt" in outcome.context
     # With the server out of reach entirely, the recent writes are still there.
-    offline = make_session(dead_url(), profile_dir=session.outbox.store.path.parent.parent / "offline")  # type: ignore[union-attr]
+    offline = make_session(dead_url(), profile_dir=tmp_path / "offline")
     offline.after_turn("The VPN gateway is in Dublin.", "Noted.")
     outcome = offline.recall("where is the VPN gateway?")
     assert outcome.error and [m.cached for m in outcome.memories] == [True] and "Dublin" in outcome.context

@@ -103,8 +103,9 @@ class RecentWrites:
         """Remember a write; a new fact displaces the cached one of a single-valued slot."""
         with self._lock:
             if memory.source == "MEMORY_FACT" and memory.kind not in self.multi_valued_kinds:
-                stale = [k for k, m in self._items.items() if m.source == "MEMORY_FACT"
-                         and (m.scope, m.subject_key, m.kind) == (memory.scope, memory.subject_key, memory.kind)]  # fmt: skip
+                slot = (memory.scope, memory.subject_key, memory.kind)
+                stale = [k for k, m in self._items.items()
+                         if m.source == "MEMORY_FACT" and (m.scope, m.subject_key, m.kind) == slot]  # fmt: skip
                 for key in stale:
                     del self._items[key]
             self._items[memory.id] = memory

@@ -21,9 +21,10 @@ from engramdb.sdk.outbox.store import OutboxStore
 
 
 def _row(item: Any, dead: bool) -> str:
+    head = f"{item.seq}\t{item.kind}\t{item.memory_id[:12]}"
     if dead:
-        return f"{item.seq}\t{item.kind}\t{item.memory_id[:12]}\t{item.http_status} {item.error_code}: {item.error_message}"
-    return f"{item.seq}\t{item.kind}\t{item.memory_id[:12]}\tattempts={item.attempts}\t{item.last_error or ''}"
+        return f"{head}\t{item.http_status} {item.error_code}: {item.error_message}"
+    return f"{head}\tattempts={item.attempts}\t{item.last_error or ''}"
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -21,7 +21,6 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from engramdb.contract.canonical import canonical_json
 from engramdb.contract.events import Episode, EpisodeWrite, Fact, FactWrite
 from engramdb.errors import EngramError, InvalidInputError
 from engramdb.models.api import WriteResponse
@@ -47,6 +46,12 @@ class OutboxSettings:
     shutdown_timeout: float = 2.0
     request_timeout: float = 10.0
     synchronous: str = "FULL"
+
+
+def _json(event: dict[str, object]) -> str:
+    # The complete contract event; its id was computed from canonical JSON already, so the
+    # stored text only has to round-trip (sorted and compact, for readable diffs of the file).
+    return json.dumps(event, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def entry_call(entry: Entry) -> Call[WriteResponse]:
@@ -93,6 +98,7 @@ class Outbox:
         self._round: dict[int, int] = {}  # failures in a row, per entry, in this process
         self._threads: list[threading.Thread] = []
         self._stopping = False
+        self._pause_until = 0.0  # after a server-level failure the whole queue waits, not one entry
         self._random = random.Random(seed)
         if start:
             self.start()
@@ -101,11 +107,11 @@ class Outbox:
 
     def append_episode(self, event: Episode, *, session: SessionState | None = None) -> bool:
         """Durably queue an episode; False if the same event is already pending."""
-        return self._append("episode", event.event_id, canonical_json(event.wire()), "stated", session)
+        return self._append("episode", event.event_id, _json(event.wire()), "stated", session)
 
     def append_fact(self, event: Fact, *, origin: str = "stated") -> bool:
         """Durably queue a fact (``origin="derived"`` when a model wrote it)."""
-        return self._append("fact", event.fact_id, canonical_json(event.wire()), origin, None)
+        return self._append("fact", event.fact_id, _json(event.wire()), origin, None)
 
     def _append(self, kind: str, memory_id: str, body: str, origin: str, session: SessionState | None) -> bool:
         added = self.store.append(kind, memory_id, body, origin=origin, session=session)
@@ -132,6 +138,7 @@ class Outbox:
         if self._threads:
             self.store.expedite(time.time())
         with self._cond:
+            self._pause_until = 0.0
             self._cond.notify_all()
             while True:
                 if self.store.count() == 0:
@@ -210,6 +217,9 @@ class Outbox:
         with self._cond:
             while not self._stopping and not self.store.closed:
                 now = time.time()
+                if now < self._pause_until:
+                    self._cond.wait(min(1.0, self._pause_until - now))
+                    continue
                 due = self.store.due(now, exclude=self._inflight)
                 if due:
                     self._inflight.add(due[0].seq)
@@ -228,7 +238,7 @@ class Outbox:
             self.store.bury(entry, error)
         except EngramError as error:
             if error.retryable:
-                self._retry(entry, f"{error.code}: {error.message}")
+                self._retry(entry, f"{error.code}: {error.message}", server_down=True)
             else:
                 log.warning("server refused outbox entry %d (%s %s): %s", entry.seq,
                             error.http_status, error.code, error.message)  # fmt: skip
@@ -237,7 +247,7 @@ class Outbox:
             self._round.pop(entry.seq, None)
             self.store.ack(entry.seq)
 
-    def _retry(self, entry: Entry, reason: str) -> None:
+    def _retry(self, entry: Entry, reason: str, *, server_down: bool = False) -> None:
         failures = self._round.get(entry.seq, 0) + 1
         if failures >= self.settings.max_attempts:
             self._round.pop(entry.seq, None)
@@ -247,4 +257,10 @@ class Outbox:
             raw = self.settings.backoff_base * 2 ** (failures - 1)
             delay = min(self.settings.backoff_cap, raw) * self._random.uniform(0.5, 1.0)
         log.debug("outbox entry %d failed (%s); next attempt in %.2f s", entry.seq, reason, delay)
-        self.store.reschedule(entry.seq, time.time() + delay, reason)
+        retry_at = time.time() + delay
+        self.store.reschedule(entry.seq, retry_at, reason)
+        if server_down:
+            # Every entry would fail the same way: the queue backs off with this entry, and one
+            # probe goes out when the pause ends, instead of N workers churning through the file.
+            with self._cond:
+                self._pause_until = max(self._pause_until, retry_at)
