@@ -32,6 +32,8 @@ from engramdb.models.api import (
     AuditPage,
     CorrectRequest,
     EditAndApprove,
+    EpisodeBatch,
+    EpisodeBatchResult,
     FactHistory,
     FactList,
     LiftRequest,
@@ -155,6 +157,11 @@ def create_app(
         result = service.write_episode(who, body)
         response.status_code = 201 if result.created else 200
         return result
+
+    @app.post("/v1/episodes/batch", tags=["memories"])
+    def write_episode_batch(body: EpisodeBatch, who: Authed) -> EpisodeBatchResult:
+        """Store up to 100 episodes in one transaction; each item gets its own status and body."""
+        return EpisodeBatchResult(results=service.write_episode_batch(who, body.episodes))
 
     @app.post("/v1/facts", status_code=201, tags=["memories"])
     def write_fact(

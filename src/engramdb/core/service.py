@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pydantic import ValidationError
+
 from engramdb import __version__, clock
 from engramdb.config import Settings
 from engramdb.contract.bounds import QUERY_CAP, check_text
@@ -19,7 +21,14 @@ from engramdb.core.auth import Caller
 from engramdb.core.policy import TenantPolicy, load_policy, save_policy
 from engramdb.core.embedding import Embedder
 from engramdb.core.recall import Hit, recall
-from engramdb.errors import AuthorizationError, ConflictError, NotFoundError
+from engramdb.errors import (
+    AuthorizationError,
+    ConflictError,
+    EngramError,
+    InvalidInputError,
+    NotFoundError,
+)
+from engramdb.models.problems import validation_problem
 from engramdb.models.api import (
     ArmExplain,
     AuditPage,
@@ -108,6 +117,9 @@ def fact_row(event: Fact, scope: Scope, recorded_at: str, origin: str = "stated"
     )
 
 
+MAX_BATCH = 100
+
+
 class MemoryService:
     """The operations of EngramDB, independent of the surface that calls them."""
 
@@ -142,6 +154,31 @@ class MemoryService:
             scope = auth.resolve_scope(caller, body.named_scope_fields())
             rows.append(episode_row(body.to_event(scope), scope, now))
         return self._insert_episodes(caller, rows)
+
+    def write_episode_batch(self, caller: Caller, items: Sequence[Any]) -> list[dict[str, Any]]:
+        """Write up to 100 episodes in one transaction; each item answers for itself.
+
+        Items are validated one by one first, so a bad item is refused alone (its problem JSON
+        in its slot) and the good ones are still written, together.
+        """
+        auth.require(caller, "memory.write")
+        if len(items) > MAX_BATCH:
+            raise InvalidInputError(f"at most {MAX_BATCH} episodes per batch", field="episodes")
+        answers: list[dict[str, Any]] = [{} for _ in items]
+        rows, slots, now = [], [], clock.now_text()
+        for i, item in enumerate(items):
+            try:
+                body = EpisodeWrite.model_validate(item)
+                scope = auth.resolve_scope(caller, body.named_scope_fields())
+                rows.append(episode_row(body.to_event(scope), scope, now))
+                slots.append(i)
+            except ValidationError as error:
+                answers[i] = {"status": 422, **validation_problem(list(error.errors()))}
+            except EngramError as error:
+                answers[i] = {"status": error.http_status, **error.to_dict()}
+        for slot, written in zip(slots, self._insert_episodes(caller, rows) if rows else [], strict=True):
+            answers[slot] = {"status": 201 if written.created else 200, **written.wire()}
+        return answers
 
     def correct_fact(self, caller: Caller, fact_id: str, body: CorrectRequest) -> WriteResponse:
         """Replace an active fact's value with a new fact (the old one is tombstoned)."""

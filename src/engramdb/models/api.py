@@ -266,3 +266,15 @@ class EditAndApprove(WireModel):
     text: str = Field(min_length=1, max_length=4_000)
     reason: str | None = Field(None, max_length=1_000)
     scope: ScopeFields | None = None
+
+
+class EpisodeBatch(BaseModel):
+    """Body of ``POST /v1/episodes/batch``: items are validated one by one by the server."""
+
+    episodes: list[dict[str, Any]] = Field(max_length=100, description="episode write bodies (at most 100)")
+
+
+class EpisodeBatchResult(ResponseModel):
+    """One entry per item, in order: ``status`` (201, 200 or the error's) and its body."""
+
+    results: list[dict[str, Any]]
