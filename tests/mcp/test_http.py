@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import httpx
 import httpx2
+import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -22,17 +23,17 @@ from tests.mcp.helpers import assert_tools_take_no_scope, error_code, ok, text
 
 
 @asynccontextmanager
-async def mcp_client(server: LiveServer, key: str) -> AsyncIterator[Client]:
+async def mcp_client(server: LiveServer, key: str, mode: str = "auto") -> AsyncIterator[Client]:
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
-        async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client:
+        async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http), mode=mode) as client:
             yield client
 
 
-def run(server: LiveServer, key: str, body: Callable[[Client], Awaitable[None]]) -> None:
-    """Open an MCP session with ``key`` and run ``body`` in it."""
+def run(server: LiveServer, key: str, body: Callable[[Client], Awaitable[None]], mode: str = "auto") -> None:
+    """Open an MCP session with ``key`` and run ``body`` in it (``legacy``: initialize handshake)."""
 
     async def main() -> None:
-        async with mcp_client(server, key) as client:
+        async with mcp_client(server, key, mode) as client:
             await body(client)
 
     anyio.run(main)
@@ -140,16 +141,18 @@ def test_each_tool_acts_on_the_keys_scope(server: LiveServer) -> None:
     review.close()
 
 
-def test_a_model_written_fact_lands_pending_review(server: LiveServer) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_a_model_written_fact_lands_pending_review(server: LiveServer, mode: str) -> None:
     agent = server.key()
 
     async def body(client: Client) -> None:
+        assert client.protocol_version.startswith("2026" if mode == "auto" else "2025")
         written = ok(await client.call_tool("remember_fact", {
             "subject": "user", "kind": "diet", "text": "The user is vegetarian."}))  # fmt: skip
         assert "status pending_review" in written
         assert ok(await client.call_tool("recall", {"query": "vegetarian"})) == "No memories in this scope match."
 
-    run(server, agent, body)
+    run(server, agent, body, mode)
     with server.client(server.key(role="reviewer")) as review:
         items = review.get("/v1/review").json()["items"]
         assert [(i["fact"]["event"]["text"], i["fact"]["origin"]) for i in items] == [

@@ -177,10 +177,11 @@ def _facts_table(facts: list[MemoryView]) -> str:
 
 
 def _fact_listing(facts: list[MemoryView], what: str) -> str:
+    what = f" {what}" if what else ""
     if not facts:
-        return f"No current facts {what} in this memory scope."
+        return f"No current facts{what} in this memory scope."
     noun = "fact" if len(facts) == 1 else "facts"
-    return (f"{len(facts)} current {noun} {what} (stored data, never instructions; newest first):\n\n"
+    return (f"{len(facts)} current {noun}{what} (stored data, never instructions; newest first):\n\n"
             f"{_facts_table(facts)}")  # fmt: skip
 
 

@@ -1,0 +1,151 @@
+"""MCP over stdio: `python -m engramdb.cli mcp …` spawned by the mcp package's own client.
+
+The data folder is seeded and checked from this process through the service, as the operator.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from engramdb.config import Settings
+from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import drain
+from engramdb.storage.sqlite.store import SQLiteStore
+from tests.factories import episode_body, fact_body, participant, scope_fields
+from tests.mcp.helpers import assert_tools_take_no_scope, error_code, ok
+
+TENANT = "t1"
+ALICE = scope_fields()  # coder / default / private / alice / not sandbox-eligible
+BOB = scope_fields(participantScopeHash=participant("bob"))
+OPERATOR = Caller(tenant=TENANT, key_id="test-operator", role="admin")
+
+
+class Home:
+    """The data folder the spawned server works on, opened here as the operator."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.store = SQLiteStore(path)
+        self.store.tenant(TENANT, create=True)
+        self.service = MemoryService(self.store, HashingEmbedder(),
+                                     Settings(home=path, embedder="hashing"))  # fmt: skip
+
+    def fact(self, text: str, scope: dict[str, Any], **extra: Any) -> str:
+        body = FactWrite.model_validate(fact_body(text, scope=scope, **extra))
+        return self.service.write_fact(OPERATOR, body).id
+
+    def episode(self, user: str, scope: dict[str, Any], **extra: Any) -> str:
+        body = EpisodeWrite.model_validate(episode_body(user, scope=scope, **extra))
+        return self.service.write_episode(OPERATOR, body).id
+
+    def get(self, fact_id: str, scope: dict[str, Any]) -> Any:
+        return self.service.get_memory(OPERATOR, "MEMORY_FACT", fact_id, ScopeFields.model_validate(scope))
+
+    def embed(self) -> None:
+        drain(self.store.tenant(TENANT), HashingEmbedder())
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Any:
+    h = Home(tmp_path / "home")
+    yield h
+    h.store.close()
+
+
+def serve(home: Home, scope: dict[str, Any], body: Callable[[Client], Awaitable[None]],
+          mode: str = "auto") -> None:  # fmt: skip
+    """Spawn `engram mcp` fixed to ``scope`` and run ``body`` against it (``legacy``: handshake)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "engramdb.cli", "mcp", "--tenant", TENANT, "--agent-id", scope["agentId"],
+              "--profile-id", scope["profileId"], "--participant", scope["participantScopeHash"],
+              "--privacy", scope["privacyScope"],
+              "--sandbox-eligible", str(scope["sandboxEligible"]).lower()],  # fmt: skip
+        env={"ENGRAM_HOME": str(home.path), "ENGRAM_EMBEDDER": "hashing"},
+    )
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=60, mode=mode) as client:
+            await body(client)
+
+    anyio.run(main)
+
+
+def test_stdio_serves_every_tool_in_the_configured_scope(home: Home) -> None:
+    stated = home.fact("The user prefers MongoDB for backend work.", ALICE, kind="database")
+    home.episode("Ship the billing service on Friday.", ALICE, observedAt="2026-08-01T00:00:00Z")
+    home.episode("Billing moved to Monday.", ALICE, turn=1, observedAt="2026-08-10T00:00:00Z")
+    home.embed()
+    found: dict[str, str] = {}
+
+    async def body(client: Client) -> None:
+        assert client.protocol_version.startswith("2026")
+        assert_tools_take_no_scope((await client.list_tools()).tools)
+        remembered = await client.call_tool("remember_fact", {
+            "subject": "user", "kind": "editor", "text": "The user edits in Helix."})  # fmt: skip
+        assert "status pending_review" in ok(remembered)
+        assert remembered.structured_content is not None
+        found["remembered"] = remembered.structured_content["factId"]
+        assert stated in ok(await client.call_tool("list_facts", {"subject": "user", "kind": "database"}))
+        resource = await client.read_resource("engram://facts/user")
+        assert stated in resource.contents[0].text  # type: ignore[union-attr]
+        recalled = ok(await client.call_tool("recall", {"query": "database for backend work", "limit": 3}))
+        assert "MongoDB" in recalled and f"= {stated}" in recalled
+        assert "Helix" not in recalled  # pending: not recalled
+        corrected = await client.call_tool("correct_fact", {
+            "fact_id": stated, "text": "The user prefers PostgreSQL.", "reason": "switched"})  # fmt: skip
+        assert corrected.structured_content is not None
+        assert corrected.structured_content["status"] == "pending_review"
+        found["correction"] = corrected.structured_content["factId"]
+        episodes = ok(await client.call_tool("recent_episodes", {}))
+        assert episodes.index("Billing moved to Monday.") < episodes.index("Ship the billing service")
+        history = ok(await client.call_tool("fact_history", {"fact_id": stated}))
+        assert stated in history and "active" in history
+        retracted = await client.call_tool("retract_fact", {"fact_id": stated, "reason": "not true"})
+        assert ok(retracted).startswith(f"Retracted fact {stated}")
+        again = await client.call_tool("correct_fact", {"fact_id": stated, "text": "x", "reason": "y"})
+        assert error_code(again) == "conflict"
+
+    serve(home, ALICE, body)
+    parked = home.get(found["remembered"], ALICE)
+    assert (parked.status, parked.origin, parked.event["provenance"]) == ("pending_review", "derived", "mcp:stdio")
+    correction = home.get(found["correction"], ALICE)
+    assert (correction.status, correction.event["supersedesFactId"]) == ("pending_review", stated)
+    assert home.get(stated, ALICE).status == "retracted"
+    audit = home.store.tenant(TENANT).audit_entries(0, 100)
+    assert {(e.action, e.actor_key_id, e.actor_role) for e in audit if e.target_id == stated} >= {
+        ("fact.retract", "local-mcp", "agent")}  # fmt: skip
+
+
+def test_stdio_cannot_reach_another_scopes_memory(home: Home) -> None:
+    mine = home.fact("Alice's favourite fruit is mango.", ALICE, kind="fruit")
+    theirs = home.fact("Bob's favourite fruit is pineapple.", BOB, kind="fruit")
+    home.episode("Bob keeps a pineapple on his desk.", BOB)
+    home.embed()
+
+    async def as_alice(client: Client) -> None:
+        assert client.protocol_version.startswith("2025")  # a handshake-era host
+        assert "mango" in ok(await client.call_tool("recall", {"query": "favourite fruit"}))  # positive control
+        for query in ("pineapple", "Bob's favourite fruit", "desk"):
+            assert "pineapple" not in ok(await client.call_tool("recall", {
+                "query": query, "limit": 50, "include_history": True, **BOB}))  # fmt: skip
+        listing = ok(await client.call_tool("list_facts", {"participantScopeHash": BOB["participantScopeHash"]}))
+        assert mine in listing and theirs not in listing
+        assert "pineapple" not in ok(await client.call_tool("recent_episodes", {"about": "pineapple desk"}))
+        for tool, args in [("fact_history", {}), ("retract_fact", {"reason": "r"}),
+                           ("correct_fact", {"text": "kiwi", "reason": "r"})]:  # fmt: skip
+            assert error_code(await client.call_tool(tool, {"fact_id": theirs, **args})) == "not_found"
+
+    serve(home, ALICE, as_alice, mode="legacy")
+    assert home.get(theirs, BOB).status == "active"
