@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from typing import Any
 
 import httpx
@@ -150,10 +151,14 @@ def test_trusted_outranks_untrusted_at_equal_similarity(server: LiveServer) -> N
     with server.client(server.key(role="admin")) as admin:  # make mixed facts current, down-weighted
         admin.put("/v1/policy", json={})
     with server.client(server.key()) as http:
-        _write(http, "The staging password is in the vault", trust="mixed", subject="ops", kind="k")
-        _write(http, "The staging password is in the vault", trust="trusted", subject="infra", kind="k")
+        ids = [_write(http, "The staging password is in the vault", trust=t, subject=s, kind="k").json()["id"]
+               for t, s in (("mixed", "ops"), ("trusted", "infra"))]  # fmt: skip
+        deadline = time.monotonic() + 10  # both vectors ready, so both arms see both facts
+        while any(http.get(f"/v1/facts/{i}").json()["embedding"]["state"] != "ready" for i in ids):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
         found = http.post("/v1/recall", json={"query": "staging password vault", "explain": True}).json()["memories"]
-    assert [m["trustClass"] for m in found] == ["trusted", "mixed"]
+    assert [m["trustClass"] for m in found] == ["trusted", "mixed"], found
     top, second = found
     for arm in ("dense", "lexical"):  # equal similarity in both arms (ranks only break the tie)
         assert top["explain"]["arms"][arm]["raw"] == second["explain"]["arms"][arm]["raw"]

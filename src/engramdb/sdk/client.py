@@ -100,6 +100,7 @@ class Client:
 
     health = _blocking(op.health)
     write_episode = _blocking(op.write_episode)
+    write_episode_batch = _blocking(op.write_episode_batch)
     write_fact = _blocking(op.write_fact)
     get_episode = _blocking(op.get_episode)
     get_fact = _blocking(op.get_fact)
@@ -158,6 +159,7 @@ class AsyncClient:
 
     health = _awaiting(op.health)
     write_episode = _awaiting(op.write_episode)
+    write_episode_batch = _awaiting(op.write_episode_batch)
     write_fact = _awaiting(op.write_fact)
     get_episode = _awaiting(op.get_episode)
     get_fact = _awaiting(op.get_fact)

@@ -21,6 +21,7 @@ from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
 from engramdb.core.policy import TenantPolicy
 from engramdb.errors import InvalidInputError
 from engramdb.models.api import (
+    EpisodeBatchResult,
     AuditPage,
     CorrectRequest,
     EditAndApprove,
@@ -140,6 +141,13 @@ def health() -> Call[Health]:
 def write_episode(body: EpisodeWrite | Body) -> Call[WriteResponse]:
     """Store an episode; ``created`` is false when the same id was already stored (200)."""
     return Call("POST", "/v1/episodes", _reader(WriteResponse), json=_wire(as_model(EpisodeWrite, body)))
+
+
+@_route("POST", "/v1/episodes/batch")
+def write_episode_batch(bodies: list[EpisodeWrite | Body]) -> Call[EpisodeBatchResult]:
+    """Store up to 100 episodes in one transaction; each result has its own ``status``."""
+    episodes = [_wire(as_model(EpisodeWrite, body)) for body in bodies]
+    return Call("POST", "/v1/episodes/batch", _reader(EpisodeBatchResult), json={"episodes": episodes})
 
 
 @_route("POST", "/v1/facts")
