@@ -130,3 +130,12 @@ def test_long_documents_become_several_episodes() -> None:
 def _scope() -> dict[str, object]:
     return {"agentId": "a", "profileId": "p", "privacyScope": "private",
             "participantScopeHash": "0" * 64, "sandboxEligible": False}  # fmt: skip
+
+
+def test_longmemeval_accepts_one_file_holding_a_list(tmp_path: Path) -> None:
+    entries = [json.loads((LME / name).read_text()) for name in (LME_MULTI, LME_ASSISTANT)]
+    combined = tmp_path / "longmemeval_s.json"
+    combined.write_text(json.dumps(entries))
+    data = load_longmemeval(combined)
+    assert data.size == 2
+    assert [c.conversation_id for c in data.conversations] == ["00ca467f", "0e5e2d1a"]

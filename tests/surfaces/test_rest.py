@@ -160,3 +160,14 @@ def test_health_and_openapi(server: LiveServer) -> None:
     for path in ("/v1/episodes", "/v1/facts", "/v1/recall", "/v1/facts/{fact_id}",
                  "/v1/episodes/{event_id}", "/v1/keys"):  # fmt: skip
         assert path in paths
+
+
+def test_a_small_scope_finds_a_new_memory_by_any_of_its_words(server: LiveServer) -> None:
+    """Regression: in a one-memory scope every word is 'common'; none may be dropped."""
+    with server.client(server.key()) as http:
+        http.post("/v1/episodes", json=episode_body("Use TypeScript for the billing service.", "Will do."))
+        # Asked at once (vector pending): the lexical arm alone must find it, though "language"
+        # is not in the scope and "billing" is in all of it.
+        found = http.post("/v1/recall", json={"query": "which language for billing?", "explain": True}).json()
+    assert [m["text"].split("\n")[0] for m in found["memories"]] == ["Use TypeScript for the billing service."]
+    assert "lexical" in found["memories"][0]["explain"]["arms"]

@@ -33,6 +33,7 @@ STOPWORDS = frozenset(
     these they this those through to too under until up very was we were what when where which
     while who whom why will with would you your yours yourself yourselves""".split()
 )
+COMMON_FLOOR = 50  # memories a word must be in before it can count as common
 _SOURCE_PRIOR = {"MEMORY_FACT": 1.0, "EPISODE": 0.5}  # curated facts above raw turns
 
 
@@ -107,16 +108,21 @@ def recall(
 
 
 def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction: float) -> list[str]:
-    """Drop words found in more than ``fraction`` of the scope's memories.
+    """Drop words found in more than ``fraction`` of a large scope's memories.
 
     Such a word barely moves BM25 (its IDF is near zero) yet makes the lexical arm score a large
-    share of the scope; the dense arm still reads the whole query. Measured in bench/RESULTS.md.
+    share of the scope; the dense arm still reads the whole query. A word in fewer than
+    ``COMMON_FLOOR`` memories is never common (in a small scope every word is in a large
+    share), and if the words left match nothing, all are kept. Measured in bench/RESULTS.md.
     """
     if fraction >= 1 or len(terms) < 2:
         return terms
     size, counts = store.term_counts(scope_key, terms)
-    informative = [t for t in terms if counts.get(t, 0) <= fraction * size]
-    return informative or terms
+    threshold = max(fraction * size, COMMON_FLOOR)
+    informative = [t for t in terms if counts.get(t, 0) <= threshold]
+    if not any(counts.get(t, 0) for t in informative):
+        return terms
+    return informative
 
 
 def _contenders(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings) -> list[fusion.Fused]:
