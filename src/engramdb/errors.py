@@ -7,7 +7,15 @@
     ├── NotFoundError            404  no such memory (in the caller's scope)
     ├── ConflictError            409  the request conflicts with stored state
     ├── BackendUnavailableError  503  the store cannot be reached or is locked
-    └── EmbeddingFailedError     502  the embedder failed (recorded on the row, retried)
+    ├── EmbeddingFailedError     502  the embedder failed (recorded on the row, retried)
+    │  the SDK's own, for answers it cannot map and failures with no answer:
+    ├── ClientRequestError       4xx  a 4xx whose code the SDK does not know
+    ├── RateLimitedError         429  slow down; retryable
+    ├── ServerError              5xx  a 5xx whose code the SDK does not know; retryable
+    ├── TransportError           ---  no HTTP answer at all (refused, reset, DNS); retryable
+    │   └── RequestTimeoutError  ---  no answer within the timeout; retryable
+    ├── OutboxFullError          ---  the outbox holds its maximum of pending entries
+    └── MalformedEntryError      ---  an outbox entry that cannot be turned into a request
 
 Surfaces (REST, CLI, SDK) turn these into data with the same ``code``; nothing else is caught
 broadly outside the request boundary, the job supervisor and the CLI entry point.
@@ -75,3 +83,47 @@ class EmbeddingFailedError(EngramError):
     code = "embedding_failed"
     http_status = 502
     retryable = True
+
+
+class ClientRequestError(EngramError):
+    code = "bad_request"
+    http_status = 400
+
+
+class RateLimitedError(EngramError):
+    code = "rate_limited"
+    http_status = 429
+    retryable = True
+
+
+class ServerError(EngramError):
+    code = "server_error"
+    http_status = 500
+    retryable = True
+
+
+class TransportError(EngramError):
+    """No HTTP answer: the connection was refused, reset or never established."""
+
+    code = "transport_error"
+    http_status = 0
+    retryable = True
+
+
+class RequestTimeoutError(TransportError):
+    code = "timeout"
+
+
+class OutboxFullError(EngramError):
+    """The outbox already holds its maximum of pending entries; nothing was appended."""
+
+    code = "outbox_full"
+    http_status = 503
+    retryable = True
+
+
+class MalformedEntryError(EngramError):
+    """An outbox entry whose stored body no longer parses as a contract event."""
+
+    code = "malformed_entry"
+    http_status = 0

@@ -1,13 +1,4 @@
-"""Errors the SDK adds to the tree, and the mapping from problem JSON back to exception classes.
-
-    EngramError                      (engramdb.errors, with everything the server raises)
-    ├── ClientRequestError       4xx  a 4xx whose code the SDK does not know
-    ├── RateLimitedError         429  slow down; retryable
-    ├── ServerError              5xx  a 5xx whose code the SDK does not know; retryable
-    ├── TransportError           ---  no HTTP answer at all (refused, reset, DNS); retryable
-    │   └── RequestTimeoutError  ---  no answer within the timeout; retryable
-    ├── OutboxFullError          ---  the outbox holds its maximum of pending entries
-    └── MalformedEntryError      ---  an outbox entry that cannot be turned into a request
+"""The mapping from problem JSON back to exception classes (the tree is in engramdb.errors).
 
 A server answer keeps its ``code`` (the class is chosen by it), its ``field``, the rest of the
 problem body in ``context`` and the real status in ``http_status``; ``retryable`` is true for
@@ -25,55 +16,24 @@ from engramdb.errors import (
     AuthenticationError,
     AuthorizationError,
     BackendUnavailableError,
+    ClientRequestError,
     ConflictError,
     EngramError,
     InvalidInputError,
+    MalformedEntryError,
     NotFoundError,
+    OutboxFullError,
+    RateLimitedError,
+    RequestTimeoutError,
+    ServerError,
+    TransportError,
 )
 
-
-class ClientRequestError(EngramError):
-    code = "bad_request"
-    http_status = 400
-
-
-class RateLimitedError(EngramError):
-    code = "rate_limited"
-    http_status = 429
-    retryable = True
-
-
-class ServerError(EngramError):
-    code = "server_error"
-    http_status = 500
-    retryable = True
-
-
-class TransportError(EngramError):
-    """No HTTP answer: the connection was refused, reset or never established."""
-
-    code = "transport_error"
-    http_status = 0
-    retryable = True
-
-
-class RequestTimeoutError(TransportError):
-    code = "timeout"
-
-
-class OutboxFullError(EngramError):
-    """The outbox already holds its maximum of pending entries; nothing was appended."""
-
-    code = "outbox_full"
-    http_status = 503
-    retryable = True
-
-
-class MalformedEntryError(EngramError):
-    """An outbox entry whose stored body no longer parses as a contract event."""
-
-    code = "malformed_entry"
-    http_status = 0
+__all__ = [
+    "ClientRequestError", "MalformedEntryError", "OutboxFullError", "RateLimitedError",
+    "RequestTimeoutError", "ServerError", "TransportError", "error_class", "error_from_response",
+    "error_from_transport", "is_retryable_status",
+]  # fmt: skip
 
 
 _BY_STATUS: dict[int, type[EngramError]] = {
