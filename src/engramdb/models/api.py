@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from engramdb.contract.events import DateTime, ScopeFields, WireModel
-from engramdb.storage.port import MemoryRecord
+
+if TYPE_CHECKING:  # only a type: the SDK imports these models without the storage layer
+    from engramdb.storage.port import MemoryRecord
 
 MAX_LIMIT = 50
 DEFAULT_LIMIT = 8
