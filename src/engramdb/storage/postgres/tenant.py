@@ -19,7 +19,6 @@ from engramdb.storage.columns import (
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     filter_clause,
-    placeholders,
 )
 from engramdb.storage.port import (
     AuditDraft,
@@ -35,6 +34,7 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
+from engramdb.storage.common import expire_rows, walk_history
 from engramdb.storage.postgres import portable
 from engramdb.storage.postgres.transaction import PostgresTransaction
 
@@ -140,24 +140,16 @@ class PostgresTenantStore:
                 for r in rows]  # fmt: skip
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        found: dict[str, MemoryRecord] = {}
-        asked: set[str] = set()
-        frontier = {memory_id}
-        while frontier:  # follow supersedes / superseded-by links both ways
-            asked |= frontier
-            ids = list(frontier)
+        def linked(ids: list[str]) -> list[MemoryRecord]:
             rows = self._all(
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
                 "AND source = 'MEMORY_FACT' AND (memory_id = ANY(%s) OR supersedes_id = ANY(%s) "
                 "OR superseded_by_id = ANY(%s))",
                 (self.name, scope_key, ids, ids, ids),
             )
-            frontier = set()
-            for record in (MemoryRecord(*r) for r in rows):
-                found.setdefault(record.memory_id, record)
-                links = (record.memory_id, record.supersedes_id, record.superseded_by_id)
-                frontier |= {i for i in links if i} - asked
-        return sorted(found.values(), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
+            return [MemoryRecord(*r) for r in rows]
+
+        return walk_history(memory_id, linked)
 
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool
@@ -234,15 +226,8 @@ class PostgresTenantStore:
         due = "SELECT rowid FROM memories WHERE tenant = %s AND status = 'active' AND valid_until <= %s"
         if not self._one(due + " LIMIT 1", (self.name, now)):
             return 0
-        with self.transaction() as tx:
-            rowids = [r[0] for r in tx.query(due, (self.name, now))]
-            for rowid in rowids:
-                record = tx.set_status(rowid, status="expired", reason="validUntil passed", retired_at=now)
-                tx.audit(AuditDraft(action="fact.expire", actor_key_id=actor.actor_key_id,
-                                    actor_role=actor.actor_role, target_kind=record.source,
-                                    target_id=record.memory_id, scope_key=record.scope_key,
-                                    reason="validUntil passed"))  # fmt: skip
-        return len(rowids)
+        with self.transaction() as tx:  # re-read under the tenant's write lock
+            return expire_rows(tx, [r[0] for r in tx.query(due, (self.name, now))], now, actor)
 
     def get_policy(self) -> str | None:
         row = self._one("SELECT value FROM meta WHERE tenant = %s AND key = 'policy'", (self.name,))

@@ -10,19 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from dataclasses import astuple
+
 import psycopg
 
 from engramdb import clock
+from engramdb.storage.common import next_audit_entry
 from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body
 from engramdb.storage.port import (
-    GENESIS_HASH,
     AuditDraft,
     AuditEntry,
     MemoryRecord,
     NewMemory,
     Source,
     Tombstone,
-    chain_hash,
 )
 
 
@@ -139,17 +140,12 @@ class PostgresTransaction:
             "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
             (self._tenant,),
         ).fetchone()
-        seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
-        at = clock.now_text()
-        digest = chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash)
-        values = (seq, at, draft.action, draft.actor_key_id, draft.actor_role, draft.target_kind,
-                  draft.target_id, draft.scope_key, draft.before_digest, draft.after_digest,
-                  draft.reason, prev_hash, digest)  # fmt: skip
+        entry = next_audit_entry(draft, last, clock.now_text())
         self._conn.execute(
             f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
-            (self._tenant, *values),
+            (self._tenant, *astuple(entry)),
         )
-        return AuditEntry(*values)
+        return entry
 
     def put_meta(self, key: str, value: str) -> None:
         self._conn.execute(

@@ -26,6 +26,7 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
+from engramdb.storage.common import expire_rows, walk_history
 from engramdb.storage.sqlite import portable
 from engramdb.storage.sqlite.connection import Connections
 from engramdb.storage.sqlite.sql import (
@@ -188,25 +189,19 @@ class SQLiteTenantStore:
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
         conn = self._db.read()
-        found: dict[str, MemoryRecord] = {}
-        asked: set[str] = set()
-        frontier = {memory_id}
-        while frontier:  # follow supersedes / superseded-by links both ways
-            asked |= frontier
-            marks = placeholders(list(frontier))
+
+        def linked(ids: list[str]) -> list[MemoryRecord]:
+            marks = placeholders(ids)
             rows = fetchall(
                 conn,
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? "
                 f"AND source = 'MEMORY_FACT' AND (memory_id IN ({marks}) "
                 f"OR supersedes_id IN ({marks}) OR superseded_by_id IN ({marks}))",
-                [scope_key, *frontier, *frontier, *frontier],
+                [scope_key, *ids, *ids, *ids],
             )
-            frontier = set()
-            for record in map(memory, rows):
-                found.setdefault(record.memory_id, record)
-                links = (record.memory_id, record.supersedes_id, record.superseded_by_id)
-                frontier |= {i for i in links if i} - asked
-        return sorted(found.values(), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
+            return [memory(r) for r in rows]
+
+        return walk_history(memory_id, linked)
 
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool
@@ -314,21 +309,8 @@ class SQLiteTenantStore:
         due = "SELECT rowid FROM memories WHERE status = 'active' AND valid_until <= ?"
         if not fetchone(self._db.read(), due + " LIMIT 1", (now,)):
             return 0  # the common case costs one indexed read, no write lock
-        with self.transaction() as tx:
-            rowids = [r[0] for r in tx.query(due, (now,))]  # re-read under the lock
-            for rowid in rowids:
-                record = tx.set_status(
-                    rowid, status="expired", reason="validUntil passed", retired_at=now
-                )
-                tx.audit(
-                    AuditDraft(
-                        action="fact.expire", actor_key_id=actor.actor_key_id,
-                        actor_role=actor.actor_role, target_kind=record.source,
-                        target_id=record.memory_id, scope_key=record.scope_key,
-                        reason="validUntil passed",
-                    )
-                )  # fmt: skip
-        return len(rowids)
+        with self.transaction() as tx:  # re-read under the lock
+            return expire_rows(tx, [r[0] for r in tx.query(due, (now,))], now, actor)
 
     def get_policy(self) -> str | None:
         row = fetchone(self._db.read(), "SELECT value FROM meta WHERE key = 'policy'", ())

@@ -6,16 +6,17 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from dataclasses import astuple
+
 from engramdb import clock
+from engramdb.storage.common import next_audit_entry
 from engramdb.storage.port import (
-    GENESIS_HASH,
     AuditDraft,
     AuditEntry,
     MemoryRecord,
     NewMemory,
     Source,
     Tombstone,
-    chain_hash,
 )
 from engramdb.storage.columns import lexical_body
 from engramdb.storage.sqlite.sql import (
@@ -150,16 +151,12 @@ class SQLiteTransaction:
         last = self._conn.execute(
             "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
         ).fetchone()
-        seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
-        at = clock.now_text()
-        digest = chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash)
-        values = (seq, at, draft.action, draft.actor_key_id, draft.actor_role, draft.target_kind,
-                  draft.target_id, draft.scope_key, draft.before_digest, draft.after_digest,
-                  draft.reason, prev_hash, digest)  # fmt: skip
+        entry = next_audit_entry(draft, last, clock.now_text())
         self._conn.execute(
-            f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", values
+            f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            astuple(entry),
         )
-        return AuditEntry(*values)
+        return entry
 
     def put_meta(self, key: str, value: str) -> None:
         """Set a tenant-level setting (the policy document)."""

@@ -1,0 +1,58 @@
+"""Backend-neutral pieces both stores share: chaining an audit entry, walking a fact's versions,
+expiring facts. Each backend supplies only its SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engramdb.storage.port import (
+    GENESIS_HASH,
+    AuditDraft,
+    AuditEntry,
+    MemoryRecord,
+    Transaction,
+    chain_hash,
+)
+
+
+def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> AuditEntry:
+    """Return the entry that follows ``last`` (its ``(seq, hash)``, or None for the first)."""
+    seq, prev_hash = (int(last[0]) + 1, str(last[1])) if last else (1, GENESIS_HASH)
+    return AuditEntry(
+        seq, at, draft.action, draft.actor_key_id, draft.actor_role, draft.target_kind,
+        draft.target_id, draft.scope_key, draft.before_digest, draft.after_digest, draft.reason,
+        prev_hash, chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash),
+    )  # fmt: skip
+
+
+def walk_history(
+    memory_id: str, linked: Callable[[list[str]], list[MemoryRecord]]
+) -> list[MemoryRecord]:
+    """Follow supersedes / superseded-by links both ways from one fact; oldest version first.
+
+    ``linked(ids)`` returns the facts with those ids or linking to them.
+    """
+    found: dict[str, MemoryRecord] = {}
+    asked: set[str] = set()
+    frontier = {memory_id}
+    while frontier:
+        asked |= frontier
+        batch = linked(list(frontier))
+        frontier = set()
+        for record in batch:
+            found.setdefault(record.memory_id, record)
+            links = (record.memory_id, record.supersedes_id, record.superseded_by_id)
+            frontier |= {i for i in links if i} - asked
+    return sorted(found.values(), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
+
+
+def expire_rows(tx: Transaction, rowids: Sequence[int], now: str, actor: AuditDraft) -> int:
+    """Mark rows expired (their validUntil passed) and audit each as ``actor``."""
+    for rowid in rowids:
+        record = tx.set_status(rowid, status="expired", reason="validUntil passed", retired_at=now)
+        tx.audit(AuditDraft(action="fact.expire", actor_key_id=actor.actor_key_id,
+                            actor_role=actor.actor_role, target_kind=record.source,
+                            target_id=record.memory_id, scope_key=record.scope_key,
+                            reason="validUntil passed"))  # fmt: skip
+    return len(rowids)
