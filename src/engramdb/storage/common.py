@@ -1,10 +1,12 @@
 """Backend-neutral pieces both stores share: chaining an audit entry, walking a fact's versions,
-expiring facts. Each backend supplies only its SQL."""
+expiring facts, the term-count cache. Each backend supplies only its SQL."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from engramdb.storage.port import (
     GENESIS_HASH,
@@ -56,3 +58,30 @@ def expire_rows(tx: Transaction, rowids: Sequence[int], now: str, actor: AuditDr
                             target_id=record.memory_id, scope_key=record.scope_key,
                             reason="validUntil passed"))  # fmt: skip
     return len(rowids)
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A small thread-safe least-recently-used map."""
+
+    def __init__(self, capacity: int) -> None:
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)

@@ -34,7 +34,7 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
-from engramdb.storage.common import expire_rows, walk_history
+from engramdb.storage.common import LRU, expire_rows, walk_history
 from engramdb.storage.postgres import portable
 from engramdb.storage.postgres.transaction import PostgresTransaction
 
@@ -58,7 +58,7 @@ class PostgresTenantStore:
         self._store = store
         self.name = name
         self.path = f"postgresql:{store.schema}:{name}"
-        self._term_counts: dict[tuple[str, str], tuple[int, int]] = {}
+        self._term_counts: LRU[tuple[str, str], tuple[int, int]] = LRU(50_000)
 
     @contextmanager
     def _conn(self) -> Iterator[Any]:
@@ -214,9 +214,7 @@ class PostgresTenantStore:
                 "SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s "
                 "AND tsv @@ to_tsquery('english', %s)", (self.name, scope_key, _tsquery([term])),
             )[0])  # fmt: skip
-            if len(self._term_counts) > 50_000:
-                self._term_counts.clear()
-            self._term_counts[(scope_key, term)] = (count, size)
+            self._term_counts.put((scope_key, term), (count, size))
             counts[term] = count
         return size, counts
 

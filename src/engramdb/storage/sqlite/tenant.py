@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from engramdb.errors import ConflictError
 from engramdb.storage.port import (
@@ -26,7 +24,7 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
-from engramdb.storage.common import expire_rows, walk_history
+from engramdb.storage.common import LRU, expire_rows, walk_history
 from engramdb.storage.sqlite import portable
 from engramdb.storage.sqlite.connection import Connections
 from engramdb.storage.sqlite.sql import (
@@ -49,33 +47,6 @@ from engramdb.storage.sqlite.vectors import (
     encode,
     rows_from,
 )
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class LRU(Generic[K, V]):
-    """A small thread-safe least-recently-used map."""
-
-    def __init__(self, capacity: int) -> None:
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._capacity = capacity
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
-
 
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
