@@ -53,6 +53,8 @@ EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "api_keys": ("key_id", "role", "grant_json", "secret_hash", "label", "created_at", "revoked_at"),
     "audit_log": tuple(c.strip() for c in AUDIT_COLUMNS.split(",")),
 }  # fmt: skip
+EXPORT_ORDER = {"memories": "rowid", "tombstones": "created_at, tombstone_id",
+                "api_keys": "created_at", "audit_log": "seq"}  # fmt: skip
 
 
 def placeholders(values: Sequence[Any], mark: str = "?") -> str:

@@ -10,14 +10,12 @@ import psycopg
 from engramdb.errors import ConflictError
 from engramdb.storage.columns import (
     EXPORT_COLUMNS,
+    EXPORT_ORDER,
     embedding_from_text,
     embedding_to_text,
     lexical_text,
 )
 from engramdb.storage.postgres.transaction import PostgresTransaction
-
-_ORDER = {"memories": "rowid", "tombstones": "created_at, tombstone_id", "api_keys": "created_at",
-          "audit_log": "seq"}  # fmt: skip
 
 
 def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -27,7 +25,7 @@ def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, di
         yield "meta", {"key": "policy", "value": policy[0]}
     for table, columns in EXPORT_COLUMNS.items():
         cursor = conn.execute(
-            f"SELECT {', '.join(columns)} FROM {table} WHERE tenant = %s ORDER BY {_ORDER[table]}",
+            f"SELECT {', '.join(columns)} FROM {table} WHERE tenant = %s ORDER BY {EXPORT_ORDER[table]}",
             (tenant,),
         )
         for values in cursor:

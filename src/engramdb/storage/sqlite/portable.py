@@ -9,14 +9,12 @@ from typing import Any
 from engramdb.errors import ConflictError
 from engramdb.storage.columns import (
     EXPORT_COLUMNS,
+    EXPORT_ORDER,
     embedding_from_text,
     embedding_to_text,
     lexical_text,
 )
 from engramdb.storage.sqlite.transaction import SQLiteTransaction, scope_token
-
-_ORDER = {"memories": "rowid", "tombstones": "created_at, tombstone_id", "api_keys": "created_at",
-          "audit_log": "seq"}  # fmt: skip
 
 
 def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -25,7 +23,7 @@ def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]
     if policy:
         yield "meta", {"key": "policy", "value": policy[0]}
     for table, columns in EXPORT_COLUMNS.items():
-        cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {_ORDER[table]}")
+        cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {EXPORT_ORDER[table]}")
         for values in cursor:
             row = dict(zip(columns, values, strict=True))
             if table == "memories":
