@@ -75,6 +75,10 @@ def test_age_guard_keeps_an_older_fact_as_history(server: LiveServer) -> None:
         assert _current(http, kind="home") == ["Lives in Berlin"]
         # Its value was never current, so it is not tombstoned: asserting it anew is allowed.
         assert http.get("/v1/tombstones", params={"kind": "home"}).json()["tombstones"] == []
+        # Positive control: retiring the current value does tombstone it, and the listing shows it.
+        http.post(f"/v1/facts/{newer.json()['id']}/retract", json={"reason": "moved"})
+        listed = http.get("/v1/tombstones", params={"kind": "home"}).json()["tombstones"]
+        assert [t["factId"] for t in listed] == [newer.json()["id"]]
 
 
 def test_multi_valued_kinds_coexist(server: LiveServer) -> None:
