@@ -101,6 +101,7 @@ def test_correct_and_retract_endpoints(server: LiveServer) -> None:
         assert old["status"] == "superseded" and old["statusReason"] == "team changed the rota"
         again = http.post(f"/v1/facts/{original}/correct", json={"text": "Deploys daily", "reason": "x"})
         assert again.status_code == 409 and again.json()["supersededByFactId"] == new_id
+        assert _current(http, kind="deploy_day") == ["Deploys on Tuesdays"]  # control for the retract
         retracted = http.post(f"/v1/facts/{new_id}/retract", json={"reason": "no fixed day any more"})
         assert retracted.status_code == 200 and retracted.json()["status"] == "retracted"
         assert _current(http, kind="deploy_day") == []
