@@ -116,3 +116,23 @@ def test_remember_then_recall_with_explain(tmp_path: Path) -> None:
     assert "green tea" not in other_scope.stdout
     block = _run(tmp_path, "recall", "green tea", "--context")
     assert block.stdout.startswith("Historical memory follows.")
+
+
+def test_import_refuses_a_broken_export_and_keeps_nothing(tmp_path: Path) -> None:
+    assert _run(tmp_path, "remember", "Keep me", "--subject", "user").returncode == 0
+    good = tmp_path / "good.jsonl"
+    assert _run(tmp_path, "export", "--out", str(good)).returncode == 0
+    lines = good.read_text().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join([*lines[:-1], '{"table": "memories"', lines[-1]]) + "\n")
+    other = tmp_path / "other"
+    refused = _run(other, "import", "--in", str(broken))
+    assert refused.returncode == 1 and f"line {len(lines)} of the export" in refused.stderr
+    notes = tmp_path / "notes.txt"
+    notes.write_text("just some notes\n")
+    not_export = _run(other, "import", "--in", str(notes))
+    assert not_export.returncode == 1 and "is not an engramdb export" in not_export.stderr
+    # Nothing was half-written: the same target then takes the good export whole.
+    accepted = _run(other, "import", "--in", str(good))
+    assert accepted.returncode == 0, accepted.stderr
+    assert "Keep me" in _run(other, "recall", "keep").stdout

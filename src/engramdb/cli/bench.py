@@ -123,9 +123,18 @@ def scale(
     from engramdb.eval import scale as scale_bench
 
     console = Console()
+    chosen = [b.strip() for b in backends.split(",") if b.strip()]
+    if not chosen or set(chosen) - {"sqlite", "postgres"}:
+        raise EngramError("--backends takes sqlite and/or postgres", field="--backends")
+    try:
+        sizes = [int(t) for t in totals.split(",") if t.strip()]
+    except ValueError as error:
+        raise EngramError(f"--totals must be comma-separated integers: {error}", field="--totals") from error
+    if not sizes or min(sizes) < scopes:
+        raise EngramError("--totals must each be at least --scopes", field="--totals")
     result = scale_bench.run(
-        [b.strip() for b in backends.split(",") if b.strip()],
-        [int(t) for t in totals.split(",") if t.strip()],
+        chosen,
+        sizes,
         scopes=scopes, queries=queries, pg_url=pg_url, seed=seed,
         progress=lambda line: console.print(line, highlight=False),
     )  # fmt: skip

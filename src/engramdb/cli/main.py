@@ -390,13 +390,25 @@ def import_tenant(
 ) -> None:
     """Load an export into an empty tenant of the configured store (SQLite or PostgreSQL)."""
     with open(in_path, encoding="utf-8") as source:
-        header = json.loads(source.readline())
-        if header.get("format") != "engramdb-export" or header.get("version") != 1:
+        try:
+            header = json.loads(source.readline())
+        except ValueError:
+            header = None
+        if not isinstance(header, dict) or header.get("format") != "engramdb-export" or header.get("version") != 1:
             raise EngramError(f"{in_path} is not an engramdb export (version 1)", field="--in")
         target = tenant or header["tenant"]
-        rows = ((line["table"], line["row"]) for line in map(json.loads, source) if line)
+        rows = (_export_line(n, text) for n, text in enumerate(source, start=2) if text.strip())
         counts = _open(home).tenant(target, create=True).import_rows(rows)
     out.print(f"imported into tenant {target!r}: " + ", ".join(f"{n} {t}" for t, n in sorted(counts.items())))
+
+
+def _export_line(number: int, text: str) -> tuple[str, dict[str, Any]]:
+    """One ``{"table", "row"}`` line of an export; a broken line stops the import (nothing is kept)."""
+    try:
+        line = json.loads(text)
+        return str(line["table"]), dict(line["row"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise EngramError(f"line {number} of the export is not a table row: {error}", field="--in") from error
 
 
 def _arm(arm: Any) -> str:
