@@ -27,7 +27,7 @@ class RetrievalSettings(BaseModel):
     trust_weight: float = Field(0.05, description="weight of trust (the policy's weight per trust class and origin)")
     candidate_pool: int = Field(100, description="rows each arm contributes before fusion")
     common_term_fraction: float = Field(
-        0.1, description="the lexical arm skips words found in more than this share of the scope (1 = never)"
+        1.0, description="the lexical arm skips words found in more than this share of the scope (1 = never)"
     )
 
 

@@ -246,3 +246,24 @@ def test_a_second_process_sees_writes_of_the_first(settings: Settings, operator:
     )  # fmt: skip
     assert before == [] and len(after) == 1
     assert _recall(service, operator, "kangaroo") == ["A kangaroo boxed"]
+
+
+def test_a_file_from_before_the_in_memory_index_loses_its_fts5_table(settings: Settings) -> None:
+    """Opening a SQLite tenant file that still has the FTS5 table drops it, keeping every memory."""
+    caller = Caller(tenant="t1", key_id="test-operator", role="admin")
+    store = SQLiteStore(settings.home)
+    path = store.tenant("t1", create=True).path  # type: ignore[attr-defined]
+    service = MemoryService(store, HashingEmbedder(), settings)
+    service.write_fact(caller, FactWrite.model_validate(fact_body("A wombat dug a burrow", scope=SCOPE)))
+    store.close()
+    with sqlite3.connect(path) as conn:  # what an earlier version's schema had
+        conn.execute("CREATE VIRTUAL TABLE memories_fts USING fts5(scope, body)")
+    reopened = SQLiteStore(settings.home)
+    try:
+        again = MemoryService(reopened, HashingEmbedder(), settings)
+        assert _recall(again, caller, "wombat") == ["A wombat dug a burrow"]
+        with sqlite3.connect(path) as conn:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert "memories" in names and "memories_fts" not in names
+    finally:
+        reopened.close()

@@ -23,7 +23,7 @@ from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 64
-# Function words carry no evidence and make the lexical arm slow on large scopes.
+# Function words carry no evidence and match most of a scope.
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before
     being below between both but by can did do does doing down during each few for from further
@@ -108,12 +108,12 @@ def recall(
 
 
 def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction: float) -> list[str]:
-    """Drop words found in more than ``fraction`` of a large scope's memories.
+    """Drop words found in more than ``fraction`` of a large scope's memories (off by default).
 
-    Such a word barely moves BM25 (its IDF is near zero) yet makes the lexical arm score a large
-    share of the scope; the dense arm still reads the whole query. A word in fewer than
-    ``COMMON_FLOOR`` memories is never common (in a small scope every word is in a large
-    share), and if the words left match nothing, all are kept. Measured in bench/RESULTS.md.
+    Such a word barely moves BM25 (its IDF is near zero). Skipping it made FTS5 fast enough when
+    FTS5 ranked the lexical arm; the in-memory index no longer needs it, and it cost recall
+    (bench/RESULTS.md), so ``fraction`` defaults to 1 (never). A word in fewer than
+    ``COMMON_FLOOR`` memories is never common, and if the words left match nothing, all are kept.
     """
     if fraction >= 1 or len(terms) < 2:
         return terms

@@ -12,9 +12,8 @@ from engramdb.storage.columns import (
     EXPORT_ORDER,
     embedding_from_text,
     embedding_to_text,
-    lexical_text,
 )
-from engramdb.storage.sqlite.transaction import SQLiteTransaction, scope_token
+from engramdb.storage.sqlite.transaction import SQLiteTransaction
 
 
 def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -58,16 +57,11 @@ def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any], seq: int)
         values[columns.index("embedding")] = None if vector is None else vector.tobytes()
         values[columns.index("sandbox_eligible")] = int(bool(row["sandbox_eligible"]))
         values.append(seq)
-        cursor = conn.execute(
+        conn.execute(
             f"INSERT INTO memories ({', '.join(columns)}, change_seq) "
             f"VALUES ({', '.join('?' * (len(columns) + 1))})",
             values,
         )
-        conn.execute(
-            "INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)",
-            (cursor.lastrowid, scope_token(row["scope_key"]),
-             lexical_text(row["text"], row.get("subject_key"), row.get("kind"))),
-        )  # fmt: skip
         return
     conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                  values)  # fmt: skip

@@ -5,7 +5,7 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES ('schema_version', '1'), ('change_seq', '0');
 
--- Episodes and facts share one table: one lexical index, one vector cache, one recall plan.
+-- Episodes and facts share one table: one in-memory copy per scope, one recall plan.
 CREATE TABLE memories (
     rowid                  INTEGER PRIMARY KEY,
     source                 TEXT    NOT NULL CHECK (source IN ('EPISODE', 'MEMORY_FACT')),
@@ -54,13 +54,6 @@ CREATE INDEX memories_by_supersedes ON memories (scope_key, supersedes_id);
 CREATE INDEX memories_by_superseded_by ON memories (scope_key, superseded_by_id);
 CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
     WHERE embed_state != 'ready';
-
--- Lexical arm. `scope` holds one numeric token per scope so MATCH can intersect on it.
-CREATE VIRTUAL TABLE memories_fts USING fts5(
-    scope, body, tokenize = 'porter unicode61 remove_diacritics 2'
-);
--- `ORDER BY rank` ranks by BM25 over the body only (the scope token weighs nothing).
-INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
 
 -- A value refused for a slot. At most one unlifted tombstone per value.
 CREATE TABLE tombstones (

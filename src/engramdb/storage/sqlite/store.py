@@ -8,7 +8,7 @@ from pathlib import Path
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
-from engramdb.storage.sqlite.vectors import VectorCache
+from engramdb.storage.sqlite.scope_copy import ScopeCache
 
 class SQLiteStore:
     """All tenants of an embedded deployment. Tenants never share a file or a connection."""
@@ -20,7 +20,7 @@ class SQLiteStore:
         self._dir = home / "tenants"
         self._dir.mkdir(parents=True, exist_ok=True)
         self._synchronous = synchronous
-        self._cache = VectorCache(max_rows=max_cached_vectors)
+        self._cache = ScopeCache(max_rows=max_cached_vectors)
         self._tenants: dict[str, SQLiteTenantStore] = {}
         self._lock = threading.Lock()
 

@@ -1,13 +1,13 @@
-"""One tenant in one SQLite file: memories, FTS5, vectors, tombstones, keys and the audit chain."""
+"""One tenant in one SQLite file: memories, tombstones, keys and the audit chain; recall arms in memory."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engramdb.errors import ConflictError
 from engramdb.storage.port import (
@@ -24,7 +24,7 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
-from engramdb.storage.common import LRU, expire_rows, walk_history
+from engramdb.storage.common import expire_rows, walk_history
 from engramdb.storage.sqlite import portable
 from engramdb.storage.sqlite.connection import Connections
 from engramdb.storage.sqlite.sql import (
@@ -39,28 +39,28 @@ from engramdb.storage.sqlite.sql import (
     placeholders,
     tombstone,
 )
-from engramdb.storage.sqlite.transaction import SQLiteTransaction, scope_token
-from engramdb.storage.sqlite.vectors import (
-    VECTOR_ROW_SQL,
-    ScopeVectors,
-    VectorCache,
+from engramdb.storage.sqlite.transaction import SQLiteTransaction
+from engramdb.storage.sqlite.scope_copy import (
+    COPY_ROW_SQL,
+    ScopeCopy,
+    ScopeCache,
     encode,
     rows_from,
 )
 
+T = TypeVar("T")
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
 class SQLiteTenantStore:
     """A tenant's store; thread-safe; several processes may open the same file."""
 
-    capabilities = Capabilities(native_vector_index=False, lexical_ranking="bm25 (FTS5)")
+    capabilities = Capabilities(native_vector_index=False, lexical_ranking="bm25 (in-memory index, FTS5 porter tokens)")
 
-    def __init__(self, path: Path, *, synchronous: str = "NORMAL", cache: VectorCache) -> None:
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL", cache: ScopeCache) -> None:
         self.path = path
         self._db = Connections(path, synchronous=synchronous)
-        self._vectors = cache
-        self._term_counts: LRU[tuple[str, str], tuple[int, int]] = LRU(50_000)
+        self._copies = cache
         self._migrate()
 
     def _migrate(self) -> None:
@@ -68,6 +68,7 @@ class SQLiteTenantStore:
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
         ).fetchone()
         if exists:
+            self._upgrade()
             return
         script = resources.files("engramdb.storage.sqlite").joinpath("schema.sql").read_text()
         with self._db.write() as conn:
@@ -75,6 +76,13 @@ class SQLiteTenantStore:
             if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
                 for statement in _statements(script):
                     conn.execute(statement)
+
+    def _upgrade(self) -> None:
+        """Bring a file made by an earlier version up to the current schema."""
+        stale = "SELECT 1 FROM sqlite_master WHERE name='memories_fts'"
+        if self._db.read().execute(stale).fetchone():
+            with self._db.write() as conn:  # FTS5 ranked text before the in-memory index did
+                conn.execute("DROP TABLE IF EXISTS memories_fts")
 
     @contextmanager
     def transaction(self) -> Iterator[SQLiteTransaction]:
@@ -199,80 +207,41 @@ class SQLiteTenantStore:
     def text_candidates(
         self, scope_key: str, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
-        if not terms:
-            return []
-        phrases = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        match = f'scope : "{scope_token(scope_key)}" AND body : ({phrases})'
-        where, params = filter_clause(filt)
-        conn = self._db.read()
-        # Rank inside FTS5 first (no join per match), then apply the lifecycle filter to the
-        # best rows; widen the window until enough rows pass or every match was seen.
-        window = max(2 * limit, 32)
-        while True:
-            ranked = fetchall(
-                conn,
-                "SELECT rowid, -rank FROM memories_fts WHERE memories_fts MATCH ? "
-                "ORDER BY rank LIMIT ?",
-                (match, window),
-            )
-            scores = {r[0]: r[1] for r in ranked}
-            passed = {
-                r[0]
-                for r in fetchall(
-                    conn,
-                    f"SELECT m.rowid FROM memories m WHERE m.rowid IN ({placeholders(ranked)}) "
-                    f"AND m.scope_key = ?{where}",
-                    [*scores, scope_key, *params],
-                )
-            } if ranked else set()  # fmt: skip
-            if len(passed) >= limit or len(ranked) < window:
-                kept = [Candidate(r, s) for r, s in scores.items() if r in passed]
-                return sorted(kept, key=lambda c: (-c.score, c.rowid))[:limit]
-            window *= 4
+        return self._read_copy(scope_key, lambda copy: copy.text_search(terms, filt, limit))
 
     def vector_candidates(
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
-        cache_key = f"{self.path}:{scope_key}"
-        vectors = self._vectors.scope(cache_key)
-        with self._vectors.lock_for(cache_key):
-            self._refresh(vectors, scope_key)
-            return vectors.search(query, filt, limit)
+        return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit))
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        cache_key = f"{self.path}:{scope_key}"
-        vectors = self._vectors.scope(cache_key)
-        with self._vectors.lock_for(cache_key):
-            self._refresh(vectors, scope_key)
-        size = len(vectors)
-        counts: dict[str, int] = {}
-        conn = self._db.read()
-        token = scope_token(scope_key)
-        for term in terms:
-            cached = self._term_counts.get((scope_key, term))
-            # Document frequencies drift slowly: recount once the scope grew by a tenth.
-            if cached is not None and cached[1] * 1.1 >= size >= cached[1]:
-                counts[term] = cached[0]
-                continue
-            match = f'scope : "{token}" AND body : "{term.replace(chr(34), chr(34) * 2)}"'
-            count = int(fetchone(conn, "SELECT count(*) FROM memories_fts WHERE memories_fts "
-                                       "MATCH ?", (match,))[0])  # fmt: skip
-            self._term_counts.put((scope_key, term), (count, size))
-            counts[term] = count
-        return size, counts
+        return self._read_copy(
+            scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms})
+        )
 
-    def _refresh(self, vectors: ScopeVectors, scope_key: str) -> None:
+    def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
+        """Bring the scope's in-memory copy up to date with every committed write, then read it.
+
+        Under the scope's lock: a refresh grows arrays that a reader would otherwise hold views of.
+        """
+        cache_key = f"{self.path}:{scope_key}"
+        copy = self._copies.scope(cache_key)
+        with self._copies.lock_for(cache_key):
+            self._refresh(copy, scope_key)
+            return read(copy)
+
+    def _refresh(self, copy: ScopeCopy, scope_key: str) -> None:
         conn = self._db.read()
         current = int(fetchone(conn, "SELECT value FROM meta WHERE key='change_seq'", ())[0])
-        if current <= vectors.seq:
+        if current <= copy.seq:
             return
         rows = fetchall(
             conn,
-            f"{VECTOR_ROW_SQL} WHERE scope_key = ? AND change_seq > ? ORDER BY rowid",
-            (scope_key, vectors.seq),
+            f"{COPY_ROW_SQL} WHERE scope_key = ? AND change_seq > ? ORDER BY rowid",
+            (scope_key, copy.seq),
         )
-        vectors.apply(rows_from(rows))
-        vectors.seq = current
+        copy.apply(rows_from(rows))
+        copy.seq = current
 
     # -- lifecycle upkeep -------------------------------------------------------------------
 

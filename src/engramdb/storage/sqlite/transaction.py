@@ -18,7 +18,6 @@ from engramdb.storage.port import (
     Source,
     Tombstone,
 )
-from engramdb.storage.columns import lexical_body
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -26,11 +25,6 @@ from engramdb.storage.sqlite.sql import (
     memory,
     tombstone,
 )
-
-
-def scope_token(scope_key: str) -> str:
-    """Return the FTS token of a scope: digits only, so no stemmer can alter it."""
-    return str(int(scope_key[:24], 16))
 
 
 class SQLiteTransaction:
@@ -72,10 +66,6 @@ class SQLiteTransaction:
         )  # fmt: skip
         if cursor.rowcount != 1:
             return None
-        self._conn.execute(
-            "INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)",
-            (cursor.lastrowid, scope_token(scope.scope_key), lexical_body(row)),
-        )
         return self._by_rowid(int(cursor.lastrowid or 0))
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:

@@ -1,11 +1,13 @@
-"""Exact per-scope vector search over an in-memory copy of the scope's vectors.
+"""Both recall arms of one scope over an in-memory copy of it: exact vectors and BM25.
 
 Reading every blob of a large scope from SQLite on each query would dominate recall latency,
-so each scope's ready vectors live in one float32 matrix that is refreshed incrementally: every
-write stamps its rows with the tenant's ``change_seq``, and a query first pulls the rows of its
-scope stamped after the copy's own sequence (another process may have written them). Search is
-exact (one matrix-vector product); ineligible rows are masked out before the top-k is selected,
-so a filter can never cost a true neighbour its place.
+so each scope's ready vectors live in one float32 matrix, and its texts in an inverted index
+(storage/lexical.py), beside the columns the filters read. The copy is refreshed
+incrementally: every write stamps its rows with the tenant's ``change_seq``, and a query first
+pulls the rows of its scope stamped after the copy's own sequence (another process may have
+written them), so a memory is found lexically the moment its write returns. Both searches are
+exact; ineligible rows are masked out before the top-k is selected, so a filter can never cost
+a true match its place.
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ import numpy as np
 
 from engramdb import clock
 
+from engramdb.storage.columns import lexical_text
+from engramdb.storage.lexical import LexicalIndex
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 
 _SOURCES = {"EPISODE": 0, "MEMORY_FACT": 1}
 
 
 @dataclass(frozen=True)
-class VectorRow:
+class CopyRow:
     """A row as the cache needs it."""
 
     rowid: int
@@ -38,6 +42,7 @@ class VectorRow:
     retired_at: str | None = None
     valid_from: str | None = None
     valid_until: str | None = None
+    body: str = ""  # what the lexical arm indexes (storage/columns.py: lexical_text)
 
 
 _TIMES = ("active_from", "retired_at", "valid_from", "valid_until")
@@ -47,8 +52,8 @@ def _epoch(text: str | None) -> float:
     return float("nan") if text is None else clock.parse(text).timestamp()
 
 
-class ScopeVectors:
-    """The ready vectors of one scope, with what the filters need beside them."""
+class ScopeCopy:
+    """One scope's ready vectors and inverted index, with what the filters need beside them."""
 
     def __init__(self) -> None:
         self.seq = 0
@@ -64,15 +69,20 @@ class ScopeVectors:
         self._times = {name: np.zeros(0, dtype=np.float64) for name in _TIMES}
         self._status_codes: dict[str, int] = {}
         self._session_codes: dict[str | None, int] = {None: 0}
+        self._lexical = LexicalIndex()
 
     def __len__(self) -> int:
         return self._size
 
-    def apply(self, rows: Sequence[VectorRow]) -> None:
+    def apply(self, rows: Sequence[CopyRow]) -> None:
         """Insert or update rows (the newest state of each wins), a whole batch at once."""
         if not rows:
             return
+        known = len(self._position)
         positions = np.array([self._position_of(row.rowid) for row in rows], dtype=np.int64)
+        new = [(int(p), row.body) for p, row in zip(positions, rows, strict=True) if p >= known]
+        if new:  # a row's text is indexed once: texts never change
+            self._lexical.add(*map(list, zip(*new, strict=True)))
         ready = np.zeros(len(rows), dtype=bool)
         blobs = [(i, row.embedding) for i, row in enumerate(rows) if row.embedding is not None]
         if blobs and self.dimension == 0:
@@ -99,22 +109,33 @@ class ScopeVectors:
         """Return the exact top ``limit`` eligible rows by cosine (vectors are unit length)."""
         if self._size == 0 or query.shape[0] != self.dimension or limit <= 0:
             return []
-        eligible = self._eligible(filt)
-        count = int(eligible.sum())
-        if count == 0:
-            return []
+        eligible = self._eligible(filt) & self._ready[: self._size]
         scores = self._matrix[: self._size] @ query
-        scores[~eligible] = -np.inf
-        k = min(limit, count)
-        top = np.argpartition(-scores, k - 1)[:k] if k < self._size else np.arange(self._size)
-        top = top[np.isfinite(scores[top])]
-        order = top[np.argsort(-scores[top], kind="stable")]
-        return [Candidate(int(self._rowids[i]), float(scores[i])) for i in order[:k]]
+        return self._top(scores, eligible, limit)
+
+    def text_search(self, words: Sequence[str], filt: CandidateFilter, limit: int) -> list[Candidate]:
+        """Return the top ``limit`` eligible rows by BM25 (rows no word matches are left out)."""
+        if self._size == 0 or not words or limit <= 0:
+            return []
+        scores = self._lexical.scores(words, self._size)
+        return self._top(scores, self._eligible(filt) & (scores > 0), limit)
+
+    def document_frequency(self, word: str) -> int:
+        """Return how many of the scope's rows (any status) contain ``word``."""
+        return self._lexical.document_frequency(word)
+
+    def _top(self, scores: np.ndarray, eligible: np.ndarray, limit: int) -> list[Candidate]:
+        """The ``limit`` best eligible positions, best first (ties by row order)."""
+        candidates = np.flatnonzero(eligible)
+        if len(candidates) > limit:
+            candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
+        order = candidates[np.lexsort((self._rowids[candidates], -scores[candidates]))]
+        return [Candidate(int(self._rowids[i]), float(scores[i])) for i in order]
 
     def _eligible(self, filt: CandidateFilter) -> np.ndarray:
         """The same predicate as the SQL filter (storage/sqlite/sql.py), vectorised."""
         n = self._size
-        mask = self._ready[:n].copy()
+        mask = np.ones(n, dtype=bool)
         if filt.statuses is not None:
             codes = [self._status_codes[s] for s in filt.statuses if s in self._status_codes]
             mask &= np.isin(self._status[:n], codes)
@@ -191,12 +212,12 @@ def encode(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
-class VectorCache:
+class ScopeCache:
     """Per-scope vector copies with a bound on the total number of rows held (LRU by scope)."""
 
     def __init__(self, max_rows: int = 2_000_000) -> None:
         self._max_rows = max_rows
-        self._scopes: OrderedDict[str, ScopeVectors] = OrderedDict()
+        self._scopes: OrderedDict[str, ScopeCopy] = OrderedDict()
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -205,12 +226,12 @@ class VectorCache:
         with self._guard:
             return self._locks.setdefault(scope_key, threading.Lock())
 
-    def scope(self, scope_key: str) -> ScopeVectors:
+    def scope(self, scope_key: str) -> ScopeCopy:
         """Return the scope's copy (empty with seq 0 when not cached yet)."""
         with self._guard:
             vectors = self._scopes.get(scope_key)
             if vectors is None:
-                vectors = self._scopes[scope_key] = ScopeVectors()
+                vectors = self._scopes[scope_key] = ScopeCopy()
             self._scopes.move_to_end(scope_key)
             self._evict(keep=scope_key)
             return vectors
@@ -229,13 +250,13 @@ class VectorCache:
                 total -= len(self._scopes.pop(key))
 
 
-VECTOR_ROW_SQL = (
+COPY_ROW_SQL = (
     "SELECT rowid, source, status, session_id, "
     "CASE WHEN embed_state = 'ready' THEN embedding END, "
-    "active_from, retired_at, valid_from, valid_until FROM memories"
+    "active_from, retired_at, valid_from, valid_until, text, subject_key, kind FROM memories"
 )
 
 
-def rows_from(records: Sequence[Sequence[Any]]) -> list[VectorRow]:
-    """Return cache rows from the columns of ``VECTOR_ROW_SQL``, in order."""
-    return [VectorRow(*r) for r in records]
+def rows_from(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
+    """Return cache rows from the columns of ``COPY_ROW_SQL``, in order."""
+    return [CopyRow(*r[:9], body=lexical_text(*r[9:])) for r in records]
