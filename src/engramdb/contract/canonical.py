@@ -59,10 +59,16 @@ def _js_number(value: int | float) -> str:
     return f"{mantissa}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
 
 
+# What json.dumps(ensure_ascii=False) calls for a str, without building an encoder per call.
+_encode_string = json.encoder.encode_basestring
+
+
 def _js_string(value: str) -> str:
-    # ensure_ascii=False leaves non-ASCII as is, like JSON.stringify; lone surrogates are
-    # escaped by JSON.stringify (ES2019) and would not encode as UTF-8 here, so escape them.
-    text = json.dumps(value, ensure_ascii=False)
+    # Non-ASCII is left as is, like JSON.stringify; lone surrogates are escaped by
+    # JSON.stringify (ES2019) and would not encode as UTF-8 here, so escape them.
+    text = _encode_string(value)
+    if value.isascii():
+        return text
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
