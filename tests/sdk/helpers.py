@@ -134,8 +134,10 @@ class _Handler(BaseHTTPRequestHandler):
             if fault == "forward_then_drop":
                 self.close_connection = True
                 return
-            self._answer(response.status_code, response.content,
-                         response.headers.get("content-type", "application/json"))  # fmt: skip
+        # Answered outside tracking(): once the client has the answer it may send its next
+        # request before this thread would have counted the first one out.
+        self._answer(response.status_code, response.content,
+                     response.headers.get("content-type", "application/json"))  # fmt: skip
 
     do_GET = do_POST = do_PUT = do_DELETE = _handle
 

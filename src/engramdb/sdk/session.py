@@ -216,6 +216,8 @@ class MemorySession:
             flight.future.cancel()
             return [], f"timeout: no answer within {self.recall_timeout * 1000:.0f} ms"
         except EngramError as error:
+            if error.code == "timeout":  # the HTTP client's own timer fired first: the same event
+                return [], f"timeout: no answer within {self.recall_timeout * 1000:.0f} ms"
             return [], f"{error.code}: {error.message}"
         except ValueError as error:  # an answer that does not parse as a RecallResponse
             return [], f"unreadable answer: {type(error).__name__}"
