@@ -118,6 +118,27 @@ def test_fact_listing_filters_by_subject_and_kind(server: LiveServer) -> None:
     assert [f["event"]["text"] for f in by_both["facts"]] == ["Lives in Lisbon"]
 
 
+def test_recall_ranks_sessions_beyond_the_memories_it_returns(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        for session, texts in {
+            "trip": ["We booked the Lisbon flight and the Lisbon hotel", "The Lisbon hotel has a pool"],
+            "work": ["The Lisbon office opens in March", "Budget review on Monday"],
+            "food": ["Ramen for dinner", "Pizza tomorrow"],
+        }.items():
+            for turn, text in enumerate(texts):
+                http.post("/v1/episodes", json=episode_body(text, "", session=session, turn=turn))
+        asked = {"query": "Lisbon hotel flight", "limit": 1, "sessions": 3}
+        answer = http.post("/v1/recall", json=asked).json()
+        plain = http.post("/v1/recall", json={**asked, "sessions": 0}).json()
+        refused = http.post("/v1/recall", json={**asked, "sessions": 51})
+    assert len(answer["memories"]) == 1 and answer["memories"][0]["sessionId"] == "trip"
+    ranked = [s["sessionId"] for s in answer["sessions"]]
+    assert ranked[:2] == ["trip", "work"]  # "work" is ranked though no memory of it was returned
+    assert answer["sessions"][0]["memoryIds"][0] == answer["memories"][0]["id"]
+    assert plain.get("sessions") is None and len(plain["memories"]) == 1
+    assert refused.status_code == 422 and "sessions" in refused.text
+
+
 def test_recall_answers_memories_and_context_with_explain(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         http.post("/v1/facts", json=fact_body("The user drinks green tea every morning"))
@@ -130,7 +151,7 @@ def test_recall_answers_memories_and_context_with_explain(server: LiveServer) ->
     assert top["source"] == "MEMORY_FACT" and top["trustClass"] == "trusted"
     assert top["status"] == "active"
     assert set(top["explain"]["arms"]) >= {"lexical"}
-    assert set(top["explain"]["features"]) == {"recency", "confidence", "importance", "trust"}
+    assert set(top["explain"]["features"]) == {"recency", "confidence", "importance", "trust", "neighbours"}
     parts = sum(a["contribution"] for a in top["explain"]["arms"].values())
     assert abs(parts + sum(top["explain"]["features"].values()) - top["score"]) < 1e-9
     assert response["context"].startswith("Historical memory follows.")

@@ -49,6 +49,7 @@ from engramdb.models.api import (
     MemoryView,
     RecalledMemory,
     RecallRequest,
+    RecalledSession,
     RecallResponse,
     WriteResponse,
 )
@@ -414,24 +415,29 @@ class MemoryService:
         )
         if request.include_pending and filt.statuses is not None:
             filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
-        tenant = self._tenant(caller)
-        policy = load_policy(tenant)
-        outcome = recall(
-            tenant,
-            self.embedder,
-            scope_key=auth.scope_key(scope),
-            query=query,
-            filt=filt,
-            limit=request.limit,
-            settings=self.settings.retrieval,
-            trust_weight=lambda r: policy.rule(r.trust_class, r.origin).weight,
-        )
+        with self._tenant(caller).reading() as tenant:
+            policy = load_policy(tenant)
+            outcome = recall(
+                tenant,
+                self.embedder,
+                scope_key=auth.scope_key(scope),
+                query=query,
+                filt=filt,
+                limit=request.limit,
+                settings=self.settings.retrieval,
+                trust_weight=lambda r: policy.rule(r.trust_class, r.origin).weight,
+                sessions=request.sessions,
+            )
         memories = [_recalled(hit, request.explain) for hit in outcome.hits]
         context = format_context(
             [FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin)
              for m in memories]  # fmt: skip
         )
-        return RecallResponse(memories=memories, context=context, timings=outcome.timings)
+        sessions = [
+            RecalledSession(session_id=s.session_id, score=s.score, memory_ids=[r.memory_id for r in s.records[:10]])
+            for s in outcome.sessions
+        ] if request.sessions else None  # fmt: skip
+        return RecallResponse(memories=memories, sessions=sessions, context=context, timings=outcome.timings)
 
     def health(self) -> Health:
         return Health(

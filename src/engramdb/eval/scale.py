@@ -127,7 +127,8 @@ def measure(
         total_ms, dense_ms, hits = [], [], []
         for scope, key, text, vector in zip(asked, keys, texts, vectors, strict=True):
             t0 = time.perf_counter()
-            recall(tenant, embedder, scope_key=key, query=text, filt=filt, limit=10, settings=settings)
+            with tenant.reading() as reader:  # as MemoryService.recall reads
+                recall(reader, embedder, scope_key=key, query=text, filt=filt, limit=10, settings=settings)
             t1 = time.perf_counter()
             got = {c.rowid for c in tenant.vector_candidates(key, vector, filt, 10)}
             t2 = time.perf_counter()

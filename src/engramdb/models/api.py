@@ -32,6 +32,10 @@ class RecallRequest(WireModel):
     valid_at: DateTime | None = Field(None, description="valid time: what was true in the world then")
     include_history: bool = Field(False, description="also return retired (superseded, retracted, expired, archived) memories")
     include_pending: bool = Field(False, description="also return facts awaiting review, marked as such")
+    sessions: int = Field(
+        0, ge=0, le=MAX_LIMIT,
+        description="also rank up to this many sessions by their best-matching episode (0 = none)",
+    )
 
 
 class ResponseModel(BaseModel):
@@ -202,8 +206,17 @@ class RecalledMemory(ResponseModel):
     explain: Explain | None = None
 
 
+class RecalledSession(ResponseModel):
+    """A session ranked by its best-matching episode (``externalSessionId``)."""
+
+    session_id: str
+    score: float
+    memory_ids: list[str] = Field(description="its matching episodes, best first (at most 10)")
+
+
 class RecallResponse(ResponseModel):
     memories: list[RecalledMemory]
+    sessions: list[RecalledSession] | None = Field(None, description="present when the request asked for sessions")
     context: str = Field(description="the untrusted-context block to paste into a prompt")
     timings: dict[str, float] = Field(default_factory=dict)
 

@@ -278,6 +278,10 @@ class TenantStore(Protocol):
         """Return a write transaction (serialised with every other writer of the tenant)."""
         ...
 
+    def reading(self) -> AbstractContextManager[TenantStore]:
+        """Return this store for a block of reads that may share one connection (a recall)."""
+        ...
+
     def facts_by_id(self, fact_id: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         """Return the facts with this id in any scope of the tenant (ids can repeat across scopes)."""
         ...
@@ -335,6 +339,11 @@ class TenantStore(Protocol):
         self, scope_key: str, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
         """Return the lexical arm's top rows (BM25, higher is better) within the scope."""
+        ...
+
+    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        """Return, for each episode among ``rowids``, the rowids of the episodes written just
+        before and after it in its session (``None`` at either end); rows without either are left out."""
         ...
 
     def vector_candidates(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,11 +60,33 @@ class PostgresTenantStore:
         self.name = name
         self.path = f"postgresql:{store.schema}:{name}"
         self._term_counts: LRU[tuple[str, str], tuple[int, int]] = LRU(50_000)
+        self._held: ContextVar[Any] = ContextVar(f"engram-held-{id(self)}", default=None)
 
     @contextmanager
     def _conn(self) -> Iterator[Any]:
+        held = self._held.get()
+        if held is not None:  # inside reading(): one connection and one transaction for all
+            yield held
+            return
         with self._store.connection(self.name) as conn:
             yield conn
+
+    @contextmanager
+    def reading(self) -> Iterator[PostgresTenantStore]:
+        """Serve every read in this block from one connection and one transaction.
+
+        A recall makes four or five reads; a pooled checkout, a transaction and the tenant setting
+        for each was most of its time (bench/RESULTS.md).
+        """
+        if self._held.get() is not None:
+            yield self
+            return
+        with self._store.connection(self.name) as conn:
+            token = self._held.set(conn)
+            try:
+                yield self
+            finally:
+                self._held.reset(token)
 
     @contextmanager
     def transaction(self) -> Iterator[PostgresTransaction]:
@@ -200,6 +223,20 @@ class PostgresTenantStore:
             [vector, self.name, scope_key, len(vector), *params, vector, limit],
         )
         return [Candidate(r[0], float(r[1])) for r in rows]
+
+    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        if not rowids:
+            return {}
+        side = ("SELECT o.rowid FROM memories o WHERE o.tenant = m.tenant AND o.scope_key = m.scope_key "
+                "AND o.source = 'EPISODE' AND o.session_id = m.session_id AND o.rowid {} m.rowid "
+                "ORDER BY o.rowid {} LIMIT 1")  # fmt: skip
+        rows = self._all(
+            f"SELECT m.rowid, ({side.format('<', 'DESC')}), ({side.format('>', 'ASC')}) "
+            "FROM memories m WHERE m.tenant = %s AND m.scope_key = %s AND m.rowid = ANY(%s) "
+            "AND m.source = 'EPISODE' AND m.session_id IS NOT NULL",
+            (self.name, scope_key, list(rowids)),
+        )
+        return {r[0]: (r[1], r[2]) for r in rows if r[1] is not None or r[2] is not None}
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         size = int(self._one("SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s",

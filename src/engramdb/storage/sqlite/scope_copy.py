@@ -70,6 +70,10 @@ class ScopeCopy:
         self._status_codes: dict[str, int] = {}
         self._session_codes: dict[str | None, int] = {None: 0}
         self._lexical = LexicalIndex()
+        # Episodes written just before and after each one in its session (-1: none).
+        self._before = np.zeros(0, dtype=np.int32)
+        self._after = np.zeros(0, dtype=np.int32)
+        self._last_in_session: dict[int, int] = {}
 
     def __len__(self) -> int:
         return self._size
@@ -80,9 +84,10 @@ class ScopeCopy:
             return
         known = len(self._position)
         positions = np.array([self._position_of(row.rowid) for row in rows], dtype=np.int64)
-        new = [(int(p), row.body) for p, row in zip(positions, rows, strict=True) if p >= known]
+        new = [(int(p), row) for p, row in zip(positions, rows, strict=True) if p >= known]
         if new:  # a row's text is indexed once: texts never change
-            self._lexical.add(*map(list, zip(*new, strict=True)))
+            self._lexical.add([p for p, _ in new], [row.body for _, row in new])
+            self._link(new)
         ready = np.zeros(len(rows), dtype=bool)
         blobs = [(i, row.embedding) for i, row in enumerate(rows) if row.embedding is not None]
         if blobs and self.dimension == 0:
@@ -100,6 +105,33 @@ class ScopeCopy:
         self._session[positions] = [self._code(self._session_codes, row.session_id) for row in rows]
         for name in _TIMES:
             self._times[name][positions] = _epochs([getattr(row, name) for row in rows])
+
+    def _link(self, new: Sequence[tuple[int, CopyRow]]) -> None:
+        """Chain new episodes to the episode written before them in their session."""
+        for position, row in new:
+            self._before[position] = self._after[position] = -1
+            if row.source != "EPISODE" or row.session_id is None:
+                continue
+            session = self._code(self._session_codes, row.session_id)
+            before = self._last_in_session.get(session)
+            if before is not None:
+                self._before[position], self._after[before] = before, position
+            self._last_in_session[session] = position
+
+    def adjacent(self, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        """Return, per episode, the episodes written just before and after it in its session."""
+        out: dict[int, tuple[int | None, int | None]] = {}
+        for rowid in rowids:
+            position = self._position.get(rowid)
+            if position is None:
+                continue
+            before, after = int(self._before[position]), int(self._after[position])
+            if before >= 0 or after >= 0:
+                out[rowid] = (
+                    int(self._rowids[before]) if before >= 0 else None,
+                    int(self._rowids[after]) if after >= 0 else None,
+                )
+        return out
 
     def _position_of(self, rowid: int) -> int:
         position = self._position.get(rowid)
@@ -185,6 +217,8 @@ class ScopeCopy:
         self._source = grown(self._source)
         self._status = grown(self._status)
         self._session = grown(self._session)
+        self._before = grown(self._before)
+        self._after = grown(self._after)
         self._times = {name: grown(values) for name, values in self._times.items()}
         if self.dimension:
             self._matrix = grown(self._matrix)

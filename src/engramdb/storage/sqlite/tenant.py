@@ -85,6 +85,11 @@ class SQLiteTenantStore:
                 conn.execute("DROP TABLE IF EXISTS memories_fts")
 
     @contextmanager
+    def reading(self) -> Iterator[SQLiteTenantStore]:
+        # Reads already share the thread's connection; the scope copy is refreshed per read.
+        yield self
+
+    @contextmanager
     def transaction(self) -> Iterator[SQLiteTransaction]:
         with self._db.write() as conn:
             yield SQLiteTransaction(conn)
@@ -213,6 +218,9 @@ class SQLiteTenantStore:
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
         return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit))
+
+    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        return self._read_copy(scope_key, lambda copy: copy.adjacent(rowids))
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._read_copy(

@@ -1,0 +1,87 @@
+"""Neighbouring turns: the store knows each episode's neighbours in its session, and recall
+lends a turn part of its neighbours' scores when ``neighbour_weight`` is on. Both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from engramdb.config import RetrievalSettings, Settings
+from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import drain
+from engramdb.models.api import RecallRequest
+from engramdb.storage.port import Store
+from tests.factories import episode_body, fact_body, scope_fields
+
+SCOPE = scope_fields()
+SCOPE_KEY = auth.scope_key(Scope.model_validate(SCOPE))
+
+
+def _write(service: MemoryService, caller: Caller, text: str, session: str, turn: int) -> str:
+    body = episode_body(text, "", session=session, turn=turn, scope=SCOPE)
+    return service.write_episode(caller, EpisodeWrite.model_validate(body)).id
+
+
+def _rowids(store: Store, ids: list[str]) -> list[int]:
+    tenant = store.tenant("t1")
+    return [tenant.get_memory(SCOPE_KEY, "EPISODE", i).rowid for i in ids]  # type: ignore[union-attr]
+
+
+def test_adjacent_follows_write_order_within_each_session(
+    store: Store, service: MemoryService, operator: Caller
+) -> None:
+    a = [_write(service, operator, f"session a turn {i}", "a", i) for i in range(2)]
+    b0 = _write(service, operator, "session b turn 0", "b", 0)  # interleaved: not a's neighbour
+    a.append(_write(service, operator, "session a turn 2", "a", 2))
+    fact = service.write_fact(operator, FactWrite.model_validate(fact_body("A fact", scope=SCOPE))).id
+    a0, a1, a2 = _rowids(store, a)
+    (b,) = _rowids(store, [b0])
+    fact_row = store.tenant("t1").get_memory(SCOPE_KEY, "MEMORY_FACT", fact).rowid  # type: ignore[union-attr]
+    adjacent = store.tenant("t1").adjacent(SCOPE_KEY, [a0, a1, a2, b, fact_row])
+    assert adjacent == {a0: (None, a1), a1: (a0, a2), a2: (a1, None)}  # b alone, the fact has none
+    assert store.tenant("t1").adjacent("0" * 64, [a0, a1]) == {}  # another scope sees none
+
+
+def test_lift_reaches_one_and_two_turns_away(store: Store, service: MemoryService, operator: Caller) -> None:
+    from engramdb.core.fusion import Fused
+    from engramdb.core.recall import _neighbour_lift
+
+    ids = [_write(service, operator, f"turn {i}", "s", i) for i in range(4)]
+    a, b, c, d = _rowids(store, ids)
+    # Only candidates (rows the arms found, so eligible ones) are lifted; b and c scored 0.
+    fused = [Fused(a, 1.0), Fused(b, 0.0), Fused(c, 0.0), Fused(d, 0.1)]
+    lift = _neighbour_lift(store.tenant("t1"), SCOPE_KEY, fused, 0.4, 0.2)
+    assert lift[b] == pytest.approx(0.4 * 1.0 + 0.2 * 0.1)  # a is next to b; d is two away
+    assert lift[c] == pytest.approx(0.4 * 0.1 + 0.2 * 1.0)
+    assert lift.get(a, 0.0) == 0.0  # b next to it and c two away scored 0: nothing to lend
+    assert _neighbour_lift(store.tenant("t1"), SCOPE_KEY, fused[:1], 0.4, 0.2) == {}  # a alone: nobody lends
+
+
+def _recall(service: MemoryService, caller: Caller, query: str) -> list[tuple[str, float]]:
+    request = RecallRequest.model_validate({"query": query, "scope": SCOPE, "limit": 2, "explain": True})
+    memories = service.recall(caller, request).memories
+    return [(m.text, m.explain.features.get("neighbours", 0.0) if m.explain else 0.0) for m in memories]
+
+
+def test_a_turn_next_to_a_strong_match_rises_with_the_neighbour_weight(
+    store: Store, settings: Settings, operator: Caller
+) -> None:
+    plain = MemoryService(store, HashingEmbedder(), settings.model_copy(
+        update={"retrieval": RetrievalSettings(neighbour_weight=0.0)}))  # fmt: skip
+    lifted = MemoryService(store, HashingEmbedder(), settings)  # the default lends 0.4
+    assert settings.retrieval.neighbour_weight > 0
+    _write(plain, operator, "Nate said he won the board game night on Friday", "s1", 0)
+    _write(plain, operator, "Catan, against four friends", "s1", 1)  # the answer: no query word
+    for i in range(12):
+        _write(plain, operator, f"Some game on television number {i}", f"other-{i}", 0)
+    drain(store.tenant("t1"), plain.embedder)
+    query = "Which board game night did Nate win"
+
+    without = _recall(plain, operator, query)
+    with_lift = _recall(lifted, operator, query)
+    assert without[0][0].startswith("Nate said") and with_lift[0][0].startswith("Nate said")
+    assert "Catan, against four friends" not in [text for text, _ in without]
+    assert with_lift[1][0] == "Catan, against four friends" and with_lift[1][1] > 0
