@@ -17,6 +17,7 @@ import httpx
 import pytest
 import uvicorn
 
+from engramdb.api.loopback import LoopbackServer
 from engramdb.config import Settings
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -79,34 +80,14 @@ def operator(store: Store) -> Caller:
     return Caller(tenant="t1", key_id="test-operator", role="admin")
 
 
-class LiveServer:
-    """A uvicorn server in a thread, serving the real app over loopback HTTP."""
+class LiveServer(LoopbackServer):
+    """The real app over loopback HTTP, with the store it serves at hand."""
 
     def __init__(self, settings: Settings, store: Store, embedder: Any) -> None:
         from engramdb.api.rest import create_app
 
         self.store = store
-        self.app = create_app(settings, store=store, embedder=embedder)
-        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets created with it, and
-        # without it every response waits ~40 ms for delayed ACKs.
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
-        self._server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning"))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]})
-
-    def start(self) -> None:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(10)
-        self._sock.close()
+        super().__init__(create_app(settings, store=store, embedder=embedder))
 
     def key(self, tenant: str = "t1", role: str = "agent", **grant: Any) -> str:
         """Create a key directly in the store (as the operator would with the CLI)."""

@@ -24,12 +24,11 @@ def _doc(doc_id: str, session: str, *turns: str) -> Document:
     return Document(doc_id, session, turns or (doc_id,), "text", "", "2023-01-01T00:00:00Z")
 
 
-def test_score_ranks_sessions_by_their_best_document() -> None:
+def test_score_reads_turns_from_documents_and_sessions_from_the_session_ranking() -> None:
     q = Question("q", "?", "multi-hop", frozenset({"D1:2", "D3:1"}), frozenset({"D1", "D3"}))
     ranked = [_doc("D2:1", "D2"), _doc("D1:2", "D1"), _doc("D2:5", "D2"), _doc("D3:1", "D3")]
-    s = score(q, ranked, (1, 2, 3, 20))
+    s = score(q, ranked, ["D2", "D1", "D3"], (1, 2, 3, 20))
     assert s["turnRecall@1"] == 0.0 and s["turnRecall@2"] == 0.5 and s["turnRecall@20"] == 1.0
-    # sessions: D2, D1, D3 (the second D2 document does not count again)
     assert s["sessionsRetrieved"] == 3.0
     assert s["sessionRecallAny@2"] == 1.0 and s["sessionRecallAll@2"] == 0.0 and s["sessionRecallAll@3"] == 1.0
     assert s["sessionMrr"] == 0.5
@@ -110,3 +109,28 @@ def test_cli_refuses_an_unknown_arm(tmp_path: Path) -> None:
     data.write_text("[]")
     done = CliRunner().invoke(app, ["eval", "locomo", "--data", str(data), "--arms", "bm25,splade"])
     assert done.exit_code != 0 and "arms" in done.output
+
+
+HELDOUT = Path(__file__).resolve().parents[2] / "bench" / "heldout" / "conversations.json"
+
+
+def test_rest_gives_the_numbers_the_service_gives(tmp_path: Path) -> None:
+    """Through a real server's REST API (own server on loopback) the held-out slice scores
+    exactly as through the service in process: the eval measures the production path."""
+    common = {"dataset": "locomo", "data": HELDOUT, "arms": ("hybrid",), "limit_conversations": 1,
+              "limit_questions": 12, "embedder": "hashing"}  # fmt: skip
+    direct = run(EvalConfig(**common, home=tmp_path / "direct"))  # type: ignore[arg-type]
+    rest = run(EvalConfig(**common, home=tmp_path / "rest", rest=True))  # type: ignore[arg-type]
+    assert rest["counts"]["questionsAsked"] == direct["counts"]["questionsAsked"] == 12
+    assert rest["ingest"]["episodesCreated"] == rest["ingest"]["episodesEmbedded"] > 100
+    assert rest["arms"]["hybrid"]["groups"]["all"]["turnRecall@20"] > 0  # it found evidence
+    assert rest["arms"]["hybrid"]["groups"] == direct["arms"]["hybrid"]["groups"]
+    assert [q["arms"]["hybrid"]["retrieved"] for q in rest["questions"]] == \
+           [q["arms"]["hybrid"]["retrieved"] for q in direct["questions"]]  # fmt: skip
+
+
+def test_rest_measures_the_server_settings_only(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="arms hybrid"):
+        EvalConfig(dataset="locomo", data=HELDOUT, arms=("bm25", "hybrid"), rest=True).validate()
+    with pytest.raises(ValueError, match="--key"):
+        EvalConfig(dataset="locomo", data=HELDOUT, arms=("hybrid",), url="http://127.0.0.1:1").validate()

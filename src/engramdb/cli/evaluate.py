@@ -19,7 +19,10 @@ eval_app = typer.Typer(help="Retrieval quality on LoCoMo and LongMemEval (tables
 _out = Console()
 _err = Console(stderr=True)
 
-ArmsOpt = Annotated[str, typer.Option("--arms", help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production)")]
+ArmsOpt = Annotated[str | None, typer.Option("--arms", help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production); default all three, or hybrid through REST")]
+RestOpt = Annotated[bool, typer.Option("--rest", help="through the REST API of a fresh server this command runs on 127.0.0.1")]
+UrlOpt = Annotated[str | None, typer.Option("--url", help="through the REST API of this running server (with --key, an admin key)")]
+KeyOpt = Annotated[str | None, typer.Option("--key", envvar="ENGRAM_KEY", help="admin key for --url")]
 GranularityOpt = Annotated[str, typer.Option("--granularity", help="documents: turn, pair (a turn and the next) or session")]
 LimitConvOpt = Annotated[int | None, typer.Option("--limit-conversations", min=1, help="only the first N conversations (LongMemEval: questions)")]
 LimitQOpt = Annotated[int | None, typer.Option("--limit-questions", min=1, help="at most N scorable questions per conversation")]
@@ -37,27 +40,27 @@ def _eval() -> None:
 @eval_app.command("locomo")
 def locomo(
     data: Annotated[Path, typer.Option("--data", help="locomo10.json", exists=True, dir_okay=False)],
-    arms: ArmsOpt = "bm25,vector,hybrid", granularity: GranularityOpt = "turn",
+    arms: ArmsOpt = None, granularity: GranularityOpt = "turn",
     limit_conversations: LimitConvOpt = None, limit_questions: LimitQOpt = None,
     embedder: EmbedderOpt = "minilm", out: OutOpt = None, home: HomeOpt = None,
-    markdown: MarkdownOpt = None,
+    markdown: MarkdownOpt = None, rest: RestOpt = False, url: UrlOpt = None, key: KeyOpt = None,
 ) -> None:  # fmt: skip
     """LoCoMo: one scope per conversation, one episode per turn ('Speaker: text') by default."""
     _evaluate("locomo", data, arms, granularity, limit_conversations, limit_questions, embedder, out,
-              home, markdown)  # fmt: skip
+              home, markdown, rest, url, key)  # fmt: skip
 
 
 @eval_app.command("longmemeval")
 def longmemeval(
     data: Annotated[Path, typer.Option("--data", help="folder of one-JSON-per-question files (or one JSON list)", exists=True)],
-    arms: ArmsOpt = "bm25,vector,hybrid", granularity: GranularityOpt = "turn",
+    arms: ArmsOpt = None, granularity: GranularityOpt = "turn",
     limit_conversations: LimitConvOpt = None, limit_questions: LimitQOpt = None,
     embedder: EmbedderOpt = "minilm", out: OutOpt = None, home: HomeOpt = None,
-    markdown: MarkdownOpt = None,
+    markdown: MarkdownOpt = None, rest: RestOpt = False, url: UrlOpt = None, key: KeyOpt = None,
 ) -> None:  # fmt: skip
     """LongMemEval: one scope per question, user turns indexed (turn granularity by default)."""
     _evaluate("longmemeval", data, arms, granularity, limit_conversations, limit_questions, embedder,
-              out, home, markdown)  # fmt: skip
+              out, home, markdown, rest, url, key)  # fmt: skip
 
 
 @eval_app.command("report")
@@ -69,25 +72,26 @@ def report(result: Annotated[Path, typer.Argument(help="a JSON file written by e
 
 
 def _evaluate(
-    dataset: str, data: Path, arms: str, granularity: str, limit_conversations: int | None,
+    dataset: str, data: Path, arms: str | None, granularity: str, limit_conversations: int | None,
     limit_questions: int | None, embedder: str, out: Path | None, home: Path | None,
-    markdown: Path | None,
+    markdown: Path | None, rest: bool, url: str | None, key: str | None,
 ) -> None:  # fmt: skip
     from engramdb.eval.report import markdown as to_markdown
     from engramdb.eval.runner import EvalConfig, run
 
     if embedder not in ("minilm", "hashing") and not embedder.startswith("hashing:"):
         raise typer.BadParameter("minilm or hashing[:DIM]", param_hint="--embedder")
+    arms = arms or ("hybrid" if rest or url else "bm25,vector,hybrid")
     config = EvalConfig(
         dataset=dataset, data=data, arms=tuple(a.strip() for a in arms.split(",") if a.strip()),
         granularity=granularity, limit_conversations=limit_conversations,
-        limit_questions=limit_questions, embedder=embedder, home=home,
+        limit_questions=limit_questions, embedder=embedder, home=home, rest=rest, url=url, key=key,
     )  # fmt: skip
     try:
         config.validate()
     except ValueError as error:
         raise typer.BadParameter(str(error)) from error
-    suffix = "" if granularity == "turn" else f"_{granularity}"
+    suffix = ("" if granularity == "turn" else f"_{granularity}") + ("_rest" if rest or url else "")
     out = out or Path(f"bench/out/eval_{dataset}{suffix}.json")
     try:
         with _RichProgress() as progress:
@@ -113,7 +117,7 @@ def _print(result: dict[str, Any]) -> None:
     title = f"{result['dataset']} ({result['config']['granularity']} documents, {result['config']['embedderModel']})"
     _out.print(_rich(r.target_table(result), f"{title}: against the BM25 floors and the targets"))
     _out.print(_rich(r.turn_table(result), f"{title}: turn-level evidence recall@k", grouped=True))
-    _out.print(_rich(r.session_table(result), f"{title}: session level (sessions ranked by their best-ranked document)",
+    _out.print(_rich(r.session_table(result), f"{title}: session level (the server's session ranking)",
                      grouped=True))  # fmt: skip
     _out.print(_rich(r.timing_table(result), f"{title}: recall latency"))
     for line in r.summary_lines(result):

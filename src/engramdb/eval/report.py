@@ -129,7 +129,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"({FLOOR_NOTES.get(result['dataset'], '')})",
         "Turn-level evidence recall@k (fraction of a question's evidence turns in the first k documents):",
         markdown_table(turn_table(result)),
-        "Session level (sessions ranked by their best-ranked document):",
+        "Session level (the server's session ranking: recall with sessions = max k):",
         markdown_table(session_table(result)),
         "Recall latency (ms, wall time of `MemoryService.recall`; embed = query embedding):",
         markdown_table(timing_table(result)),

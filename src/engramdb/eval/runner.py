@@ -14,9 +14,10 @@ question:
 
 Each recalled episode maps back to its document; documents rank where their best episode ranks.
 Turn-level evidence recall@k is the fraction of gold turns covered by the first k documents.
-Sessions are ranked by the best-ranked document of each session, so session metrics @k count
-the first k distinct sessions found among the ``limit`` documents recalled (fewer than k when
-those documents come from fewer sessions: ``sessionsRetrieved`` reports how many).
+Session metrics read the server's own session ranking (recall with ``sessions`` = max k):
+sessions ranked by their best episode among both arms' candidate pools, so @k counts k
+sessions even when the ``limit`` memories come from fewer (``sessionsRetrieved`` reports how
+many sessions had any candidate).
 """
 
 from __future__ import annotations
@@ -37,16 +38,12 @@ from typing import Any, Protocol
 
 from engramdb.config import RetrievalSettings, Settings
 from engramdb.contract.canonical import hash_scope
-from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder, make_embedder
-from engramdb.core.service import MemoryService
 from engramdb.eval import metrics
 from engramdb.eval.datasets import Conversation, Dataset, Question, load_locomo, load_longmemeval
 from engramdb.eval.documents import GRANULARITIES, Document, documents, episodes
-from engramdb.jobs.embedding import embed_batch
+from engramdb.eval.targets import InProcess, OverRest, OwnServer, Target
 from engramdb.models.api import MAX_LIMIT, RecallRequest
-from engramdb.storage.port import TenantStore
-from engramdb.storage.sqlite.store import SQLiteStore
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +83,9 @@ class EvalConfig:
     limit_questions: int | None = None  # per conversation
     embedder: str = "minilm"
     home: Path | None = None  # default: a temporary folder, removed afterwards
+    rest: bool = False  # through the REST API of a server (its own on loopback unless url is set)
+    url: str | None = None
+    key: str | None = None
     ks: tuple[int, ...] = KS
     write_batch: int = 1000
     embed_batch: int = 256
@@ -100,6 +100,10 @@ class EvalConfig:
             raise ValueError(f"granularity must be one of {', '.join(GRANULARITIES)}")
         if not self.ks or min(self.ks) < 1 or max(self.ks) > MAX_LIMIT:
             raise ValueError(f"k values must be between 1 and {MAX_LIMIT}")
+        if (self.rest or self.url) and self.arms != ("hybrid",):
+            raise ValueError("through REST only the server's own settings are measured: use --arms hybrid")
+        if bool(self.url) != bool(self.key):
+            raise ValueError("--url and --key go together")
 
 
 def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
@@ -157,23 +161,23 @@ class _Run:
         self.config = config
         self.dataset = dataset
         self.progress = progress
-        self.embedder: Embedder = make_embedder(config.embedder)
-        self.store = SQLiteStore(home)
-        slug = re.sub(r"[^a-z0-9]+", "-", self.embedder.model_id.lower()).strip("-")
-        self.tenant_name = f"eval-{dataset.name}-{config.granularity}-{slug}"[:63].rstrip("-")
-        self.tenant: TenantStore = self.store.tenant(self.tenant_name, create=True)
-        self.caller = Caller(tenant=self.tenant_name, key_id="engram-eval", role="admin")
-        base = Settings(home=home)
-        self.services = {
-            arm: MemoryService(self.store, self.embedder,
-                               base.model_copy(update={"retrieval": arm_settings(arm, base.retrieval)}))
-            for arm in config.arms
-        }  # fmt: skip
+        self.target: Target
+        if config.url and config.key:
+            self.target, self.model = OverRest(config.url, config.key), "the server's embedder"
+        elif config.rest:
+            self.target, self.model = OwnServer(home, config.embedder), config.embedder
+        else:
+            embedder: Embedder = make_embedder(config.embedder)
+            slug = re.sub(r"[^a-z0-9]+", "-", embedder.model_id.lower()).strip("-")
+            tenant = f"eval-{dataset.name}-{config.granularity}-{slug}"[:63].rstrip("-")
+            base = Settings(home=home).retrieval
+            arms = {arm: arm_settings(arm, base) for arm in config.arms}
+            self.target, self.model = InProcess(home, embedder, tenant, arms), embedder.model_id
         self.totals = _Totals()
         self.questions: list[dict[str, Any]] = []
 
     def close(self) -> None:
-        self.store.close()
+        self.target.close()
 
     # -- one conversation -----------------------------------------------------------------
 
@@ -193,15 +197,15 @@ class _Run:
         scope = scope_of(self.dataset.name, conv.conversation_id)
         docs, owner = self.ingest(conv, scope)
         self.embed()
-        self.progress.grow("questions", len(asked) * len(self.services))
+        self.progress.grow("questions", len(asked) * len(self.config.arms))
         for q in asked:
             record: dict[str, Any] = {
                 "id": q.question_id, "conversation": conv.conversation_id, "category": q.category,
                 "question": q.text, "goldTurns": sorted(q.evidence_turns),
                 "goldSessions": sorted(q.evidence_sessions), "arms": {},
             }  # fmt: skip
-            for arm, service in self.services.items():
-                result = self.ask(service, q, scope, docs, owner)
+            for arm in self.config.arms:
+                result = self.ask(arm, q, scope, docs, owner)
                 record["arms"][arm] = {"retrieved": result.retrieved, "metrics": result.scores,
                                        "ms": round(result.wall_ms, 3), "timings": result.timings}  # fmt: skip
                 self.progress.advance("questions")
@@ -220,14 +224,13 @@ class _Run:
             doc_index.extend([i] * len(carried))
         owner: dict[str, int] = {}
         created = 0
-        service = next(iter(self.services.values()))
         started = time.perf_counter()
         for start in range(0, len(bodies), self.config.write_batch):
             chunk = bodies[start : start + self.config.write_batch]
-            for response, i in zip(service.write_episodes(self.caller, chunk),
-                                   doc_index[start : start + len(chunk)], strict=True):  # fmt: skip
-                owner[response.id] = i
-                created += response.created
+            for (memory_id, was_created), i in zip(self.target.write(chunk),
+                                                   doc_index[start : start + len(chunk)], strict=True):  # fmt: skip
+                owner[memory_id] = i
+                created += was_created
         self.totals.write_s += time.perf_counter() - started
         self.totals.episodes_created += created
         self.totals.documents += len(docs)
@@ -238,32 +241,32 @@ class _Run:
     def embed(self) -> None:
         """Embed every pending row with the embedding job's own batch step."""
         started = time.perf_counter()
-        while done := embed_batch(self.tenant, self.embedder, self.config.embed_batch):
-            self.totals.embedded += done
-            self.progress.advance("embedding", done)
+        done = self.target.settle()
+        self.totals.embedded += done
+        self.progress.advance("embedding", done)
         self.totals.embed_s += time.perf_counter() - started
 
     def ask(
-        self, service: MemoryService, q: Question, scope: dict[str, Any], docs: Sequence[Document],
-        owner: dict[str, int],
+        self, arm: str, q: Question, scope: dict[str, Any], docs: Sequence[Document], owner: dict[str, int],
     ) -> _Asked:  # fmt: skip
         """Ask one question through the production recall path and score the ranking."""
-        request = RecallRequest.model_validate({"query": q.text, "scope": scope, "limit": max(self.config.ks)})
+        k = max(self.config.ks)
+        request = RecallRequest.model_validate({"query": q.text, "scope": scope, "limit": k, "sessions": k})
         started = time.perf_counter()
-        response = service.recall(self.caller, request)
+        response = self.target.recall(arm, request)
         wall_ms = (time.perf_counter() - started) * 1000
         unknown = [m.id for m in response.memories if m.id not in owner]
         if unknown:
             log.warning("recall returned %d memories that are not this conversation's", len(unknown))
         ranking = metrics.first_occurrences(owner[m.id] for m in response.memories if m.id in owner)
-        scores = score(q, [docs[i] for i in ranking], self.config.ks)
+        sessions = [s.session_id for s in response.sessions or []]
+        scores = score(q, [docs[i] for i in ranking], sessions, self.config.ks)
         return _Asked([docs[i].doc_id for i in ranking], scores, wall_ms, dict(response.timings))
 
 
-def score(q: Question, ranked: Sequence[Document], ks: Iterable[int]) -> dict[str, float]:
-    """Return the question's metrics for documents ranked best first."""
+def score(q: Question, ranked: Sequence[Document], sessions: Sequence[str], ks: Iterable[int]) -> dict[str, float]:
+    """Return the question's metrics for documents and sessions ranked best first."""
     turns = [doc.turn_ids for doc in ranked]
-    sessions = metrics.first_occurrences(doc.session_id for doc in ranked)
     out: dict[str, float] = {}
     for k in ks:
         out[f"turnRecall@{k}"] = metrics.evidence_recall(turns, q.evidence_turns, k)
@@ -351,21 +354,23 @@ def run(config: EvalConfig, progress: ProgressSink | None = None) -> dict[str, A
             shutil.rmtree(home, ignore_errors=True)
     elapsed = time.perf_counter() - started
     t = state.totals
-    settings = {arm: service.settings.retrieval.model_dump() for arm, service in state.services.items()}
+    settings = state.target.retrieval()
     return {
         "dataset": dataset.name,
         "data": dataset.source,
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "config": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
-                   "embedderModel": state.embedder.model_id, "limit": max(config.ks)},  # fmt: skip
+                   "embedderModel": state.model, "limit": max(config.ks),
+                   "key": "***" if config.key else None},  # fmt: skip
         "protocol": {
             "documents": _DOC_NOTES[(dataset.name, config.granularity)],
             "arms": "bm25 and vector: the production recall with the other arm's fusion weight at 0 "
                     "(its rows can still fill the tail when the weighted arm returns fewer than limit); "
                     "hybrid: the default retrieval settings",
             "turnRecall": "fraction of the question's evidence turns covered by the first k documents",
-            "sessionRanking": "sessions ranked by the best-ranked document of each session, among the "
-                              f"{max(config.ks)} documents recalled (sessionsRetrieved: how many sessions that gives)",
+            "sessionRanking": f"the server's session ranking (recall with sessions={max(config.ks)}): sessions "
+                              "ranked by their best episode among both arms' candidates "
+                              "(sessionsRetrieved: how many sessions that gives)",
             "skipped": _SKIP_NOTES[dataset.name],
         },  # fmt: skip
         "counts": {
