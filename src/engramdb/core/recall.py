@@ -111,7 +111,8 @@ def recall(
         fused = fusion.weighted(arms, weights)
     else:
         fused = fusion.rrf(arms, weights, k=settings.rrf_k)
-    lift = _neighbour_lift(store, scope_key, fused, settings.neighbour_weight, settings.second_neighbour_weight)
+    lift = _neighbour_lift(store, scope_key, fused, settings.neighbour_weight, settings.second_neighbour_weight,
+                           floor=_lift_floor(fused, limit, settings) if sessions == 0 else None)
     contenders = _contenders(fused, lift, limit, settings)
     records = store.records([f.rowid for f in contenders], with_event=False)
     hits = _with_features(contenders, lift, records, settings, trust_weight)
@@ -158,8 +159,22 @@ def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction:
     return informative
 
 
+def _headroom(settings: RetrievalSettings) -> float:
+    """The most the lifecycle features can add to a row's score (each feature is at most 1)."""
+    return settings.recency_weight + settings.confidence_weight + settings.importance_weight + settings.trust_weight
+
+
+def _lift_floor(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings) -> float | None:
+    """The fused score below which no lift and no feature can bring a row into the top ``limit``."""
+    if len(fused) <= limit:
+        return None
+    reach = (settings.neighbour_weight + settings.second_neighbour_weight) * fused[0].score
+    return fused[limit - 1].score - reach - _headroom(settings)
+
+
 def _neighbour_lift(
-    store: TenantStore, scope_key: str, fused: list[fusion.Fused], weight: float, weight_2: float = 0.0
+    store: TenantStore, scope_key: str, fused: list[fusion.Fused], weight: float, weight_2: float = 0.0,
+    *, floor: float | None = None,
 ) -> dict[int, float]:
     """Lend each episode ``weight`` times the best fused score of the turns next to it, and
     ``weight_2`` times the best of the turns two away (neighbours: written just before and after
@@ -171,9 +186,10 @@ def _neighbour_lift(
     """
     if weight <= 0 or not fused:
         return {}
-    score = {f.rowid: f.score for f in fused}
+    score = {f.rowid: f.score for f in fused}  # every candidate lends
+    borrowers = [f.rowid for f in fused if floor is None or f.score >= floor]  # only these can rise enough
     lift = {}
-    adjacent = store.adjacent(scope_key, list(score))
+    adjacent = store.adjacent(scope_key, borrowers)
     second: dict[int, tuple[int | None, int | None]] = {}
     if weight_2 > 0:
         ring = {n for pair in adjacent.values() for n in pair if n is not None}
@@ -198,9 +214,7 @@ def _contenders(
     if len(fused) <= limit:
         return fused
     base = sorted((f.score + lift.get(f.rowid, 0.0) for f in fused), reverse=True)
-    headroom = (settings.recency_weight + settings.confidence_weight
-                + settings.importance_weight + settings.trust_weight)  # fmt: skip
-    floor = base[limit - 1] - headroom
+    floor = base[limit - 1] - _headroom(settings)
     return [f for f in fused if f.score + lift.get(f.rowid, 0.0) >= floor]
 
 

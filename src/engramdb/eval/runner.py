@@ -107,11 +107,13 @@ class EvalConfig:
 
 
 def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
-    """Return the retrieval settings of an arm: one fusion weight at 0, or ``base`` for hybrid."""
+    """Return the retrieval settings of an arm: one arm alone (the other's fusion weight and the
+    neighbour lift at 0), or ``base`` for hybrid."""
+    alone = {"fusion": "weighted", "neighbour_weight": 0.0, "second_neighbour_weight": 0.0}
     if arm == "bm25":
-        return base.model_copy(update={"fusion": "weighted", "dense_weight": 0.0, "lexical_weight": 1.0})
+        return base.model_copy(update={**alone, "dense_weight": 0.0, "lexical_weight": 1.0})
     if arm == "vector":
-        return base.model_copy(update={"fusion": "weighted", "dense_weight": 1.0, "lexical_weight": 0.0})
+        return base.model_copy(update={**alone, "dense_weight": 1.0, "lexical_weight": 0.0})
     if arm == "hybrid":
         return base
     raise ValueError(f"unknown arm {arm!r}")
@@ -364,9 +366,9 @@ def run(config: EvalConfig, progress: ProgressSink | None = None) -> dict[str, A
                    "key": "***" if config.key else None},  # fmt: skip
         "protocol": {
             "documents": _DOC_NOTES[(dataset.name, config.granularity)],
-            "arms": "bm25 and vector: the production recall with the other arm's fusion weight at 0 "
-                    "(its rows can still fill the tail when the weighted arm returns fewer than limit); "
-                    "hybrid: the default retrieval settings",
+            "arms": "bm25 and vector: the production recall with the other arm's fusion weight and the "
+                    "neighbour lift at 0 (the other arm's rows can still fill the tail when the weighted arm "
+                    "returns fewer than limit); hybrid: the default retrieval settings",
             "turnRecall": "fraction of the question's evidence turns covered by the first k documents",
             "sessionRanking": f"the server's session ranking (recall with sessions={max(config.ks)}): sessions "
                               "ranked by their best episode among both arms' candidates "
