@@ -75,7 +75,7 @@ def _table(result: dict[str, Any]) -> Table:
     machine = result["machine"]
     table = Table(
         "size", "vectors", "cold load", "search p50", "p95", "p99", "dense p50", "lexical p50",
-        "records p50", "CPU p50", "embed p50", "embed p95",
+        "neighbours p50", "records p50", "CPU p50", "embed p50", "embed p95",
         title=f"recall latency in one scope, ms ({result['config']['embedderModel']}, "
         f"{machine['cpusUsable']} CPUs, Python {machine['python']})",
     )
@@ -84,7 +84,8 @@ def _table(result: dict[str, Any]) -> Table:
         table.add_row(
             f"{row['size']:,}", row["vectors"]["mode"], f"{row['coldLoadMs']:.1f}",
             _ms(search, "p50"), _ms(search, "p95"), _ms(search, "p99"),
-            _ms(parts["dense"], "p50"), _ms(parts["lexical"], "p50"), _ms(parts["records"], "p50"),
+            _ms(parts["dense"], "p50"), _ms(parts["lexical"], "p50"),
+            _ms(parts.get("neighbours", {}), "p50"), _ms(parts["records"], "p50"),
             _ms(row["cpuMs"]["serverMinusEmbed"], "p50"), _ms(embed, "p50"), _ms(embed, "p95"),
         )  # fmt: skip
     return table
