@@ -62,3 +62,19 @@ def test_a_session_without_a_tenant_sees_nothing(pg: PostgresStore) -> None:
     with psycopg.connect(pg.url, autocommit=True) as owner:  # control: the rows are there
         owner.execute(f"SET search_path TO {pg.schema}")
         assert owner.execute("SELECT count(*) FROM memories").fetchone() == (2,)
+
+
+def test_a_reading_block_is_one_transaction_bound_to_its_tenant(pg: PostgresStore) -> None:
+    """Recall's reads share one connection and one transaction (now() is the transaction's start)."""
+    import time
+
+    tenant = pg.tenant("alpha")
+    with tenant.reading() as reader:
+        first = reader._one("SELECT now(), current_setting('engram.tenant')")  # noqa: SLF001
+        time.sleep(0.02)
+        second = reader._one("SELECT now()")  # noqa: SLF001
+        texts = [r[0] for r in reader._all("SELECT text FROM memories")]  # noqa: SLF001
+    assert first[1] == "alpha" and second[0] == first[0]
+    assert texts == ["secret of alpha"]  # still only its own rows
+    apart = tenant._one("SELECT now()")[0]  # noqa: SLF001  # positive control: a new transaction
+    assert apart > first[0]

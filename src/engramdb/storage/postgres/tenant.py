@@ -8,8 +8,9 @@ present, is used for scope-filtered queries too and returns a fraction of the tr
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,6 +51,14 @@ def _tsquery(terms: Sequence[str]) -> str:
     return " | ".join("'" + t.replace("'", "''").replace("\\", "") + "'" for t in terms)
 
 
+@dataclass
+class _Held:
+    """The connection a ``reading()`` block shares, once its first read took it."""
+
+    stack: ExitStack
+    conn: Any = None
+
+
 class PostgresTenantStore:
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
@@ -66,7 +75,9 @@ class PostgresTenantStore:
     def _conn(self) -> Iterator[Any]:
         held = self._held.get()
         if held is not None:  # inside reading(): one connection and one transaction for all
-            yield held
+            if held.conn is None:  # taken at the first read, not before (recall embeds first)
+                held.conn = held.stack.enter_context(self._store.connection(self.name))
+            yield held.conn
             return
         with self._store.connection(self.name) as conn:
             yield conn
@@ -75,14 +86,14 @@ class PostgresTenantStore:
     def reading(self) -> Iterator[PostgresTenantStore]:
         """Serve every read in this block from one connection and one transaction.
 
-        A recall makes four or five reads; a pooled checkout, a transaction and the tenant setting
+        A recall makes four to six reads; a pooled checkout, a transaction and the tenant setting
         for each was most of its time (bench/RESULTS.md).
         """
         if self._held.get() is not None:
             yield self
             return
-        with self._store.connection(self.name) as conn:
-            token = self._held.set(conn)
+        with ExitStack() as stack:
+            token = self._held.set(_Held(stack))
             try:
                 yield self
             finally:
