@@ -26,9 +26,9 @@ class RetrievalSettings(BaseModel):
     importance_weight: float = Field(0.01, description="weight of the source prior (facts > episodes)")
     trust_weight: float = Field(0.05, description="weight of trust (the policy's weight per trust class and origin)")
     neighbour_weight: float = Field(
-        0.4, description="share of the best neighbouring turn's fused score an episode gains (0 = off)"
+        0.4, ge=0, description="share of the best neighbouring turn's fused score an episode gains (0 = off)"
     )
-    second_neighbour_weight: float = Field(0.2, description="the same for the turns two away (0 = off)")
+    second_neighbour_weight: float = Field(0.2, ge=0, description="the same for the turns two away (0 = off)")
     candidate_pool: int = Field(200, description="rows each arm contributes before fusion")
     common_term_fraction: float = Field(
         1.0, description="the lexical arm skips words found in more than this share of the scope (1 = never)"

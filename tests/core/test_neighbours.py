@@ -14,7 +14,7 @@ from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
 from engramdb.models.api import RecallRequest
 from engramdb.storage.port import Store
-from tests.factories import episode_body, fact_body, scope_fields
+from tests.factories import episode_body, fact_body, participant, scope_fields
 
 SCOPE = scope_fields()
 SCOPE_KEY = auth.scope_key(Scope.model_validate(SCOPE))
@@ -42,7 +42,21 @@ def test_adjacent_follows_write_order_within_each_session(
     fact_row = store.tenant("t1").get_memory(SCOPE_KEY, "MEMORY_FACT", fact).rowid  # type: ignore[union-attr]
     adjacent = store.tenant("t1").adjacent(SCOPE_KEY, [a0, a1, a2, b, fact_row])
     assert adjacent == {a0: (None, a1), a1: (a0, a2), a2: (a1, None)}  # b alone, the fact has none
-    assert store.tenant("t1").adjacent("0" * 64, [a0, a1]) == {}  # another scope sees none
+    other = scope_fields(participantScopeHash=participant("bob"))
+    service.write_episode(operator, EpisodeWrite.model_validate(
+        episode_body("bob's turn", "", session="a", turn=0, scope=other)))  # fmt: skip
+    other_key = auth.scope_key(Scope.model_validate(other))
+    assert store.tenant("t1").adjacent(other_key, [a0, a1]) == {}  # another scope's key sees none of them
+
+
+def test_a_turn_without_words_keeps_the_chain(store: Store, service: MemoryService, operator: Caller) -> None:
+    ids = [_write(service, operator, "hello there", "s", 0)]
+    _recall(service, operator, "hello")  # the scope's copy exists before the wordless turn
+    ids.append(_write(service, operator, "👍", "s", 1))
+    ids.append(_write(service, operator, "see you", "s", 2))
+    a, b, c = _rowids(store, ids)
+    assert _recall(service, operator, "hello")[0][0] == "hello there"  # recall still answers
+    assert store.tenant("t1").adjacent(SCOPE_KEY, [a, b, c]) == {a: (None, b), b: (a, c), c: (b, None)}
 
 
 def test_lift_reaches_one_and_two_turns_away(store: Store, service: MemoryService, operator: Caller) -> None:
@@ -85,3 +99,24 @@ def test_a_turn_next_to_a_strong_match_rises_with_the_neighbour_weight(
     assert without[0][0].startswith("Nate said") and with_lift[0][0].startswith("Nate said")
     assert "Catan, against four friends" not in [text for text, _ in without]
     assert with_lift[1][0] == "Catan, against four friends" and with_lift[1][1] > 0
+
+
+def test_pruned_lift_gives_what_the_full_lift_gives(store: Store, settings: Settings, operator: Caller) -> None:
+    """Without sessions, only rows that can still reach the top are lifted; the answer is the same."""
+    import random
+
+    service = MemoryService(store, HashingEmbedder(), settings)
+    rng = random.Random(5)
+    words = "lisbon hotel flight budget ramen tennis garden sister deploy invoice concert visa".split()
+    for n in range(240):
+        _write(service, operator, " ".join(rng.choices(words, k=rng.randint(2, 7))), f"s{n // 12}", n % 12)
+    drain(store.tenant("t1"), service.embedder)
+    for _ in range(25):
+        query = " ".join(rng.sample(words, 3))
+        for limit in (1, 4, 10):
+            body = {"query": query, "scope": SCOPE, "limit": limit}
+            pruned = service.recall(operator, RecallRequest.model_validate(body)).memories
+            full = service.recall(operator, RecallRequest.model_validate({**body, "sessions": 1})).memories
+            assert [m.id for m in pruned] == [m.id for m in full]
+            assert all(abs(p.score - f.score) < 1e-6 for p, f in zip(pruned, full, strict=True))
+            assert pruned  # the comparison is never empty

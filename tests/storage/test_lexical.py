@@ -104,3 +104,12 @@ def test_document_frequency_counts_documents_not_occurrences() -> None:
     assert index.document_frequency("cat") == 2  # "cats" and "cat" share a stem
     assert index.document_frequency("dog") == 1
     assert index.document_frequency("bird") == 0
+
+
+def test_documents_without_a_word_are_counted_and_match_nothing() -> None:
+    index = LexicalIndex()
+    index.add([0], ["👍"])  # a batch with no word at all
+    index.add([1, 2, 3], ["...", "the cat sat", "?!"])
+    assert index.scores(["cat"], 4).tolist()[:2] == [0.0, 0.0] and index.scores(["cat"], 4)[2] > 0
+    assert index.document_frequency("cat") == 1
+    assert index.scores(["👍"], 4).max() == 0  # nothing to match, and no error

@@ -184,7 +184,7 @@ def _neighbour_lift(
     answer), so a turn near a strong match is likelier evidence than its own words say.
     Measured on LoCoMo and the held-out set (bench/RESULTS.md).
     """
-    if weight <= 0 or not fused:
+    if (weight <= 0 and weight_2 <= 0) or not fused:
         return {}
     score = {f.rowid: f.score for f in fused}  # every candidate lends
     borrowers = [f.rowid for f in fused if floor is None or f.score >= floor]  # only these can rise enough

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Sequence
@@ -416,7 +417,9 @@ class MemoryService:
         if request.include_pending and filt.statuses is not None:
             filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
         with self._tenant(caller).reading() as tenant:
-            policy = load_policy(tenant)
+            # Read on first use (after the query is embedded): on PostgreSQL the first read takes
+            # the block's connection, which should not sit idle while the embedder works.
+            policy = functools.cache(lambda: load_policy(tenant))
             outcome = recall(
                 tenant,
                 self.embedder,
@@ -425,7 +428,7 @@ class MemoryService:
                 filt=filt,
                 limit=request.limit,
                 settings=self.settings.retrieval,
-                trust_weight=lambda r: policy.rule(r.trust_class, r.origin).weight,
+                trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight,
                 sessions=request.sessions,
             )
         memories = [_recalled(hit, request.explain) for hit in outcome.hits]

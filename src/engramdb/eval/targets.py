@@ -101,10 +101,13 @@ class OverRest:
                 if item["status"] not in (200, 201):
                     raise RuntimeError(f"the server refused an episode: {item}")
                 out.append((item["id"], item["status"] == 201))
-        self._unsettled += [(i, scope) for (i, created), scope in zip(out, scopes, strict=True) if created]
+        # Every id, not only new ones: a server may still be embedding rows an earlier run wrote.
+        self._unsettled += [(i, scope) for (i, _), scope in zip(out, scopes, strict=True)]
         return out
 
     def settle(self) -> int:
+        """Poll every written episode until its vector is ready (a failed one is retried by the
+        server's worker with backoff, so it counts as pending until the deadline)."""
         embedded = len(self._unsettled)
         deadline = time.monotonic() + self.timeout_s
         while self._unsettled:
@@ -112,15 +115,13 @@ class OverRest:
             for event_id, scope in self._unsettled:
                 view = self.client.get(f"/v1/episodes/{event_id}", params=scope)
                 view.raise_for_status()
-                state = view.json()["embedding"]["state"]
-                if state == "failed":
-                    raise RuntimeError(f"embedding failed for {event_id}: {view.json()['embedding']}")
-                if state != "ready":
+                embedding = view.json()["embedding"]
+                if embedding["state"] != "ready":
                     pending.append((event_id, scope))
             self._unsettled = pending
             if pending:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"{len(pending)} episodes still without a vector")
+                    raise TimeoutError(f"{len(pending)} episodes still without a vector, e.g. {embedding}")
                 time.sleep(self.poll_seconds)
         return embedded
 
@@ -153,10 +154,14 @@ class OwnServer(OverRest):
         self._folder = home or Path(tempfile.mkdtemp(prefix="engram-eval-rest-"))
         self.settings = Settings(home=self._folder, database_url=None, embedder=embedder)
         self.store = SQLiteStore(self.settings.home)
-        self.store.tenant("eval", create=True)
-        key, _ = auth.create_key(self.store, tenant="eval", role="admin", grant={}, label="engram eval")
-        self.server = LoopbackServer(create_app(self.settings, store=self.store))
-        self.server.start()
+        try:
+            self.store.tenant("eval", create=True)
+            key, _ = auth.create_key(self.store, tenant="eval", role="admin", grant={}, label="engram eval")
+            self.server = LoopbackServer(create_app(self.settings, store=self.store))
+            self.server.start()
+        except BaseException:
+            self.store.close()
+            raise
         super().__init__(self.server.url, key)
 
     def retrieval(self) -> dict[str, Any]:
@@ -164,4 +169,4 @@ class OwnServer(OverRest):
 
     def close(self) -> None:
         super().close()
-        self.server.stop()
+        self.server.stop()  # the app's shutdown closes the store it was given

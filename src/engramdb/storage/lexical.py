@@ -101,7 +101,8 @@ class LexicalIndex:
         keys, counts = np.unique(term * span + at, return_counts=True)
         terms, places = keys // span, (keys % span).astype(np.int32)
         starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
-        for start, end in zip(starts, [*starts[1:], len(keys)], strict=True):
+        # A batch with no word at all (an emoji, "...") has no postings, only lengths.
+        for start, end in zip(starts, [*starts[1:], len(keys)], strict=True) if len(keys) else ():
             t = int(terms[start])
             self._positions[t].frombytes(places[start:end].tobytes())
             self._counts[t].frombytes(counts[start:end].astype(np.float32).tobytes())

@@ -207,8 +207,8 @@ class ScopeCopy:
         return position
 
     def _grow(self, capacity: int) -> None:
-        def grown(array: np.ndarray) -> np.ndarray:
-            bigger = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+        def grown(array: np.ndarray, fill: int = 0) -> np.ndarray:
+            bigger = np.full((capacity, *array.shape[1:]), fill, dtype=array.dtype)
             bigger[: len(array)] = array
             return bigger
 
@@ -217,8 +217,8 @@ class ScopeCopy:
         self._source = grown(self._source)
         self._status = grown(self._status)
         self._session = grown(self._session)
-        self._before = grown(self._before)
-        self._after = grown(self._after)
+        self._before = grown(self._before, fill=-1)
+        self._after = grown(self._after, fill=-1)
         self._times = {name: grown(values) for name, values in self._times.items()}
         if self.dimension:
             self._matrix = grown(self._matrix)
