@@ -40,13 +40,15 @@ def test_adjacent_follows_write_order_within_each_session(
     a0, a1, a2 = _rowids(store, a)
     (b,) = _rowids(store, [b0])
     fact_row = store.tenant("t1").get_memory(SCOPE_KEY, "MEMORY_FACT", fact).rowid  # type: ignore[union-attr]
-    adjacent = store.tenant("t1").adjacent(SCOPE_KEY, [a0, a1, a2, b, fact_row])
-    assert adjacent == {a0: (None, a1), a1: (a0, a2), a2: (a1, None)}  # b alone, the fact has none
+    before, after = store.tenant("t1").adjacent(SCOPE_KEY, [a0, a1, a2, b, fact_row, -1])
+    assert before.tolist() == [-1, a0, a1, -1, -1, -1]  # b is alone in its session; facts have none
+    assert after.tolist() == [a1, a2, -1, -1, -1, -1]
     other = scope_fields(participantScopeHash=participant("bob"))
     service.write_episode(operator, EpisodeWrite.model_validate(
         episode_body("bob's turn", "", session="a", turn=0, scope=other)))  # fmt: skip
     other_key = auth.scope_key(Scope.model_validate(other))
-    assert store.tenant("t1").adjacent(other_key, [a0, a1]) == {}  # another scope's key sees none of them
+    seen = store.tenant("t1").adjacent(other_key, [a0, a1])  # another scope's key sees none of them
+    assert [x.tolist() for x in seen] == [[-1, -1], [-1, -1]]
 
 
 def test_a_turn_without_words_keeps_the_chain(store: Store, service: MemoryService, operator: Caller) -> None:
@@ -56,7 +58,8 @@ def test_a_turn_without_words_keeps_the_chain(store: Store, service: MemoryServi
     ids.append(_write(service, operator, "see you", "s", 2))
     a, b, c = _rowids(store, ids)
     assert _recall(service, operator, "hello")[0][0] == "hello there"  # recall still answers
-    assert store.tenant("t1").adjacent(SCOPE_KEY, [a, b, c]) == {a: (None, b), b: (a, c), c: (b, None)}
+    before, after = store.tenant("t1").adjacent(SCOPE_KEY, [a, b, c])
+    assert before.tolist() == [-1, a, b] and after.tolist() == [b, c, -1]
 
 
 def test_lift_reaches_one_and_two_turns_away(store: Store, service: MemoryService, operator: Caller) -> None:

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from engramdb import clock
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion
@@ -186,21 +188,25 @@ def _neighbour_lift(
     """
     if (weight <= 0 and weight_2 <= 0) or not fused:
         return {}
-    score = {f.rowid: f.score for f in fused}  # every candidate lends
-    borrowers = [f.rowid for f in fused if floor is None or f.score >= floor]  # only these can rise enough
-    lift = {}
-    adjacent = store.adjacent(scope_key, borrowers)
-    second: dict[int, tuple[int | None, int | None]] = {}
+    ids = np.array([f.rowid for f in fused], dtype=np.int64)  # every candidate lends
+    order = np.argsort(ids)
+    known, known_score = ids[order], np.array([f.score for f in fused])[order]
+
+    def score_of(rowids: np.ndarray) -> np.ndarray:
+        """The fused score of each rowid, 0 for -1 and for rows the arms did not find."""
+        at = np.minimum(np.searchsorted(known, rowids), len(known) - 1)
+        return np.where(known[at] == rowids, known_score[at], 0.0)
+
+    # Only rows that can still rise into the top borrow (their neighbours are looked up).
+    borrowers = ids if floor is None else ids[np.array([f.score >= floor for f in fused])]
+    before, after = store.adjacent(scope_key, borrowers.tolist())
+    lift = weight * np.maximum(score_of(before), score_of(after))
     if weight_2 > 0:
-        ring = {n for pair in adjacent.values() for n in pair if n is not None}
-        second = store.adjacent(scope_key, list(ring))
-    for rowid, pair in adjacent.items():
-        best = max((score.get(n, 0.0) for n in pair if n is not None), default=0.0)
-        far = [second.get(n, (None, None))[i] for i, n in enumerate(pair) if n is not None]
-        best_2 = max((score.get(n, 0.0) for n in far if n is not None), default=0.0)
-        if best > 0 or best_2 > 0:
-            lift[rowid] = weight * best + weight_2 * best_2
-    return lift
+        far_before, _ = store.adjacent(scope_key, before.tolist())
+        _, far_after = store.adjacent(scope_key, after.tolist())
+        lift += weight_2 * np.maximum(score_of(far_before), score_of(far_after))
+    lifted = np.flatnonzero(lift > 0)
+    return dict(zip(borrowers[lifted].tolist(), lift[lifted].tolist(), strict=True))
 
 
 def _contenders(

@@ -434,9 +434,9 @@ class _TimedTenant:
         with self._inner.reading():  # recall reads through this wrapper, not the store it yields
             yield self
 
-    def adjacent(self, *args: Any, **kwargs: Any) -> dict[int, tuple[int | None, int | None]]:
+    def adjacent(self, *args: Any, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
         started = time.perf_counter()
-        result: dict[int, tuple[int | None, int | None]] = self._inner.adjacent(*args, **kwargs)
+        result: tuple[np.ndarray, np.ndarray] = self._inner.adjacent(*args, **kwargs)
         self.last["neighboursMs"] = self.last.get("neighboursMs", 0.0) + (time.perf_counter() - started) * 1000
         return result
 

@@ -341,9 +341,9 @@ class TenantStore(Protocol):
         """Return the lexical arm's top rows (BM25, higher is better) within the scope."""
         ...
 
-    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
-        """Return, for each episode among ``rowids``, the rowids of the episodes written just
-        before and after it in its session (``None`` at either end); rows without either are left out."""
+    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Return, aligned with ``rowids``, the rowids of the episodes written just before and
+        after each one in its session, in this scope (-1: none; also for -1 and for facts)."""
         ...
 
     def vector_candidates(

@@ -235,9 +235,12 @@ class PostgresTenantStore:
         )
         return [Candidate(r[0], float(r[1])) for r in rows]
 
-    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
-        if not rowids:
-            return {}
+    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        before = np.full(len(rowids), -1, dtype=np.int64)
+        after = np.full(len(rowids), -1, dtype=np.int64)
+        wanted = [int(r) for r in rowids if r >= 0]
+        if not wanted:
+            return before, after
         side = ("SELECT o.rowid FROM memories o WHERE o.tenant = m.tenant AND o.scope_key = m.scope_key "
                 "AND o.source = 'EPISODE' AND o.session_id = m.session_id AND o.rowid {} m.rowid "
                 "ORDER BY o.rowid {} LIMIT 1")  # fmt: skip
@@ -245,9 +248,15 @@ class PostgresTenantStore:
             f"SELECT m.rowid, ({side.format('<', 'DESC')}), ({side.format('>', 'ASC')}) "
             "FROM memories m WHERE m.tenant = %s AND m.scope_key = %s AND m.rowid = ANY(%s) "
             "AND m.source = 'EPISODE' AND m.session_id IS NOT NULL",
-            (self.name, scope_key, list(rowids)),
+            (self.name, scope_key, wanted),
         )
-        return {r[0]: (r[1], r[2]) for r in rows if r[1] is not None or r[2] is not None}
+        found = {r[0]: r for r in rows}
+        for i, rowid in enumerate(rowids):
+            row = found.get(rowid)
+            if row is not None:
+                before[i] = -1 if row[1] is None else row[1]
+                after[i] = -1 if row[2] is None else row[2]
+        return before, after
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         size = int(self._one("SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s",

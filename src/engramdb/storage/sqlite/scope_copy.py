@@ -118,20 +118,20 @@ class ScopeCopy:
                 self._before[position], self._after[before] = before, position
             self._last_in_session[session] = position
 
-    def adjacent(self, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
-        """Return, per episode, the episodes written just before and after it in its session."""
-        out: dict[int, tuple[int | None, int | None]] = {}
-        for rowid in rowids:
-            position = self._position.get(rowid)
-            if position is None:
-                continue
-            before, after = int(self._before[position]), int(self._after[position])
-            if before >= 0 or after >= 0:
-                out[rowid] = (
-                    int(self._rowids[before]) if before >= 0 else None,
-                    int(self._rowids[after]) if after >= 0 else None,
-                )
-        return out
+    def adjacent(self, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Return, aligned with ``rowids``, the rowids of the episodes written just before and
+        after each one in its session (-1: none, or not an episode of this scope)."""
+        get = self._position.get
+        positions = np.fromiter((get(r, -1) for r in rowids), dtype=np.int64, count=len(rowids))
+        known = positions >= 0
+        out = []
+        for links in (self._before, self._after):
+            linked = np.full(len(positions), -1, dtype=np.int64)
+            linked[known] = links[positions[known]]
+            found = linked >= 0
+            linked[found] = self._rowids[linked[found]]
+            out.append(linked)
+        return out[0], out[1]
 
     def _position_of(self, rowid: int) -> int:
         position = self._position.get(rowid)

@@ -9,6 +9,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 from engramdb.errors import ConflictError
 from engramdb.storage.port import (
     AuditDraft,
@@ -219,7 +221,7 @@ class SQLiteTenantStore:
     ) -> list[Candidate]:
         return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit))
 
-    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         return self._read_copy(scope_key, lambda copy: copy.adjacent(rowids))
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
