@@ -116,20 +116,20 @@ def recall(
     lift = _neighbour_lift(store, scope_key, fused, settings.neighbour_weight, settings.second_neighbour_weight,
                            floor=_lift_floor(fused, limit, settings) if sessions == 0 else None)
     contenders = _contenders(fused, lift, limit, settings)
-    records = store.records([f.rowid for f in contenders], with_event=False)
+    # Sessions need every candidate's record; the contenders' records are among them.
+    records = store.records([f.rowid for f in (fused if sessions > 0 else contenders)], with_event=False)
     hits = _with_features(contenders, lift, records, settings, trust_weight)
-    ranked_sessions = _sessions(store, fused, lift, sessions) if sessions > 0 else []
+    ranked_sessions = _sessions(fused, lift, records, sessions) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     return RecallOutcome(hits=hits[:limit], timings=timings, sessions=ranked_sessions)
 
 
 def _sessions(
-    store: TenantStore, fused: list[fusion.Fused], lift: dict[int, float], limit: int
+    fused: list[fusion.Fused], lift: dict[int, float], records: dict[int, MemoryRecord], limit: int
 ) -> list[SessionHit]:
     """Rank the sessions of every candidate episode (both arms' pools, not only the top
     ``limit`` memories) by their best episode's score, so a session is found even when other
     sessions fill the memory list."""
-    records = store.records([f.rowid for f in fused], with_event=False)
     best: dict[str, SessionHit] = {}
     ordered = sorted(fused, key=lambda f: (-(f.score + lift.get(f.rowid, 0.0)), f.rowid))
     for row in ordered:
@@ -201,10 +201,10 @@ def _neighbour_lift(
     borrowers = ids if floor is None else ids[np.array([f.score >= floor for f in fused])]
     before, after = store.adjacent(scope_key, borrowers.tolist())
     lift = weight * np.maximum(score_of(before), score_of(after))
-    if weight_2 > 0:
-        far_before, _ = store.adjacent(scope_key, before.tolist())
-        _, far_after = store.adjacent(scope_key, after.tolist())
-        lift += weight_2 * np.maximum(score_of(far_before), score_of(far_after))
+    if weight_2 > 0:  # one lookup: the turn before the one before, and after the one after
+        beyond_before, beyond_after = store.adjacent(scope_key, np.concatenate([before, after]).tolist())
+        far = np.maximum(score_of(beyond_before[: len(before)]), score_of(beyond_after[len(before) :]))
+        lift += weight_2 * far
     lifted = np.flatnonzero(lift > 0)
     return dict(zip(borrowers[lifted].tolist(), lift[lifted].tolist(), strict=True))
 

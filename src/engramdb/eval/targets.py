@@ -92,7 +92,7 @@ class OverRest:
 
     def write(self, bodies: Sequence[EpisodeWrite]) -> list[tuple[str, bool]]:
         out: list[tuple[str, bool]] = []
-        scopes = [_scope_query(b) for b in bodies]
+        scopes = [b.named_scope_fields() for b in bodies]  # GET names the scope as query parameters
         for start in range(0, len(bodies), BATCH):
             chunk = [b.model_dump(by_alias=True, exclude_none=True, mode="json") for b in bodies[start : start + BATCH]]
             response = self.client.post("/v1/episodes/batch", json={"episodes": chunk})
@@ -135,13 +135,6 @@ class OverRest:
 
     def close(self) -> None:
         self.client.close()
-
-
-def _scope_query(body: EpisodeWrite) -> dict[str, Any]:
-    """The episode's five scope fields as GET query parameters."""
-    fields = body.model_dump(by_alias=True, mode="json")
-    names = ("agentId", "profileId", "privacyScope", "participantScopeHash", "sandboxEligible")
-    return {n: str(fields[n]).lower() if isinstance(fields[n], bool) else fields[n] for n in names}
 
 
 class OwnServer(OverRest):
