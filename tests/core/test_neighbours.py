@@ -123,3 +123,19 @@ def test_pruned_lift_gives_what_the_full_lift_gives(store: Store, settings: Sett
             assert [m.id for m in pruned] == [m.id for m in full]
             assert all(abs(p.score - f.score) < 1e-6 for p, f in zip(pruned, full, strict=True))
             assert pruned  # the comparison is never empty
+
+
+def test_explain_adds_up_with_only_the_second_ring_on(store: Store, settings: Settings, operator: Caller) -> None:
+    service = MemoryService(store, HashingEmbedder(), settings.model_copy(
+        update={"retrieval": RetrievalSettings(neighbour_weight=0.0, second_neighbour_weight=0.5)}))  # fmt: skip
+    for i, text in enumerate(["Nate won the board game night", "small talk", "Catan with four friends"]):
+        _write(service, operator, text, "s1", i)
+    drain(store.tenant("t1"), service.embedder)  # every row reaches the dense arm, so every row is a candidate
+    request = {"query": "Nate board game night", "scope": SCOPE, "limit": 3, "explain": True}
+    memories = service.recall(operator, RecallRequest.model_validate(request)).memories
+    catan = next(m for m in memories if m.text.startswith("Catan"))
+    assert catan.explain is not None and catan.explain.features["neighbours"] > 0  # two away from the match
+    for m in memories:
+        assert m.explain is not None
+        parts = sum(a.contribution for a in m.explain.arms.values()) + sum(m.explain.features.values())
+        assert abs(parts - m.score) < 1e-9

@@ -244,7 +244,7 @@ def _with_features(
             "importance": settings.importance_weight * _SOURCE_PRIOR[record.source],
             "trust": settings.trust_weight * trust_weight(record),
         }
-        if settings.neighbour_weight > 0:
+        if settings.neighbour_weight > 0 or settings.second_neighbour_weight > 0:
             features["neighbours"] = lift.get(row.rowid, 0.0)
         arms = {
             name: {"rank": row.ranks[name], "raw": row.raw[name], "contribution": row.parts[name]}
