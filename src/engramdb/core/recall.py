@@ -101,9 +101,8 @@ def recall(
 
     started = time.perf_counter()
     pool = max(settings.candidate_pool, limit)
-    dense = store.vector_candidates(scope_key, vector, filt, pool)
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
-    lexical = store.text_candidates(scope_key, terms, filt, pool)
+    dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
     arms = {
         "dense": [(c.rowid, c.score) for c in dense],
         "lexical": [(c.rowid, c.score) for c in lexical],

@@ -52,7 +52,7 @@ from engramdb.errors import EngramError
 from engramdb.eval import lifecycle_cost
 from engramdb.jobs.embedding import drain
 from engramdb.models.api import RecallRequest
-from engramdb.storage.port import Candidate, MemoryRecord
+from engramdb.storage.port import Candidate, CandidateFilter, MemoryRecord, Vector
 from engramdb.storage.sqlite.store import SQLiteStore
 
 Progress = Callable[[str], None]
@@ -451,6 +451,13 @@ class _TimedTenant:
             result: list[Candidate] = self._inner.text_candidates(*args, **kwargs)
         self.last["lexicalHits"] = len(result)
         return result
+
+    def candidates(
+        self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """As the SQLite store answers it (one arm after the other), each arm timed."""
+        return (self.vector_candidates(scope_key, query, filt, limit),
+                self.text_candidates(scope_key, terms, filt, limit))  # fmt: skip
 
     def records(self, rowids: Sequence[int], **kwargs: Any) -> dict[int, MemoryRecord]:
         with _Clock(self.last, "records"):

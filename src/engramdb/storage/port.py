@@ -352,6 +352,13 @@ class TenantStore(Protocol):
         """Return the exact cosine top rows within the scope (ready vectors only)."""
         ...
 
+    def candidates(
+        self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """Return both arms' top rows, as ``vector_candidates`` and ``text_candidates`` would
+        (a store may read the scope once for both)."""
+        ...
+
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """Return the scope's row count and how many of its rows contain each term (may be cached)."""
         ...

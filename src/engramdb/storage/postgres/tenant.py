@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -53,10 +53,53 @@ def _tsquery(terms: Sequence[str]) -> str:
 
 @dataclass
 class _Held:
-    """The connection a ``reading()`` block shares, once its first read took it."""
+    """The connection a ``reading()`` block shares, once its first read took it, and the
+    session neighbours its searches learned (scope key -> rowid -> (before, after))."""
 
     stack: ExitStack
     conn: Any = None
+    neighbours: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
+
+
+# Both arms in one pass over the scope: the rows are read once, and each row's episodes one and
+# two before and after it in its session come along (window functions over the whole scope, so
+# rows the filter leaves out still link), which spares recall's neighbour lookups a round trip
+# and a probe per candidate. {query} is the text query, {matches} the text match and
+# {eligible} the filter's conjuncts.
+_CANDIDATES = """
+WITH scope AS MATERIALIZED (  -- scores first, so the sort below moves narrow rows
+    SELECT m.rowid, m.source, m.session_id,
+           CASE WHEN m.embed_state = 'ready' AND vector_dims(m.embedding) = %s AND f.ok
+                THEN m.embedding <=> %s END AS distance,
+           CASE WHEN {matches} AND f.ok THEN ts_rank(m.tsv, q.q)::float8 END AS rank
+    FROM memories m
+    CROSS JOIN (SELECT {query} AS q) q
+    CROSS JOIN LATERAL (SELECT TRUE{eligible} AS ok) f
+    WHERE m.tenant = %s AND m.scope_key = %s
+), linked AS (
+    SELECT s.rowid, s.distance, s.rank,
+           CASE WHEN s.source = 'EPISODE' AND s.session_id IS NOT NULL THEN ARRAY[
+               lag(s.rowid, 2, -1) OVER w, lag(s.rowid, 1, -1) OVER w,
+               lead(s.rowid, 1, -1) OVER w, lead(s.rowid, 2, -1) OVER w
+           ] END AS around
+    FROM scope s
+    WINDOW w AS (PARTITION BY s.source, s.session_id COLLATE "C" ORDER BY s.rowid)  -- bytewise: cheaper
+)
+(SELECT 0, rowid, 1 - distance, around FROM linked WHERE distance IS NOT NULL
+ ORDER BY distance, rowid LIMIT %s)
+UNION ALL
+(SELECT 1, rowid, rank, around FROM linked WHERE rank IS NOT NULL
+ ORDER BY rank DESC, rowid LIMIT %s)
+"""
+
+
+def _learn(known: dict[int, tuple[int, int]], rowid: int, before_2: int, before: int, after: int, after_2: int) -> None:
+    """Record a row's neighbours, and what they imply for the neighbours themselves."""
+    known[rowid] = (before, after)
+    if before >= 0:
+        known[before] = (before_2, rowid)
+    if after >= 0:
+        known[after] = (rowid, after_2)
 
 
 class PostgresTenantStore:
@@ -214,7 +257,7 @@ class PostgresTenantStore:
             return []
         where, params = filter_clause(filt, mark="%s")
         rows = self._all(
-            "SELECT m.rowid, ts_rank(m.tsv, q) AS score FROM memories m, "
+            "SELECT m.rowid, ts_rank(m.tsv, q)::float8 AS score FROM memories m, "
             "to_tsquery('english', %s) q WHERE m.tenant = %s AND m.scope_key = %s "
             f"AND m.tsv @@ q{where} ORDER BY score DESC, m.rowid LIMIT %s",
             [_tsquery(terms), self.name, scope_key, *params, limit],
@@ -235,11 +278,40 @@ class PostgresTenantStore:
         )
         return [Candidate(r[0], float(r[1])) for r in rows]
 
+    def candidates(
+        self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        where, params = filter_clause(filt, mark="%s")
+        vector = np.asarray(query, dtype=np.float32)
+        if terms:
+            sql = _CANDIDATES.format(query="to_tsquery('english', %s)", matches="m.tsv @@ q.q", eligible=where)
+            params = [_tsquery(terms), *params]
+        else:  # no words: the lexical arm finds nothing
+            sql = _CANDIDATES.format(query="NULL::tsquery", matches="FALSE", eligible=where)
+        rows = self._all(sql, [len(vector), vector, *params, self.name, scope_key, limit, limit])
+        arms: tuple[list[Candidate], list[Candidate]] = ([], [])
+        for arm, rowid, score, _ in rows:
+            arms[arm].append(Candidate(rowid, float(score)))
+        held = self._held.get()
+        if held is not None:  # adjacent() in this block answers from what the scan saw
+            known = held.neighbours.setdefault(scope_key, {})
+            for _, rowid, _, around in rows:
+                if around is not None:
+                    _learn(known, rowid, *around)
+        return arms
+
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         before = np.full(len(rowids), -1, dtype=np.int64)
         after = np.full(len(rowids), -1, dtype=np.int64)
         wanted = [int(r) for r in rowids if r >= 0]
         if not wanted:
+            return before, after
+        held = self._held.get()
+        known = held.neighbours.get(scope_key, {}) if held is not None else {}
+        if all(r in known for r in wanted):  # this block's search saw them all
+            for i, rowid in enumerate(rowids):
+                if rowid >= 0:
+                    before[i], after[i] = known[rowid]
             return before, after
         side = ("SELECT o.rowid FROM memories o WHERE o.tenant = m.tenant AND o.scope_key = m.scope_key "
                 "AND o.source = 'EPISODE' AND o.session_id = m.session_id AND o.rowid {} m.rowid "

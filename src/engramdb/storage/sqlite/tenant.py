@@ -221,6 +221,12 @@ class SQLiteTenantStore:
     ) -> list[Candidate]:
         return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit))
 
+    def candidates(
+        self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        return (self.vector_candidates(scope_key, query, filt, limit),
+                self.text_candidates(scope_key, terms, filt, limit))  # fmt: skip
+
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         return self._read_copy(scope_key, lambda copy: copy.adjacent(rowids))
 

@@ -1,0 +1,48 @@
+"""On PostgreSQL, what recall scans stays in the heap row and the bulky rest moves to TOAST
+(migration 003): a scan of a scope reads one page per row, not a TOAST probe per vector."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from engramdb.config import Settings
+from engramdb.contract.events import EpisodeWrite
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import drain
+from engramdb.storage.postgres.store import PostgresStore
+from tests.factories import episode_body, scope_fields
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def pg(pg_url: str) -> Iterator[PostgresStore]:
+    store = PostgresStore(pg_url, schema=f"layout_{uuid.uuid4().hex[:10]}")
+    yield store
+    store.close()
+
+
+def test_vectors_and_text_index_stay_inline(pg: PostgresStore) -> None:
+    embedder = HashingEmbedder(384)  # the default model's width
+    service = MemoryService(pg, embedder, Settings(embedder="hashing:384"))
+    pg.tenant("t1", create=True)
+    body = episode_body("the deploy moved to kafka " * 20, "noted " * 30, session="s", turn=0, scope=scope_fields())
+    service.write_episode(Caller("t1", "op", "admin"), EpisodeWrite.model_validate(body))
+    assert drain(pg.tenant("t1"), embedder) == 1
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        storage = dict(conn.execute(
+            "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = %s::regclass "
+            "AND attname IN ('embedding', 'tsv', 'event_json')", (f"{pg.schema}.memories",)).fetchall())  # fmt: skip
+        assert storage == {"embedding": "m", "tsv": "m", "event_json": "x"}
+        inline, event_out_of_line = conn.execute(
+            "SELECT pg_column_toast_chunk_id(embedding) IS NULL, pg_column_toast_chunk_id(event_json) IS NOT NULL "
+            f"FROM {pg.schema}.memories WHERE embedding IS NOT NULL"
+        ).fetchone()  # fmt: skip
+    assert inline  # the vector is read with its row
+    assert event_out_of_line  # positive control: this row was large enough to be toasted
