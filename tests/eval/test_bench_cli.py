@@ -1,10 +1,12 @@
-"""`engram bench recall` end to end on a tiny size (hashing embedder): every stage is timed."""
+"""`engram bench recall` and `engram bench scale` end to end on tiny sizes: every stage is timed,
+every scoped query exact."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 
@@ -20,3 +22,18 @@ def test_bench_recall_times_every_stage(tmp_path: Path) -> None:
     for stage in ("dense", "lexical", "neighbours", "records"):  # each went through the timed store
         assert row["breakdownMs"][stage]["p50"] > 0, stage
     assert row["candidates"]["lexicalMean"] > 0 and row["candidates"]["hitsMean"] > 0
+
+
+@pytest.mark.postgres
+def test_bench_scale_is_exact_on_both_backends(tmp_path: Path, pg_url: str) -> None:
+    from engramdb.cli.main import app
+
+    out = tmp_path / "scale.json"
+    done = CliRunner().invoke(app, ["bench", "scale", "--totals", "400", "--scopes", "8", "--queries", "6",
+                                    "--pg-url", pg_url, "--out", str(out)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    rows = json.loads(out.read_text())["results"]
+    assert [r["backend"] for r in rows] == ["sqlite", "postgres"]
+    for row in rows:
+        assert row["perScope"] == 50 and row["recallAt10VsExact"] == 1.0, row
+        assert row["recallP50Ms"] > 0 and row["repeatP50Ms"] > 0, row  # both passes timed

@@ -139,10 +139,12 @@ def scale(
         scopes=scopes, queries=queries, pg_url=pg_url, seed=seed,
         progress=lambda line: console.print(line, highlight=False),
     )  # fmt: skip
-    table = Table("backend", "total", "per scope", "recall p50 ms", "p99 ms", "vector arm p50 ms", "recall@10 vs exact")
+    table = Table("backend", "total", "per scope", "recall p50 ms", "p99 ms", "repeat p50 ms", "repeat p99 ms",
+                  "vector arm p50 ms", "recall@10 vs exact")  # fmt: skip
     for r in result["results"]:
         table.add_row(r["backend"], f"{r['total']:,}", f"{r['perScope']:,}", f"{r['recallP50Ms']:.2f}",
-                      f"{r['recallP99Ms']:.2f}", f"{r['vectorArmP50Ms']:.2f}", f"{r['recallAt10VsExact']:.4f}")  # fmt: skip
+                      f"{r['recallP99Ms']:.2f}", f"{r['repeatP50Ms']:.2f}", f"{r['repeatP99Ms']:.2f}",
+                      f"{r['vectorArmP50Ms']:.2f}", f"{r['recallAt10VsExact']:.4f}")  # fmt: skip
     console.print(table)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
