@@ -85,3 +85,9 @@ def test_neighbours_seen_while_searching_are_the_stored_ones(
         seen_beyond = reader.adjacent(SCOPE_KEY, beyond)
     assert [a.tolist() for a in seen] == [a.tolist() for a in expected]
     assert [a.tolist() for a in seen_beyond] == [a.tolist() for a in expected_beyond]
+    current = [c.rowid for c in tenant.vector_candidates(SCOPE_KEY, vector, CandidateFilter(), 50)]
+    assert len(current) == 13  # every turn and the fact, which has no neighbours
+    with tenant.reading() as reader:
+        reader.candidates(SCOPE_KEY, vector, ["kafka"], CandidateFilter(), 50)
+        seen = reader.adjacent(SCOPE_KEY, current)
+    assert [a.tolist() for a in seen] == [a.tolist() for a in tenant.adjacent(SCOPE_KEY, current)]

@@ -298,6 +298,8 @@ class PostgresTenantStore:
             for _, rowid, _, around in rows:
                 if around is not None:
                     _learn(known, rowid, *around)
+                else:  # a fact, or an episode without a session: no neighbours
+                    known.setdefault(rowid, (-1, -1))
         return arms
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
