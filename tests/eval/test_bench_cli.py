@@ -37,3 +37,18 @@ def test_bench_scale_is_exact_on_both_backends(tmp_path: Path, pg_url: str) -> N
     for row in rows:
         assert row["perScope"] == 50 and row["recallAt10VsExact"] == 1.0, row
         assert row["recallP50Ms"] > 0 and row["repeatP50Ms"] > 0, row  # both passes timed
+    assert json.loads(out.read_text())["postgres"] == {"throwaway": False, "sharedBuffersMb": None}
+
+
+@pytest.mark.postgres
+def test_bench_scale_starts_its_own_postgres_with_a_production_buffer_cache(tmp_path: Path) -> None:
+    from engramdb.cli.main import app
+    from engramdb.eval.scale import shared_buffers_mb
+
+    out = tmp_path / "scale.json"
+    done = CliRunner().invoke(app, ["bench", "scale", "--backends", "postgres", "--totals", "60", "--scopes", "3",
+                                    "--queries", "3", "--out", str(out)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    result = json.loads(out.read_text())
+    assert result["postgres"] == {"throwaway": True, "sharedBuffersMb": shared_buffers_mb()}
+    assert shared_buffers_mb() >= 128 and result["results"][0]["recallAt10VsExact"] == 1.0

@@ -149,16 +149,19 @@ def measure(
             dense_ms.append((time.perf_counter() - started) * 1000)
             exact = _exact_top10(rowids, matrix, int(scope), scopes, vector)
             hits.append(len(got & exact) / max(1, len(exact)))
-        ms = lambda values, q: round(float(np.percentile(values, q)), 2)  # noqa: E731
         return {
             "backend": backend, "total": total, "scopes": scopes, "perScope": total // scopes,
-            "recallP50Ms": ms(first_ms, 50), "recallP99Ms": ms(first_ms, 99),
-            "repeatP50Ms": ms(repeat_ms, 50), "repeatP99Ms": ms(repeat_ms, 99),
-            "vectorArmP50Ms": ms(dense_ms, 50),
+            "recallP50Ms": _ms(first_ms, 50), "recallP99Ms": _ms(first_ms, 99),
+            "repeatP50Ms": _ms(repeat_ms, 50), "repeatP99Ms": _ms(repeat_ms, 99),
+            "vectorArmP50Ms": _ms(dense_ms, 50),
             "recallAt10VsExact": round(float(np.mean(hits)), 4),
         }  # fmt: skip
     finally:
         store.close()
+
+
+def _ms(values: Sequence[float], percentile: int) -> float:
+    return round(float(np.percentile(values, percentile)), 2)
 
 
 def _memory_mb() -> int:
@@ -196,12 +199,15 @@ def run(
                 results.append(measure(backend, total, scopes=scopes, queries=queries, home=home,
                                        pg_url=pg_url, seed=seed, progress=progress))  # fmt: skip
                 progress(f"  {results[-1]}")
+        postgres = None
+        if "postgres" in backends:  # a server given by URL keeps its own settings
+            postgres = {"throwaway": pg_server is not None,
+                        "sharedBuffersMb": shared_buffers_mb() if pg_server is not None else None}  # fmt: skip
         return {
             "benchmark": "scale", "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                         "platform": platform.platform(), "memoryMb": _memory_mb()},
-            "postgres": {"sharedBuffersMb": shared_buffers_mb() if pg_server else None, "url": "throwaway" if pg_server else "given"}
-            if "postgres" in backends else None,
+            "postgres": postgres,
             "results": results,
         }  # fmt: skip
     finally:
