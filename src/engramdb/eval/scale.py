@@ -113,9 +113,12 @@ def _settle(store: Store) -> None:
     two cores with the timed queries."""
     import psycopg
 
-    schema = store.schema  # type: ignore[attr-defined]
-    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
-        conn.execute(f"VACUUM (ANALYZE) {schema}.memories")
+    from engramdb.storage.postgres.store import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    # As the URL's user (the owner of the table), not the store's engram_app role, which may not vacuum.
+    with psycopg.connect(store.url, autocommit=True) as conn:
+        conn.execute(f"VACUUM (ANALYZE) {store.schema}.memories")
 
 
 def _exact_top10(rowids: np.ndarray, matrix: np.ndarray, scope: int, scopes: int, query: np.ndarray) -> set[int]:
