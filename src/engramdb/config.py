@@ -29,6 +29,16 @@ class RetrievalSettings(BaseModel):
         0.4, ge=0, description="share of the best neighbouring turn's fused score an episode gains (0 = off)"
     )
     second_neighbour_weight: float = Field(0.2, ge=0, description="the same for the turns two away (0 = off)")
+    lexical_coverage_exponent: float = Field(
+        1.0, ge=0,
+        description="the lexical arm's weight is multiplied by the share of the query's word information "
+        "(IDF) that some memory in the scope contains, to this power (0 = off)",
+    )
+    date_weight: float = Field(
+        0.3, ge=0, description="weight of a memory observed in (or just after) a date the query names (0 = off)"
+    )
+    date_after_days: float = Field(7.0, ge=0, description="days after a named date that still count as in it")
+    date_decay_days: float = Field(7.0, gt=0, description="the date feature falls by e every N days further away")
     candidate_pool: int = Field(200, description="rows each arm contributes before fusion")
     common_term_fraction: float = Field(
         1.0, description="the lexical arm skips words found in more than this share of the scope (1 = never)"

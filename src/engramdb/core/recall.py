@@ -2,9 +2,11 @@
 
 The plan: the query is embedded once; the vector arm scores the scope's ready vectors exactly;
 the lexical arm ranks the scope's rows by BM25 (so a memory whose vector is still pending is
-found the moment its write returns); the two ranked lists are fused; recency, confidence, a
-source prior and trust (the tenant policy's weight for the memory's trust class and origin) are
-added with small weights; the breakdown of every term is kept for ``explain``.
+found the moment its write returns); the two ranked lists are fused, the lexical arm weighing
+less when the query's informative words appear in no memory of the scope; recency, confidence,
+a source prior, trust (the tenant policy's weight for the memory's trust class and origin) and,
+when the query names a date, closeness to it are added; the breakdown of every term is kept
+for ``explain``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 
 from engramdb import clock
 from engramdb.config import RetrievalSettings
-from engramdb.core import fusion
+from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
 from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
 
@@ -107,39 +109,96 @@ def recall(
         "dense": [(c.rowid, c.score) for c in dense],
         "lexical": [(c.rowid, c.score) for c in lexical],
     }
-    weights = {"dense": settings.dense_weight, "lexical": settings.lexical_weight}
+    weights = _arm_weights(store, scope_key, terms, settings)
     if settings.fusion == "weighted":
         fused = fusion.weighted(arms, weights)
     else:
         fused = fusion.rrf(arms, weights, k=settings.rrf_k)
+    date = _date_feature(query, settings)
+    headroom = _headroom(settings) + (settings.date_weight if date else 0.0)
     lift = _neighbour_lift(store, scope_key, fused, settings.neighbour_weight, settings.second_neighbour_weight,
-                           floor=_lift_floor(fused, limit, settings) if sessions == 0 else None)
-    contenders = _contenders(fused, lift, limit, settings)
+                           floor=_lift_floor(fused, limit, settings, headroom) if sessions == 0 else None)
+    contenders = _contenders(fused, lift, limit, headroom)
     # Sessions need every candidate's record; the contenders' records are among them.
     records = store.records([f.rowid for f in (fused if sessions > 0 else contenders)], with_event=False)
-    hits = _with_features(contenders, lift, records, settings, trust_weight)
-    ranked_sessions = _sessions(fused, lift, records, sessions) if sessions > 0 else []
+    hits = _with_features(contenders, lift, records, settings, trust_weight, date)
+    ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     return RecallOutcome(hits=hits[:limit], timings=timings, sessions=ranked_sessions)
 
 
 def _sessions(
-    fused: list[fusion.Fused], lift: dict[int, float], records: dict[int, MemoryRecord], limit: int
+    fused: list[fusion.Fused], lift: dict[int, float], records: dict[int, MemoryRecord], limit: int,
+    date: DateFeature | None,
 ) -> list[SessionHit]:
     """Rank the sessions of every candidate episode (both arms' pools, not only the top
     ``limit`` memories) by their best episode's score, so a session is found even when other
     sessions fill the memory list."""
-    best: dict[str, SessionHit] = {}
-    ordered = sorted(fused, key=lambda f: (-(f.score + lift.get(f.rowid, 0.0)), f.rowid))
-    for row in ordered:
+    scored = []
+    for row in fused:
         record = records.get(row.rowid)
         if record is None or record.source != "EPISODE" or record.session_id is None:
             continue
-        hit = best.get(record.session_id)
+        bonus = date(record) if date else 0.0
+        scored.append((row.score + lift.get(row.rowid, 0.0) + bonus, row.rowid, record))
+    best: dict[str, SessionHit] = {}
+    for score, _, record in sorted(scored, key=lambda s: (-s[0], s[1])):
+        hit = best.get(record.session_id)  # type: ignore[arg-type]
         if hit is None:  # rows come best first: the first one seen sets the session's score
-            hit = best[record.session_id] = SessionHit(record.session_id, row.score + lift.get(row.rowid, 0.0), [])
+            hit = best[record.session_id] = SessionHit(record.session_id, score, [])  # type: ignore[index]
         hit.records.append(record)
     return list(best.values())[:limit]
+
+
+def _arm_weights(store: TenantStore, scope_key: str, terms: list[str], settings: RetrievalSettings) -> dict[str, float]:
+    """Return the arms' fusion weights for this query.
+
+    A word no memory of the scope contains is part of the question the lexical arm cannot see
+    (a paraphrase: "phone battery" asked of "power bank"), yet min-max normalisation would still
+    give the arm's best partial match a full score. So the lexical weight is multiplied by the
+    share of the query's word information (BM25's IDF, summed) that the scope can match, to the
+    power ``lexical_coverage_exponent``. Dates and numbers are left out of the share: they live
+    in ``observedAt``, not in the text, and the date feature reads them.
+    """
+    weights = {"dense": settings.dense_weight, "lexical": settings.lexical_weight}
+    exponent = settings.lexical_coverage_exponent
+    if exponent <= 0 or settings.dense_weight <= 0 or settings.lexical_weight <= 0:
+        return weights
+    words = [t for t in terms if not timeref.is_date_word(t)]
+    if not words:
+        return weights
+    size, counts = store.term_counts(scope_key, words)
+    weights["lexical"] *= coverage(size, [counts.get(w, 0) for w in words]) ** exponent
+    return weights
+
+
+def coverage(size: int, frequencies: Sequence[int]) -> float:
+    """Return the share of the words' IDF mass carried by words found in at least one of ``size``
+    documents (1.0 when there is nothing to weigh)."""
+    if size <= 0:
+        return 1.0
+    idf = [max(math.log((size - f + 0.5) / (f + 0.5)), 1e-6) for f in frequencies]
+    total = sum(idf)
+    return sum(w for w, f in zip(idf, frequencies, strict=True) if f > 0) / total if total > 0 else 1.0
+
+
+DateFeature = Callable[[MemoryRecord], float]
+
+
+def _date_feature(query: str, settings: RetrievalSettings) -> DateFeature | None:
+    """Return the date feature for ``query`` (None when it names no date or the weight is 0):
+    ``date_weight`` times how close a memory's ``observedAt`` is to a date the query names."""
+    refs = timeref.date_refs(query) if settings.date_weight > 0 else []
+    if not refs:
+        return None
+
+    def feature(record: MemoryRecord) -> float:
+        observed = clock.parse(record.observed_at).date()
+        return settings.date_weight * timeref.closeness(
+            observed, refs, after_days=settings.date_after_days, decay_days=settings.date_decay_days
+        )
+
+    return feature
 
 
 def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction: float) -> list[str]:
@@ -161,16 +220,17 @@ def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction:
 
 
 def _headroom(settings: RetrievalSettings) -> float:
-    """The most the lifecycle features can add to a row's score (each feature is at most 1)."""
+    """The most the lifecycle features can add to a row's score (each feature is at most 1;
+    the date feature, present only when the query names a date, is added by the caller)."""
     return settings.recency_weight + settings.confidence_weight + settings.importance_weight + settings.trust_weight
 
 
-def _lift_floor(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings) -> float | None:
+def _lift_floor(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings, headroom: float) -> float | None:
     """The fused score below which no lift and no feature can bring a row into the top ``limit``."""
     if len(fused) <= limit:
         return None
     reach = (settings.neighbour_weight + settings.second_neighbour_weight) * fused[0].score
-    return fused[limit - 1].score - reach - _headroom(settings)
+    return fused[limit - 1].score - reach - headroom
 
 
 def _neighbour_lift(
@@ -209,7 +269,7 @@ def _neighbour_lift(
 
 
 def _contenders(
-    fused: list[fusion.Fused], lift: dict[int, float], limit: int, settings: RetrievalSettings
+    fused: list[fusion.Fused], lift: dict[int, float], limit: int, headroom: float
 ) -> list[fusion.Fused]:
     """Rows that can still reach the top ``limit`` once features are added (each is at most 1).
 
@@ -219,7 +279,7 @@ def _contenders(
     if len(fused) <= limit:
         return fused
     base = sorted((f.score + lift.get(f.rowid, 0.0) for f in fused), reverse=True)
-    floor = base[limit - 1] - _headroom(settings)
+    floor = base[limit - 1] - headroom
     return [f for f in fused if f.score + lift.get(f.rowid, 0.0) >= floor]
 
 
@@ -229,6 +289,7 @@ def _with_features(
     records: dict[int, MemoryRecord],
     settings: RetrievalSettings,
     trust_weight: Callable[[MemoryRecord], float],
+    date: DateFeature | None,
 ) -> list[Hit]:
     now = time.time()
     hits: list[Hit] = []
@@ -245,6 +306,8 @@ def _with_features(
         }
         if settings.neighbour_weight > 0 or settings.second_neighbour_weight > 0:
             features["neighbours"] = lift.get(row.rowid, 0.0)
+        if date:
+            features["date"] = date(record)
         arms = {
             name: {"rank": row.ranks[name], "raw": row.raw[name], "contribution": row.parts[name]}
             for name in row.ranks
