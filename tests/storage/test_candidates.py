@@ -91,3 +91,19 @@ def test_neighbours_seen_while_searching_are_the_stored_ones(
         reader.candidates(SCOPE_KEY, vector, ["kafka"], CandidateFilter(), 50)
         seen = reader.adjacent(SCOPE_KEY, current)
     assert [a.tolist() for a in seen] == [a.tolist() for a in tenant.adjacent(SCOPE_KEY, current)]
+
+
+@pytest.mark.parametrize("words", [["kafka", "lisbon", "zzzz"], ["tomatoes", "kafka", "tomatoes"], []])
+def test_word_counts_seen_while_searching_are_the_stored_ones(
+    store: Store, service: MemoryService, operator: Caller, words: list[str]
+) -> None:
+    """Counts cover the whole scope (any status, rows the filter leaves out too), as term_counts does."""
+    middle = _write_conversation(service, operator)
+    tenant = store.tenant("t1")
+    vector = HashingEmbedder().embed(["kafka"])[0]
+    expected = tenant.term_counts(SCOPE_KEY, words)  # outside a reading() block: counted apart
+    assert expected[0] == 13 and (not words or expected[1]["kafka"] == 5)  # positive control: 4 turns + the fact
+    with tenant.reading() as reader:
+        reader.candidates(SCOPE_KEY, vector, words, CandidateFilter(as_of=middle), 8)
+        assert reader.term_counts(SCOPE_KEY, words) == expected
+        assert reader.term_counts(SCOPE_KEY, ["garden"]) == tenant.term_counts(SCOPE_KEY, ["garden"])  # not searched

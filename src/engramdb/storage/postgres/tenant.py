@@ -53,25 +53,30 @@ def _tsquery(terms: Sequence[str]) -> str:
 
 @dataclass
 class _Held:
-    """The connection a ``reading()`` block shares, once its first read took it, and the
-    session neighbours its searches learned (scope key -> rowid -> (before, after))."""
+    """The connection a ``reading()`` block shares, once its first read took it, and what its
+    searches learned: session neighbours (scope key -> rowid -> (before, after)) and the scope's
+    size and word frequencies (scope key -> (size, word -> memories containing it))."""
 
     stack: ExitStack
     conn: Any = None
     neighbours: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
+    frequencies: dict[str, tuple[int, dict[str, int]]] = field(default_factory=dict)
 
 
 # Both arms in one pass over the scope: the rows are read once, and each row's episodes one and
 # two before and after it in its session come along (window functions over the whole scope, so
 # rows the filter leaves out still link), which spares recall's neighbour lookups a round trip
-# and a probe per candidate. {query} is the text query, {matches} the text match and
-# {eligible} the filter's conjuncts.
+# and a probe per candidate. The same pass counts the scope's rows and, per query word, the rows
+# containing it (any status, as term_counts() does), for recall's lexical weight. {query} is the
+# text query, {matches} the text match, {hits} one 0/1 per word and {eligible} the filter's
+# conjuncts; arm 2 is that count: (2, size, NULL, per-word counts).
 _CANDIDATES = """
 WITH scope AS MATERIALIZED (  -- scores first, so the sort below moves narrow rows
     SELECT m.rowid, m.source, m.session_id,
            CASE WHEN m.embed_state = 'ready' AND vector_dims(m.embedding) = %s AND f.ok
                 THEN m.embedding <=> %s END AS distance,
-           CASE WHEN {matches} AND f.ok THEN ts_rank(m.tsv, q.q)::float8 END AS rank
+           CASE WHEN {matches} AND f.ok THEN ts_rank(m.tsv, q.q)::float8 END AS rank,
+           CASE WHEN {matches} THEN ARRAY[{hits}]::int[] END AS hits
     FROM memories m
     CROSS JOIN (SELECT {query} AS q) q
     CROSS JOIN LATERAL (SELECT TRUE{eligible} AS ok) f
@@ -90,6 +95,8 @@ WITH scope AS MATERIALIZED (  -- scores first, so the sort below moves narrow ro
 UNION ALL
 (SELECT 1, rowid, rank, around FROM linked WHERE rank IS NOT NULL
  ORDER BY rank DESC, rowid LIMIT %s)
+UNION ALL
+(SELECT 2, count(*), NULL, ARRAY[{counts}]::bigint[] FROM scope)
 """
 
 
@@ -283,19 +290,31 @@ class PostgresTenantStore:
     ) -> tuple[list[Candidate], list[Candidate]]:
         where, params = filter_clause(filt, mark="%s")
         vector = np.asarray(query, dtype=np.float32)
+        terms = list(dict.fromkeys(terms))
         if terms:
-            sql = _CANDIDATES.format(query="to_tsquery('english', %s)", matches="m.tsv @@ q.q", eligible=where)
-            params = [_tsquery(terms), *params]
+            sql = _CANDIDATES.format(
+                query="to_tsquery('english', %s)", matches="m.tsv @@ q.q", eligible=where,
+                hits=", ".join(["(m.tsv @@ to_tsquery('english', %s))::int"] * len(terms)),
+                counts=", ".join(f"coalesce(sum(hits[{i}]), 0)" for i in range(1, len(terms) + 1)),
+            )  # fmt: skip
+            params = [*(_tsquery([t]) for t in terms), _tsquery(terms), *params]
         else:  # no words: the lexical arm finds nothing
-            sql = _CANDIDATES.format(query="NULL::tsquery", matches="FALSE", eligible=where)
+            sql = _CANDIDATES.format(query="NULL::tsquery", matches="FALSE", eligible=where, hits="", counts="")
         rows = self._all(sql, [len(vector), vector, *params, self.name, scope_key, limit, limit])
         arms: tuple[list[Candidate], list[Candidate]] = ([], [])
-        for arm, rowid, score, _ in rows:
-            arms[arm].append(Candidate(rowid, float(score)))
+        size, counts = 0, []
+        for arm, rowid, score, extra in rows:
+            if arm == 2:
+                size, counts = rowid, extra
+            else:
+                arms[arm].append(Candidate(rowid, float(score)))
         held = self._held.get()
-        if held is not None:  # adjacent() in this block answers from what the scan saw
+        if held is not None:  # adjacent() and term_counts() in this block answer from what the scan saw
+            held.frequencies[scope_key] = (size, dict(zip(terms, counts, strict=True)))
             known = held.neighbours.setdefault(scope_key, {})
-            for _, rowid, _, around in rows:
+            for arm, rowid, _, around in rows:
+                if arm == 2:
+                    continue
                 if around is not None:
                     _learn(known, rowid, *around)
                 else:  # a fact, or an episode without a session: no neighbours
@@ -333,6 +352,10 @@ class PostgresTenantStore:
         return before, after
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        held = self._held.get()
+        seen = held.frequencies.get(scope_key) if held is not None else None
+        if seen is not None and all(t in seen[1] for t in terms):  # this block's search counted them
+            return seen[0], {t: seen[1][t] for t in terms}
         size = int(self._one("SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s",
                              (self.name, scope_key))[0])  # fmt: skip
         counts: dict[str, int] = {}
