@@ -41,7 +41,8 @@ def test_arms_are_retrieval_settings() -> None:
     assert (arm_settings("vector", base).dense_weight, arm_settings("vector", base).lexical_weight) == (1.0, 0.0)
     assert arm_settings("vector", base).fusion == "weighted"
     assert arm_settings("bm25", base).neighbour_weight == arm_settings("vector", base).second_neighbour_weight == 0.0
-    assert base.neighbour_weight > 0  # the production setting keeps it
+    assert arm_settings("bm25", base).date_weight == arm_settings("vector", base).date_weight == 0.0
+    assert base.neighbour_weight > 0 and base.date_weight > 0  # the production setting keeps them
     assert arm_settings("hybrid", base) == base
     with pytest.raises(ValueError):
         arm_settings("splade", base)

@@ -107,9 +107,9 @@ class EvalConfig:
 
 
 def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
-    """Return the retrieval settings of an arm: one arm alone (the other's fusion weight and the
-    neighbour lift at 0), or ``base`` for hybrid."""
-    alone = {"fusion": "weighted", "neighbour_weight": 0.0, "second_neighbour_weight": 0.0}
+    """Return the retrieval settings of an arm: one arm alone (the other's fusion weight, the
+    neighbour lift and the date feature at 0), or ``base`` for hybrid."""
+    alone = {"fusion": "weighted", "neighbour_weight": 0.0, "second_neighbour_weight": 0.0, "date_weight": 0.0}
     if arm == "bm25":
         return base.model_copy(update={**alone, "dense_weight": 0.0, "lexical_weight": 1.0})
     if arm == "vector":
