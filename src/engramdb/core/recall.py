@@ -134,18 +134,18 @@ def _sessions(
     """Rank the sessions of every candidate episode (both arms' pools, not only the top
     ``limit`` memories) by their best episode's score, so a session is found even when other
     sessions fill the memory list."""
-    scored = []
+    scored: list[tuple[float, int, str, MemoryRecord]] = []
     for row in fused:
         record = records.get(row.rowid)
         if record is None or record.source != "EPISODE" or record.session_id is None:
             continue
-        bonus = date(record) if date else 0.0
-        scored.append((row.score + lift.get(row.rowid, 0.0) + bonus, row.rowid, record))
+        score = row.score + lift.get(row.rowid, 0.0) + (date(record) if date else 0.0)
+        scored.append((score, row.rowid, record.session_id, record))
     best: dict[str, SessionHit] = {}
-    for score, _, record in sorted(scored, key=lambda s: (-s[0], s[1])):
-        hit = best.get(record.session_id)  # type: ignore[arg-type]
+    for score, _, session_id, record in sorted(scored, key=lambda s: (-s[0], s[1])):
+        hit = best.get(session_id)
         if hit is None:  # rows come best first: the first one seen sets the session's score
-            hit = best[record.session_id] = SessionHit(record.session_id, score, [])  # type: ignore[index]
+            hit = best[session_id] = SessionHit(session_id, score, [])
         hit.records.append(record)
     return list(best.values())[:limit]
 
