@@ -94,9 +94,14 @@ def _fruit(service: MemoryService, caller: Caller, store: Store) -> None:
 
 
 def _lexical_part(response: RecallResponse, text: str) -> float:
+    """The lexical arm's contribution to ``text``, checked against the arm weight explain reports
+    (the top lexical row's normalised score is 1, so the two are equal)."""
     memory = next(m for m in response.memories if m.text == text)
     assert memory.explain is not None
-    return memory.explain.arms["lexical"].contribution
+    lexical, dense = memory.explain.arms["lexical"], memory.explain.arms["dense"]
+    assert lexical.rank == 1 and lexical.contribution == pytest.approx(lexical.weight)
+    assert lexical.weight + dense.weight == pytest.approx(1.0)
+    return lexical.contribution
 
 
 def test_the_lexical_arm_weighs_less_when_query_words_are_in_no_memory(

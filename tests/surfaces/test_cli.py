@@ -112,6 +112,10 @@ def test_remember_then_recall_with_explain(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "The user prefers green tea" in result.stdout
     assert "dense" in result.stdout and "lexical" in result.stdout
+    assert "weight 0.50" in result.stdout  # both words are in a memory: the lexical arm keeps its weight
+    dated = _run(tmp_path, "recall", "green tea zebra in March 2026", "--explain")
+    assert "date +" in dated.stdout  # the date feature, named
+    assert re.search(r"lexical #1 [\d.]+ \(\+[\d.]+, weight 0\.[0-4]", dated.stdout)  # "zebra" is in no memory
     other_scope = _run(tmp_path, "recall", "green tea", "--participant", "e" * 64)
     assert "green tea" not in other_scope.stdout
     block = _run(tmp_path, "recall", "green tea", "--context")

@@ -412,7 +412,7 @@ def _export_line(number: int, text: str) -> tuple[str, dict[str, Any]]:
 
 
 def _arm(arm: Any) -> str:
-    return "-" if arm is None else f"#{arm.rank} {arm.raw:.3f} (+{arm.contribution:.3f})"
+    return "-" if arm is None else f"#{arm.rank} {arm.raw:.3f} (+{arm.contribution:.3f}, weight {arm.weight:.2f})"
 
 
 def _open(home: str | None) -> Store:

@@ -55,7 +55,7 @@ class Hit:
 
     record: MemoryRecord
     score: float
-    arms: dict[str, dict[str, float]] = field(default_factory=dict)  # arm -> rank, raw, part
+    arms: dict[str, dict[str, float]] = field(default_factory=dict)  # arm -> rank, raw, contribution, weight
     features: dict[str, float] = field(default_factory=dict)  # feature -> contribution
 
 
@@ -121,7 +121,9 @@ def recall(
     contenders = _contenders(fused, lift, limit, headroom)
     # Sessions need every candidate's record; the contenders' records are among them.
     records = store.records([f.rowid for f in (fused if sessions > 0 else contenders)], with_event=False)
-    hits = _with_features(contenders, lift, records, settings, trust_weight, date)
+    total = sum(weights.values()) or 1.0
+    shares = {name: weight / total for name, weight in weights.items()}
+    hits = _with_features(contenders, lift, records, settings, trust_weight, date, shares)
     ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     return RecallOutcome(hits=hits[:limit], timings=timings, sessions=ranked_sessions)
@@ -290,6 +292,7 @@ def _with_features(
     settings: RetrievalSettings,
     trust_weight: Callable[[MemoryRecord], float],
     date: DateFeature | None,
+    shares: dict[str, float],
 ) -> list[Hit]:
     now = time.time()
     hits: list[Hit] = []
@@ -309,7 +312,8 @@ def _with_features(
         if date:
             features["date"] = date(record)
         arms = {
-            name: {"rank": row.ranks[name], "raw": row.raw[name], "contribution": row.parts[name]}
+            name: {"rank": row.ranks[name], "raw": row.raw[name], "contribution": row.parts[name],
+                   "weight": shares[name]}
             for name in row.ranks
         }
         hits.append(Hit(record, row.score + sum(features.values()), arms, features))

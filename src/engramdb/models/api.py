@@ -178,6 +178,10 @@ class ArmExplain(ResponseModel):
     rank: int
     raw: float
     contribution: float
+    weight: float = Field(
+        description="the arm's share of the fusion for this query (the lexical arm's shrinks when the "
+        "query's informative words are in no memory of the scope)"
+    )
 
 
 class Explain(ResponseModel):

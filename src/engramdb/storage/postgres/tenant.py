@@ -68,8 +68,8 @@ class _Held:
 # rows the filter leaves out still link), which spares recall's neighbour lookups a round trip
 # and a probe per candidate. The same pass counts the scope's rows and, per query word, the rows
 # containing it (any status, as term_counts() does), for recall's lexical weight. {query} is the
-# text query, {matches} the text match, {hits} one 0/1 per word and {eligible} the filter's
-# conjuncts; arm 2 is that count: (2, size, NULL, per-word counts).
+# text query, {words} one tsquery per word, {matches} the text match, {hits} one 0/1 per word
+# and {eligible} the filter's conjuncts; arm 2 is that count: (2, size, NULL, per-word counts).
 _CANDIDATES = """
 WITH scope AS MATERIALIZED (  -- scores first, so the sort below moves narrow rows
     SELECT m.rowid, m.source, m.session_id,
@@ -78,7 +78,7 @@ WITH scope AS MATERIALIZED (  -- scores first, so the sort below moves narrow ro
            CASE WHEN {matches} AND f.ok THEN ts_rank(m.tsv, q.q)::float8 END AS rank,
            CASE WHEN {matches} THEN ARRAY[{hits}]::int[] END AS hits
     FROM memories m
-    CROSS JOIN (SELECT {query} AS q) q
+    CROSS JOIN (SELECT {query} AS q, ARRAY[{words}]::tsquery[] AS words) q  -- parsed once, not per row
     CROSS JOIN LATERAL (SELECT TRUE{eligible} AS ok) f
     WHERE m.tenant = %s AND m.scope_key = %s
 ), linked AS (
@@ -294,12 +294,13 @@ class PostgresTenantStore:
         if terms:
             sql = _CANDIDATES.format(
                 query="to_tsquery('english', %s)", matches="m.tsv @@ q.q", eligible=where,
-                hits=", ".join(["(m.tsv @@ to_tsquery('english', %s))::int"] * len(terms)),
+                words=", ".join(["to_tsquery('english', %s)"] * len(terms)),
+                hits=", ".join(f"(m.tsv @@ q.words[{i}])::int" for i in range(1, len(terms) + 1)),
                 counts=", ".join(f"coalesce(sum(hits[{i}]), 0)" for i in range(1, len(terms) + 1)),
             )  # fmt: skip
-            params = [*(_tsquery([t]) for t in terms), _tsquery(terms), *params]
+            params = [_tsquery(terms), *(_tsquery([t]) for t in terms), *params]
         else:  # no words: the lexical arm finds nothing
-            sql = _CANDIDATES.format(query="NULL::tsquery", matches="FALSE", eligible=where, hits="", counts="")
+            sql = _CANDIDATES.format(query="NULL::tsquery", matches="FALSE", eligible=where, words="", hits="", counts="")
         rows = self._all(sql, [len(vector), vector, *params, self.name, scope_key, limit, limit])
         arms: tuple[list[Candidate], list[Candidate]] = ([], [])
         size, counts = 0, []
