@@ -93,7 +93,8 @@ def test_neighbours_seen_while_searching_are_the_stored_ones(
     assert [a.tolist() for a in seen] == [a.tolist() for a in tenant.adjacent(SCOPE_KEY, current)]
 
 
-@pytest.mark.parametrize("words", [["kafka", "lisbon", "zzzz"], ["tomatoes", "kafka", "tomatoes"], []])
+@pytest.mark.parametrize("words", [["kafka", "lisbon", "zzzz"], ["tomatoes", "kafka", "tomatoes"], [],
+                                   ["kafka", *(f"word{i}" for i in range(69)), "tomatoes"]])  # a long query
 def test_word_counts_seen_while_searching_are_the_stored_ones(
     store: Store, service: MemoryService, operator: Caller, words: list[str]
 ) -> None:
