@@ -23,6 +23,7 @@ from engramdb import clock
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
+from engramdb.storage.lexical import bm25_idf
 from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -115,7 +116,7 @@ def recall(
     else:
         fused = fusion.rrf(arms, weights, k=settings.rrf_k)
     date = _date_feature(query, settings)
-    headroom = _headroom(settings) + (settings.date_weight if date else 0.0)
+    headroom = _headroom(settings, dated=date is not None)
     lift = _neighbour_lift(store, scope_key, fused, settings.neighbour_weight, settings.second_neighbour_weight,
                            floor=_lift_floor(fused, limit, settings, headroom) if sessions == 0 else None)
     contenders = _contenders(fused, lift, limit, headroom)
@@ -179,7 +180,7 @@ def coverage(size: int, frequencies: Sequence[int]) -> float:
     documents (1.0 when there is nothing to weigh)."""
     if size <= 0:
         return 1.0
-    idf = [max(math.log((size - f + 0.5) / (f + 0.5)), 1e-6) for f in frequencies]
+    idf = [bm25_idf(size, f) for f in frequencies]
     total = sum(idf)
     return sum(w for w, f in zip(idf, frequencies, strict=True) if f > 0) / total if total > 0 else 1.0
 
@@ -221,10 +222,11 @@ def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction:
     return informative
 
 
-def _headroom(settings: RetrievalSettings) -> float:
-    """The most the lifecycle features can add to a row's score (each feature is at most 1;
-    the date feature, present only when the query names a date, is added by the caller)."""
-    return settings.recency_weight + settings.confidence_weight + settings.importance_weight + settings.trust_weight
+def _headroom(settings: RetrievalSettings, *, dated: bool) -> float:
+    """The most the features can add to a row's score (each feature is at most 1; the date
+    feature counts only when the query names a date)."""
+    features = settings.recency_weight + settings.confidence_weight + settings.importance_weight + settings.trust_weight
+    return features + (settings.date_weight if dated else 0.0)
 
 
 def _lift_floor(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings, headroom: float) -> float | None:

@@ -65,6 +65,12 @@ def _stems(words: Sequence[str]) -> list[str]:
     ]
 
 
+def bm25_idf(documents: int, frequency: int) -> float:
+    """Return a word's inverse document frequency as FTS5's bm25() computes it."""
+    idf = math.log((documents - frequency + 0.5) / (frequency + 0.5))
+    return idf if idf > 0 else _IDF_FLOOR
+
+
 def tokenize(text: str) -> list[str]:
     """Return the index terms of ``text``, in order, as FTS5's porter tokenizer makes them."""
     return _stems(_words(text))
@@ -145,8 +151,7 @@ class LexicalIndex:
                 positions = np.frombuffer(self._positions[term], dtype=np.int32)
                 counts = np.frombuffer(self._counts[term], dtype=np.float32).astype(np.float64)
                 frequency = len(positions)
-                idf = math.log((self._documents - frequency + 0.5) / (frequency + 0.5))
-                idf = idf if idf > 0 else _IDF_FLOOR
+                idf = bm25_idf(self._documents, frequency)
                 norm = K1 * (1 - B + B * lengths[positions] / average)
                 scores[positions] += idf * counts * (K1 + 1) / (counts + norm)
         return scores
