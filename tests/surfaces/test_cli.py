@@ -132,7 +132,8 @@ def test_import_refuses_a_broken_export_and_keeps_nothing(tmp_path: Path) -> Non
     other = tmp_path / "other"
     refused = _run(other, "import", "--in", str(broken))
     assert refused.returncode == 1 and f"line {len(lines)} of the export" in refused.stderr
-    notes = tmp_path / "notes.txt"
+    notes = tmp_path / ("a-long-folder-name-" * 4) / "notes.txt"  # the message passes 80 columns: not wrapped
+    notes.parent.mkdir()
     notes.write_text("just some notes\n")
     not_export = _run(other, "import", "--in", str(notes))
     assert not_export.returncode == 1 and "is not an engramdb export" in not_export.stderr

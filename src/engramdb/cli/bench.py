@@ -14,7 +14,7 @@ from engramdb.errors import EngramError
 
 bench_app = typer.Typer(help="Benchmarks (results as a table and a JSON file).", no_args_is_help=True)
 _out = Console()
-_err = Console(stderr=True)
+_err = Console(stderr=True, soft_wrap=True)
 
 
 @bench_app.callback()

@@ -17,7 +17,7 @@ from engramdb.errors import EngramError
 eval_app = typer.Typer(help="Retrieval quality on LoCoMo and LongMemEval (tables and a JSON file).",
                        no_args_is_help=True)  # fmt: skip
 _out = Console()
-_err = Console(stderr=True)
+_err = Console(stderr=True, soft_wrap=True)
 
 ArmsOpt = Annotated[str | None, typer.Option("--arms", help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production); default all three, or hybrid through REST")]
 RestOpt = Annotated[bool, typer.Option("--rest", help="through the REST API of a fresh server this command runs on 127.0.0.1")]

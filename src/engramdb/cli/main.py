@@ -48,7 +48,7 @@ app.add_typer(review_app, name="review")
 app.add_typer(bench_app, name="bench")
 app.add_typer(eval_app, name="eval")
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
 
 TenantOpt = Annotated[str, typer.Option("--tenant", help="tenant name")]
 HomeOpt = Annotated[str | None, typer.Option("--home", help="data folder (default ./.engram or ENGRAM_HOME)")]
