@@ -267,3 +267,41 @@ def test_a_file_from_before_the_in_memory_index_loses_its_fts5_table(settings: S
         assert "memories" in names and "memories_fts" not in names
     finally:
         reopened.close()
+
+
+def _forget_invalid_at(store: Store) -> None:
+    """Make the store look like one from before ``invalid_at`` (migration 004 / the SQLite upgrade)."""
+    if isinstance(store, SQLiteStore):
+        with sqlite3.connect(store.tenant("t1").path) as conn:  # type: ignore[attr-defined]
+            conn.execute("ALTER TABLE memories DROP COLUMN invalid_at")
+        return
+    import psycopg
+
+    schema = store.schema  # type: ignore[attr-defined]
+    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
+        conn.execute(f"ALTER TABLE {schema}.memories DROP COLUMN invalid_at")
+        conn.execute(f"DELETE FROM {schema}.schema_migrations WHERE name = '004_invalid_at.sql'")
+
+
+def test_a_store_from_before_invalid_at_learns_where_superseded_facts_stopped(store: Store) -> None:
+    """Upgrading closes each superseded fact's valid window at its successor's validFrom."""
+    caller = Caller(tenant="t1", key_id="test-operator", role="admin")
+    service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
+    store.tenant("t1", create=True)
+    old = service.write_fact(caller, FactWrite.model_validate(
+        fact_body("Uses vim", kind="editor", sourceEventId="a", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)))
+    new = service.write_fact(caller, FactWrite.model_validate(
+        fact_body("Uses emacs", kind="editor", sourceEventId="b", validFrom="2026-02-01T00:00:00Z", scope=SCOPE)))
+    spec = _spec(store)
+    _forget_invalid_at(store)
+    store.close()
+    reopened = _open(spec)
+    try:
+        key = auth.scope_key(Scope.model_validate(SCOPE))
+        upgraded = reopened.tenant("t1").get_memory(key, "MEMORY_FACT", old.id)
+        current = reopened.tenant("t1").get_memory(key, "MEMORY_FACT", new.id)
+        assert upgraded is not None and upgraded.status == "superseded"
+        assert upgraded.invalid_at == new.memory.valid_from and upgraded.invalid_at.startswith("2026-02-01T00:00:00")
+        assert current is not None and current.invalid_at is None  # the current fact still holds
+    finally:
+        reopened.close()

@@ -187,6 +187,65 @@ def test_as_of_and_valid_at(server: LiveServer) -> None:
         assert bad.status_code == 422 and bad.json()["field"] == "asOf"
 
 
+def _texts_at(http: httpx.Client, valid_at: str, kind: str = "editor", **params: Any) -> list[str]:
+    facts = http.get("/v1/facts", params={"kind": kind, "validAt": valid_at, **params}).json()["facts"]
+    return sorted(f["event"]["text"] for f in facts)
+
+
+def test_valid_at_answers_what_held_then_after_the_belief_changed(server: LiveServer) -> None:
+    """A superseded fact held until its successor's validFrom: validAt finds it there, and only there."""
+    with server.client(server.key()) as http:
+        nano = _fact(http, "Uses nano", kind="editor", source="a", valid_from="2025-06-01T00:00:00Z").json()
+        vim = _fact(http, "Uses vim", kind="editor", source="b", valid_from="2026-01-01T00:00:00Z").json()
+        time.sleep(0.02)
+        between = vim["memory"]["recordedAt"][:-1] + "9Z"  # after vim was recorded, before emacs
+        time.sleep(0.02)
+        emacs = _fact(http, "Uses emacs", kind="editor", source="c", valid_from="2026-02-01T00:00:00Z").json()
+        assert emacs["outcome"] == "superseded" and emacs["supersededFactIds"] == [vim["id"]]
+        assert _texts_at(http, "2025-09-01T00:00:00Z") == ["Uses nano"]
+        assert _texts_at(http, "2026-01-15T00:00:00Z") == ["Uses vim"]
+        assert _texts_at(http, "2026-03-01T00:00:00Z") == ["Uses emacs"]
+        assert _texts_at(http, "2025-01-01T00:00:00Z") == []  # before anything held
+        # History too: every version ever believed, but each only inside the window it held.
+        assert _texts_at(http, "2026-01-15T00:00:00Z", includeHistory="true") == ["Uses vim"]
+        stored = http.get(f"/v1/facts/{vim['id']}").json()
+        assert stored["invalidAt"] == emacs["memory"]["validFrom"] and stored["validUntil"] is None
+        assert http.get(f"/v1/facts/{nano['id']}").json()["invalidAt"] == vim["memory"]["validFrom"]
+        # Recall reads the same valid time (on SQLite through the scope copy, not SQL).
+        recalled = http.post("/v1/recall", json={"query": "which editor", "validAt": "2026-01-15T00:00:00Z"})
+        assert [m["text"] for m in recalled.json()["memories"]] == ["Uses vim"]
+        now = http.post("/v1/recall", json={"query": "which editor"}).json()["memories"]
+        assert [m["text"] for m in now] == ["Uses emacs"]
+        # As of a record time before emacs was written, vim was current and nothing replaced it yet,
+        # whatever the valid time asked (its successor was unknown then).
+        then = http.get("/v1/facts", params={"kind": "editor", "asOf": between}).json()["facts"]
+        assert [(f["event"]["text"], f["status"], f["supersededByFactId"], f["invalidAt"]) for f in then] == [
+            ("Uses vim", "active", None, None)]
+        assert _texts_at(http, "2026-03-01T00:00:00Z", asOf=between) == ["Uses vim"]
+        recalled_then = http.post("/v1/recall", json={"query": "which editor", "asOf": between}).json()
+        assert [(m["text"], m["status"]) for m in recalled_then["memories"]] == [("Uses vim", "active")]
+        # History as it stood then: nano had been replaced (at vim's validFrom), vim not yet.
+        assert _texts_at(http, "2026-03-01T00:00:00Z", asOf=between, includeHistory="true") == ["Uses vim"]
+        assert _texts_at(http, "2025-09-01T00:00:00Z", asOf=between, includeHistory="true") == ["Uses nano"]
+
+
+def test_a_correction_replaces_the_value_over_the_same_valid_time(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        wrong = _fact(http, "Uses vim", kind="editor", valid_from="2026-01-01T00:00:00Z").json()
+        assert _texts_at(http, "2026-01-15T00:00:00Z") == ["Uses vim"]
+        fixed = http.post(f"/v1/facts/{wrong['id']}/correct", json={"text": "Uses emacs", "reason": "misheard"})
+        assert fixed.status_code == 201, fixed.text
+        assert fixed.json()["memory"]["validFrom"] == wrong["memory"]["validFrom"]
+        # vim never held: at every valid time it claimed, the corrected value is what held.
+        assert _texts_at(http, "2026-01-15T00:00:00Z") == ["Uses emacs"]
+        assert _texts_at(http, "2026-01-15T00:00:00Z", includeHistory="true") == ["Uses emacs"]
+        later = http.post(f"/v1/facts/{fixed.json()['id']}/correct",
+                          json={"text": "Uses helix", "reason": "switched", "validFrom": "2026-05-01T00:00:00Z"})
+        assert later.status_code == 201, later.text
+        assert _texts_at(http, "2026-03-01T00:00:00Z") == ["Uses emacs"]
+        assert _texts_at(http, "2026-06-01T00:00:00Z") == ["Uses helix"]
+
+
 def test_expired_facts_are_marked_and_audited_by_the_worker(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         fact = _fact(http, "Promo code SPRING works", kind="promo", validUntil="2026-01-02T00:00:00Z").json()

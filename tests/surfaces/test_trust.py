@@ -121,15 +121,21 @@ def test_approval_supersedes_and_edit_and_approve(server: LiveServer) -> None:
     with server.client(server.key(role="reviewer")) as http:
         approved = http.post(f"/v1/review/{guess['id']}/approve", json={}).json()
         assert approved["outcome"] == "superseded" and approved["supersededFactIds"] == [current["id"]]
+        assert approved["memory"]["supersedesFactId"] == current["id"]  # linked both ways
         edited = http.post(f"/v1/review/{typo['id']}/edit-and-approve", json={"text": "Lives in Lisbon", "reason": "typo"})
         assert edited.status_code == 200, edited.text
         assert edited.json()["memory"]["status"] == "active"
         assert edited.json()["memory"]["event"]["text"] == "Lives in Lisbon"
+        assert edited.json()["memory"]["supersedesFactId"] == typo["id"]  # the draft it replaced
     with server.client(server.key()) as http:
         facts = http.get("/v1/facts", params={"subjectKey": "user"}).json()["facts"]
         assert sorted(f["event"]["text"] for f in facts) == ["Lives in Lisbon", "Works at Globex"]
         original = http.get(f"/v1/facts/{typo['id']}").json()
         assert original["status"] == "superseded" and original["statusReason"] == "edited in review: typo"
+        assert original["supersededByFactId"] == edited.json()["id"]
+        # The draft held nowhere: at its own valid time the reviewer's text is what held.
+        then = http.get("/v1/facts", params={"kind": "home", "validAt": original["validFrom"]}).json()["facts"]
+        assert [f["event"]["text"] for f in then] == ["Lives in Lisbon"]
 
 
 def test_review_queue_filters(server: LiveServer) -> None:

@@ -46,6 +46,7 @@ def state_digest(record: MemoryRecord) -> str:
         canonical_json(
             {"id": record.memory_id, "status": record.status, "retiredAt": record.retired_at,
              "supersededBy": record.superseded_by_id, "reason": record.status_reason}
+            | ({"invalidAt": record.invalid_at} if record.invalid_at else {})  # digests from before it stay
         )
     )  # fmt: skip
 
@@ -149,7 +150,7 @@ def _store_as_history(
     record = _insert(tx, history, caller, "fact.write",
                      f"older than current fact {newer.memory_id}: stored as history")  # fmt: skip
     record = tx.set_status(record.rowid, status="superseded", retired_at=row.recorded_at,
-                           superseded_by=newer.memory_id,
+                           superseded_by=newer.memory_id, invalid_at=newer.valid_from,
                            reason=f"older than current fact {newer.memory_id}")  # fmt: skip
     return FactOutcome("history", record, superseded=(record,))
 
@@ -167,7 +168,7 @@ def _supersede(
     for victim in victims:
         retired.append(retire(tx, victim, caller, status="superseded", at=now,
                               reason=reason or f"superseded by {row.memory_id}",
-                              successor=row.memory_id,
+                              successor=row.memory_id, invalid_at=row.valid_from,
                               tombstone=value_hash(victim.text) != value_hash(row.text)))  # fmt: skip
     return FactOutcome("superseded" if retired else "created", record, superseded=tuple(retired))
 
@@ -181,12 +182,16 @@ def retire(
     at: str,
     reason: str | None,
     successor: str | None = None,
+    invalid_at: str | None = None,
     tombstone: bool = True,
 ) -> MemoryRecord:
-    """Retire an active fact (superseded, retracted, archived), tombstoning its value."""
+    """Retire an active fact (superseded, retracted, archived), tombstoning its value.
+
+    A superseded fact stops holding (valid time) where its successor starts: ``invalid_at``.
+    """
     before = state_digest(fact)
     record = tx.set_status(fact.rowid, status=status, reason=reason, retired_at=at,
-                           superseded_by=successor)  # fmt: skip
+                           superseded_by=successor, invalid_at=invalid_at)  # fmt: skip
     action = _RETIRE_ACTIONS[status]
     tx.audit(caller.audit(action, target_kind="MEMORY_FACT", target_id=fact.memory_id,
                           scope_key=fact.scope_key, before_digest=before,
@@ -236,9 +241,13 @@ def lift(tx: Transaction, tombstone_id: str, caller: Caller, *, reason: str, at:
 
 def approve(
     tx: Transaction, pending: MemoryRecord, caller: Caller, policy: TenantPolicy, *, at: str,
-    reason: str | None = None,
+    reason: str | None = None, supersedes: str | None = None,
 ) -> FactOutcome:  # fmt: skip
-    """Make a pending fact current, under the same rules as a new fact (tombstones, age guard)."""
+    """Make a pending fact current, under the same rules as a new fact (tombstones, age guard).
+
+    The approved fact names the current fact it replaces as ``supersedesFactId``, else
+    ``supersedes`` (the draft a reviewer edited).
+    """
     _require_pending(pending)
     assert pending.subject_key is not None and pending.kind is not None
     tomb = tx.find_tombstone(pending.scope_key, pending.subject_key, pending.kind, value_hash(pending.text))
@@ -252,11 +261,12 @@ def approve(
     newer = [v for v in victims if v.valid_from and _is_newer(v, replace(pending, recorded_at=at))]
     if newer:
         record = tx.set_status(pending.rowid, status="superseded", retired_at=at,
-                               superseded_by=newer[-1].memory_id,
+                               superseded_by=newer[-1].memory_id, invalid_at=newer[-1].valid_from,
                                reason=f"approved, but older than current fact {newer[-1].memory_id}")  # fmt: skip
         outcome: Outcome = "history"
     else:
-        record = tx.set_status(pending.rowid, status="active", reason=reason, active_from=at)
+        record = tx.set_status(pending.rowid, status="active", reason=reason, active_from=at,
+                               supersedes=_first_id(victims) or supersedes)  # fmt: skip
         outcome = "superseded" if victims else "created"
     tx.audit(caller.audit("review.approve", target_kind="MEMORY_FACT", target_id=pending.memory_id,
                           scope_key=pending.scope_key, before_digest=before,
@@ -264,7 +274,8 @@ def approve(
     retired = [] if newer else [
         retire(tx, v, caller, status="superseded", at=at,
                reason=f"superseded by {pending.memory_id} (approved in review)",
-               successor=pending.memory_id, tombstone=value_hash(v.text) != value_hash(pending.text))
+               successor=pending.memory_id, invalid_at=pending.valid_from,
+               tombstone=value_hash(v.text) != value_hash(pending.text))
         for v in victims
     ]  # fmt: skip
     return FactOutcome(outcome, record, superseded=tuple(retired))

@@ -195,7 +195,7 @@ class MemoryService:
             event.pop(stale, None)
         event.update(text=body.text, active=True, supersedesFactId=fact_id,
                      sourceEventId=body.source_event_id or f"correction:{fact_id}",
-                     validFrom=body.valid_from or clock.now_text(),
+                     validFrom=body.valid_from or current.valid_from or clock.now_text(),
                      confidence=body.confidence if body.confidence is not None else current.confidence)  # fmt: skip
         row = fact_row(FactWrite.model_validate(event).to_event(scope), scope, clock.now_text(),
                        current.origin)  # fmt: skip
@@ -274,9 +274,11 @@ class MemoryService:
             edited = tx.insert_memory(row) or tx.get_memory(pending.scope_key, "MEMORY_FACT", row.memory_id)
             assert edited is not None
             why = f"edited in review: {body.reason}" if body.reason else "edited in review"
+            # The draft holds nowhere: the reviewer's text replaces it over the same valid time.
             facts.retire(tx, pending, caller, status="superseded", at=now, reason=why,
-                         successor=row.memory_id, tombstone=False)  # fmt: skip
-            result = facts.approve(tx, edited, caller, policy, at=now, reason=why)
+                         successor=row.memory_id, invalid_at=row.valid_from, tombstone=False)  # fmt: skip
+            result = facts.approve(tx, edited, caller, policy, at=now, reason=why,
+                                   supersedes=fact_id)  # fmt: skip
         self.written.set()
         return _write_response(result)
 
@@ -363,7 +365,8 @@ class MemoryService:
         records = self._tenant(caller).list_facts(
             auth.scope_key(scope), subject_key=subject_key, kind=kind, filt=filt, limit=limit
         )
-        return FactList(facts=[MemoryView.of(r) for r in records])
+        as_of = (when or TimeTravel()).as_of
+        return FactList(facts=[MemoryView.of(as_believed(r, as_of)) for r in records])
 
     def fact_history(self, caller: Caller, fact_id: str, named: ScopeFields) -> FactHistory:
         """Every linked version of a fact, oldest first, and the tombstones of its slot."""
@@ -431,7 +434,8 @@ class MemoryService:
                 trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight,
                 sessions=request.sessions,
             )
-        memories = [_recalled(hit, request.explain) for hit in outcome.hits]
+        memories = [_recalled(replace(hit, record=as_believed(hit.record, request.as_of)), request.explain)
+                    for hit in outcome.hits]  # fmt: skip
         context = format_context(
             [FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin)
              for m in memories]  # fmt: skip
@@ -463,6 +467,14 @@ class TimeTravel:
     include_history: bool = False
 
 
+def as_believed(record: MemoryRecord, as_of: str | None) -> MemoryRecord:
+    """The record as it stood at record time ``as_of``: one retired since was current then."""
+    if as_of is None or record.retired_at is None or record.retired_at <= clock.normalize(as_of):
+        return record
+    return replace(record, status="active", retired_at=None, superseded_by_id=None, status_reason=None,
+                   invalid_at=None)  # fmt: skip
+
+
 def lifecycle_filter(
     when: TimeTravel,
     *,
@@ -482,9 +494,10 @@ def lifecycle_filter(
             statuses=None, sources=sources, exclude_session_id=exclude_session_id, as_of=as_of,
             valid_at=valid_at, expires_after=None if valid_at else as_of,
         )  # fmt: skip
-    if valid_at is not None:  # believed now, true then (an expired fact was true in its window)
+    if valid_at is not None:  # believed now, true then: an expired fact held in its window, a
+        # superseded one until its successor's validFrom (the store's filter closes it there)
         return CandidateFilter(
-            statuses=("active", "expired"), sources=sources, exclude_session_id=exclude_session_id,
+            statuses=("active", "expired", "superseded"), sources=sources, exclude_session_id=exclude_session_id,
             valid_at=valid_at,
         )  # fmt: skip
     return CandidateFilter(

@@ -65,6 +65,7 @@ class MemoryView(ResponseModel):
     retired_at: str | None = None
     valid_from: str | None = None
     valid_until: str | None = None
+    invalid_at: str | None = None  # a superseded fact stops holding here: its successor's validFrom
     supersedes_fact_id: str | None = None
     superseded_by_fact_id: str | None = None
     status_reason: str | None = None
@@ -83,6 +84,7 @@ class MemoryView(ResponseModel):
             retired_at=record.retired_at,
             valid_from=record.valid_from,
             valid_until=record.valid_until,
+            invalid_at=record.invalid_at,
             supersedes_fact_id=record.supersedes_id,
             superseded_by_fact_id=record.superseded_by_id,
             status_reason=record.status_reason,

@@ -14,7 +14,7 @@ MEMORY_COLUMNS = (
     "rowid, source, memory_id, scope_key, text, trust_class, origin, status, confidence, "
     "observed_at, recorded_at, event_json, embed_state, embed_error, embed_attempts, session_id, "
     "subject_key, kind, valid_from, valid_until, retired_at, supersedes_id, superseded_by_id, "
-    "status_reason, active_from"
+    "status_reason, active_from, invalid_at"
 )
 AUDIT_COLUMNS = (
     "seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, "
@@ -46,7 +46,7 @@ EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
         "participant_scope_hash", "sandbox_eligible", "session_id", "subject_key", "kind", "text",
         "embed_text", "trust_class", "origin", "status", "confidence", "observed_at", "valid_from",
         "valid_until", "recorded_at", "active_from", "retired_at", "supersedes_id",
-        "superseded_by_id", "status_reason", "event_json", "embed_state", "embed_error",
+        "superseded_by_id", "status_reason", "invalid_at", "event_json", "embed_state", "embed_error",
         "embed_attempts", "embed_next_at", "embed_model", "embedding",
     ),
     "tombstones": tuple(c.strip() for c in TOMBSTONE_COLUMNS.split(",")),
@@ -88,6 +88,13 @@ def filter_clause(filt: CandidateFilter, alias: str = "m", mark: str = "?") -> t
             f" AND ({alias}.valid_until IS NULL OR {alias}.valid_until > {mark})"
         )
         params += [filt.valid_at, filt.valid_at]
+        if filt.as_of is None:  # (as of a time, no row seen was superseded yet: nothing to close)
+            sql += f" AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > {mark}"
+            params.append(filt.valid_at)
+            if filt.believed_by is not None:  # history as it stood then: later successors unknown
+                sql += f" OR {alias}.retired_at > {mark}"
+                params.append(filt.believed_by)
+            sql += ")"
     if filt.expires_after is not None:
         sql += f" AND ({alias}.valid_until IS NULL OR {alias}.valid_until > {mark})"
         params.append(filt.expires_after)

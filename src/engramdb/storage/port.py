@@ -112,6 +112,9 @@ class MemoryRecord:
     superseded_by_id: str | None = None
     status_reason: str | None = None
     active_from: str | None = None
+    # Valid time from which a successor holds (its validFrom), set when the successor is
+    # recorded; validUntil stays as the claim was written.
+    invalid_at: str | None = None
 
 
 # Statuses of memories that were believed at some time (pending and rejected never were).
@@ -243,8 +246,14 @@ class Transaction(Protocol):
         retired_at: str | None = None,
         superseded_by: str | None = None,
         active_from: str | None = None,
+        invalid_at: str | None = None,
+        supersedes: str | None = None,
     ) -> MemoryRecord:
-        """Change a row's lifecycle status and return it."""
+        """Change a row's lifecycle status and return it.
+
+        ``superseded_by``, ``active_from`` and ``invalid_at`` replace the stored value when given;
+        ``supersedes`` fills ``supersedes_id`` only where the row has none.
+        """
         ...
 
     def find_tombstone(

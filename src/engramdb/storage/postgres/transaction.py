@@ -88,13 +88,17 @@ class PostgresTransaction:
         retired_at: str | None = None,
         superseded_by: str | None = None,
         active_from: str | None = None,
+        invalid_at: str | None = None,
+        supersedes: str | None = None,
     ) -> MemoryRecord:
         row = self._conn.execute(
             "UPDATE memories SET status = %s, status_reason = %s, retired_at = %s, "
             "superseded_by_id = coalesce(%s, superseded_by_id), "
-            f"active_from = coalesce(%s, active_from), change_seq = %s "
-            f"WHERE tenant = %s AND rowid = %s RETURNING {MEMORY_COLUMNS}",
-            (status, reason, retired_at, superseded_by, active_from, self.seq, self._tenant, rowid),
+            "active_from = coalesce(%s, active_from), invalid_at = coalesce(%s, invalid_at), "
+            "supersedes_id = coalesce(supersedes_id, %s), "
+            f"change_seq = %s WHERE tenant = %s AND rowid = %s RETURNING {MEMORY_COLUMNS}",
+            (status, reason, retired_at, superseded_by, active_from, invalid_at, supersedes,
+             self.seq, self._tenant, rowid),
         ).fetchone()
         return MemoryRecord(*row)
 

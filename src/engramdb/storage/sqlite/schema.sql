@@ -34,6 +34,7 @@ CREATE TABLE memories (
     supersedes_id          TEXT,
     superseded_by_id       TEXT,
     status_reason          TEXT,
+    invalid_at             TEXT,   -- valid time a successor holds from (set when it is recorded)
     event_json             TEXT    NOT NULL,
     change_seq             INTEGER NOT NULL,
     embed_state            TEXT    NOT NULL DEFAULT 'pending'

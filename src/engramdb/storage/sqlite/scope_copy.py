@@ -42,10 +42,11 @@ class CopyRow:
     retired_at: str | None = None
     valid_from: str | None = None
     valid_until: str | None = None
+    invalid_at: str | None = None
     body: str = ""  # what the lexical arm indexes (storage/columns.py: lexical_text)
 
 
-_TIMES = ("active_from", "retired_at", "valid_from", "valid_until")
+_TIMES = ("active_from", "retired_at", "valid_from", "valid_until", "invalid_at")
 
 
 def _epoch(text: str | None) -> float:
@@ -188,6 +189,11 @@ class ScopeCopy:
                 t = _epoch(filt.valid_at)
                 mask &= np.isnan(times["valid_from"]) | (times["valid_from"] <= t)
                 mask &= np.isnan(times["valid_until"]) | (times["valid_until"] > t)
+                if filt.as_of is None:  # as in storage/columns.py: filter_clause
+                    still = np.isnan(times["invalid_at"]) | (times["invalid_at"] > t)
+                    if filt.believed_by is not None:
+                        still |= times["retired_at"] > _epoch(filt.believed_by)
+                    mask &= still
             if filt.expires_after is not None:
                 t = _epoch(filt.expires_after)
                 mask &= np.isnan(times["valid_until"]) | (times["valid_until"] > t)
@@ -287,10 +293,10 @@ class ScopeCache:
 COPY_ROW_SQL = (
     "SELECT rowid, source, status, session_id, "
     "CASE WHEN embed_state = 'ready' THEN embedding END, "
-    "active_from, retired_at, valid_from, valid_until, text, subject_key, kind FROM memories"
+    "active_from, retired_at, valid_from, valid_until, invalid_at, text, subject_key, kind FROM memories"
 )
 
 
 def rows_from(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
     """Return cache rows from the columns of ``COPY_ROW_SQL``, in order."""
-    return [CopyRow(*r[:9], body=lexical_text(*r[9:])) for r in records]
+    return [CopyRow(*r[:10], body=lexical_text(*r[10:])) for r in records]

@@ -31,6 +31,7 @@ from engramdb.storage.sqlite import portable
 from engramdb.storage.sqlite.connection import Connections
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
+    CLOSE_SUPERSEDED_SQL,
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     audit_entry,
@@ -85,6 +86,12 @@ class SQLiteTenantStore:
         if self._db.read().execute(stale).fetchone():
             with self._db.write() as conn:  # FTS5 ranked text before the in-memory index did
                 conn.execute("DROP TABLE IF EXISTS memories_fts")
+        columns = {r[1] for r in self._db.read().execute("PRAGMA table_info(memories)")}
+        if "invalid_at" not in columns:
+            with self._db.write() as conn:  # superseded facts did not record where they stop holding
+                if "invalid_at" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}:
+                    conn.execute("ALTER TABLE memories ADD COLUMN invalid_at TEXT")
+                    conn.execute(CLOSE_SUPERSEDED_SQL)
 
     @contextmanager
     def reading(self) -> Iterator[SQLiteTenantStore]:

@@ -93,12 +93,16 @@ class SQLiteTransaction:
         retired_at: str | None = None,
         superseded_by: str | None = None,
         active_from: str | None = None,
+        invalid_at: str | None = None,
+        supersedes: str | None = None,
     ) -> MemoryRecord:
         self._conn.execute(
             "UPDATE memories SET status = ?, status_reason = ?, retired_at = ?, "
             "superseded_by_id = coalesce(?, superseded_by_id), "
-            "active_from = coalesce(?, active_from), change_seq = ? WHERE rowid = ?",
-            (status, reason, retired_at, superseded_by, active_from, self._change_seq(), rowid),
+            "active_from = coalesce(?, active_from), invalid_at = coalesce(?, invalid_at), "
+            "supersedes_id = coalesce(supersedes_id, ?), change_seq = ? WHERE rowid = ?",
+            (status, reason, retired_at, superseded_by, active_from, invalid_at, supersedes,
+             self._change_seq(), rowid),
         )
         return self._by_rowid(rowid)
 
