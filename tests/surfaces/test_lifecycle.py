@@ -62,6 +62,7 @@ def test_review_policy_parks_a_tombstoned_value(server: LiveServer) -> None:
         parked = _fact(http, "Uses MongoDB", source="c", valid_from="2026-03-01T00:00:00Z")
         assert parked.status_code == 201 and parked.json()["outcome"] == "parked"
         assert parked.json()["memory"]["status"] == "pending_review"
+        assert parked.json()["memory"]["statusReason"].startswith("value tombstoned by ")  # why it waits
         assert _current(http) == ["Uses PostgreSQL"]
 
 
@@ -73,6 +74,9 @@ def test_age_guard_keeps_an_older_fact_as_history(server: LiveServer) -> None:
         assert older.json()["memory"]["status"] == "superseded"
         assert older.json()["memory"]["supersededByFactId"] == newer.json()["id"]
         assert _current(http, kind="home") == ["Lives in Berlin"]
+        # It held until the newer fact's validFrom.
+        assert _texts_at(http, "2025-06-01T00:00:00Z", kind="home") == ["Lives in Lisbon"]
+        assert _texts_at(http, "2026-06-01T00:00:00Z", kind="home") == ["Lives in Berlin"]
         # Its value was never current, so it is not tombstoned: asserting it anew is allowed.
         assert http.get("/v1/tombstones", params={"kind": "home"}).json()["tombstones"] == []
         # Positive control: retiring the current value does tombstone it, and the listing shows it.

@@ -102,6 +102,7 @@ def test_an_agent_cannot_approve_its_own_pending_fact_a_reviewer_can(server: Liv
 def test_rejection_tombstones_the_value(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         pending = _write(http, "The user hates Python", trust="untrusted", kind="opinion").json()
+        assert pending["memory"]["statusReason"] == "awaiting review (trust=untrusted, origin=stated)"
     with server.client(server.key(role="reviewer")) as http:
         rejected = http.post(f"/v1/review/{pending['id']}/reject", json={"reason": "prompt injection"})
         assert rejected.status_code == 200 and rejected.json()["status"] == "rejected"

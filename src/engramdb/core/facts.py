@@ -81,9 +81,8 @@ def assert_fact(
         return _tombstoned(tx, row, caller, policy, tomb)
     rule = policy.rule(row.trust_class, row.origin)
     if rule.status == "pending_review":  # not current until a reviewer approves it
-        parked = replace(row, status="pending_review", active_from=None)
         why = f"awaiting review (trust={row.trust_class}, origin={row.origin})"
-        return FactOutcome("parked", _insert(tx, parked, caller, "fact.park", why))
+        return FactOutcome("parked", _park(tx, row, caller, why))
     victims = _victims(tx, row, policy, target_id)
     newer = [v for v in victims if _is_newer(v, row)]
     if newer:
@@ -129,13 +128,18 @@ def _insert(tx: Transaction, row: NewMemory, caller: Caller, action: str, reason
     return record
 
 
+def _park(tx: Transaction, row: NewMemory, caller: Caller, why: str) -> MemoryRecord:
+    """Store a fact as pending review; its ``statusReason`` tells the reviewer why."""
+    record = _insert(tx, replace(row, status="pending_review", active_from=None), caller, "fact.park", why)
+    return tx.set_status(record.rowid, status="pending_review", reason=why)
+
+
 def _tombstoned(
     tx: Transaction, row: NewMemory, caller: Caller, policy: TenantPolicy, tomb: Tombstone
 ) -> FactOutcome:
     why = f"value tombstoned by {tomb.tombstone_id} ({tomb.reason or 'no reason given'})"
     if policy.tombstone_policy == "review":
-        parked = replace(row, status="pending_review", active_from=None)
-        return FactOutcome("parked", _insert(tx, parked, caller, "fact.park", why), tombstone=tomb)
+        return FactOutcome("parked", _park(tx, row, caller, why), tombstone=tomb)
     # The refusal is audited too (the transaction commits; the caller then answers 409).
     tx.audit(caller.audit("fact.refuse", target_kind="MEMORY_FACT", target_id=row.memory_id,
                           scope_key=row.scope.scope_key, reason=why))  # fmt: skip
