@@ -176,12 +176,18 @@ def test_a_tool_call_cannot_reach_another_scopes_memory(server: LiveServer) -> N
         for query in ("pineapple", "Bob's favourite fruit", "papaya", "favourite fruit"):
             recalled = ok(await client.call_tool("recall", {"query": query, "limit": 50, "include_history": True}))
             assert "pineapple" not in recalled and "papaya" not in recalled
-        # Naming another scope in the arguments changes nothing: they are not parameters.
-        smuggled = ok(await client.call_tool("recall", {
+        # Naming another scope in the arguments is refused, naming the argument: it is not a parameter.
+        smuggled = await client.call_tool("recall", {
             "query": "pineapple", **scope_fields(participantScopeHash=participant("bob")),
-            "scope": scope_fields(participantScopeHash=participant("bob"))}))  # fmt: skip
-        assert "pineapple" not in smuggled
-        listing = ok(await client.call_tool("list_facts", {"kind": "fruit", "agentId": "coder"}))
+            "scope": scope_fields(participantScopeHash=participant("bob"))})  # fmt: skip
+        assert error_code(smuggled) == "invalid_input" and "pineapple" not in text(smuggled)
+        assert smuggled.structured_content["field"] == "agentId"  # type: ignore[index]
+        refused = await client.call_tool("list_facts", {"kind": "fruit", "agentId": "coder"})
+        assert error_code(refused) == "invalid_input" and "fixed by the server" in text(refused)
+        # A misspelt filter is refused too, not dropped (it would list every fact).
+        misspelt = await client.call_tool("list_facts", {"subjectKey": "nobody"})
+        assert error_code(misspelt) == "invalid_input" and "subject" in text(misspelt)
+        listing = ok(await client.call_tool("list_facts", {"kind": "fruit"}))  # positive control
         assert mine["id"] in listing and theirs["id"] not in listing and "pineapple" not in listing
         for tool, args in [("fact_history", {}), ("retract_fact", {"reason": "mine now"}),
                            ("correct_fact", {"text": "Bob likes kiwi.", "reason": "mine now"})]:  # fmt: skip

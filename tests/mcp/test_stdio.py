@@ -23,7 +23,7 @@ from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, participant, scope_fields
-from tests.mcp.helpers import assert_tools_take_no_scope, error_code, ok
+from tests.mcp.helpers import assert_tools_take_no_scope, error_code, ok, text
 
 TENANT = "t1"
 ALICE = scope_fields()  # coder / default / private / alice / not sandbox-eligible
@@ -139,8 +139,12 @@ def test_stdio_cannot_reach_another_scopes_memory(home: Home) -> None:
         assert "mango" in ok(await client.call_tool("recall", {"query": "favourite fruit"}))  # positive control
         for query in ("pineapple", "Bob's favourite fruit", "desk"):
             assert "pineapple" not in ok(await client.call_tool("recall", {
-                "query": query, "limit": 50, "include_history": True, **BOB}))  # fmt: skip
-        listing = ok(await client.call_tool("list_facts", {"participantScopeHash": BOB["participantScopeHash"]}))
+                "query": query, "limit": 50, "include_history": True}))  # fmt: skip
+            smuggled = await client.call_tool("recall", {"query": query, "limit": 50, **BOB})
+            assert error_code(smuggled) == "invalid_input" and "pineapple" not in text(smuggled)
+        refused = await client.call_tool("list_facts", {"participantScopeHash": BOB["participantScopeHash"]})
+        assert error_code(refused) == "invalid_input" and "participantScopeHash" in text(refused)
+        listing = ok(await client.call_tool("list_facts", {}))
         assert mine in listing and theirs not in listing
         assert "pineapple" not in ok(await client.call_tool("recent_episodes", {"about": "pineapple desk"}))
         for tool, args in [("fact_history", {}), ("retract_fact", {"reason": "r"}),

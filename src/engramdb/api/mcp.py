@@ -53,6 +53,7 @@ from engramdb.errors import (
     AuthorizationError,
     ConflictError,
     EngramError,
+    InvalidInputError,
     NotFoundError,
 )
 from engramdb.models.api import (
@@ -259,6 +260,25 @@ def _guarded(fn: Callable[..., ToolOutput]) -> Callable[..., CallToolResult]:
 # -- the server --------------------------------------------------------------------------------
 
 
+class _StrictArguments(MCPServer):
+    """Refuses a tool call that passes an argument the tool does not declare.
+
+    Validation alone drops unknown arguments silently: ``list_facts {"subjectKey": ...}`` (the
+    REST spelling) would list every fact, and a model passing a scope field would not learn that
+    the scope is not its to choose.
+    """
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        declared = {t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        unknown = sorted(set(arguments) - declared[name]) if name in declared else []
+        if unknown:
+            takes = ", ".join(sorted(declared[name])) or "no arguments"
+            return _error_result(InvalidInputError(
+                f"{name} has no argument {unknown[0]!r} (it takes: {takes}); the memory scope is "
+                "fixed by the server", field=unknown[0]).to_dict())  # fmt: skip
+        return await super().call_tool(name, arguments, context)
+
+
 @contextmanager
 def _root_logging_untouched() -> Iterator[None]:
     """MCPServer() calls logging.basicConfig; a library must not configure the root logger."""
@@ -274,7 +294,7 @@ def _root_logging_untouched() -> Iterator[None]:
 def build_server(service: MemoryService, caller_of: CallerOf, *, transport: str) -> MCPServer:
     """Return the MCP server whose tools act as ``caller_of(ctx)`` on ``service``."""
     with _root_logging_untouched():
-        server: MCPServer = MCPServer("engramdb", title="EngramDB memory", version=__version__,
+        server: MCPServer = _StrictArguments("engramdb", title="EngramDB memory", version=__version__,
                                       instructions=INSTRUCTIONS, log_level="WARNING")  # fmt: skip
     provenance = f"mcp:{transport}"
 
