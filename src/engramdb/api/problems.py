@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from engramdb.errors import EngramError
-from engramdb.models.problems import validation_problem
+from engramdb.models.problems import request_problem, validation_problem
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def request_invalid(_: Request, error: RequestValidationError) -> JSONResponse:
-        return JSONResponse(validation_problem(list(error.errors())), status_code=422)
+        return JSONResponse(request_problem(list(error.errors())), status_code=422)
 
     @app.exception_handler(ValidationError)
     async def model_invalid(_: Request, error: ValidationError) -> JSONResponse:

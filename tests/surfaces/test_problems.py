@@ -1,0 +1,47 @@
+"""Error bodies through the real server: every refusal is ``{code, message, field}`` and names
+what was wrong, whichever layer (routing, JSON parsing, validation, the service) refused it."""
+
+from __future__ import annotations
+
+from tests.conftest import LiveServer
+
+
+def test_a_body_field_named_query_is_named_query(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        for body in ({}, {"query": 5}, {"query": ""}):
+            refused = http.post("/v1/recall", json=body)
+            assert refused.status_code == 422, (body, refused.text)
+            problem = refused.json()
+            assert (problem["code"], problem["field"]) == ("invalid_input", "query"), (body, problem)
+            assert problem["message"].startswith("query: ")
+        assert http.post("/v1/recall", json={"query": "x"}).status_code == 200  # positive control
+
+
+def test_query_string_errors_still_name_their_parameter(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        for path, params, field in (
+            ("/v1/facts", {"limit": 0}, "limit"),
+            ("/v1/facts", {"asOf": "yesterday"}, "asOf"),
+            ("/v1/facts", {"privacyScope": "public"}, "privacyScope"),
+        ):
+            refused = http.get(path, params=params)
+            assert refused.status_code == 422, (params, refused.text)
+            assert refused.json()["field"] == field, refused.json()
+        assert http.get("/v1/facts", params={"limit": 1}).status_code == 200  # positive control
+    with server.client(server.key(role="reviewer")) as http:
+        refused = http.get("/v1/audit", params={"after": -1})
+        assert refused.status_code == 422 and refused.json()["field"] == "after"
+        assert http.get("/v1/audit", params={"after": 0}).status_code == 200
+
+
+def test_malformed_json_names_the_body_and_says_why(server: LiveServer) -> None:
+    headers = {"content-type": "application/json"}
+    with server.client(server.key()) as http:
+        for path in ("/v1/recall", "/v1/facts", "/v1/episodes"):
+            refused = http.post(path, content=b'{"query":', headers=headers)
+            assert refused.status_code == 422, (path, refused.text)
+            problem = refused.json()
+            assert (problem["code"], problem["field"]) == ("invalid_input", "body"), problem
+            assert problem["message"].startswith("body: malformed JSON at character 9"), problem
+        well_formed = http.post("/v1/recall", content=b'{"query": "x"}', headers=headers)
+        assert well_formed.status_code == 200  # positive control
