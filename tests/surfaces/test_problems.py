@@ -45,3 +45,21 @@ def test_malformed_json_names_the_body_and_says_why(server: LiveServer) -> None:
             assert problem["message"].startswith("body: malformed JSON at character 9"), problem
         well_formed = http.post("/v1/recall", content=b'{"query": "x"}', headers=headers)
         assert well_formed.status_code == 200  # positive control
+
+
+def test_unknown_routes_and_methods_answer_in_the_same_shape(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        missing = http.get("/v1/nope")
+        assert missing.status_code == 404
+        assert missing.json() == {"code": "not_found", "message": missing.json()["message"]}
+        assert "GET /v1/nope" in missing.json()["message"]
+        wrong_method = http.delete("/v1/recall")
+        assert wrong_method.status_code == 405 and wrong_method.headers["allow"] == "POST"
+        assert wrong_method.json()["code"] == "method_not_allowed"
+        assert wrong_method.json()["message"] == "/v1/recall does not take DELETE; it takes POST"
+        # Positive controls: the routes themselves answer, and a missing memory is still a 404
+        # of the service (with its own message), not of the router.
+        assert http.post("/v1/recall", json={"query": "x"}).status_code == 200
+        absent = http.get(f"/v1/facts/{'0' * 64}")
+        assert absent.status_code == 404 and absent.json()["message"] == f"no fact {'0' * 64} in this scope"
+        assert http.post("/mcp", json={}).status_code != 404  # the MCP endpoint is still routed
