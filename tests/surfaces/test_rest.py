@@ -192,3 +192,20 @@ def test_a_small_scope_finds_a_new_memory_by_any_of_its_words(server: LiveServer
         found = http.post("/v1/recall", json={"query": "which language for billing?", "explain": True}).json()
     assert [m["text"].split("\n")[0] for m in found["memories"]] == ["Use TypeScript for the billing service."]
     assert "lexical" in found["memories"][0]["explain"]["arms"]
+
+
+def test_recall_sources_filter_and_an_empty_list_is_refused(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        http.post("/v1/facts", json=fact_body("The user drinks green tea"))
+        http.post("/v1/episodes", json=episode_body("We talked about green tea", "Noted."))
+
+        def sources(body: dict[str, object]) -> list[str]:
+            answer = http.post("/v1/recall", json={"query": "green tea", **body})
+            assert answer.status_code == 200, answer.text
+            return sorted(m["source"] for m in answer.json()["memories"])
+
+        assert sources({}) == ["EPISODE", "MEMORY_FACT"]
+        assert sources({"sources": ["MEMORY_FACT"]}) == ["MEMORY_FACT"]
+        assert sources({"sources": ["EPISODE"]}) == ["EPISODE"]
+        empty = http.post("/v1/recall", json={"query": "green tea", "sources": []})
+    assert empty.status_code == 422 and empty.json()["field"] == "sources", empty.text

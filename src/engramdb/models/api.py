@@ -24,8 +24,9 @@ class RecallRequest(WireModel):
     scope: ScopeFields | None = Field(None, description="scope fields the key does not fix")
     limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="memories to return")
     exclude_session_id: str | None = Field(None, description="leave out this session's episodes")
+    # An empty list is refused, not read as "both" or "none": either way it is a client bug.
     sources: list[Literal["EPISODE", "MEMORY_FACT"]] | None = Field(
-        None, description="only these memory types (default both)"
+        None, min_length=1, description="only these memory types (default both; not empty)"
     )
     explain: bool = Field(False, description="return each arm's rank and each feature's share")
     as_of: DateTime | None = Field(None, description="record time: what was believed then")
