@@ -4,6 +4,7 @@ what was wrong, whichever layer (routing, JSON parsing, validation, the service)
 from __future__ import annotations
 
 from tests.conftest import LiveServer
+from tests.factories import fact_body, scope_fields
 
 
 def test_a_body_field_named_query_is_named_query(server: LiveServer) -> None:
@@ -63,3 +64,44 @@ def test_unknown_routes_and_methods_answer_in_the_same_shape(server: LiveServer)
         absent = http.get(f"/v1/facts/{'0' * 64}")
         assert absent.status_code == 404 and absent.json()["message"] == f"no fact {'0' * 64} in this scope"
         assert http.post("/mcp", json={}).status_code != 404  # the MCP endpoint is still routed
+
+
+def test_refusals_by_role_name_the_action_in_english(server: LiveServer) -> None:
+    tombstone = _a_tombstone(server)
+    refusals = [  # (role, method, path, body, the action the message names)
+        ("agent", "PUT", "/v1/policy", {}, "change the policy"),
+        ("agent", "GET", "/v1/review", None, "read the review queue"),
+        ("agent", "GET", "/v1/audit", None, "read the audit log"),
+        ("agent", "GET", "/v1/keys", None, "manage keys"),
+        ("host", "POST", "/v1/keys", {"role": "reviewer"}, "manage keys"),
+        ("agent", "POST", f"/v1/review/{'0' * 64}/approve", {}, "decide reviews"),
+        ("agent", "POST", f"/v1/tombstones/{tombstone}/lift", {"reason": "r"}, "lift tombstones"),
+        ("reviewer", "POST", "/v1/recall", {"query": "x", "scope": scope_fields()}, None),  # allowed
+        ("reviewer", "POST", "/v1/facts", fact_body(scope=scope_fields()), "write memories"),
+    ]
+    for role, method, path, body, action in refusals:
+        grant = {"agentId": "coder", "profileId": "default"} if role == "host" else {}
+        with server.client(server.key(role=role, **grant)) as http:
+            answer = http.request(method, path, json=body)
+        if action is None:
+            assert answer.status_code == 200, answer.text
+            continue
+        assert answer.status_code == 403, (path, answer.text)
+        assert answer.json()["code"] == "forbidden"
+        assert answer.json()["message"] == f"{role} keys may not {action}", answer.json()
+    # Positive controls: the roles those actions belong to are let through.
+    with server.client(server.key(role="admin")) as admin:
+        assert admin.put("/v1/policy", json={}).status_code == 200
+        assert admin.get("/v1/keys").status_code == 200
+    with server.client(server.key(role="reviewer")) as reviewer:
+        assert reviewer.get("/v1/review").status_code == 200
+        assert reviewer.get("/v1/audit").status_code == 200
+        assert reviewer.post(f"/v1/tombstones/{tombstone}/lift", json={"reason": "r"}).status_code == 200
+
+
+def _a_tombstone(server: LiveServer) -> str:
+    """The id of a tombstone of the agent's scope (a retracted fact leaves one)."""
+    with server.client(server.key()) as http:
+        fact = http.post("/v1/facts", json=fact_body("Retract me")).json()
+        assert http.post(f"/v1/facts/{fact['id']}/retract", json={"reason": "r"}).status_code == 200
+        return str(http.get("/v1/tombstones").json()["tombstones"][0]["tombstoneId"])

@@ -37,13 +37,25 @@ SCOPE_FIELDS = ("agentId", "profileId", "privacyScope", "participantScopeHash", 
 _REQUIRED_GRANT = {"agent": SCOPE_FIELDS, "host": ("agentId", "profileId")}
 _TOKEN_PREFIX = "egm"
 
+
+@dataclass(frozen=True)
+class Permission:
+    """Which roles may do something, and the action as a refusal names it."""
+
+    action: str  # completes "<role> keys may not ..."
+    roles: frozenset[str]
+
+
 # Which roles may do what. Everything not listed is refused.
-PERMISSIONS: dict[str, frozenset[str]] = {
-    "memory.write": frozenset({"agent", "host", "admin"}),
-    "memory.read": frozenset({"agent", "host", "reviewer", "admin"}),
-    "keys.manage": frozenset({"admin"}),
-    "audit.read": frozenset({"reviewer", "admin"}),
-    "review.decide": frozenset({"reviewer", "admin"}),
+PERMISSIONS: dict[str, Permission] = {
+    "memory.write": Permission("write memories", frozenset({"agent", "host", "admin"})),
+    "memory.read": Permission("read memories", frozenset({"agent", "host", "reviewer", "admin"})),
+    "keys.manage": Permission("manage keys", frozenset({"admin"})),
+    "policy.write": Permission("change the policy", frozenset({"admin"})),
+    "audit.read": Permission("read the audit log", frozenset({"reviewer", "admin"})),
+    "review.read": Permission("read the review queue", frozenset({"reviewer", "admin"})),
+    "review.decide": Permission("decide reviews", frozenset({"reviewer", "admin"})),
+    "tombstone.lift": Permission("lift tombstones", frozenset({"reviewer", "admin"})),
 }
 
 
@@ -63,10 +75,9 @@ class Caller:
 
 def require(caller: Caller, permission: str) -> None:
     """Raise AuthorizationError unless the caller's role has ``permission``."""
-    if caller.role not in PERMISSIONS[permission]:
-        raise AuthorizationError(
-            f"{caller.role} keys may not {permission.replace('.', ' ')}", role=caller.role
-        )
+    allowed = PERMISSIONS[permission]
+    if caller.role not in allowed.roles:
+        raise AuthorizationError(f"{caller.role} keys may not {allowed.action}", role=caller.role)
 
 
 def resolve_scope(caller: Caller, named: dict[str, Any]) -> Scope:

@@ -211,7 +211,7 @@ class MemoryService:
         return MemoryView.of(record)
 
     def lift_tombstone(self, caller: Caller, tombstone_id: str, body: LiftRequest) -> TombstoneView:
-        auth.require(caller, "review.decide")
+        auth.require(caller, "tombstone.lift")
         with self._tenant(caller).transaction() as tx:
             tomb = facts.lift(tx, tombstone_id, caller, reason=body.reason, at=clock.now_text())
         return _tombstone_view(tomb)
@@ -223,7 +223,7 @@ class MemoryService:
         older_than_seconds: float | None = None, limit: int = 100,
     ) -> ReviewQueue:  # fmt: skip
         """Facts awaiting review anywhere in the tenant, oldest first."""
-        auth.require(caller, "review.decide")
+        auth.require(caller, "review.read")
         before = clock.later(-older_than_seconds) if older_than_seconds else None
         pending = self._tenant(caller).review_queue(kind=kind, subject_key=subject_key,
                                                     recorded_before=before, limit=limit)  # fmt: skip
@@ -400,7 +400,7 @@ class MemoryService:
         return load_policy(self._tenant(caller))
 
     def set_policy(self, caller: Caller, policy: TenantPolicy) -> TenantPolicy:
-        auth.require(caller, "keys.manage")
+        auth.require(caller, "policy.write")
         return save_policy(self._tenant(caller), policy, caller)
 
     def recall(self, caller: Caller, request: RecallRequest) -> RecallResponse:
