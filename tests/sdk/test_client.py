@@ -143,6 +143,12 @@ def test_invalid_bodies_are_refused_before_sending() -> None:
             assert meaningless.value.field == field
         with pytest.raises(TransportError):  # positive control: a good body is sent (to no one)
             client.write_fact(fact_body(validUntil="2026-08-19T00:00:00Z"))
+        for decision in ({}, {"reason": " "}):
+            with pytest.raises(InvalidInputError) as unexplained:
+                client.reject("f" * 64, decision)
+            assert unexplained.value.field == "reason"
+        with pytest.raises(TransportError):
+            client.reject("f" * 64, {"reason": "made up"})
 
 
 def test_transient_failures_are_retryable_and_typed(

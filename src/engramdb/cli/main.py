@@ -28,7 +28,7 @@ from engramdb.core.embedding import make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import RecallRequest, ReviewDecision
+from engramdb.models.api import RecallRequest, RejectDecision, ReviewDecision
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
 from engramdb.cli.bench import bench_app
@@ -350,7 +350,7 @@ def review_reject(
     """Reject a pending fact; its value is tombstoned."""
     service = _local_service(_settings(home), embedder="hashing")
     fact_id = _full_pending_id(service, tenant, fact_id)
-    view = service.reject(_operator(tenant), fact_id, ReviewDecision.model_validate({"reason": reason}))
+    view = service.reject(_operator(tenant), fact_id, RejectDecision.model_validate({"reason": reason}))
     out.print(f"rejected {view.id}; its value is tombstoned")
 
 

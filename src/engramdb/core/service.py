@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from engramdb import __version__, clock
 from engramdb.config import Settings
-from engramdb.contract.bounds import QUERY_CAP, check_text
+from engramdb.contract.bounds import QUERY_CAP, REASON_CAP, check_text
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.contract.events import Episode, EpisodeWrite, Fact, FactWrite, Scope, ScopeFields
 from engramdb.contract.format import FormattableMemory, format_context
@@ -52,6 +52,7 @@ from engramdb.models.api import (
     RecallRequest,
     RecalledSession,
     RecallResponse,
+    RejectDecision,
     WriteResponse,
 )
 from engramdb.storage.port import (
@@ -249,9 +250,9 @@ class MemoryService:
         self.written.set()
         return _write_response(result)
 
-    def reject(self, caller: Caller, fact_id: str, body: ReviewDecision) -> MemoryView:
+    def reject(self, caller: Caller, fact_id: str, body: RejectDecision) -> MemoryView:
         self._require_reviewer(caller, fact_id)
-        reason = check_text("reason", body.reason or "", 1_000) or "rejected in review"
+        reason = check_text("reason", body.reason, REASON_CAP)
         with self._tenant(caller).transaction() as tx:
             pending = self._pending(caller, tx, fact_id, body.scope)
             record = facts.reject(tx, pending, caller, reason=reason, at=clock.now_text())

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from engramdb.contract.events import DateTime, ScopeFields, WireModel
+from engramdb.errors import InvalidInputError
 
 if TYPE_CHECKING:  # only a type: the SDK imports these models without the storage layer
     from engramdb.storage.port import MemoryRecord
@@ -274,10 +275,24 @@ class ReviewQueue(ResponseModel):
 
 
 class ReviewDecision(WireModel):
-    """Body of approve and reject; ``scope`` picks the fact when its id exists in two scopes."""
+    """Body of approve (and, with a required reason, of reject); ``scope`` picks the fact when
+    its id exists in two scopes."""
 
     reason: str | None = Field(None, max_length=1_000)
     scope: ScopeFields | None = None
+
+
+class RejectDecision(ReviewDecision):
+    """Body of reject: the reason is required, since it stays with the value's tombstone."""
+
+    reason: str = Field(min_length=1, max_length=1_000)
+
+    @field_validator("reason")
+    @classmethod
+    def _not_blank(cls, reason: str) -> str:
+        if not reason.replace("\x00", "").strip():
+            raise InvalidInputError("reason must not be blank: say why the fact is rejected", field="reason")
+        return reason
 
 
 class EditAndApprove(WireModel):
