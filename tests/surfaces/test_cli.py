@@ -104,6 +104,16 @@ def test_keys_create_refuses_an_incomplete_grant(tmp_path: Path) -> None:
     assert "agent keys must be bound to profileId" in result.stderr
 
 
+def test_error_messages_are_printed_whole_brackets_included(tmp_path: Path) -> None:
+    bad = _run(tmp_path, "remember", "z", "--subject", "user", "--participant", "XYZ")
+    assert bad.returncode == 1
+    assert "error: participantScopeHash: String should match pattern '^[a-f0-9]{64}$'" in bad.stderr, bad.stderr
+    good = _run(tmp_path, "remember", "z", "--subject", "user", "--participant", "a" * 64)
+    assert good.returncode == 0, good.stderr  # positive control: the same command, a valid hash
+    unknown = _run(tmp_path, "keys", "revoke", "[bold]k1[/bold]")
+    assert unknown.returncode == 1 and "error: no active key [bold]k1[/bold] in tenant default" in unknown.stderr
+
+
 def test_remember_then_recall_with_explain(tmp_path: Path) -> None:
     assert _run(tmp_path, "remember", "The user prefers green tea", "--subject", "user",
                 "--kind", "preference").returncode == 0  # fmt: skip

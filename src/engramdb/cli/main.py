@@ -17,6 +17,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from engramdb import __version__, clock
 from engramdb.config import Settings, tune_process
@@ -280,8 +281,8 @@ def audit_verify(tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
     if verdict.ok:
         out.print(f"audit chain of {tenant!r} verified: {verdict.checked} entries")
         return
-    err.print(f"[red]audit chain broken at entry {verdict.broken_seq}[/red]: {verdict.problem} "
-              f"({verdict.checked} entries verified before it)")  # fmt: skip
+    err.print(Text.assemble((f"audit chain broken at entry {verdict.broken_seq}", "red"),
+                            f": {verdict.problem} ({verdict.checked} entries verified before it)"))  # fmt: skip
     raise typer.Exit(1)
 
 
@@ -442,10 +443,15 @@ def main() -> None:
     try:
         app()
     except EngramError as error:
-        err.print(f"[red]error:[/red] {error.message}", highlight=False)
+        _print_error(error.message)
         sys.exit(1)
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "input"
-        err.print(f"[red]error:[/red] {field}: {first['msg']}", highlight=False)
+        _print_error(f"{field}: {first['msg']}")
         sys.exit(1)
+
+
+def _print_error(message: str) -> None:
+    # The message is plain text: rich would take "[a-f0-9]" in a pattern for markup and drop it.
+    err.print(Text.assemble(("error:", "red"), " ", message), highlight=False)
