@@ -27,7 +27,7 @@ from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import make_embedder
 from engramdb.core.service import MemoryService
-from engramdb.errors import EngramError
+from engramdb.errors import EngramError, NotFoundError
 from engramdb.jobs.embedding import drain
 from engramdb.models.api import RecallRequest, RejectDecision, ReviewDecision
 from engramdb.storage.port import Store
@@ -111,7 +111,8 @@ def serve(
     settings = _settings(home, **overrides)
     store = open_store(settings.storage_url(), **settings.store_options())
     if not store.tenant_names():
-        token, _ = auth.create_key(store, tenant="default", role="admin", grant={}, label="first admin")
+        token, _ = auth.create_key(store, tenant="default", role="admin", grant={}, label="first admin",
+                                   create_tenant=True)  # fmt: skip
         out.print("[bold]Created tenant 'default'.[/bold] First admin key (shown once):")
         out.print(token, soft_wrap=True, highlight=False)
     out.print(f"EngramDB {__version__} on http://{settings.host}:{settings.port} "
@@ -131,9 +132,10 @@ def keys_create(
     sandbox_eligible: Annotated[str | None, typer.Option("--sandbox-eligible", help="true or false")] = None,
     label: Annotated[str | None, typer.Option("--label")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON object")] = False,
+    create_tenant: Annotated[bool, typer.Option("--create-tenant", help="create the tenant if it does not exist")] = False,
     home: HomeOpt = None,
 ) -> None:
-    """Create an API key and print it (shown once)."""
+    """Create an API key and print it (shown once). The tenant must exist unless --create-tenant."""
     grant = {
         "agentId": agent_id,
         "profileId": profile_id,
@@ -142,7 +144,11 @@ def keys_create(
         "sandboxEligible": _parse_bool("--sandbox-eligible", sandbox_eligible),
     }
     store = _open(home)
-    token, record = auth.create_key(store, tenant=tenant, role=role, grant=grant, label=label)
+    try:
+        token, record = auth.create_key(store, tenant=tenant, role=role, grant=grant, label=label,
+                                        create_tenant=create_tenant)  # fmt: skip
+    except NotFoundError as error:  # the only thing create_key looks up is the tenant
+        raise NotFoundError(f"{error.message}; pass --create-tenant to create it", field="--tenant") from error
     if as_json:
         payload = {"key": token, "keyId": record.key_id, "tenant": tenant, "role": role,
                    "grant": json.loads(record.grant_json)}  # fmt: skip

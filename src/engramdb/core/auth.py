@@ -156,8 +156,13 @@ def create_key(
     grant: dict[str, Any],
     label: str | None = None,
     actor: Caller | None = None,
+    create_tenant: bool = False,
 ) -> tuple[str, KeyRecord]:
-    """Create a key and return ``(token, record)``; the token is shown once, never stored."""
+    """Create a key and return ``(token, record)``; the token is shown once, never stored.
+
+    The tenant must exist (NotFoundError otherwise) unless ``create_tenant``: a misspelt name
+    must not quietly start a new tenant.
+    """
     check_tenant_name(tenant)
     grant = validate_grant(role, grant)
     key_id = secrets.token_hex(6)
@@ -178,7 +183,7 @@ def create_key(
         target_id=key_id,
         after_digest=sha256_hex(canonical_json({"role": role, "grant": grant})),
     )
-    store.tenant(tenant, create=True).create_key(record, draft)
+    store.tenant(tenant, create=create_tenant).create_key(record, draft)
     return f"{_TOKEN_PREFIX}.{tenant}.{key_id}.{secret}", record
 
 
