@@ -26,10 +26,18 @@ from engramdb.contract.events import Scope
 from engramdb.errors import (
     AuthenticationError,
     AuthorizationError,
+    ConflictError,
     InvalidInputError,
     NotFoundError,
 )
-from engramdb.storage.port import AuditDraft, KeyRecord, ScopeColumns, Store, check_tenant_name
+from engramdb.storage.port import (
+    AuditDraft,
+    KeyRecord,
+    ScopeColumns,
+    Store,
+    TenantStore,
+    check_tenant_name,
+)
 
 Role = Literal["agent", "host", "reviewer", "admin"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -188,7 +196,19 @@ def create_key(
 
 
 def revoke_key(store: Store, *, tenant: str, key_id: str, actor: Caller | None = None) -> bool:
-    """Revoke a key; return False if it was unknown or already revoked."""
+    """Revoke a key; return False if it was unknown or already revoked.
+
+    A key (``actor``) may not revoke its tenant's last active admin key (ConflictError): nobody
+    could manage keys over REST after it. The operator (no actor) may, and can create another.
+    """
+    keys = store.tenant(tenant)
+    # Checked before the revoke, not in its transaction: two admins revoking each other at the
+    # same instant could both pass, which the operator can still repair from the CLI.
+    if actor is not None and _active_admins(keys) == [key_id]:
+        raise ConflictError(
+            f"key {key_id} is the tenant's last active admin key; create another admin key first",
+            field="keyId",
+        )
     draft = AuditDraft(
         action="key.revoke",
         actor_key_id=actor.key_id if actor else None,
@@ -196,7 +216,11 @@ def revoke_key(store: Store, *, tenant: str, key_id: str, actor: Caller | None =
         target_kind="api_key",
         target_id=key_id,
     )
-    return store.tenant(tenant).revoke_key(key_id, clock.now_text(), draft)
+    return keys.revoke_key(key_id, clock.now_text(), draft)
+
+
+def _active_admins(keys: TenantStore) -> list[str]:
+    return [k.key_id for k in keys.list_keys() if k.role == "admin" and k.revoked_at is None]
 
 
 def authenticate(store: Store, token: str | None) -> Caller:
