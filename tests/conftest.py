@@ -93,7 +93,7 @@ class LiveServer(LoopbackServer):
         """Create a key directly in the store (as the operator would with the CLI)."""
         if role == "agent" and not grant:
             grant = scope_fields()
-        token, _ = auth.create_key(self.store, tenant=tenant, role=role, grant=grant)
+        token, _ = auth.create_key(self.store, tenant=tenant, role=role, grant=grant, create_tenant=True)
         return token
 
     def cli_env(self) -> dict[str, str]:

@@ -77,6 +77,7 @@ def corpus(
             service.retract_fact(caller, fixed.id, RetractRequest.model_validate({"reason": "wrong", "scope": SCOPE}))
         elif kind == 2:  # expired: its validity window is over
             service.write_fact(caller, _body(topic, old, "a", kind=f"{topic}_2025",
+                                             validFrom="2025-01-01T00:00:00Z",
                                              validUntil="2026-01-01T00:00:00Z"))  # fmt: skip
         else:  # arrived inactive: archived history
             service.write_fact(caller, _body(topic, old, "a", active=False, kind=f"{topic}_old"))

@@ -159,6 +159,24 @@ def test_a_model_written_fact_lands_pending_review(server: LiveServer, mode: str
             ("The user is vegetarian.", "derived")]  # fmt: skip
 
 
+def test_blank_fact_text_is_a_tool_error_naming_text(server: LiveServer) -> None:
+    async def body(client: Client) -> None:
+        for tool, args in (("remember_fact", {"subject": "user", "kind": "diet", "text": " \t "}),
+                           ("correct_fact", {"fact_id": current["id"], "text": "   ", "reason": "r"})):  # fmt: skip
+            result = await client.call_tool(tool, args)
+            assert error_code(result) == "invalid_input", tool
+            assert result.structured_content is not None and result.structured_content["field"] == "text"
+        ok(await client.call_tool("remember_fact", {"subject": "user", "kind": "diet", "text": "Eats fish."}))
+
+    agent = server.key()
+    with server.client(agent) as http:
+        current = _stated_fact(http, "The user is vegetarian.", kind="diet")
+    run(server, agent, body)
+    with server.client(server.key(role="reviewer")) as review:  # only the positive control was stored
+        items = review.get("/v1/review").json()["items"]
+        assert [i["fact"]["event"]["text"] for i in items] == ["Eats fish."]
+
+
 def test_a_tool_call_cannot_reach_another_scopes_memory(server: LiveServer) -> None:
     alice, bob = server.key(), server.key(**scope_fields(participantScopeHash=participant("bob")))
     other_tenant = server.key(tenant="t2")

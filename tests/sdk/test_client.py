@@ -134,6 +134,21 @@ def test_invalid_bodies_are_refused_before_sending() -> None:
         assert error.value.field == "surprise"
         with pytest.raises(InvalidInputError):
             client.recall({"query": "x", "limit": 500})
+        for bad, field in ((fact_body("   "), "text"),
+                           (fact_body(validUntil="2026-08-17T00:00:00Z"), "validUntil"),
+                           (episode_body("", " ", summary=" "), "summary")):  # fmt: skip
+            write = client.write_episode if field == "summary" else client.write_fact
+            with pytest.raises(InvalidInputError) as meaningless:
+                write(bad)
+            assert meaningless.value.field == field
+        with pytest.raises(TransportError):  # positive control: a good body is sent (to no one)
+            client.write_fact(fact_body(validUntil="2026-08-19T00:00:00Z"))
+        for decision in ({}, {"reason": " "}):
+            with pytest.raises(InvalidInputError) as unexplained:
+                client.reject("f" * 64, decision)
+            assert unexplained.value.field == "reason"
+        with pytest.raises(TransportError):
+            client.reject("f" * 64, {"reason": "made up"})
 
 
 def test_transient_failures_are_retryable_and_typed(

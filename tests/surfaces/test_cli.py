@@ -83,8 +83,8 @@ def test_serve_creates_default_tenant_prints_admin_key_and_serves(tmp_path: Path
 
 
 def test_keys_create_list_revoke(tmp_path: Path) -> None:
-    created = _run(tmp_path, "keys", "create", "--tenant", "acme", "--role", "agent", "--agent-id", "a",
-                   "--profile-id", "p", "--participant", "d" * 64, "--privacy", "private",
+    created = _run(tmp_path, "keys", "create", "--tenant", "acme", "--create-tenant", "--role", "agent",
+                   "--agent-id", "a", "--profile-id", "p", "--participant", "d" * 64, "--privacy", "private",
                    "--sandbox-eligible", "false", "--json")  # fmt: skip
     assert created.returncode == 0, created.stderr
     payload = json.loads(created.stdout)
@@ -98,10 +98,36 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     assert re.fullmatch(r"egm\.acme\.\w+\.[\w-]+\n", plain.stdout)
 
 
+def test_keys_create_makes_a_tenant_only_when_asked(tmp_path: Path) -> None:
+    assert _run(tmp_path, "keys", "create", "--tenant", "acme", "--create-tenant", "--role", "admin").returncode == 0
+    typo = _run(tmp_path, "keys", "create", "--tenant", "acmee", "--role", "reviewer")
+    assert typo.returncode == 1 and typo.stdout == ""
+    assert "error: no tenant named 'acmee'; pass --create-tenant to create it" in typo.stderr, typo.stderr
+    assert _run(tmp_path, "keys", "list", "--tenant", "acmee").returncode == 1  # nothing was created
+    # Positive controls: the existing tenant takes keys without the flag; the flag on an
+    # existing tenant changes nothing.
+    again = _run(tmp_path, "keys", "create", "--tenant", "acme", "--role", "reviewer")
+    assert again.returncode == 0 and again.stdout.startswith("egm.acme."), again.stderr
+    assert _run(tmp_path, "keys", "create", "--tenant", "acme", "--create-tenant", "--role", "host",
+                "--agent-id", "a", "--profile-id", "p").returncode == 0  # fmt: skip
+    listed = _run(tmp_path, "keys", "list", "--tenant", "acme").stdout
+    assert all(role in listed for role in ("admin", "reviewer", "host")), listed
+
+
 def test_keys_create_refuses_an_incomplete_grant(tmp_path: Path) -> None:
     result = _run(tmp_path, "keys", "create", "--role", "agent", "--agent-id", "a")
     assert result.returncode == 1
     assert "agent keys must be bound to profileId" in result.stderr
+
+
+def test_error_messages_are_printed_whole_brackets_included(tmp_path: Path) -> None:
+    bad = _run(tmp_path, "remember", "z", "--subject", "user", "--participant", "XYZ")
+    assert bad.returncode == 1
+    assert "error: participantScopeHash: String should match pattern '^[a-f0-9]{64}$'" in bad.stderr, bad.stderr
+    good = _run(tmp_path, "remember", "z", "--subject", "user", "--participant", "a" * 64)
+    assert good.returncode == 0, good.stderr  # positive control: the same command, a valid hash
+    unknown = _run(tmp_path, "keys", "revoke", "[bold]k1[/bold]")
+    assert unknown.returncode == 1 and "error: no active key [bold]k1[/bold] in tenant default" in unknown.stderr
 
 
 def test_remember_then_recall_with_explain(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from engramdb.contract.canonical import event_id
 from tests.conftest import LiveServer
 from tests.contract._helpers import CONTRACT_DIR
@@ -192,3 +194,41 @@ def test_a_small_scope_finds_a_new_memory_by_any_of_its_words(server: LiveServer
         found = http.post("/v1/recall", json={"query": "which language for billing?", "explain": True}).json()
     assert [m["text"].split("\n")[0] for m in found["memories"]] == ["Use TypeScript for the billing service."]
     assert "lexical" in found["memories"][0]["explain"]["arms"]
+
+
+def test_recall_sources_filter_and_an_empty_list_is_refused(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        http.post("/v1/facts", json=fact_body("The user drinks green tea"))
+        http.post("/v1/episodes", json=episode_body("We talked about green tea", "Noted."))
+
+        def sources(body: dict[str, object]) -> list[str]:
+            answer = http.post("/v1/recall", json={"query": "green tea", **body})
+            assert answer.status_code == 200, answer.text
+            return sorted(m["source"] for m in answer.json()["memories"])
+
+        assert sources({}) == ["EPISODE", "MEMORY_FACT"]
+        assert sources({"sources": ["MEMORY_FACT"]}) == ["MEMORY_FACT"]
+        assert sources({"sources": ["EPISODE"]}) == ["EPISODE"]
+        empty = http.post("/v1/recall", json={"query": "green tea", "sources": []})
+    assert empty.status_code == 422 and empty.json()["field"] == "sources", empty.text
+
+
+def test_the_last_active_admin_key_cannot_be_revoked_over_rest(server: LiveServer) -> None:
+    first = server.key(role="admin")
+    first_id = first.split(".")[2]
+    with server.client(first) as admin:
+        alone = admin.delete(f"/v1/keys/{first_id}")
+        assert alone.status_code == 409 and alone.json()["field"] == "keyId", alone.text
+        assert "last active admin key" in alone.json()["message"]
+        assert admin.get("/v1/keys").status_code == 200  # still works
+        reviewer = admin.post("/v1/keys", json={"role": "reviewer"}).json()
+        assert admin.delete(f"/v1/keys/{reviewer['keyId']}").status_code == 204  # other keys: as before
+        second = admin.post("/v1/keys", json={"role": "admin"}).json()
+        assert admin.delete(f"/v1/keys/{first_id}").status_code == 204  # another admin remains
+    with server.client(second["key"]) as admin:
+        assert admin.delete(f"/v1/keys/{second['keyId']}").status_code == 409  # now it is the last
+        assert admin.get("/v1/keys").status_code == 200
+    # The operator, on the data folder, may (and can always create another admin key).
+    revoked = subprocess.run([sys.executable, "-m", "engramdb.cli", "keys", "revoke", second["keyId"], "--tenant", "t1"],
+                             env=server.cli_env(), capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert revoked.returncode == 0, revoked.stderr

@@ -114,6 +114,30 @@ def test_rejection_tombstones_the_value(server: LiveServer) -> None:
         assert _write(http, "The user likes Python", kind="opinion", source="s3").status_code == 201
 
 
+def test_a_rejection_needs_a_reason(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        pending = _write(http, "The user hates Go", trust="untrusted", kind="opinion").json()
+    with server.client(server.key(role="reviewer")) as http:
+        for body in ({}, {"reason": ""}, {"reason": "  \n"}, {"reason": None}):
+            refused = http.post(f"/v1/review/{pending['id']}/reject", json=body)
+            assert refused.status_code == 422 and refused.json()["field"] == "reason", (body, refused.text)
+        assert [i["fact"]["id"] for i in http.get("/v1/review").json()["items"]] == [pending["id"]]  # still pending
+        rejected = http.post(f"/v1/review/{pending['id']}/reject", json={"reason": "made up"})
+        assert rejected.status_code == 200 and rejected.json()["statusReason"] == "made up"
+    env = server.cli_env()
+    with server.client(server.key()) as http:
+        other = _write(http, "The user hates Rust", trust="untrusted", kind="opinion2").json()
+
+    def cli_reject(reason: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "engramdb.cli", "review", "reject", other["id"][:12],
+                               "--reason", reason, "--tenant", "t1"],
+                              env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    blank = cli_reject("   ")
+    assert blank.returncode == 1 and "reason must not be blank" in blank.stderr, blank.stderr
+    assert cli_reject("made up too").returncode == 0
+
+
 def test_approval_supersedes_and_edit_and_approve(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         current = _write(http, "Works at Acme", kind="employer").json()

@@ -50,6 +50,7 @@ from engramdb.models.api import (
     MemoryView,
     RecallRequest,
     RecallResponse,
+    RejectDecision,
     WriteResponse,
 )
 from engramdb.storage.port import KeyRecord, Store
@@ -254,8 +255,8 @@ def create_app(
         return service.approve(who, fact_id, body)
 
     @app.post("/v1/review/{fact_id}/reject", tags=["review"])
-    def reject(fact_id: str, body: ReviewDecision, who: Authed) -> MemoryView:
-        """Reject a pending fact; its value is tombstoned."""
+    def reject(fact_id: str, body: RejectDecision, who: Authed) -> MemoryView:
+        """Reject a pending fact, saying why; its value is tombstoned with the reason."""
         return service.reject(who, fact_id, body)
 
     @app.post("/v1/review/{fact_id}/edit-and-approve", tags=["review"])

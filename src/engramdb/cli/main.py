@@ -17,6 +17,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from engramdb import __version__, clock
 from engramdb.config import Settings, tune_process
@@ -26,9 +27,9 @@ from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import make_embedder
 from engramdb.core.service import MemoryService
-from engramdb.errors import EngramError
+from engramdb.errors import EngramError, NotFoundError
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import RecallRequest, ReviewDecision
+from engramdb.models.api import RecallRequest, RejectDecision, ReviewDecision
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
 from engramdb.cli.bench import bench_app
@@ -110,7 +111,8 @@ def serve(
     settings = _settings(home, **overrides)
     store = open_store(settings.storage_url(), **settings.store_options())
     if not store.tenant_names():
-        token, _ = auth.create_key(store, tenant="default", role="admin", grant={}, label="first admin")
+        token, _ = auth.create_key(store, tenant="default", role="admin", grant={}, label="first admin",
+                                   create_tenant=True)  # fmt: skip
         out.print("[bold]Created tenant 'default'.[/bold] First admin key (shown once):")
         out.print(token, soft_wrap=True, highlight=False)
     out.print(f"EngramDB {__version__} on http://{settings.host}:{settings.port} "
@@ -130,9 +132,10 @@ def keys_create(
     sandbox_eligible: Annotated[str | None, typer.Option("--sandbox-eligible", help="true or false")] = None,
     label: Annotated[str | None, typer.Option("--label")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON object")] = False,
+    create_tenant: Annotated[bool, typer.Option("--create-tenant", help="create the tenant if it does not exist")] = False,
     home: HomeOpt = None,
 ) -> None:
-    """Create an API key and print it (shown once)."""
+    """Create an API key and print it (shown once). The tenant must exist unless --create-tenant."""
     grant = {
         "agentId": agent_id,
         "profileId": profile_id,
@@ -141,7 +144,11 @@ def keys_create(
         "sandboxEligible": _parse_bool("--sandbox-eligible", sandbox_eligible),
     }
     store = _open(home)
-    token, record = auth.create_key(store, tenant=tenant, role=role, grant=grant, label=label)
+    try:
+        token, record = auth.create_key(store, tenant=tenant, role=role, grant=grant, label=label,
+                                        create_tenant=create_tenant)  # fmt: skip
+    except NotFoundError as error:  # the only thing create_key looks up is the tenant
+        raise NotFoundError(f"{error.message}; pass --create-tenant to create it", field="--tenant") from error
     if as_json:
         payload = {"key": token, "keyId": record.key_id, "tenant": tenant, "role": role,
                    "grant": json.loads(record.grant_json)}  # fmt: skip
@@ -280,8 +287,8 @@ def audit_verify(tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
     if verdict.ok:
         out.print(f"audit chain of {tenant!r} verified: {verdict.checked} entries")
         return
-    err.print(f"[red]audit chain broken at entry {verdict.broken_seq}[/red]: {verdict.problem} "
-              f"({verdict.checked} entries verified before it)")  # fmt: skip
+    err.print(Text.assemble((f"audit chain broken at entry {verdict.broken_seq}", "red"),
+                            f": {verdict.problem} ({verdict.checked} entries verified before it)"))  # fmt: skip
     raise typer.Exit(1)
 
 
@@ -350,7 +357,7 @@ def review_reject(
     """Reject a pending fact; its value is tombstoned."""
     service = _local_service(_settings(home), embedder="hashing")
     fact_id = _full_pending_id(service, tenant, fact_id)
-    view = service.reject(_operator(tenant), fact_id, ReviewDecision.model_validate({"reason": reason}))
+    view = service.reject(_operator(tenant), fact_id, RejectDecision.model_validate({"reason": reason}))
     out.print(f"rejected {view.id}; its value is tombstoned")
 
 
@@ -442,10 +449,15 @@ def main() -> None:
     try:
         app()
     except EngramError as error:
-        err.print(f"[red]error:[/red] {error.message}", highlight=False)
+        _print_error(error.message)
         sys.exit(1)
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "input"
-        err.print(f"[red]error:[/red] {field}: {first['msg']}", highlight=False)
+        _print_error(f"{field}: {first['msg']}")
         sys.exit(1)
+
+
+def _print_error(message: str) -> None:
+    # The message is plain text: rich would take "[a-f0-9]" in a pattern for markup and drop it.
+    err.print(Text.assemble(("error:", "red"), " ", message), highlight=False)

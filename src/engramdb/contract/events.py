@@ -7,7 +7,10 @@ JavaScript validator: a trailing newline never satisfies a ``^...$`` pattern or 
 (ECMAScript ``$`` does not match before a final newline; Python's ``re`` does).
 
 ``EpisodeWrite`` and ``FactWrite`` are the REST bodies: the same fields, with the scope and the
-id optional because the server derives the scope from the key and computes the id.
+id optional because the server derives the scope from the key and computes the id. Every write
+path (REST, batch, MCP, CLI, SDK) goes through them, so they also hold the server's bounds and
+refuse what the schema admits but means nothing: blank fact text, an episode of blanks, a
+validity that ends before it starts.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from engramdb import clock
 from engramdb.contract.bounds import check_caps, check_safe_integer, strip_nul
 from engramdb.contract.canonical import event_id, fact_id
 from engramdb.errors import InvalidInputError
@@ -224,6 +228,17 @@ class EpisodeWrite(_Bounded, ScopeFields, _EpisodeBody):
 
     event_id: Hex64 | None = None
 
+    @model_validator(mode="after")
+    def _says_something(self) -> EpisodeWrite:
+        # The contract lets the two turn texts be empty and the summary be blanks; all three
+        # blank at once is a turn with nothing in it, which no recall could ever find.
+        if not any(t.strip() for t in (self.summary, self.user_text, self.assistant_text)):
+            raise InvalidInputError(
+                "summary, userText and assistantText are all blank: the episode says nothing",
+                field="summary",
+            )
+        return self
+
     def to_event(self, scope: Scope) -> Episode:
         """Return the complete contract event under ``scope``, with its id computed."""
         computed = event_id(
@@ -243,6 +258,19 @@ class FactWrite(_Bounded, ScopeFields, _FactBody):
     """REST body for ``POST /v1/facts``: a fact whose scope and id may be omitted."""
 
     fact_id: Hex64 | None = None
+
+    @model_validator(mode="after")
+    def _is_a_claim(self) -> FactWrite:
+        # The schema takes any non-empty text and any two date-times; a fact of blanks claims
+        # nothing, and one whose validity ends when (or before) it starts was never true.
+        if not self.text.strip():
+            raise InvalidInputError("text must not be blank", field="text")
+        if self.valid_until is not None and clock.parse(self.valid_until) <= clock.parse(self.valid_from):
+            raise InvalidInputError(
+                f"validUntil ({self.valid_until}) must be after validFrom ({self.valid_from})",
+                field="validUntil",
+            )
+        return self
 
     def to_event(self, scope: Scope) -> Fact:
         """Return the complete contract event under ``scope``, with its id computed."""

@@ -26,10 +26,18 @@ from engramdb.contract.events import Scope
 from engramdb.errors import (
     AuthenticationError,
     AuthorizationError,
+    ConflictError,
     InvalidInputError,
     NotFoundError,
 )
-from engramdb.storage.port import AuditDraft, KeyRecord, ScopeColumns, Store, check_tenant_name
+from engramdb.storage.port import (
+    AuditDraft,
+    KeyRecord,
+    ScopeColumns,
+    Store,
+    TenantStore,
+    check_tenant_name,
+)
 
 Role = Literal["agent", "host", "reviewer", "admin"]
 ROLES: tuple[str, ...] = get_args(Role)
@@ -37,13 +45,25 @@ SCOPE_FIELDS = ("agentId", "profileId", "privacyScope", "participantScopeHash", 
 _REQUIRED_GRANT = {"agent": SCOPE_FIELDS, "host": ("agentId", "profileId")}
 _TOKEN_PREFIX = "egm"
 
+
+@dataclass(frozen=True)
+class Permission:
+    """Which roles may do something, and the action as a refusal names it."""
+
+    action: str  # completes "<role> keys may not ..."
+    roles: frozenset[str]
+
+
 # Which roles may do what. Everything not listed is refused.
-PERMISSIONS: dict[str, frozenset[str]] = {
-    "memory.write": frozenset({"agent", "host", "admin"}),
-    "memory.read": frozenset({"agent", "host", "reviewer", "admin"}),
-    "keys.manage": frozenset({"admin"}),
-    "audit.read": frozenset({"reviewer", "admin"}),
-    "review.decide": frozenset({"reviewer", "admin"}),
+PERMISSIONS: dict[str, Permission] = {
+    "memory.write": Permission("write memories", frozenset({"agent", "host", "admin"})),
+    "memory.read": Permission("read memories", frozenset({"agent", "host", "reviewer", "admin"})),
+    "keys.manage": Permission("manage keys", frozenset({"admin"})),
+    "policy.write": Permission("change the policy", frozenset({"admin"})),
+    "audit.read": Permission("read the audit log", frozenset({"reviewer", "admin"})),
+    "review.read": Permission("read the review queue", frozenset({"reviewer", "admin"})),
+    "review.decide": Permission("decide reviews", frozenset({"reviewer", "admin"})),
+    "tombstone.lift": Permission("lift tombstones", frozenset({"reviewer", "admin"})),
 }
 
 
@@ -63,10 +83,9 @@ class Caller:
 
 def require(caller: Caller, permission: str) -> None:
     """Raise AuthorizationError unless the caller's role has ``permission``."""
-    if caller.role not in PERMISSIONS[permission]:
-        raise AuthorizationError(
-            f"{caller.role} keys may not {permission.replace('.', ' ')}", role=caller.role
-        )
+    allowed = PERMISSIONS[permission]
+    if caller.role not in allowed.roles:
+        raise AuthorizationError(f"{caller.role} keys may not {allowed.action}", role=caller.role)
 
 
 def resolve_scope(caller: Caller, named: dict[str, Any]) -> Scope:
@@ -145,8 +164,13 @@ def create_key(
     grant: dict[str, Any],
     label: str | None = None,
     actor: Caller | None = None,
+    create_tenant: bool = False,
 ) -> tuple[str, KeyRecord]:
-    """Create a key and return ``(token, record)``; the token is shown once, never stored."""
+    """Create a key and return ``(token, record)``; the token is shown once, never stored.
+
+    The tenant must exist (NotFoundError otherwise) unless ``create_tenant``: a misspelt name
+    must not quietly start a new tenant.
+    """
     check_tenant_name(tenant)
     grant = validate_grant(role, grant)
     key_id = secrets.token_hex(6)
@@ -167,12 +191,24 @@ def create_key(
         target_id=key_id,
         after_digest=sha256_hex(canonical_json({"role": role, "grant": grant})),
     )
-    store.tenant(tenant, create=True).create_key(record, draft)
+    store.tenant(tenant, create=create_tenant).create_key(record, draft)
     return f"{_TOKEN_PREFIX}.{tenant}.{key_id}.{secret}", record
 
 
 def revoke_key(store: Store, *, tenant: str, key_id: str, actor: Caller | None = None) -> bool:
-    """Revoke a key; return False if it was unknown or already revoked."""
+    """Revoke a key; return False if it was unknown or already revoked.
+
+    A key (``actor``) may not revoke its tenant's last active admin key (ConflictError): nobody
+    could manage keys over REST after it. The operator (no actor) may, and can create another.
+    """
+    keys = store.tenant(tenant)
+    # Checked before the revoke, not in its transaction: two admins revoking each other at the
+    # same instant could both pass, which the operator can still repair from the CLI.
+    if actor is not None and _active_admins(keys) == [key_id]:
+        raise ConflictError(
+            f"key {key_id} is the tenant's last active admin key; create another admin key first",
+            field="keyId",
+        )
     draft = AuditDraft(
         action="key.revoke",
         actor_key_id=actor.key_id if actor else None,
@@ -180,7 +216,11 @@ def revoke_key(store: Store, *, tenant: str, key_id: str, actor: Caller | None =
         target_kind="api_key",
         target_id=key_id,
     )
-    return store.tenant(tenant).revoke_key(key_id, clock.now_text(), draft)
+    return keys.revoke_key(key_id, clock.now_text(), draft)
+
+
+def _active_admins(keys: TenantStore) -> list[str]:
+    return [k.key_id for k in keys.list_keys() if k.role == "admin" and k.revoked_at is None]
 
 
 def authenticate(store: Store, token: str | None) -> Caller:

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from engramdb import __version__, clock
 from engramdb.config import Settings
-from engramdb.contract.bounds import QUERY_CAP, check_text
+from engramdb.contract.bounds import QUERY_CAP, REASON_CAP, check_text
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.contract.events import Episode, EpisodeWrite, Fact, FactWrite, Scope, ScopeFields
 from engramdb.contract.format import FormattableMemory, format_context
@@ -52,6 +52,7 @@ from engramdb.models.api import (
     RecallRequest,
     RecalledSession,
     RecallResponse,
+    RejectDecision,
     WriteResponse,
 )
 from engramdb.storage.port import (
@@ -211,7 +212,7 @@ class MemoryService:
         return MemoryView.of(record)
 
     def lift_tombstone(self, caller: Caller, tombstone_id: str, body: LiftRequest) -> TombstoneView:
-        auth.require(caller, "review.decide")
+        auth.require(caller, "tombstone.lift")
         with self._tenant(caller).transaction() as tx:
             tomb = facts.lift(tx, tombstone_id, caller, reason=body.reason, at=clock.now_text())
         return _tombstone_view(tomb)
@@ -223,7 +224,7 @@ class MemoryService:
         older_than_seconds: float | None = None, limit: int = 100,
     ) -> ReviewQueue:  # fmt: skip
         """Facts awaiting review anywhere in the tenant, oldest first."""
-        auth.require(caller, "review.decide")
+        auth.require(caller, "review.read")
         before = clock.later(-older_than_seconds) if older_than_seconds else None
         pending = self._tenant(caller).review_queue(kind=kind, subject_key=subject_key,
                                                     recorded_before=before, limit=limit)  # fmt: skip
@@ -249,9 +250,9 @@ class MemoryService:
         self.written.set()
         return _write_response(result)
 
-    def reject(self, caller: Caller, fact_id: str, body: ReviewDecision) -> MemoryView:
+    def reject(self, caller: Caller, fact_id: str, body: RejectDecision) -> MemoryView:
         self._require_reviewer(caller, fact_id)
-        reason = check_text("reason", body.reason or "", 1_000) or "rejected in review"
+        reason = check_text("reason", body.reason, REASON_CAP)
         with self._tenant(caller).transaction() as tx:
             pending = self._pending(caller, tx, fact_id, body.scope)
             record = facts.reject(tx, pending, caller, reason=reason, at=clock.now_text())
@@ -403,7 +404,7 @@ class MemoryService:
         return load_policy(self._tenant(caller))
 
     def set_policy(self, caller: Caller, policy: TenantPolicy) -> TenantPolicy:
-        auth.require(caller, "keys.manage")
+        auth.require(caller, "policy.write")
         return save_policy(self._tenant(caller), policy, caller)
 
     def recall(self, caller: Caller, request: RecallRequest) -> RecallResponse:

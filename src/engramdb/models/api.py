@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from engramdb.contract.events import DateTime, ScopeFields, WireModel
+from engramdb.errors import InvalidInputError
 
 if TYPE_CHECKING:  # only a type: the SDK imports these models without the storage layer
     from engramdb.storage.port import MemoryRecord
@@ -24,8 +25,9 @@ class RecallRequest(WireModel):
     scope: ScopeFields | None = Field(None, description="scope fields the key does not fix")
     limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="memories to return")
     exclude_session_id: str | None = Field(None, description="leave out this session's episodes")
+    # An empty list is refused, not read as "both" or "none": either way it is a client bug.
     sources: list[Literal["EPISODE", "MEMORY_FACT"]] | None = Field(
-        None, description="only these memory types (default both)"
+        None, min_length=1, description="only these memory types (default both; not empty)"
     )
     explain: bool = Field(False, description="return each arm's rank and each feature's share")
     as_of: DateTime | None = Field(None, description="record time: what was believed then")
@@ -275,10 +277,24 @@ class ReviewQueue(ResponseModel):
 
 
 class ReviewDecision(WireModel):
-    """Body of approve and reject; ``scope`` picks the fact when its id exists in two scopes."""
+    """Body of approve (and, with a required reason, of reject); ``scope`` picks the fact when
+    its id exists in two scopes."""
 
     reason: str | None = Field(None, max_length=1_000)
     scope: ScopeFields | None = None
+
+
+class RejectDecision(ReviewDecision):
+    """Body of reject: the reason is required, since it stays with the value's tombstone."""
+
+    reason: str = Field(min_length=1, max_length=1_000)
+
+    @field_validator("reason")
+    @classmethod
+    def _not_blank(cls, reason: str) -> str:
+        if not reason.replace("\x00", "").strip():
+            raise InvalidInputError("reason must not be blank: say why the fact is rejected", field="reason")
+        return reason
 
 
 class EditAndApprove(WireModel):

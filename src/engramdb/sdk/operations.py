@@ -35,6 +35,7 @@ from engramdb.models.api import (
     MemoryView,
     RecallRequest,
     RecallResponse,
+    RejectDecision,
     RetractRequest,
     ReviewDecision,
     ReviewQueue,
@@ -258,11 +259,10 @@ def approve(fact_id: str, body: ReviewDecision | Body | None = None) -> Call[Wri
 
 
 @_route("POST", "/v1/review/{fact_id}/reject")
-def reject(fact_id: str, body: ReviewDecision | Body | None = None) -> Call[MemoryView]:
-    """Reject a pending fact; its value is tombstoned."""
-    decision = as_model(ReviewDecision, body if body is not None else {})
+def reject(fact_id: str, body: RejectDecision | Body) -> Call[MemoryView]:
+    """Reject a pending fact, saying why (``reason``); its value is tombstoned."""
     return Call("POST", f"/v1/review/{_id(fact_id)}/reject", _reader(MemoryView),
-                json=_wire(decision))  # fmt: skip
+                json=_wire(as_model(RejectDecision, body)))  # fmt: skip
 
 
 @_route("POST", "/v1/review/{fact_id}/edit-and-approve")

@@ -313,7 +313,8 @@ class MemorySession:
     ) -> str | None:  # fmt: skip
         """Queue a fact the host states (trusted, origin ``stated``); return its factId or None.
 
-        Raises InvalidInputError for a malformed subject, kind, date or confidence.
+        Raises InvalidInputError for a malformed subject, kind, date or confidence, or a
+        ``valid_until`` that is not after ``valid_from``.
         """
         scope = self._writable()
         if scope is None:
