@@ -232,3 +232,26 @@ def test_the_last_active_admin_key_cannot_be_revoked_over_rest(server: LiveServe
     revoked = subprocess.run([sys.executable, "-m", "engramdb.cli", "keys", "revoke", second["keyId"], "--tenant", "t1"],
                              env=server.cli_env(), capture_output=True, text=True, timeout=60)  # fmt: skip
     assert revoked.returncode == 0, revoked.stderr
+
+
+def test_a_date_time_past_year_9999_in_utc_is_refused_naming_the_field(server: LiveServer) -> None:
+    """The contract admits 9999-12-31T23:59:59-01:00; the server keeps UTC, where it is year 10000."""
+    beyond = "9999-12-31T23:59:59-01:00"
+    with server.client(server.key()) as http:
+        edge = http.post("/v1/facts", json=fact_body("Edge of time", kind="edge", validFrom="9999-12-31T23:59:59Z"))
+        assert edge.status_code == 201, edge.text  # positive control: the last second in UTC is kept
+        for field, body in (("validFrom", fact_body("Past time", kind="far", validFrom=beyond)),
+                            ("validUntil", fact_body("Until never", kind="far", validUntil=beyond))):  # fmt: skip
+            refused = http.post("/v1/facts", json=body)
+            assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
+        episode = http.post("/v1/episodes", json=episode_body("far future", "ok", observedAt=beyond))
+        assert episode.status_code == 422 and episode.json()["field"] == "observedAt", episode.text
+        for name in ("asOf", "validAt"):
+            listed = http.get("/v1/facts", params={name: beyond})
+            assert listed.status_code == 422 and listed.json()["field"] == name, listed.text
+            recalled = http.post("/v1/recall", json={"query": "time", name: beyond})
+            assert recalled.status_code == 422 and recalled.json()["field"] == name, recalled.text
+        correct = http.post(f"/v1/facts/{edge.json()['id']}/correct",
+                            json={"text": "Later edge", "reason": "r", "validFrom": beyond})  # fmt: skip
+        assert correct.status_code == 422 and correct.json()["field"] == "validFrom", correct.text
+        assert [f["event"]["text"] for f in http.get("/v1/facts", params={"kind": "far"}).json()["facts"]] == []

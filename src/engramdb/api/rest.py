@@ -20,6 +20,7 @@ from engramdb.contract.events import (
     PrivacyScope,
     ScopeFields,
     check_date_time,
+    check_keepable,
 )
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -89,7 +90,7 @@ def _time_travel(
     for name, value in (("asOf", as_of), ("validAt", valid_at)):
         if value is not None:
             try:
-                check_date_time(value)
+                check_keepable(check_date_time(value))
             except ValueError as error:
                 raise InvalidInputError(f"{name} {error}", field=name) from error
     return TimeTravel(as_of, valid_at, include_history)

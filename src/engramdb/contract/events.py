@@ -59,6 +59,21 @@ def check_date_time(value: str) -> str:
     return value
 
 
+def check_keepable(value: str) -> str:
+    """A contract date-time the server can hold: it keeps times in UTC, where
+    ``9999-12-31T23:59:59-01:00`` falls past year 9999 (the contract admits it)."""
+    try:
+        clock.parse(value)
+    except (ValueError, OverflowError):
+        raise ValueError("is outside the date-times the server keeps (years 1 to 9999 in UTC)") from None
+    return value
+
+
+# A date-time a request asks about (asOf, validAt): well formed, and one the server can compare.
+KeptDateTime = Annotated[str, AfterValidator(check_date_time), AfterValidator(check_keepable)]
+_WRITTEN_TIMES = ("observedAt", "validFrom", "validUntil")
+
+
 def _integral_number(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("must be a number, not a boolean")
@@ -208,6 +223,13 @@ class _Bounded(WireModel):
             data = strip_nul(data)
             check_caps(data)
             check_safe_integer(data, "turnIndex")
+            for name in _WRITTEN_TIMES:
+                value = data.get(name)
+                if isinstance(value, str) and _DATE_TIME.fullmatch(value.upper()):  # else: the field says
+                    try:
+                        check_keepable(value)
+                    except ValueError as error:
+                        raise InvalidInputError(f"{name} {error}", field=name) from None
         return data
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from engramdb.contract.events import DateTime, ScopeFields, WireModel
+from engramdb.contract.events import KeptDateTime, ScopeFields, WireModel
 from engramdb.errors import InvalidInputError
 
 if TYPE_CHECKING:  # only a type: the SDK imports these models without the storage layer
@@ -30,8 +30,8 @@ class RecallRequest(WireModel):
         None, min_length=1, description="only these memory types (default both; not empty)"
     )
     explain: bool = Field(False, description="return each arm's rank and each feature's share")
-    as_of: DateTime | None = Field(None, description="record time: what was believed then")
-    valid_at: DateTime | None = Field(None, description="valid time: what was true in the world then")
+    as_of: KeptDateTime | None = Field(None, description="record time: what was believed then")
+    valid_at: KeptDateTime | None = Field(None, description="valid time: what was true in the world then")
     include_history: bool = Field(False, description="also return retired (superseded, retracted, expired, archived) memories")
     include_pending: bool = Field(False, description="also return facts awaiting review, marked as such")
     sessions: int = Field(
@@ -118,7 +118,7 @@ class CorrectRequest(WireModel):
     text: str = Field(min_length=1, max_length=4_000)
     reason: str = Field(min_length=1, max_length=1_000)
     scope: ScopeFields | None = None
-    valid_from: DateTime | None = Field(None, description="default: now")
+    valid_from: KeptDateTime | None = Field(None, description="default: the corrected fact's validFrom")
     confidence: float | None = Field(None, ge=0, le=1)
     source_event_id: str | None = Field(None, min_length=1, max_length=256)
 
