@@ -85,3 +85,18 @@ def test_a_rehashed_row_still_breaks_the_next_link(service: MemoryService, opera
     _edit(store, f"UPDATE audit_log SET reason = 'forged', hash = '{forged}' WHERE seq = 3")
     result = _verify(store)
     assert result.returncode == 1 and "broken at entry 4" in result.stderr
+
+
+def test_listings_show_stored_text_with_brackets_as_written(service: MemoryService, operator: Caller) -> None:
+    """Stored strings are not rich markup: "[/x]" would crash the table, "[b]" would vanish."""
+    text = "Likes [/x] and [b]bold[/b] brackets"
+    written = service.write_fact(operator, FactWrite.model_validate(
+        fact_body(text, kind="quirk", trustClass="untrusted", scope=SCOPE)))  # fmt: skip
+    assert written.memory.status == "pending_review"
+    env = {**_env(service.store), "COLUMNS": "400"}
+    for command in (["review", "list"], ["audit", "list"]):
+        shown = subprocess.run([sys.executable, "-m", "engramdb.cli", *command, "--tenant", "t1"],
+                               env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert shown.returncode == 0, shown.stderr
+        expected = text if command[0] == "review" else "awaiting review (trust=untrusted"
+        assert expected in shown.stdout, shown.stdout

@@ -164,7 +164,7 @@ def keys_list(tenant: TenantOpt = "default", home: HomeOpt = None) -> None:
     table = Table("key id", "role", "grant", "label", "created", "revoked")
     for key in store.tenant(tenant).list_keys():
         grant = ", ".join(f"{k}={v}" for k, v in json.loads(key.grant_json).items()) or "tenant-wide"
-        table.add_row(key.key_id, key.role, grant, key.label or "", key.created_at[:19],
+        table.add_row(key.key_id, key.role, Text(grant), Text(key.label or ""), key.created_at[:19],
                       (key.revoked_at or "")[:19])  # fmt: skip
     out.print(table)
 
@@ -304,7 +304,7 @@ def audit_list(
     table = Table("seq", "at", "action", "actor", "target", "reason")
     for e in store.tenant(tenant).audit_entries(after, limit):
         table.add_row(str(e.seq), e.at[:19], e.action, f"{e.actor_role}:{e.actor_key_id or '-'}",
-                      (e.target_id or "")[:12], e.reason or "")  # fmt: skip
+                      (e.target_id or "")[:12], Text(e.reason or ""))  # fmt: skip
     out.print(table)
 
 
@@ -325,10 +325,11 @@ def review_list(
     table = Table("fact id", "recorded", "subject / kind", "trust", "origin", "text", "scope")
     for item in queue.items:
         fact, scope = item.fact, item.scope
+        # Stored strings are Text, not markup: "[/x]" in a fact would otherwise vanish or crash.
         table.add_row(fact.id[:12], fact.recorded_at[:19],
-                      f"{fact.event['subjectKey']} / {fact.event['kind']}", fact.event["trustClass"],
-                      fact.origin, fact.event["text"], f"{scope['agentId']}/{scope['profileId']}/"
-                      f"{scope['participantScopeHash'][:8]}")  # fmt: skip
+                      Text(f"{fact.event['subjectKey']} / {fact.event['kind']}"), fact.event["trustClass"],
+                      fact.origin, Text(fact.event["text"]), Text(f"{scope['agentId']}/{scope['profileId']}/"
+                      f"{scope['participantScopeHash'][:8]}"))  # fmt: skip
     out.print(table)
 
 
