@@ -233,6 +233,25 @@ def test_valid_at_answers_what_held_then_after_the_belief_changed(server: LiveSe
         assert _texts_at(http, "2025-09-01T00:00:00Z", asOf=between, includeHistory="true") == ["Uses nano"]
 
 
+def test_a_fact_delivered_late_takes_its_place_in_valid_time(server: LiveServer) -> None:
+    """An outbox replay can deliver February's fact after March's: each month still has one value."""
+    with server.client(server.key()) as http:
+        jan = _fact(http, "Uses vim", kind="editor", source="a", valid_from="2026-01-01T00:00:00Z").json()
+        mar = _fact(http, "Uses helix", kind="editor", source="c", valid_from="2026-03-01T00:00:00Z").json()
+        assert _texts_at(http, "2026-02-15T00:00:00Z") == ["Uses vim"]  # before the late one arrives
+        feb = _fact(http, "Uses emacs", kind="editor", source="b", valid_from="2026-02-01T00:00:00Z").json()
+        assert feb["outcome"] == "history"
+        assert _texts_at(http, "2026-01-15T00:00:00Z") == ["Uses vim"]
+        assert _texts_at(http, "2026-02-15T00:00:00Z") == ["Uses emacs"]
+        assert _texts_at(http, "2026-03-15T00:00:00Z") == ["Uses helix"]
+        assert _current(http, kind="editor") == ["Uses helix"]
+        assert feb["memory"]["invalidAt"] == mar["memory"]["validFrom"]
+        assert http.get(f"/v1/facts/{jan['id']}").json()["invalidAt"] == feb["memory"]["validFrom"]
+    with server.client(server.key(role="reviewer")) as reviewer:
+        closes = [e for e in reviewer.get("/v1/audit").json()["entries"] if e["action"] == "fact.close"]
+    assert [e["targetId"] for e in closes] == [jan["id"]]
+
+
 def test_a_correction_replaces_the_value_over_the_same_valid_time(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         wrong = _fact(http, "Uses vim", kind="editor", valid_from="2026-01-01T00:00:00Z").json()

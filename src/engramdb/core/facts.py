@@ -154,9 +154,43 @@ def _store_as_history(
     record = _insert(tx, history, caller, "fact.write",
                      f"older than current fact {newer.memory_id}: stored as history")  # fmt: skip
     record = tx.set_status(record.rowid, status="superseded", retired_at=row.recorded_at,
-                           superseded_by=newer.memory_id, invalid_at=newer.valid_from,
+                           superseded_by=newer.memory_id, invalid_at=_fit_into_history(tx, record, caller),
                            reason=f"older than current fact {newer.memory_id}")  # fmt: skip
     return FactOutcome("history", record, superseded=(record,))
+
+
+_HELD = ("active", "superseded", "expired")  # statuses whose valid window holds (validAt)
+
+
+def _held_until(fact: MemoryRecord) -> str | None:
+    """Where a fact stops holding (valid time): its validUntil or a successor's start."""
+    ends = [t for t in (fact.valid_until, fact.invalid_at) if t]
+    return min(ends) if ends else None
+
+
+def _fit_into_history(tx: Transaction, fact: MemoryRecord, caller: Caller) -> str | None:
+    """Place a fact that arrived late (older than the current one) among the slot's versions.
+
+    It holds until the next version starts (returned, for its ``invalid_at``); a version whose
+    window it falls into now stops where it starts, audited as ``fact.close``. Otherwise an
+    outbox replaying a turn late would leave two values holding at once.
+    """
+    assert fact.subject_key is not None and fact.kind is not None and fact.valid_from is not None
+    start = fact.valid_from
+    slot = [f for f in tx.slot_facts(fact.scope_key, fact.subject_key, fact.kind, _HELD)
+            if f.rowid != fact.rowid and f.valid_from]  # fmt: skip
+    held = [f for f in slot if (end := _held_until(f)) is None or end > f.valid_from]  # not corrected away
+    for earlier in held:
+        end = _held_until(earlier)
+        if earlier.status != "active" and earlier.valid_from < start and (end is None or end > start):
+            before = state_digest(earlier)
+            closed = tx.set_status(earlier.rowid, status=earlier.status, reason=earlier.status_reason,
+                                   retired_at=earlier.retired_at, invalid_at=start)  # fmt: skip
+            tx.audit(caller.audit("fact.close", target_kind="MEMORY_FACT", target_id=earlier.memory_id,
+                                  scope_key=earlier.scope_key, before_digest=before,
+                                  after_digest=state_digest(closed),
+                                  reason=f"{fact.memory_id} holds from {start}"))  # fmt: skip
+    return min((f.valid_from for f in held if f.valid_from > start), default=None)
 
 
 def _supersede(
@@ -265,7 +299,8 @@ def approve(
     newer = [v for v in victims if v.valid_from and _is_newer(v, replace(pending, recorded_at=at))]
     if newer:
         record = tx.set_status(pending.rowid, status="superseded", retired_at=at,
-                               superseded_by=newer[-1].memory_id, invalid_at=newer[-1].valid_from,
+                               superseded_by=newer[-1].memory_id,
+                               invalid_at=_fit_into_history(tx, pending, caller),
                                reason=f"approved, but older than current fact {newer[-1].memory_id}")  # fmt: skip
         outcome: Outcome = "history"
     else:

@@ -237,6 +237,12 @@ class Transaction(Protocol):
         """Return the active facts of one slot (scope, subject, kind)."""
         ...
 
+    def slot_facts(
+        self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]
+    ) -> list[MemoryRecord]:
+        """Return the slot's facts in these statuses, in write order (locked for update)."""
+        ...
+
     def set_status(
         self,
         rowid: int,

@@ -16,7 +16,7 @@ import psycopg
 
 from engramdb import clock
 from engramdb.storage.common import next_audit_entry
-from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body
+from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body, placeholders
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -76,6 +76,17 @@ class PostgresTransaction:
             "AND subject_key = %s AND kind = %s AND source = 'MEMORY_FACT' AND status = 'active' "
             "ORDER BY rowid FOR UPDATE",
             (self._tenant, scope_key, subject_key, kind),
+        ).fetchall()
+        return [MemoryRecord(*r) for r in rows]
+
+    def slot_facts(
+        self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]
+    ) -> list[MemoryRecord]:
+        rows = self._conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
+            "AND subject_key = %s AND kind = %s AND source = 'MEMORY_FACT' "
+            f"AND status IN ({placeholders(statuses, '%s')}) ORDER BY rowid FOR UPDATE",
+            (self._tenant, scope_key, subject_key, kind, *statuses),
         ).fetchall()
         return [MemoryRecord(*r) for r in rows]
 

@@ -23,6 +23,7 @@ from engramdb.storage.sqlite.sql import (
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     memory,
+    placeholders,
     tombstone,
 )
 
@@ -81,6 +82,16 @@ class SQLiteTransaction:
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND subject_key = ? "
             "AND kind = ? AND source = 'MEMORY_FACT' AND status = 'active' ORDER BY rowid",
             (scope_key, subject_key, kind),
+        ).fetchall()
+        return [memory(r) for r in rows]
+
+    def slot_facts(
+        self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]
+    ) -> list[MemoryRecord]:
+        rows = self._conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND subject_key = ? "
+            f"AND kind = ? AND source = 'MEMORY_FACT' AND status IN ({placeholders(statuses)}) ORDER BY rowid",
+            (scope_key, subject_key, kind, *statuses),
         ).fetchall()
         return [memory(r) for r in rows]
 
