@@ -9,7 +9,7 @@ from tests.factories import fact_body, scope_fields
 
 def test_a_body_field_named_query_is_named_query(server: LiveServer) -> None:
     with server.client(server.key()) as http:
-        for body in ({}, {"query": 5}, {"query": ""}):
+        for body in ({}, {"query": 5}, {"query": ""}, {"query": " \t\n"}):
             refused = http.post("/v1/recall", json=body)
             assert refused.status_code == 422, (body, refused.text)
             problem = refused.json()

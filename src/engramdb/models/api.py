@@ -39,6 +39,15 @@ class RecallRequest(WireModel):
         description="also rank up to this many sessions by their best-matching episode (0 = none)",
     )
 
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, query: str) -> str:
+        # Blanks have no words for the lexical arm and embed to an arbitrary direction: whatever
+        # came back would look like an answer to nothing.
+        if not query.replace("\x00", "").strip():
+            raise ValueError("must not be blank")
+        return query
+
 
 class ResponseModel(BaseModel):
     """camelCase out, lenient in (responses are built by the server or parsed by the SDK)."""
