@@ -47,6 +47,9 @@ def test_blank_fact_text_is_refused_on_every_fact_write(server: LiveServer) -> N
         for blank in ("   ", "\t\n", "\x00 \x00"):
             refused = http.post("/v1/facts", json=fact_body(blank))
             assert refused.status_code == 422 and refused.json()["field"] == "text", (blank, refused.text)
+        for field, body in (("subjectKey", fact_body("Real text", subject="  ")), ("kind", fact_body("Real text", kind="\t"))):
+            refused = http.post("/v1/facts", json=body)
+            assert refused.status_code == 422 and refused.json()["field"] == field, (field, refused.text)
         fact = http.post("/v1/facts", json=fact_body("Lives in Lisbon", kind="home"))
         assert fact.status_code == 201  # positive control
         correct = http.post(f"/v1/facts/{fact.json()['id']}/correct", json={"text": "  ", "reason": "moved"})

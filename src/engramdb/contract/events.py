@@ -285,8 +285,9 @@ class FactWrite(_Bounded, ScopeFields, _FactBody):
     def _is_a_claim(self) -> FactWrite:
         # The schema takes any non-empty text and any two date-times; a fact of blanks claims
         # nothing, and one whose validity ends when (or before) it starts was never true.
-        if not self.text.strip():
-            raise InvalidInputError("text must not be blank", field="text")
+        for name, value in (("text", self.text), ("subjectKey", self.subject_key), ("kind", self.kind)):
+            if not value.strip():  # a blank subject or kind would make a slot no one can name
+                raise InvalidInputError(f"{name} must not be blank", field=name)
         if self.valid_until is not None and clock.parse(self.valid_until) <= clock.parse(self.valid_from):
             raise InvalidInputError(
                 f"validUntil ({self.valid_until}) must be after validFrom ({self.valid_from})",
