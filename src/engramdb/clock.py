@@ -17,7 +17,9 @@ def to_text(moment: datetime) -> str:
     """Return ``moment`` in canonical text form (naive datetimes are taken as UTC)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    moment = moment.astimezone(UTC)
+    # Fixed width (strftime's %Y drops the zeros of years before 1000), so stored times sort as text.
+    return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S.%fZ")
 
 
 def now_text() -> str:

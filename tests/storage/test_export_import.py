@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
 from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
-from engramdb.core.service import MemoryService
+from engramdb.core.service import MemoryService, TimeTravel
 from engramdb.jobs.embedding import drain
 from engramdb.models.api import RecallRequest, RetractRequest
 from engramdb.storage.postgres.store import PostgresStore
@@ -79,3 +79,35 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
     finally:
         sqlite.close()
         pg.close()
+
+
+def test_an_export_from_before_invalid_at_imports_with_each_closure_filled(tmp_path: Path, pg_url: str) -> None:
+    """Exports made before ``invalid_at`` existed lack it: both importers fill it from successors."""
+    import json
+
+    home = tmp_path / "home"
+    _seed(home)
+    dump = tmp_path / "acme.jsonl"
+    assert _engram({"ENGRAM_HOME": str(home)}, "export", "--tenant", "acme", "--out", str(dump)).returncode == 0
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    for line in lines:
+        if line.get("table") == "memories":
+            assert line["row"].pop("invalid_at", None) is not None or line["row"]["text"] != "Uses MongoDB"
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    targets = {"sqlite": {"ENGRAM_HOME": str(tmp_path / "copy")},
+               "postgres": {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": f"old_{uuid.uuid4().hex[:8]}"}}  # fmt: skip
+    for name, env in targets.items():
+        imported = _engram(env, "import", "--in", str(old))
+        assert imported.returncode == 0, (name, imported.stderr)
+        store = SQLiteStore(tmp_path / "copy") if name == "sqlite" else PostgresStore(pg_url, schema=env["ENGRAM_PG_SCHEMA"])
+        try:
+            service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
+            held = service.list_facts(OP, ScopeFields.model_validate(SCOPE), kind="db",
+                                      when=TimeTravel(valid_at="2026-01-15T00:00:00Z"))  # fmt: skip
+            later = service.list_facts(OP, ScopeFields.model_validate(SCOPE), kind="db",
+                                       when=TimeTravel(valid_at="2026-03-01T00:00:00Z"))  # fmt: skip
+            assert [f.event["text"] for f in held.facts] == ["Uses MongoDB"], name
+            assert [f.event["text"] for f in later.facts] == ["Uses PostgreSQL"], name  # MongoDB closed
+        finally:
+            store.close()

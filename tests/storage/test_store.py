@@ -285,6 +285,10 @@ def _forget_invalid_at(store: Store) -> None:
 
 def test_a_store_from_before_invalid_at_learns_where_superseded_facts_stopped(store: Store) -> None:
     """Upgrading closes each superseded fact's valid window at its successor's validFrom."""
+    _forget_invalid_at_after_a_supersession(store)
+
+
+def _forget_invalid_at_after_a_supersession(store: Store) -> None:
     caller = Caller(tenant="t1", key_id="test-operator", role="admin")
     service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
     store.tenant("t1", create=True)
@@ -305,3 +309,28 @@ def test_a_store_from_before_invalid_at_learns_where_superseded_facts_stopped(st
         assert current is not None and current.invalid_at is None  # the current fact still holds
     finally:
         reopened.close()
+
+
+@pytest.mark.postgres
+def test_migration_004_fills_invalid_at_when_the_owner_is_not_a_superuser(pg_url: str) -> None:
+    """Row-level security is forced on memories: an owner without BYPASSRLS sees no row unless
+    the migration lifts it (the test server's own user is a superuser, which hides this)."""
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from engramdb.storage.postgres.store import PostgresStore
+
+    role, schema = f"owner_{uuid.uuid4().hex[:8]}", f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN CREATEROLE PASSWORD 'pw'")
+        conn.execute(f"GRANT CREATE ON DATABASE {conn.info.dbname} TO {role}")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # a superuser's job, as in production
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'engram_app'").fetchone():  # made by an earlier test
+            conn.execute(f"GRANT engram_app TO {role} WITH ADMIN OPTION")
+    owner_url = make_conninfo(**{**conninfo_to_dict(pg_url), "user": role, "password": "pw"})
+    store = PostgresStore(owner_url, schema=schema)
+    with psycopg.connect(owner_url) as conn:
+        assert not conn.execute("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()[0]
+    _forget_invalid_at_after_a_supersession(store)

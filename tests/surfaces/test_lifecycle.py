@@ -252,6 +252,49 @@ def test_a_fact_delivered_late_takes_its_place_in_valid_time(server: LiveServer)
     assert [e["targetId"] for e in closes] == [jan["id"]]
 
 
+def test_one_value_holds_at_each_instant_whatever_the_order_of_arrival(server: LiveServer) -> None:
+    """Late facts with the same validFrom as a held one, and a value said after the current one
+    was retracted, each take their place: never two values of a single-valued slot at once."""
+    with server.client(server.key()) as http:
+        _fact(http, "Uses vim", kind="editor", source="a", valid_from="2026-01-01T00:00:00Z")
+        _fact(http, "Uses helix", kind="editor", source="b", valid_from="2026-03-01T00:00:00Z")
+        same = _fact(http, "Uses emacs", kind="editor", source="c", valid_from="2026-01-01T00:00:00Z").json()
+        assert same["outcome"] == "history"  # the later word on January 1 wins, vim held nowhere
+        assert _texts_at(http, "2026-02-01T00:00:00Z") == ["Uses emacs"]
+        recalled = http.post("/v1/recall", json={"query": "editor vim emacs", "validAt": "2026-02-01T00:00:00Z"})
+        assert [m["text"] for m in recalled.json()["memories"]] == ["Uses emacs"]
+        # No current value: helix retracted, then a value from May is said. helix's window (from
+        # March) is gone with its retraction; emacs held until May.
+        helix = http.get("/v1/facts", params={"kind": "editor"}).json()["facts"][0]
+        http.post(f"/v1/facts/{helix['id']}/retract", json={"reason": "never used it"})
+        _fact(http, "Uses nano", kind="editor", source="d", valid_from="2026-05-01T00:00:00Z")
+        assert _texts_at(http, "2026-06-01T00:00:00Z") == ["Uses nano"]
+        assert _texts_at(http, "2026-02-01T00:00:00Z") == ["Uses emacs"]
+        # History as it stands now (asOf now) sees the late fact too: it was never current, but known.
+        now = http.get("/v1/facts", params={"kind": "editor"}).json()["facts"][0]["recordedAt"]
+        assert _texts_at(http, "2026-02-01T00:00:00Z", asOf=now, includeHistory="true") == ["Uses emacs"]
+
+
+def test_several_values_of_a_multi_valued_kind_hold_together(server: LiveServer) -> None:
+    """A late value of a multi-valued kind closes only what it replaces, not its siblings."""
+    with server.client(server.key()) as http:
+        tea = _fact(http, "Likes tea", kind="likes", source="a", valid_from="2026-01-01T00:00:00Z").json()
+        green = http.post(f"/v1/facts/{tea['id']}/correct", json={"text": "Likes green tea", "reason": "more exact",
+                                                                  "validFrom": "2026-06-01T00:00:00Z"})  # fmt: skip
+        assert green.status_code == 201, green.text  # tea held January to June
+        coffee = _fact(http, "Likes coffee", kind="likes", source="b", valid_from="2026-03-01T00:00:00Z").json()
+        late = _fact(http, "Likes cocoa", kind="likes", source="c", valid_from="2026-02-01T00:00:00Z",
+                     supersedesFactId=coffee["id"]).json()  # fmt: skip
+        assert late["outcome"] == "history"
+        assert _texts_at(http, "2026-04-01T00:00:00Z", kind="likes") == ["Likes coffee", "Likes tea"]
+        assert _texts_at(http, "2026-02-15T00:00:00Z", kind="likes") == ["Likes cocoa", "Likes tea"]
+        assert _texts_at(http, "2026-07-01T00:00:00Z", kind="likes") == ["Likes coffee", "Likes green tea"]
+        assert http.get(f"/v1/facts/{tea['id']}").json()["invalidAt"] == green.json()["memory"]["validFrom"]
+    with server.client(server.key(role="reviewer")) as reviewer:
+        entries = reviewer.get("/v1/audit").json()["entries"]
+    assert [e for e in entries if e["action"] == "fact.close"] == []
+
+
 def test_a_correction_replaces_the_value_over_the_same_valid_time(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         wrong = _fact(http, "Uses vim", kind="editor", valid_from="2026-01-01T00:00:00Z").json()
@@ -262,6 +305,9 @@ def test_a_correction_replaces_the_value_over_the_same_valid_time(server: LiveSe
         # vim never held: at every valid time it claimed, the corrected value is what held.
         assert _texts_at(http, "2026-01-15T00:00:00Z") == ["Uses emacs"]
         assert _texts_at(http, "2026-01-15T00:00:00Z", includeHistory="true") == ["Uses emacs"]
+        backwards = http.post(f"/v1/facts/{fixed.json()['id']}/correct",
+                              json={"text": "Uses nano", "reason": "r", "validFrom": "2025-06-01T00:00:00Z"})
+        assert backwards.status_code == 422 and backwards.json()["field"] == "validFrom", backwards.text
         later = http.post(f"/v1/facts/{fixed.json()['id']}/correct",
                           json={"text": "Uses helix", "reason": "switched", "validFrom": "2026-05-01T00:00:00Z"})
         assert later.status_code == 201, later.text

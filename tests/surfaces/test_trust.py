@@ -147,6 +147,10 @@ def test_approval_supersedes_and_edit_and_approve(server: LiveServer) -> None:
         approved = http.post(f"/v1/review/{guess['id']}/approve", json={}).json()
         assert approved["outcome"] == "superseded" and approved["supersededFactIds"] == [current["id"]]
         assert approved["memory"]["supersedesFactId"] == current["id"]  # linked both ways
+        entries = http.get("/v1/audit").json()["entries"]
+        parked = next(e for e in entries if e["action"] == "fact.park" and e["targetId"] == guess["id"])
+        decided = next(e for e in entries if e["action"] == "review.approve" and e["targetId"] == guess["id"])
+        assert parked["afterDigest"] == decided["beforeDigest"]  # the park's digest is the row as stored
         edited = http.post(f"/v1/review/{typo['id']}/edit-and-approve", json={"text": "Lives in Lisbon", "reason": "typo"})
         assert edited.status_code == 200, edited.text
         assert edited.json()["memory"]["status"] == "active"

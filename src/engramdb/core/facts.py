@@ -86,9 +86,9 @@ def assert_fact(
     victims = _victims(tx, row, policy, target_id)
     newer = [v for v in victims if _is_newer(v, row)]
     if newer:
-        return _store_as_history(tx, row, caller, newer[-1])
+        return _store_as_history(tx, row, caller, policy, newer[-1])
     return _supersede(tx, replace(row, supersedes_id=_first_id(victims) or row.supersedes_id),
-                      victims, caller, reason)  # fmt: skip
+                      victims, caller, policy, reason)  # fmt: skip
 
 
 def _victims(
@@ -118,10 +118,15 @@ def _first_id(records: list[MemoryRecord]) -> str | None:
     return records[0].memory_id if records else None
 
 
-def _insert(tx: Transaction, row: NewMemory, caller: Caller, action: str, reason: str | None = None) -> MemoryRecord:
+def _insert(
+    tx: Transaction, row: NewMemory, caller: Caller, action: str, reason: str | None = None,
+    *, status_reason: str | None = None,
+) -> MemoryRecord:  # fmt: skip
     record = tx.insert_memory(row)
     if record is None:  # unreachable: the id was checked absent in this transaction
         raise ConflictError(f"fact {row.memory_id} already exists")
+    if status_reason is not None:  # before the audit, so its digest is the row as stored
+        record = tx.set_status(record.rowid, status=record.status, reason=status_reason)
     tx.audit(caller.audit(action, target_kind="MEMORY_FACT", target_id=row.memory_id,
                           scope_key=row.scope.scope_key, after_digest=state_digest(record),
                           reason=reason))  # fmt: skip
@@ -130,8 +135,8 @@ def _insert(tx: Transaction, row: NewMemory, caller: Caller, action: str, reason
 
 def _park(tx: Transaction, row: NewMemory, caller: Caller, why: str) -> MemoryRecord:
     """Store a fact as pending review; its ``statusReason`` tells the reviewer why."""
-    record = _insert(tx, replace(row, status="pending_review", active_from=None), caller, "fact.park", why)
-    return tx.set_status(record.rowid, status="pending_review", reason=why)
+    return _insert(tx, replace(row, status="pending_review", active_from=None), caller, "fact.park", why,
+                   status_reason=why)  # fmt: skip
 
 
 def _tombstoned(
@@ -147,14 +152,15 @@ def _tombstoned(
 
 
 def _store_as_history(
-    tx: Transaction, row: NewMemory, caller: Caller, newer: MemoryRecord
+    tx: Transaction, row: NewMemory, caller: Caller, policy: TenantPolicy, newer: MemoryRecord
 ) -> FactOutcome:
     # An older fact never supersedes a newer one: it is kept, already retired, as history.
     history = replace(row, status="superseded", active_from=None)
     record = _insert(tx, history, caller, "fact.write",
                      f"older than current fact {newer.memory_id}: stored as history")  # fmt: skip
     record = tx.set_status(record.rowid, status="superseded", retired_at=row.recorded_at,
-                           superseded_by=newer.memory_id, invalid_at=_fit_into_history(tx, record, caller),
+                           superseded_by=newer.memory_id,
+                           invalid_at=_fit_into_slot(tx, record, caller, policy) or newer.valid_from,
                            reason=f"older than current fact {newer.memory_id}")  # fmt: skip
     return FactOutcome("history", record, superseded=(record,))
 
@@ -168,21 +174,25 @@ def _held_until(fact: MemoryRecord) -> str | None:
     return min(ends) if ends else None
 
 
-def _fit_into_history(tx: Transaction, fact: MemoryRecord, caller: Caller) -> str | None:
-    """Place a fact that arrived late (older than the current one) among the slot's versions.
+def _fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: TenantPolicy) -> str | None:
+    """Give a new version of a single-valued slot its place in valid time: one value per instant.
 
-    It holds until the next version starts (returned, for its ``invalid_at``); a version whose
-    window it falls into now stops where it starts, audited as ``fact.close``. Otherwise an
-    outbox replaying a turn late would leave two values holding at once.
+    A version whose window the fact's start falls into (validFrom at or before it) now stops
+    there, audited as ``fact.close``; returns where the next version starts (``invalid_at`` for
+    a fact stored as history). Otherwise an outbox replaying a turn late, or a value said after
+    the current one was retracted, would leave two values holding at once. Multi-valued kinds
+    hold several values by design: nothing to fit.
     """
     assert fact.subject_key is not None and fact.kind is not None and fact.valid_from is not None
+    if policy.is_multi_valued(fact.kind):
+        return None
     start = fact.valid_from
     slot = [f for f in tx.slot_facts(fact.scope_key, fact.subject_key, fact.kind, _HELD)
             if f.rowid != fact.rowid and f.valid_from]  # fmt: skip
     held = [f for f in slot if (end := _held_until(f)) is None or end > f.valid_from]  # not corrected away
     for earlier in held:
         end = _held_until(earlier)
-        if earlier.status != "active" and earlier.valid_from < start and (end is None or end > start):
+        if earlier.status != "active" and earlier.valid_from <= start and (end is None or end > start):
             before = state_digest(earlier)
             closed = tx.set_status(earlier.rowid, status=earlier.status, reason=earlier.status_reason,
                                    retired_at=earlier.retired_at, invalid_at=start)  # fmt: skip
@@ -198,6 +208,7 @@ def _supersede(
     row: NewMemory,
     victims: list[MemoryRecord],
     caller: Caller,
+    policy: TenantPolicy,
     reason: str | None,
 ) -> FactOutcome:
     now = row.recorded_at
@@ -208,6 +219,7 @@ def _supersede(
                               reason=reason or f"superseded by {row.memory_id}",
                               successor=row.memory_id, invalid_at=row.valid_from,
                               tombstone=value_hash(victim.text) != value_hash(row.text)))  # fmt: skip
+    _fit_into_slot(tx, record, caller, policy)  # retired versions that still held at its start
     return FactOutcome("superseded" if retired else "created", record, superseded=tuple(retired))
 
 
@@ -299,8 +311,8 @@ def approve(
     newer = [v for v in victims if v.valid_from and _is_newer(v, replace(pending, recorded_at=at))]
     if newer:
         record = tx.set_status(pending.rowid, status="superseded", retired_at=at,
-                               superseded_by=newer[-1].memory_id,
-                               invalid_at=_fit_into_history(tx, pending, caller),
+                               superseded_by=newer[-1].memory_id, supersedes=supersedes,
+                               invalid_at=_fit_into_slot(tx, pending, caller, policy) or newer[-1].valid_from,
                                reason=f"approved, but older than current fact {newer[-1].memory_id}")  # fmt: skip
         outcome: Outcome = "history"
     else:
@@ -317,6 +329,8 @@ def approve(
                tombstone=value_hash(v.text) != value_hash(pending.text))
         for v in victims
     ]  # fmt: skip
+    if not newer:
+        _fit_into_slot(tx, record, caller, policy)
     return FactOutcome(outcome, record, superseded=tuple(retired))
 
 

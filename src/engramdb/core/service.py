@@ -191,6 +191,10 @@ class MemoryService:
         current = self._tenant(caller).get_memory(key, "MEMORY_FACT", fact_id)
         if current is None:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
+        if body.valid_from and current.valid_from and clock.parse(body.valid_from) < clock.parse(current.valid_from):
+            # It would be older than the fact it corrects, so the age guard would keep it as history.
+            raise InvalidInputError(f"a correction cannot start before the fact it corrects "
+                                    f"(validFrom {current.valid_from})", field="validFrom")  # fmt: skip
         event = json.loads(current.event_json)
         for stale in ("factId", "supersedesFactId", "validUntil", *auth.SCOPE_FIELDS):
             event.pop(stale, None)

@@ -128,14 +128,16 @@ class CandidateFilter:
     ``statuses`` None means any status. ``as_of`` keeps memories believed at that record time
     (active from on or before it, not retired by it); ``believed_by`` keeps memories believed at
     some time up to it (history as it stood then); ``valid_at`` keeps memories whose valid
-    window holds that instant; ``expires_after`` keeps memories whose ``validUntil`` is later.
+    window holds that instant (``validFrom`` to the earlier of ``validUntil`` and
+    ``invalid_at``; without ``as_of``, and with ``believed_by`` only where the row was retired
+    by then); ``expires_after`` keeps memories whose ``validUntil`` is later.
     """
 
     statuses: tuple[str, ...] | None = ("active",)
     exclude_session_id: str | None = None
     sources: tuple[Source, ...] = ("EPISODE", "MEMORY_FACT")
     as_of: str | None = None
-    believed_by: str | None = None  # active from on or before it (retired or not)
+    believed_by: str | None = None  # active (or recorded as history) on or before it, retired or not
     valid_at: str | None = None
     expires_after: str | None = None
 

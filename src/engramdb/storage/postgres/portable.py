@@ -35,6 +35,15 @@ def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, di
             yield table, row
 
 
+# As migration 004 does for stored rows: each superseded fact stops holding where its successor starts.
+_CLOSE_SUPERSEDED = (
+    "UPDATE memories m SET invalid_at = s.valid_from FROM memories s "
+    "WHERE m.tenant = %s AND m.source = 'MEMORY_FACT' AND m.superseded_by_id IS NOT NULL "
+    "AND m.invalid_at IS NULL AND s.tenant = m.tenant AND s.scope_key = m.scope_key "
+    "AND s.source = 'MEMORY_FACT' AND s.memory_id = m.superseded_by_id"
+)
+
+
 def import_rows(
     conn: psycopg.Connection, tenant: str, rows: Iterable[tuple[str, dict[str, Any]]]
 ) -> dict[str, int]:
@@ -55,6 +64,7 @@ def import_rows(
         else:
             raise ConflictError(f"unknown table {table!r} in the import", field="table")
         counts[table] = counts.get(table, 0) + 1
+    conn.execute(_CLOSE_SUPERSEDED, (tenant,))  # an export from before invalid_at carries none
     return counts
 
 

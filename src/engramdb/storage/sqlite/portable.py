@@ -13,6 +13,7 @@ from engramdb.storage.columns import (
     embedding_from_text,
     embedding_to_text,
 )
+from engramdb.storage.sqlite.sql import CLOSE_SUPERSEDED_SQL
 from engramdb.storage.sqlite.transaction import SQLiteTransaction
 
 
@@ -46,6 +47,7 @@ def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, dict[str, An
         else:
             raise ConflictError(f"unknown table {table!r} in the import", field="table")
         counts[table] = counts.get(table, 0) + 1
+    conn.execute(CLOSE_SUPERSEDED_SQL)  # an export from before invalid_at carries none
     return counts
 
 

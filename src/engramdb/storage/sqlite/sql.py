@@ -24,12 +24,13 @@ __all__ = [
     "placeholders",
 ]
 
-# Files made before ``invalid_at`` existed: each superseded fact stops holding where its successor starts.
+# Files and exports made before ``invalid_at`` existed: each superseded fact stops holding where
+# its successor starts.
 CLOSE_SUPERSEDED_SQL = (
     "UPDATE memories SET invalid_at = (SELECT s.valid_from FROM memories s "
     "WHERE s.scope_key = memories.scope_key AND s.source = 'MEMORY_FACT' "
     "AND s.memory_id = memories.superseded_by_id) "
-    "WHERE source = 'MEMORY_FACT' AND superseded_by_id IS NOT NULL"
+    "WHERE source = 'MEMORY_FACT' AND superseded_by_id IS NOT NULL AND invalid_at IS NULL"
 )
 
 
