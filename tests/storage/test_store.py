@@ -334,3 +334,18 @@ def test_migration_004_fills_invalid_at_when_the_owner_is_not_a_superuser(pg_url
     with psycopg.connect(owner_url) as conn:
         assert not conn.execute("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()[0]
     _forget_invalid_at_after_a_supersession(store)
+
+
+def test_a_valid_window_only_ever_narrows(service: MemoryService, operator: Caller) -> None:
+    """set_status keeps the earlier of the stored and the given invalid_at, on both backends."""
+    written = service.write_fact(operator, FactWrite.model_validate(
+        fact_body("Uses vim", kind="editor", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)))  # fmt: skip
+    stored = service.store.tenant("t1").get_memory(auth.scope_key(Scope.model_validate(SCOPE)), "MEMORY_FACT", written.id)
+    assert stored is not None
+    rowid = stored.rowid
+    ends = []
+    for given in ("2026-03-01T00:00:00.000000Z", "2026-06-01T00:00:00.000000Z", None, "2026-02-01T00:00:00.000000Z"):
+        with service.store.tenant("t1").transaction() as tx:
+            ends.append(tx.set_status(rowid, status="superseded", reason="r", invalid_at=given).invalid_at)
+    assert ends == ["2026-03-01T00:00:00.000000Z", "2026-03-01T00:00:00.000000Z",
+                    "2026-03-01T00:00:00.000000Z", "2026-02-01T00:00:00.000000Z"]  # fmt: skip

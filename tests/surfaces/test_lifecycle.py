@@ -275,6 +275,42 @@ def test_one_value_holds_at_each_instant_whatever_the_order_of_arrival(server: L
         assert _texts_at(http, "2026-02-01T00:00:00Z", asOf=now, includeHistory="true") == ["Uses emacs"]
 
 
+def test_a_later_version_keeps_an_older_fact_in_history_even_once_retired(server: LiveServer) -> None:
+    """The age guard weighs every version that held, not only the current one: after the newest
+    was retracted, or a later one expired, an older fact is history that ends where they start."""
+    with server.client(server.key()) as http:
+        a = _fact(http, "Uses vim", kind="editor", source="a", valid_from="2026-01-01T00:00:00Z").json()
+        b = _fact(http, "Uses helix", kind="editor", source="b", valid_from="2026-06-01T00:00:00Z").json()
+        http.post(f"/v1/facts/{b['id']}/retract", json={"reason": "never used it"})
+        c = _fact(http, "Uses nano", kind="editor", source="c", valid_from="2025-10-01T00:00:00Z").json()
+        assert c["outcome"] == "history" and c["memory"]["invalidAt"] == a["memory"]["validFrom"]
+        assert _texts_at(http, "2025-11-01T00:00:00Z") == ["Uses nano"]
+        assert _texts_at(http, "2026-02-01T00:00:00Z") == ["Uses vim"]
+        assert _current(http, kind="editor") == []  # nothing replaced the retracted value
+        # A later version that expired (validUntil passed, swept by the worker) counts the same.
+        _fact(http, "Uses zed", kind="ide", source="d", valid_from="2026-03-01T00:00:00Z",
+              validUntil="2026-04-01T00:00:00Z")  # fmt: skip
+        deadline = time.monotonic() + 10
+        while http.get("/v1/facts", params={"kind": "ide"}).json()["facts"]:
+            assert time.monotonic() < deadline, "the expiry sweep did not run"
+            time.sleep(0.05)
+        late = _fact(http, "Uses code", kind="ide", source="e", valid_from="2026-01-01T00:00:00Z").json()
+        assert late["outcome"] == "history"
+        assert _texts_at(http, "2026-03-15T00:00:00Z", kind="ide") == ["Uses zed"]
+        assert _texts_at(http, "2026-02-01T00:00:00Z", kind="ide") == ["Uses code"]
+
+
+def test_supersedes_fact_id_in_another_slot_still_leaves_one_current_value(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        mine = _fact(http, "Uses vim", kind="editor", source="a").json()
+        other = _fact(http, "Uses vscode", kind="ide", source="b").json()
+        moved = _fact(http, "Uses emacs", kind="editor", source="c", valid_from="2026-02-01T00:00:00Z",
+                      supersedesFactId=other["id"]).json()  # fmt: skip
+        assert moved["outcome"] == "superseded"
+        assert sorted(moved["supersededFactIds"]) == sorted([mine["id"], other["id"]])
+        assert _current(http, kind="editor") == ["Uses emacs"] and _current(http, kind="ide") == []
+
+
 def test_several_values_of_a_multi_valued_kind_hold_together(server: LiveServer) -> None:
     """A late value of a multi-valued kind closes only what it replaces, not its siblings."""
     with server.client(server.key()) as http:

@@ -167,6 +167,32 @@ def test_approval_supersedes_and_edit_and_approve(server: LiveServer) -> None:
         assert [f["event"]["text"] for f in then] == ["Lives in Lisbon"]
 
 
+def test_a_fact_pending_at_a_record_time_is_not_shown_as_believed_then(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        http.post("/v1/facts", json=fact_body("Uses vim", kind="editor", sourceEventId="a",
+                                              validFrom="2026-01-01T00:00:00Z"))  # fmt: skip
+        http.post("/v1/facts", json=fact_body("Uses helix", kind="editor", sourceEventId="b",
+                                              validFrom="2026-06-01T00:00:00Z"))  # fmt: skip
+        parked = http.post("/v1/facts", json=fact_body("Uses nano", kind="editor", sourceEventId="p",
+                                                       trustClass="untrusted", validFrom="2026-03-01T00:00:00Z")).json()
+        assert parked["memory"]["status"] == "pending_review"
+        time.sleep(0.02)
+        before = parked["memory"]["recordedAt"][:-1] + "9Z"  # after it was parked, before its approval
+        time.sleep(0.02)
+    with server.client(server.key(role="reviewer")) as http:
+        approved = http.post(f"/v1/review/{parked['id']}/approve", json={}).json()
+        assert approved["outcome"] == "history"
+    with server.client(server.key()) as http:
+        def at(**params: str) -> list[str]:
+            listed = http.get("/v1/facts", params={"kind": "editor", "includeHistory": "true", **params})
+            return sorted(f["event"]["text"] for f in listed.json()["facts"])
+
+        assert "Uses nano" not in at(asOf=before)  # still awaiting review then
+        assert at(asOf=before, validAt="2026-07-01T00:00:00Z") == ["Uses helix"]
+        assert "Uses nano" in at()  # positive control: known as history now
+        assert at(validAt="2026-04-01T00:00:00Z") == ["Uses nano"]
+
+
 def test_review_queue_filters(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         _write(http, "a", origin="derived", kind="k1", subject="s1")

@@ -84,9 +84,9 @@ def assert_fact(
         why = f"awaiting review (trust={row.trust_class}, origin={row.origin})"
         return FactOutcome("parked", _park(tx, row, caller, why))
     victims = _victims(tx, row, policy, target_id)
-    newer = [v for v in victims if _is_newer(v, row)]
+    newer = _newer_versions(tx, row, policy, victims)
     if newer:
-        return _store_as_history(tx, row, caller, policy, newer[-1])
+        return _store_as_history(tx, row, caller, policy, newer[0])
     return _supersede(tx, replace(row, supersedes_id=_first_id(victims) or row.supersedes_id),
                       victims, caller, policy, reason)  # fmt: skip
 
@@ -107,11 +107,32 @@ def _victims(
                 status=target.status,
                 supersededByFactId=target.superseded_by_id,
             )
-        return [target]
+        if policy.is_multi_valued(target.kind or "") or (target.subject_key, target.kind) == (row.subject_key, row.kind):
+            return [target]
+        # A target in another slot: the slot written to keeps one current value all the same.
+        assert row.subject_key is not None and row.kind is not None
+        others = [f for f in tx.active_facts(scope_key, row.subject_key, row.kind) if f.rowid != target.rowid]
+        return [target, *others]
     assert row.subject_key is not None and row.kind is not None
     if policy.is_multi_valued(row.kind):
         return []
     return tx.active_facts(scope_key, row.subject_key, row.kind)
+
+
+def _newer_versions(
+    tx: Transaction, row: NewMemory | MemoryRecord, policy: TenantPolicy, victims: list[MemoryRecord]
+) -> list[MemoryRecord]:
+    """What the age guard keeps ahead of ``row``, earliest first: current facts it would replace
+    that are newer, and for a single-valued kind any version of the slot that held, retired
+    (expired, or superseded and then its successor retracted) or not, starting later."""
+    newer = [v for v in victims if _is_newer(v, row)]
+    assert row.subject_key is not None and row.kind is not None
+    if not policy.is_multi_valued(row.kind):
+        scope_key = row.scope.scope_key if isinstance(row, NewMemory) else row.scope_key
+        retired = [f for f in tx.slot_facts(scope_key, row.subject_key, row.kind, ("superseded", "expired"))
+                   if f.memory_id != row.memory_id and _holds_somewhere(f) and _is_newer(f, row)]  # fmt: skip
+        newer += retired
+    return sorted(newer, key=lambda f: (f.valid_from or "", f.recorded_at))
 
 
 def _first_id(records: list[MemoryRecord]) -> str | None:
@@ -157,15 +178,21 @@ def _store_as_history(
     # An older fact never supersedes a newer one: it is kept, already retired, as history.
     history = replace(row, status="superseded", active_from=None)
     record = _insert(tx, history, caller, "fact.write",
-                     f"older than current fact {newer.memory_id}: stored as history")  # fmt: skip
+                     f"older than fact {newer.memory_id} of the same slot: stored as history")  # fmt: skip
     record = tx.set_status(record.rowid, status="superseded", retired_at=row.recorded_at,
                            superseded_by=newer.memory_id,
                            invalid_at=_fit_into_slot(tx, record, caller, policy) or newer.valid_from,
-                           reason=f"older than current fact {newer.memory_id}")  # fmt: skip
+                           reason=f"older than fact {newer.memory_id} of the same slot")  # fmt: skip
     return FactOutcome("history", record, superseded=(record,))
 
 
 _HELD = ("active", "superseded", "expired")  # statuses whose valid window holds (validAt)
+
+
+def _holds_somewhere(fact: MemoryRecord) -> bool:
+    """False for a version whose window is empty: corrected away, or an edited draft."""
+    end = _held_until(fact)
+    return fact.valid_from is not None and (end is None or end > fact.valid_from)
 
 
 def _held_until(fact: MemoryRecord) -> str | None:
@@ -189,7 +216,7 @@ def _fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: 
     start = fact.valid_from
     slot = [f for f in tx.slot_facts(fact.scope_key, fact.subject_key, fact.kind, _HELD)
             if f.rowid != fact.rowid and f.valid_from]  # fmt: skip
-    held = [f for f in slot if (end := _held_until(f)) is None or end > f.valid_from]  # not corrected away
+    held = [f for f in slot if _holds_somewhere(f)]
     for earlier in held:
         end = _held_until(earlier)
         if earlier.status != "active" and earlier.valid_from <= start and (end is None or end > start):
@@ -308,12 +335,12 @@ def approve(
         )  # fmt: skip
     victims = [v for v in _victims(tx, pending, policy, None) if v.memory_id != pending.memory_id]
     before = state_digest(pending)
-    newer = [v for v in victims if v.valid_from and _is_newer(v, replace(pending, recorded_at=at))]
+    newer = _newer_versions(tx, replace(pending, recorded_at=at), policy, victims)
     if newer:
         record = tx.set_status(pending.rowid, status="superseded", retired_at=at,
-                               superseded_by=newer[-1].memory_id, supersedes=supersedes,
-                               invalid_at=_fit_into_slot(tx, pending, caller, policy) or newer[-1].valid_from,
-                               reason=f"approved, but older than current fact {newer[-1].memory_id}")  # fmt: skip
+                               superseded_by=newer[0].memory_id, supersedes=supersedes,
+                               invalid_at=_fit_into_slot(tx, pending, caller, policy) or newer[0].valid_from,
+                               reason=f"approved, but older than fact {newer[0].memory_id} of the same slot")  # fmt: skip
         outcome: Outcome = "history"
     else:
         record = tx.set_status(pending.rowid, status="active", reason=reason, active_from=at,

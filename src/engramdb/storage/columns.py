@@ -79,8 +79,8 @@ def filter_clause(filt: CandidateFilter, alias: str = "m", mark: str = "?") -> t
             f" AND ({alias}.retired_at IS NULL OR {alias}.retired_at > {mark})"
         )
         params += [filt.as_of, filt.as_of]
-    if filt.believed_by is not None:  # a fact stored as history was never current, but known
-        sql += f" AND coalesce({alias}.active_from, {alias}.recorded_at) <= {mark}"
+    if filt.believed_by is not None:  # a fact stored as history was never current: known once retired
+        sql += f" AND coalesce({alias}.active_from, {alias}.retired_at) <= {mark}"
         params.append(filt.believed_by)
     if filt.valid_at is not None:
         sql += (

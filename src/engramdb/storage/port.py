@@ -137,7 +137,7 @@ class CandidateFilter:
     exclude_session_id: str | None = None
     sources: tuple[Source, ...] = ("EPISODE", "MEMORY_FACT")
     as_of: str | None = None
-    believed_by: str | None = None  # active (or recorded as history) on or before it, retired or not
+    believed_by: str | None = None  # active (or retired as history) on or before it, retired or not
     valid_at: str | None = None
     expires_after: str | None = None
 

@@ -105,7 +105,8 @@ class PostgresTransaction:
         row = self._conn.execute(
             "UPDATE memories SET status = %s, status_reason = %s, retired_at = %s, "
             "superseded_by_id = coalesce(%s, superseded_by_id), "
-            "active_from = coalesce(%s, active_from), invalid_at = coalesce(%s, invalid_at), "
+            "active_from = coalesce(%s, active_from), "
+            "invalid_at = least(%s, invalid_at), "  # a window only ever narrows (least skips NULLs)
             "supersedes_id = coalesce(supersedes_id, %s), "
             f"change_seq = %s WHERE tenant = %s AND rowid = %s RETURNING {MEMORY_COLUMNS}",
             (status, reason, retired_at, superseded_by, active_from, invalid_at, supersedes,

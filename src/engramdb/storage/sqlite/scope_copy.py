@@ -43,11 +43,10 @@ class CopyRow:
     valid_from: str | None = None
     valid_until: str | None = None
     invalid_at: str | None = None
-    recorded_at: str | None = None
     body: str = ""  # what the lexical arm indexes (storage/columns.py: lexical_text)
 
 
-_TIMES = ("active_from", "retired_at", "valid_from", "valid_until", "invalid_at", "recorded_at")
+_TIMES = ("active_from", "retired_at", "valid_from", "valid_until", "invalid_at")
 
 
 def _epoch(text: str | None) -> float:
@@ -185,7 +184,7 @@ class ScopeCopy:
                 mask &= times["active_from"] <= t
                 mask &= np.isnan(times["retired_at"]) | (times["retired_at"] > t)
             if filt.believed_by is not None:  # as in storage/columns.py: filter_clause
-                known = np.where(np.isnan(times["active_from"]), times["recorded_at"], times["active_from"])
+                known = np.where(np.isnan(times["active_from"]), times["retired_at"], times["active_from"])
                 mask &= known <= _epoch(filt.believed_by)
             if filt.valid_at is not None:
                 t = _epoch(filt.valid_at)
@@ -295,11 +294,10 @@ class ScopeCache:
 COPY_ROW_SQL = (
     "SELECT rowid, source, status, session_id, "
     "CASE WHEN embed_state = 'ready' THEN embedding END, "
-    "active_from, retired_at, valid_from, valid_until, invalid_at, recorded_at, text, subject_key, kind "
-    "FROM memories"
+    "active_from, retired_at, valid_from, valid_until, invalid_at, text, subject_key, kind FROM memories"
 )
 
 
 def rows_from(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
     """Return cache rows from the columns of ``COPY_ROW_SQL``, in order."""
-    return [CopyRow(*r[:11], body=lexical_text(*r[11:])) for r in records]
+    return [CopyRow(*r[:10], body=lexical_text(*r[10:])) for r in records]

@@ -110,9 +110,11 @@ class SQLiteTransaction:
         self._conn.execute(
             "UPDATE memories SET status = ?, status_reason = ?, retired_at = ?, "
             "superseded_by_id = coalesce(?, superseded_by_id), "
-            "active_from = coalesce(?, active_from), invalid_at = coalesce(?, invalid_at), "
+            "active_from = coalesce(?, active_from), "
+            # a window only ever narrows: the earlier of the stored and the given end
+            "invalid_at = min(coalesce(?, invalid_at), coalesce(invalid_at, ?)), "
             "supersedes_id = coalesce(supersedes_id, ?), change_seq = ? WHERE rowid = ?",
-            (status, reason, retired_at, superseded_by, active_from, invalid_at, supersedes,
+            (status, reason, retired_at, superseded_by, active_from, invalid_at, invalid_at, supersedes,
              self._change_seq(), rowid),
         )
         return self._by_rowid(rowid)
