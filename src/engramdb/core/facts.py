@@ -107,10 +107,10 @@ def _victims(
                 status=target.status,
                 supersededByFactId=target.superseded_by_id,
             )
-        if policy.is_multi_valued(target.kind or "") or (target.subject_key, target.kind) == (row.subject_key, row.kind):
+        assert row.subject_key is not None and row.kind is not None
+        if policy.is_multi_valued(row.kind) or (target.subject_key, target.kind) == (row.subject_key, row.kind):
             return [target]
         # A target in another slot: the slot written to keeps one current value all the same.
-        assert row.subject_key is not None and row.kind is not None
         others = [f for f in tx.active_facts(scope_key, row.subject_key, row.kind) if f.rowid != target.rowid]
         return [target, *others]
     assert row.subject_key is not None and row.kind is not None
@@ -340,7 +340,8 @@ def approve(
         record = tx.set_status(pending.rowid, status="superseded", retired_at=at,
                                superseded_by=newer[0].memory_id, supersedes=supersedes,
                                invalid_at=_fit_into_slot(tx, pending, caller, policy) or newer[0].valid_from,
-                               reason=f"approved, but older than fact {newer[0].memory_id} of the same slot")  # fmt: skip
+                               reason=f"approved, but older than fact {newer[0].memory_id} "
+                                      "of the same slot")  # fmt: skip
         outcome: Outcome = "history"
     else:
         record = tx.set_status(pending.rowid, status="active", reason=reason, active_from=at,
