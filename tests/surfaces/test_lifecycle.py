@@ -311,6 +311,17 @@ def test_supersedes_fact_id_in_another_slot_still_leaves_one_current_value(serve
         assert _current(http, kind="editor") == ["Uses emacs"] and _current(http, kind="ide") == []
 
 
+def test_listing_and_recall_agree_to_the_microsecond_far_ahead(server: LiveServer) -> None:
+    """SQLite's scope copy compares times as microsecond datetimes, like the SQL filter does."""
+    with server.client(server.key()) as http:
+        _fact(http, "Uses vim", kind="editor", source="a", valid_from="9000-01-01T00:00:00Z")
+        _fact(http, "Uses helix", kind="editor", source="b", valid_from="9000-01-01T00:00:00.000010Z")
+        for at, held in (("9000-01-01T00:00:00.000005Z", "Uses vim"), ("9000-01-01T00:00:00.000010Z", "Uses helix")):
+            assert _texts_at(http, at) == [held]
+            recalled = http.post("/v1/recall", json={"query": "uses editor", "validAt": at}).json()["memories"]
+            assert [m["text"] for m in recalled] == [held], at
+
+
 def test_several_values_of_a_multi_valued_kind_hold_together(server: LiveServer) -> None:
     """A late value of a multi-valued kind closes only what it replaces, not its siblings."""
     with server.client(server.key()) as http:

@@ -49,8 +49,9 @@ class CopyRow:
 _TIMES = ("active_from", "retired_at", "valid_from", "valid_until", "invalid_at")
 
 
-def _epoch(text: str | None) -> float:
-    return float("nan") if text is None else clock.parse(text).timestamp()
+def _instant(text: str) -> np.datetime64:
+    """A filter's time at microsecond precision (float seconds lose microseconds past ~2255)."""
+    return np.datetime64(clock.normalize(text)[:-1], "us")
 
 
 class ScopeCopy:
@@ -67,7 +68,7 @@ class ScopeCopy:
         self._source = np.zeros(0, dtype=np.int8)
         self._status = np.zeros(0, dtype=np.int16)
         self._session = np.zeros(0, dtype=np.int32)
-        self._times = {name: np.zeros(0, dtype=np.float64) for name in _TIMES}
+        self._times = {name: np.zeros(0, dtype="datetime64[us]") for name in _TIMES}
         self._status_codes: dict[str, int] = {}
         self._session_codes: dict[str | None, int] = {None: 0}
         self._lexical = LexicalIndex()
@@ -105,7 +106,7 @@ class ScopeCopy:
         self._status[positions] = [self._code(self._status_codes, row.status) for row in rows]
         self._session[positions] = [self._code(self._session_codes, row.session_id) for row in rows]
         for name in _TIMES:
-            self._times[name][positions] = _epochs([getattr(row, name) for row in rows])
+            self._times[name][positions] = _instants([getattr(row, name) for row in rows])
 
     def _link(self, new: Sequence[tuple[int, CopyRow]]) -> None:
         """Chain new episodes to the episode written before them in their session."""
@@ -178,26 +179,26 @@ class ScopeCopy:
             if code is not None:
                 mask &= self._session[:n] != code
         times = {name: values[:n] for name, values in self._times.items()}
-        with np.errstate(invalid="ignore"):  # NaN stands for NULL: comparisons with it are False
-            if filt.as_of is not None:
-                t = _epoch(filt.as_of)
-                mask &= times["active_from"] <= t
-                mask &= np.isnan(times["retired_at"]) | (times["retired_at"] > t)
-            if filt.believed_by is not None:  # as in storage/columns.py: filter_clause
-                known = np.where(np.isnan(times["active_from"]), times["retired_at"], times["active_from"])
-                mask &= known <= _epoch(filt.believed_by)
-            if filt.valid_at is not None:
-                t = _epoch(filt.valid_at)
-                mask &= np.isnan(times["valid_from"]) | (times["valid_from"] <= t)
-                mask &= np.isnan(times["valid_until"]) | (times["valid_until"] > t)
-                if filt.as_of is None:  # as in storage/columns.py: filter_clause
-                    still = np.isnan(times["invalid_at"]) | (times["invalid_at"] > t)
-                    if filt.believed_by is not None:
-                        still |= times["retired_at"] > _epoch(filt.believed_by)
-                    mask &= still
-            if filt.expires_after is not None:
-                t = _epoch(filt.expires_after)
-                mask &= np.isnan(times["valid_until"]) | (times["valid_until"] > t)
+        # NaT stands for NULL: comparisons with it are False.
+        if filt.as_of is not None:
+            t = _instant(filt.as_of)
+            mask &= times["active_from"] <= t
+            mask &= np.isnat(times["retired_at"]) | (times["retired_at"] > t)
+        if filt.believed_by is not None:  # as in storage/columns.py: filter_clause
+            known = np.where(np.isnat(times["active_from"]), times["retired_at"], times["active_from"])
+            mask &= known <= _instant(filt.believed_by)
+        if filt.valid_at is not None:
+            t = _instant(filt.valid_at)
+            mask &= np.isnat(times["valid_from"]) | (times["valid_from"] <= t)
+            mask &= np.isnat(times["valid_until"]) | (times["valid_until"] > t)
+            if filt.as_of is None:  # as in storage/columns.py: filter_clause
+                still = np.isnat(times["invalid_at"]) | (times["invalid_at"] > t)
+                if filt.believed_by is not None:
+                    still |= times["retired_at"] > _instant(filt.believed_by)
+                mask &= still
+        if filt.expires_after is not None:
+            t = _instant(filt.expires_after)
+            mask &= np.isnat(times["valid_until"]) | (times["valid_until"] > t)
         return mask
 
     def _set_dimension(self, dimension: int) -> None:
@@ -240,12 +241,9 @@ class ScopeCopy:
         return code
 
 
-def _epochs(texts: Sequence[str | None]) -> np.ndarray:
-    """Epoch seconds of canonical timestamps (``...Z``), NaN for NULL; vectorised."""
-    moments = np.array([t[:-1] if t else "NaT" for t in texts], dtype="datetime64[us]")
-    seconds = moments.astype(np.int64).astype(np.float64) / 1e6
-    seconds[np.isnat(moments)] = np.nan
-    return seconds
+def _instants(texts: Sequence[str | None]) -> np.ndarray:
+    """Canonical timestamps (``...Z``) as microsecond datetimes, NaT for NULL; vectorised."""
+    return np.array([t[:-1] if t else "NaT" for t in texts], dtype="datetime64[us]")
 
 
 def encode(vector: np.ndarray) -> bytes:
