@@ -139,15 +139,10 @@ def _first_id(records: list[MemoryRecord]) -> str | None:
     return records[0].memory_id if records else None
 
 
-def _insert(
-    tx: Transaction, row: NewMemory, caller: Caller, action: str, reason: str | None = None,
-    *, status_reason: str | None = None,
-) -> MemoryRecord:  # fmt: skip
+def _insert(tx: Transaction, row: NewMemory, caller: Caller, action: str, reason: str | None = None) -> MemoryRecord:
     record = tx.insert_memory(row)
     if record is None:  # unreachable: the id was checked absent in this transaction
         raise ConflictError(f"fact {row.memory_id} already exists")
-    if status_reason is not None:  # before the audit, so its digest is the row as stored
-        record = tx.set_status(record.rowid, status=record.status, reason=status_reason)
     tx.audit(caller.audit(action, target_kind="MEMORY_FACT", target_id=row.memory_id,
                           scope_key=row.scope.scope_key, after_digest=state_digest(record),
                           reason=reason))  # fmt: skip
@@ -156,8 +151,8 @@ def _insert(
 
 def _park(tx: Transaction, row: NewMemory, caller: Caller, why: str) -> MemoryRecord:
     """Store a fact as pending review; its ``statusReason`` tells the reviewer why."""
-    return _insert(tx, replace(row, status="pending_review", active_from=None), caller, "fact.park", why,
-                   status_reason=why)  # fmt: skip
+    parked = replace(row, status="pending_review", active_from=None, status_reason=why)
+    return _insert(tx, parked, caller, "fact.park", why)
 
 
 def _tombstoned(

@@ -370,7 +370,7 @@ class MemoryService:
         records = self._tenant(caller).list_facts(
             auth.scope_key(scope), subject_key=subject_key, kind=kind, filt=filt, limit=limit
         )
-        as_of = (when or TimeTravel()).as_of
+        as_of = _canonical((when or TimeTravel()).as_of)
         return FactList(facts=[MemoryView.of(as_believed(r, as_of)) for r in records])
 
     def fact_history(self, caller: Caller, fact_id: str, named: ScopeFields) -> FactHistory:
@@ -439,7 +439,8 @@ class MemoryService:
                 trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight,
                 sessions=request.sessions,
             )
-        memories = [_recalled(replace(hit, record=as_believed(hit.record, request.as_of)), request.explain)
+        as_of = _canonical(request.as_of)
+        memories = [_recalled(replace(hit, record=as_believed(hit.record, as_of)), request.explain)
                     for hit in outcome.hits]  # fmt: skip
         context = format_context(
             [FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin)
@@ -473,11 +474,16 @@ class TimeTravel:
 
 
 def as_believed(record: MemoryRecord, as_of: str | None) -> MemoryRecord:
-    """The record as it stood at record time ``as_of``: one retired since was current then."""
-    if as_of is None or record.retired_at is None or record.retired_at <= clock.normalize(as_of):
+    """The record as it stood at record time ``as_of`` (canonical text): one retired since was
+    current then."""
+    if as_of is None or record.retired_at is None or record.retired_at <= as_of:
         return record
     return replace(record, status="active", retired_at=None, superseded_by_id=None, status_reason=None,
                    invalid_at=None)  # fmt: skip
+
+
+def _canonical(moment: str | None) -> str | None:
+    return clock.normalize(moment) if moment else None
 
 
 def lifecycle_filter(
@@ -487,8 +493,7 @@ def lifecycle_filter(
     exclude_session_id: str | None = None,
 ) -> CandidateFilter:
     """Return the candidate filter for a read: current beliefs unless told otherwise."""
-    as_of = clock.normalize(when.as_of) if when.as_of else None
-    valid_at = clock.normalize(when.valid_at) if when.valid_at else None
+    as_of, valid_at = _canonical(when.as_of), _canonical(when.valid_at)
     if when.include_history:
         return CandidateFilter(
             statuses=BELIEVED_STATUSES, sources=sources, exclude_session_id=exclude_session_id,

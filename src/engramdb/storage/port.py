@@ -81,6 +81,7 @@ class NewMemory:
     valid_until: str | None = None
     supersedes_id: str | None = None
     active_from: str | None = None  # record time it became believed; None while not believed
+    status_reason: str | None = None  # why it has its status (e.g. why it waits for review)
 
 
 @dataclass(frozen=True)

@@ -47,8 +47,8 @@ class PostgresTransaction:
                    privacy_scope, participant_scope_hash, sandbox_eligible, session_id,
                    subject_key, kind, text, embed_text, lexical_body, trust_class, origin, status,
                    confidence, observed_at, valid_from, valid_until, recorded_at, active_from,
-                   supersedes_id, event_json, change_seq)
-               VALUES ({",".join(["%s"] * 27)})
+                   supersedes_id, status_reason, event_json, change_seq)
+               VALUES ({",".join(["%s"] * 28)})
                ON CONFLICT (tenant, scope_key, source, memory_id) DO NOTHING
                RETURNING {MEMORY_COLUMNS}""",
             (
@@ -57,7 +57,8 @@ class PostgresTransaction:
                 scope.sandbox_eligible, row.session_id, row.subject_key, row.kind, row.text,
                 row.embed_text, lexical_body(row), row.trust_class, row.origin, row.status,
                 row.confidence, row.observed_at, row.valid_from, row.valid_until,
-                row.recorded_at, row.active_from, row.supersedes_id, row.event_json, self.seq,
+                row.recorded_at, row.active_from, row.supersedes_id, row.status_reason, row.event_json,
+                self.seq,
             ),
         ).fetchone()  # fmt: skip
         return MemoryRecord(*inserted) if inserted else None

@@ -184,17 +184,18 @@ class ScopeCopy:
             t = _instant(filt.as_of)
             mask &= times["active_from"] <= t
             mask &= np.isnat(times["retired_at"]) | (times["retired_at"] > t)
-        if filt.believed_by is not None:  # as in storage/columns.py: filter_clause
+        believed_by = _instant(filt.believed_by) if filt.believed_by is not None else None
+        if believed_by is not None:  # as in storage/columns.py: filter_clause
             known = np.where(np.isnat(times["active_from"]), times["retired_at"], times["active_from"])
-            mask &= known <= _instant(filt.believed_by)
+            mask &= known <= believed_by
         if filt.valid_at is not None:
             t = _instant(filt.valid_at)
             mask &= np.isnat(times["valid_from"]) | (times["valid_from"] <= t)
             mask &= np.isnat(times["valid_until"]) | (times["valid_until"] > t)
             if filt.as_of is None:  # as in storage/columns.py: filter_clause
                 still = np.isnat(times["invalid_at"]) | (times["invalid_at"] > t)
-                if filt.believed_by is not None:
-                    still |= times["retired_at"] > _instant(filt.believed_by)
+                if believed_by is not None:
+                    still |= times["retired_at"] > believed_by
                 mask &= still
         if filt.expires_after is not None:
             t = _instant(filt.expires_after)

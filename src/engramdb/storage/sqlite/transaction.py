@@ -53,8 +53,8 @@ class SQLiteTransaction:
                    privacy_scope, participant_scope_hash, sandbox_eligible, session_id,
                    subject_key, kind, text, embed_text, trust_class, origin, status, confidence,
                    observed_at, valid_from, valid_until, recorded_at, active_from, supersedes_id,
-                   event_json, change_seq)
-               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                   status_reason, event_json, change_seq)
+               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                ON CONFLICT (scope_key, source, memory_id) DO NOTHING""",
             (
                 row.source, row.memory_id, scope.scope_key, scope.agent_id, scope.profile_id,
@@ -62,7 +62,7 @@ class SQLiteTransaction:
                 row.session_id, row.subject_key, row.kind, row.text, row.embed_text,
                 row.trust_class, row.origin, row.status, row.confidence, row.observed_at,
                 row.valid_from, row.valid_until, row.recorded_at, row.active_from,
-                row.supersedes_id, row.event_json, self._change_seq(),
+                row.supersedes_id, row.status_reason, row.event_json, self._change_seq(),
             ),
         )  # fmt: skip
         if cursor.rowcount != 1:
