@@ -339,6 +339,7 @@ def test_several_values_of_a_multi_valued_kind_hold_together(server: LiveServer)
         assert http.get(f"/v1/facts/{tea['id']}").json()["invalidAt"] == green.json()["memory"]["validFrom"]
     with server.client(server.key(role="reviewer")) as reviewer:
         entries = reviewer.get("/v1/audit").json()["entries"]
+    assert any(e["action"] == "fact.write" and e["targetId"] == late["id"] for e in entries)  # the query sees it
     assert [e for e in entries if e["action"] == "fact.close"] == []
 
 
