@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import tempfile
-import threading
 import uuid
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from engramdb.api.loopback import LoopbackServer
 from engramdb.config import Settings

@@ -19,7 +19,14 @@ from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService, TimeTravel
 from engramdb.errors import EngramError
-from engramdb.models.api import CorrectRequest, EditAndApprove, RecallRequest, RejectDecision, RetractRequest, ReviewDecision
+from engramdb.models.api import (
+    CorrectRequest,
+    EditAndApprove,
+    RecallRequest,
+    RejectDecision,
+    RetractRequest,
+    ReviewDecision,
+)
 from engramdb.storage.port import AuditDraft
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import fact_body, scope_fields

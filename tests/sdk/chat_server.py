@@ -17,7 +17,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         return
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
         if self.path != "/v1/chat/completions":
             self._answer(404, {"error": {"message": f"no route {self.path}"}})

@@ -10,11 +10,10 @@ import pytest
 
 from engramdb.config import Settings
 from engramdb.core.embedding import HashingEmbedder
-from engramdb.storage.port import Store
-
 from engramdb.sdk.host import HostContext
 from engramdb.sdk.outbox import OutboxSettings
 from engramdb.sdk.session import MemorySession
+from engramdb.storage.port import Store
 from tests.conftest import LiveServer
 from tests.factories import scope_fields
 from tests.sdk.helpers import BlackHole, FaultProxy, dead_url, host_for, with_nodelay

@@ -18,7 +18,7 @@ from engramdb.errors import (
     InvalidInputError,
     NotFoundError,
 )
-from engramdb.models.api import MemoryView, RecallResponse, WriteResponse
+from engramdb.models.api import RecallResponse, WriteResponse
 from engramdb.sdk import AsyncClient, Client
 from engramdb.sdk.errors import RateLimitedError, RequestTimeoutError, ServerError, TransportError
 from engramdb.sdk.operations import ROUTES

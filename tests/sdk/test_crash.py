@@ -8,7 +8,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +19,6 @@ from engramdb.core.embedding import HashingEmbedder
 from engramdb.sdk.outbox.store import FILE_NAME
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
-from tests.factories import scope_fields
 from tests.sdk.crash_host import SESSION, turn
 from tests.sdk.helpers import stored_episodes, wait_until, with_nodelay
 

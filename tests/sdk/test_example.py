@@ -90,6 +90,6 @@ def test_the_ten_line_example_in_the_docs_runs(
         "SALT": "docs-salt", "user_id": "u-42", "chat_id": "chat-1", "llm": llm, "send": sent.append,
         "incoming_messages": lambda: ["Use TypeScript for the billing service.", "Which language for billing?"],
     }  # fmt: skip
-    exec(compile(code, "docs/sdk.md", "exec"), names)  # noqa: S102 (our own documentation)
+    exec(compile(code, "docs/sdk.md", "exec"), names)
     assert sent == ["Noted.", "You prefer TypeScript for billing."]
     assert "Use TypeScript for the billing service." in prompts[1][0]["content"]  # recalled from the cache

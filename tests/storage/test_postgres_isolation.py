@@ -8,11 +8,11 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
+from engramdb.config import Settings
 from engramdb.contract.events import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
-from engramdb.config import Settings
 from engramdb.storage.postgres.store import PostgresStore
 from tests.factories import fact_body, scope_fields
 
@@ -50,7 +50,7 @@ def test_a_tenant_session_cannot_read_another_tenants_rows(pg: PostgresStore) ->
         unfiltered = conn.execute("SELECT text FROM memories").fetchall()
         assert unfiltered == [("secret of alpha",)]  # a query that forgets the tenant
         for table in ("audit_log", "api_keys", "tombstones", "meta"):
-            tenants = {r[0] for r in conn.execute(f"SELECT tenant FROM {table}")}  # noqa: S608
+            tenants = {r[0] for r in conn.execute(f"SELECT tenant FROM {table}")}
             assert tenants <= {"alpha"}, table
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("INSERT INTO meta (tenant, key, value) VALUES ('beta', 'x', 'y')")
@@ -70,11 +70,11 @@ def test_a_reading_block_is_one_transaction_bound_to_its_tenant(pg: PostgresStor
 
     tenant = pg.tenant("alpha")
     with tenant.reading() as reader:
-        first = reader._one("SELECT now(), current_setting('engram.tenant')")  # noqa: SLF001
+        first = reader._one("SELECT now(), current_setting('engram.tenant')")
         time.sleep(0.02)
-        second = reader._one("SELECT now()")  # noqa: SLF001
-        texts = [r[0] for r in reader._all("SELECT text FROM memories")]  # noqa: SLF001
+        second = reader._one("SELECT now()")
+        texts = [r[0] for r in reader._all("SELECT text FROM memories")]
     assert first[1] == "alpha" and second[0] == first[0]
     assert texts == ["secret of alpha"]  # still only its own rows
-    apart = tenant._one("SELECT now()")[0]  # noqa: SLF001  # positive control: a new transaction
+    apart = tenant._one("SELECT now()")[0]  # positive control: a new transaction
     assert apart > first[0]

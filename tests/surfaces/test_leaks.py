@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from engramdb.contract.events import Scope
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
-from engramdb.contract.events import Scope
-from engramdb.storage.port import CandidateFilter
 from engramdb.jobs.embedding import drain
+from engramdb.storage.port import CandidateFilter
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body, participant, scope_fields
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+
 from engramdb.contract.canonical import event_id
 from tests.conftest import LiveServer
 from tests.contract._helpers import CONTRACT_DIR

@@ -21,7 +21,6 @@ structured content is the same JSON body the REST API answers (``code``, ``messa
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager

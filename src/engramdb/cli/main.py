@@ -20,6 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from engramdb import __version__, clock
+from engramdb.cli.bench import bench_app
+from engramdb.cli.evaluate import eval_app
 from engramdb.config import Settings, tune_process
 from engramdb.contract.canonical import hash_scope
 from engramdb.contract.events import FactWrite, ScopeFields
@@ -32,8 +34,6 @@ from engramdb.jobs.embedding import drain
 from engramdb.models.api import RecallRequest, RejectDecision, ReviewDecision
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
-from engramdb.cli.bench import bench_app
-from engramdb.cli.evaluate import eval_app
 
 app = typer.Typer(
     help="EngramDB: long-term memory for LLM agents.",

@@ -19,8 +19,8 @@ from engramdb.contract.events import Episode, EpisodeWrite, Fact, FactWrite, Sco
 from engramdb.contract.format import FormattableMemory, format_context
 from engramdb.core import auth, facts
 from engramdb.core.auth import Caller
-from engramdb.core.policy import TenantPolicy, load_policy, save_policy
 from engramdb.core.embedding import Embedder
+from engramdb.core.policy import TenantPolicy, load_policy, save_policy
 from engramdb.core.recall import Hit, recall
 from engramdb.errors import (
     AuthorizationError,
@@ -29,7 +29,6 @@ from engramdb.errors import (
     InvalidInputError,
     NotFoundError,
 )
-from engramdb.models.problems import validation_problem
 from engramdb.models.api import (
     ArmExplain,
     AuditPage,
@@ -39,22 +38,23 @@ from engramdb.models.api import (
     Explain,
     FactHistory,
     FactList,
+    Health,
     LiftRequest,
+    MemoryView,
+    RecalledMemory,
+    RecalledSession,
+    RecallRequest,
+    RecallResponse,
+    RejectDecision,
     RetractRequest,
     ReviewDecision,
     ReviewItem,
     ReviewQueue,
     TombstoneList,
     TombstoneView,
-    Health,
-    MemoryView,
-    RecalledMemory,
-    RecallRequest,
-    RecalledSession,
-    RecallResponse,
-    RejectDecision,
     WriteResponse,
 )
+from engramdb.models.problems import validation_problem
 from engramdb.storage.port import (
     BELIEVED_STATUSES,
     CandidateFilter,

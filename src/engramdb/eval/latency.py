@@ -20,7 +20,6 @@ with the real embedder to measure end-to-end ingest throughput; their vectors fo
 from __future__ import annotations
 
 import cProfile
-from contextlib import contextmanager
 import datetime as dt
 import io
 import os
@@ -33,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,8 +42,7 @@ import numpy as np
 from engramdb import __version__, clock
 from engramdb.config import Settings
 from engramdb.contract.canonical import hash_scope
-from engramdb.contract.events import EpisodeWrite
-from engramdb.contract.events import Scope
+from engramdb.contract.events import EpisodeWrite, Scope
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder, FloatMatrix, l2_normalize, make_embedder

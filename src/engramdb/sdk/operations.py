@@ -21,10 +21,10 @@ from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
 from engramdb.core.policy import TenantPolicy
 from engramdb.errors import InvalidInputError
 from engramdb.models.api import (
-    EpisodeBatchResult,
     AuditPage,
     CorrectRequest,
     EditAndApprove,
+    EpisodeBatchResult,
     FactHistory,
     FactList,
     Health,

@@ -22,6 +22,7 @@ from engramdb.storage.columns import (
     TOMBSTONE_COLUMNS,
     filter_clause,
 )
+from engramdb.storage.common import LRU, expire_rows, walk_history
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -36,7 +37,6 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
-from engramdb.storage.common import LRU, expire_rows, walk_history
 from engramdb.storage.postgres import portable
 from engramdb.storage.postgres.transaction import PostgresTransaction
 

@@ -8,15 +8,14 @@ decisions and the audit chain's sequence stay consistent; other tenants are not 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
 from dataclasses import astuple
+from typing import Any
 
 import psycopg
 
 from engramdb import clock
-from engramdb.storage.common import next_audit_entry
 from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body, placeholders
+from engramdb.storage.common import next_audit_entry
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,

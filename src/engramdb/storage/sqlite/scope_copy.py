@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from engramdb import clock
-
 from engramdb.storage.columns import lexical_text
 from engramdb.storage.lexical import LexicalIndex
 from engramdb.storage.port import Candidate, CandidateFilter, Vector

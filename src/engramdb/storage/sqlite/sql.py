@@ -6,7 +6,6 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from engramdb.storage.port import AuditEntry, CandidateFilter, MemoryRecord, Tombstone
 from engramdb.storage.columns import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -14,6 +13,7 @@ from engramdb.storage.columns import (
     filter_clause,
     placeholders,
 )
+from engramdb.storage.port import AuditEntry, MemoryRecord, Tombstone
 from engramdb.storage.sqlite.connection import translate
 
 __all__ = [

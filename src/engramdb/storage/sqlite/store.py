@@ -7,8 +7,9 @@ from pathlib import Path
 
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
-from engramdb.storage.sqlite.tenant import SQLiteTenantStore
 from engramdb.storage.sqlite.scope_copy import ScopeCache
+from engramdb.storage.sqlite.tenant import SQLiteTenantStore
+
 
 class SQLiteStore:
     """All tenants of an embedded deployment. Tenants never share a file or a connection."""

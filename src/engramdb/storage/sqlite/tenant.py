@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from engramdb.errors import ConflictError
+from engramdb.storage.common import expire_rows, walk_history
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -26,9 +27,15 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
-from engramdb.storage.common import expire_rows, walk_history
 from engramdb.storage.sqlite import portable
 from engramdb.storage.sqlite.connection import Connections
+from engramdb.storage.sqlite.scope_copy import (
+    COPY_ROW_SQL,
+    ScopeCache,
+    ScopeCopy,
+    encode,
+    rows_from,
+)
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
     CLOSE_SUPERSEDED_SQL,
@@ -43,13 +50,6 @@ from engramdb.storage.sqlite.sql import (
     tombstone,
 )
 from engramdb.storage.sqlite.transaction import SQLiteTransaction
-from engramdb.storage.sqlite.scope_copy import (
-    COPY_ROW_SQL,
-    ScopeCopy,
-    ScopeCache,
-    encode,
-    rows_from,
-)
 
 T = TypeVar("T")
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
-
 from dataclasses import astuple
+from typing import Any
 
 from engramdb import clock
 from engramdb.storage.common import next_audit_entry
