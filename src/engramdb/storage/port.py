@@ -144,6 +144,14 @@ class CandidateFilter:
 
 
 @dataclass(frozen=True)
+class EpisodePosition:
+    """Where an episode sits in a newest-first listing: its ``observedAt``, then its rowid."""
+
+    observed_at: str
+    rowid: int
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One arm's hit: a row and its raw score (higher is better)."""
 
@@ -348,6 +356,23 @@ class TenantStore(Protocol):
         """Return facts of the scope that pass ``filt``, newest first."""
         ...
 
+    def list_episodes(
+        self,
+        scope_key: str,
+        *,
+        session_id: str | None,
+        after: str | None,
+        before: str | None,
+        below: EpisodePosition | None,
+        limit: int,
+    ) -> list[MemoryRecord]:
+        """Return the scope's active episodes, newest first (``observedAt``, then write order).
+
+        ``after`` (inclusive) and ``before`` (exclusive) bound ``observedAt`` (canonical text);
+        ``below`` starts after a position a previous page ended on (cursor paging).
+        """
+        ...
+
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         """Return rows by rowid (the caller already scoped the rowids); ``with_event=False``
         leaves ``event_json`` empty, for recall, which never shows it."""
@@ -441,6 +466,10 @@ class Store(Protocol):
 
     def tenant_names(self) -> list[str]:
         """Return the names of existing tenants."""
+        ...
+
+    def maintain(self) -> None:
+        """Tidy the storage after a bulk load (statistics, dead rows); safe while serving."""
         ...
 
     def close(self) -> None:

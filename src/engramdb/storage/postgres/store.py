@@ -27,7 +27,7 @@ from engramdb.storage.postgres.tenant import PostgresTenantStore
 log = logging.getLogger(__name__)
 
 MIGRATIONS = ("001_initial.sql", "002_session_order.sql", "003_recall_columns_inline.sql",
-              "004_invalid_at.sql")
+              "004_invalid_at.sql", "005_episodes_by_observed.sql")
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
@@ -83,6 +83,12 @@ class PostgresStore:
                 yield conn
         except psycopg.Error as error:
             raise translate(error) from error
+
+    def maintain(self) -> None:
+        # As the URL's user (the tables' owner): the engram_app role may not vacuum them.
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            for table in ("memories", "tombstones", "audit_log"):
+                conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")  # type: ignore[arg-type]
 
     def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:
         check_tenant_name(name)

@@ -41,6 +41,10 @@ class SQLiteStore:
     def tenant_names(self) -> list[str]:
         return sorted(p.stem for p in self._dir.glob("*.sqlite3"))
 
+    def maintain(self) -> None:
+        for name in self.tenant_names():
+            self.tenant(name).optimize()
+
     def close(self) -> None:
         with self._lock:
             for store in self._tenants.values():

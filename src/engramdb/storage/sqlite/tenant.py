@@ -20,6 +20,7 @@ from engramdb.storage.port import (
     CandidateFilter,
     Capabilities,
     EmbedJob,
+    EpisodePosition,
     KeyRecord,
     MemoryRecord,
     ScopeColumns,
@@ -53,6 +54,12 @@ from engramdb.storage.sqlite.transaction import SQLiteTransaction
 
 T = TypeVar("T")
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
+
+
+EPISODES_BY_OBSERVED_SQL = (
+    "CREATE INDEX IF NOT EXISTS memories_by_observed ON memories (scope_key, observed_at, rowid) "
+    "WHERE source = 'EPISODE'"
+)
 
 
 class SQLiteTenantStore:
@@ -92,6 +99,9 @@ class SQLiteTenantStore:
                 if "invalid_at" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}:
                     conn.execute("ALTER TABLE memories ADD COLUMN invalid_at TEXT")
                     conn.execute(CLOSE_SUPERSEDED_SQL)
+        if not self._db.read().execute("SELECT 1 FROM sqlite_master WHERE name='memories_by_observed'").fetchone():
+            with self._db.write() as conn:  # episodes were listed only through recall
+                conn.execute(EPISODES_BY_OBSERVED_SQL)
 
     @contextmanager
     def reading(self) -> Iterator[SQLiteTenantStore]:
@@ -135,6 +145,24 @@ class SQLiteTenantStore:
         sql += " ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT ?"
         params.append(limit)
         return [memory(r) for r in fetchall(self._db.read(), sql, params)]
+
+    def list_episodes(
+        self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None,
+        below: EpisodePosition | None, limit: int,
+    ) -> list[MemoryRecord]:  # fmt: skip
+        sql = (f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ? AND m.source = 'EPISODE' "
+               "AND m.status = 'active'")  # fmt: skip
+        params: list[Any] = [scope_key]
+        for clause, value in (("m.session_id = ?", session_id), ("m.observed_at >= ?", after),
+                              ("m.observed_at < ?", before)):  # fmt: skip
+            if value is not None:
+                sql += f" AND {clause}"
+                params.append(value)
+        if below is not None:
+            sql += " AND (m.observed_at, m.rowid) < (?, ?)"
+            params += [below.observed_at, below.rowid]
+        sql += " ORDER BY m.observed_at DESC, m.rowid DESC LIMIT ?"
+        return [memory(r) for r in fetchall(self._db.read(), sql, [*params, limit])]
 
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         if not rowids:
@@ -377,6 +405,11 @@ class SQLiteTenantStore:
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with self._db.write() as conn:
             return portable.import_rows(conn, rows)
+
+    def optimize(self) -> None:
+        """Refresh the query planner's statistics (``PRAGMA optimize``)."""
+        with self._db.write() as conn:
+            conn.execute("PRAGMA optimize")
 
     def close(self) -> None:
         self._db.close()
