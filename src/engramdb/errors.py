@@ -8,6 +8,7 @@
     ├── ConflictError            409  the request conflicts with stored state
     ├── BackendUnavailableError  503  the store cannot be reached or is locked
     ├── EmbeddingFailedError     502  the embedder failed (recorded on the row, retried)
+    ├── InternalError            500  anything else: a generic message; the log has the cause
     │  the SDK's own, for answers it cannot map and failures with no answer:
     ├── ClientRequestError       4xx  a 4xx whose code the SDK does not know
     ├── RateLimitedError         429  slow down; retryable
@@ -77,6 +78,13 @@ class BackendUnavailableError(EngramError):
     code = "backend_unavailable"
     http_status = 503
     retryable = True
+
+
+class InternalError(EngramError):
+    """A failure with no cause a client could act on; the log holds the rest (request id)."""
+
+    code = "internal"
+    http_status = 500
 
 
 class EmbeddingFailedError(EngramError):

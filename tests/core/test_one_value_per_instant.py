@@ -14,14 +14,15 @@ from hypothesis import strategies as st
 
 from engramdb import clock
 from engramdb.config import Settings
-from engramdb.contract.events import FactWrite, ScopeFields
+from engramdb.contract.events import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
-from engramdb.core.service import MemoryService, TimeTravel
+from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError
 from engramdb.models.api import (
     CorrectRequest,
     EditAndApprove,
+    FactQuery,
     RecallRequest,
     RejectDecision,
     RetractRequest,
@@ -32,7 +33,6 @@ from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import fact_body, scope_fields
 
 SCOPE = scope_fields()
-NAMED = ScopeFields.model_validate(SCOPE)
 OP = Caller(tenant="t1", key_id="op", role="admin")
 MONTHS = [f"2026-{m:02d}-01T00:00:00Z" for m in range(1, 13)] + ["2027-01-01T00:00:00Z"]
 INSTANTS = [f"2026-{m:02d}-{d}T00:00:00Z" for m in range(1, 13) for d in ("01", "15")] + ["2025-12-15T00:00:00Z"]
@@ -43,7 +43,7 @@ STEP = st.tuples(st.sampled_from(OPS), st.integers(0, 11), st.integers(0, 3),
 
 
 def _holding(service: MemoryService, at: str) -> tuple[list[str], list[str]]:
-    listed = service.list_facts(OP, NAMED, kind="editor", when=TimeTravel(valid_at=at)).facts
+    listed = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor", "validAt": at})).facts
     recalled = service.recall(OP, RecallRequest.model_validate(
         {"query": "uses", "scope": SCOPE, "validAt": at, "sources": ["MEMORY_FACT"], "limit": 50})).memories  # fmt: skip
     return sorted(f.id for f in listed), sorted(m.id for m in recalled if m.kind == "editor")
@@ -54,7 +54,7 @@ def _play(service: MemoryService, steps: list[tuple[str, int, int, int | None, i
     ids = itertools.count()
     for name, month, text_i, lasts, pick in steps:
         valid_from, text = MONTHS[month], TEXTS[text_i]
-        current = service.list_facts(OP, NAMED, kind="editor").facts
+        current = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor"})).facts
         extra = {"validUntil": MONTHS[min(month + lasts, 12)]} if lasts else {}
         try:
             if name in ("write", "untrusted", "supersede"):
@@ -106,13 +106,13 @@ def test_one_value_holds_at_each_instant(steps: list[tuple[str, int, int, int | 
         service = MemoryService(store, HashingEmbedder(), Settings(home=home, embedder="hashing"))
         if review:
             policy = service.get_policy(OP)
-            service.set_policy(OP, policy.model_copy(update={"tombstone_policy": "review"}))
+            service.put_policy(OP, policy.model_copy(update={"tombstone_policy": "review"}))
         _play(service, steps)
         for at in INSTANTS:
             listed, recalled = _holding(service, at)
             assert len(listed) <= 1, (at, listed)
             assert listed == recalled, at
-        assert len(service.list_facts(OP, NAMED, kind="editor").facts) <= 1
+        assert len(service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor"})).facts) <= 1
     finally:
         store.close()
         shutil.rmtree(home, ignore_errors=True)

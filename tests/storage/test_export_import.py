@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
+from engramdb.contract.events import EpisodeWrite, FactWrite
 from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
-from engramdb.core.service import MemoryService, TimeTravel
+from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import RecallRequest, RetractRequest
+from engramdb.models.api import FactQuery, RecallRequest, RetractRequest
 from engramdb.storage.postgres.store import PostgresStore
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
@@ -103,10 +103,10 @@ def test_an_export_from_before_invalid_at_imports_with_each_closure_filled(tmp_p
         store = SQLiteStore(tmp_path / "copy") if name == "sqlite" else PostgresStore(pg_url, schema=env["ENGRAM_PG_SCHEMA"])
         try:
             service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
-            held = service.list_facts(OP, ScopeFields.model_validate(SCOPE), kind="db",
-                                      when=TimeTravel(valid_at="2026-01-15T00:00:00Z"))  # fmt: skip
-            later = service.list_facts(OP, ScopeFields.model_validate(SCOPE), kind="db",
-                                       when=TimeTravel(valid_at="2026-03-01T00:00:00Z"))  # fmt: skip
+            held = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "db",
+                                                                   "validAt": "2026-01-15T00:00:00Z"}))  # fmt: skip
+            later = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "db",
+                                                                    "validAt": "2026-03-01T00:00:00Z"}))  # fmt: skip
             assert [f.event["text"] for f in held.facts] == ["Uses MongoDB"], name
             assert [f.event["text"] for f in later.facts] == ["Uses PostgreSQL"], name  # MongoDB closed
         finally:

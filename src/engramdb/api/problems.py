@@ -1,32 +1,59 @@
-"""Errors as data: EngramError and validation failures become JSON that names the field."""
+"""Errors as data at the HTTP boundary: every failure answers problem JSON naming the field.
+
+``EngramError`` answers its own status and code; validation errors 422; the router's 404/405 in
+the same shape; anything else 500 ``internal`` with a generic message and the request id, under
+which the traceback is logged. No driver text, SQL or stack reaches a client.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
+import uuid
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engramdb.errors import EngramError, NotFoundError
+from engramdb.errors import AuthenticationError, EngramError, NotFoundError
+from engramdb.logs import request_id
 from engramdb.models.problems import request_problem, validation_problem
 
 log = logging.getLogger(__name__)
 
 # Codes for the errors the router raises itself (no route; a route without this method).
 _ROUTING_CODES = {404: NotFoundError.code, 405: "method_not_allowed"}
+_GIVEN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+REQUEST_ID_HEADER = "x-request-id"
+
+
+def problem_body(error: EngramError) -> dict[str, Any]:
+    """The problem JSON of an EngramError: its body, ``retryable`` when true, the request id on 5xx."""
+    body = error.to_dict()
+    if error.retryable:
+        body["retryable"] = True
+    if error.http_status >= 500:
+        body["requestId"] = request_id.get()
+    return body
+
+
+def error_response(error: EngramError) -> JSONResponse:
+    headers = {"WWW-Authenticate": 'Bearer realm="engramdb"'} if isinstance(error, AuthenticationError) else None
+    return JSONResponse(problem_body(error), status_code=error.http_status, headers=headers)
 
 
 def install(app: FastAPI) -> None:
-    """Register the handlers that turn errors into problem JSON."""
+    """Register the handlers that turn errors into problem JSON, and the request-id boundary."""
 
     @app.exception_handler(EngramError)
     async def engram_error(_: Request, error: EngramError) -> JSONResponse:
         if error.http_status >= 500:
-            log.error("request failed: %s", error.message, exc_info=error)
-        return JSONResponse(error.to_dict(), status_code=error.http_status)
+            log.error("request %s failed: %s", request_id.get(), error.message, exc_info=error)
+        return error_response(error)
 
     @app.exception_handler(RequestValidationError)
     async def request_invalid(_: Request, error: RequestValidationError) -> JSONResponse:
@@ -42,6 +69,8 @@ def install(app: FastAPI) -> None:
                 "message": _routing_message(request, error)}  # fmt: skip
         return JSONResponse(body, status_code=error.status_code, headers=error.headers)
 
+    app.add_middleware(RequestBoundary)
+
 
 def _routing_message(request: Request, error: HTTPException) -> str:
     where = f"{request.method} {request.url.path}"
@@ -52,4 +81,37 @@ def _routing_message(request: Request, error: HTTPException) -> str:
     return f"{where}: {error.detail}"
 
 
-validation_body = validation_problem  # the name the MCP surface imports
+class RequestBoundary:
+    """ASGI middleware: a request id for every request (``X-Request-Id``, the caller's own if it
+    sends a sane one), and a 500 problem for any exception no handler turned into an answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(REQUEST_ID_HEADER.encode(), b"").decode("latin-1")
+        rid = given if _GIVEN_ID.fullmatch(given) else uuid.uuid4().hex[:16]
+        token = request_id.set(rid)
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message = {**message, "headers": [*message.get("headers", []), (b"x-request-id", rid.encode())]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            log.exception("request %s (%s %s) failed", rid, scope.get("method"), scope.get("path"))
+            if started:
+                raise
+            body = {"code": "internal", "message": f"internal error; the server logged it as request {rid}",
+                    "requestId": rid}  # fmt: skip
+            await JSONResponse(body, status_code=500, headers={"x-request-id": rid})(scope, receive, send)
+        finally:
+            request_id.reset(token)

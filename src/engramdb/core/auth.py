@@ -75,6 +75,7 @@ class Caller:
     key_id: str
     role: str
     grant: dict[str, Any] = field(default_factory=dict)
+    operator: bool = False  # the machine's operator on the data folder (the CLI), not a key
 
     def audit(self, action: str, **fields: Any) -> AuditDraft:
         """Return an audit draft attributed to this caller."""

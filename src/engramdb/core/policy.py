@@ -1,86 +1,13 @@
-"""A tenant's policy document: trust, multi-valued kinds, what a tombstoned value does.
-
-The trust table decides, for each ``trustClass`` (from the host) and origin (``stated`` by the
-host, ``derived`` by a model), whether a new fact is current at once or waits for a reviewer,
-and how much its trust weighs in recall's ranking.
-"""
+"""Loading and storing a tenant's policy (the document itself is ``engramdb.models.policy``)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import Field, field_validator
-
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.core.auth import Caller
-from engramdb.models.api import ResponseModel
+from engramdb.models.policy import DEFAULT_MULTI_VALUED, TenantPolicy, TrustRule
 from engramdb.storage.port import TenantStore
 
-DEFAULT_MULTI_VALUED = ["likes", "dislikes", "note", "interest", "skill", "goal", "event"]
-TRUST_CLASSES = ("trusted", "mixed", "untrusted")
-ORIGINS = ("stated", "derived")
-
-
-class TrustRule(ResponseModel):
-    """What happens to a new fact of one trust class and origin."""
-
-    status: Literal["active", "pending_review"]
-    weight: float = Field(ge=0, le=1, description="multiplies the trust feature in recall")
-
-
-def _rule(status: str, weight: float) -> dict[str, Any]:
-    return {"status": status, "weight": weight}
-
-
-DEFAULT_TRUST: dict[str, dict[str, dict[str, Any]]] = {
-    "trusted": {"stated": _rule("active", 1.0), "derived": _rule("pending_review", 0.7)},
-    "mixed": {"stated": _rule("active", 0.7), "derived": _rule("pending_review", 0.5)},
-    "untrusted": {"stated": _rule("pending_review", 0.4), "derived": _rule("pending_review", 0.3)},
-}
-
-
-class TenantPolicy(ResponseModel):
-    """Per-tenant policy (``GET``/``PUT /v1/policy``); defaults apply until an admin sets one."""
-
-    multi_valued_kinds: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_MULTI_VALUED),
-        description="kinds whose facts coexist; every other kind holds one current value per subject",
-    )
-    tombstone_policy: Literal["refuse", "review"] = Field(
-        "refuse",
-        description="re-asserting a tombstoned value: 'refuse' (409) or 'review' (parked pending_review)",
-    )
-
-    trust: dict[str, dict[str, TrustRule]] = Field(
-        default_factory=lambda: {
-            t: {o: TrustRule(**rule) for o, rule in origins.items()}
-            for t, origins in DEFAULT_TRUST.items()
-        },
-        description="trustClass -> origin (stated|derived) -> {status, weight}; missing cells take the defaults",
-    )
-
-    @field_validator("trust", mode="before")
-    @classmethod
-    def _complete(cls, value: Any) -> Any:
-        if not isinstance(value, dict):
-            return value
-        unknown = set(value) - set(TRUST_CLASSES)
-        if unknown:
-            raise ValueError(f"unknown trust class {sorted(unknown)[0]!r}")
-        table: dict[str, dict[str, Any]] = {}
-        for trust_class in TRUST_CLASSES:
-            given = value.get(trust_class) or {}
-            if set(given) - set(ORIGINS):
-                raise ValueError(f"unknown origin {sorted(set(given) - set(ORIGINS))[0]!r}")
-            table[trust_class] = {o: given.get(o, DEFAULT_TRUST[trust_class][o]) for o in ORIGINS}
-        return table
-
-    def is_multi_valued(self, kind: str) -> bool:
-        return kind in self.multi_valued_kinds
-
-    def rule(self, trust_class: str, origin: str) -> TrustRule:
-        """Return the rule of one cell of the trust table."""
-        return self.trust[trust_class][origin]
+__all__ = ["DEFAULT_MULTI_VALUED", "TenantPolicy", "TrustRule", "load_policy", "save_policy"]
 
 
 def load_policy(tenant: TenantStore) -> TenantPolicy:

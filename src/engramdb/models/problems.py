@@ -1,8 +1,38 @@
-"""Problem JSON for validation failures, shared by REST and the batch endpoint."""
+"""Problem JSON: the one shape every error takes on every surface, and how validation errors
+become it."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from pydantic import ConfigDict, Field
+
+from engramdb.models.base import ResponseModel
+
+
+class FieldProblem(ResponseModel):
+    """One field a request got wrong."""
+
+    field: str = Field(description="the field, dotted for nested ones (scope.agentId); body for the whole body")
+    message: str = Field(description="what is wrong with it")
+
+
+class Problem(ResponseModel):
+    """An error: a stable code, a message for people, the field at fault; more context by kind."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: str = Field(
+        description="stable and machine-readable: invalid_input, unauthenticated, forbidden, not_found, "
+        "method_not_allowed, conflict, embedding_failed, backend_unavailable, internal"
+    )
+    message: str = Field(description="what went wrong, for people")
+    field: str | None = Field(None, description="the request field at fault, when one is")
+    retryable: bool | None = Field(
+        None, description="present and true when the same request may succeed later (502, 503)"
+    )
+    errors: list[FieldProblem] | None = Field(None, description="422: every field error, the first one first")
+    request_id: str | None = Field(None, description="500: the id under which the server logged the failure")
 
 
 def _field(loc: tuple[Any, ...]) -> str:

@@ -31,7 +31,8 @@ from engramdb.contract.bounds import QUERY_CAP
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
 from engramdb.contract.format import BLOCK_CAP
-from engramdb.core.policy import DEFAULT_MULTI_VALUED
+from engramdb.models.operations import RECALL
+from engramdb.models.policy import DEFAULT_MULTI_VALUED
 from engramdb.errors import EngramError, InvalidInputError
 from engramdb.models.api import RecallRequest, RecallResponse
 from engramdb.sdk import operations as op
@@ -203,7 +204,7 @@ class MemorySession:
         body: dict[str, object] = {"query": text, "scope": self.verdict.scope.wire(), "limit": self.recall_limit}
         if self.exclude_current_session:
             body["excludeSessionId"] = self.session_id
-        call = op.recall(RecallRequest.model_validate(body))
+        call = op.call_for(RECALL, op.inputs_for(RECALL, (), RecallRequest.model_validate(body), {}))
         future = self._pool.submit(self.client.send, call, timeout=self.recall_timeout)
         return _Flight(self.session_id, text, future)
 

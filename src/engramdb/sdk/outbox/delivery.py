@@ -24,6 +24,7 @@ from pathlib import Path
 from engramdb.contract.events import Episode, EpisodeWrite, Fact, FactWrite
 from engramdb.errors import EngramError, InvalidInputError
 from engramdb.models.api import WriteResponse
+from engramdb.models.operations import WRITE_EPISODE, WRITE_FACT
 from engramdb.sdk import operations as op
 from engramdb.sdk.client import Client
 from engramdb.sdk.errors import MalformedEntryError
@@ -61,11 +62,10 @@ def entry_call(entry: Entry) -> Call[WriteResponse]:
         if not isinstance(data, dict):
             raise ValueError("the body is not a JSON object")
         if entry.kind == "episode":
-            return op.write_episode(EpisodeWrite.model_validate(data))
-        if entry.kind == "fact" and entry.origin == "stated":
-            return op.write_fact(FactWrite.model_validate(data), origin="stated")
-        if entry.kind == "fact" and entry.origin == "derived":
-            return op.write_fact(FactWrite.model_validate(data), origin="derived")
+            return op.call_for(WRITE_EPISODE, op.inputs_for(WRITE_EPISODE, (), EpisodeWrite.model_validate(data), {}))
+        if entry.kind == "fact" and entry.origin in ("stated", "derived"):
+            body = FactWrite.model_validate(data)
+            return op.call_for(WRITE_FACT, op.inputs_for(WRITE_FACT, (), body, {"origin": entry.origin}))
         raise ValueError(f"unknown entry kind {entry.kind!r} / origin {entry.origin!r}")
     except (ValueError, TypeError, InvalidInputError) as error:
         raise MalformedEntryError(f"outbox entry {entry.seq} is malformed: {error}"[:500],

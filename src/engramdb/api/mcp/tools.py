@@ -1,0 +1,112 @@
+"""MCP tools built from the operation registry.
+
+A tool is an operation seen by a model: its arguments are some of the operation's inputs under
+names a model reads easily (``subject`` for ``subjectKey``), described where the operation's own
+words would not do; the inputs the server fixes (``origin: derived``, provenance) are filled in;
+no argument is a scope field. A call validates its arguments, builds the operation's inputs
+exactly as REST would, runs the same service method, and renders the answer as text.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from engramdb.api.mcp.text import render
+from engramdb.core.auth import Caller
+from engramdb.core.operations import run
+from engramdb.core.service import MemoryService
+from engramdb.errors import EngramError, InternalError
+from engramdb.models.inputs import build_inputs, wire_fields
+from engramdb.models.operation import Mcp, McpArg, McpContext, Operation
+from engramdb.models.operations import BY_NAME
+from engramdb.models.problems import validation_problem
+
+log = logging.getLogger(__name__)
+
+CallerOf = Callable[[Context], Caller]
+
+
+def error_result(body: dict[str, Any]) -> CallToolResult:
+    """A tool error: ``<code>: <message>`` for the model, the problem JSON as structured content."""
+    return CallToolResult(content=[TextContent(type="text", text=f"{body['code']}: {body['message']}")],
+                          structured_content=body, is_error=True)  # fmt: skip
+
+
+def annotations(spec: Mcp) -> ToolAnnotations:
+    if spec.read_only:
+        return ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    return ToolAnnotations(read_only_hint=False, destructive_hint=spec.destructive, idempotent_hint=spec.idempotent,
+                           open_world_hint=False)  # fmt: skip
+
+
+def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerOf, transport: str) -> Any:
+    """The function the MCP server registers for ``op``'s tool: its signature is the tool's schema."""
+    spec = op.mcp
+    assert spec is not None
+    names = {arg.field: name for name, arg in spec.args if arg.field}  # input field -> argument
+
+    def tool(ctx: Context, **args: Any) -> CallToolResult:
+        try:
+            caller = caller_of(ctx)
+            target, values = _plan(op, spec, McpContext(transport, caller.grant, args))
+            answer = run(service, target, caller, build_inputs(target, values))
+            text, structured = render(spec.tool, answer, args)
+        except EngramError as error:
+            return error_result(_named_for_tool(error, names))
+        except ValidationError as error:
+            return error_result(validation_problem(list(error.errors())))
+        except Exception:  # the tool boundary: a model gets an error result, the log the traceback
+            log.exception("MCP tool %s failed", spec.tool)
+            return error_result(InternalError("internal error; the server logged it").to_dict())
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+    tool.__name__ = spec.tool
+    params = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]
+    params += [_parameter(op, name, arg) for name, arg in spec.args]
+    tool.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in params}
+    return tool
+
+
+def _plan(op: Operation[Any], spec: Mcp, ctx: McpContext) -> tuple[Operation[Any], dict[str, Any]]:
+    """Which operation a call runs, and with which wire-named inputs."""
+    if spec.variant is not None and ctx.args.get(spec.variant.when) not in (None, ""):
+        return BY_NAME[spec.variant.operation], dict(spec.variant.inputs(ctx))
+    given = {arg.field: ctx.args[name] for name, arg in spec.args
+             if arg.field and ctx.args.get(name) not in (None, "")}  # fmt: skip
+    return op, {**given, **(spec.fixed(ctx) if spec.fixed else {})}
+
+
+def _named_for_tool(error: EngramError, names: dict[str, str]) -> dict[str, Any]:
+    """The problem JSON, its field named as the tool's argument (``subject``, not ``subjectKey``)."""
+    body = error.to_dict()
+    if error.field in names:
+        body["field"] = names[error.field]
+        body["message"] = body["message"].replace(error.field, names[error.field])
+    return body
+
+
+def _parameter(op: Operation[Any], name: str, arg: McpArg) -> inspect.Parameter:
+    annotation, metadata, default = _declared(op, arg)
+    if arg.default is not ...:
+        default = arg.default
+    described = Field(description=arg.description, **arg.bounds) if arg.description else Field(**arg.bounds)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Annotated[annotation, *metadata, described])  # fmt: skip
+
+
+def _declared(op: Operation[Any], arg: McpArg) -> tuple[Any, list[Any], Any]:
+    """The type, constraints and default the operation declares for an argument's input."""
+    if arg.field is None or arg.field in op.path_params:
+        return arg.annotation or str, [], inspect.Parameter.empty
+    fields = {**wire_fields(op.body), **wire_fields(op.query)}
+    info = fields[arg.field]
+    default = inspect.Parameter.empty if info.is_required() else info.default
+    return info.annotation, list(info.metadata), default

@@ -1,0 +1,65 @@
+"""The OpenAPI document as the server really answers: who may call, which problems come back,
+and the interactive docs served from installed files (no network needed to read them)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+from engramdb.models.operation import Operation
+from engramdb.models.problems import Problem
+
+ASSETS = "/docs/assets"
+# What each error status means for any operation that can answer it.
+PROBLEMS: dict[int, str] = {
+    401: "No key, or an unknown or revoked one (code unauthenticated).",
+    403: "The key's role or scope grant does not cover the request (code forbidden); the field names the "
+    "scope field it was not granted.",
+    404: "No such memory, tombstone or key in the caller's scope (code not_found).",
+    409: "The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), "
+    "a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key.",
+    422: "A field is malformed, too long or inconsistent (code invalid_input); field names the first one and "
+    "errors lists them all.",
+    500: "The server failed (code internal); requestId is what its log names the failure by.",
+    502: "The embedding model failed (code embedding_failed); retryable tells whether a retry may succeed.",
+    503: "The store is busy or unreachable (code backend_unavailable, retryable).",
+}
+
+
+def responses(op: Operation[Any]) -> dict[int | str, dict[str, Any]]:
+    """Every status ``op`` can answer besides its success, each with the problem schema."""
+    statuses = set(op.errors) | {500}
+    if not op.public:
+        statuses |= {401, 403, 503}
+    if op.body or op.query or op.path_params:
+        statuses.add(422)
+    documented: dict[int | str, dict[str, Any]] = {s: {"model": Problem, "description": PROBLEMS[s]}
+                                                   for s in sorted(statuses)}  # fmt: skip
+    if op.created_status:
+        documented[200] = {"model": op.output, "description": "Already stored with this id: nothing changed."}
+    return documented
+
+
+def install_docs(app: FastAPI) -> None:
+    """Serve ``/docs`` (Swagger UI) and ``/redoc`` with assets from an installed package."""
+    static = resources.files("fastapi_offline") / "static"
+    app.mount(ASSETS, StaticFiles(directory=str(static)), name="docs-assets")
+    title = f"{app.title} {app.version}"
+
+    @app.get("/docs", include_in_schema=False)
+    def swagger() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json", title=title, swagger_js_url=f"{ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{ASSETS}/swagger-ui.css", swagger_favicon_url=f"{ASSETS}/favicon.png",
+            swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": False},
+        )  # fmt: skip
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title=title, redoc_js_url=f"{ASSETS}/redoc.standalone.js",
+                              redoc_favicon_url=f"{ASSETS}/favicon.png", with_google_fonts=False)  # fmt: skip

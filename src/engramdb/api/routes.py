@@ -1,0 +1,76 @@
+"""REST routes built from the operation registry: one generic endpoint per declared operation.
+
+FastAPI reads an endpoint's signature to know what to parse and what to document, so each
+operation gets a signature made from its declaration (path parameters, query model, body model)
+and one body: authenticate, call the service, answer with the operation's status.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated, Any
+
+from fastapi import Body, Depends, FastAPI, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from engramdb.api.openapi import responses
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.operations import run
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+
+_bearer = HTTPBearer(
+    auto_error=False,  # a missing key is our AuthenticationError (401 problem JSON), not FastAPI's 403
+    scheme_name="EngramKey",
+    description="An EngramDB key: `egm.<tenant>.<keyId>.<secret>` (engram keys create, or POST /v1/keys).",
+)
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+def authenticated(request: Request, credentials: Credentials) -> Caller:
+    """The caller a request's bearer key belongs to (401 without a valid key)."""
+    token = credentials.credentials if credentials else None
+    return auth.authenticate(request.app.state.store, token)
+
+
+def add_route(app: FastAPI, op: Operation[Any]) -> None:
+    """Route ``op`` on ``app``, documented from its declaration."""
+    app.add_api_route(
+        op.path, _endpoint(op), methods=[op.method], name=op.name, operation_id=op.name,
+        summary=op.summary, description=op.description or op.summary, tags=[op.tag],
+        response_model=op.output, status_code=op.status if op.output else 204, responses=responses(op),
+        response_class=Response if op.output is None else JSONResponse,
+    )  # fmt: skip
+
+
+def _endpoint(op: Operation[Any]) -> Any:
+    def endpoint(request: Request, response: Response, **parts: Any) -> Any:
+        inputs = Inputs(tuple(parts[p] for p in op.path_params), parts.get("query"), parts.get("body"))
+        answer = run(request.app.state.service, op, parts.get("caller"), inputs)
+        if answer is None:
+            return Response(status_code=204)
+        response.status_code = op.answer_status(answer)
+        return answer
+
+    endpoint.__name__ = op.name
+    endpoint.__doc__ = op.summary
+    endpoint.__signature__ = inspect.Signature(_parameters(op))  # type: ignore[attr-defined]
+    return endpoint
+
+
+def _parameters(op: Operation[Any]) -> list[inspect.Parameter]:
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [inspect.Parameter("request", keyword, annotation=Request),
+              inspect.Parameter("response", keyword, annotation=Response)]  # fmt: skip
+    if not op.public:
+        params.append(inspect.Parameter("caller", keyword, annotation=Annotated[Caller, Depends(authenticated)]))
+    for name, description in op.path_params.items():
+        params.append(inspect.Parameter(name, keyword, annotation=Annotated[str, Path(description=description)]))
+    if op.query is not None:
+        params.append(inspect.Parameter("query", keyword, annotation=Annotated[op.query, Query()]))
+    if op.body is not None:
+        examples = {"example": {"summary": "an example", "value": op.example}} if op.example else None
+        params.append(inspect.Parameter("body", keyword, annotation=Annotated[op.body, Body(openapi_examples=examples)]))
+    return params

@@ -1,0 +1,282 @@
+"""``engram`` commands built from the operation registry: one command per operation.
+
+A command's parameters are read off the operation: path parameters are positional arguments,
+body and query fields are options (booleans are flags), the five scope fields are the same five
+options everywhere. Every command runs on the data folder, or against a server with ``--url``
+and ``--key``, and prints a table for people or the answer's JSON with ``--json``.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import re
+import sys
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import typer
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from engramdb.cli.context import DEFAULT_TENANT, Local, Remote, Target, local_scope
+from engramdb.cli.render import show
+from engramdb.contract.events import FIELD_DESCRIPTIONS
+from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
+from engramdb.models.base import SCOPE_NAMES
+from engramdb.models.inputs import build_inputs, wire_fields
+from engramdb.models.operation import OPTION_NAMES, Operation
+from engramdb.models.operations import BY_NAME
+
+Kind = Literal["path", "field", "scope", "meta", "raw"]
+HIDDEN = {"schemaVersion", "eventType"}  # constants of the contract: nothing to choose
+SCOPE_OPTIONS = {  # wire name -> (option, help)
+    "agentId": ("--agent-id", "agentId of the scope"),
+    "profileId": ("--profile-id", "profileId of the scope"),
+    "privacyScope": ("--privacy", "private or shared"),
+    "participantScopeHash": ("--participant", "participantScopeHash (64 hex; on the data folder default: this user)"),
+    "sandboxEligible": ("--sandbox-eligible", "true or false"),
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a built command: what it is called and what it fills."""
+
+    name: str  # the Python parameter name
+    wire: str | None  # the input (or meta setting) it fills
+    kind: Kind
+    annotation: Any
+    default: Any = None
+    parse: Callable[[Any], Any] | None = None
+
+
+def command_for(op: Operation[Any]) -> Callable[..., None]:
+    """The command function of ``op``: its signature is what typer turns into arguments."""
+    params = _params(op)
+
+    def command(**given: Any) -> None:
+        _run(op, params, given)
+
+    command.__name__ = op.name
+    command.__doc__ = op.summary if not op.description else f"{op.summary}\n\n{op.description}"
+    command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=p.annotation, default=p.default)
+         for p in params]  # fmt: skip
+    )
+    command.__annotations__ = {}
+    return command
+
+
+def _params(op: Operation[Any]) -> list[Param]:
+    assert op.cli is not None
+    params = [Param(f"path_{i}", name, "path", Annotated[str, typer.Argument(
+        help=help_, metavar=_snake(name).upper(), show_default=False)], ...)
+        for i, (name, help_) in enumerate(op.path_params.items())]  # fmt: skip
+    fields = {**wire_fields(op.query), **wire_fields(op.body)}
+    for name in op.cli.positional:
+        params.append(Param(f"arg_{_snake(name)}", name, "field", Annotated[str, typer.Argument(
+            help=_describe(name, fields[name]), metavar=_snake(name).upper(), show_default=False)], ...))
+    for name, info in fields.items():
+        if name in op.cli.positional or name in HIDDEN or name in SCOPE_NAMES or name in ("scope", "grant"):
+            continue
+        param = _field_param(name, info)
+        if name in op.cli.defaults:
+            default = op.cli.defaults[name]
+            shown = "now" if callable(default) else json.dumps(default)
+            param = _with_help(param, f" [default: {shown}]")
+        params.append(param)
+    if any(n in fields for n in (*SCOPE_NAMES, "scope", "grant")):
+        params += [_scope_param(name) for name in SCOPE_NAMES]
+    return params + _meta_params(op)
+
+
+def _field_param(name: str, info: FieldInfo) -> Param:
+    option = OPTION_NAMES.get(name, "--" + re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower())
+    help_ = _describe(name, info)
+    base, choices = _plain_type(info.annotation)
+    if choices:
+        help_ += f" ({' | '.join(choices)})"
+    if base is bool and info.default is False:
+        return Param(f"opt_{_snake(name)}", name, "field", Annotated[bool, typer.Option(option, help=help_)], False)
+    if base is bool:
+        flags = f"{option}/--no-{option[2:]}"
+        return Param(f"opt_{_snake(name)}", name, "field", Annotated[bool | None, typer.Option(flags, help=help_)])
+    if base in (str, int, float):
+        return Param(f"opt_{_snake(name)}", name, "field", Annotated[base | None, typer.Option(option, help=help_)])
+    if base is list:
+        return Param(f"opt_{_snake(name)}", name, "field",
+                     Annotated[list[str] | None, typer.Option(option, help=f"{help_} (repeat for more)")])
+    return Param(f"opt_{_snake(name)}", name, "field", Annotated[str | None, typer.Option(option, help=f"{help_} (JSON)")],
+                 parse=lambda text, option=option: _json_option(option, text))  # fmt: skip
+
+
+def _describe(name: str, info: FieldInfo) -> str:
+    return info.description or FIELD_DESCRIPTIONS.get(name, "")
+
+
+def _with_help(param: Param, more: str) -> Param:
+    """The same parameter with ``more`` added to its help text."""
+    base, *extras = get_args(param.annotation)
+    info = copy.copy(extras[0])
+    info.help = f"{info.help or ''}{more}"
+    return Param(param.name, param.wire, param.kind, Annotated[base, info], param.default, param.parse)
+
+
+def _scope_param(name: str) -> Param:
+    option, help_ = SCOPE_OPTIONS[name]
+    parse = (lambda text: _truth("--sandbox-eligible", text)) if name == "sandboxEligible" else None
+    return Param(f"scope_{_snake(name)}", name, "scope", Annotated[str | None, typer.Option(option, help=help_)],
+                 parse=parse)  # fmt: skip
+
+
+def _meta_params(op: Operation[Any]) -> list[Param]:
+    assert op.cli is not None
+    meta = [
+        Param("as_json", "json", "meta", Annotated[bool, typer.Option("--json", help="print the answer as JSON")], False),
+        Param("tenant", "tenant", "meta", Annotated[str | None, typer.Option(
+            "--tenant", help=f"tenant on the data folder (default {DEFAULT_TENANT}); a server takes the key's")]),
+        Param("home", "home", "meta", Annotated[str | None, typer.Option(
+            "--home", help="data folder (default ./.engram or ENGRAM_HOME)")]),
+        Param("url", "url", "meta", Annotated[str | None, typer.Option(
+            "--url", envvar="ENGRAM_URL", help="ask this running server instead of the data folder")]),
+        Param("key", "key", "meta", Annotated[str | None, typer.Option(
+            "--key", envvar="ENGRAM_KEY", help="the key to ask the server with (with --url)")]),
+    ]  # fmt: skip
+    if op.body is not None:
+        meta.append(Param("body_json", "body", "meta", Annotated[str | None, typer.Option(
+            "--body", help="the whole JSON body: text, @file, or - for stdin (options override its fields)")]))
+    if op.cli.tenant == "on_request":
+        meta.append(Param("create_tenant", "create_tenant", "meta", Annotated[bool, typer.Option(
+            "--create-tenant", help="create the tenant if it does not exist (data folder)")], False))
+    for flag, field in op.cli.raw.items():
+        meta.append(Param(f"raw_{field}", field, "raw", Annotated[bool, typer.Option(flag, help=f"print only {field}")],
+                          False))  # fmt: skip
+    return meta
+
+
+def _run(op: Operation[Any], params: list[Param], given: Mapping[str, Any]) -> None:
+    assert op.cli is not None
+    values, scope, meta, raw = _collect(params, given)
+    body = _read_body(meta.get("body"))
+    for name, default in op.cli.defaults.items():
+        if name not in values and name not in body:
+            values[name] = default() if callable(default) else default
+    target = _target(op, meta)
+    try:
+        if not target.remote and op.cli.local_scope:
+            scope = {**local_scope(), **scope}
+        if op.cli.id_prefix_of:
+            values.update({p: _full_id(target, op.cli.id_prefix_of, values[p]) for p in op.path_params})
+        answer = target.call(op, build_inputs(op, values, body=body, scope=scope))
+    finally:
+        target.close()
+    if raw:
+        print(getattr(answer, raw[0]))
+        return
+    done = op.cli.done.format(**{p: values[p] for p in op.path_params}, answer=answer) if op.cli.done else None
+    show(answer, as_json=bool(meta.get("json")), done=done)
+
+
+def _collect(params: list[Param], given: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    values: dict[str, Any] = {}
+    scope: dict[str, Any] = {}
+    meta: dict[str, Any] = {}
+    raw: list[str] = []
+    for p in params:
+        value = given[p.name]
+        if value is None or value == [] or (value is False and p.kind in ("field", "raw")):
+            continue
+        value = p.parse(value) if p.parse else value
+        if p.kind in ("path", "field"):
+            values[p.wire or ""] = value
+        elif p.kind == "scope":
+            scope[p.wire or ""] = value
+        elif p.kind == "raw":
+            raw.append(p.wire or "")
+        else:
+            meta[p.wire or ""] = value
+    return values, scope, meta, raw  # type: ignore[return-value]
+
+
+def _target(op: Operation[Any], meta: Mapping[str, Any]) -> Target:
+    if meta.get("url"):
+        for local_only in ("tenant", "home", "create_tenant"):
+            if meta.get(local_only):
+                raise InvalidInputError(f"--{local_only.replace('_', '-')} works on the data folder; with --url "
+                                        "the server and the key decide", field=f"--{local_only}")  # fmt: skip
+        return Remote(str(meta["url"]), meta.get("key"))
+    return Local(meta.get("home"), meta.get("tenant") or DEFAULT_TENANT, bool(meta.get("create_tenant")))
+
+
+def _full_id(target: Target, listing: str, prefix: str) -> str:
+    """The one id the listing operation shows that starts with ``prefix`` (a whole id as is)."""
+    if re.fullmatch(r"[0-9a-f]{64}", prefix):
+        return prefix
+    op = BY_NAME[listing]
+    answer = target.call(op, build_inputs(op, {"limit": 1000} if "limit" in wire_fields(op.query) else {}))
+    matches = sorted({i for i in _ids(answer.wire() if answer else {}) if i.startswith(prefix)})
+    if len(matches) == 1:
+        return matches[0]
+    error = NotFoundError if not matches else ConflictError
+    raise error(f"{len(matches)} ids of `engram {' '.join(op.cli.command if op.cli else ())}` start with {prefix!r}",
+                field="id")  # fmt: skip
+
+
+def _ids(data: Any) -> list[str]:
+    if isinstance(data, dict):
+        return [v for k, v in data.items() if k == "id" and isinstance(v, str)] + [
+            i for v in data.values() for i in _ids(v)]  # fmt: skip
+    if isinstance(data, list):
+        return [i for v in data for i in _ids(v)]
+    return []
+
+
+def _read_body(text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
+    if text == "-":
+        text = sys.stdin.read()
+    elif text.startswith("@"):
+        with open(text[1:], encoding="utf-8") as source:
+            text = source.read()
+    value = _json_option("--body", text)
+    if not isinstance(value, dict):
+        raise InvalidInputError("--body must be a JSON object", field="--body")
+    return value
+
+
+def _json_option(option: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise InvalidInputError(f"{option} is not JSON: {error}", field=option) from None
+
+
+def _truth(option: str, text: str) -> bool:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    raise InvalidInputError(f"{option} must be true or false", field=option)
+
+
+def _plain_type(annotation: Any) -> tuple[Any, list[str]]:
+    """The base type of a field for the command line, and its choices if it is a Literal."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _plain_type(args[0])
+    if origin in (Union, types.UnionType):
+        return _plain_type(next(a for a in args if a is not type(None)))
+    if origin is Literal:
+        return str, [str(a) for a in args]
+    if origin is list and (args[0] is str or get_origin(args[0]) is Literal):
+        return list, [str(a) for a in get_args(args[0])]
+    if origin in (list, dict) or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return dict, []
+    return annotation, []
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

@@ -1,0 +1,149 @@
+"""Commands only the machine's operator runs, on the data folder: serve, mcp, audit verify,
+export and import. They are not operations of the server."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from contextlib import nullcontext
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from engramdb import __version__, clock
+from engramdb.cli.context import DEFAULT_TENANT, local_scope, open_local_store, settings_for
+from engramdb.config import Settings
+from engramdb.core import audit, auth
+from engramdb.errors import EngramError
+from engramdb.logs import configure_logging
+
+out = Console()
+err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
+
+TenantOpt = Annotated[str, typer.Option("--tenant", help="tenant name")]
+HomeOpt = Annotated[str | None, typer.Option("--home", help="data folder (default ./.engram or ENGRAM_HOME)")]
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="address to listen on")] = None,
+    port: Annotated[int | None, typer.Option(help="port to listen on")] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Run the server on the embedded default (SQLite under the data folder)."""
+    import uvicorn
+
+    from engramdb.api.rest import create_app
+    from engramdb.storage.registry import open_store
+
+    configure_logging(logging.INFO, sys.stdout)
+    settings = settings_for(home).model_copy(update={k: v for k, v in {"host": host, "port": port}.items() if v})
+    store = open_store(settings.storage_url(), **settings.store_options())
+    if not store.tenant_names():
+        token, _ = auth.create_key(store, tenant=DEFAULT_TENANT, role="admin", grant={}, label="first admin",
+                                   create_tenant=True)  # fmt: skip
+        out.print("[bold]Created tenant 'default'.[/bold] First admin key (shown once):")
+        out.print(token, soft_wrap=True, highlight=False)
+    out.print(f"EngramDB {__version__} on http://{settings.host}:{settings.port} (data: {settings.home.resolve()})")
+    uvicorn.run(create_app(settings, store=store), host=settings.host, port=settings.port, log_config=None,
+                log_level="info")  # fmt: skip
+
+
+def mcp(
+    agent_id: Annotated[str, typer.Option("--agent-id", help="agentId of the scope")],
+    profile_id: Annotated[str, typer.Option("--profile-id", help="profileId of the scope")],
+    tenant: TenantOpt = DEFAULT_TENANT,
+    privacy: Annotated[str, typer.Option("--privacy", help="private or shared")] = "private",
+    participant: Annotated[str | None, typer.Option("--participant", help="participantScopeHash (default: this user)")] = None,
+    sandbox: Annotated[str, typer.Option("--sandbox-eligible", help="true or false")] = "false",
+    home: HomeOpt = None,
+) -> None:
+    """Serve the memory tools over MCP stdio, in one scope fixed by these flags."""
+    from engramdb.api.mcp import configured_caller, serve_stdio
+    from engramdb.contract.events import Scope
+    from engramdb.core.embedding import make_embedder
+    from engramdb.core.service import MemoryService
+    from engramdb.jobs.embedding import EmbeddingWorker
+
+    # stdout carries the protocol: logs go to stderr, nothing else is printed.
+    configure_logging(logging.WARNING, sys.stderr)
+    settings: Settings = settings_for(home)
+    scope = Scope.model_validate({**local_scope(), "agentId": agent_id, "profileId": profile_id, "privacyScope": privacy,
+                                  "sandboxEligible": truth("--sandbox-eligible", sandbox),
+                                  **({"participantScopeHash": participant} if participant else {})})  # fmt: skip
+    store = open_local_store(home)
+    service = MemoryService(store, make_embedder(settings.embedder, api_key=settings.embedder_api_key), settings)
+    store.tenant(tenant, create=True)  # the operator may start a tenant by serving it
+    worker = EmbeddingWorker(store, service.embedder, service.written, batch_size=settings.embed_batch_size,
+                             poll_seconds=settings.embed_poll_seconds)  # fmt: skip
+    worker.start()
+    try:
+        serve_stdio(service, configured_caller(tenant, scope))
+    finally:
+        worker.stop()
+        store.close()
+
+
+def audit_verify(tenant: TenantOpt = DEFAULT_TENANT, home: HomeOpt = None) -> None:
+    """Recompute the tenant's audit chain; exit 1 and name the first broken entry if any."""
+    verdict = audit.verify(open_local_store(home).tenant(tenant))
+    if verdict.ok:
+        out.print(f"audit chain of {tenant!r} verified: {verdict.checked} entries")
+        return
+    err.print(Text.assemble((f"audit chain broken at entry {verdict.broken_seq}", "red"),
+                            f": {verdict.problem} ({verdict.checked} entries verified before it)"))  # fmt: skip
+    raise typer.Exit(1)
+
+
+def export_tenant(
+    tenant: TenantOpt = DEFAULT_TENANT,
+    out_path: Annotated[str | None, typer.Option("--out", help="JSONL file (default: stdout)")] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Write a tenant (memories with their history, tombstones, keys, audit chain) as JSONL."""
+    rows = open_local_store(home).tenant(tenant).export_rows()
+    header = {"format": "engramdb-export", "version": 1, "tenant": tenant, "exportedAt": clock.now_text()}
+    with open(out_path, "w", encoding="utf-8") if out_path else nullcontext(sys.stdout) as sink:
+        sink.write(json.dumps(header) + "\n")
+        count = 0
+        for table, row in rows:
+            sink.write(json.dumps({"table": table, "row": row}, ensure_ascii=False) + "\n")
+            count += 1
+    if out_path:
+        out.print(f"exported {count} rows of tenant {tenant!r} to {out_path}")
+
+
+def import_tenant(
+    in_path: Annotated[str, typer.Option("--in", help="JSONL file written by engram export")],
+    tenant: Annotated[str | None, typer.Option("--tenant", help="target tenant (default: the exported one)")] = None,
+    home: HomeOpt = None,
+) -> None:
+    """Load an export into an empty tenant of the configured store (SQLite or PostgreSQL)."""
+    with open(in_path, encoding="utf-8") as source:
+        try:
+            header = json.loads(source.readline())
+        except ValueError:
+            header = None
+        if not isinstance(header, dict) or header.get("format") != "engramdb-export" or header.get("version") != 1:
+            raise EngramError(f"{in_path} is not an engramdb export (version 1)", field="--in")
+        target = tenant or header["tenant"]
+        rows = (_export_line(n, text) for n, text in enumerate(source, start=2) if text.strip())
+        counts = open_local_store(home).tenant(target, create=True).import_rows(rows)
+    out.print(f"imported into tenant {target!r}: " + ", ".join(f"{n} {t}" for t, n in sorted(counts.items())))
+
+
+def _export_line(number: int, text: str) -> tuple[str, dict[str, Any]]:
+    """One ``{"table", "row"}`` line of an export; a broken line stops the import (nothing is kept)."""
+    try:
+        line = json.loads(text)
+        return str(line["table"]), dict(line["row"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise EngramError(f"line {number} of the export is not a table row: {error}", field="--in") from error
+
+
+def truth(flag: str, value: str) -> bool:
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise EngramError(f"{flag} must be true or false", field=flag)

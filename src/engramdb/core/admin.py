@@ -1,0 +1,54 @@
+"""Running a tenant: its keys, its policy, its audit log, and the server's health."""
+
+from __future__ import annotations
+
+from engramdb import __version__
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.base import ServiceBase
+from engramdb.core.policy import load_policy, save_policy
+from engramdb.core.views import audit_view, key_view
+from engramdb.errors import NotFoundError
+from engramdb.models.admin import AuditPage, AuditQuery, Health, KeyCreated, KeyCreateRequest, KeyList
+from engramdb.models.policy import TenantPolicy
+
+
+class AdminOperations(ServiceBase):
+    """Keys, policy, the audit log and health."""
+
+    def health(self) -> Health:
+        return Health(status="ok", version=__version__, embedder=self.embedder.model_id,
+                      storage=self.settings.storage_url().split(":", 1)[0])  # fmt: skip
+
+    def audit(self, caller: Caller, query: AuditQuery) -> AuditPage:
+        auth.require(caller, "audit.read")
+        entries = self._tenant(caller).audit_entries(query.after, query.limit)
+        return AuditPage(entries=[audit_view(e) for e in entries],
+                         next_after=entries[-1].seq if len(entries) == query.limit else None)  # fmt: skip
+
+    def get_policy(self, caller: Caller) -> TenantPolicy:
+        auth.require(caller, "memory.read")
+        return load_policy(self._tenant(caller))
+
+    def put_policy(self, caller: Caller, body: TenantPolicy) -> TenantPolicy:
+        auth.require(caller, "policy.write")
+        return save_policy(self._tenant(caller), body, caller)
+
+    def create_key(self, caller: Caller, body: KeyCreateRequest) -> KeyCreated:
+        """Create a key in the caller's tenant; the token is in the answer, once."""
+        auth.require(caller, "keys.manage")
+        token, record = auth.create_key(self.store, tenant=caller.tenant, role=body.role,
+                                        grant=body.grant.named_scope_fields(), label=body.label,
+                                        actor=None if caller.operator else caller)  # fmt: skip
+        return KeyCreated(key=token, **key_view(record).model_dump())
+
+    def list_keys(self, caller: Caller) -> KeyList:
+        auth.require(caller, "keys.manage")
+        return KeyList(keys=[key_view(k) for k in self._tenant(caller).list_keys()])
+
+    def revoke_key(self, caller: Caller, key_id: str) -> None:
+        """Revoke a key. A key may not revoke its tenant's last admin key; the operator may."""
+        auth.require(caller, "keys.manage")
+        actor = None if caller.operator else caller
+        if not auth.revoke_key(self.store, tenant=caller.tenant, key_id=key_id, actor=actor):
+            raise NotFoundError(f"no active key {key_id} in tenant {caller.tenant}", field="keyId")

@@ -1,0 +1,23 @@
+"""What every group of operations shares: the store, the embedder, the settings."""
+
+from __future__ import annotations
+
+import threading
+
+from engramdb.config import Settings
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import Embedder
+from engramdb.storage.port import Store, TenantStore
+
+
+class ServiceBase:
+    """The state behind the operations; each group (writes, reads, review, admin) extends it."""
+
+    def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.written = threading.Event()  # wakes the embedding worker
+
+    def _tenant(self, caller: Caller) -> TenantStore:
+        return self.store.tenant(caller.tenant)

@@ -1,0 +1,21 @@
+"""Calling the service for a declared operation: the one way every surface reaches it."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from pydantic import BaseModel
+
+from engramdb.core.auth import Caller
+from engramdb.core.service import MemoryService
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+
+
+def run(service: MemoryService, op: Operation[Any], caller: Caller | None, inputs: Inputs) -> BaseModel | None:
+    """Call ``op``'s service method with the caller and the validated inputs; return its answer."""
+    method = getattr(service, op.name)
+    if op.public:
+        return cast(BaseModel | None, method())
+    assert caller is not None, f"{op.name} needs a caller"
+    return cast(BaseModel | None, method(caller, *inputs.args()))

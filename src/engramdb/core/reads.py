@@ -1,0 +1,192 @@
+"""Reading memories: one by id, listings, a fact's history, tombstones, and recall."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engramdb import clock
+from engramdb.contract.bounds import QUERY_CAP, check_text
+from engramdb.contract.format import FormattableMemory, format_context
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.base import ServiceBase
+from engramdb.core.policy import load_policy
+from engramdb.core.recall import Hit, recall
+from engramdb.core.views import memory_view, tombstone_view
+from engramdb.errors import InvalidInputError, NotFoundError
+from engramdb.models.base import ScopeQuery
+from engramdb.models.lifecycle import FactHistory, TombstoneList, TombstoneQuery
+from engramdb.models.memories import EpisodeList, EpisodeQuery, FactList, FactQuery, MemoryQuery, MemoryView
+from engramdb.models.recall import ArmExplain, Explain, RecalledMemory, RecalledSession, RecallRequest, RecallResponse
+from engramdb.storage.port import BELIEVED_STATUSES, CandidateFilter, EpisodePosition, MemoryRecord, Source
+
+
+class ReadOperations(ServiceBase):
+    """Operations that read a scope's memories."""
+
+    def get_episode(self, caller: Caller, event_id: str, query: MemoryQuery) -> MemoryView:
+        return self.get_memory(caller, "EPISODE", event_id, query)
+
+    def get_fact(self, caller: Caller, fact_id: str, query: MemoryQuery) -> MemoryView:
+        return self.get_memory(caller, "MEMORY_FACT", fact_id, query)
+
+    def get_memory(self, caller: Caller, source: Source, memory_id: str, named: ScopeQuery) -> MemoryView:
+        """One memory of the caller's scope (404 when it is in no scope the caller may name)."""
+        auth.require(caller, "memory.read")
+        scope = auth.resolve_scope(caller, named.named_scope_fields())
+        record = self._tenant(caller).get_memory(auth.scope_key(scope), source, memory_id)
+        if record is None:
+            noun = "episode" if source == "EPISODE" else "fact"
+            raise NotFoundError(f"no {noun} {memory_id} in this scope", id=memory_id)
+        return memory_view(record)
+
+    def list_facts(self, caller: Caller, query: FactQuery) -> FactList:
+        auth.require(caller, "memory.read")
+        scope = auth.resolve_scope(caller, query.named_scope_fields())
+        when = TimeTravel(query.as_of, query.valid_at, query.include_history)
+        records = self._tenant(caller).list_facts(
+            auth.scope_key(scope), subject_key=query.subject_key, kind=query.kind,
+            filt=lifecycle_filter(when, sources=("MEMORY_FACT",)), limit=query.limit,
+        )  # fmt: skip
+        as_of = _canonical(query.as_of)
+        return FactList(facts=[memory_view(as_believed(r, as_of)) for r in records])
+
+    def list_episodes(self, caller: Caller, query: EpisodeQuery) -> EpisodeList:
+        """A scope's episodes, newest first, a page at a time (keyset paging by cursor)."""
+        auth.require(caller, "memory.read")
+        scope = auth.resolve_scope(caller, query.named_scope_fields())
+        rows = self._tenant(caller).list_episodes(
+            auth.scope_key(scope), session_id=query.session_id, after=_canonical(query.after),
+            before=_canonical(query.before), below=_read_cursor(query.cursor), limit=query.limit + 1,
+        )  # fmt: skip
+        page, more = rows[: query.limit], len(rows) > query.limit
+        return EpisodeList(episodes=[memory_view(r) for r in page],
+                           next_cursor=_cursor(page[-1]) if more else None)  # fmt: skip
+
+    def fact_history(self, caller: Caller, fact_id: str, query: MemoryQuery) -> FactHistory:
+        """Every linked version of a fact, oldest first, and the tombstones of its slot."""
+        auth.require(caller, "memory.read")
+        key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
+        tenant = self._tenant(caller)
+        versions = tenant.history(key, fact_id)
+        if not versions:
+            raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
+        slots = {(v.subject_key, v.kind) for v in versions}
+        tombs = [t for subject, kind in slots
+                 for t in tenant.tombstones(key, subject_key=subject, kind=kind, include_lifted=True)]  # fmt: skip
+        return FactHistory(versions=[memory_view(v) for v in versions],
+                           tombstones=[tombstone_view(t) for t in tombs])  # fmt: skip
+
+    def list_tombstones(self, caller: Caller, query: TombstoneQuery) -> TombstoneList:
+        auth.require(caller, "memory.read")
+        key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
+        tombs = self._tenant(caller).tombstones(key, subject_key=query.subject_key, kind=query.kind,
+                                                include_lifted=query.include_lifted)  # fmt: skip
+        return TombstoneList(tombstones=[tombstone_view(t) for t in tombs])
+
+    def recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
+        auth.require(caller, "memory.read")
+        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        query = check_text("query", body.query, QUERY_CAP)
+        filt = lifecycle_filter(TimeTravel(body.as_of, body.valid_at, body.include_history),
+                                sources=tuple(body.sources or ("EPISODE", "MEMORY_FACT")),
+                                exclude_session_id=body.exclude_session_id)  # fmt: skip
+        if body.include_pending and filt.statuses is not None:
+            filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
+        with self._tenant(caller).reading() as tenant:
+            # Read on first use (after the query is embedded): on PostgreSQL the first read takes
+            # the block's connection, which should not sit idle while the embedder works.
+            policy = functools.cache(lambda: load_policy(tenant))
+            outcome = recall(
+                tenant, self.embedder, scope_key=auth.scope_key(scope), query=query, filt=filt,
+                limit=body.limit, settings=self.settings.retrieval,
+                trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight, sessions=body.sessions,
+            )  # fmt: skip
+        as_of = _canonical(body.as_of)
+        memories = [_recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain)
+                    for hit in outcome.hits]  # fmt: skip
+        context = format_context([FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin)
+                                  for m in memories])  # fmt: skip
+        sessions = [
+            RecalledSession(session_id=s.session_id, score=s.score, memory_ids=[r.memory_id for r in s.records[:10]])
+            for s in outcome.sessions
+        ] if body.sessions else None  # fmt: skip
+        return RecallResponse(memories=memories, sessions=sessions, context=context, timings=outcome.timings)
+
+
+@dataclass(frozen=True)
+class TimeTravel:
+    """Which beliefs a read sees: now (default), as of a record time, at a valid time, history."""
+
+    as_of: str | None = None
+    valid_at: str | None = None
+    include_history: bool = False
+
+
+def as_believed(record: MemoryRecord, as_of: str | None) -> MemoryRecord:
+    """The record as it stood at record time ``as_of`` (canonical text): one retired since was
+    current then."""
+    if as_of is None or record.retired_at is None or record.retired_at <= as_of:
+        return record
+    return replace(record, status="active", retired_at=None, superseded_by_id=None, status_reason=None,
+                   invalid_at=None)  # fmt: skip
+
+
+def _canonical(moment: str | None) -> str | None:
+    return clock.normalize(moment) if moment else None
+
+
+def lifecycle_filter(
+    when: TimeTravel, *, sources: tuple[Source, ...], exclude_session_id: str | None = None,
+) -> CandidateFilter:  # fmt: skip
+    """Return the candidate filter for a read: current beliefs unless told otherwise."""
+    as_of, valid_at = _canonical(when.as_of), _canonical(when.valid_at)
+    common: dict[str, Any] = {"sources": sources, "exclude_session_id": exclude_session_id}
+    if when.include_history:
+        return CandidateFilter(statuses=BELIEVED_STATUSES, believed_by=as_of, valid_at=valid_at, **common)
+    if as_of is not None:  # believed then, whatever happened since
+        return CandidateFilter(statuses=None, as_of=as_of, valid_at=valid_at,
+                               expires_after=None if valid_at else as_of, **common)  # fmt: skip
+    if valid_at is not None:  # believed now, true then: an expired fact held in its window, a
+        # superseded one until its successor's validFrom (the store's filter closes it there)
+        return CandidateFilter(statuses=("active", "expired", "superseded"), valid_at=valid_at, **common)
+    return CandidateFilter(statuses=("active",), expires_after=clock.now_text(), **common)
+
+
+def _cursor(record: MemoryRecord) -> str:
+    """An opaque cursor: where the page ended (observedAt, rowid)."""
+    return base64.urlsafe_b64encode(f"{record.observed_at}|{record.rowid}".encode()).decode()
+
+
+def _read_cursor(cursor: str | None) -> EpisodePosition | None:
+    if cursor is None:
+        return None
+    try:
+        observed, rowid = base64.urlsafe_b64decode(cursor.encode()).decode().rsplit("|", 1)
+        if not 0 <= int(rowid) < 2**63:
+            raise ValueError("rowid out of range")
+        return EpisodePosition(observed, int(rowid))
+    except (ValueError, binascii.Error):
+        raise InvalidInputError("cursor is not one this server gave (pass nextCursor as it came)",
+                                field="cursor") from None  # fmt: skip
+
+
+def _recalled(hit: Hit, explain: bool) -> RecalledMemory:
+    record = hit.record
+    details: dict[str, Any] = {}
+    if explain:
+        details["explain"] = Explain(
+            arms={name: ArmExplain(**values) for name, values in hit.arms.items()},  # type: ignore[arg-type]
+            features=hit.features,
+            total=hit.score,
+        )
+    return RecalledMemory(
+        id=record.memory_id, source=record.source, text=record.text, score=hit.score,
+        trust_class=record.trust_class, status=record.status, origin=record.origin, confidence=record.confidence,
+        observed_at=record.observed_at, recorded_at=record.recorded_at, session_id=record.session_id,
+        subject_key=record.subject_key, kind=record.kind, embedding_state=record.embed_state, **details,
+    )  # fmt: skip

@@ -1,0 +1,101 @@
+"""The review queue: facts a model wrote, or untrusted ones, wait here for a person."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from engramdb import clock
+from engramdb.contract.bounds import REASON_CAP, check_text
+from engramdb.contract.events import FactWrite, Scope, ScopeFields
+from engramdb.core import auth, facts
+from engramdb.core.auth import Caller
+from engramdb.core.base import ServiceBase
+from engramdb.core.policy import load_policy
+from engramdb.core.rows import fact_row
+from engramdb.core.views import memory_view, scope_view
+from engramdb.core.writes import write_response
+from engramdb.errors import AuthorizationError, ConflictError, NotFoundError
+from engramdb.models.lifecycle import EditAndApprove, RejectDecision, ReviewDecision, ReviewItem, ReviewQuery, ReviewQueue
+from engramdb.models.memories import MemoryView, WriteResponse
+from engramdb.storage.port import MemoryRecord, Transaction
+
+
+class ReviewOperations(ServiceBase):
+    """Listing and deciding facts that wait for a reviewer."""
+
+    def review_queue(self, caller: Caller, query: ReviewQuery) -> ReviewQueue:
+        """Facts awaiting review anywhere in the tenant, oldest first."""
+        auth.require(caller, "review.read")
+        before = clock.later(-query.older_than_seconds) if query.older_than_seconds else None
+        pending = self._tenant(caller).review_queue(kind=query.kind, subject_key=query.subject_key,
+                                                    recorded_before=before, limit=query.limit)  # fmt: skip
+        return ReviewQueue(items=[ReviewItem(fact=memory_view(r), scope=scope_view(s)) for r, s in pending])
+
+    def approve(self, caller: Caller, fact_id: str, body: ReviewDecision) -> WriteResponse:
+        self._require_reviewer(caller, fact_id)
+        tenant = self._tenant(caller)
+        policy = load_policy(tenant)
+        with tenant.transaction() as tx:
+            pending = self._pending(caller, tx, fact_id, body.scope)
+            result = facts.approve(tx, pending, caller, policy, at=clock.now_text(), reason=body.reason)
+        self.written.set()
+        return write_response(result)
+
+    def reject(self, caller: Caller, fact_id: str, body: RejectDecision) -> MemoryView:
+        self._require_reviewer(caller, fact_id)
+        reason = check_text("reason", body.reason, REASON_CAP)
+        with self._tenant(caller).transaction() as tx:
+            pending = self._pending(caller, tx, fact_id, body.scope)
+            record = facts.reject(tx, pending, caller, reason=reason, at=clock.now_text())
+        return memory_view(record)
+
+    def edit_and_approve(self, caller: Caller, fact_id: str, body: EditAndApprove) -> WriteResponse:
+        """Replace a pending fact's text with the reviewer's, then approve the edited fact."""
+        self._require_reviewer(caller, fact_id)
+        tenant = self._tenant(caller)
+        policy = load_policy(tenant)
+        now = clock.now_text()
+        with tenant.transaction() as tx:
+            pending = self._pending(caller, tx, fact_id, body.scope)
+            event = json.loads(pending.event_json)
+            scope = Scope.model_validate({k: event.pop(k) for k in auth.SCOPE_FIELDS})
+            event.pop("factId")
+            event.update(text=body.text, sourceEventId=f"review-edit:{fact_id}")
+            row = replace(fact_row(FactWrite.model_validate(event).to_event(scope), scope, now, pending.origin),
+                          status="pending_review", active_from=None)  # fmt: skip
+            edited = tx.insert_memory(row) or tx.get_memory(pending.scope_key, "MEMORY_FACT", row.memory_id)
+            assert edited is not None
+            why = f"edited in review: {body.reason}" if body.reason else "edited in review"
+            # The draft holds nowhere: the reviewer's text replaces it over the same valid time.
+            facts.retire(tx, pending, caller, status="superseded", at=now, reason=why,
+                         successor=row.memory_id, invalid_at=row.valid_from, tombstone=False)  # fmt: skip
+            result = facts.approve(tx, edited, caller, policy, at=now, reason=why, supersedes=fact_id)
+        self.written.set()
+        return write_response(result)
+
+    def _require_reviewer(self, caller: Caller, fact_id: str) -> None:
+        """Refuse non-reviewers, and audit the refusal: an agent approving itself is an event."""
+        try:
+            auth.require(caller, "review.decide")
+        except AuthorizationError:
+            with self._tenant(caller).transaction() as tx:
+                tx.audit(caller.audit("review.denied", target_kind="MEMORY_FACT", target_id=fact_id,
+                                      reason=f"{caller.role} keys may not decide reviews"))  # fmt: skip
+            raise
+
+    def _pending(self, caller: Caller, tx: Transaction, fact_id: str, named: ScopeFields | None) -> MemoryRecord:
+        """Find a fact awaiting review by id; the scope disambiguates an id found twice."""
+        if named is not None and named.named_scope_fields():
+            key = auth.scope_key(auth.resolve_scope(caller, named.named_scope_fields()))
+            found = tx.get_memory(key, "MEMORY_FACT", fact_id)
+            candidates = [found] if found else []
+        else:
+            listed = self._tenant(caller).facts_by_id(fact_id, ("pending_review",))
+            candidates = [r for c in listed if (r := tx.get_memory(c.scope_key, "MEMORY_FACT", fact_id))]
+        if not candidates:
+            raise NotFoundError(f"no fact {fact_id} awaiting review", id=fact_id)
+        if len(candidates) > 1:
+            raise ConflictError(f"fact id {fact_id} awaits review in {len(candidates)} scopes; name the scope",
+                                field="scope", id=fact_id)  # fmt: skip
+        return candidates[0]

@@ -1,0 +1,172 @@
+"""Writing memories and changing beliefs: episodes, facts, corrections, retractions, lifts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from engramdb import clock
+from engramdb.contract.canonical import sha256_hex
+from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.core import auth, facts
+from engramdb.core.auth import Caller
+from engramdb.core.base import ServiceBase
+from engramdb.core.policy import load_policy
+from engramdb.core.rows import episode_row, fact_row
+from engramdb.core.views import memory_view, tombstone_view
+from engramdb.errors import ConflictError, EngramError, InvalidInputError, NotFoundError
+from engramdb.models.lifecycle import CorrectRequest, LiftRequest, RetractRequest, TombstoneView
+from engramdb.models.memories import EpisodeBatch, EpisodeBatchResult, MemoryView, WriteOptions, WriteResponse
+from engramdb.models.problems import validation_problem
+from engramdb.storage.port import NewMemory
+
+MAX_BATCH = 100
+
+
+class WriteOperations(ServiceBase):
+    """Operations that store memories or change what is believed."""
+
+    def write_episode(self, caller: Caller, body: EpisodeWrite) -> WriteResponse:
+        auth.require(caller, "memory.write")
+        scope = auth.resolve_scope(caller, body.named_scope_fields())
+        row = episode_row(body.to_event(scope), scope, clock.now_text())
+        return self._insert_episodes(caller, [row])[0]
+
+    def write_episodes(self, caller: Caller, bodies: Sequence[EpisodeWrite]) -> list[WriteResponse]:
+        """Write many episodes in one transaction (bulk import, evaluation ingest)."""
+        auth.require(caller, "memory.write")
+        now = clock.now_text()
+        rows = []
+        for body in bodies:
+            scope = auth.resolve_scope(caller, body.named_scope_fields())
+            rows.append(episode_row(body.to_event(scope), scope, now))
+        return self._insert_episodes(caller, rows)
+
+    def write_episode_batch(self, caller: Caller, body: EpisodeBatch) -> EpisodeBatchResult:
+        """Write up to 100 episodes in one transaction; each item answers for itself.
+
+        Items are validated one by one first, so a bad item is refused alone (its problem JSON
+        in its slot) and the good ones are still written, together.
+        """
+        auth.require(caller, "memory.write")
+        if len(body.episodes) > MAX_BATCH:
+            raise InvalidInputError(f"at most {MAX_BATCH} episodes per batch", field="episodes")
+        answers: list[dict[str, Any]] = [{} for _ in body.episodes]
+        rows, slots, now = [], [], clock.now_text()
+        for i, item in enumerate(body.episodes):
+            try:
+                episode = EpisodeWrite.model_validate(item)
+                scope = auth.resolve_scope(caller, episode.named_scope_fields())
+                rows.append(episode_row(episode.to_event(scope), scope, now))
+                slots.append(i)
+            except ValidationError as error:
+                answers[i] = {"status": 422, **validation_problem(list(error.errors()))}
+            except EngramError as error:
+                answers[i] = {"status": error.http_status, **error.to_dict()}
+        for slot, written in zip(slots, self._insert_episodes(caller, rows) if rows else [], strict=True):
+            answers[slot] = {"status": 201 if written.created else 200, **written.wire()}
+        return EpisodeBatchResult(results=answers)
+
+    def write_fact(self, caller: Caller, body: FactWrite, query: WriteOptions | None = None) -> WriteResponse:
+        """Store a fact; origin ``derived`` when a model wrote it (the trust policy applies)."""
+        auth.require(caller, "memory.write")
+        scope = auth.resolve_scope(caller, body.named_scope_fields())
+        origin = (query.origin if query else None) or "stated"
+        return self._assert(caller, fact_row(body.to_event(scope), scope, clock.now_text(), origin))
+
+    def correct_fact(
+        self, caller: Caller, fact_id: str, body: CorrectRequest, query: WriteOptions | None = None
+    ) -> WriteResponse:
+        """Replace a current fact's value with a new fact (the old one is tombstoned)."""
+        auth.require(caller, "memory.write")
+        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        current = self._tenant(caller).get_memory(auth.scope_key(scope), "MEMORY_FACT", fact_id)
+        if current is None:
+            raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
+        if current.status != "active":  # also when the correction would wait for review
+            raise ConflictError(f"fact {fact_id} is {current.status}, not current; only a current fact can be "
+                                "corrected", field="fact_id", status=current.status,
+                                supersededByFactId=current.superseded_by_id)  # fmt: skip
+        if body.valid_from and current.valid_from and clock.parse(body.valid_from) < clock.parse(current.valid_from):
+            # It would be older than the fact it corrects, so the age guard would keep it as history.
+            raise InvalidInputError(f"a correction cannot start before the fact it corrects "
+                                    f"(validFrom {current.valid_from})", field="validFrom")  # fmt: skip
+        event = json.loads(current.event_json)
+        for stale in ("factId", "supersedesFactId", "validUntil", *auth.SCOPE_FIELDS):
+            event.pop(stale, None)
+        event.update(text=body.text, active=True, supersedesFactId=fact_id,
+                     sourceEventId=body.source_event_id or f"correction:{fact_id}",
+                     validFrom=body.valid_from or current.valid_from or clock.now_text(),
+                     confidence=body.confidence if body.confidence is not None else current.confidence,
+                     provenance=body.provenance or event.get("provenance", ""))  # fmt: skip
+        origin = (query.origin if query else None) or current.origin
+        row = fact_row(FactWrite.model_validate(event).to_event(scope), scope, clock.now_text(), origin)
+        return self._assert(caller, row, target_id=fact_id, reason=body.reason)
+
+    def retract_fact(self, caller: Caller, fact_id: str, body: RetractRequest) -> MemoryView:
+        """Retract a current fact: no longer current, its value tombstoned."""
+        auth.require(caller, "memory.write")
+        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        with self._tenant(caller).transaction() as tx:
+            record = facts.retract(tx, auth.scope_key(scope), fact_id, caller,
+                                   reason=body.reason, at=clock.now_text())  # fmt: skip
+        return memory_view(record)
+
+    def lift_tombstone(self, caller: Caller, tombstone_id: str, body: LiftRequest) -> TombstoneView:
+        """Let a tombstoned value become current again."""
+        auth.require(caller, "tombstone.lift")
+        with self._tenant(caller).transaction() as tx:
+            tomb = facts.lift(tx, tombstone_id, caller, reason=body.reason, at=clock.now_text())
+        return tombstone_view(tomb)
+
+    def _assert(
+        self, caller: Caller, row: NewMemory, *, target_id: str | None = None, reason: str | None = None,
+    ) -> WriteResponse:  # fmt: skip
+        tenant = self._tenant(caller)
+        policy = load_policy(tenant)
+        with tenant.transaction() as tx:
+            result = facts.assert_fact(tx, row, caller, policy, target_id=target_id, reason=reason)
+        self.written.set()
+        if result.outcome == "refused":
+            assert result.tombstone is not None
+            tomb = result.tombstone
+            raise ConflictError(
+                f"this value was retired for {tomb.subject_key}/{tomb.kind}: {tomb.reason or 'no reason given'}",
+                field="text", tombstoneId=tomb.tombstone_id, reason=tomb.reason,
+                tombstonedAt=tomb.created_at, factId=tomb.fact_id,
+            )  # fmt: skip
+        return write_response(result)
+
+    def _insert_episodes(self, caller: Caller, rows: Sequence[NewMemory]) -> list[WriteResponse]:
+        responses = []
+        with self._tenant(caller).transaction() as tx:
+            for row in rows:
+                record = tx.insert_memory(row)
+                created = record is not None
+                if record is None:
+                    record = tx.get_memory(row.scope.scope_key, row.source, row.memory_id)
+                    assert record is not None
+                else:
+                    tx.audit(caller.audit("episode.write", target_kind=row.source, target_id=row.memory_id,
+                                          scope_key=row.scope.scope_key, after_digest=sha256_hex(row.event_json)))  # fmt: skip
+                responses.append(WriteResponse(id=record.memory_id, created=created,
+                                               outcome="created" if created else "exists",
+                                               memory=memory_view(record)))  # fmt: skip
+        self.written.set()
+        return responses
+
+
+def write_response(result: facts.FactOutcome) -> WriteResponse:
+    """Return the answer to a fact write from what the lifecycle did."""
+    assert result.record is not None
+    own = result.record.memory_id
+    return WriteResponse(
+        id=own,
+        created=result.created,
+        outcome=result.outcome,
+        superseded_fact_ids=[r.memory_id for r in result.superseded if r.memory_id != own],
+        memory=memory_view(result.record),
+    )

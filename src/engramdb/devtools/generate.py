@@ -1,0 +1,113 @@
+"""Code and docs generated from the operation registry; ``--check`` fails when they are stale.
+
+    python -m engramdb.devtools.generate          # rewrite the files
+    python -m engramdb.devtools.generate --check  # exit 1, naming the stale files
+
+Writes the typed SDK methods (``src/engramdb/sdk/methods.py``), the API reference
+(``docs/api.md``) and the REST table of the README (between its ``ops:rest`` markers).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from engramdb.devtools.reference import api_reference, readme_with_table
+from engramdb.devtools.signatures import signature_of
+from engramdb.models import operations
+from engramdb.models.operation import Operation
+
+ROOT = Path(__file__).resolve().parents[3]
+HEADER = '''"""Typed SDK methods, one per operation, generated from ``engramdb.models.operations``.
+
+Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from engramdb.contract.events import {contract}
+from engramdb.models import operations as ops
+from engramdb.models.api import (
+{models}
+)
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+from engramdb.sdk.operations import inputs_for
+
+__all__ = ["AsyncMethods", "Literal", "SyncMethods"]
+
+T = TypeVar("T")
+'''
+CONTRACT = {"EpisodeWrite", "FactWrite", "ScopeFields"}
+
+
+def _constant(op: Operation[Any]) -> str:
+    return next(name for name, value in vars(operations).items() if value is op)
+
+
+def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
+    sig = signature_of(op, models)
+    query = "{" + ", ".join(f'"{n}": {n}' for n, _ in sig.query) + "}"
+    path = "(" + ", ".join(sig.path) + ("," if len(sig.path) == 1 else "") + ")"
+    const = f"ops.{_constant(op)}"
+    call = f"self.call({const}, inputs_for({const}, {path}, {sig.body or 'None'}, {query}))"
+    head = f"    {'async ' if asynchronous else ''}def {op.name}("
+    flat = f"{head}{', '.join(['self', *sig.params])}) -> {sig.returns}:"
+    if len(flat) > 120:
+        flat = f"{head}\n        " + ",\n        ".join(["self", *sig.params]) + f",\n    ) -> {sig.returns}:"
+    lines = [flat, f'        """{op.summary}"""']
+    awaited = f"await {call}" if asynchronous else call
+    lines += [f"        {awaited}", "        return None"] if op.output is None else [f"        return {awaited}"]
+    return "\n".join(lines)
+
+
+def sdk_methods() -> str:
+    """The source of ``engramdb.sdk.methods``."""
+    models: set[str] = set()
+    sync = [_method(op, models, asynchronous=False) for op in operations.OPERATIONS]
+    asynchronous = [_method(op, models, asynchronous=True) for op in operations.OPERATIONS]
+    contract = ", ".join(sorted(models & CONTRACT))
+    imported = "\n".join(f"    {m}," for m in sorted(models - CONTRACT))
+    out = HEADER.format(contract=contract, models=imported)
+    out += '\n\nclass SyncMethods:\n    """Every operation as a blocking method (``Client``)."""\n\n'
+    out += "    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
+    out += "        raise NotImplementedError\n\n" + "\n\n".join(sync) + "\n"
+    out += '\n\nclass AsyncMethods:\n    """Every operation as a coroutine method (``AsyncClient``)."""\n\n'
+    out += "    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
+    out += "        raise NotImplementedError\n\n" + "\n\n".join(asynchronous) + "\n"
+    return out
+
+
+def targets() -> dict[Path, str]:
+    """Every generated file and what it should hold."""
+    readme = ROOT / "README.md"
+    return {
+        ROOT / "src/engramdb/sdk/methods.py": sdk_methods(),
+        ROOT / "docs/api.md": api_reference(),
+        readme: readme_with_table(readme.read_text(encoding="utf-8")),
+    }
+
+
+def stale() -> list[Path]:
+    """The generated files whose content differs from what the registry makes."""
+    return [p for p, text in targets().items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+
+
+def main(argv: list[str]) -> int:
+    if "--check" in argv:
+        late = stale()
+        for path in late:
+            print(f"stale: {path.relative_to(ROOT)} (run python -m engramdb.devtools.generate)", file=sys.stderr)
+        return 1 if late else 0
+    for path, text in targets().items():
+        path.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

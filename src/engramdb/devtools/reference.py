@@ -1,0 +1,76 @@
+"""The API reference and the README's REST table, written from the operation registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engramdb.api.openapi import responses
+from engramdb.core.auth import PERMISSIONS
+from engramdb.models.operation import OPTION_NAMES, Operation
+from engramdb.models.operations import OPERATIONS
+
+START, END = "<!-- ops:rest:start -->", "<!-- ops:rest:end -->"
+TAGS = {"service": "Service", "memories": "Memories", "lifecycle": "Beliefs that change", "review": "Review",
+        "recall": "Recall", "audit": "Audit", "policy": "Policy", "keys": "Keys"}  # fmt: skip
+
+
+def _cli(op: Operation[Any]) -> str:
+    if op.cli is None:
+        return "-"
+    words = [*op.cli.command, *(f"{p.upper()}" for p in op.path_params),
+             *(f"{p.upper()}" for p in op.cli.positional)]  # fmt: skip
+    return f"`engram {' '.join(words)}`"
+
+
+def _roles(op: Operation[Any]) -> str:
+    if op.permission is None:
+        return "anyone (no key)"
+    return ", ".join(sorted(PERMISSIONS[op.permission].roles))
+
+
+def rest_table() -> str:
+    """The README's table: one row per route."""
+    rows = ["| method and path | what it does |", "|---|---|"]
+    rows += [f"| `{op.method} {op.path}` | {op.summary} |" for op in OPERATIONS]
+    return "\n".join(rows)
+
+
+def readme_with_table(readme: str) -> str:
+    """The README with its generated REST table replaced (unchanged if it has no markers)."""
+    if START not in readme or END not in readme:
+        return readme
+    head, rest = readme.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{rest_table()}\n{END}{tail}"
+
+
+def api_reference() -> str:
+    """docs/api.md: every operation on every surface."""
+    lines = ["# API reference", "",
+             "Generated from `src/engramdb/models/operations.py` by `python -m engramdb.devtools.generate`; "
+             "a test fails when it is stale. Every operation is the same on every surface: the REST route, "
+             "the SDK method (`Client` and `AsyncClient`), the `engram` command (on the data folder, or "
+             "against a server with `--url` and `--key`) and, for some, an MCP tool.", "",
+             "| operation | REST | SDK | CLI | MCP tool |", "|---|---|---|---|---|"]  # fmt: skip
+    for op in OPERATIONS:
+        tool = f"`{op.mcp.tool}`" if op.mcp else "-"
+        lines.append(f"| {op.name} | `{op.method} {op.path}` | `{op.name}()` | {_cli(op)} | {tool} |")
+    for tag, title in TAGS.items():
+        lines += ["", f"## {title}"]
+        for op in (o for o in OPERATIONS if o.tag == tag):
+            lines += ["", *_section(op)]
+    lines += ["", "CLI options are the wire fields in kebab case, except: "
+              + ", ".join(f"`{k}` is `{v}`" for k, v in OPTION_NAMES.items()) + "; booleans are flags; "
+              "`--body` takes a whole JSON body (`@file` or `-` for stdin); `--json` prints the answer as JSON."]
+    return "\n".join(lines) + "\n"
+
+
+def _section(op: Operation[Any]) -> list[str]:
+    statuses = ", ".join(str(s) for s in sorted(k for k in responses(op) if isinstance(k, int)))
+    success = "201 (created) or 200 (already stored)" if op.created_status else str(op.status if op.output else 204)
+    out = [f"### `{op.name}`: `{op.method} {op.path}`", "", op.description or op.summary, "",
+           f"- who: {_roles(op)}", f"- answers: {success}; problems: {statuses}",
+           f"- SDK: `client.{op.name}(...)`; CLI: {_cli(op)}"]  # fmt: skip
+    if op.mcp:
+        out.append(f"- MCP tool `{op.mcp.tool}({', '.join(name for name, _ in op.mcp.args)})`")
+    return out

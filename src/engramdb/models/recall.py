@@ -1,0 +1,104 @@
+"""Recall: the request, the ranked memories with their score breakdown, the context block."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from engramdb.contract.events import KeptDateTime, ScopeFields, WireModel
+from engramdb.models.base import DEFAULT_LIMIT, MAX_LIMIT, ResponseModel
+from engramdb.models.memories import Source
+
+
+class RecallRequest(WireModel):
+    """Body of ``POST /v1/recall``."""
+
+    query: str = Field(min_length=1, description="what to recall, in natural language (at most 4,000 characters)")
+    scope: ScopeFields | None = Field(None, description="scope fields the key does not fix")
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="memories to return (1-50)")
+    exclude_session_id: str | None = Field(None, description="leave out this session's episodes (the current one)")
+    # An empty list is refused, not read as "both" or "none": either way it is a client bug.
+    sources: list[Source] | None = Field(
+        None, min_length=1, description="only these memory types (default both; not empty)"
+    )
+    explain: bool = Field(False, description="return each arm's rank and each feature's share of the score")
+    as_of: KeptDateTime | None = Field(None, description="record time: recall what was believed then")
+    valid_at: KeptDateTime | None = Field(None, description="valid time: recall what was true in the world then")
+    include_history: bool = Field(
+        False, description="also return retired (superseded, retracted, expired, archived) memories, marked"
+    )
+    include_pending: bool = Field(False, description="also return facts awaiting review, marked as such")
+    sessions: int = Field(
+        0, ge=0, le=MAX_LIMIT,
+        description="also rank up to this many sessions by their best-matching episode (0 = none)",
+    )  # fmt: skip
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, query: str) -> str:
+        # Blanks have no words for the lexical arm and embed to an arbitrary direction: whatever
+        # came back would look like an answer to nothing.
+        if not query.replace("\x00", "").strip():
+            raise ValueError("must not be blank")
+        return query
+
+
+class ArmExplain(ResponseModel):
+    """One retrieval arm's part in a memory's score."""
+
+    rank: int = Field(description="the memory's rank in this arm, from 1")
+    raw: float = Field(description="the arm's own score (cosine, or BM25)")
+    contribution: float = Field(description="what the arm added to the fused score")
+    weight: float = Field(
+        description="the arm's share of the fusion for this query (the lexical arm's shrinks when the "
+        "query's informative words are in no memory of the scope)"
+    )
+
+
+class Explain(ResponseModel):
+    """Why a memory ranked where it did: each arm and each feature's share of the score."""
+
+    arms: dict[str, ArmExplain] = Field(description="dense and lexical: rank, raw score, weight and contribution")
+    features: dict[str, float] = Field(
+        description="what each feature added: recency, confidence, importance, trust, neighbours, date"
+    )
+    total: float = Field(description="the score: the arms' contributions plus the features'")
+
+
+class RecalledMemory(ResponseModel):
+    """A memory recall returns, with the facts a reader needs to weigh it."""
+
+    id: str = Field(description="the memory's id (eventId or factId)")
+    source: Source = Field(description="EPISODE or MEMORY_FACT")
+    text: str = Field(description="what the memory says (an episode: summary, then the turn)")
+    score: float = Field(description="the fused score it was ranked by")
+    trust_class: str = Field(description="trusted, mixed or untrusted, as the host said")
+    status: str = Field(description="active, or the retired or pending status when asked for")
+    origin: str = Field(description="stated (the host said it) or derived (a model wrote it)")
+    confidence: float = Field(description="the writer's confidence, 0 to 1")
+    observed_at: str = Field(description="when it happened (episodes) or starts holding (facts)")
+    recorded_at: str = Field(description="record time: when the store learned it")
+    session_id: str | None = Field(None, description="the episode's session (externalSessionId)")
+    subject_key: str | None = Field(None, description="the fact's subject")
+    kind: str | None = Field(None, description="the fact's kind")
+    embedding_state: str = Field(description="pending, ready or failed: whether the vector arm could rank it")
+    explain: Explain | None = Field(None, description="the score's breakdown, when asked for")
+
+
+class RecalledSession(ResponseModel):
+    """A session ranked by its best-matching episode (``externalSessionId``)."""
+
+    session_id: str = Field(description="the session's externalSessionId")
+    score: float = Field(description="its best episode's score")
+    memory_ids: list[str] = Field(description="its matching episodes, best first (at most 10)")
+
+
+class RecallResponse(ResponseModel):
+    """What recall found, ranked, and the block to paste into a prompt."""
+
+    memories: list[RecalledMemory] = Field(description="the memories, best first")
+    sessions: list[RecalledSession] | None = Field(None, description="present when the request asked for sessions")
+    context: str = Field(description="the untrusted-context block to paste into a prompt")
+    timings: dict[str, float] = Field(
+        default_factory=dict, description="embedMs (embedding the query) and searchMs (both arms and fusion)"
+    )
+
