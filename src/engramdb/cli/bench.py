@@ -48,7 +48,8 @@ def recall(
     profile_dir: Annotated[Path | None, typer.Option("--profile-dir", help="also run each query set under cProfile and write .prof files here")] = None,
 ) -> None:  # fmt: skip
     """Server-side recall latency (p50/p95/p99) of one scope at several sizes, plus ingest rate."""
-    from engramdb.eval.latency import BenchConfig, run
+    from engramdb.eval.latency import run
+    from engramdb.eval.latency_config import BenchConfig
 
     if embedder not in ("minilm", "hashing") and not embedder.startswith("hashing:"):
         raise typer.BadParameter("minilm or hashing[:DIM]", param_hint="--embedder")

@@ -336,7 +336,7 @@ def _git_commit() -> str | None:
 
 def run(config: EvalConfig, progress: ProgressSink | None = None) -> dict[str, Any]:
     """Run one evaluation; return the result document (config, counts, ingest, per-arm metrics, questions)."""
-    from engramdb.eval.latency import machine_info
+    from engramdb.eval.machine import machine_info
 
     config.validate()
     sink = progress or _Silent()
