@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from engramdb.config import RetrievalSettings
 from engramdb.eval.datasets import Question
 from engramdb.eval.documents import Document
-from engramdb.eval.runner import EvalConfig, arm_settings, run, score
+from engramdb.eval.runner import EvalConfig, arm_settings, run
+from engramdb.eval.scoring import score
 
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench"
 LOCOMO = BENCH / "locomo" / "locomo10.json"
