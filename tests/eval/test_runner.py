@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ from typer.testing import CliRunner
 from engramdb.config import RetrievalSettings
 from engramdb.eval.datasets import Question
 from engramdb.eval.documents import Document
-from engramdb.eval.runner import EvalConfig, arm_settings, run, score
+from engramdb.eval.runner import EvalConfig, arm_settings, run
+from engramdb.eval.scoring import score
 
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench"
 LOCOMO = BENCH / "locomo" / "locomo10.json"
@@ -120,10 +122,10 @@ HELDOUT = Path(__file__).resolve().parents[2] / "bench" / "heldout" / "conversat
 def test_rest_gives_the_numbers_the_service_gives(tmp_path: Path) -> None:
     """Through a real server's REST API (own server on loopback) the held-out slice scores
     exactly as through the service in process: the eval measures the production path."""
-    common = {"dataset": "locomo", "data": HELDOUT, "arms": ("hybrid",), "limit_conversations": 1,
-              "limit_questions": 12, "embedder": "hashing"}  # fmt: skip
-    direct = run(EvalConfig(**common, home=tmp_path / "direct"))  # type: ignore[arg-type]
-    rest = run(EvalConfig(**common, home=tmp_path / "rest", rest=True))  # type: ignore[arg-type]
+    common = EvalConfig(dataset="locomo", data=HELDOUT, arms=("hybrid",), limit_conversations=1,
+                        limit_questions=12, embedder="hashing")  # fmt: skip
+    direct = run(replace(common, home=tmp_path / "direct"))
+    rest = run(replace(common, home=tmp_path / "rest", rest=True))
     assert rest["counts"]["questionsAsked"] == direct["counts"]["questionsAsked"] == 12
     assert rest["ingest"]["episodesCreated"] == rest["ingest"]["episodesEmbedded"] > 100
     assert rest["arms"]["hybrid"]["groups"]["all"]["turnRecall@20"] > 0  # it found evidence

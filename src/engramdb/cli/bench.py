@@ -32,23 +32,39 @@ def _sizes(value: str) -> list[int]:
     return sizes
 
 
+SizesOpt = Annotated[str, typer.Option("--sizes", help="memories in ONE scope, comma-separated")]
+QueriesOpt = Annotated[int, typer.Option("--queries", min=1, help="timed queries per size")]
+EmbedderOpt = Annotated[str, typer.Option("--embedder", help="minilm or hashing")]
+HomeOpt = Annotated[Path | None, typer.Option("--home", help="data folder (default: a temporary one, removed after)")]
+OutOpt = Annotated[Path, typer.Option("--out", help="JSON result file")]
+IngestSampleOpt = Annotated[int, typer.Option(
+    "--ingest-sample", min=1,
+    help="episodes written and embedded end to end to measure ingest throughput; their vectors form the pool",
+)]
+VectorsOpt = Annotated[str, typer.Option(
+    "--vectors", help="auto (full if embedding the size takes under --full-budget seconds, else pool), full or pool",
+)]
+FullBudgetOpt = Annotated[float, typer.Option(
+    "--full-budget", help="seconds of real embedding allowed per size in auto mode",
+)]
+BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="episodes per write_episodes call")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="corpus and query seed")]
+LimitOpt = Annotated[int, typer.Option("--limit", min=1, max=50, help="memories per recall")]
+ProfileDirOpt = Annotated[Path | None, typer.Option(
+    "--profile-dir", help="also run each query set under cProfile and write .prof files here",
+)]  # fmt: skip
+
+
 @bench_app.command("recall")
 def recall(
-    sizes: Annotated[str, typer.Option("--sizes", help="memories in ONE scope, comma-separated")] = "1000,10000,100000",
-    queries: Annotated[int, typer.Option("--queries", min=1, help="timed queries per size")] = 200,
-    embedder: Annotated[str, typer.Option("--embedder", help="minilm or hashing")] = "minilm",
-    home: Annotated[Path | None, typer.Option("--home", help="data folder (default: a temporary one, removed after)")] = None,
-    out: Annotated[Path, typer.Option("--out", help="JSON result file")] = Path("bench/out/recall_latency.json"),
-    ingest_sample: Annotated[int, typer.Option("--ingest-sample", min=1, help="episodes written and embedded end to end to measure ingest throughput; their vectors form the pool")] = 2000,
-    vectors: Annotated[str, typer.Option("--vectors", help="auto (full if embedding the size takes under --full-budget seconds, else pool), full or pool")] = "auto",
-    full_budget: Annotated[float, typer.Option("--full-budget", help="seconds of real embedding allowed per size in auto mode")] = 60.0,
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="episodes per write_episodes call")] = 500,
-    seed: Annotated[int, typer.Option("--seed", help="corpus and query seed")] = 7,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=50, help="memories per recall")] = 8,
-    profile_dir: Annotated[Path | None, typer.Option("--profile-dir", help="also run each query set under cProfile and write .prof files here")] = None,
+    sizes: SizesOpt = "1000,10000,100000", queries: QueriesOpt = 200, embedder: EmbedderOpt = "minilm",
+    home: HomeOpt = None, out: OutOpt = Path("bench/out/recall_latency.json"), ingest_sample: IngestSampleOpt = 2000,
+    vectors: VectorsOpt = "auto", full_budget: FullBudgetOpt = 60.0, batch_size: BatchSizeOpt = 500,
+    seed: SeedOpt = 7, limit: LimitOpt = 8, profile_dir: ProfileDirOpt = None,
 ) -> None:  # fmt: skip
     """Server-side recall latency (p50/p95/p99) of one scope at several sizes, plus ingest rate."""
-    from engramdb.eval.latency import BenchConfig, run
+    from engramdb.eval.latency import run
+    from engramdb.eval.latency_config import BenchConfig
 
     if embedder not in ("minilm", "hashing") and not embedder.startswith("hashing:"):
         raise typer.BadParameter("minilm or hashing[:DIM]", param_hint="--embedder")
@@ -125,27 +141,32 @@ def scale(
 
     console = Console()
     chosen = [b.strip() for b in backends.split(",") if b.strip()]
-    if not chosen or set(chosen) - {"sqlite", "postgres"}:
+    if not chosen or set(chosen) - set(scale_bench.BACKENDS):
         raise EngramError("--backends takes sqlite and/or postgres", field="--backends")
+    sizes = _totals(totals, scopes)
+    result = scale_bench.run(chosen, sizes, scopes=scopes, queries=queries, pg_url=pg_url, seed=seed,
+                             progress=lambda line: console.print(line, highlight=False))  # fmt: skip
+    console.print(_scale_table(result))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2))
+    console.print(f"JSON written to {out}")
+
+
+def _totals(value: str, scopes: int) -> list[int]:
     try:
-        sizes = [int(t) for t in totals.split(",") if t.strip()]
+        sizes = [int(t) for t in value.split(",") if t.strip()]
     except ValueError as error:
         raise EngramError(f"--totals must be comma-separated integers: {error}", field="--totals") from error
     if not sizes or min(sizes) < scopes:
         raise EngramError("--totals must each be at least --scopes", field="--totals")
-    result = scale_bench.run(
-        chosen,
-        sizes,
-        scopes=scopes, queries=queries, pg_url=pg_url, seed=seed,
-        progress=lambda line: console.print(line, highlight=False),
-    )  # fmt: skip
+    return sizes
+
+
+def _scale_table(result: dict[str, Any]) -> Table:
     table = Table("backend", "total", "per scope", "recall p50 ms", "p99 ms", "repeat p50 ms", "repeat p99 ms",
                   "vector arm p50 ms", "recall@10 vs exact")  # fmt: skip
     for r in result["results"]:
         table.add_row(r["backend"], f"{r['total']:,}", f"{r['perScope']:,}", f"{r['recallP50Ms']:.2f}",
                       f"{r['recallP99Ms']:.2f}", f"{r['repeatP50Ms']:.2f}", f"{r['repeatP99Ms']:.2f}",
                       f"{r['vectorArmP50Ms']:.2f}", f"{r['recallAt10VsExact']:.4f}")  # fmt: skip
-    console.print(table)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
-    console.print(f"JSON written to {out}")
+    return table

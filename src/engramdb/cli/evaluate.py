@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from engramdb.errors import EngramError
@@ -19,17 +19,37 @@ eval_app = typer.Typer(help="Retrieval quality on LoCoMo and LongMemEval (tables
 _out = Console()
 _err = Console(stderr=True, soft_wrap=True)
 
-ArmsOpt = Annotated[str | None, typer.Option("--arms", help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production); default all three, or hybrid through REST")]
-RestOpt = Annotated[bool, typer.Option("--rest", help="through the REST API of a fresh server this command runs on 127.0.0.1")]
-UrlOpt = Annotated[str | None, typer.Option("--url", help="through the REST API of this running server (with --key, an admin key)")]
+ArmsOpt = Annotated[str | None, typer.Option(
+    "--arms", help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production); "
+                   "default all three, or hybrid through REST",
+)]
+RestOpt = Annotated[bool, typer.Option(
+    "--rest", help="through the REST API of a fresh server this command runs on 127.0.0.1",
+)]
+UrlOpt = Annotated[str | None, typer.Option(
+    "--url", help="through the REST API of this running server (with --key, an admin key)",
+)]
 KeyOpt = Annotated[str | None, typer.Option("--key", envvar="ENGRAM_KEY", help="admin key for --url")]
-GranularityOpt = Annotated[str, typer.Option("--granularity", help="documents: turn, pair (a turn and the next) or session")]
-LimitConvOpt = Annotated[int | None, typer.Option("--limit-conversations", min=1, help="only the first N conversations (LongMemEval: questions)")]
-LimitQOpt = Annotated[int | None, typer.Option("--limit-questions", min=1, help="at most N scorable questions per conversation")]
+GranularityOpt = Annotated[str, typer.Option(
+    "--granularity", help="documents: turn, pair (a turn and the next) or session",
+)]
+LimitConvOpt = Annotated[int | None, typer.Option(
+    "--limit-conversations", min=1, help="only the first N conversations (LongMemEval: questions)",
+)]
+LimitQOpt = Annotated[int | None, typer.Option(
+    "--limit-questions", min=1, help="at most N scorable questions per conversation",
+)]
 EmbedderOpt = Annotated[str, typer.Option("--embedder", help="minilm (default) or hashing[:DIM]")]
-OutOpt = Annotated[Path | None, typer.Option("--out", help="JSON result (default bench/out/eval_<dataset>.json; _<granularity> added unless turn)")]
-HomeOpt = Annotated[Path | None, typer.Option("--home", help="data folder (default: a temporary one, removed after); a reused folder skips re-embedding")]
-MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help="also write the tables as Markdown here")]  # fmt: skip
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", help="JSON result (default bench/out/eval_<dataset>.json; _<granularity> added unless turn)",
+)]
+HomeOpt = Annotated[Path | None, typer.Option(
+    "--home", help="data folder (default: a temporary one, removed after); a reused folder skips re-embedding",
+)]
+MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help="also write the tables as Markdown here")]
+LongMemEvalDataOpt = Annotated[Path, typer.Option(
+    "--data", help="folder of one-JSON-per-question files (or one JSON list)", exists=True,
+)]  # fmt: skip
 
 
 @eval_app.callback()
@@ -52,7 +72,7 @@ def locomo(
 
 @eval_app.command("longmemeval")
 def longmemeval(
-    data: Annotated[Path, typer.Option("--data", help="folder of one-JSON-per-question files (or one JSON list)", exists=True)],
+    data: LongMemEvalDataOpt,
     arms: ArmsOpt = None, granularity: GranularityOpt = "turn",
     limit_conversations: LimitConvOpt = None, limit_questions: LimitQOpt = None,
     embedder: EmbedderOpt = "minilm", out: OutOpt = None, home: HomeOpt = None,
@@ -150,14 +170,15 @@ def _finite(value: Any) -> Any:
 class _RichProgress:
     """The runner's progress sink as rich progress bars on stderr."""
 
-    _LABELS = {"conversations": "conversations", "embedding": "embedding", "questions": "questions x arms"}
+    _LABELS: ClassVar[dict[str, str]] = {"conversations": "conversations", "embedding": "embedding",
+                                         "questions": "questions x arms"}  # fmt: skip
 
     def __init__(self) -> None:
         self._progress = Progress(
             TextColumn("{task.description:>16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=_err,
         )  # fmt: skip
-        self._tasks: dict[str, Any] = {}
+        self._tasks: dict[str, TaskID] = {}
         self._totals: dict[str, int] = {}
 
     def __enter__(self) -> _RichProgress:
@@ -167,7 +188,7 @@ class _RichProgress:
     def __exit__(self, *exc: object) -> None:
         self._progress.stop()
 
-    def _task(self, name: str) -> Any:
+    def _task(self, name: str) -> TaskID:
         if name not in self._tasks:
             self._tasks[name] = self._progress.add_task(self._LABELS.get(name, name), total=0)
         return self._tasks[name]

@@ -27,7 +27,7 @@ from engramdb.storage.port import CandidateFilter, TenantStore
 NO_FILTER = CandidateFilter(statuses=None)
 
 
-class _Precomputed:
+class PrecomputedEmbedder:
     """An embedder that answers from vectors computed beforehand."""
 
     def __init__(self, vectors: dict[str, np.ndarray], model_id: str) -> None:
@@ -45,7 +45,7 @@ def measure(
 ) -> dict[str, Any]:  # fmt: skip
     """Return p50/p99 with and without the lifecycle filters, before and after retiring rows."""
     vectors = dict(zip(queries, embedder.embed(list(queries)), strict=True))
-    fixed = _Precomputed(vectors, embedder.model_id)
+    fixed = PrecomputedEmbedder(vectors, embedder.model_id)
     passes = {"allActive": _compare(tenant, scope_key, fixed, queries, limit)}
     retired = _retire(tenant, scope_key, retire_fraction, seed)
     passes[f"{int(retire_fraction * 100)}PercentRetired"] = {

@@ -75,8 +75,8 @@ def timing_table(result: dict[str, Any]) -> Table:
     rows = []
     for arm, data in result["arms"].items():
         lat = data["latencyMs"]
-        rows.append([arm, fmt(lat.get("p50"), 1), fmt(lat.get("p95"), 1), fmt(lat.get("embedMsP50"), 1),
-                     fmt(lat.get("embedMsP95"), 1), fmt(lat.get("searchMsP50"), 1), fmt(lat.get("searchMsP95"), 1)])  # fmt: skip
+        keys = ("p50", "p95", "embedMsP50", "embedMsP95", "searchMsP50", "searchMsP95")
+        rows.append([arm, *[fmt(lat.get(key), 1) for key in keys]])
     return ["arm", "recall p50 ms", "p95", "embed p50", "embed p95", "search p50", "search p95"], rows
 
 

@@ -27,11 +27,10 @@ import itertools
 import logging
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -42,6 +41,9 @@ from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.eval import metrics
 from engramdb.eval.datasets import Conversation, Dataset, Question, load_locomo, load_longmemeval
 from engramdb.eval.documents import GRANULARITIES, Document, documents, episodes
+from engramdb.eval.machine import git_commit, machine_info
+from engramdb.eval.protocol import protocol
+from engramdb.eval.scoring import group_order, score, summarise
 from engramdb.eval.targets import InProcess, OverRest, OwnServer, Target
 from engramdb.models.api import MAX_LIMIT, RecallRequest
 
@@ -50,7 +52,6 @@ log = logging.getLogger(__name__)
 ARMS = ("bm25", "vector", "hybrid")
 DATASETS = ("locomo", "longmemeval")
 KS = (1, 5, 10, 20)
-ALL = "all"
 
 
 class ProgressSink(Protocol):
@@ -156,6 +157,25 @@ class _Totals:
     embed_s: float = 0.0
     skipped: Counter[str] = field(default_factory=Counter)
     over_limit: int = 0
+
+    def counts(self, questions_asked: int) -> dict[str, Any]:
+        """Return what was ingested and asked, for the result document."""
+        return {
+            "conversations": self.conversations, "conversationsWithoutScorableQuestions": self.conversations_skipped,
+            "sessions": self.sessions, "documents": self.documents, "episodes": self.episodes,
+            "documentsSplitAcrossEpisodes": self.split_documents, "questionsAsked": questions_asked,
+            "questionsSkipped": dict(self.skipped), "questionsOverLimit": self.over_limit,
+        }  # fmt: skip
+
+    def ingest(self) -> dict[str, Any]:
+        """Return the write and embedding times and the end-to-end rate."""
+        spent = self.write_s + self.embed_s
+        return {
+            "episodesCreated": self.episodes_created, "episodesEmbedded": self.embedded,
+            "writeSeconds": round(self.write_s, 3), "embedSeconds": round(self.embed_s, 3),
+            "totalSeconds": round(spent, 3),
+            "episodesPerSecond": round(self.episodes / spent, 2) if spent else None,
+        }  # fmt: skip
 
 
 class _Run:
@@ -266,78 +286,8 @@ class _Run:
         return _Asked([docs[i].doc_id for i in ranking], scores, wall_ms, dict(response.timings))
 
 
-def score(q: Question, ranked: Sequence[Document], sessions: Sequence[str], ks: Iterable[int]) -> dict[str, float]:
-    """Return the question's metrics for documents and sessions ranked best first."""
-    turns = [doc.turn_ids for doc in ranked]
-    out: dict[str, float] = {}
-    for k in ks:
-        out[f"turnRecall@{k}"] = metrics.evidence_recall(turns, q.evidence_turns, k)
-    for k in ks:
-        out[f"sessionRecallAny@{k}"] = metrics.recall_any(sessions, q.evidence_sessions, k)
-    for k in ks:
-        out[f"sessionRecallAll@{k}"] = metrics.recall_all(sessions, q.evidence_sessions, k)
-    for k in ks:
-        out[f"sessionNdcg@{k}"] = metrics.ndcg(sessions, q.evidence_sessions, k)
-    out["sessionMrr"] = metrics.reciprocal_rank(sessions, q.evidence_sessions)
-    out["sessionsRetrieved"] = float(len(sessions))
-    return out
-
-
-def group_order(dataset: Dataset, categories: Iterable[str]) -> list[tuple[str, list[str]]]:
-    """Return (group name, member categories) in report order: all, each category, then apart.
-
-    ``all`` holds the dataset's headline categories (LoCoMo: 1-4) or every category.
-    """
-    seen = sorted(set(categories))
-    if dataset.headline is None:
-        head, apart = seen, []
-    else:
-        head = [c for c in dataset.headline if c in seen]
-        head += [c for c in seen if c not in dataset.headline and c not in dataset.apart]
-        apart = [c for c in dataset.apart if c in seen]
-    groups = [(ALL, head)] if head else []
-    return groups + [(c, [c]) for c in head + apart]
-
-
-def summarise(questions: Sequence[dict[str, Any]], arms: Sequence[str], dataset: Dataset) -> dict[str, Any]:
-    """Return, per arm, the mean of every metric per group and the recall latency percentiles."""
-    out: dict[str, Any] = {}
-    groups = group_order(dataset, (q["category"] for q in questions))
-    for arm in arms:
-        per_group: dict[str, Any] = {}
-        for name, members in groups:
-            rows = [q["arms"][arm]["metrics"] for q in questions if q["category"] in members]
-            keys = rows[0].keys() if rows else []
-            per_group[name] = {"n": len(rows), **{k: metrics.mean([r[k] for r in rows]) for k in keys}}
-        walls = [q["arms"][arm]["ms"] for q in questions]
-        latency = {"p50": metrics.percentile(walls, 50), "p95": metrics.percentile(walls, 95)}
-        for part in ("embedMs", "searchMs"):
-            values = [q["arms"][arm]["timings"][part] for q in questions if part in q["arms"][arm]["timings"]]
-            if values:
-                latency[f"{part}P50"] = metrics.percentile(values, 50)
-                latency[f"{part}P95"] = metrics.percentile(values, 95)
-        out[arm] = {"groups": per_group, "latencyMs": latency}
-    return out
-
-
-def _git_commit() -> str | None:
-    try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                              cwd=Path(__file__).resolve().parent)  # fmt: skip
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5,
-                               cwd=Path(__file__).resolve().parent)  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-
-
 def run(config: EvalConfig, progress: ProgressSink | None = None) -> dict[str, Any]:
     """Run one evaluation; return the result document (config, counts, ingest, per-arm metrics, questions)."""
-    from engramdb.eval.latency import machine_info
-
     config.validate()
     sink = progress or _Silent()
     dataset = load_dataset(config)
@@ -354,9 +304,11 @@ def run(config: EvalConfig, progress: ProgressSink | None = None) -> dict[str, A
         state.close()
         if config.home is None:
             shutil.rmtree(home, ignore_errors=True)
-    elapsed = time.perf_counter() - started
-    t = state.totals
-    settings = state.target.retrieval()
+    return _document(state, time.perf_counter() - started)
+
+
+def _document(state: _Run, elapsed: float) -> dict[str, Any]:
+    config, dataset, questions = state.config, state.dataset, state.questions
     return {
         "dataset": dataset.name,
         "data": dataset.source,
@@ -364,54 +316,14 @@ def run(config: EvalConfig, progress: ProgressSink | None = None) -> dict[str, A
         "config": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
                    "embedderModel": state.model, "limit": max(config.ks),
                    "key": "***" if config.key else None},  # fmt: skip
-        "protocol": {
-            "documents": _DOC_NOTES[(dataset.name, config.granularity)],
-            "arms": "bm25 and vector: the production recall with the other arm's fusion weight and the "
-                    "neighbour lift at 0 (the other arm's rows can still fill the tail when the weighted arm "
-                    "returns fewer than limit); hybrid: the default retrieval settings",
-            "turnRecall": "fraction of the question's evidence turns covered by the first k documents",
-            "sessionRanking": f"the server's session ranking (recall with sessions={max(config.ks)}): sessions "
-                              "ranked by their best episode among both arms' candidates "
-                              "(sessionsRetrieved: how many sessions that gives)",
-            "skipped": _SKIP_NOTES[dataset.name],
-        },  # fmt: skip
-        "counts": {
-            "conversations": t.conversations, "conversationsWithoutScorableQuestions": t.conversations_skipped,
-            "sessions": t.sessions, "documents": t.documents, "episodes": t.episodes,
-            "documentsSplitAcrossEpisodes": t.split_documents, "questionsAsked": len(state.questions),
-            "questionsSkipped": dict(t.skipped), "questionsOverLimit": t.over_limit,
-        },  # fmt: skip
-        "ingest": {
-            "episodesCreated": t.episodes_created, "episodesEmbedded": t.embedded,
-            "writeSeconds": round(t.write_s, 3), "embedSeconds": round(t.embed_s, 3),
-            "totalSeconds": round(t.write_s + t.embed_s, 3),
-            "episodesPerSecond": round(t.episodes / (t.write_s + t.embed_s), 2) if t.write_s + t.embed_s else None,
-        },  # fmt: skip
+        "protocol": protocol(dataset.name, config.granularity, config.ks),
+        "counts": state.totals.counts(len(questions)),
+        "ingest": state.totals.ingest(),
         "runSeconds": round(elapsed, 2),
-        "retrieval": settings,
-        "groups": dict(group_order(dataset, (q["category"] for q in state.questions))),
-        "arms": summarise(state.questions, config.arms, dataset),
+        "retrieval": state.target.retrieval(),
+        "groups": dict(group_order(dataset, (q["category"] for q in questions))),
+        "arms": summarise(questions, config.arms, dataset),
         "machine": machine_info(),
-        "git": _git_commit(),
-        "questions": state.questions,
+        "git": git_commit(),
+        "questions": questions,
     }
-
-
-_DOC_NOTES = {
-    ("locomo", "turn"): "one episode per turn, text 'Speaker: text'",
-    ("locomo", "pair"): "one episode per two consecutive turns of a session, 'Speaker: text' lines",
-    ("locomo", "session"): "one episode per session ('Speaker: text' lines), split at turn boundaries "
-                           "into documents of at most 4,000 characters",
-    ("longmemeval", "turn"): "one episode per user turn (the protocol's turn granularity); "
-                             "assistant turns are not indexed",
-    ("longmemeval", "pair"): "one episode per user turn with the assistant reply that follows it as "
-                             "assistantText (indexes assistant text, unlike the protocol)",
-    ("longmemeval", "session"): "one episode per session of user turns (the protocol's session granularity), "
-                                "split at turn boundaries into documents of at most 4,000 characters",
-}  # fmt: skip
-_SKIP_NOTES = {
-    "locomo": "questions without usable evidence (no evidence id naming a turn); "
-              "category 5 (adversarial) is reported apart from 'all'",
-    "longmemeval": "abstention questions (_abs) and questions whose answer sessions have no user turn "
-                   "marked has_answer, as LongMemEval's retrieval protocol does",
-}  # fmt: skip

@@ -24,7 +24,7 @@ from engramdb.core.embedding import Embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import embed_batch
 from engramdb.models.api import RecallRequest, RecallResponse
-from engramdb.storage.sqlite.store import SQLiteStore
+from engramdb.storage.registry import open_store
 
 BATCH = 100  # the REST batch endpoint's maximum
 
@@ -51,11 +51,11 @@ class InProcess:
     """The production service in this process, one per arm over one store."""
 
     def __init__(self, home: Path, embedder: Embedder, tenant: str, arms: dict[str, RetrievalSettings]) -> None:
-        self.store = SQLiteStore(home)
+        base = Settings(home=home, database_url=None)  # the embedded store, whatever the environment says
+        self.store = open_store(base.storage_url(), **base.store_options())
         self.tenant = self.store.tenant(tenant, create=True)
         self.embedder = embedder
         self.caller = Caller(tenant=tenant, key_id="engram-eval", role="admin")
-        base = Settings(home=home)
         self.services = {
             arm: MemoryService(self.store, embedder, base.model_copy(update={"retrieval": settings}))
             for arm, settings in arms.items()
@@ -126,7 +126,8 @@ class OverRest:
         return embedded
 
     def recall(self, arm: str, request: RecallRequest) -> RecallResponse:
-        response = self.client.post("/v1/recall", json=request.model_dump(by_alias=True, exclude_none=True, mode="json"))
+        body = request.model_dump(by_alias=True, exclude_none=True, mode="json")
+        response = self.client.post("/v1/recall", json=body)
         response.raise_for_status()
         return RecallResponse.model_validate(response.json())
 
@@ -146,7 +147,7 @@ class OwnServer(OverRest):
 
         self._folder = home or Path(tempfile.mkdtemp(prefix="engram-eval-rest-"))
         self.settings = Settings(home=self._folder, database_url=None, embedder=embedder)
-        self.store = SQLiteStore(self.settings.home)
+        self.store = open_store(self.settings.storage_url(), **self.settings.store_options())
         try:
             self.store.tenant("eval", create=True)
             key, _ = auth.create_key(self.store, tenant="eval", role="admin", grant={}, label="engram eval")
