@@ -131,4 +131,5 @@ OPTION_NAMES: Mapping[str, str] = {
     "privacyScope": "--privacy",
     "participantScopeHash": "--participant",
     "externalSessionId": "--session",
+    "sessionId": "--session",
 }

@@ -1,0 +1,99 @@
+"""Every operation's ``engram`` command, run on the data folder and against a running server.
+
+The same tour runs twice over one store: once as the machine's operator on the data folder
+(``ENGRAM_HOME`` / ``ENGRAM_DATABASE_URL``), once against the live server with ``--url`` and an
+admin key. Each step reads the answer's JSON (``--json``); the tour must reach every command.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from engramdb.cli.main import app
+from engramdb.models.operations import OPERATIONS
+from tests.conftest import LiveServer
+from tests.factories import episode_body, participant, scope_fields
+
+Run = Callable[..., Any]
+COMMANDS = {op.cli.command: op.name for op in OPERATIONS if op.cli is not None}
+
+
+def _scope(tag: str) -> dict[str, Any]:
+    return scope_fields(participantScopeHash=participant(tag))
+
+
+def _scope_args(scope: dict[str, Any]) -> list[str]:
+    return ["--agent-id", scope["agentId"], "--profile-id", scope["profileId"], "--privacy", scope["privacyScope"],
+            "--participant", scope["participantScopeHash"], "--sandbox-eligible", "false"]  # fmt: skip
+
+
+def _runner(env: dict[str, str], extra: list[str], ran: set[str]) -> Run:
+    runner = CliRunner()
+
+    def run(*args: str, as_json: bool = True) -> Any:
+        words = tuple(a for a in args[:2] if not a.startswith("-"))
+        ran.add(COMMANDS.get(words) or COMMANDS.get(words[:1]) or "?")
+        result = runner.invoke(app, [*args, *(["--json"] if as_json else []), *extra], env=env)
+        assert result.exit_code == 0, (args, result.output, result.exception)
+        return json.loads(result.stdout) if as_json else result.stdout
+
+    return run
+
+
+def _tour(run: Run, tag: str, tmp_path: Path) -> None:
+    scope = _scope(tag)
+    s = _scope_args(scope)
+    assert run("health")["status"] == "ok"
+    written = run("episodes", "write", "--summary", f"Staging moved to Frankfurt ({tag})", "--session", "s1", *s)
+    assert written["created"] and written["memory"]["source"] == "EPISODE"
+    batch = run("episodes", "write-batch", "--episodes", json.dumps(
+        [episode_body(f"turn {i} ({tag})", turn=i + 1, session="s1", scope=scope) for i in range(2)]))  # fmt: skip
+    assert [r["status"] for r in batch["results"]] == [201, 201]
+    assert run("episodes", "get", written["id"], *s)["id"] == written["id"]
+    assert len(run("episodes", "list", "--session", "s1", *s)["episodes"]) == 3
+    fact = run("remember", f"The database is MongoDB ({tag})", "--subject", "user", "--kind", "database", *s)
+    assert run("facts", "get", fact["id"], *s)["status"] == "active"
+    assert [f["id"] for f in run("facts", "list", "--subject", "user", *s)["facts"]] == [fact["id"]]
+    new = run("facts", "correct", fact["id"], "--text", f"The database is PostgreSQL ({tag})", "--reason", "moved", *s)
+    assert new["memory"]["supersedesFactId"] == fact["id"]
+    assert [v["id"] for v in run("facts", "history", new["id"], *s)["versions"]] == [fact["id"], new["id"]]
+    tombstone = run("tombstones", "list", *s)["tombstones"][0]
+    assert run("tombstones", "lift", tombstone["tombstoneId"], "--reason", "fine again")["liftedAt"]
+    assert run("facts", "retract", new["id"], "--reason", "gone", *s)["status"] == "retracted"
+    parked = [run("remember", f"The user likes {w} ({tag})", "--subject", "user", "--kind", "likes", "--origin",
+                  "derived", *s)["id"] for w in ("jazz", "opera", "techno")]  # fmt: skip
+    assert set(parked) <= {i["fact"]["id"] for i in run("review", "list")["items"]}
+    assert run("review", "approve", parked[0][:12])["memory"]["status"] == "active"  # a prefix is enough
+    assert run("review", "reject", parked[1], "--reason", "not said")["status"] == "rejected"
+    assert run("review", "edit", parked[2], "--text", f"The user likes house ({tag})")["memory"]["status"] == "active"
+    assert run("audit", "list", "--limit", "1000")["entries"]
+    policy_file = tmp_path / f"policy-{tag}.json"
+    policy_file.write_text(json.dumps(run("policy", "get")))
+    assert run("policy", "set", "--body", f"@{policy_file}", "--tombstone-policy", "refuse")["tombstonePolicy"] == "refuse"
+    recalled = run("recall", "where is staging", "--explain", *s)
+    assert recalled["memories"][0]["id"] == written["id"] and recalled["memories"][0]["explain"]
+    assert run("recall", "staging", "--context", *s, as_json=False).startswith("Historical memory follows.")
+    created = run("keys", "create", "--role", "reviewer", "--label", tag)
+    assert created["key"].startswith("egm.t1.")
+    assert created["keyId"] in {k["keyId"] for k in run("keys", "list")["keys"]}
+    assert f"revoked {created['keyId']}" in run("keys", "revoke", created["keyId"], as_json=False)
+
+
+@pytest.mark.parametrize("mode", ["local", "remote"])
+def test_every_command_runs_on_the_data_folder_and_against_a_server(
+    server: LiveServer, tmp_path: Path, mode: str
+) -> None:
+    ran: set[str] = set()
+    env = {**server.cli_env(), "ENGRAM_EMBEDDER": "hashing"}
+    extra = ["--tenant", "t1"] if mode == "local" else ["--url", server.url, "--key", server.key(role="admin")]
+    if mode == "remote":
+        for name in ("ENGRAM_HOME", "ENGRAM_DATABASE_URL"):  # nothing local to fall back on
+            env.pop(name, None)
+    _tour(_runner(env, extra, ran), mode, tmp_path)
+    assert ran == set(COMMANDS.values()), set(COMMANDS.values()) - ran
