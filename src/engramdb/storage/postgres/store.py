@@ -21,7 +21,7 @@ from psycopg_pool import ConnectionPool
 from engramdb import clock
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.storage.port import check_tenant_name
-from engramdb.storage.postgres.errors import translate
+from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.tenant import PostgresTenantStore
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class PostgresStore:
         conn.execute(f"SET search_path TO {self.schema}, public")
 
     def _migrate(self) -> None:
-        with psycopg.connect(self.url, autocommit=True) as conn:
+        with translated(), psycopg.connect(self.url, autocommit=True) as conn:
             conn.execute("SELECT pg_advisory_lock(hashtext('engramdb-migrations'))")
             try:
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
@@ -77,16 +77,13 @@ class PostgresStore:
     @contextmanager
     def connection(self, tenant: str) -> Iterator[psycopg.Connection]:
         """A pooled connection inside a transaction bound to ``tenant``."""
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                conn.execute("SELECT set_config('engram.tenant', %s, true)", (tenant,))
-                yield conn
-        except psycopg.Error as error:
-            raise translate(error) from error
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT set_config('engram.tenant', %s, true)", (tenant,))
+            yield conn
 
     def maintain(self) -> None:
         # As the URL's user (the tables' owner): the engram_app role may not vacuum them.
-        with psycopg.connect(self.url, autocommit=True) as conn:
+        with translated(), psycopg.connect(self.url, autocommit=True) as conn:
             for table in ("memories", "tombstones", "audit_log"):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")  # type: ignore[arg-type]
 
@@ -119,4 +116,5 @@ class PostgresStore:
             return [r[0] for r in conn.execute("SELECT name FROM tenants ORDER BY name")]
 
     def close(self) -> None:
-        self._pool.close()
+        with translated():
+            self._pool.close()

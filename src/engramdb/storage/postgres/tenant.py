@@ -39,6 +39,7 @@ from engramdb.storage.port import (
     Vector,
 )
 from engramdb.storage.postgres import portable
+from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.transaction import PostgresTransaction
 
 if TYPE_CHECKING:
@@ -128,7 +129,8 @@ class PostgresTenantStore:
         if held is not None:  # inside reading(): one connection and one transaction for all
             if held.conn is None:  # taken at the first read, not before (recall embeds first)
                 held.conn = held.stack.enter_context(self._store.connection(self.name))
-            yield held.conn
+            with translated():  # the held connection's own block is still open around this one
+                yield held.conn
             return
         with self._store.connection(self.name) as conn:
             yield conn
