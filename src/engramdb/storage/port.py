@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
 
 _TENANT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
@@ -476,28 +476,3 @@ class Store(Protocol):
         """Close every tenant."""
         ...
 
-
-GENESIS_HASH = "0" * 64
-
-
-def chain_hash(entry: AuditEntry | AuditDraft, *, seq: int, at: str, prev_hash: str) -> str:
-    """Return the hash that chains an audit entry to its predecessor.
-
-    Every backend stores it, and ``engram audit verify`` recomputes it: editing any field of any
-    entry, or removing one, breaks the chain from that entry on.
-    """
-    payload = {
-        "seq": seq,
-        "at": at,
-        "action": entry.action,
-        "actorKeyId": entry.actor_key_id,
-        "actorRole": entry.actor_role,
-        "targetKind": entry.target_kind,
-        "targetId": entry.target_id,
-        "scopeKey": entry.scope_key,
-        "beforeDigest": entry.before_digest,
-        "afterDigest": entry.after_digest,
-        "reason": entry.reason,
-        "prevHash": prev_hash,
-    }
-    return sha256_hex(canonical_json(payload))

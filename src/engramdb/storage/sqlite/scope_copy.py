@@ -2,7 +2,7 @@
 
 Reading every blob of a large scope from SQLite on each query would dominate recall latency,
 so each scope's ready vectors live in one float32 matrix, and its texts in an inverted index
-(storage/lexical.py), beside the columns the filters read. The copy is refreshed
+(core/lexical.py), beside the columns the filters read. The copy is refreshed
 incrementally: every write stamps its rows with the tenant's ``change_seq``, and a query first
 pulls the rows of its scope stamped after the copy's own sequence (another process may have
 written them), so a memory is found lexically the moment its write returns. Both searches are
@@ -22,7 +22,7 @@ import numpy as np
 
 from engramdb import clock
 from engramdb.storage.columns import lexical_text
-from engramdb.storage.lexical import LexicalIndex
+from engramdb.core.lexical import LexicalIndex
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 
 _SOURCES = {"EPISODE": 0, "MEMORY_FACT": 1}
