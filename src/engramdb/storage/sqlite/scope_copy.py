@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from engramdb import clock
-from engramdb.storage.columns import lexical_text
 from engramdb.core.lexical import LexicalIndex
+from engramdb.storage.columns import lexical_text
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 
 _SOURCES = {"EPISODE": 0, "MEMORY_FACT": 1}
