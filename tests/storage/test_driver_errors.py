@@ -23,12 +23,14 @@ from engramdb.errors import BackendUnavailableError, ConflictError, EngramError,
 from engramdb.storage.port import (
     AuditDraft,
     CandidateFilter,
+    KeyRecord,
     NewMemory,
     ScopeColumns,
     Store,
     TenantStore,
     Tombstone,
 )
+from engramdb.storage.postgres.store import PostgresStore
 from engramdb.storage.sqlite.store import SQLiteStore
 
 SCOPE = ScopeColumns("s" * 64, "coder", "default", "private", "p" * 64, False)
@@ -80,6 +82,11 @@ def _driver_code(error: EngramError) -> object:
     return getattr(error.__cause__, "sqlite_errorcode", None) or getattr(error.__cause__, "sqlstate", None)
 
 
+def _postgres(store: Store) -> PostgresStore:
+    assert isinstance(store, PostgresStore)
+    return store
+
+
 def _raise(action: Callable[[], object]) -> EngramError:
     with pytest.raises(EngramError) as info:
         action()
@@ -115,8 +122,6 @@ def test_a_unique_violation_is_a_conflict(store: Store, backend: str, path: str)
 
 
 def test_creating_a_key_twice_is_the_same_conflict_on_both_backends(store: Store) -> None:
-    from engramdb.storage.port import KeyRecord
-
     tenant = store.tenant("t1", create=True)
     key = KeyRecord("key-1", "agent", "{}", "h" * 64, AT)
     tenant.create_key(key, ADMIN)
@@ -135,7 +140,7 @@ def _write_lock_held(store: Store) -> Iterator[Store]:
     if isinstance(store, SQLiteStore):
         waiting: Store = SQLiteStore(store.home, busy_timeout=0.05)
         waiting.tenant("t1")
-        with sqlite3.connect(store.tenant("t1").path, isolation_level=None) as holder:  # type: ignore[attr-defined]
+        with sqlite3.connect(store.tenant("t1").path, isolation_level=None) as holder:
             holder.execute("BEGIN IMMEDIATE")
             try:
                 yield waiting
@@ -143,9 +148,7 @@ def _write_lock_held(store: Store) -> Iterator[Store]:
                 holder.execute("ROLLBACK")
                 waiting.close()
         return
-    from engramdb.storage.postgres.store import PostgresStore
-
-    url, schema = store.url, store.schema  # type: ignore[attr-defined]
+    url, schema = _postgres(store).url, _postgres(store).schema
     waiting = PostgresStore(make_conninfo(url, options="-c lock_timeout=100"), schema=schema)
     waiting.tenant("t1")
     with psycopg.connect(url) as holder:
@@ -182,8 +185,6 @@ def test_an_unreachable_database_is_backend_unavailable(backend: str, tmp_path: 
         assert_translated(error, BackendUnavailableError, "unable to open database file")
         assert _driver_code(error) == sqlite3.SQLITE_CANTOPEN
         return
-    from engramdb.storage.postgres.store import PostgresStore
-
     with socket.socket() as sock:  # a loopback port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -197,11 +198,11 @@ def test_an_unreachable_database_is_backend_unavailable(backend: str, tmp_path: 
 
 def _rename(store: Store, table: str) -> None:
     if isinstance(store, SQLiteStore):
-        with sqlite3.connect(store.tenant("t1").path) as conn:  # type: ignore[attr-defined]
+        with sqlite3.connect(store.tenant("t1").path) as conn:
             conn.execute(f"ALTER TABLE {table} RENAME TO {table}_gone")
         return
-    schema = store.schema  # type: ignore[attr-defined]
-    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
+    schema = _postgres(store).schema
+    with psycopg.connect(_postgres(store).url, autocommit=True) as conn:
         conn.execute(f"ALTER TABLE {schema}.{table} RENAME TO {table}_gone")
 
 
@@ -253,11 +254,11 @@ def test_any_other_driver_failure_is_internal(store: Store, backend: str, path: 
 
 def _forget_migration_005(store: Store) -> None:
     if isinstance(store, SQLiteStore):
-        with sqlite3.connect(store.tenant("t1").path) as conn:  # type: ignore[attr-defined]
+        with sqlite3.connect(store.tenant("t1").path) as conn:
             conn.execute("DROP INDEX memories_by_observed")
         return
-    schema = store.schema  # type: ignore[attr-defined]
-    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
+    schema = _postgres(store).schema
+    with psycopg.connect(_postgres(store).url, autocommit=True) as conn:
         conn.execute(f"DROP INDEX {schema}.memories_by_observed")
         conn.execute(f"DELETE FROM {schema}.schema_migrations WHERE name = '005_episodes_by_observed.sql'")
 
@@ -267,9 +268,7 @@ def _reopen(store: Store) -> Store:
         reopened: Store = SQLiteStore(store.home)
         reopened.tenant("t1")
         return reopened
-    from engramdb.storage.postgres.store import PostgresStore
-
-    return PostgresStore(store.url, schema=store.schema)  # type: ignore[attr-defined]
+    return PostgresStore(_postgres(store).url, schema=_postgres(store).schema)
 
 
 def test_a_failing_migration_is_internal(store: Store, backend: str) -> None:

@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Sequence
 
 import numpy as np
-import Stemmer
+import Stemmer  # type: ignore[import-not-found]  # PyStemmer is a C extension with no type stubs
 
 K1 = 1.2
 B = 0.75

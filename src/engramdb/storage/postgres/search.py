@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import psycopg
 
 from engramdb.storage.columns import filter_clause
 from engramdb.storage.common import LRU
@@ -36,7 +37,7 @@ class ReadingBlock:
     size and word frequencies (scope key -> (size, word -> memories containing it))."""
 
     stack: ExitStack
-    conn: Any = None
+    conn: psycopg.Connection | None = None
     neighbours: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
     frequencies: dict[str, tuple[int, dict[str, int]]] = field(default_factory=dict)
 

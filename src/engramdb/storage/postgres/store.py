@@ -67,7 +67,7 @@ class PostgresStore:
                         continue
                     sql = resources.files("engramdb.storage.postgres.migrations").joinpath(name).read_text()
                     with conn.transaction():
-                        conn.execute(sql.replace("{schema}", self.schema))  # type: ignore[arg-type]
+                        conn.execute(sql.replace("{schema}", self.schema))
                         conn.execute(f"INSERT INTO {self.schema}.schema_migrations VALUES (%s, %s)",
                                      (name, clock.now_text()))  # fmt: skip
                     log.info("applied migration %s to schema %s", name, self.schema)
@@ -85,7 +85,7 @@ class PostgresStore:
         # As the URL's user (the tables' owner): the engram_app role may not vacuum them.
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
             for table in ("memories", "tombstones", "audit_log"):
-                conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")  # type: ignore[arg-type]
+                conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
 
     def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:
         check_tenant_name(name)

@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import psycopg
 
 from engramdb.errors import ConflictError
 from engramdb.storage.columns import (
@@ -61,7 +62,7 @@ class PostgresTenantStore:
         self._search = PostgresSearch(name, self._all, self._held)
 
     @contextmanager
-    def _conn(self) -> Iterator[Any]:
+    def _conn(self) -> Iterator[psycopg.Connection]:
         held = self._held.get()
         if held is not None:  # inside reading(): one connection and one transaction for all
             if held.conn is None:  # taken at the first read, not before (recall embeds first)
@@ -96,7 +97,7 @@ class PostgresTenantStore:
 
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._conn() as conn:
-            return conn.execute(sql, params).fetchall()  # type: ignore[no-any-return]
+            return conn.execute(sql, params).fetchall()
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = self._all(sql, params)
@@ -178,7 +179,8 @@ class PostgresTenantStore:
             args.append(recorded_before)
         rows = self._all(sql + " ORDER BY recorded_at, rowid LIMIT %s", [*args, limit])
         width = len(MEMORY_COLUMNS.split(","))
-        return [(MemoryRecord(*r[:width]), ScopeColumns(r[3], *r[width:width + 4], bool(r[width + 4])))
+        return [(MemoryRecord(*r[:width]), ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3],
+                                                        bool(r[width + 4])))
                 for r in rows]  # fmt: skip
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
