@@ -40,10 +40,11 @@ class PostgresStore:
         self.url = url
         self.schema = schema
         self._migrate()
-        self._pool = ConnectionPool(
-            url, min_size=1, max_size=max_connections, configure=self._configure, open=True,
-            kwargs={"autocommit": True},
-        )  # fmt: skip
+        with translated():
+            self._pool = ConnectionPool(
+                url, min_size=1, max_size=max_connections, configure=self._configure, open=True,
+                kwargs={"autocommit": True},
+            )  # fmt: skip
         self._tenants: dict[str, PostgresTenantStore] = {}
         self._lock = threading.Lock()
 
