@@ -6,9 +6,9 @@
     ├── AuthorizationError       403  the key's role or scope grant does not cover the request
     ├── NotFoundError            404  no such memory (in the caller's scope)
     ├── ConflictError            409  the request conflicts with stored state
-    ├── BackendUnavailableError  503  the store cannot be reached or is locked
-    ├── EmbeddingFailedError     502  the embedder failed (recorded on the row, retried)
-    ├── InternalError            500  anything else: a generic message; the log has the cause
+    ├── BackendUnavailableError  503  the store is busy, locked or unreachable; retryable
+    ├── EmbeddingFailedError     502  the embedder failed; retryable per failure (a timeout is)
+    ├── InternalError            500  an unexpected failure; its cause is logged, never answered
     │  the SDK's own, for answers it cannot map and failures with no answer:
     ├── ClientRequestError       4xx  a 4xx whose code the SDK does not know
     ├── RateLimitedError         429  slow down; retryable
@@ -80,17 +80,33 @@ class BackendUnavailableError(EngramError):
     retryable = True
 
 
-class InternalError(EngramError):
-    """A failure with no cause a client could act on; the log holds the rest (request id)."""
-
-    code = "internal"
-    http_status = 500
-
-
 class EmbeddingFailedError(EngramError):
+    """The embedding model or endpoint failed.
+
+    ``retryable`` is per failure: a timeout or a 5xx from an endpoint may pass, a malformed
+    answer or a missing model package will not.
+    """
+
     code = "embedding_failed"
     http_status = 502
     retryable = True
+
+    def __init__(
+        self, message: str, *, retryable: bool = True, field: str | None = None, **context: Any
+    ) -> None:
+        super().__init__(message, field=field, **context)
+        self.retryable = retryable
+
+
+class InternalError(EngramError):
+    """A failure the server did not expect, such as a driver error no rule recognises.
+
+    The message stays generic; the cause is chained (``raise ... from``) so that the request
+    boundary logs its traceback.
+    """
+
+    code = "internal"
+    http_status = 500
 
 
 class ClientRequestError(EngramError):

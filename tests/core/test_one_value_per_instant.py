@@ -44,8 +44,8 @@ STEP = st.tuples(st.sampled_from(OPS), st.integers(0, 11), st.integers(0, 3),
 
 def _holding(service: MemoryService, at: str) -> tuple[list[str], list[str]]:
     listed = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor", "validAt": at})).facts
-    recalled = service.recall(OP, RecallRequest.model_validate(
-        {"query": "uses", "scope": SCOPE, "validAt": at, "sources": ["MEMORY_FACT"], "limit": 50})).memories  # fmt: skip
+    request = {"query": "uses", "scope": SCOPE, "validAt": at, "sources": ["MEMORY_FACT"], "limit": 50}
+    recalled = service.recall(OP, RecallRequest.model_validate(request)).memories
     return sorted(f.id for f in listed), sorted(m.id for m in recalled if m.kind == "editor")
 
 

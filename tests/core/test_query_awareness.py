@@ -112,9 +112,10 @@ def test_the_lexical_arm_weighs_less_when_query_words_are_in_no_memory(
     share = coverage(10, [1, 0])  # "apple" is in 1 of 10 memories, "zebra" in none
     expected = 0.5 * share / (0.5 + 0.5 * share)  # the top lexical row's normalised score is 1
     assert expected == pytest.approx(0.274, abs=1e-3)  # by hand: 1.846 / (1.846 + 3.045) = 0.377
-    assert _lexical_part(_ask(service, operator, "apple zebra"), "apple pie recipe from grandma") == pytest.approx(expected)
+    pie = "apple pie recipe from grandma"
+    assert _lexical_part(_ask(service, operator, "apple zebra"), pie) == pytest.approx(expected)
     # Positive controls: every word found, or a date word missing, or the exponent at 0: full weight.
-    assert _lexical_part(_ask(service, operator, "apple pie"), "apple pie recipe from grandma") == pytest.approx(0.5)
-    assert _lexical_part(_ask(service, operator, "apple october 2023"), "apple pie recipe from grandma") == pytest.approx(0.5)
+    assert _lexical_part(_ask(service, operator, "apple pie"), pie) == pytest.approx(0.5)
+    assert _lexical_part(_ask(service, operator, "apple october 2023"), pie) == pytest.approx(0.5)
     off = _service(store, settings, lexical_coverage_exponent=0.0)
-    assert _lexical_part(_ask(off, operator, "apple zebra"), "apple pie recipe from grandma") == pytest.approx(0.5)
+    assert _lexical_part(_ask(off, operator, "apple zebra"), pie) == pytest.approx(0.5)

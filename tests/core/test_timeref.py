@@ -56,7 +56,8 @@ def test_a_month_without_a_year_matches_that_month_in_any_year() -> None:
     week = {"after_days": 7.0, "decay_days": 7.0}
     assert closeness(dt.date(2022, 5, 12), may, **week) == 1.0
     assert closeness(dt.date(2031, 5, 30), may, **week) == 1.0
-    assert closeness(dt.date(2022, 12, 31), [DateRef(None, 1, 2)], **week) == pytest.approx(math.exp(-2 / 7))  # next January
+    next_january = [DateRef(None, 1, 2)]
+    assert closeness(dt.date(2022, 12, 31), next_january, **week) == pytest.approx(math.exp(-2 / 7))
     assert closeness(dt.date(2022, 8, 1), may, **week) < 0.01
 
 

@@ -37,9 +37,12 @@ def _seed(home: Path) -> None:
     service = MemoryService(store, HashingEmbedder(), Settings(home=home, embedder="hashing"))
     store.tenant("acme", create=True)
     for i in range(20):
-        service.write_episode(OP, EpisodeWrite.model_validate(episode_body(f"turn {i} about rust crates", turn=i, scope=SCOPE)))
-    service.write_fact(OP, FactWrite.model_validate(fact_body("Uses MongoDB", kind="db", sourceEventId="a", scope=SCOPE, validFrom="2026-01-01T00:00:00Z")))
-    current = service.write_fact(OP, FactWrite.model_validate(fact_body("Uses PostgreSQL", kind="db", sourceEventId="b", scope=SCOPE, validFrom="2026-02-01T00:00:00Z")))
+        episode = episode_body(f"turn {i} about rust crates", turn=i, scope=SCOPE)
+        service.write_episode(OP, EpisodeWrite.model_validate(episode))
+    mongo = fact_body("Uses MongoDB", kind="db", sourceEventId="a", scope=SCOPE, validFrom="2026-01-01T00:00:00Z")
+    service.write_fact(OP, FactWrite.model_validate(mongo))
+    postgres = fact_body("Uses PostgreSQL", kind="db", sourceEventId="b", scope=SCOPE, validFrom="2026-02-01T00:00:00Z")
+    current = service.write_fact(OP, FactWrite.model_validate(postgres))
     wrong = service.write_fact(OP, FactWrite.model_validate(fact_body("Deploys on Friday", kind="deploy", scope=SCOPE)))
     service.retract_fact(OP, wrong.id, RetractRequest.model_validate({"reason": "never", "scope": SCOPE}))
     auth.create_key(store, tenant="acme", role="agent", grant=SCOPE)
@@ -75,7 +78,8 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
         assert "Uses PostgreSQL" in [m.text for m in found.memories]
         assert "Uses MongoDB" not in [m.text for m in found.memories]
         with pytest.raises(Exception, match="retired"):  # the tombstone came along
-            service.write_fact(OP, FactWrite.model_validate(fact_body("uses mongodb", kind="db", sourceEventId="c", scope=SCOPE)))
+            again = fact_body("uses mongodb", kind="db", sourceEventId="c", scope=SCOPE)
+            service.write_fact(OP, FactWrite.model_validate(again))
     finally:
         sqlite.close()
         pg.close()
@@ -95,12 +99,13 @@ def test_an_export_from_before_invalid_at_imports_with_each_closure_filled(tmp_p
             assert line["row"].pop("invalid_at", None) is not None or line["row"]["text"] != "Uses MongoDB"
     old = tmp_path / "old.jsonl"
     old.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    schema = f"old_{uuid.uuid4().hex[:8]}"
     targets = {"sqlite": {"ENGRAM_HOME": str(tmp_path / "copy")},
-               "postgres": {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": f"old_{uuid.uuid4().hex[:8]}"}}  # fmt: skip
+               "postgres": {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": schema}}  # fmt: skip
     for name, env in targets.items():
         imported = _engram(env, "import", "--in", str(old))
         assert imported.returncode == 0, (name, imported.stderr)
-        store = SQLiteStore(tmp_path / "copy") if name == "sqlite" else PostgresStore(pg_url, schema=env["ENGRAM_PG_SCHEMA"])
+        store = SQLiteStore(tmp_path / "copy") if name == "sqlite" else PostgresStore(pg_url, schema=schema)
         try:
             service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
             held = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "db",

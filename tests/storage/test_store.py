@@ -189,8 +189,8 @@ def test_vector_arm_is_exact_against_brute_force(service: MemoryService, operato
 
 
 def test_exclude_session_and_sources_filter_both_arms(service: MemoryService, operator: Caller) -> None:
-    service.write_episode(operator, EpisodeWrite.model_validate(episode_body("platypus facts", session="s1", scope=SCOPE)))
-    service.write_episode(operator, EpisodeWrite.model_validate(episode_body("platypus again", session="s2", scope=SCOPE)))
+    for text, session in (("platypus facts", "s1"), ("platypus again", "s2")):
+        service.write_episode(operator, EpisodeWrite.model_validate(episode_body(text, session=session, scope=SCOPE)))
     service.write_fact(operator, FactWrite.model_validate(fact_body("platypus fact", scope=SCOPE)))
     drain(service.store.tenant("t1"), service.embedder)
 
@@ -230,7 +230,9 @@ def _raw(store: Store, statement: str) -> None:
         conn.execute(statement)
 
 
-def test_a_second_process_sees_writes_of_the_first(settings: Settings, operator: Caller, service: MemoryService) -> None:
+def test_a_second_process_sees_writes_of_the_first(
+    settings: Settings, operator: Caller, service: MemoryService
+) -> None:
     """Rows another store instance writes are searched (SQLite: the vector copy refreshes)."""
     before = _recall(service, operator, "kangaroo")
     other = _open(_spec(service.store))
@@ -332,7 +334,8 @@ def test_migration_004_fills_invalid_at_when_the_owner_is_not_a_superuser(pg_url
     owner_url = make_conninfo(**{**conninfo_to_dict(pg_url), "user": role, "password": "pw"})
     store = PostgresStore(owner_url, schema=schema)
     with psycopg.connect(owner_url) as conn:
-        assert not conn.execute("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()[0]
+        privileged = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
+        assert not conn.execute(privileged).fetchone()[0]
     _forget_invalid_at_after_a_supersession(store)
 
 
@@ -340,7 +343,8 @@ def test_a_valid_window_only_ever_narrows(service: MemoryService, operator: Call
     """set_status keeps the earlier of the stored and the given invalid_at, on both backends."""
     written = service.write_fact(operator, FactWrite.model_validate(
         fact_body("Uses vim", kind="editor", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)))  # fmt: skip
-    stored = service.store.tenant("t1").get_memory(auth.scope_key(Scope.model_validate(SCOPE)), "MEMORY_FACT", written.id)
+    key = auth.scope_key(Scope.model_validate(SCOPE))
+    stored = service.store.tenant("t1").get_memory(key, "MEMORY_FACT", written.id)
     assert stored is not None
     rowid = stored.rowid
     ends = []

@@ -1,12 +1,83 @@
-"""Verifying the hash-chained audit log: recompute every link, report the first broken one."""
+"""The hash-chained audit log: how an entry is chained to the one before it, and verification.
+
+Pure: every backend stores the hash ``chain_hash`` returns, and ``engram audit verify``
+recomputes it. The types here are structural, so this module needs nothing from storage.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from engramdb.storage.port import GENESIS_HASH, TenantStore, chain_hash
+from engramdb.contract.canonical import canonical_json, sha256_hex
 
+GENESIS_HASH = "0" * 64  # the prevHash of a tenant's first entry
 PAGE = 1_000
+
+
+class AuditFields(Protocol):
+    """What the chain covers of an entry besides its place (a draft has these before it is chained)."""
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def actor_key_id(self) -> str | None: ...
+    @property
+    def actor_role(self) -> str | None: ...
+    @property
+    def target_kind(self) -> str | None: ...
+    @property
+    def target_id(self) -> str | None: ...
+    @property
+    def scope_key(self) -> str | None: ...
+    @property
+    def before_digest(self) -> str | None: ...
+    @property
+    def after_digest(self) -> str | None: ...
+    @property
+    def reason(self) -> str | None: ...
+
+
+class ChainedEntry(AuditFields, Protocol):
+    """A stored entry: its fields, its place in the chain and its hash."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def at(self) -> str: ...
+    @property
+    def prev_hash(self) -> str: ...
+    @property
+    def hash(self) -> str: ...
+
+
+class AuditLog(Protocol):
+    """Where verification reads a tenant's entries from (a storage TenantStore is one)."""
+
+    def audit_entries(self, after_seq: int, limit: int) -> Sequence[ChainedEntry]: ...
+
+
+def chain_hash(entry: AuditFields, *, seq: int, at: str, prev_hash: str) -> str:
+    """Return the hash that chains an audit entry to its predecessor.
+
+    Editing any field of any entry, or removing one, breaks the chain from that entry on.
+    """
+    payload = {
+        "seq": seq,
+        "at": at,
+        "action": entry.action,
+        "actorKeyId": entry.actor_key_id,
+        "actorRole": entry.actor_role,
+        "targetKind": entry.target_kind,
+        "targetId": entry.target_id,
+        "scopeKey": entry.scope_key,
+        "beforeDigest": entry.before_digest,
+        "afterDigest": entry.after_digest,
+        "reason": entry.reason,
+        "prevHash": prev_hash,
+    }
+    return sha256_hex(canonical_json(payload))
 
 
 @dataclass(frozen=True)
@@ -22,7 +93,7 @@ class Verdict:
         return self.broken_seq is None
 
 
-def verify(tenant: TenantStore) -> Verdict:
+def verify(tenant: AuditLog) -> Verdict:
     """Recompute the chain from the first entry; stop at the first entry that does not hold."""
     expected_seq, prev_hash, checked, after = 1, GENESIS_HASH, 0, 0
     while entries := tenant.audit_entries(after, PAGE):

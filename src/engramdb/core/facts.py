@@ -214,7 +214,7 @@ def _fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: 
     held = [f for f in slot if _holds_somewhere(f)]
     for earlier in held:
         end = _held_until(earlier)
-        if earlier.status != "active" and earlier.valid_from <= start and (end is None or end > start):
+        if earlier.status != "active" and (earlier.valid_from or "") <= start and (end is None or end > start):
             before = state_digest(earlier)
             closed = tx.set_status(earlier.rowid, status=earlier.status, reason=earlier.status_reason,
                                    retired_at=earlier.retired_at, invalid_at=start)  # fmt: skip
@@ -222,7 +222,7 @@ def _fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: 
                                   scope_key=earlier.scope_key, before_digest=before,
                                   after_digest=state_digest(closed),
                                   reason=f"{fact.memory_id} holds from {start}"))  # fmt: skip
-    return min((f.valid_from for f in held if f.valid_from > start), default=None)
+    return min((f.valid_from for f in held if f.valid_from and f.valid_from > start), default=None)
 
 
 def _supersede(

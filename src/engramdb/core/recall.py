@@ -23,7 +23,7 @@ from engramdb import clock
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
-from engramdb.storage.lexical import bm25_idf
+from engramdb.core.lexical import bm25_idf
 from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
 
 _WORD = re.compile(r"\w+", re.UNICODE)

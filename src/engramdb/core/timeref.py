@@ -85,7 +85,7 @@ def closeness(observed: dt.date, refs: list[DateRef], *, after_days: float, deca
         for year in years:
             start, end = ref.span(year)
             if observed < start:
-                gap = (start - observed).days
+                gap = float((start - observed).days)
             else:
                 gap = max(0.0, (observed - end).days - after_days)
             best = max(best, math.exp(-gap / decay_days))

@@ -8,14 +8,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from engramdb.storage.port import (
-    GENESIS_HASH,
-    AuditDraft,
-    AuditEntry,
-    MemoryRecord,
-    Transaction,
-    chain_hash,
-)
+from engramdb.core.audit import GENESIS_HASH, chain_hash
+from engramdb.storage.port import AuditDraft, AuditEntry, MemoryRecord, Transaction
 
 
 def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> AuditEntry:

@@ -20,7 +20,8 @@ def open_store(url: str, **options: object) -> Store:
     if parsed.scheme == "sqlite":
         from engramdb.storage.sqlite.store import SQLiteStore
 
-        return SQLiteStore(Path(parsed.path[1:] or "."), **options)  # type: ignore[arg-type]
+        # The options are SQLiteStore's own keyword arguments; an unknown one fails on the call.
+        return SQLiteStore(Path(parsed.path[1:] or "."), **options)  # type: ignore[arg-type]  # typed there
     if parsed.scheme in ("postgresql", "postgres"):
         from engramdb.storage.postgres.store import PostgresStore
 

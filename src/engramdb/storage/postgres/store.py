@@ -21,7 +21,7 @@ from psycopg_pool import ConnectionPool
 from engramdb import clock
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.storage.port import check_tenant_name
-from engramdb.storage.postgres.errors import translate
+from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.tenant import PostgresTenantStore
 
 log = logging.getLogger(__name__)
@@ -40,10 +40,11 @@ class PostgresStore:
         self.url = url
         self.schema = schema
         self._migrate()
-        self._pool = ConnectionPool(
-            url, min_size=1, max_size=max_connections, configure=self._configure, open=True,
-            kwargs={"autocommit": True},
-        )  # fmt: skip
+        with translated():
+            self._pool = ConnectionPool(
+                url, min_size=1, max_size=max_connections, configure=self._configure, open=True,
+                kwargs={"autocommit": True},
+            )  # fmt: skip
         self._tenants: dict[str, PostgresTenantStore] = {}
         self._lock = threading.Lock()
 
@@ -53,7 +54,7 @@ class PostgresStore:
         conn.execute(f"SET search_path TO {self.schema}, public")
 
     def _migrate(self) -> None:
-        with psycopg.connect(self.url, autocommit=True) as conn:
+        with translated(), psycopg.connect(self.url, autocommit=True) as conn:
             conn.execute("SELECT pg_advisory_lock(hashtext('engramdb-migrations'))")
             try:
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
@@ -67,7 +68,7 @@ class PostgresStore:
                         continue
                     sql = resources.files("engramdb.storage.postgres.migrations").joinpath(name).read_text()
                     with conn.transaction():
-                        conn.execute(sql.replace("{schema}", self.schema))  # type: ignore[arg-type]
+                        conn.execute(sql.replace("{schema}", self.schema))
                         conn.execute(f"INSERT INTO {self.schema}.schema_migrations VALUES (%s, %s)",
                                      (name, clock.now_text()))  # fmt: skip
                     log.info("applied migration %s to schema %s", name, self.schema)
@@ -77,18 +78,15 @@ class PostgresStore:
     @contextmanager
     def connection(self, tenant: str) -> Iterator[psycopg.Connection]:
         """A pooled connection inside a transaction bound to ``tenant``."""
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                conn.execute("SELECT set_config('engram.tenant', %s, true)", (tenant,))
-                yield conn
-        except psycopg.Error as error:
-            raise translate(error) from error
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT set_config('engram.tenant', %s, true)", (tenant,))
+            yield conn
 
     def maintain(self) -> None:
         # As the URL's user (the tables' owner): the engram_app role may not vacuum them.
-        with psycopg.connect(self.url, autocommit=True) as conn:
+        with translated(), psycopg.connect(self.url, autocommit=True) as conn:
             for table in ("memories", "tombstones", "audit_log"):
-                conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")  # type: ignore[arg-type]
+                conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
 
     def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:
         check_tenant_name(name)
@@ -119,4 +117,5 @@ class PostgresStore:
             return [r[0] for r in conn.execute("SELECT name FROM tenants ORDER BY name")]
 
     def close(self) -> None:
-        self._pool.close()
+        with translated():
+            self._pool.close()

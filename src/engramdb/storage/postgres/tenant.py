@@ -1,8 +1,8 @@
 """One tenant on PostgreSQL: the same port as SQLite, with pgvector and full-text search.
 
-The vector arm is exact: the scope filter runs first on a B-tree and the rows left are sorted by
-cosine distance; there is deliberately no approximate index, because pgvector's HNSW, once
-present, is used for scope-filtered queries too and returns a fraction of the true neighbours.
+Reads, writes, keys and the audit log are here; the recall arms are in storage/postgres/search.py.
+Every statement runs on a connection from ``_conn()``, whose block turns driver errors into
+EngramDB errors (storage/postgres/sqlstates.py).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import psycopg
 
 from engramdb.errors import ConflictError
 from engramdb.storage.columns import (
@@ -22,7 +22,7 @@ from engramdb.storage.columns import (
     TOMBSTONE_COLUMNS,
     filter_clause,
 )
-from engramdb.storage.common import LRU, expire_rows, walk_history
+from engramdb.storage.common import expire_rows, walk_history
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -39,75 +39,14 @@ from engramdb.storage.port import (
     Vector,
 )
 from engramdb.storage.postgres import portable
+from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
+from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.transaction import PostgresTransaction
 
 if TYPE_CHECKING:
     from engramdb.storage.postgres.store import PostgresStore
 
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
-
-
-def _tsquery(terms: Sequence[str]) -> str:
-    # Terms are \w+ words; quoting each keeps any that tsquery would parse as syntax literal.
-    return " | ".join("'" + t.replace("'", "''").replace("\\", "") + "'" for t in terms)
-
-
-@dataclass
-class _Held:
-    """The connection a ``reading()`` block shares, once its first read took it, and what its
-    searches learned: session neighbours (scope key -> rowid -> (before, after)) and the scope's
-    size and word frequencies (scope key -> (size, word -> memories containing it))."""
-
-    stack: ExitStack
-    conn: Any = None
-    neighbours: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
-    frequencies: dict[str, tuple[int, dict[str, int]]] = field(default_factory=dict)
-
-
-# Both arms in one pass over the scope: the rows are read once, and each row's episodes one and
-# two before and after it in its session come along (window functions over the whole scope, so
-# rows the filter leaves out still link), which spares recall's neighbour lookups a round trip
-# and a probe per candidate. The same pass counts the scope's rows and, per query word, the rows
-# containing it (any status, as term_counts() does), for recall's lexical weight. {query} is the
-# text query, {words} one tsquery per word, {matches} the text match, {hits} one 0/1 per word
-# and {eligible} the filter's conjuncts; arm 2 is that count: (2, size, NULL, per-word counts).
-_CANDIDATES = """
-WITH scope AS MATERIALIZED (  -- scores first, so the sort below moves narrow rows
-    SELECT m.rowid, m.source, m.session_id,
-           CASE WHEN m.embed_state = 'ready' AND vector_dims(m.embedding) = %s AND f.ok
-                THEN m.embedding <=> %s END AS distance,
-           CASE WHEN {matches} AND f.ok THEN ts_rank(m.tsv, q.q)::float8 END AS rank,
-           CASE WHEN {matches} THEN ARRAY[{hits}]::int[] END AS hits
-    FROM memories m
-    CROSS JOIN (SELECT {query} AS q, ARRAY[{words}]::tsquery[] AS words) q  -- parsed once, not per row
-    CROSS JOIN LATERAL (SELECT TRUE{eligible} AS ok) f
-    WHERE m.tenant = %s AND m.scope_key = %s
-), linked AS (
-    SELECT s.rowid, s.distance, s.rank,
-           CASE WHEN s.source = 'EPISODE' AND s.session_id IS NOT NULL THEN ARRAY[
-               lag(s.rowid, 2, -1) OVER w, lag(s.rowid, 1, -1) OVER w,
-               lead(s.rowid, 1, -1) OVER w, lead(s.rowid, 2, -1) OVER w
-           ] END AS around
-    FROM scope s
-    WINDOW w AS (PARTITION BY s.source, s.session_id COLLATE "C" ORDER BY s.rowid)  -- bytewise: cheaper
-)
-(SELECT 0, rowid, 1 - distance, around FROM linked WHERE distance IS NOT NULL
- ORDER BY distance, rowid LIMIT %s)
-UNION ALL
-(SELECT 1, rowid, rank, around FROM linked WHERE rank IS NOT NULL
- ORDER BY rank DESC, rowid LIMIT %s)
-UNION ALL
-(SELECT 2, count(*), NULL, ARRAY[{counts}]::bigint[] FROM scope)
-"""
-
-
-def _learn(known: dict[int, tuple[int, int]], rowid: int, before_2: int, before: int, after: int, after_2: int) -> None:
-    """Record a row's neighbours, and what they imply for the neighbours themselves."""
-    known[rowid] = (before, after)
-    if before >= 0:
-        known[before] = (before_2, rowid)
-    if after >= 0:
-        known[after] = (rowid, after_2)
 
 
 class PostgresTenantStore:
@@ -119,16 +58,17 @@ class PostgresTenantStore:
         self._store = store
         self.name = name
         self.path = f"postgresql:{store.schema}:{name}"
-        self._term_counts: LRU[tuple[str, str], tuple[int, int]] = LRU(50_000)
-        self._held: ContextVar[Any] = ContextVar(f"engram-held-{id(self)}", default=None)
+        self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
+        self._search = PostgresSearch(name, self._all, self._held)
 
     @contextmanager
-    def _conn(self) -> Iterator[Any]:
+    def _conn(self) -> Iterator[psycopg.Connection]:
         held = self._held.get()
         if held is not None:  # inside reading(): one connection and one transaction for all
             if held.conn is None:  # taken at the first read, not before (recall embeds first)
                 held.conn = held.stack.enter_context(self._store.connection(self.name))
-            yield held.conn
+            with translated():  # the held connection's own block is still open around this one
+                yield held.conn
             return
         with self._store.connection(self.name) as conn:
             yield conn
@@ -144,7 +84,7 @@ class PostgresTenantStore:
             yield self
             return
         with ExitStack() as stack:
-            token = self._held.set(_Held(stack))
+            token = self._held.set(ReadingBlock(stack))
             try:
                 yield self
             finally:
@@ -157,7 +97,7 @@ class PostgresTenantStore:
 
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._conn() as conn:
-            return conn.execute(sql, params).fetchall()  # type: ignore[no-any-return]
+            return conn.execute(sql, params).fetchall()
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = self._all(sql, params)
@@ -239,7 +179,8 @@ class PostgresTenantStore:
             args.append(recorded_before)
         rows = self._all(sql + " ORDER BY recorded_at, rowid LIMIT %s", [*args, limit])
         width = len(MEMORY_COLUMNS.split(","))
-        return [(MemoryRecord(*r[:width]), ScopeColumns(r[3], *r[width:width + 4], bool(r[width + 4])))
+        return [(MemoryRecord(*r[:width]), ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3],
+                                                        bool(r[width + 4])))
                 for r in rows]  # fmt: skip
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
@@ -274,123 +215,28 @@ class PostgresTenantStore:
         )
         return Tombstone(*row) if row else None
 
-    # -- the two recall arms ----------------------------------------------------------------
+    # -- the recall arms (storage/postgres/search.py) ------------------------------------------
 
     def text_candidates(
         self, scope_key: str, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
-        if not terms:
-            return []
-        where, params = filter_clause(filt, mark="%s")
-        rows = self._all(
-            "SELECT m.rowid, ts_rank(m.tsv, q)::float8 AS score FROM memories m, "
-            "to_tsquery('english', %s) q WHERE m.tenant = %s AND m.scope_key = %s "
-            f"AND m.tsv @@ q{where} ORDER BY score DESC, m.rowid LIMIT %s",
-            [_tsquery(terms), self.name, scope_key, *params, limit],
-        )
-        return [Candidate(r[0], float(r[1])) for r in rows]
+        return self._search.text_candidates(scope_key, terms, filt, limit)
 
     def vector_candidates(
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
-        where, params = filter_clause(filt, mark="%s")
-        vector = np.asarray(query, dtype=np.float32)
-        rows = self._all(
-            "SELECT m.rowid, 1 - (m.embedding <=> %s) AS score FROM memories m "
-            "WHERE m.tenant = %s AND m.scope_key = %s AND m.embed_state = 'ready' "
-            f"AND vector_dims(m.embedding) = %s{where} "
-            "ORDER BY m.embedding <=> %s, m.rowid LIMIT %s",
-            [vector, self.name, scope_key, len(vector), *params, vector, limit],
-        )
-        return [Candidate(r[0], float(r[1])) for r in rows]
+        return self._search.vector_candidates(scope_key, query, filt, limit)
 
     def candidates(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> tuple[list[Candidate], list[Candidate]]:
-        where, params = filter_clause(filt, mark="%s")
-        vector = np.asarray(query, dtype=np.float32)
-        terms = list(dict.fromkeys(terms))
-        if terms:
-            sql = _CANDIDATES.format(
-                query="to_tsquery('english', %s)", matches="m.tsv @@ q.q", eligible=where,
-                words=", ".join(["to_tsquery('english', %s)"] * len(terms)),
-                hits=", ".join(f"(m.tsv @@ q.words[{i}])::int" for i in range(1, len(terms) + 1)),
-                counts=", ".join(f"coalesce(sum(hits[{i}]), 0)" for i in range(1, len(terms) + 1)),
-            )  # fmt: skip
-            params = [_tsquery(terms), *(_tsquery([t]) for t in terms), *params]
-        else:  # no words: the lexical arm finds nothing
-            sql = _CANDIDATES.format(query="NULL::tsquery", matches="FALSE", eligible=where, words="", hits="", counts="")
-        rows = self._all(sql, [len(vector), vector, *params, self.name, scope_key, limit, limit])
-        arms: tuple[list[Candidate], list[Candidate]] = ([], [])
-        size, counts = 0, []
-        for arm, rowid, score, extra in rows:
-            if arm == 2:
-                size, counts = rowid, extra
-            else:
-                arms[arm].append(Candidate(rowid, float(score)))
-        held = self._held.get()
-        if held is not None:  # adjacent() and term_counts() in this block answer from what the scan saw
-            held.frequencies[scope_key] = (size, dict(zip(terms, counts, strict=True)))
-            known = held.neighbours.setdefault(scope_key, {})
-            for arm, rowid, _, around in rows:
-                if arm == 2:
-                    continue
-                if around is not None:
-                    _learn(known, rowid, *around)
-                else:  # a fact, or an episode without a session: no neighbours
-                    known.setdefault(rowid, (-1, -1))
-        return arms
+        return self._search.candidates(scope_key, query, terms, filt, limit)
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        before = np.full(len(rowids), -1, dtype=np.int64)
-        after = np.full(len(rowids), -1, dtype=np.int64)
-        wanted = [int(r) for r in rowids if r >= 0]
-        if not wanted:
-            return before, after
-        held = self._held.get()
-        known = held.neighbours.get(scope_key, {}) if held is not None else {}
-        if all(r in known for r in wanted):  # this block's search saw them all
-            for i, rowid in enumerate(rowids):
-                if rowid >= 0:
-                    before[i], after[i] = known[rowid]
-            return before, after
-        side = ("SELECT o.rowid FROM memories o WHERE o.tenant = m.tenant AND o.scope_key = m.scope_key "
-                "AND o.source = 'EPISODE' AND o.session_id = m.session_id AND o.rowid {} m.rowid "
-                "ORDER BY o.rowid {} LIMIT 1")  # fmt: skip
-        rows = self._all(
-            f"SELECT m.rowid, ({side.format('<', 'DESC')}), ({side.format('>', 'ASC')}) "
-            "FROM memories m WHERE m.tenant = %s AND m.scope_key = %s AND m.rowid = ANY(%s) "
-            "AND m.source = 'EPISODE' AND m.session_id IS NOT NULL",
-            (self.name, scope_key, wanted),
-        )
-        found = {r[0]: r for r in rows}
-        for i, rowid in enumerate(rowids):
-            row = found.get(rowid)
-            if row is not None:
-                before[i] = -1 if row[1] is None else row[1]
-                after[i] = -1 if row[2] is None else row[2]
-        return before, after
+        return self._search.adjacent(scope_key, rowids)
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        held = self._held.get()
-        seen = held.frequencies.get(scope_key) if held is not None else None
-        if seen is not None and all(t in seen[1] for t in terms):  # this block's search counted them
-            return seen[0], {t: seen[1][t] for t in terms}
-        size = int(self._one("SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s",
-                             (self.name, scope_key))[0])  # fmt: skip
-        counts: dict[str, int] = {}
-        for term in terms:
-            cached = self._term_counts.get((scope_key, term))
-            if cached is not None and cached[1] * 1.1 >= size >= cached[1]:
-                counts[term] = cached[0]
-                continue
-            count = int(self._one(
-                "SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s "
-                "AND tsv @@ to_tsquery('english', %s)", (self.name, scope_key, _tsquery([term])),
-            )[0])  # fmt: skip
-            self._term_counts.put((scope_key, term), (count, size))
-            counts[term] = count
-        return size, counts
+        return self._search.term_counts(scope_key, terms)
 
     # -- lifecycle upkeep -------------------------------------------------------------------
 

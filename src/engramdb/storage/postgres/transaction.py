@@ -112,6 +112,7 @@ class PostgresTransaction:
             (status, reason, retired_at, superseded_by, active_from, invalid_at, supersedes,
              self.seq, self._tenant, rowid),
         ).fetchone()
+        assert row is not None, rowid  # the caller read this row earlier in the same transaction
         return MemoryRecord(*row)
 
     def find_tombstone(
@@ -172,4 +173,4 @@ class PostgresTransaction:
 
     def query(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """Run a read inside this transaction (``%s`` placeholders)."""
-        return self._conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+        return self._conn.execute(sql, params).fetchall()

@@ -1,7 +1,9 @@
 """SQLite connections: one writer behind a lock, one reader per thread, WAL, errors translated.
 
-Writes use ``BEGIN IMMEDIATE`` so a second process waits on ``busy_timeout`` instead of failing
-half-way; readers see the last committed state and never block the writer.
+Writes use ``BEGIN IMMEDIATE`` so a second process waits on the busy timeout instead of failing
+half-way; readers see the last committed state and never block the writer. Every driver call
+runs inside ``write()`` or ``reading()`` (or the helpers built on them), which turn SQLite errors
+into EngramDB errors by result code (storage/sqlite/result_codes.py).
 """
 
 from __future__ import annotations
@@ -9,44 +11,48 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from engramdb.errors import BackendUnavailableError, EngramError
+from engramdb.storage.sqlite.result_codes import translated
 
 log = logging.getLogger(__name__)
 
-# Extended result codes (the low byte is the primary code).
-_BUSY, _LOCKED, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _READONLY = 5, 6, 10, 11, 13, 14, 8
+DEFAULT_BUSY_TIMEOUT = 10.0  # seconds a writer waits for another process's write lock
 
 
-def translate(error: sqlite3.Error) -> EngramError:
-    """Return our error for a driver error, by SQLite result code (never by message)."""
-    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
-    if code in (_BUSY, _LOCKED):
-        return BackendUnavailableError("the tenant database is busy; retry", sqlite_code=code)
-    if code in (_IOERR, _FULL, _CANTOPEN, _READONLY, _CORRUPT):
-        return BackendUnavailableError("the tenant database cannot be written", sqlite_code=code)
-    return EngramError(f"storage error: {error}", sqlite_code=code)
+def _connect(path: Path, synchronous: str, busy_timeout: float) -> sqlite3.Connection:
+    with translated():
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=busy_timeout)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={synchronous}")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+        return conn
 
 
-def _connect(path: Path, synchronous: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute(f"PRAGMA synchronous={synchronous}")
-    conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA busy_timeout=10000")
-    return conn
+def _roll_back(conn: sqlite3.Connection) -> None:
+    """End a failed write; SQLite may already have rolled it back (a full disk does)."""
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error:  # the error that brought us here is the one to report
+        log.exception("rolling back a failed write failed")
 
 
 class Connections:
     """The writer and per-thread readers of one database file."""
 
-    def __init__(self, path: Path, *, synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self, path: Path, *, synchronous: str = "NORMAL", busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    ) -> None:
         self.path = path
         self._synchronous = synchronous
-        self._writer = _connect(path, synchronous)
+        self._busy_timeout = busy_timeout
+        self._writer = _connect(path, synchronous, busy_timeout)
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -55,27 +61,36 @@ class Connections:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """Run a block in one ``BEGIN IMMEDIATE`` transaction; roll back on any error."""
-        with self._write_lock:
+        with self._write_lock, translated():
             conn = self._writer
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as error:
-                raise translate(error) from error
+            conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
                 conn.execute("COMMIT")
-            except sqlite3.Error as error:
-                conn.execute("ROLLBACK")
-                raise translate(error) from error
             except BaseException:
-                conn.execute("ROLLBACK")
+                _roll_back(conn)
                 raise
 
-    def read(self) -> sqlite3.Connection:
-        """Return this thread's reader connection."""
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """Run a block of reads on this thread's reader connection."""
+        with translated():
+            yield self._reader()
+
+    def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Return the first row of a read, or None."""
+        with self.reading() as conn:
+            return conn.execute(sql, params).fetchone()
+
+    def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Return every row of a read."""
+        with self.reading() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def _reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = _connect(self.path, self._synchronous)
+            conn = _connect(self.path, self._synchronous, self._busy_timeout)
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
@@ -83,9 +98,10 @@ class Connections:
 
     def close(self) -> None:
         """Close every connection of this file."""
-        with self._readers_lock:
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
-        with self._write_lock:
-            self._writer.close()
+        with translated():
+            with self._readers_lock:
+                for conn in self._readers:
+                    conn.close()
+                self._readers.clear()
+            with self._write_lock:
+                self._writer.close()

@@ -2,7 +2,7 @@
 
 Reading every blob of a large scope from SQLite on each query would dominate recall latency,
 so each scope's ready vectors live in one float32 matrix, and its texts in an inverted index
-(storage/lexical.py), beside the columns the filters read. The copy is refreshed
+(core/lexical.py), beside the columns the filters read. The copy is refreshed
 incrementally: every write stamps its rows with the tenant's ``change_seq``, and a query first
 pulls the rows of its scope stamped after the copy's own sequence (another process may have
 written them), so a memory is found lexically the moment its write returns. Both searches are
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from engramdb import clock
+from engramdb.core.lexical import LexicalIndex
 from engramdb.storage.columns import lexical_text
-from engramdb.storage.lexical import LexicalIndex
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 
 _SOURCES = {"EPISODE": 0, "MEMORY_FACT": 1}
@@ -68,7 +68,7 @@ class ScopeCopy:
         self._status = np.zeros(0, dtype=np.int16)
         self._session = np.zeros(0, dtype=np.int32)
         self._times = {name: np.zeros(0, dtype="datetime64[us]") for name in _TIMES}
-        self._status_codes: dict[str, int] = {}
+        self._status_codes: dict[str | None, int] = {}
         self._session_codes: dict[str | None, int] = {None: 0}
         self._lexical = LexicalIndex()
         # Episodes written just before and after each one in its session (-1: none).
@@ -232,12 +232,10 @@ class ScopeCopy:
             self._matrix = grown(self._matrix)
 
     @staticmethod
-    def _code(codes: dict[str | None, int] | dict[str, int], value: str | None) -> int:
-        table: dict[str | None, int] = codes  # type: ignore[assignment]  # shared helper
-        code = table.get(value)
+    def _code(codes: dict[str | None, int], value: str | None) -> int:
+        code = codes.get(value)
         if code is None:
-            code = len(table)
-            table[value] = code
+            code = codes[value] = len(codes)
         return code
 
 
@@ -298,4 +296,5 @@ COPY_ROW_SQL = (
 
 def rows_from(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
     """Return cache rows from the columns of ``COPY_ROW_SQL``, in order."""
-    return [CopyRow(*r[:10], body=lexical_text(*r[10:])) for r in records]
+    return [CopyRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], body=lexical_text(r[10], r[11], r[12]))
+            for r in records]  # fmt: skip

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +13,6 @@ from engramdb.storage.columns import (
     placeholders,
 )
 from engramdb.storage.port import AuditEntry, MemoryRecord, Tombstone
-from engramdb.storage.sqlite.connection import translate
 
 __all__ = [
     "AUDIT_COLUMNS",
@@ -45,16 +43,3 @@ def tombstone(row: Sequence[Any]) -> Tombstone:
 def audit_entry(row: Sequence[Any]) -> AuditEntry:
     return AuditEntry(*row)
 
-
-def fetchone(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> Any:
-    try:
-        return conn.execute(sql, params).fetchone()
-    except sqlite3.Error as error:
-        raise translate(error) from error
-
-
-def fetchall(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
-    try:
-        return conn.execute(sql, params).fetchall()
-    except sqlite3.Error as error:
-        raise translate(error) from error

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
+from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT
 from engramdb.storage.sqlite.scope_copy import ScopeCache
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
 
@@ -15,12 +16,16 @@ class SQLiteStore:
     """All tenants of an embedded deployment. Tenants never share a file or a connection."""
 
     def __init__(
-        self, home: Path, *, synchronous: str = "NORMAL", max_cached_vectors: int = 2_000_000
-    ) -> None:
+        self, home: Path, *, synchronous: str = "NORMAL", max_cached_vectors: int = 2_000_000,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> None:  # fmt: skip
+        """``busy_timeout`` is how many seconds a write waits for another process's write lock
+        before it fails with BackendUnavailableError."""
         self.home = home
         self._dir = home / "tenants"
         self._dir.mkdir(parents=True, exist_ok=True)
         self._synchronous = synchronous
+        self._busy_timeout = busy_timeout
         self._cache = ScopeCache(max_rows=max_cached_vectors)
         self._tenants: dict[str, SQLiteTenantStore] = {}
         self._lock = threading.Lock()
@@ -34,7 +39,8 @@ class SQLiteStore:
             path = self._dir / f"{name}.sqlite3"
             if not create and not path.exists():
                 raise NotFoundError(f"no tenant named {name!r}", field="tenant")
-            store = SQLiteTenantStore(path, synchronous=self._synchronous, cache=self._cache)
+            store = SQLiteTenantStore(path, cache=self._cache, synchronous=self._synchronous,
+                                      busy_timeout=self._busy_timeout)  # fmt: skip
             self._tenants[name] = store
             return store
 

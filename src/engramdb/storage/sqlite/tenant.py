@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +27,8 @@ from engramdb.storage.port import (
     Vector,
 )
 from engramdb.storage.sqlite import portable
-from engramdb.storage.sqlite.connection import Connections
+from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
+from engramdb.storage.sqlite.migrations import migrate
 from engramdb.storage.sqlite.scope_copy import (
     COPY_ROW_SQL,
     ScopeCache,
@@ -39,12 +38,9 @@ from engramdb.storage.sqlite.scope_copy import (
 )
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
-    CLOSE_SUPERSEDED_SQL,
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     audit_entry,
-    fetchall,
-    fetchone,
     filter_clause,
     memory,
     placeholders,
@@ -56,52 +52,19 @@ T = TypeVar("T")
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-EPISODES_BY_OBSERVED_SQL = (
-    "CREATE INDEX IF NOT EXISTS memories_by_observed ON memories (scope_key, observed_at, rowid) "
-    "WHERE source = 'EPISODE'"
-)
-
-
 class SQLiteTenantStore:
     """A tenant's store; thread-safe; several processes may open the same file."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="bm25 (in-memory index, FTS5 porter tokens)")
 
-    def __init__(self, path: Path, *, synchronous: str = "NORMAL", cache: ScopeCache) -> None:
+    def __init__(
+        self, path: Path, *, cache: ScopeCache, synchronous: str = "NORMAL",
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> None:  # fmt: skip
         self.path = path
-        self._db = Connections(path, synchronous=synchronous)
+        self._db = Connections(path, synchronous=synchronous, busy_timeout=busy_timeout)
         self._copies = cache
-        self._migrate()
-
-    def _migrate(self) -> None:
-        exists = self._db.read().execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
-        ).fetchone()
-        if exists:
-            self._upgrade()
-            return
-        script = resources.files("engramdb.storage.sqlite").joinpath("schema.sql").read_text()
-        with self._db.write() as conn:
-            # Another process may have created it between our check and our lock.
-            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
-                for statement in _statements(script):
-                    conn.execute(statement)
-
-    def _upgrade(self) -> None:
-        """Bring a file made by an earlier version up to the current schema."""
-        stale = "SELECT 1 FROM sqlite_master WHERE name='memories_fts'"
-        if self._db.read().execute(stale).fetchone():
-            with self._db.write() as conn:  # FTS5 ranked text before the in-memory index did
-                conn.execute("DROP TABLE IF EXISTS memories_fts")
-        columns = {r[1] for r in self._db.read().execute("PRAGMA table_info(memories)")}
-        if "invalid_at" not in columns:
-            with self._db.write() as conn:  # superseded facts did not record where they stop holding
-                if "invalid_at" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}:
-                    conn.execute("ALTER TABLE memories ADD COLUMN invalid_at TEXT")
-                    conn.execute(CLOSE_SUPERSEDED_SQL)
-        if not self._db.read().execute("SELECT 1 FROM sqlite_master WHERE name='memories_by_observed'").fetchone():
-            with self._db.write() as conn:  # episodes were listed only through recall
-                conn.execute(EPISODES_BY_OBSERVED_SQL)
+        migrate(self._db)
 
     @contextmanager
     def reading(self) -> Iterator[SQLiteTenantStore]:
@@ -116,8 +79,7 @@ class SQLiteTenantStore:
     # -- reads ----------------------------------------------------------------------------
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
-        row = fetchone(
-            self._db.read(),
+        row = self._db.fetchone(
             f"SELECT {MEMORY_COLUMNS} FROM memories "
             "WHERE scope_key = ? AND source = ? AND memory_id = ?",
             (scope_key, source, memory_id),
@@ -144,7 +106,7 @@ class SQLiteTenantStore:
             params.append(kind)
         sql += " ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT ?"
         params.append(limit)
-        return [memory(r) for r in fetchall(self._db.read(), sql, params)]
+        return [memory(r) for r in self._db.fetchall(sql, params)]
 
     def list_episodes(
         self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None,
@@ -162,22 +124,20 @@ class SQLiteTenantStore:
             sql += " AND (m.observed_at, m.rowid) < (?, ?)"
             params += [below.observed_at, below.rowid]
         sql += " ORDER BY m.observed_at DESC, m.rowid DESC LIMIT ?"
-        return [memory(r) for r in fetchall(self._db.read(), sql, [*params, limit])]
+        return [memory(r) for r in self._db.fetchall(sql, [*params, limit])]
 
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         if not rowids:
             return {}
         columns = MEMORY_COLUMNS if with_event else MEMORY_COLUMNS.replace("event_json", "''")
-        rows = fetchall(
-            self._db.read(),
+        rows = self._db.fetchall(
             f"SELECT {columns} FROM memories WHERE rowid IN ({placeholders(rowids)})",
             list(rowids),
         )
         return {r[0]: memory(r) for r in rows}
 
     def facts_by_id(self, fact_id: str, statuses: Sequence[str]) -> list[MemoryRecord]:
-        rows = fetchall(
-            self._db.read(),
+        rows = self._db.fetchall(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE source = 'MEMORY_FACT' "
             f"AND memory_id = ? AND status IN ({placeholders(statuses)})",
             [fact_id, *statuses],
@@ -200,7 +160,7 @@ class SQLiteTenantStore:
         if recorded_before is not None:
             sql += " AND recorded_at < ?"
             params.append(recorded_before)
-        rows = fetchall(self._db.read(), sql + " ORDER BY recorded_at, rowid LIMIT ?", [*params, limit])
+        rows = self._db.fetchall(sql + " ORDER BY recorded_at, rowid LIMIT ?", [*params, limit])
         width = len(MEMORY_COLUMNS.split(","))
         return [
             (memory(r[:width]), ScopeColumns(r[3], r[width], r[width + 1], r[width + 2],
@@ -209,12 +169,9 @@ class SQLiteTenantStore:
         ]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        conn = self._db.read()
-
         def linked(ids: list[str]) -> list[MemoryRecord]:
             marks = placeholders(ids)
-            rows = fetchall(
-                conn,
+            rows = self._db.fetchall(
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? "
                 f"AND source = 'MEMORY_FACT' AND (memory_id IN ({marks}) "
                 f"OR supersedes_id IN ({marks}) OR superseded_by_id IN ({marks}))",
@@ -235,12 +192,11 @@ class SQLiteTenantStore:
                 params.append(value)
         if not include_lifted:
             sql += " AND lifted_at IS NULL"
-        rows = fetchall(self._db.read(), sql + " ORDER BY created_at", params)
+        rows = self._db.fetchall(sql + " ORDER BY created_at", params)
         return [tombstone(r) for r in rows]
 
     def get_tombstone(self, tombstone_id: str) -> Tombstone | None:
-        row = fetchone(
-            self._db.read(),
+        row = self._db.fetchone(
             f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tombstone_id = ?",
             (tombstone_id,),
         )
@@ -282,12 +238,10 @@ class SQLiteTenantStore:
             return read(copy)
 
     def _refresh(self, copy: ScopeCopy, scope_key: str) -> None:
-        conn = self._db.read()
-        current = int(fetchone(conn, "SELECT value FROM meta WHERE key='change_seq'", ())[0])
+        current = int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0])
         if current <= copy.seq:
             return
-        rows = fetchall(
-            conn,
+        rows = self._db.fetchall(
             f"{COPY_ROW_SQL} WHERE scope_key = ? AND change_seq > ? ORDER BY rowid",
             (scope_key, copy.seq),
         )
@@ -298,13 +252,13 @@ class SQLiteTenantStore:
 
     def expire_due(self, now: str, actor: AuditDraft) -> int:
         due = "SELECT rowid FROM memories WHERE status = 'active' AND valid_until <= ?"
-        if not fetchone(self._db.read(), due + " LIMIT 1", (now,)):
+        if not self._db.fetchone(due + " LIMIT 1", (now,)):
             return 0  # the common case costs one indexed read, no write lock
         with self.transaction() as tx:  # re-read under the lock
             return expire_rows(tx, [r[0] for r in tx.query(due, (now,))], now, actor)
 
     def get_policy(self) -> str | None:
-        row = fetchone(self._db.read(), "SELECT value FROM meta WHERE key = 'policy'", ())
+        row = self._db.fetchone("SELECT value FROM meta WHERE key = 'policy'")
         return str(row[0]) if row else None
 
     def set_policy(self, policy_json: str, audit: AuditDraft) -> None:
@@ -315,8 +269,7 @@ class SQLiteTenantStore:
     # -- embeddings -----------------------------------------------------------------------
 
     def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
-        rows = fetchall(
-            self._db.read(),
+        rows = self._db.fetchall(
             "SELECT rowid, embed_text, embed_attempts FROM memories "
             "WHERE embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= ?) "
             "ORDER BY rowid LIMIT ?",
@@ -345,9 +298,7 @@ class SQLiteTenantStore:
             )
 
     def embedding_counts(self) -> dict[str, int]:
-        rows = fetchall(
-            self._db.read(), "SELECT embed_state, count(*) FROM memories GROUP BY embed_state", ()
-        )
+        rows = self._db.fetchall("SELECT embed_state, count(*) FROM memories GROUP BY embed_state")
         counts = {"pending": 0, "ready": 0, "failed": 0}
         counts.update({state: n for state, n in rows})
         return counts
@@ -356,26 +307,20 @@ class SQLiteTenantStore:
 
     def create_key(self, key: KeyRecord, audit: AuditDraft) -> None:
         with self._db.write() as conn:
-            try:
-                conn.execute(
-                    f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (key.key_id, key.role, key.grant_json, key.secret_hash, key.created_at,
-                     key.label, None),
-                )  # fmt: skip
-            except sqlite3.IntegrityError as error:
-                raise ConflictError(f"key id {key.key_id} exists", field="keyId") from error
+            inserted = conn.execute(
+                f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (key.key_id, key.role, key.grant_json, key.secret_hash, key.created_at, key.label, None),
+            )
+            if inserted.rowcount != 1:  # as on PostgreSQL: the key's own message, not a driver's
+                raise ConflictError(f"key id {key.key_id} exists", field="keyId")
             SQLiteTransaction(conn).audit(audit)
 
     def get_key(self, key_id: str) -> KeyRecord | None:
-        row = fetchone(
-            self._db.read(), f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,)
-        )
+        row = self._db.fetchone(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,))
         return KeyRecord(*row) if row else None
 
     def list_keys(self) -> list[KeyRecord]:
-        rows = fetchall(
-            self._db.read(), f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at", ()
-        )
+        rows = self._db.fetchall(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at")
         return [KeyRecord(*r) for r in rows]
 
     def revoke_key(self, key_id: str, at: str, audit: AuditDraft) -> bool:
@@ -392,15 +337,15 @@ class SQLiteTenantStore:
     # -- audit ----------------------------------------------------------------------------
 
     def audit_entries(self, after_seq: int, limit: int) -> list[AuditEntry]:
-        rows = fetchall(
-            self._db.read(),
+        rows = self._db.fetchall(
             f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?",
             (after_seq, limit),
         )
         return [audit_entry(r) for r in rows]
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        return portable.export_rows(self._db.read())
+        with self._db.reading() as conn:
+            yield from portable.export_rows(conn)
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with self._db.write() as conn:
@@ -413,17 +358,3 @@ class SQLiteTenantStore:
 
     def close(self) -> None:
         self._db.close()
-
-
-def _statements(script: str) -> list[str]:
-    """Split a schema script into statements, keeping trigger bodies whole."""
-    statements: list[str] = []
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        if line.lstrip().startswith("--"):
-            continue
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            statements.append(buffer.strip())
-            buffer = ""
-    return statements

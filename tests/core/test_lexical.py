@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramdb.storage.lexical import LexicalIndex, tokenize
+from engramdb.core.lexical import LexicalIndex, tokenize
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 

@@ -5,8 +5,11 @@ which cost 10 ms a query at 10k memories (bench/RESULTS.md). Here each word of a
 its postings in two growing arrays, so a query costs one vectorised pass per word over the rows
 that contain it. Words are made the way FTS5's ``porter unicode61 remove_diacritics 2``
 tokenizer makes them, and scores follow FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, IDF floored at
-1e-6); tests/storage/test_lexical.py checks both against FTS5 itself. Document statistics are the
+1e-6); tests/core/test_lexical.py checks both against FTS5 itself. Document statistics are the
 scope's own: the scope is the corpus a query searches.
+
+Pure text analysis, no I/O: recall weighs query words with ``bm25_idf`` and SQLite's in-memory
+scope copy (storage/sqlite/scope_copy.py) keeps a ``LexicalIndex`` per scope.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from array import array
 from collections.abc import Sequence
 
 import numpy as np
-import Stemmer
+import Stemmer  # type: ignore[import-not-found]  # PyStemmer is a C extension with no type stubs
 
 K1 = 1.2
 B = 0.75

@@ -1,0 +1,211 @@
+"""The records the storage port passes: rows as written and as stored, filters, keys, audit entries.
+
+Plain frozen dataclasses, no behaviour; ``storage/columns.py`` keeps each one's column order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+Source = Literal["EPISODE", "MEMORY_FACT"]
+EmbedState = Literal["pending", "ready", "failed"]
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do natively."""
+
+    native_vector_index: bool = False
+    lexical_ranking: str = "bm25"
+
+
+@dataclass(frozen=True)
+class ScopeColumns:
+    """The five scope fields as stored, plus their digest."""
+
+    scope_key: str
+    agent_id: str
+    profile_id: str
+    privacy_scope: str
+    participant_scope_hash: str
+    sandbox_eligible: bool
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory about to be written (an episode or a fact)."""
+
+    source: Source
+    memory_id: str
+    scope: ScopeColumns
+    text: str  # what recall shows and what the lexical arm indexes
+    embed_text: str  # what the vector arm embeds
+    trust_class: str
+    origin: str
+    status: str
+    confidence: float
+    observed_at: str
+    recorded_at: str
+    event_json: str
+    session_id: str | None = None
+    subject_key: str | None = None
+    kind: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    supersedes_id: str | None = None
+    active_from: str | None = None  # record time it became believed; None while not believed
+    status_reason: str | None = None  # why it has its status (e.g. why it waits for review)
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """A stored memory with its lifecycle and embedding state."""
+
+    rowid: int
+    source: Source
+    memory_id: str
+    scope_key: str
+    text: str
+    trust_class: str
+    origin: str
+    status: str
+    confidence: float
+    observed_at: str
+    recorded_at: str
+    event_json: str
+    embed_state: EmbedState
+    embed_error: str | None
+    embed_attempts: int
+    session_id: str | None = None
+    subject_key: str | None = None
+    kind: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    retired_at: str | None = None
+    supersedes_id: str | None = None
+    superseded_by_id: str | None = None
+    status_reason: str | None = None
+    active_from: str | None = None
+    # Valid time from which a successor holds (its validFrom), set when the successor is
+    # recorded; validUntil stays as the claim was written.
+    invalid_at: str | None = None
+
+
+# Statuses of memories that were believed at some time (pending and rejected never were).
+BELIEVED_STATUSES = ("active", "superseded", "retracted", "expired", "archived")
+
+
+@dataclass(frozen=True)
+class CandidateFilter:
+    """Filters both recall arms apply before scoring (beyond tenant and scope).
+
+    ``statuses`` None means any status. ``as_of`` keeps memories believed at that record time
+    (active from on or before it, not retired by it); ``believed_by`` keeps memories believed at
+    some time up to it (history as it stood then); ``valid_at`` keeps memories whose valid
+    window holds that instant (``validFrom`` to the earlier of ``validUntil`` and
+    ``invalid_at``; without ``as_of``, and with ``believed_by`` only where the row was retired
+    by then); ``expires_after`` keeps memories whose ``validUntil`` is later.
+    """
+
+    statuses: tuple[str, ...] | None = ("active",)
+    exclude_session_id: str | None = None
+    sources: tuple[Source, ...] = ("EPISODE", "MEMORY_FACT")
+    as_of: str | None = None
+    believed_by: str | None = None  # active (or retired as history) on or before it, retired or not
+    valid_at: str | None = None
+    expires_after: str | None = None
+
+
+@dataclass(frozen=True)
+class EpisodePosition:
+    """Where an episode sits in a newest-first listing: its ``observedAt``, then its rowid."""
+
+    observed_at: str
+    rowid: int
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One arm's hit: a row and its raw score (higher is better)."""
+
+    rowid: int
+    score: float
+
+
+@dataclass(frozen=True)
+class EmbedJob:
+    """A row whose vector is pending or due for a retry."""
+
+    rowid: int
+    text: str
+    attempts: int
+
+
+@dataclass(frozen=True)
+class AuditDraft:
+    """An audit entry before the store gives it a sequence number and chains it."""
+
+    action: str
+    actor_key_id: str | None
+    actor_role: str | None
+    target_kind: str | None = None
+    target_id: str | None = None
+    scope_key: str | None = None
+    before_digest: str | None = None
+    after_digest: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """A stored, chained audit entry."""
+
+    seq: int
+    at: str
+    action: str
+    actor_key_id: str | None
+    actor_role: str | None
+    target_kind: str | None
+    target_id: str | None
+    scope_key: str | None
+    before_digest: str | None
+    after_digest: str | None
+    reason: str | None
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """An API key as stored: the secret only as a hash."""
+
+    key_id: str
+    role: str
+    grant_json: str
+    secret_hash: str
+    created_at: str
+    label: str | None = None
+    revoked_at: str | None = None
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """A value refused for a slot (scope, subject, kind): re-asserting it cannot make it current."""
+
+    tombstone_id: str
+    scope_key: str
+    subject_key: str
+    kind: str
+    value_hash: str
+    fact_id: str | None
+    reason: str | None
+    created_at: str
+    actor_key_id: str | None = None
+    lifted_at: str | None = None
+    lifted_by: str | None = None
+    lift_reason: str | None = None

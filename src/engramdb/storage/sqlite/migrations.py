@@ -1,0 +1,60 @@
+"""A tenant file's schema: created from schema.sql, or brought up to date from an earlier version."""
+
+from __future__ import annotations
+
+import sqlite3
+from importlib import resources
+
+from engramdb.storage.sqlite.connection import Connections
+from engramdb.storage.sqlite.sql import CLOSE_SUPERSEDED_SQL
+
+EPISODES_BY_OBSERVED_SQL = (
+    "CREATE INDEX IF NOT EXISTS memories_by_observed ON memories (scope_key, observed_at, rowid) "
+    "WHERE source = 'EPISODE'"
+)
+
+
+def migrate(db: Connections) -> None:
+    """Create the schema in a new file, or upgrade the schema of an existing one."""
+    if db.fetchone("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"):
+        _upgrade(db)
+        return
+    script = resources.files("engramdb.storage.sqlite").joinpath("schema.sql").read_text()
+    with db.write() as conn:
+        # Another process may have created it between our check and our lock.
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
+            for statement in _statements(script):
+                conn.execute(statement)
+
+
+def _upgrade(db: Connections) -> None:
+    """Bring a file made by an earlier version up to the current schema."""
+    if db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_fts'"):
+        with db.write() as conn:  # FTS5 ranked text before the in-memory index did
+            conn.execute("DROP TABLE IF EXISTS memories_fts")
+    if "invalid_at" not in _memory_columns(db):
+        with db.write() as conn:  # superseded facts did not record where they stop holding
+            if "invalid_at" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}:
+                conn.execute("ALTER TABLE memories ADD COLUMN invalid_at TEXT")
+                conn.execute(CLOSE_SUPERSEDED_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_by_observed'"):
+        with db.write() as conn:  # episodes were listed only through recall
+            conn.execute(EPISODES_BY_OBSERVED_SQL)
+
+
+def _memory_columns(db: Connections) -> set[str]:
+    return {r[1] for r in db.fetchall("PRAGMA table_info(memories)")}
+
+
+def _statements(script: str) -> list[str]:
+    """Split a schema script into statements, keeping trigger bodies whole."""
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    return statements
