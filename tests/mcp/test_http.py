@@ -253,3 +253,26 @@ def test_requests_without_a_valid_key_are_refused(server: LiveServer) -> None:
             assert response.headers["www-authenticate"].startswith("Bearer")
     with server.client(server.key()) as http:  # positive control: a valid key is served
         assert http.post("/mcp", json=initialize, headers=headers).status_code == 200
+
+
+def test_recent_episodes_lists_exactly_the_newest_of_a_large_scope(server: LiveServer) -> None:
+    """More episodes than recall's 50, the newest unlike the rest: the listing is exact, not ranked."""
+    key = server.key()
+    chatter = [episode_body(f"We said and did things in recent conversations, round {i}.", turn=i,
+                            observedAt=f"2026-03-{1 + i % 28:02d}T{i % 24:02d}:00:00Z") for i in range(80)]  # fmt: skip
+    newest = [episode_body(f"Zebra quartz {w}", turn=100 + i, observedAt=f"2026-06-0{1 + i}T00:00:00Z")
+              for i, w in enumerate(("alpha", "bravo", "charlie"))]  # fmt: skip
+    with server.client(key) as http:
+        for chunk in (chatter[:40], chatter[40:], newest):
+            assert http.post("/v1/episodes/batch", json={"episodes": chunk}).status_code == 200
+
+    async def body(client: Client) -> None:
+        listed = ok(await client.call_tool("recent_episodes", {"limit": 3}))
+        order = [listed.index(f"Zebra quartz {w}") for w in ("charlie", "bravo", "alpha")]
+        assert order == sorted(order) and "round" not in listed  # exactly the three newest, newest first
+        more = ok(await client.call_tool("recent_episodes", {"limit": 5}))
+        assert more.count("round") == 2  # positive control: the older ones follow
+        about = ok(await client.call_tool("recent_episodes", {"about": "recent conversations", "limit": 5}))
+        assert "round" in about  # with a topic, the related ones
+
+    run(server, key, body)

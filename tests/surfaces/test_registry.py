@@ -30,6 +30,7 @@ from engramdb.sdk import AsyncClient, Client
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 from tests.factories import scope_fields
+from tests.surfaces.requests import example_request
 
 ROLES = ("agent", "host", "reviewer", "admin")
 
@@ -126,13 +127,6 @@ def test_every_declared_service_method_exists_and_takes_what_the_registry_passes
             assert op.permission in PERMISSIONS, op.name
 
 
-def _request(op: Any) -> dict[str, Any]:
-    path = op.path
-    for name in op.path_params:
-        path = path.replace("{" + name + "}", "0" * 64)
-    return {"method": op.method, "url": path, "json": dict(op.example or {}) if op.body else None}
-
-
 @pytest.mark.parametrize("role", ROLES)
 def test_the_declared_permission_is_what_the_server_enforces(live: LiveServer, role: str) -> None:
     grant = scope_fields() if role == "agent" else {"agentId": "coder", "profileId": "default"} if role == "host" else {}
@@ -142,7 +136,7 @@ def test_the_declared_permission_is_what_the_server_enforces(live: LiveServer, r
         for op in OPERATIONS:
             if op.public or op.name == "revoke_key":
                 continue
-            answer = http.request(**_request(op))
+            answer = http.request(**example_request(op))
             allowed = role in PERMISSIONS[op.permission].roles
             assert (answer.status_code == 403) != allowed, (op.name, role, answer.status_code, answer.text)
             if not allowed:  # the refusal names the action in words (the same table)

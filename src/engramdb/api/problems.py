@@ -32,11 +32,11 @@ REQUEST_ID_HEADER = "x-request-id"
 
 
 def problem_body(error: EngramError) -> dict[str, Any]:
-    """The problem JSON of an EngramError: its body, ``retryable`` when true, the request id on 5xx."""
+    """The problem JSON of an EngramError; a 5xx also says whether a retry may help, and the
+    request id the log names it by."""
     body = error.to_dict()
-    if error.retryable:
-        body["retryable"] = True
     if error.http_status >= 500:
+        body["retryable"] = error.retryable
         body["requestId"] = request_id.get()
     return body
 

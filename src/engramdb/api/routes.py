@@ -41,8 +41,17 @@ def add_route(app: FastAPI, op: Operation[Any]) -> None:
         op.path, _endpoint(op), methods=[op.method], name=op.name, operation_id=op.name,
         summary=op.summary, description=op.description or op.summary, tags=[op.tag],
         response_model=op.output, status_code=op.status if op.output else 204, responses=responses(op),
+        response_description=_success(op),
         response_class=Response if op.output is None else JSONResponse,
     )  # fmt: skip
+
+
+def _success(op: Operation[Any]) -> str:
+    if op.output is None:
+        return "Done; no content."
+    if op.created_status:
+        return "Created (the answer's outcome says what the write did); 200 when it was already stored."
+    return f"The answer: {op.output.__doc__.splitlines()[0] if op.output.__doc__ else op.output.__name__}"
 
 
 def _endpoint(op: Operation[Any]) -> Any:

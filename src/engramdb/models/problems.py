@@ -29,7 +29,7 @@ class Problem(ResponseModel):
     message: str = Field(description="what went wrong, for people")
     field: str | None = Field(None, description="the request field at fault, when one is")
     retryable: bool | None = Field(
-        None, description="present and true when the same request may succeed later (502, 503)"
+        None, description="5xx: whether the same request may succeed later (a busy store: yes)"
     )
     errors: list[FieldProblem] | None = Field(None, description="422: every field error, the first one first")
     request_id: str | None = Field(None, description="500: the id under which the server logged the failure")

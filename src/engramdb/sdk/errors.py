@@ -83,7 +83,10 @@ def error_from_response(response: httpx.Response) -> EngramError:
     context = {k: v for k, v in body.items() if k not in ("code", "message", "field")}
     error = error_class(code, response.status_code)(message, field=field, **context)
     error.http_status = response.status_code
-    error.retryable = is_retryable_status(response.status_code)
+    # The server says whether a retry may help (a malformed embedding answer will not); an
+    # answer that does not say is judged by its status.
+    said = body.get("retryable")
+    error.retryable = said if isinstance(said, bool) else is_retryable_status(response.status_code)
     if code:
         error.code = code
     return error

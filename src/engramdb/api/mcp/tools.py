@@ -19,6 +19,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from engramdb.api.mcp.text import render
+from engramdb.api.problems import problem_body
 from engramdb.core.auth import Caller
 from engramdb.core.operations import run
 from engramdb.core.service import MemoryService
@@ -64,7 +65,7 @@ def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerO
             return error_result(validation_problem(list(error.errors())))
         except Exception:  # the tool boundary: a model gets an error result, the log the traceback
             log.exception("MCP tool %s failed", spec.tool)
-            return error_result(InternalError("internal error; the server logged it").to_dict())
+            return error_result(problem_body(InternalError("internal error; the server logged it")))
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
     tool.__name__ = spec.tool
@@ -86,7 +87,7 @@ def _plan(op: Operation[Any], spec: Mcp, ctx: McpContext) -> tuple[Operation[Any
 
 def _named_for_tool(error: EngramError, names: dict[str, str]) -> dict[str, Any]:
     """The problem JSON, its field named as the tool's argument (``subject``, not ``subjectKey``)."""
-    body = error.to_dict()
+    body = problem_body(error)
     if error.field in names:
         body["field"] = names[error.field]
         body["message"] = body["message"].replace(error.field, names[error.field])

@@ -237,7 +237,9 @@ class Outbox:
             log.warning("outbox entry %d isolated as a dead letter: %s", entry.seq, error.message)
             self.store.bury(entry, error)
         except EngramError as error:
-            if error.retryable:
+            # Every 5xx is tried again, even one the server calls final: the event stays on disk
+            # until a server takes it (a bug fixed, a table restored), never dropped by a failure.
+            if error.retryable or error.http_status >= 500:
                 self._retry(entry, f"{error.code}: {error.message}", server_down=True)
             else:
                 log.warning("server refused outbox entry %d (%s %s): %s", entry.seq,

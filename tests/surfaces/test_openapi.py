@@ -1,0 +1,184 @@
+"""The OpenAPI document tells the truth: who may call, what comes back, what every field means,
+and real answers of every kind validate against it. The docs pages work with no network."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from jsonschema import Draft202012Validator
+
+from engramdb.config import Settings
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.models.operations import BY_NAME, OPERATIONS
+from engramdb.storage.sqlite.store import SQLiteStore
+from tests.conftest import LiveServer
+from tests.factories import episode_body, fact_body, scope_fields
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[LiveServer]:
+    settings = Settings(home=tmp_path / "home", embedder="hashing", embed_poll_seconds=0.05)
+    server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def document(live: LiveServer) -> dict[str, Any]:
+    with live.client(None) as http:
+        return dict(http.get("/openapi.json").json())
+
+
+def _operation(document: dict[str, Any], name: str) -> dict[str, Any]:
+    op = BY_NAME[name]
+    return dict(document["paths"][op.path][op.method.lower()])
+
+
+def test_a_bearer_scheme_guards_every_route_but_health(document: dict[str, Any]) -> None:
+    schemes = document["components"]["securitySchemes"]
+    assert [s["scheme"] for s in schemes.values()] == ["bearer"]
+    for op in OPERATIONS:
+        security = _operation(document, op.name).get("security")
+        assert (security is None) == op.public, op.name
+    assert _operation(document, "recall")["security"] == [{name: []} for name in schemes]  # positive control
+
+
+def test_every_route_documents_the_problems_it_can_answer(document: dict[str, Any]) -> None:
+    for op in OPERATIONS:
+        answers = _operation(document, op.name)["responses"]
+        expected = {"500"} | ({"401", "403", "503"} if not op.public else set())
+        expected |= {"422"} if (op.body or op.query or op.path_params) else set()
+        expected |= {str(s) for s in op.errors}
+        assert expected <= set(answers), (op.name, expected - set(answers))
+        for status in expected:
+            schema = answers[status]["content"]["application/json"]["schema"]
+            assert schema == {"$ref": "#/components/schemas/Problem"}, (op.name, status)
+    text = str(document)
+    assert "HTTPValidationError" not in text and "'detail'" not in text  # FastAPI's own shape is gone
+    assert "422" in _operation(document, "recall")["responses"]  # positive control for the walk
+
+
+def _properties(schema: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    if isinstance(schema, dict):
+        for name, prop in (schema.get("properties") or {}).items():
+            yield name, prop
+        for value in schema.values():
+            yield from _properties(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _properties(value)
+
+
+def test_every_property_and_parameter_is_described(document: dict[str, Any]) -> None:
+    undescribed = [f"{model}.{name}" for model, schema in document["components"]["schemas"].items()
+                   for name, prop in _properties(schema) if not prop.get("description")]  # fmt: skip
+    assert undescribed == []
+    counted = sum(1 for schema in document["components"]["schemas"].values() for _ in _properties(schema))
+    assert counted > 150  # the walk saw the models' properties
+    for op in OPERATIONS:
+        for parameter in _operation(document, op.name).get("parameters", []):
+            assert parameter.get("description"), (op.name, parameter["name"])
+
+
+def test_every_write_body_carries_an_example_that_the_server_takes(live: LiveServer, document: dict[str, Any]) -> None:
+    with live.client(live.key(role="admin")) as admin:
+        for op in OPERATIONS:
+            if op.body is None:
+                continue
+            content = _operation(document, op.name)["requestBody"]["content"]["application/json"]
+            examples = list(content["examples"].values())
+            assert examples and examples[0]["value"], op.name
+    with live.client(live.key()) as agent:  # the memory write examples are valid as they stand
+        for name in ("write_episode", "write_fact", "write_episode_batch", "recall"):
+            op = BY_NAME[name]
+            answer = agent.request(op.method, op.path, json=op.example)
+            assert answer.status_code in (200, 201), (name, answer.text)
+
+
+def test_docs_pages_load_their_assets_from_this_server(live: LiveServer) -> None:
+    with live.client(None) as http:
+        for page in ("/docs", "/redoc"):
+            html = http.get(page)
+            assert html.status_code == 200 and "text/html" in html.headers["content-type"]
+            sources = re.findall(r'(?:src|href)="([^"]+)"', html.text)
+            assert sources, page  # the page does load scripts
+            assert not [s for s in sources if "://" in s], (page, sources)
+            for source in sources:
+                asset = http.get(source)
+                assert asset.status_code == 200 and len(asset.content) > 1000, source
+            assert "openapi.json" in html.text and "fonts.googleapis" not in html.text
+
+
+class Checker:
+    """Validates real answers against what the document says the route answers."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self.checked: set[tuple[str, int]] = set()
+
+    def __call__(self, name: str, answer: httpx.Response) -> httpx.Response:
+        responses = _operation(self.document, name)["responses"]
+        assert str(answer.status_code) in responses, (name, answer.status_code, answer.text)
+        content = responses[str(answer.status_code)].get("content")
+        if answer.status_code == 204:
+            assert content is None and answer.content == b""
+        else:
+            schema = {**content["application/json"]["schema"], "components": self.document["components"]}
+            errors = [e.message for e in Draft202012Validator(schema).iter_errors(answer.json())]
+            assert errors == [], (name, answer.status_code, errors)
+        self.checked.add((name, answer.status_code))
+        return answer
+
+
+def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServer, document: dict[str, Any]) -> None:
+    check = Checker(document)
+    agent, admin = live.client(live.key()), live.client(live.key(role="admin"))
+    with agent, admin, live.client(None) as anonymous:
+        check("health", anonymous.get("/healthz"))
+        episode = check("write_episode", agent.post("/v1/episodes", json=episode_body("Staging is in Frankfurt"))).json()
+        check("write_episode", agent.post("/v1/episodes", json=episode_body("Staging is in Frankfurt")))
+        check("write_episode_batch", agent.post("/v1/episodes/batch", json={"episodes": [episode_body("x", turn=2), {}]}))
+        check("get_episode", agent.get(f"/v1/episodes/{episode['id']}"))
+        check("list_episodes", agent.get("/v1/episodes", params={"limit": 1}))
+        old = check("write_fact", agent.post("/v1/facts", json=fact_body("Uses MongoDB", kind="db"))).json()
+        new = check("correct_fact", agent.post(f"/v1/facts/{old['id']}/correct",
+                                               json={"text": "Uses PostgreSQL", "reason": "moved"})).json()  # fmt: skip
+        check("get_fact", agent.get(f"/v1/facts/{new['id']}"))
+        check("list_facts", agent.get("/v1/facts", params={"includeHistory": "true"}))
+        check("fact_history", agent.get(f"/v1/facts/{new['id']}/history"))
+        tombs = check("list_tombstones", agent.get("/v1/tombstones")).json()["tombstones"]
+        check("write_fact", agent.post("/v1/facts", json=fact_body("uses mongodb", kind="db", sourceEventId="t2")))  # 409
+        check("lift_tombstone", admin.post(f"/v1/tombstones/{tombs[0]['tombstoneId']}/lift", json={"reason": "ok"}))
+        check("retract_fact", agent.post(f"/v1/facts/{new['id']}/retract", json={"reason": "gone"}))
+        check("correct_fact", agent.post(f"/v1/facts/{new['id']}/correct", json={"text": "x", "reason": "y"}))  # 409
+        pending = [check("write_fact", agent.post("/v1/facts", params={"origin": "derived"},
+                                                  json=fact_body(f"Likes {w}", kind="likes", sourceEventId=w))).json()
+                   for w in ("jazz", "opera", "house")]  # fmt: skip
+        check("review_queue", admin.get("/v1/review"))
+        check("approve", admin.post(f"/v1/review/{pending[0]['id']}/approve", json={}))
+        check("reject", admin.post(f"/v1/review/{pending[1]['id']}/reject", json={"reason": "no"}))
+        check("edit_and_approve", admin.post(f"/v1/review/{pending[2]['id']}/edit-and-approve", json={"text": "Likes techno"}))
+        check("audit", admin.get("/v1/audit"))
+        check("put_policy", admin.put("/v1/policy", json=check("get_policy", admin.get("/v1/policy")).json()))
+        check("recall", agent.post("/v1/recall", json={"query": "where is staging", "explain": True, "sessions": 2}))
+        key = check("create_key", admin.post("/v1/keys", json={"role": "reviewer"})).json()
+        check("list_keys", admin.get("/v1/keys"))
+        check("revoke_key", admin.delete(f"/v1/keys/{key['keyId']}"))
+        # The problems, one of each kind.
+        check("recall", anonymous.post("/v1/recall", json={"query": "x"}))  # 401
+        check("audit", agent.get("/v1/audit"))  # 403
+        check("get_fact", agent.get(f"/v1/facts/{'0' * 64}"))  # 404
+        check("recall", agent.post("/v1/recall", json={"query": "x", "limit": 500}))  # 422, body
+        check("list_facts", agent.get("/v1/facts", params={"limit": "many"}))  # 422, query
+        check("list_facts", agent.get("/v1/facts", params={"subject": "user"}))  # 422, a misspelt filter
+        check("recall", admin.post("/v1/recall", json={"query": "x"}))  # 422: admin names no scope
+        check("recall", agent.post("/v1/recall", json={"query": "x", "scope": scope_fields(agentId="other")}))  # 403
+    statuses = {status for _, status in check.checked}
+    assert {200, 201, 204, 401, 403, 404, 409, 422} <= statuses
+    assert {op.name for op in OPERATIONS} == {name for name, status in check.checked if status < 300}
