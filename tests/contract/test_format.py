@@ -21,7 +21,8 @@ from engramdb.contract.format import (
 HEADER = re.compile(
     r"\[Memory (?P<index>\d+); source=(?P<label>EPISODE|MEMORY_FACT); "
     r"score=(?P<score>-?\d+\.\d{3}); trust=(?P<trust>trusted|mixed|untrusted); "
-    r"origin=(?P<origin>stated|derived); status=(?P<status>[a-z_]+)(?P<unverified>; unverified)?(?P<retired>; not current)?\]"
+    r"origin=(?P<origin>stated|derived); status=(?P<status>[a-z_]+)"
+    r"(?P<unverified>; unverified)?(?P<retired>; not current)?\]"
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -191,7 +192,7 @@ def test_backoff_follows_the_reference_numbers(
         outbox.append_episode(make_episode("Back off politely.", scope))
         assert outbox.flush(10)
     times = [s.at for s in proxy.posts("/v1/episodes")]
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(gaps) == 5
     for gap, (low, high) in zip(gaps, [(0.125, 0.25), (0.25, 0.5), (0.5, 1.0), (0.3, 0.3), (0.125, 0.25)],
                                 strict=True):  # fmt: skip

@@ -32,7 +32,8 @@ def _verify(store: Store) -> subprocess.CompletedProcess[str]:
 def _seed(service: MemoryService, operator: Caller) -> Store:
     for i in range(5):
         service.write_episode(operator, EpisodeWrite.model_validate(episode_body(f"turn {i}", turn=i, scope=SCOPE)))
-        service.write_fact(operator, FactWrite.model_validate(fact_body(f"value {i}", kind="k", sourceEventId=f"s{i}", scope=SCOPE)))
+        fact = fact_body(f"value {i}", kind="k", sourceEventId=f"s{i}", scope=SCOPE)
+        service.write_fact(operator, FactWrite.model_validate(fact))
     return service.store
 
 

@@ -75,7 +75,8 @@ def _tour(run: Run, tag: str, tmp_path: Path) -> None:
     assert run("audit", "list", "--limit", "1000")["entries"]
     policy_file = tmp_path / f"policy-{tag}.json"
     policy_file.write_text(json.dumps(run("policy", "get")))
-    assert run("policy", "set", "--body", f"@{policy_file}", "--tombstone-policy", "refuse")["tombstonePolicy"] == "refuse"
+    policy = run("policy", "set", "--body", f"@{policy_file}", "--tombstone-policy", "refuse")
+    assert policy["tombstonePolicy"] == "refuse"
     recalled = run("recall", "where is staging", "--explain", *s)
     assert recalled["memories"][0]["id"] == written["id"] and recalled["memories"][0]["explain"]
     assert run("recall", "staging", "--context", *s, as_json=False).startswith("Historical memory follows.")

@@ -77,7 +77,9 @@ def _problem(answer: Any) -> dict[str, Any]:
     return body
 
 
-def test_a_failing_embedding_endpoint_is_a_502_problem_and_writes_still_land(tmp_path: Path, failing_endpoint: str) -> None:
+def test_a_failing_embedding_endpoint_is_a_502_problem_and_writes_still_land(
+    tmp_path: Path, failing_endpoint: str
+) -> None:
     server = _serve(tmp_path, make_embedder(f"openai:{failing_endpoint}|m"))
     try:
         with server.client(server.key()) as http:
@@ -140,7 +142,7 @@ def test_every_route_over_a_broken_store_answers_problem_json(server: LiveServer
     assert all(a.status_code < 500 for a in healthy.values()), {n: a.text for n, a in healthy.items()}
     _break(server.store)
     broken = _answers(server)
-    for name, answer in broken.items():
+    for answer in broken.values():
         if answer.status_code >= 400:
             _problem(answer)
     failed = {name for name, answer in broken.items() if answer.status_code == 500}

@@ -12,8 +12,10 @@ from tests.conftest import LiveServer
 from tests.factories import fact_body
 
 
-def _fact(http: httpx.Client, text: str, *, subject: str = "user", kind: str = "database",
-          source: str = "turn-1", valid_from: str = "2026-01-01T00:00:00Z", **extra: Any) -> httpx.Response:  # fmt: skip
+def _fact(
+    http: httpx.Client, text: str, *, subject: str = "user", kind: str = "database", source: str = "turn-1",
+    valid_from: str = "2026-01-01T00:00:00Z", **extra: Any,
+) -> httpx.Response:  # fmt: skip
     return http.post("/v1/facts", json=fact_body(text, subject=subject, kind=kind,
                                                  sourceEventId=source, validFrom=valid_from, **extra))  # fmt: skip
 
@@ -146,7 +148,8 @@ def test_concurrent_corrections_leave_exactly_one_active_successor(server: LiveS
     def correct(i: int) -> None:
         with server.client(token) as client:
             barrier.wait()
-            response = client.post(f"/v1/facts/{target}/correct", json={"text": f"On-call is person {i}", "reason": "rota"})
+            body = {"text": f"On-call is person {i}", "reason": "rota"}
+            response = client.post(f"/v1/facts/{target}/correct", json=body)
             statuses.append(response.status_code)
 
     threads = [threading.Thread(target=correct, args=(i,)) for i in range(8)]

@@ -47,7 +47,8 @@ def test_blank_fact_text_is_refused_on_every_fact_write(server: LiveServer) -> N
         for blank in ("   ", "\t\n", "\x00 \x00"):
             refused = http.post("/v1/facts", json=fact_body(blank))
             assert refused.status_code == 422 and refused.json()["field"] == "text", (blank, refused.text)
-        for field, body in (("subjectKey", fact_body("Real text", subject="  ")), ("kind", fact_body("Real text", kind="\t"))):
+        blanks = (("subjectKey", fact_body("Real text", subject="  ")), ("kind", fact_body("Real text", kind="\t")))
+        for field, body in blanks:
             refused = http.post("/v1/facts", json=body)
             assert refused.status_code == 422 and refused.json()["field"] == field, (field, refused.text)
         fact = http.post("/v1/facts", json=fact_body("Lives in Lisbon", kind="home"))

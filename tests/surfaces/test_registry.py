@@ -129,7 +129,8 @@ def test_every_declared_service_method_exists_and_takes_what_the_registry_passes
 
 @pytest.mark.parametrize("role", ROLES)
 def test_the_declared_permission_is_what_the_server_enforces(live: LiveServer, role: str) -> None:
-    grant = scope_fields() if role == "agent" else {"agentId": "coder", "profileId": "default"} if role == "host" else {}
+    grants = {"agent": scope_fields(), "host": {"agentId": "coder", "profileId": "default"}}
+    grant = grants.get(role, {})
     token, _ = auth.create_key(live.store, tenant="t1", role=role, grant=grant, create_tenant=True)
     auth.create_key(live.store, tenant="t1", role="admin", grant={})  # revoking one admin key leaves one
     with live.client(token) as http:

@@ -230,7 +230,8 @@ def test_the_last_active_admin_key_cannot_be_revoked_over_rest(server: LiveServe
         assert admin.delete(f"/v1/keys/{second['keyId']}").status_code == 409  # now it is the last
         assert admin.get("/v1/keys").status_code == 200
     # The operator, on the data folder, may (and can always create another admin key).
-    revoked = subprocess.run([sys.executable, "-m", "engramdb.cli", "keys", "revoke", second["keyId"], "--tenant", "t1"],
+    command = [sys.executable, "-m", "engramdb.cli", "keys", "revoke", second["keyId"], "--tenant", "t1"]
+    revoked = subprocess.run(command,
                              env=server.cli_env(), capture_output=True, text=True, timeout=60)  # fmt: skip
     assert revoked.returncode == 0, revoked.stderr
 

@@ -43,7 +43,8 @@ def test_default_policy_cell(server: LiveServer, trust: str, origin: str, status
 
 def test_a_custom_policy_changes_a_cell(server: LiveServer) -> None:
     with server.client(server.key(role="admin")) as admin:
-        put = admin.put("/v1/policy", json={"trust": {"mixed": {"stated": {"status": "pending_review", "weight": 0.2}}}})
+        cell = {"status": "pending_review", "weight": 0.2}
+        put = admin.put("/v1/policy", json={"trust": {"mixed": {"stated": cell}}})
         assert put.status_code == 200
         assert put.json()["trust"]["trusted"]["stated"] == {"status": "active", "weight": 1.0}  # default kept
         bad = admin.put("/v1/policy", json={"trust": {"sorta": {}}})
@@ -150,7 +151,8 @@ def test_approval_supersedes_and_edit_and_approve(server: LiveServer) -> None:
         parked = next(e for e in entries if e["action"] == "fact.park" and e["targetId"] == guess["id"])
         decided = next(e for e in entries if e["action"] == "review.approve" and e["targetId"] == guess["id"])
         assert parked["afterDigest"] == decided["beforeDigest"]  # the park's digest is the row as stored
-        edited = http.post(f"/v1/review/{typo['id']}/edit-and-approve", json={"text": "Lives in Lisbon", "reason": "typo"})
+        edit = {"text": "Lives in Lisbon", "reason": "typo"}
+        edited = http.post(f"/v1/review/{typo['id']}/edit-and-approve", json=edit)
         assert edited.status_code == 200, edited.text
         assert edited.json()["memory"]["status"] == "active"
         assert edited.json()["memory"]["event"]["text"] == "Lives in Lisbon"

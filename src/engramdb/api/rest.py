@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from engramdb import __version__
 from engramdb.api import problems
@@ -63,7 +64,7 @@ def create_app(
                   description=DESCRIPTION, lifespan=lifespan, docs_url=None, redoc_url=None)  # fmt: skip
     app.state.service = service
     app.state.store = store
-    app.add_route("/mcp", mcp.app, include_in_schema=False)
+    app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
     problems.install(app)
     install_docs(app)
     for op in OPERATIONS:

@@ -11,6 +11,7 @@ import inspect
 from typing import Annotated, Any
 
 from fastapi import Body, Depends, FastAPI, Path, Query, Request, Response
+from fastapi.openapi.models import Example
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -80,6 +81,7 @@ def _parameters(op: Operation[Any]) -> list[inspect.Parameter]:
     if op.query is not None:
         params.append(inspect.Parameter("query", keyword, annotation=Annotated[op.query, Query()]))
     if op.body is not None:
-        examples = {"example": {"summary": "an example", "value": op.example}} if op.example else None
-        params.append(inspect.Parameter("body", keyword, annotation=Annotated[op.body, Body(openapi_examples=examples)]))
+        examples = {"example": Example(summary="an example", value=op.example)} if op.example else None
+        annotation = Annotated[op.body, Body(openapi_examples=examples)]  # type: ignore[name-defined]  # built at run time
+        params.append(inspect.Parameter("body", keyword, annotation=annotation))
     return params

@@ -9,6 +9,7 @@ and ``--key``, and prints a table for people or the answer's JSON with ``--json`
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import json
 import re
@@ -110,8 +111,8 @@ def _field_param(name: str, info: FieldInfo) -> Param:
     if base is list:
         return Param(f"opt_{_snake(name)}", name, "field",
                      Annotated[list[str] | None, typer.Option(option, help=f"{help_} (repeat for more)")])
-    return Param(f"opt_{_snake(name)}", name, "field", Annotated[str | None, typer.Option(option, help=f"{help_} (JSON)")],
-                 parse=lambda text, option=option: _json_option(option, text))  # fmt: skip
+    as_json = Annotated[str | None, typer.Option(option, help=f"{help_} (JSON)")]
+    return Param(f"opt_{_snake(name)}", name, "field", as_json, parse=functools.partial(_json_option, option))
 
 
 def _describe(name: str, info: FieldInfo) -> str:
@@ -128,7 +129,9 @@ def _with_help(param: Param, more: str) -> Param:
 
 def _scope_param(name: str) -> Param:
     option, help_ = SCOPE_OPTIONS[name]
-    parse = (lambda text: _truth("--sandbox-eligible", text)) if name == "sandboxEligible" else None
+    parse: Callable[[Any], Any] | None = None
+    if name == "sandboxEligible":
+        parse = functools.partial(_truth, "--sandbox-eligible")
     return Param(f"scope_{_snake(name)}", name, "scope", Annotated[str | None, typer.Option(option, help=help_)],
                  parse=parse)  # fmt: skip
 
@@ -136,7 +139,8 @@ def _scope_param(name: str) -> Param:
 def _meta_params(op: Operation[Any]) -> list[Param]:
     assert op.cli is not None
     meta = [
-        Param("as_json", "json", "meta", Annotated[bool, typer.Option("--json", help="print the answer as JSON")], False),
+        Param("as_json", "json", "meta", Annotated[bool, typer.Option("--json", help="print the answer as JSON")],
+              False),
         Param("tenant", "tenant", "meta", Annotated[str | None, typer.Option(
             "--tenant", help=f"tenant on the data folder (default {DEFAULT_TENANT}); a server takes the key's")]),
         Param("home", "home", "meta", Annotated[str | None, typer.Option(
@@ -181,7 +185,9 @@ def _run(op: Operation[Any], params: list[Param], given: Mapping[str, Any]) -> N
     show(answer, as_json=bool(meta.get("json")), done=done)
 
 
-def _collect(params: list[Param], given: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+def _collect(
+    params: list[Param], given: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str]]:
     values: dict[str, Any] = {}
     scope: dict[str, Any] = {}
     meta: dict[str, Any] = {}
@@ -199,7 +205,7 @@ def _collect(params: list[Param], given: Mapping[str, Any]) -> tuple[dict[str, A
             raw.append(p.wire or "")
         else:
             meta[p.wire or ""] = value
-    return values, scope, meta, raw  # type: ignore[return-value]
+    return values, scope, meta, raw
 
 
 def _target(op: Operation[Any], meta: Mapping[str, Any]) -> Target:
@@ -218,7 +224,8 @@ def _full_id(target: Target, listing: str, prefix: str) -> str:
         return prefix
     op = BY_NAME[listing]
     answer = target.call(op, build_inputs(op, {"limit": 1000} if "limit" in wire_fields(op.query) else {}))
-    matches = sorted({i for i in _ids(answer.wire() if answer else {}) if i.startswith(prefix)})
+    listed = answer.model_dump(by_alias=True, mode="json") if answer is not None else {}
+    matches = sorted({i for i in _ids(listed) if i.startswith(prefix)})
     if len(matches) == 1:
         return matches[0]
     error = NotFoundError if not matches else ConflictError

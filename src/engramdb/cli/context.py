@@ -114,7 +114,8 @@ class Remote:
         self.client = Client(url, key)
 
     def call(self, op: Operation[Any], inputs: Inputs) -> BaseModel | None:
-        return self.client.call(op, inputs)
+        answer: BaseModel | None = self.client.call(op, inputs)
+        return answer
 
     def close(self) -> None:
         self.client.close()

@@ -58,8 +58,8 @@ def build() -> typer.Typer:
     groups = {name: typer.Typer(help=text, no_args_is_help=True) for name, text in GROUPS.items()}
     for op in OPERATIONS:
         if op.cli is not None:
-            *group, name = op.cli.command
-            (groups[group[0]] if group else app).command(name)(command_for(op))
+            *words, name = op.cli.command
+            (groups[words[0]] if words else app).command(name)(command_for(op))
     groups["audit"].command("verify")(operator.audit_verify)
     for name, group in groups.items():
         app.add_typer(group, name=name)

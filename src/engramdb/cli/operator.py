@@ -56,7 +56,9 @@ def mcp(
     profile_id: Annotated[str, typer.Option("--profile-id", help="profileId of the scope")],
     tenant: TenantOpt = DEFAULT_TENANT,
     privacy: Annotated[str, typer.Option("--privacy", help="private or shared")] = "private",
-    participant: Annotated[str | None, typer.Option("--participant", help="participantScopeHash (default: this user)")] = None,
+    participant: Annotated[
+        str | None, typer.Option("--participant", help="participantScopeHash (default: this user)")
+    ] = None,
     sandbox: Annotated[str, typer.Option("--sandbox-eligible", help="true or false")] = "false",
     home: HomeOpt = None,
 ) -> None:
@@ -70,9 +72,11 @@ def mcp(
     # stdout carries the protocol: logs go to stderr, nothing else is printed.
     configure_logging(logging.WARNING, sys.stderr)
     settings: Settings = settings_for(home)
-    scope = Scope.model_validate({**local_scope(), "agentId": agent_id, "profileId": profile_id, "privacyScope": privacy,
-                                  "sandboxEligible": truth("--sandbox-eligible", sandbox),
-                                  **({"participantScopeHash": participant} if participant else {})})  # fmt: skip
+    named = {"agentId": agent_id, "profileId": profile_id, "privacyScope": privacy,
+             "sandboxEligible": truth("--sandbox-eligible", sandbox)}  # fmt: skip
+    if participant:
+        named["participantScopeHash"] = participant
+    scope = Scope.model_validate({**local_scope(), **named})
     store = open_local_store(home)
     service = MemoryService(store, make_embedder(settings.embedder, api_key=settings.embedder_api_key), settings)
     store.tenant(tenant, create=True)  # the operator may start a tenant by serving it

@@ -16,7 +16,14 @@ from engramdb.core.rows import fact_row
 from engramdb.core.views import memory_view, scope_view
 from engramdb.core.writes import write_response
 from engramdb.errors import AuthorizationError, ConflictError, NotFoundError
-from engramdb.models.lifecycle import EditAndApprove, RejectDecision, ReviewDecision, ReviewItem, ReviewQuery, ReviewQueue
+from engramdb.models.lifecycle import (
+    EditAndApprove,
+    RejectDecision,
+    ReviewDecision,
+    ReviewItem,
+    ReviewQuery,
+    ReviewQueue,
+)
 from engramdb.models.memories import MemoryView, WriteResponse
 from engramdb.storage.port import MemoryRecord, Transaction
 

@@ -150,8 +150,9 @@ class WriteOperations(ServiceBase):
                     record = tx.get_memory(row.scope.scope_key, row.source, row.memory_id)
                     assert record is not None
                 else:
+                    digest = sha256_hex(row.event_json)
                     tx.audit(caller.audit("episode.write", target_kind=row.source, target_id=row.memory_id,
-                                          scope_key=row.scope.scope_key, after_digest=sha256_hex(row.event_json)))  # fmt: skip
+                                          scope_key=row.scope.scope_key, after_digest=digest))  # fmt: skip
                 responses.append(WriteResponse(id=record.memory_id, created=created,
                                                outcome="created" if created else "exists",
                                                memory=memory_view(record)))  # fmt: skip

@@ -65,7 +65,9 @@ class AuditView(ResponseModel):
     action: str = Field(description="what happened, e.g. fact.supersede, review.approve, key.create")
     actor_key_id: str | None = Field(None, description="the key that did it (absent for the operator or the system)")
     actor_role: str | None = Field(None, description="that key's role, or operator or system")
-    target_kind: str | None = Field(None, description="what it acted on: EPISODE, MEMORY_FACT, tombstone, api_key, policy")
+    target_kind: str | None = Field(
+        None, description="what it acted on: EPISODE, MEMORY_FACT, tombstone, api_key, policy"
+    )
     target_id: str | None = Field(None, description="the id of what it acted on")
     scope_key: str | None = Field(None, description="digest of the scope it acted in")
     before_digest: str | None = Field(None, description="digest of the target's state before")

@@ -17,7 +17,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-Out = TypeVar("Out", bound=BaseModel)
+Out = TypeVar("Out")
 Method = Literal["GET", "POST", "PUT", "DELETE"]
 
 
@@ -49,7 +49,7 @@ class McpArg:
     """A tool argument: the operation input it fills (a body or query field, or a path parameter),
     and what the tool says of it where that differs from the operation's own model."""
 
-    field: str | None  # None: an argument of the tool alone (a variant reads it)
+    fills: str | None  # None: an argument of the tool alone (a variant reads it)
     description: str | None = None
     default: Any = ...  # ... = the model's default (required if the model has none)
     bounds: Mapping[str, Any] = field(default_factory=dict)  # ge, le, pattern, max_length, ...
@@ -96,7 +96,7 @@ class Operation(Generic[Out]):
     method: Method
     path: str  # /v1/facts/{fact_id}/correct
     summary: str
-    output: type[Out] | None  # None: 204 No Content
+    output: type[Out] | None  # None: 204 No Content (an Operation[None])
     permission: str | None  # an engramdb.core.auth permission; None: no key needed
     tag: str
     description: str = ""
@@ -116,7 +116,7 @@ class Operation(Generic[Out]):
         """True when no key is needed (the health check)."""
         return self.permission is None
 
-    def answer_status(self, answer: BaseModel | None) -> int:
+    def answer_status(self, answer: object) -> int:
         """The success status for an answer: 201 for a created memory, 204 for no answer."""
         if answer is None:
             return 204

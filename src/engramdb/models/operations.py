@@ -354,7 +354,7 @@ LIST_KEYS = Operation(
     cli=Cli(("keys", "list")),
 )  # fmt: skip
 
-REVOKE_KEY = Operation(
+REVOKE_KEY: Operation[None] = Operation(
     name="revoke_key", method="DELETE", path="/v1/keys/{key_id}", tag="keys", output=None,
     permission="keys.manage", path_params={"key_id": "the key's id"}, errors=(404, 409),
     summary="Revoke a key of the caller's tenant (admin keys only; not the tenant's last admin key).",

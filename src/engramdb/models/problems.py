@@ -3,6 +3,7 @@ become it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ConfigDict, Field
@@ -39,7 +40,7 @@ def _field(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc) or "body"
 
 
-def validation_problem(errors: list[dict[str, Any]]) -> dict[str, Any]:
+def validation_problem(errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Return the 422 body for pydantic errors: the first field, and every error listed."""
     details = [{"field": _field(tuple(e.get("loc", ()))), "message": e.get("msg", "")} for e in errors]
     first = details[0] if details else {"field": "body", "message": "invalid input"}
@@ -51,7 +52,7 @@ def validation_problem(errors: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def request_problem(errors: list[dict[str, Any]]) -> dict[str, Any]:
+def request_problem(errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Return the 422 body for FastAPI's request errors.
 
     Their locations start with where the value came from (``body``, ``query``, ``path``,
@@ -60,7 +61,7 @@ def request_problem(errors: list[dict[str, Any]]) -> dict[str, Any]:
     return validation_problem([_located_in_request(e) for e in errors])
 
 
-def _located_in_request(error: dict[str, Any]) -> dict[str, Any]:
+def _located_in_request(error: Mapping[str, Any]) -> dict[str, Any]:
     if error.get("type") == "json_invalid":
         # FastAPI puts the character offset where a field would be: the body as a whole is bad.
         offset = tuple(error.get("loc", ()))[-1]

@@ -86,7 +86,7 @@ def _wire_items(value: Any) -> Any:
     return value
 
 
-def call_for(op: Operation[T], inputs: Inputs) -> Call[T]:  # type: ignore[type-var]
+def call_for(op: Operation[T], inputs: Inputs) -> Call[T]:
     """The request that runs ``op`` with ``inputs``."""
     path = op.path
     for name, value in zip(op.path_params, inputs.path, strict=True):
@@ -103,7 +103,7 @@ def _text(value: Any) -> str | int | float:
     return value if isinstance(value, (str, int, float)) else str(value)
 
 
-def _reader(model: type[BaseModel] | None) -> Callable[[httpx.Response], Any]:
+def _reader(model: type[Any] | None) -> Callable[[httpx.Response], Any]:
     if model is None:
         return lambda _: None
     return lambda response: model.model_validate(response.json())

@@ -31,10 +31,10 @@ from engramdb.contract.bounds import QUERY_CAP
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
 from engramdb.contract.format import BLOCK_CAP
-from engramdb.models.operations import RECALL
-from engramdb.models.policy import DEFAULT_MULTI_VALUED
 from engramdb.errors import EngramError, InvalidInputError
 from engramdb.models.api import RecallRequest, RecallResponse
+from engramdb.models.operations import RECALL
+from engramdb.models.policy import DEFAULT_MULTI_VALUED
 from engramdb.sdk import operations as op
 from engramdb.sdk.capture import (
     FACT_CHARS,

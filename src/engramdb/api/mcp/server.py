@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from engramdb import __version__
 from engramdb.api.mcp.text import fact_listing
-from engramdb.api.mcp.tools import CallerOf, annotations, error_result, tool_function
+from engramdb.api.mcp.tools import CallerOf, error_result, tool_annotations, tool_function
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError, InvalidInputError, NotFoundError
 from engramdb.models.memories import FactQuery
@@ -73,7 +73,7 @@ def build_server(service: MemoryService, caller_of: CallerOf, *, transport: str)
     for op in OPERATIONS:
         if op.mcp is not None:
             server.add_tool(tool_function(op, service, caller_of, transport), name=op.mcp.tool,
-                            description=op.mcp.description, annotations=annotations(op.mcp),
+                            description=op.mcp.description, annotations=tool_annotations(op.mcp),
                             structured_output=False)  # fmt: skip
 
     def facts_resource(subject: str, ctx: Context) -> str:

@@ -40,7 +40,7 @@ def error_result(body: dict[str, Any]) -> CallToolResult:
                           structured_content=body, is_error=True)  # fmt: skip
 
 
-def annotations(spec: Mcp) -> ToolAnnotations:
+def tool_annotations(spec: Mcp) -> ToolAnnotations:
     if spec.read_only:
         return ToolAnnotations(read_only_hint=True, open_world_hint=False)
     return ToolAnnotations(read_only_hint=False, destructive_hint=spec.destructive, idempotent_hint=spec.idempotent,
@@ -51,7 +51,7 @@ def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerO
     """The function the MCP server registers for ``op``'s tool: its signature is the tool's schema."""
     spec = op.mcp
     assert spec is not None
-    names = {arg.field: name for name, arg in spec.args if arg.field}  # input field -> argument
+    names = {arg.fills: name for name, arg in spec.args if arg.fills}  # input field -> argument
 
     def tool(ctx: Context, **args: Any) -> CallToolResult:
         try:
@@ -80,8 +80,8 @@ def _plan(op: Operation[Any], spec: Mcp, ctx: McpContext) -> tuple[Operation[Any
     """Which operation a call runs, and with which wire-named inputs."""
     if spec.variant is not None and ctx.args.get(spec.variant.when) not in (None, ""):
         return BY_NAME[spec.variant.operation], dict(spec.variant.inputs(ctx))
-    given = {arg.field: ctx.args[name] for name, arg in spec.args
-             if arg.field and ctx.args.get(name) not in (None, "")}  # fmt: skip
+    given = {arg.fills: ctx.args[name] for name, arg in spec.args
+             if arg.fills and ctx.args.get(name) not in (None, "")}  # fmt: skip
     return op, {**given, **(spec.fixed(ctx) if spec.fixed else {})}
 
 
@@ -105,9 +105,9 @@ def _parameter(op: Operation[Any], name: str, arg: McpArg) -> inspect.Parameter:
 
 def _declared(op: Operation[Any], arg: McpArg) -> tuple[Any, list[Any], Any]:
     """The type, constraints and default the operation declares for an argument's input."""
-    if arg.field is None or arg.field in op.path_params:
+    if arg.fills is None or arg.fills in op.path_params:
         return arg.annotation or str, [], inspect.Parameter.empty
     fields = {**wire_fields(op.body), **wire_fields(op.query)}
-    info = fields[arg.field]
+    info = fields[arg.fills]
     default = inspect.Parameter.empty if info.is_required() else info.default
     return info.annotation, list(info.metadata), default

@@ -1,0 +1,157 @@
+"""The layers, as a test: which part of EngramDB may import which.
+
+Every import in every module of ``src/engramdb`` is read (inside functions and under
+TYPE_CHECKING too, and ``importlib.import_module("...")`` calls): a rule broken anywhere fails
+here, not in review a week later.
+
+    contract  imports nothing of EngramDB's but errors and clock
+    models    contract, errors, clock: no server part (the SDK depends on it alone)
+    sdk       contract, models, errors, clock: never core, storage or the server
+    core      of storage, only the port; no api, cli, sdk or eval
+    storage   of core, only the pure audit chain and text analysis; no api, cli, sdk or eval
+    eval      stores only through the backend registry
+    drivers   sqlite3 only in storage/sqlite (and the SDK's own outbox file); psycopg and
+              pgvector only in storage/postgres
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+OWN = "engramdb"
+PG_DRIVERS = ("psycopg", "psycopg_pool", "pgvector")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted((SRC / OWN).rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def imported_names(source: str, package: str) -> set[str]:
+    """Every module the source imports (``from a import b`` counts as ``a`` and ``a.b``)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) \
+                if node.level else node.module or ""  # fmt: skip
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node.func) and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names.add(first.value)
+    return names
+
+
+def _is_dynamic_import(func: ast.expr) -> bool:
+    if isinstance(func, ast.Attribute):
+        return func.attr == "import_module"
+    return isinstance(func, ast.Name) and func.id in ("import_module", "__import__")
+
+
+def imports_of(module: str) -> set[str]:
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return imported_names(path.read_text(encoding="utf-8"), package)
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _own(names: set[str]) -> set[str]:
+    return {n for n in names if _within(n, (OWN,))}
+
+
+def _in_layer(layer: str) -> list[str]:
+    return [m for m in MODULES if _within(m, (f"{OWN}.{layer}",))]
+
+
+def _violations(layer: str, allowed: tuple[str, ...]) -> dict[str, list[str]]:
+    """Imports of EngramDB modules from ``layer`` that are not within ``allowed``."""
+    own_layer = f"{OWN}.{layer}"
+    found = {}
+    for module in _in_layer(layer):
+        bad = sorted(n for n in _own(imports_of(module)) - {OWN}
+                     if not _within(n, (own_layer, *allowed)) and not n.startswith(f"{OWN}.__"))  # fmt: skip
+        if bad:
+            found[module] = bad
+    return found
+
+
+BASE = (f"{OWN}.errors", f"{OWN}.clock")
+RULES: dict[str, tuple[str, ...]] = {
+    "contract": BASE,
+    "models": (*BASE, f"{OWN}.contract"),
+    "sdk": (*BASE, f"{OWN}.contract", f"{OWN}.models"),
+    "core": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.config", f"{OWN}.storage.port",
+             f"{OWN}.storage.records"),
+    "storage": (*BASE, f"{OWN}.contract", f"{OWN}.core.audit", f"{OWN}.core.lexical"),
+    "eval": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.config", f"{OWN}.core", f"{OWN}.jobs",
+             f"{OWN}.storage.port", f"{OWN}.storage.records", f"{OWN}.storage.registry", f"{OWN}.api"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("layer", sorted(RULES))
+def test_each_layer_imports_only_what_it_may(layer: str) -> None:
+    assert _in_layer(layer), f"no module in {layer}"  # the walk found the layer
+    assert _violations(layer, RULES[layer]) == {}
+
+
+def test_drivers_are_named_only_by_their_backend() -> None:
+    for module in MODULES:
+        names = imports_of(module)
+        if not _within(module, (f"{OWN}.storage.postgres",)):
+            assert not {n for n in names if _within(n, PG_DRIVERS)}, module
+        if not _within(module, (f"{OWN}.storage.sqlite", f"{OWN}.sdk.outbox", f"{OWN}.sdk.session")):
+            assert "sqlite3" not in names, module
+    # Positive controls: the backends do name their drivers.
+    assert "psycopg" in imports_of(f"{OWN}.storage.postgres.store")
+    assert "sqlite3" in imports_of(f"{OWN}.storage.sqlite.connection")
+
+
+def test_the_reading_sees_every_form_of_import() -> None:
+    snippet = """
+import sqlite3
+from psycopg import sql
+def late():
+    from ..storage import postgres
+    if TYPE_CHECKING:
+        from engramdb.core.service import MemoryService
+    importlib.import_module("pgvector.psycopg")
+"""
+    names = imported_names(snippet, "engramdb.sdk")
+    assert {"sqlite3", "psycopg.sql", "engramdb.storage.postgres", "engramdb.core.service.MemoryService",
+            "pgvector.psycopg"} <= names  # fmt: skip
+    # The registry opens backends lazily, inside a function: the reading sees it.
+    assert f"{OWN}.storage.sqlite.store" in imports_of(f"{OWN}.storage.registry")
+    # And a rule flags a breach: core importing a backend would be reported.
+    assert _within(f"{OWN}.storage.sqlite.store", (f"{OWN}.storage.sqlite",))
+    assert not _within(f"{OWN}.storage.sqlite.store", RULES["core"])
+
+
+def test_importing_the_sdk_loads_no_server_part() -> None:
+    probe = ("import sys, engramdb.sdk; from engramdb import Client; "
+             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('numpy', 'onnxruntime', 'fastapi', 'starlette', 'uvicorn', 'mcp', 'psycopg', 'sqlite_vec') "
+             "or m.startswith(('engramdb.core', 'engramdb.storage', 'engramdb.api', 'engramdb.cli')))))")  # fmt: skip
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == ""
+    server_probe = probe.replace("engramdb.sdk;", "engramdb.sdk, engramdb.core.service;")
+    control = subprocess.run([sys.executable, "-c", server_probe], capture_output=True, text=True, check=True).stdout
+    assert "numpy" in control and "engramdb.core.service" in control  # the probe does see a server import
