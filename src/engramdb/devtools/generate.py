@@ -72,7 +72,7 @@ def sdk_methods() -> str:
     sync = [_method(op, models, asynchronous=False) for op in operations.OPERATIONS]
     asynchronous = [_method(op, models, asynchronous=True) for op in operations.OPERATIONS]
     contract = ", ".join(sorted(models & CONTRACT))
-    imported = "\n".join(f"    {m}," for m in sorted(models - CONTRACT))
+    imported = "\n".join(f"    {m}," for m in sorted(models - CONTRACT, key=str.lower))  # as ruff orders them
     out = HEADER.format(contract=contract, models=imported)
     out += '\n\nclass SyncMethods:\n    """Every operation as a blocking method (``Client``)."""\n\n'
     out += "    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
