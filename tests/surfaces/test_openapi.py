@@ -5,28 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
-from engramdb.config import Settings
-from engramdb.core.embedding import HashingEmbedder
 from engramdb.models.operations import BY_NAME, OPERATIONS
-from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body, scope_fields
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveServer]:
-    settings = Settings(home=tmp_path / "home", embedder="hashing", embed_poll_seconds=0.05)
-    server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

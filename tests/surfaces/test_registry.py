@@ -9,7 +9,6 @@ permission it declares must be the one the server enforces, for every role.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +32,6 @@ from tests.factories import scope_fields
 from tests.surfaces.requests import example_request
 
 ROLES = ("agent", "host", "reviewer", "admin")
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveServer]:
-    """One real server on SQLite (the parity of surfaces does not depend on the backend)."""
-    settings = Settings(home=tmp_path / "home", embedder="hashing", embed_poll_seconds=0.05)
-    server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
-    server.start()
-    yield server
-    server.stop()
 
 
 def _cli_commands() -> dict[tuple[str, ...], Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from engramdb.storage.port import CandidateFilter, NewMemory
+from engramdb.storage.port import CandidateFilter, EpisodePosition, NewMemory
 
 MEMORY_COLUMNS = (
     "rowid, source, memory_id, scope_key, text, trust_class, origin, status, confidence, "
@@ -55,6 +55,24 @@ EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 EXPORT_ORDER = {"memories": "rowid", "tombstones": "created_at, tombstone_id",
                 "api_keys": "created_at", "audit_log": "seq"}  # fmt: skip
+
+
+def episodes_clause(
+    *, session_id: str | None, after: str | None, before: str | None, below: EpisodePosition | None,
+    mark: str = "?",
+) -> tuple[str, list[Any]]:  # fmt: skip
+    """The filters and newest-first order of an episode listing, after ``WHERE`` on the scope."""
+    sql = " AND m.source = 'EPISODE' AND m.status = 'active'"
+    params: list[Any] = []
+    for clause, value in (("m.session_id = ", session_id), ("m.observed_at >= ", after),
+                          ("m.observed_at < ", before)):  # fmt: skip
+        if value is not None:
+            sql += f" AND {clause}{mark}"
+            params.append(value)
+    if below is not None:
+        sql += f" AND (m.observed_at, m.rowid) < ({mark}, {mark})"
+        params += [below.observed_at, below.rowid]
+    return sql + f" ORDER BY m.observed_at DESC, m.rowid DESC LIMIT {mark}", params
 
 
 def placeholders(values: Sequence[Any], mark: str = "?") -> str:

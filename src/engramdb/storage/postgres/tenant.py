@@ -20,6 +20,7 @@ from engramdb.storage.columns import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
+    episodes_clause,
     filter_clause,
 )
 from engramdb.storage.common import expire_rows, walk_history
@@ -131,19 +132,9 @@ class PostgresTenantStore:
         self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None,
         below: EpisodePosition | None, limit: int,
     ) -> list[MemoryRecord]:  # fmt: skip
-        sql = (f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant = %s AND m.scope_key = %s "
-               "AND m.source = 'EPISODE' AND m.status = 'active'")  # fmt: skip
-        args: list[Any] = [self.name, scope_key]
-        for clause, value in (("m.session_id = %s", session_id), ("m.observed_at >= %s", after),
-                              ("m.observed_at < %s", before)):  # fmt: skip
-            if value is not None:
-                sql += f" AND {clause}"
-                args.append(value)
-        if below is not None:
-            sql += " AND (m.observed_at, m.rowid) < (%s, %s)"
-            args += [below.observed_at, below.rowid]
-        rows = self._all(sql + " ORDER BY m.observed_at DESC, m.rowid DESC LIMIT %s", [*args, limit])
-        return [MemoryRecord(*r) for r in rows]
+        where, params = episodes_clause(session_id=session_id, after=after, before=before, below=below, mark="%s")
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant = %s AND m.scope_key = %s{where}"
+        return [MemoryRecord(*r) for r in self._all(sql, [self.name, scope_key, *params, limit])]
 
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         if not rowids:

@@ -9,6 +9,7 @@ from engramdb.storage.columns import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
+    episodes_clause,
     filter_clause,
     placeholders,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "AUDIT_COLUMNS",
     "MEMORY_COLUMNS",
     "TOMBSTONE_COLUMNS",
+    "episodes_clause",
     "filter_clause",
     "placeholders",
 ]

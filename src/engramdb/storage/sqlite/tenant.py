@@ -41,6 +41,7 @@ from engramdb.storage.sqlite.sql import (
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     audit_entry,
+    episodes_clause,
     filter_clause,
     memory,
     placeholders,
@@ -112,19 +113,9 @@ class SQLiteTenantStore:
         self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None,
         below: EpisodePosition | None, limit: int,
     ) -> list[MemoryRecord]:  # fmt: skip
-        sql = (f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ? AND m.source = 'EPISODE' "
-               "AND m.status = 'active'")  # fmt: skip
-        params: list[Any] = [scope_key]
-        for clause, value in (("m.session_id = ?", session_id), ("m.observed_at >= ?", after),
-                              ("m.observed_at < ?", before)):  # fmt: skip
-            if value is not None:
-                sql += f" AND {clause}"
-                params.append(value)
-        if below is not None:
-            sql += " AND (m.observed_at, m.rowid) < (?, ?)"
-            params += [below.observed_at, below.rowid]
-        sql += " ORDER BY m.observed_at DESC, m.rowid DESC LIMIT ?"
-        return [memory(r) for r in self._db.fetchall(sql, [*params, limit])]
+        where, params = episodes_clause(session_id=session_id, after=after, before=before, below=below)
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ?{where}"
+        return [memory(r) for r in self._db.fetchall(sql, [scope_key, *params, limit])]
 
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         if not rowids:
