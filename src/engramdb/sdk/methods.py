@@ -60,9 +60,12 @@ class SyncMethods:
         """Store an episode (201), or return the one already stored with this id (200)."""
         return self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {}))
 
-    def write_episode_batch(self, body: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]]) -> EpisodeBatchResult:
+    def write_episode_batch(
+        self,
+        bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+    ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
-        return self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), body, {}))
+        return self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), bodies, {}))
 
     def write_fact(
         self,
@@ -172,9 +175,9 @@ class SyncMethods:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
         return self.call(ops.GET_POLICY, inputs_for(ops.GET_POLICY, (), None, {}))
 
-    def put_policy(self, body: TenantPolicy | Mapping[str, Any] | None = None) -> TenantPolicy:
+    def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
-        return self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), body, {}))
+        return self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), policy, {}))
 
     def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
@@ -210,10 +213,10 @@ class AsyncMethods:
 
     async def write_episode_batch(
         self,
-        body: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+        bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
     ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
-        return await self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), body, {}))
+        return await self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), bodies, {}))
 
     async def write_fact(
         self,
@@ -323,9 +326,9 @@ class AsyncMethods:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
         return await self.call(ops.GET_POLICY, inputs_for(ops.GET_POLICY, (), None, {}))
 
-    async def put_policy(self, body: TenantPolicy | Mapping[str, Any] | None = None) -> TenantPolicy:
+    async def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
-        return await self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), body, {}))
+        return await self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), policy, {}))
 
     async def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
