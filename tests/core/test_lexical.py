@@ -155,8 +155,8 @@ _ENGLISH = {
 
 
 def test_stems_match_fts5_on_english_words() -> None:
-    for suffix, words in _ENGLISH.items():  # the list is what it says
-        assert all(w.endswith((suffix, "y")) for w in words.split()), suffix
+    for suffix, listed in _ENGLISH.items():  # the list is what it says
+        assert all(w.endswith((suffix, "y")) for w in listed.split()), suffix
     words = " ".join(_ENGLISH.values()).split()
     assert _differences(words) == []
 
