@@ -92,7 +92,8 @@ def test_stems_match_fts5_on_random_words() -> None:
     assert not differences, f"{len(differences)} of {len(words)} differ, e.g. {differences[:20]}"
 
 
-# Real words carrying each suffix Porter's steps treat, the step's own examples first.
+# Real words carrying each suffix Porter's steps treat; a final "y" becomes the "i" of "-enci",
+# "-bli", "-logi", "-aliti"... in step 1c.
 _ENGLISH = {
     "ational": "relational rational operational sensational educational inspirational",
     "tional": "conditional additional traditional emotional exceptional intentional",
@@ -145,7 +146,7 @@ _ENGLISH = {
     "ing": "motoring sing running hoping filing falling sizing hopping hissing failing flying dying "
     "lying tying eyeing",
     "ed": "plastered bled conflated troubled sized hopped tanned fizzed failed filed hoped dyed "
-    "eyed played",
+    "eyed played trekked",
     "ies": "ponies ties cries flies skies dies lies pies studies",
     "sses": "caresses dresses glasses passes",
     "s": "cats caress gaps dogs gas this is",
