@@ -10,6 +10,7 @@ from __future__ import annotations
 from engramdb.models.admin import (
     AuditPage,
     AuditQuery,
+    AuditVerdict,
     AuditView,
     Health,
     KeyCreated,
@@ -64,14 +65,15 @@ from engramdb.models.recall import (
     RecallRequest,
     RecallResponse,
 )
+from engramdb.models.scopes import ScopeList, ScopeListQuery, ScopeSummary
 
 __all__ = [
-    "DEFAULT_LIMIT", "MAX_LIMIT", "ArmExplain", "AuditPage", "AuditQuery", "AuditView", "CorrectRequest",
-    "EditAndApprove", "EmbeddingStatus", "EpisodeBatch", "EpisodeBatchResult", "EpisodeList", "EpisodeQuery",
-    "Explain", "FactHistory", "FactList", "FactQuery", "FieldProblem", "Health", "KeyCreateRequest",
+    "DEFAULT_LIMIT", "MAX_LIMIT", "ArmExplain", "AuditPage", "AuditQuery", "AuditVerdict", "AuditView",
+    "CorrectRequest", "EditAndApprove", "EmbeddingStatus", "EpisodeBatch", "EpisodeBatchResult", "EpisodeList",
+    "EpisodeQuery", "Explain", "FactHistory", "FactList", "FactQuery", "FieldProblem", "Health", "KeyCreateRequest",
     "KeyCreated", "KeyList", "KeyView", "LiftRequest", "MemoryQuery", "MemoryView", "Problem", "QueryModel",
     "RecallRequest", "RecallResponse", "RecalledMemory", "RecalledSession", "RejectDecision", "ResponseModel",
-    "RetractRequest", "ReviewDecision", "ReviewItem", "ReviewQuery", "ReviewQueue", "Role", "ScopeQuery",
-    "ScopeView", "TenantPolicy", "TombstoneList", "TombstoneQuery", "TombstoneView", "TrustRule",
-    "WriteOptions", "WriteResponse",
+    "RetractRequest", "ReviewDecision", "ReviewItem", "ReviewQuery", "ReviewQueue", "Role", "ScopeList",
+    "ScopeListQuery", "ScopeQuery", "ScopeSummary", "ScopeView", "TenantPolicy", "TombstoneList", "TombstoneQuery",
+    "TombstoneView", "TrustRule", "WriteOptions", "WriteResponse",
 ]  # fmt: skip

@@ -13,6 +13,7 @@ from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
 from engramdb.models import operations as ops
 from engramdb.models.api import (
     AuditPage,
+    AuditVerdict,
     CorrectRequest,
     EditAndApprove,
     EpisodeBatch,
@@ -32,6 +33,7 @@ from engramdb.models.api import (
     RetractRequest,
     ReviewDecision,
     ReviewQueue,
+    ScopeList,
     TenantPolicy,
     TombstoneList,
     TombstoneView,
@@ -111,6 +113,10 @@ class SyncMethods:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return self.call(ops.LIST_FACTS, inputs_for(ops.LIST_FACTS, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "limit": limit, "as_of": as_of, "valid_at": valid_at, "include_history": include_history}))
 
+    def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
+        """The tenant's scopes that hold memories and that the key may name, with counts."""
+        return self.call(ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}))
+
     def correct_fact(
         self,
         fact_id: str,
@@ -167,9 +173,21 @@ class SyncMethods:
         """Replace a pending fact's text with the reviewer's, and approve it."""
         return self.call(ops.EDIT_AND_APPROVE, inputs_for(ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
 
-    def audit(self, *, after: int = 0, limit: int = 100) -> AuditPage:
+    def audit(
+        self,
+        *,
+        after: int = 0,
+        limit: int = 100,
+        action: str | None = None,
+        target_id: str | None = None,
+        actor_key_id: str | None = None,
+    ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
-        return self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit}))
+        return self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit, "action": action, "target_id": target_id, "actor_key_id": actor_key_id}))
+
+    def verify_audit(self) -> AuditVerdict:
+        """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
+        return self.call(ops.VERIFY_AUDIT, inputs_for(ops.VERIFY_AUDIT, (), None, {}))
 
     def get_policy(self) -> TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
@@ -262,6 +280,10 @@ class AsyncMethods:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return await self.call(ops.LIST_FACTS, inputs_for(ops.LIST_FACTS, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "limit": limit, "as_of": as_of, "valid_at": valid_at, "include_history": include_history}))
 
+    async def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
+        """The tenant's scopes that hold memories and that the key may name, with counts."""
+        return await self.call(ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}))
+
     async def correct_fact(
         self,
         fact_id: str,
@@ -318,9 +340,21 @@ class AsyncMethods:
         """Replace a pending fact's text with the reviewer's, and approve it."""
         return await self.call(ops.EDIT_AND_APPROVE, inputs_for(ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
 
-    async def audit(self, *, after: int = 0, limit: int = 100) -> AuditPage:
+    async def audit(
+        self,
+        *,
+        after: int = 0,
+        limit: int = 100,
+        action: str | None = None,
+        target_id: str | None = None,
+        actor_key_id: str | None = None,
+    ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
-        return await self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit}))
+        return await self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit, "action": action, "target_id": target_id, "actor_key_id": actor_key_id}))
+
+    async def verify_audit(self) -> AuditVerdict:
+        """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
+        return await self.call(ops.VERIFY_AUDIT, inputs_for(ops.VERIFY_AUDIT, (), None, {}))
 
     async def get_policy(self) -> TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
