@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
@@ -77,10 +78,10 @@ class Tab:
 
     def sign_in(self, token: str, path: str = "/ui/memories") -> None:
         """Sign in through the form, as a person would, then open ``path``."""
-        self.page.goto(f"{self.server.url}/ui/signin?next={path}")
+        self.page.goto(f"{self.server.url}/ui/signin?next={quote(path)}")
         self.page.get_by_label("API key").fill(token)
         self.page.get_by_role("button", name="Sign in").click()
-        self.page.wait_for_url(f"**{path.split('?')[0]}*")
+        self.page.wait_for_url(lambda url: urlsplit(url).path == urlsplit(path).path)
         self.loaded()
 
     def open(self, path: str) -> None:

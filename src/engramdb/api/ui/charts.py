@@ -8,7 +8,7 @@ held in the world) and record time (when the store believed it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from engramdb.models.memories import MemoryView
 from engramdb.models.recall import RecalledMemory
@@ -85,6 +85,15 @@ def moment(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
+def _label(instant: datetime, span: timedelta) -> str:
+    """A tick's label, as fine as the axis needs: days, minutes, or seconds and milliseconds."""
+    if span >= timedelta(days=2):
+        return instant.strftime("%Y-%m-%d")
+    if span >= timedelta(minutes=10):
+        return instant.strftime("%m-%d %H:%M")
+    return instant.strftime("%H:%M:%S.%f")[:-3]
+
+
 def _axis(instants: list[datetime], count: int = 4) -> Axis:
     start, end = min(instants), max(instants)
     if end <= start:  # one instant: give it a day of room on either side
@@ -92,7 +101,7 @@ def _axis(instants: list[datetime], count: int = 4) -> Axis:
     step = (end - start) / count
     axis = Axis(start, end, [])
     instants = [start + step * i for i in range(count + 1)]
-    axis.ticks.extend((axis.x(t), t.strftime("%Y-%m-%d %H:%M")) for t in instants)
+    axis.ticks.extend((axis.x(t), _label(t, end - start)) for t in instants)
     return axis
 
 

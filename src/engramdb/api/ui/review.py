@@ -29,13 +29,14 @@ def _decide(request: Request, caller: Caller, item: ReviewItem, decision: Decisi
     scope = {k: item.scope[k] for k in SCOPE_FIELDS}
     path = {"fact_id": item.fact.id}
     said = item.fact.event.get("text", "")
+    why = {"reason": reason} if reason else {}
     if decision == "approve":
-        call(request, caller, "approve", path, body={"reason": reason or None}, scope=scope)
+        call(request, caller, "approve", path, body=why, scope=scope)
         return f"Approved “{said}”."
     if decision == "reject":
         call(request, caller, "reject", path, body={"reason": reason}, scope=scope)
         return f"Rejected “{said}”."
-    call(request, caller, "edit_and_approve", path, body={"text": text, "reason": reason or None}, scope=scope)
+    call(request, caller, "edit_and_approve", path, body={"text": text, **why}, scope=scope)
     return f"Edited and approved: “{text}”."
 
 

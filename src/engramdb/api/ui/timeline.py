@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse
@@ -27,7 +27,7 @@ def _doings(request: Request, caller: Caller, history: FactHistory) -> list[Audi
     return [found[seq] for seq in sorted(found)]
 
 
-def _page(request: Request, caller: Caller, fact_id: str, scope: str | None, **extra: Any) -> HTMLResponse:
+def _page(request: Request, caller: Caller, fact_id: str, scope: str | None, done: str | None = None) -> HTMLResponse:
     chosen = scopes(request, caller, scope)
     history = call(request, caller, "fact_history", {"fact_id": fact_id}, scope=chosen.fields())
     drawing = charts.timeline(history.versions, [t.created_at for t in history.tombstones])
@@ -36,7 +36,7 @@ def _page(request: Request, caller: Caller, fact_id: str, scope: str | None, **e
     url = {"HX-Replace-Url": f"{base(request)}/facts/{fact_id}?scope={key}"}
     return render(request, "timeline.html", headers=url, caller=caller, fact_id=fact_id, scope_key=key,
                   history=history, drawing=drawing, current=current, doings=_doings(request, caller, history),
-                  **extra)  # fmt: skip
+                  done=done)  # fmt: skip
 
 
 @router.get("/ui/part/facts/{fact_id}")

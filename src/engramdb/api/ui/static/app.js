@@ -20,6 +20,7 @@
   function say(text, isProblem) {
     var box = document.getElementById("messages");
     if (!box) { return; }
+    if (!text) { box.replaceChildren(); return; }
     var line = document.createElement("p");
     line.className = isProblem ? "problem" : "done";
     if (isProblem) { line.setAttribute("role", "alert"); }
@@ -92,7 +93,7 @@
     }
   });
 
-  document.body.addEventListener("htmx:afterSwap", function (event) {
+  document.body.addEventListener("htmx:afterSettle", function (event) {
     var elt = event.detail.requestConfig ? event.detail.requestConfig.elt : null;
     if (elt && (elt.id === "main" || elt.id === "who" || elt.closest("#who"))) { return; }  // page load, header
     if (event.detail.target.id === "messages") { return; }
