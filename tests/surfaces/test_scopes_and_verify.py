@@ -17,7 +17,8 @@ def _fill(server: LiveServer) -> None:
     with server.client(server.key(role="admin")) as admin:
         for scope, n in ((ALICE, 3), (BOB, 1), (OTHER_AGENT, 2)):
             for i in range(n):
-                assert admin.post("/v1/episodes", json=episode_body(f"turn {i}", turn=i, scope=scope)).status_code == 201
+                written = admin.post("/v1/episodes", json=episode_body(f"turn {i}", turn=i, scope=scope))
+                assert written.status_code == 201
         derived = admin.post("/v1/facts", params={"origin": "derived"}, json=fact_body("Likes tea", scope=ALICE))
         assert derived.json()["outcome"] == "parked"
 

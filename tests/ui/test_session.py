@@ -14,7 +14,7 @@ from tests.ui.seed import write
 BOB = scope_fields(participantScopeHash=participant("bob"))
 
 
-def test_a_wrong_key_is_refused_and_a_right_one_kept_in_the_tab_only(tab: Tab, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_wrong_key_is_refused_and_a_right_one_kept_in_this_tab(tab: Tab, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="uvicorn.access")
     token = tab.server.key(role="admin")
     secret = token.rsplit(".", 1)[1]
@@ -105,10 +105,10 @@ def test_a_reviewer_may_read_and_decide_but_not_write(tab: Tab) -> None:
     expect(tab.page.get_by_role("button", name="Retract")).to_have_count(0)
     tab.heard.console_errors.clear()
     # Sent anyway, as a crafted request from the page with the reviewer's key: the server refuses it.
-    status = tab.page.evaluate("""async ([url, key]) => (await fetch(url, {method: 'POST', headers: {
+    status = tab.page.evaluate("""async ([url, key, scope]) => (await fetch(url, {method: 'POST', headers: {
         Authorization: 'Bearer ' + key, 'content-type': 'application/x-www-form-urlencoded'},
-        body: 'text=The+user+edits+in+emacs.&reason=forged&scope=' + %r})).status""" % scope_key,
-                               [f"{tab.server.url}/ui/part/facts/{ids['editor']}/correct", reviewer])  # fmt: skip
+        body: 'text=The+user+edits+in+emacs.&reason=forged&scope=' + scope})).status""",
+                               [f"{tab.server.url}/ui/part/facts/{ids['editor']}/correct", reviewer, scope_key])
     assert status == 403
     tab.open("/ui/admin")
     expect(tab.page.locator("main").get_by_role("alert")).to_contain_text("reviewer keys may not manage keys")
