@@ -28,6 +28,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
          "--disable-component-update", "--disable-sync"]  # fmt: skip
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("ENGRAM_SCREENSHOTS") or ROOT / ".screenshots")
+expect.set_options(timeout=15_000)  # waits for the page, not a time limit: CI machines may be busy
 
 
 @pytest.fixture(scope="session")
