@@ -31,7 +31,7 @@ from pydantic.alias_generators import to_camel
 
 from engramdb import clock
 from engramdb.contract.bounds import check_caps, check_safe_integer, strip_nul
-from engramdb.contract.canonical import event_id, fact_id
+from engramdb.contract.canonical import event_id, fact_id, js_trim
 from engramdb.errors import InvalidInputError
 
 Runtime = Literal["openclaw", "hermes", "custom"]
@@ -115,6 +115,8 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "privacyScope": "scope: private (one participant) or shared (a shared space)",
     "participantScopeHash": "scope: salted SHA-256 of the participant's identity (64 lower-hex), never the raw id",
     "sandboxEligible": "scope: whether sandboxed runs may use the memory",
+    "userId": "the participant's own id, instead of participantScopeHash: the server hashes it with the "
+    "tenant's secret salt and keeps nothing of it (at most 512 characters; bodies only)",
     "externalSessionId": "the host's conversation or session id",
     "sourceEventId": "the event this one came from (for a fact, the turn or document it was learned from)",
     "turnIndex": "position of the turn in its session, from 0",
@@ -197,7 +199,6 @@ class _EpisodeBody(WireModel):
     summary: NonEmpty
     conversation_kind: ConversationKind
     channel_id_hash: Hex64 | None = None
-    visibility: Visibility
     trust_class: TrustClass
     origin_class: str
     observed_at: DateTime
@@ -210,6 +211,7 @@ class Episode(Scope, _EpisodeBody):
     schema_version: SchemaVersion
     event_type: Literal["episode"]
     event_id: Hex64
+    visibility: Visibility
 
     def scope(self) -> Scope:
         return Scope.model_validate(self.model_dump(include=set(Scope.model_fields), by_alias=True))
@@ -228,7 +230,6 @@ class _FactBody(WireModel):
     supersedes_fact_id: str | None = None
     valid_from: DateTime
     valid_until: DateTime | None = None
-    visibility: Visibility
     trust_class: TrustClass
     provenance: str
 
@@ -240,9 +241,22 @@ class Fact(Scope, _FactBody):
     event_type: Literal["fact"]
     fact_id: Hex64
     active: bool
+    visibility: Visibility
 
     def scope(self) -> Scope:
         return Scope.model_validate(self.model_dump(include=set(Scope.model_fields), by_alias=True))
+
+
+def _not_blank_id(value: str) -> str:
+    if not js_trim(value):
+        raise ValueError("must not be blank")
+    return value
+
+
+# A participant's raw id (``userId``): the server turns it into participantScopeHash with the
+# tenant's secret salt and keeps nothing of it. Accepted in bodies only, never in a URL.
+UserId = Annotated[str, Field(min_length=1, max_length=512), AfterValidator(_not_blank_id)]
+_NAMED = {*Scope.model_fields, "user_id"}
 
 
 class ScopeFields(WireModel):
@@ -253,10 +267,12 @@ class ScopeFields(WireModel):
     privacy_scope: PrivacyScope | None = None
     participant_scope_hash: Hex64 | None = None
     sandbox_eligible: bool | None = None
+    user_id: UserId | None = None
 
     def named_scope_fields(self) -> dict[str, Any]:
-        """Return the scope fields the body names (those it leaves out are absent)."""
-        return self.model_dump(include=set(Scope.model_fields), exclude_none=True, by_alias=True)
+        """Return the scope fields the body names (those it leaves out are absent); a ``userId``
+        stands for participantScopeHash until the server derives it."""
+        return self.model_dump(include=_NAMED, exclude_none=True, by_alias=True)
 
 
 class _Bounded(WireModel):
@@ -287,14 +303,54 @@ def _complete(body: WireModel, scope: Scope, id_field: str, computed: str, given
             field=id_field,
             expected=computed,
         )
-    data = body.model_dump(by_alias=True, exclude_none=True, exclude=set(Scope.model_fields))
+    data = body.model_dump(by_alias=True, exclude_none=True, exclude=_NAMED)
+    data.setdefault("visibility", "participant" if scope.privacy_scope == "private" else "shared")
     return {**data, **scope.model_dump(by_alias=True), id_field: computed}
 
 
+def default_summary(user_text: str, assistant_text: str) -> str:
+    """The summary of an episode written without one: the user's words on one line (else the
+    assistant's), cut at 240 characters, as the SDK's capture makes it."""
+    text = " ".join((user_text if user_text.strip() else assistant_text).split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+SUMMARY_CHARS = 240
+DEFAULT_SESSION = "default"
+# What a write leaves out: a minimal episode is {userText, assistantText}, a minimal fact
+# {text, subjectKey, kind}, plus the scope the key does not fix.
+EPISODE_DEFAULTS: dict[str, Any] = {
+    "runtime": "custom", "externalSessionId": DEFAULT_SESSION, "turnIndex": 0, "userText": "",
+    "assistantText": "", "conversationKind": "direct", "trustClass": "mixed", "originClass": "conversation",
+    "provenance": "api",
+}  # fmt: skip
+FACT_DEFAULTS: dict[str, Any] = {
+    "runtime": "custom", "confidence": 1.0, "sourceEventId": "api", "trustClass": "trusted", "provenance": "api",
+}
+
+
 class EpisodeWrite(_Bounded, ScopeFields, _EpisodeBody):
-    """REST body for ``POST /v1/episodes``: an episode whose scope and id may be omitted."""
+    """REST body for ``POST /v1/episodes``: an episode whose scope and id may be omitted.
+
+    Everything but the turn has a default (``EPISODE_DEFAULTS``; ``observedAt`` now, the summary
+    the user's words, ``visibility`` from the scope): ``{userText, assistantText}`` is enough.
+    """
 
     event_id: Hex64 | None = None
+    visibility: Visibility | None = None  # from the scope when omitted
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        filled = {**EPISODE_DEFAULTS, "observedAt": clock.now_text(), **data}
+        user, assistant = filled.get("userText"), filled.get("assistantText")
+        if "summary" not in data and isinstance(user, str) and isinstance(assistant, str):
+            summary = default_summary(user, assistant)
+            if summary:  # else the summary is missing, and the error says so
+                filled["summary"] = summary
+        return filled
 
     @model_validator(mode="after")
     def _says_something(self) -> EpisodeWrite:
@@ -323,9 +379,21 @@ class EpisodeWrite(_Bounded, ScopeFields, _EpisodeBody):
 
 
 class FactWrite(_Bounded, ScopeFields, _FactBody):
-    """REST body for ``POST /v1/facts``: a fact whose scope and id may be omitted."""
+    """REST body for ``POST /v1/facts``: a fact whose scope and id may be omitted.
+
+    ``{text, subjectKey, kind}`` is enough: the rest has defaults (``FACT_DEFAULTS``;
+    ``validFrom`` now, ``visibility`` from the scope).
+    """
 
     fact_id: Hex64 | None = None
+    visibility: Visibility | None = None  # from the scope when omitted
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        return {**FACT_DEFAULTS, "validFrom": clock.now_text(), **data}
 
     @model_validator(mode="after")
     def _is_a_claim(self) -> FactWrite:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
+from typing import Any
 
 from engramdb.config import Settings
+from engramdb.contract.canonical import hash_scope
+from engramdb.contract.events import Scope
+from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
-from engramdb.storage.port import Store, TenantStore
+from engramdb.errors import InvalidInputError
+from engramdb.storage.port import AuditDraft, Store, TenantStore
 
 
 class ServiceBase:
@@ -18,6 +24,32 @@ class ServiceBase:
         self.embedder = embedder
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
+        self._salts: dict[str, str] = {}  # tenant -> its participant salt
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)
+
+    def _scope(self, caller: Caller, named: Mapping[str, Any]) -> Scope:
+        """Return a request's full scope (``auth.resolve_scope``), a ``userId`` first turned into its
+        participantScopeHash with the tenant's secret salt."""
+        fields = dict(named)
+        user_id = fields.pop("userId", None)
+        if user_id is not None:
+            if "participantScopeHash" in fields:
+                raise InvalidInputError("name the participant once: userId or participantScopeHash, not both",
+                                        field="userId")  # fmt: skip
+            fields["participantScopeHash"] = self.participant_hash(caller, user_id)
+        return auth.resolve_scope(caller, fields)
+
+    def participant_hash(self, caller: Caller, user_id: str) -> str:
+        """Return ``hash_scope([userId], salt)`` with the caller's tenant's secret salt.
+
+        The raw id is hashed here and goes no further: it is not stored, logged or answered.
+        """
+        draft = AuditDraft(action="tenant.participant_salt", actor_key_id=None if caller.operator else caller.key_id,
+                           actor_role="operator" if caller.operator else caller.role, target_kind="tenant",
+                           target_id=caller.tenant)  # fmt: skip
+        salt = self._salts.get(caller.tenant)
+        if salt is None:  # a salt never changes once made: one read per tenant and process
+            salt = self._salts[caller.tenant] = self._tenant(caller).participant_salt(draft)
+        return hash_scope([user_id], salt)

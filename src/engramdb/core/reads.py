@@ -37,7 +37,7 @@ class ReadOperations(ServiceBase):
     def get_memory(self, caller: Caller, source: Source, memory_id: str, named: ScopeQuery) -> MemoryView:
         """One memory of the caller's scope (404 when it is in no scope the caller may name)."""
         auth.require(caller, "memory.read")
-        scope = auth.resolve_scope(caller, named.named_scope_fields())
+        scope = self._scope(caller, named.named_scope_fields())
         record = self._tenant(caller).get_memory(auth.scope_key(scope), source, memory_id)
         if record is None:
             noun = "episode" if source == "EPISODE" else "fact"
@@ -46,7 +46,7 @@ class ReadOperations(ServiceBase):
 
     def list_facts(self, caller: Caller, query: FactQuery) -> FactList:
         auth.require(caller, "memory.read")
-        scope = auth.resolve_scope(caller, query.named_scope_fields())
+        scope = self._scope(caller, query.named_scope_fields())
         when = TimeTravel(query.as_of, query.valid_at, query.include_history)
         records = self._tenant(caller).list_facts(
             auth.scope_key(scope), subject_key=query.subject_key, kind=query.kind,
@@ -58,7 +58,7 @@ class ReadOperations(ServiceBase):
     def list_episodes(self, caller: Caller, query: EpisodeQuery) -> EpisodeList:
         """A scope's episodes, newest first, a page at a time (keyset paging by cursor)."""
         auth.require(caller, "memory.read")
-        scope = auth.resolve_scope(caller, query.named_scope_fields())
+        scope = self._scope(caller, query.named_scope_fields())
         rows = self._tenant(caller).list_episodes(
             auth.scope_key(scope), session_id=query.session_id, after=_canonical(query.after),
             before=_canonical(query.before), below=_read_cursor(query.cursor), limit=query.limit + 1,
@@ -70,7 +70,7 @@ class ReadOperations(ServiceBase):
     def fact_history(self, caller: Caller, fact_id: str, query: MemoryQuery) -> FactHistory:
         """Every linked version of a fact, oldest first, and the tombstones of its slot."""
         auth.require(caller, "memory.read")
-        key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
+        key = auth.scope_key(self._scope(caller, query.named_scope_fields()))
         tenant = self._tenant(caller)
         versions = tenant.history(key, fact_id)
         if not versions:
@@ -83,14 +83,14 @@ class ReadOperations(ServiceBase):
 
     def list_tombstones(self, caller: Caller, query: TombstoneQuery) -> TombstoneList:
         auth.require(caller, "memory.read")
-        key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
+        key = auth.scope_key(self._scope(caller, query.named_scope_fields()))
         tombs = self._tenant(caller).tombstones(key, subject_key=query.subject_key, kind=query.kind,
                                                 include_lifted=query.include_lifted)  # fmt: skip
         return TombstoneList(tombstones=[tombstone_view(t) for t in tombs])
 
     def recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
         auth.require(caller, "memory.read")
-        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        scope = self._scope(caller, body.scope.named_scope_fields() if body.scope else {})
         query = check_text("query", body.query, QUERY_CAP)
         filt = lifecycle_filter(TimeTravel(body.as_of, body.valid_at, body.include_history),
                                 sources=tuple(body.sources or ("EPISODE", "MEMORY_FACT")),

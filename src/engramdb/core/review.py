@@ -94,7 +94,7 @@ class ReviewOperations(ServiceBase):
     def _pending(self, caller: Caller, tx: Transaction, fact_id: str, named: ScopeFields | None) -> MemoryRecord:
         """Find a fact awaiting review by id; the scope disambiguates an id found twice."""
         if named is not None and named.named_scope_fields():
-            key = auth.scope_key(auth.resolve_scope(caller, named.named_scope_fields()))
+            key = auth.scope_key(self._scope(caller, named.named_scope_fields()))
             found = tx.get_memory(key, "MEMORY_FACT", fact_id)
             candidates = [found] if found else []
         else:

@@ -31,7 +31,7 @@ class WriteOperations(ServiceBase):
 
     def write_episode(self, caller: Caller, body: EpisodeWrite) -> WriteResponse:
         auth.require(caller, "memory.write")
-        scope = auth.resolve_scope(caller, body.named_scope_fields())
+        scope = self._scope(caller, body.named_scope_fields())
         row = episode_row(body.to_event(scope), scope, clock.now_text())
         return self._insert_episodes(caller, [row])[0]
 
@@ -41,7 +41,7 @@ class WriteOperations(ServiceBase):
         now = clock.now_text()
         rows = []
         for body in bodies:
-            scope = auth.resolve_scope(caller, body.named_scope_fields())
+            scope = self._scope(caller, body.named_scope_fields())
             rows.append(episode_row(body.to_event(scope), scope, now))
         return self._insert_episodes(caller, rows)
 
@@ -60,7 +60,7 @@ class WriteOperations(ServiceBase):
         for i, item in enumerate(body.episodes):
             try:
                 episode = EpisodeWrite.model_validate({**shared, **item} if isinstance(item, dict) else item)
-                scope = auth.resolve_scope(caller, episode.named_scope_fields())
+                scope = self._scope(caller, episode.named_scope_fields())
                 rows.append(episode_row(episode.to_event(scope), scope, now))
                 slots.append(i)
             except ValidationError as error:
@@ -74,7 +74,7 @@ class WriteOperations(ServiceBase):
     def write_fact(self, caller: Caller, body: FactWrite, query: WriteOptions | None = None) -> WriteResponse:
         """Store a fact; origin ``derived`` when a model wrote it (the trust policy applies)."""
         auth.require(caller, "memory.write")
-        scope = auth.resolve_scope(caller, body.named_scope_fields())
+        scope = self._scope(caller, body.named_scope_fields())
         origin = (query.origin if query else None) or "stated"
         return self._assert(caller, fact_row(body.to_event(scope), scope, clock.now_text(), origin))
 
@@ -83,7 +83,7 @@ class WriteOperations(ServiceBase):
     ) -> WriteResponse:
         """Replace a current fact's value with a new fact (the old one is tombstoned)."""
         auth.require(caller, "memory.write")
-        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        scope = self._scope(caller, body.scope.named_scope_fields() if body.scope else {})
         tenant = self._tenant(caller)
         current = tenant.get_memory(auth.scope_key(scope), "MEMORY_FACT", fact_id)
         if current is None:
@@ -106,7 +106,7 @@ class WriteOperations(ServiceBase):
     def retract_fact(self, caller: Caller, fact_id: str, body: RetractRequest) -> MemoryView:
         """Retract a current fact: no longer current, its value tombstoned."""
         auth.require(caller, "memory.write")
-        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        scope = self._scope(caller, body.scope.named_scope_fields() if body.scope else {})
         with self._tenant(caller).transaction() as tx:
             record = facts.retract(tx, auth.scope_key(scope), fact_id, caller,
                                    reason=body.reason, at=clock.now_text())  # fmt: skip

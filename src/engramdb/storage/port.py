@@ -186,6 +186,10 @@ class TenantStore(Protocol):
         """Store the tenant's policy document (audited)."""
         ...
 
+    def participant_salt(self, audit: AuditDraft) -> str:
+        """Return the tenant's secret participant salt, made (and audited) on first use."""
+        ...
+
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
         """Return the row with this id in this scope, or None."""
         ...

@@ -20,9 +20,11 @@ from engramdb.storage.postgres.transaction import PostgresTransaction
 
 def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield every exportable row of the tenant."""
-    policy = conn.execute("SELECT value FROM meta WHERE tenant = %s AND key = 'policy'", (tenant,)).fetchone()
-    if policy:
-        yield "meta", {"key": "policy", "value": policy[0]}
+    # The participant salt travels with the tenant: without it no userId finds its memories again.
+    meta = conn.execute("SELECT key, value FROM meta WHERE tenant = %s AND key IN ('policy', 'participant_salt') "
+                        "ORDER BY key DESC", (tenant,))  # fmt: skip
+    for key, value in meta:
+        yield "meta", {"key": key, "value": value}
     for table, columns in EXPORT_COLUMNS.items():
         cursor = conn.execute(
             f"SELECT {', '.join(columns)} FROM {table} WHERE tenant = %s ORDER BY {EXPORT_ORDER[table]}",

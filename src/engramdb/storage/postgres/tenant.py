@@ -7,6 +7,7 @@ EngramDB errors (storage/postgres/sqlstates.py).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
@@ -251,6 +252,17 @@ class PostgresTenantStore:
         with self.transaction() as tx:
             tx.put_meta("policy", policy_json)
             tx.audit(audit)
+
+    def participant_salt(self, audit: AuditDraft) -> str:
+        sql = "SELECT value FROM meta WHERE tenant = %s AND key = 'participant_salt'"
+        with self.transaction() as tx:  # made once, under the write lock: two first users agree
+            row = tx.query(sql, (self.name,))
+            if row:
+                return str(row[0][0])
+            salt = secrets.token_hex(32)
+            tx.put_meta("participant_salt", salt)
+            tx.audit(audit)
+            return salt
 
     # -- embeddings -----------------------------------------------------------------------
 

@@ -19,9 +19,10 @@ from engramdb.storage.sqlite.transaction import SQLiteTransaction
 
 def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield every exportable row of the tenant file."""
-    policy = conn.execute("SELECT value FROM meta WHERE key = 'policy'").fetchone()
-    if policy:
-        yield "meta", {"key": "policy", "value": policy[0]}
+    # The participant salt travels with the tenant: without it no userId finds its memories again.
+    for key, value in conn.execute("SELECT key, value FROM meta WHERE key IN ('policy', 'participant_salt') "
+                                   "ORDER BY key DESC"):  # fmt: skip
+        yield "meta", {"key": key, "value": value}
     for table, columns in EXPORT_COLUMNS.items():
         cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {EXPORT_ORDER[table]}")
         for values in cursor:

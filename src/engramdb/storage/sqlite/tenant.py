@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -259,6 +260,17 @@ class SQLiteTenantStore:
         with self.transaction() as tx:
             tx.put_meta("policy", policy_json)
             tx.audit(audit)
+
+    def participant_salt(self, audit: AuditDraft) -> str:
+        sql = "SELECT value FROM meta WHERE key = 'participant_salt'"
+        with self.transaction() as tx:  # made once, under the write lock: two first users agree
+            row = tx.query(sql, ())
+            if row:
+                return str(row[0][0])
+            salt = secrets.token_hex(32)
+            tx.put_meta("participant_salt", salt)
+            tx.audit(audit)
+            return salt
 
     # -- embeddings -----------------------------------------------------------------------
 
