@@ -8,6 +8,7 @@ admin key. Each step reads the answer's JSON (``--json``); the tour must reach e
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,10 @@ def _tour(run: Run, tag: str, tmp_path: Path) -> None:
     assert created["key"].startswith("egm.t1.")
     assert created["keyId"] in {k["keyId"] for k in run("keys", "list")["keys"]}
     assert f"revoked {created['keyId']}" in run("keys", "revoke", created["keyId"], as_json=False)
+    resolved = run("hash-participant", "user-42")
+    assert re.fullmatch(r"[0-9a-f]{64}", resolved["participantScopeHash"]) and resolved["tenant"] == "t1"
+    assert run("hash-participant", "user-42", "--hash", as_json=False).strip() == resolved["participantScopeHash"]
+    assert run("hash-participant", "user-43")["participantScopeHash"] != resolved["participantScopeHash"]
 
 
 @pytest.mark.parametrize("mode", ["local", "remote"])

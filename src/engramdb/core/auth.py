@@ -95,6 +95,18 @@ def resolve_scope(caller: Caller, named: dict[str, Any]) -> Scope:
     Raises AuthorizationError if a named value differs from the grant, InvalidInputError if a
     field is neither granted nor named.
     """
+    resolved = merged_scope(caller, named)
+    for name in SCOPE_FIELDS:
+        if name not in resolved:
+            raise InvalidInputError(
+                f"{name} is required: {caller.role} keys do not fix it", field=name
+            )
+    return Scope.model_validate(resolved)
+
+
+def merged_scope(caller: Caller, named: dict[str, Any]) -> dict[str, Any]:
+    """Return the scope fields known for a request: the key's grant plus what it names (some may
+    be missing). Raises AuthorizationError if a named value differs from the grant."""
     resolved: dict[str, Any] = {}
     for name in SCOPE_FIELDS:
         bound, asked = caller.grant.get(name), named.get(name)
@@ -103,12 +115,9 @@ def resolve_scope(caller: Caller, named: dict[str, Any]) -> Scope:
                 f"this key is not granted {name}={asked!r}", field=name, role=caller.role
             )
         value = bound if bound is not None else asked
-        if value is None:
-            raise InvalidInputError(
-                f"{name} is required: {caller.role} keys do not fix it", field=name
-            )
-        resolved[name] = value
-    return Scope.model_validate(resolved)
+        if value is not None:
+            resolved[name] = value
+    return resolved
 
 
 def may_name(caller: Caller, scope: ScopeColumns) -> bool:

@@ -11,10 +11,11 @@ from engramdb.core.admin import AdminOperations
 from engramdb.core.reads import ReadOperations, TimeTravel, as_believed, lifecycle_filter
 from engramdb.core.review import ReviewOperations
 from engramdb.core.rows import episode_row, fact_row
+from engramdb.core.scopes import ScopeOperations
 from engramdb.core.writes import MAX_BATCH, WriteOperations
 
 __all__ = ["MAX_BATCH", "MemoryService", "TimeTravel", "as_believed", "episode_row", "fact_row", "lifecycle_filter"]
 
 
-class MemoryService(WriteOperations, ReadOperations, ReviewOperations, AdminOperations):
+class MemoryService(WriteOperations, ReadOperations, ReviewOperations, AdminOperations, ScopeOperations):
     """The operations of EngramDB over one store and one embedder."""

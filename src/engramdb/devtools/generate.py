@@ -28,7 +28,7 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from engramdb.contract.events import {contract}
 from engramdb.models import operations as ops
@@ -46,15 +46,17 @@ T = TypeVar("T")
 CONTRACT = {"EpisodeWrite", "FactWrite", "ScopeFields"}
 
 
-def _constant(op: Operation[Any]) -> str:
-    return next(name for name, value in vars(operations).items() if value is op)
+def _constant(op: Operation[Any], returns: str) -> str:
+    # Operations declared in another module (operations_integrations, ...) are named through BY_NAME.
+    found = [name for name, value in vars(operations).items() if value is op]
+    return f"ops.{found[0]}" if found else f'cast("Operation[{returns}]", ops.BY_NAME["{op.name}"])'
 
 
 def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
     sig = signature_of(op, models)
     query = "{" + ", ".join(f'"{n}": {n}' for n, _ in sig.query) + "}"
     path = "(" + ", ".join(sig.path) + ("," if len(sig.path) == 1 else "") + ")"
-    const = f"ops.{_constant(op)}"
+    const = _constant(op, sig.returns)
     call = f"self.call({const}, inputs_for({const}, {path}, {sig.body or 'None'}, {query}))"
     head = f"    {'async ' if asynchronous else ''}def {op.name}("
     flat = f"{head}{', '.join(['self', *sig.params])}) -> {sig.returns}:"

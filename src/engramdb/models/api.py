@@ -65,7 +65,7 @@ from engramdb.models.recall import (
     RecallRequest,
     RecallResponse,
 )
-from engramdb.models.scopes import ScopeList, ScopeListQuery, ScopeSummary
+from engramdb.models.scopes import ScopeList, ScopeListQuery, ScopeResolution, ScopeSummary
 
 __all__ = [
     "DEFAULT_LIMIT", "MAX_LIMIT", "ArmExplain", "AuditPage", "AuditQuery", "AuditVerdict", "AuditView",
@@ -74,6 +74,6 @@ __all__ = [
     "KeyCreated", "KeyList", "KeyView", "LiftRequest", "MemoryQuery", "MemoryView", "Problem", "QueryModel",
     "RecallRequest", "RecallResponse", "RecalledMemory", "RecalledSession", "RejectDecision", "ResponseModel",
     "RetractRequest", "ReviewDecision", "ReviewItem", "ReviewQuery", "ReviewQueue", "Role", "ScopeList",
-    "ScopeListQuery", "ScopeQuery", "ScopeSummary", "ScopeView", "TenantPolicy", "TombstoneList", "TombstoneQuery",
-    "TombstoneView", "TrustRule", "WriteOptions", "WriteResponse",
+    "ScopeListQuery", "ScopeQuery", "ScopeResolution", "ScopeSummary", "ScopeView", "TenantPolicy", "TombstoneList",
+    "TombstoneQuery", "TombstoneView", "TrustRule", "WriteOptions", "WriteResponse",
 ]  # fmt: skip

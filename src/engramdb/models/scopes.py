@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from engramdb.models.base import QueryModel, ResponseModel, ScopeView
@@ -30,3 +32,17 @@ class ScopeList(ResponseModel):
     """Scopes of the caller's tenant within the key's grant, most recently written first."""
 
     scopes: list[ScopeSummary] = Field(description="the scopes, most recently written first")
+
+
+class ScopeResolution(ResponseModel):
+    """Who the key is, and the scope a request naming these fields would act in."""
+
+    tenant: str = Field(description="the key's tenant")
+    key_id: str = Field(description="the key's id")
+    role: str = Field(description="agent, host, reviewer or admin")
+    grant: dict[str, Any] = Field(description="the scope fields the key fixes")
+    scope: dict[str, Any] = Field(
+        description="the grant plus the fields named, a userId replaced by its participantScopeHash"
+    )
+    participant_scope_hash: str | None = Field(None, description="the participant's hash, when known")
+    complete: bool = Field(description="true when all five scope fields are known: a write could use them as is")

@@ -7,7 +7,7 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
 from engramdb.models import operations as ops
@@ -34,6 +34,7 @@ from engramdb.models.api import (
     ReviewDecision,
     ReviewQueue,
     ScopeList,
+    ScopeResolution,
     TenantPolicy,
     TombstoneList,
     TombstoneView,
@@ -214,6 +215,10 @@ class SyncMethods:
         self.call(ops.REVOKE_KEY, inputs_for(ops.REVOKE_KEY, (key_id,), None, {}))
         return None
 
+    def resolve_scope(self, scope: ScopeFields | Mapping[str, Any] | None = None) -> ScopeResolution:
+        """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
+        return self.call(cast("Operation[ScopeResolution]", ops.BY_NAME["resolve_scope"]), inputs_for(cast("Operation[ScopeResolution]", ops.BY_NAME["resolve_scope"]), (), scope, {}))
+
 
 class AsyncMethods:
     """Every operation as a coroutine method (``AsyncClient``)."""
@@ -380,3 +385,7 @@ class AsyncMethods:
         """Revoke a key of the caller's tenant (admin keys only; not the tenant's last admin key)."""
         await self.call(ops.REVOKE_KEY, inputs_for(ops.REVOKE_KEY, (key_id,), None, {}))
         return None
+
+    async def resolve_scope(self, scope: ScopeFields | Mapping[str, Any] | None = None) -> ScopeResolution:
+        """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
+        return await self.call(cast("Operation[ScopeResolution]", ops.BY_NAME["resolve_scope"]), inputs_for(cast("Operation[ScopeResolution]", ops.BY_NAME["resolve_scope"]), (), scope, {}))
