@@ -16,6 +16,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
 from engramdb.core.policy import load_policy
 from engramdb.core.recall import Hit, recall
+from engramdb.core.relevance import Narrowing
 from engramdb.core.views import memory_view, tombstone_view
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.base import ScopeQuery
@@ -105,6 +106,7 @@ class ReadOperations(ServiceBase):
                 tenant, self.embedder, scope_key=auth.scope_key(scope), query=query, filt=filt,
                 limit=body.limit, settings=self.settings.retrieval,
                 trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight, sessions=body.sessions,
+                narrow=narrowing(body),
             )  # fmt: skip
         as_of = _canonical(body.as_of)
         memories = [_recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain)
@@ -116,6 +118,13 @@ class ReadOperations(ServiceBase):
             for s in outcome.sessions
         ] if body.sessions else None  # fmt: skip
         return RecallResponse(memories=memories, sessions=sessions, context=context, timings=outcome.timings)
+
+
+def narrowing(body: RecallRequest) -> Narrowing:
+    """The record filters and relevance floor a recall asks for."""
+    return Narrowing(kinds=tuple(body.kinds) if body.kinds else None, subject_key=body.subject_key,
+                     subject_prefix=body.subject_prefix, session_id=body.session_id, after=_canonical(body.after),
+                     before=_canonical(body.before), min_score=body.min_score)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -188,5 +197,6 @@ def _recalled(hit: Hit, explain: bool) -> RecalledMemory:
         id=record.memory_id, source=record.source, text=record.text, score=hit.score,
         trust_class=record.trust_class, status=record.status, origin=record.origin, confidence=record.confidence,
         observed_at=record.observed_at, recorded_at=record.recorded_at, session_id=record.session_id,
-        subject_key=record.subject_key, kind=record.kind, embedding_state=record.embed_state, **details,
+        subject_key=record.subject_key, kind=record.kind, embedding_state=record.embed_state,
+        relevance=round(hit.relevance, 6), **details,
     )  # fmt: skip

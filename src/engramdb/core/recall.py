@@ -24,6 +24,7 @@ from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
 from engramdb.core.lexical import bm25_idf
+from engramdb.core.relevance import Narrowing, QueryWords, relevance
 from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -40,6 +41,8 @@ STOPWORDS = frozenset(
 )
 COMMON_FLOOR = 50  # memories a word must be in before it can count as common
 _SOURCE_PRIOR = {"MEMORY_FACT": 1.0, "EPISODE": 0.5}  # curated facts above raw turns
+_ALL = Narrowing()
+FILTERED_POOL = 4  # how much larger each arm's pool is when recall filters by record
 
 
 def lexical_terms(query: str) -> list[str]:
@@ -58,6 +61,7 @@ class Hit:
     score: float
     arms: dict[str, dict[str, float]] = field(default_factory=dict)  # arm -> rank, raw, contribution, weight
     features: dict[str, float] = field(default_factory=dict)  # feature -> contribution
+    relevance: float = 0.0  # absolute match with the query (core/relevance.py)
 
 
 @dataclass
@@ -95,15 +99,21 @@ def recall(
     settings: RetrievalSettings,
     trust_weight: Callable[[MemoryRecord], float] = lambda record: 1.0,
     sessions: int = 0,
+    narrow: Narrowing = _ALL,
 ) -> RecallOutcome:
-    """Return the top ``limit`` memories of one scope for ``query`` (and its top ``sessions``)."""
+    """Return the top ``limit`` memories of one scope for ``query`` (and its top ``sessions``).
+
+    ``narrow`` keeps only memories whose fields pass its filters and whose relevance reaches its
+    floor; with filters the arms' pools are ``FILTERED_POOL`` times larger, since the filters
+    apply to what the arms return.
+    """
     timings: dict[str, float] = {}
     started = time.perf_counter()
     vector = embedder.embed([query])[0]
     timings["embedMs"] = (time.perf_counter() - started) * 1000
 
     started = time.perf_counter()
-    pool = max(settings.candidate_pool, limit)
+    pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
     dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
     arms = {
@@ -115,6 +125,9 @@ def recall(
         fused = fusion.weighted(arms, weights)
     else:
         fused = fusion.rrf(arms, weights, k=settings.rrf_k)
+    words = _query_words(store, scope_key, terms)
+    if narrow.filters or narrow.min_score is not None:
+        fused = _narrowed(store, fused, narrow, words)
     date = _date_feature(query, settings)
     headroom = _headroom(settings, dated=date is not None)
     lift = _neighbour_lift(store, scope_key, fused, settings.neighbour_weight, settings.second_neighbour_weight,
@@ -125,9 +138,26 @@ def recall(
     total = sum(weights.values()) or 1.0
     shares = {name: weight / total for name, weight in weights.items()}
     hits = _with_features(contenders, lift, records, settings, trust_weight, date, shares)
+    for hit in hits:
+        hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record)
     ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     return RecallOutcome(hits=hits[:limit], timings=timings, sessions=ranked_sessions)
+
+
+def _query_words(store: TenantStore, scope_key: str, terms: list[str]) -> QueryWords:
+    size, counts = store.term_counts(scope_key, terms) if terms else (0, {})
+    return QueryWords.of(terms, size, counts)
+
+
+def _narrowed(
+    store: TenantStore, fused: list[fusion.Fused], narrow: Narrowing, words: QueryWords
+) -> list[fusion.Fused]:
+    """The fused rows whose records pass ``narrow``'s filters and relevance floor."""
+    records = store.records([f.rowid for f in fused], with_event=False)
+    floor = narrow.min_score
+    return [f for f in fused if (r := records.get(f.rowid)) is not None and narrow.keeps(r)
+            and (floor is None or relevance(f.raw.get("dense"), words, r) >= floor)]  # fmt: skip
 
 
 def _sessions(

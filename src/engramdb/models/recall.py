@@ -31,6 +31,17 @@ class RecallRequest(WireModel):
         0, ge=0, le=MAX_LIMIT,
         description="also rank up to this many sessions by their best-matching episode (0 = none)",
     )  # fmt: skip
+    min_score: float | None = Field(
+        None, ge=0, le=1,
+        description="leave out memories whose relevance (absolute: the larger of their cosine with the query "
+        "and the share of the query's word information they contain) is below this; e.g. 0.3",
+    )  # fmt: skip
+    kinds: list[str] | None = Field(None, min_length=1, description="only facts of these kinds")
+    subject_key: str | None = Field(None, min_length=1, description="only facts about this subject")
+    subject_prefix: str | None = Field(None, min_length=1, description="only facts whose subject starts with this")
+    session_id: str | None = Field(None, min_length=1, description="only this session's episodes")
+    after: KeptDateTime | None = Field(None, description="only memories observed (facts: valid from) at or after this")
+    before: KeptDateTime | None = Field(None, description="only memories observed (facts: valid from) before this")
 
     @field_validator("query")
     @classmethod
@@ -81,6 +92,9 @@ class RecalledMemory(ResponseModel):
     subject_key: str | None = Field(None, description="the fact's subject")
     kind: str | None = Field(None, description="the fact's kind")
     embedding_state: str = Field(description="pending, ready or failed: whether the vector arm could rank it")
+    relevance: float = Field(
+        0.0, description="absolute match with the query, 0 to 1 (what minScore compares; the score only ranks)"
+    )
     explain: Explain | None = Field(None, description="the score's breakdown, when asked for")
 
 

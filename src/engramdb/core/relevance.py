@@ -1,0 +1,80 @@
+"""How well a memory matches a query on an absolute scale, and the filters recall applies by record.
+
+The fused score ranks; it does not measure. Its arms are min-max normalised per query, so the
+best of a scope's candidates scores near 1 however unrelated it is ("tax deadline" asked of a
+scope that holds only "the dog is named Rex"). ``relevance`` is what ``minScore`` compares
+instead: the larger of the memory's cosine with the query (the dense arm's raw score) and its
+lexical evidence, the share of the query's word information (BM25's IDF) that the memory's own
+words carry. Both are in [0, 1] whatever the scope holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from engramdb import clock
+from engramdb.core.lexical import bm25_idf, tokenize
+from engramdb.storage.port import MemoryRecord
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """Filters on a memory's own fields (beyond scope and lifecycle), and the relevance floor."""
+
+    kinds: tuple[str, ...] | None = None
+    subject_key: str | None = None
+    subject_prefix: str | None = None
+    session_id: str | None = None
+    after: str | None = None  # observedAt on or after (facts: validFrom)
+    before: str | None = None  # observedAt before
+    min_score: float | None = None
+
+    @property
+    def filters(self) -> bool:
+        """True when some record filter is set (the relevance floor aside)."""
+        return any(v is not None for v in (self.kinds, self.subject_key, self.subject_prefix, self.session_id,
+                                           self.after, self.before))  # fmt: skip
+
+    def keeps(self, record: MemoryRecord) -> bool:
+        """True when ``record`` passes every record filter."""
+        if self.kinds is not None and record.kind not in self.kinds:
+            return False
+        if self.subject_key is not None and record.subject_key != self.subject_key:
+            return False
+        if self.subject_prefix is not None and not (record.subject_key or "").startswith(self.subject_prefix):
+            return False
+        if self.session_id is not None and record.session_id != self.session_id:
+            return False
+        observed = clock.parse(record.observed_at)
+        if self.after is not None and observed < clock.parse(self.after):
+            return False
+        return not (self.before is not None and observed >= clock.parse(self.before))
+
+
+@dataclass(frozen=True)
+class QueryWords:
+    """The query's words with their IDF in the scope: what lexical evidence is weighed by."""
+
+    stems: Mapping[str, float]  # stem -> IDF (the larger, when two words share a stem)
+
+    @classmethod
+    def of(cls, words: Sequence[str], size: int, frequencies: Mapping[str, int]) -> QueryWords:
+        stems: dict[str, float] = {}
+        for word in words:
+            for stem in tokenize(word):
+                stems[stem] = max(stems.get(stem, 0.0), bm25_idf(max(size, 1), frequencies.get(word, 0)))
+        return cls(stems)
+
+    def evidence(self, text: str) -> float:
+        """The share of the query's word information that ``text`` contains (0 to 1)."""
+        total = sum(self.stems.values())
+        if total <= 0:
+            return 0.0
+        present = set(tokenize(text))
+        return sum(idf for stem, idf in self.stems.items() if stem in present) / total
+
+
+def relevance(cosine: float | None, words: QueryWords, record: MemoryRecord) -> float:
+    """A memory's absolute match with the query: max(cosine, lexical evidence), in [0, 1]."""
+    return max(0.0, min(1.0, max(cosine or 0.0, words.evidence(record.text))))
