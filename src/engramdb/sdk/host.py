@@ -30,14 +30,17 @@ class HostContext:
     """Host metadata for one conversation: the five scope fields and what kind of run this is.
 
     ``participant_scope_hash`` is ``hash_scope(parts, salt)`` of the participant's identity
-    with a deployment salt, never a raw id. ``session_key`` is the host's routing key (for
-    OpenClaw, e.g. ``agent:main:discord:dm:42``); ``trigger`` is ``user`` for a person's turn
-    and anything else (``cron``, ``heartbeat``, ``hook``, ``automation``) for automated runs.
+    with a deployment salt, never a raw id; or give ``participant_id`` (the raw id) and the
+    session asks the server for the hash at start (the server's salt never leaves it).
+    ``session_key`` is the host's routing key (for OpenClaw, e.g. ``agent:main:discord:dm:42``);
+    ``trigger`` is ``user`` for a person's turn and anything else (``cron``, ``heartbeat``,
+    ``hook``, ``automation``) for automated runs.
     """
 
     agent_id: str | None = None
     profile_id: str | None = None
     participant_scope_hash: str | None = None
+    participant_id: str | None = None  # the user's own id: the server derives the hash (sdk/start.py)
     privacy_scope: str = "private"
     sandbox_eligible: bool = False
     runtime: str = "custom"
@@ -74,6 +77,8 @@ def scope_of(context: HostContext) -> Scope | str:
         "sandboxEligible": context.sandbox_eligible,
     }
     missing = [k for k, v in fields.items() if v is None or (isinstance(v, str) and not v.strip())]
+    if missing == ["participantScopeHash"] and context.participant_id:
+        return "participant not resolved yet: the server has not answered for participant_id"
     if missing:
         return f"missing host metadata: {', '.join(missing)}"
     try:

@@ -36,9 +36,10 @@ from engramdb.models.api import RecallRequest, RecallResponse
 from engramdb.models.operations import RECALL
 from engramdb.models.policy import DEFAULT_MULTI_VALUED
 from engramdb.sdk import operations as op
+from engramdb.sdk import start
+from engramdb.sdk.bodies import episode_body, visibility
 from engramdb.sdk.capture import (
     FACT_CHARS,
-    Captured,
     Refused,
     clean_pair,
     clean_text,
@@ -75,7 +76,7 @@ class _Flight:
     future: Future[RecallResponse]
 
 
-class MemorySession:
+class MemorySession(start.Startup):
     """One agent conversation's memory: recall before inference, durable writes after turns."""
 
     def __init__(
@@ -95,6 +96,8 @@ class MemorySession:
         cache_size: int = 128,
         outbox: OutboxSettings | None = None,
         multi_valued_kinds: Collection[str] = tuple(DEFAULT_MULTI_VALUED),
+        check_key: bool = True,
+        start_timeout: float = 2.0,
     ) -> None:
         if client is None and url is None:
             raise ValueError("a MemorySession needs a url or a client")
@@ -102,6 +105,7 @@ class MemorySession:
         self.host = host
         self.client = client or Client(str(url), api_key, timeout=settings.request_timeout)
         self._owns_client = client is None
+        self._start(check_key, start_timeout, session_id)
         self.recall_timeout = clamp_timeout(recall_timeout)
         self.recall_limit = min(MAX_LIMIT, max(1, recall_limit))
         self.context_chars = min(BLOCK_CAP, max(0, context_chars))
@@ -151,6 +155,7 @@ class MemorySession:
         log.debug("memory write skipped: %s", reason)
 
     def _writable(self) -> Scope | None:
+        self._resolve_late()
         if self.degraded:
             self._skip(self.degraded)
             return None
@@ -178,6 +183,7 @@ class MemorySession:
         empty and ``error`` (also ``last_recall_error``) says why.
         """
         started = time.monotonic()
+        self._resolve_late()
         text = normalize(query, QUERY_CAP)
         scope = self.verdict.scope
         if not self.verdict.can_read or scope is None or not text or self._closed:
@@ -275,7 +281,7 @@ class MemorySession:
                 return self._state.last_event_id
             turn = self._state.next_turn if turn_index is None else turn_index
             try:
-                body = self._episode_body(captured, turn, turn_id, provenance)
+                body = episode_body(self.host, self.session_id, captured, turn, turn_id, provenance)
                 event = op.as_model(EpisodeWrite, body).to_event(scope)
                 state = SessionState(self.session_id, max(self._state.next_turn, turn + 1), digest, event.event_id)
                 assert self.outbox is not None  # _writable checked it
@@ -288,24 +294,6 @@ class MemorySession:
                                      session_id=self.session_id))  # fmt: skip
         self.last_skip = None
         return event.event_id
-
-    def _episode_body(self, captured: Captured, turn: int, turn_id: str | None, provenance: str) -> dict[str, object]:
-        body: dict[str, object] = {
-            "runtime": self.host.runtime, "externalSessionId": self.session_id,
-            "turnIndex": turn, "userText": captured.user,
-            "assistantText": captured.assistant, "summary": captured.summary,
-            "conversationKind": self.host.conversation_kind, "visibility": self._visibility(),
-            "trustClass": "mixed", "originClass": "conversation", "observedAt": clock.now_text(),
-            "provenance": provenance,
-        }  # fmt: skip
-        if turn_id is not None:
-            body["sourceEventId"] = turn_id
-        if self.host.channel_id_hash is not None:
-            body["channelIdHash"] = self.host.channel_id_hash
-        return body
-
-    def _visibility(self) -> str:
-        return "participant" if self.host.privacy_scope == "private" else "shared"
 
     def remember(
         self, subject: str, kind: str, text: str, *, confidence: float = 0.9,
@@ -328,7 +316,7 @@ class MemorySession:
             "runtime": self.host.runtime, "text": cleaned[0], "kind": kind, "subjectKey": subject,
             "confidence": confidence, "active": True, "validFrom": valid_from or clock.now_text(),
             "sourceEventId": source_event_id or self._state.last_event_id or f"{self.session_id}:remember",
-            "visibility": self._visibility(), "trustClass": "trusted", "provenance": "engramdb-sdk:remember",
+            "visibility": visibility(self.host), "trustClass": "trusted", "provenance": "engramdb-sdk:remember",
         }  # fmt: skip
         body.update({k: v for k, v in (("validUntil", valid_until), ("supersedesFactId", supersedes_fact_id)) if v})
         event = op.as_model(FactWrite, body).to_event(scope)

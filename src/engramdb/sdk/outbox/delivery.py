@@ -100,6 +100,8 @@ class Outbox:
         self._stopping = False
         self._pause_until = 0.0  # after a server-level failure the whole queue waits, not one entry
         self._random = random.Random(seed)
+        self.last_error: str | None = None  # the last delivery failure, retried or buried
+        self.last_delivered_at: float | None = None  # when the server last took an entry (epoch s)
         if start:
             self.start()
 
@@ -242,12 +244,16 @@ class Outbox:
             if error.retryable or error.http_status >= 500:
                 self._retry(entry, f"{error.code}: {error.message}", server_down=True)
             else:
-                log.warning("server refused outbox entry %d (%s %s): %s", entry.seq,
-                            error.http_status, error.code, error.message)  # fmt: skip
+                # A refused key refuses every entry after this one too: say it as an error.
+                level = logging.ERROR if error.http_status in (401, 403) else logging.WARNING
+                log.log(level, "server refused outbox entry %d (%s %s): %s", entry.seq,
+                        error.http_status, error.code, error.message)  # fmt: skip
+                self.last_error = f"{error.http_status} {error.code}: {error.message}"
                 self.store.bury(entry, error)
         else:
             self._round.pop(entry.seq, None)
             self.store.ack(entry.seq)
+            self.last_delivered_at = time.time()
 
     def _retry(self, entry: Entry, reason: str, *, server_down: bool = False) -> None:
         failures = self._round.get(entry.seq, 0) + 1
@@ -259,6 +265,7 @@ class Outbox:
             raw = self.settings.backoff_base * 2 ** (failures - 1)
             delay = min(self.settings.backoff_cap, raw) * self._random.uniform(0.5, 1.0)
         log.debug("outbox entry %d failed (%s); next attempt in %.2f s", entry.seq, reason, delay)
+        self.last_error = reason
         retry_at = time.time() + delay
         self.store.reschedule(entry.seq, retry_at, reason)
         if server_down:

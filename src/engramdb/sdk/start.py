@@ -1,0 +1,133 @@
+"""A session's start: the key checked and the participant resolved by the server, and what the
+session can tell about its deliveries afterwards.
+
+A wrong or revoked key raises at start (``AuthenticationError``, ``AuthorizationError``) instead
+of sending every later write to the dead letters. A server that cannot be reached does not stop
+the session: writes are queued on disk as ever, and ``DeliveryState.start_error`` says so. A host
+that names its users by their own ids (``HostContext.participant_id``) gets their
+participantScopeHash from the server, which hashes with the tenant's secret salt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from engramdb.errors import AuthenticationError, AuthorizationError, EngramError
+from engramdb.models.operations import BY_NAME
+from engramdb.models.scopes import ScopeResolution
+from engramdb.sdk import operations as op
+from engramdb.sdk.client import Client
+from engramdb.sdk.host import HostContext, judge
+from engramdb.sdk.outbox import Outbox
+
+log = logging.getLogger(__name__)
+RESOLVE = BY_NAME["resolve_scope"]
+
+
+@dataclass(frozen=True)
+class DeliveryState:
+    """Where a session's writes stand: queued, refused, and the last thing that went wrong."""
+
+    pending: int  # queued on disk, not yet taken by the server
+    dead_letters: int  # refused by the server (engram outbox dead / replay)
+    last_error: str | None  # the last delivery failure, or why the start could not check the key
+    last_delivered_at: float | None  # when the server last took a write (epoch seconds)
+    key_checked: bool  # the server accepted the key (and resolved the participant) at start
+
+
+def scope_request(host: HostContext) -> dict[str, Any]:
+    """The scope fields the host names, a raw participant id as ``userId`` when no hash is given."""
+    fields = {"agentId": host.agent_id, "profileId": host.profile_id, "privacyScope": host.privacy_scope,
+              "participantScopeHash": host.participant_scope_hash,
+              "sandboxEligible": host.sandbox_eligible}  # fmt: skip
+    if host.participant_scope_hash is None and host.participant_id is not None:
+        fields["userId"] = host.participant_id
+    return {k: v for k, v in fields.items() if v is not None and v != ""}
+
+
+def check(client: Client, host: HostContext, timeout: float) -> tuple[HostContext, str | None]:
+    """Ask the server who the key is and which participant the host names.
+
+    Returns the host context (with participantScopeHash filled in from a ``participant_id``) and
+    None, or the context as given and why the server could not answer. Raises
+    AuthenticationError / AuthorizationError when the server refuses the key or the scope.
+    """
+    call = op.call_for(RESOLVE, op.inputs_for(RESOLVE, (), scope_request(host), {}))
+    try:
+        answer: ScopeResolution = client.send(call, timeout=timeout)
+    except (AuthenticationError, AuthorizationError):
+        raise
+    except EngramError as error:
+        log.warning("EngramDB did not answer at start (%s): writes are queued on disk until it does", error.code)
+        return host, f"{error.code}: {error.message}"
+    if host.participant_scope_hash is None and answer.participant_scope_hash is not None:
+        host = dataclasses.replace(host, participant_scope_hash=answer.participant_scope_hash)
+    return host, None
+
+
+def eligible(host: HostContext, session_id: str) -> bool:
+    """True when the session may recall or write once its participant is known."""
+    unresolved = host.participant_scope_hash is None and bool(host.participant_id)
+    verdict = judge(dataclasses.replace(host, participant_scope_hash="0" * 64) if unresolved else host, session_id)
+    return verdict.can_read or verdict.can_write
+
+
+class Startup:
+    """What ``MemorySession`` does at start and reports after: the part of it this module owns."""
+
+    host: HostContext
+    client: Client
+    outbox: Outbox | None
+    degraded: str | None
+    session_id: str
+    _owns_client: bool
+
+    def _enter(self, session_id: str) -> None:  # pragma: no cover - the session's
+        raise NotImplementedError
+
+    def _start(self, check_key: bool, timeout: float, session_id: str) -> None:
+        self.key_checked = False
+        self.start_error: str | None = None
+        self._start_timeout = timeout
+        self._next_resolve = 0.0
+        # A context memory may not be used in sends nothing, not even the check.
+        if check_key and eligible(self.host, session_id):
+            self._check_start()
+
+    def _check_start(self) -> None:
+        """Check the key (401/403 raise here) and resolve a raw participant id (sdk/start.py)."""
+        try:
+            self.host, self.start_error = check(self.client, self.host, self._start_timeout)
+        except EngramError:
+            if self._owns_client:
+                self.client.close()
+            raise
+        self.key_checked = self.start_error is None
+
+    def _resolve_late(self) -> None:
+        # The server was away at start and only the raw participant id is known: ask again, at
+        # most every 5 s, so that the session's scope appears once the server answers.
+        if self.host.participant_scope_hash is not None or self.host.participant_id is None:
+            return
+        if time.monotonic() < self._next_resolve:
+            return
+        self._next_resolve = time.monotonic() + 5.0
+        self.host, self.start_error = check(self.client, self.host, self._start_timeout)
+        if self.host.participant_scope_hash is not None:
+            self.key_checked = True
+            self._enter(self.session_id)
+
+    @property
+    def delivery(self) -> DeliveryState:
+        """Pending writes, dead letters and the last error: what a silent failure would hide."""
+        store = self.outbox.store if self.outbox else None
+        pending = store.count() if store and not store.closed else 0
+        dead = len(store.dead_letters()) if store and not store.closed else 0
+        error = (self.outbox.last_error if self.outbox else None) or self.start_error or self.degraded
+        return DeliveryState(pending, dead, error, self.outbox.last_delivered_at if self.outbox else None,
+                                   self.key_checked)  # fmt: skip
+
