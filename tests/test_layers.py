@@ -7,6 +7,8 @@ here, not in review a week later.
     contract  imports nothing of EngramDB's but errors and clock
     models    contract, errors, clock: no server part (the SDK depends on it alone)
     sdk       contract, models, errors, clock: never core, storage or the server
+    integrations  the SDK's layers and the SDK; of the server only ``engramdb.embedded`` (this
+              process as the server, loaded when no URL is given)
     core      of storage, only the port; no api, cli, sdk or eval
     storage   of core, only the pure audit chain and text analysis; no api, cli, sdk or eval
     eval      stores only through the backend registry
@@ -99,6 +101,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "contract": BASE,
     "models": (*BASE, f"{OWN}.contract"),
     "sdk": (*BASE, f"{OWN}.contract", f"{OWN}.models"),
+    "integrations": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.sdk", f"{OWN}.embedded"),
     "core": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.config", f"{OWN}.storage.port",
              f"{OWN}.storage.records"),
     "storage": (*BASE, f"{OWN}.contract", f"{OWN}.core.audit", f"{OWN}.core.lexical"),
@@ -145,13 +148,14 @@ def late():
     assert not _within(f"{OWN}.storage.sqlite.store", RULES["core"])
 
 
-def test_importing_the_sdk_loads_no_server_part() -> None:
-    probe = ("import sys, engramdb.sdk; from engramdb import Client; "
+@pytest.mark.parametrize("module", ["engramdb.sdk", "engramdb.integrations.mem0"])
+def test_importing_the_sdk_loads_no_server_part(module: str) -> None:
+    probe = (f"import sys, {module}; from engramdb import Client; "
              "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
              "('numpy', 'onnxruntime', 'fastapi', 'starlette', 'uvicorn', 'mcp', 'psycopg', 'sqlite_vec') "
              "or m.startswith(('engramdb.core', 'engramdb.storage', 'engramdb.api', 'engramdb.cli')))))")  # fmt: skip
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == ""
-    server_probe = probe.replace("engramdb.sdk;", "engramdb.sdk, engramdb.core.service;")
+    server_probe = probe.replace(f"{module};", f"{module}, engramdb.core.service;")
     control = subprocess.run([sys.executable, "-c", server_probe], capture_output=True, text=True, check=True).stdout
     assert "numpy" in control and "engramdb.core.service" in control  # the probe does see a server import

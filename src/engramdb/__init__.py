@@ -14,7 +14,8 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from engramdb import errors
     from engramdb.contract.canonical import hash_scope
-    from engramdb.errors import EngramError
+    from engramdb.errors import EngramError, UnavailableError
+    from engramdb.integrations.mem0 import Memory
     from engramdb.sdk import AsyncClient, Client, HostContext, MemorySession, Outbox, OutboxFullError
 
 _LAZY = {
@@ -25,6 +26,8 @@ _LAZY = {
     "Outbox": "engramdb.sdk",
     "OutboxFullError": "engramdb.sdk",
     "EngramError": "engramdb.errors",
+    "UnavailableError": "engramdb.errors",
+    "Memory": "engramdb.integrations.mem0",
     "hash_scope": "engramdb.contract.canonical",
 }
 
@@ -33,9 +36,11 @@ __all__ = [
     "Client",
     "EngramError",
     "HostContext",
+    "Memory",
     "MemorySession",
     "Outbox",
     "OutboxFullError",
+    "UnavailableError",
     "__version__",
     "errors",
     "hash_scope",

@@ -16,7 +16,8 @@
     ├── TransportError           ---  no HTTP answer at all (refused, reset, DNS); retryable
     │   └── RequestTimeoutError  ---  no answer within the timeout; retryable
     ├── OutboxFullError          ---  the outbox holds its maximum of pending entries
-    └── MalformedEntryError      ---  an outbox entry that cannot be turned into a request
+    ├── MalformedEntryError      ---  an outbox entry that cannot be turned into a request
+    └── UnavailableError         501  a capability this version does not have (it says which, and why)
 
 Surfaces (REST, CLI, SDK) turn these into data with the same ``code``; nothing else is caught
 broadly outside the request boundary, the job supervisor and the CLI entry point.
@@ -151,3 +152,11 @@ class MalformedEntryError(EngramError):
 
     code = "malformed_entry"
     http_status = 0
+
+
+class UnavailableError(EngramError):
+    """Asked for something this version cannot do yet (model-assisted extraction, deletion): the
+    message names what is missing and what to do instead. Nothing was done."""
+
+    code = "unavailable"
+    http_status = 501
