@@ -21,6 +21,7 @@ from engramdb.cli import operator
 from engramdb.cli.bench import bench_app
 from engramdb.cli.commands import command_for
 from engramdb.cli.evaluate import eval_app
+from engramdb.cli.hooks import hook_app
 from engramdb.cli.outbox import outbox_app
 from engramdb.config import tune_process
 from engramdb.errors import EngramError
@@ -71,6 +72,7 @@ def build() -> typer.Typer:
     app.add_typer(bench_app, name="bench")
     app.add_typer(eval_app, name="eval")
     app.add_typer(outbox_app, name="outbox")
+    app.add_typer(hook_app, name="hook")
     return app
 
 
