@@ -27,7 +27,8 @@ class Hooks:
         self.transcript = tmp_path / "transcript.jsonl"
         self.transcript.write_text((HERE / "transcript.jsonl").read_text())
         self.env = {**os.environ, "ENGRAM_URL": server.url, "ENGRAM_KEY": key, "ENGRAM_USER_ID": "alice",
-                    "ENGRAM_HOOK_PROFILE": str(tmp_path / "hook-profile"), "ENGRAM_RECALL_TIMEOUT_MS": "5000"}  # fmt: skip
+                    "ENGRAM_HOOK_PROFILE": str(tmp_path / "hook-profile"),
+                    "ENGRAM_RECALL_TIMEOUT_MS": "5000"}  # fmt: skip
 
     def run(self, event: str, fixture: str, **env: str) -> subprocess.CompletedProcess[str]:
         payload = (HERE / fixture).read_text().replace("TRANSCRIPT", str(self.transcript))
@@ -93,7 +94,8 @@ def test_a_subagent_hook_neither_writes_nor_recalls(hooks: Hooks, server: LiveSe
 def test_a_wrong_key_is_said_and_an_absent_server_blocks_nothing(hooks: Hooks, host_key: str) -> None:
     refused = hooks.run("stop", "stop.json", ENGRAM_KEY=host_key.rsplit(".", 1)[0] + ".wrong")
     assert refused.returncode == 1 and "refused the key" in refused.stderr
-    away = hooks.run("prompt", "user_prompt_submit.json", ENGRAM_URL="http://127.0.0.1:9", ENGRAM_RECALL_TIMEOUT_MS="300")
+    away = hooks.run("prompt", "user_prompt_submit.json", ENGRAM_URL="http://127.0.0.1:9",
+                     ENGRAM_RECALL_TIMEOUT_MS="300")
     assert away.returncode == 0 and away.stdout == ""  # fail-open: no context, Claude Code goes on
     queued = hooks.run("stop", "stop.json", ENGRAM_URL="http://127.0.0.1:9", ENGRAM_FLUSH_TIMEOUT_MS="100")
     assert queued.returncode == 0  # the turn waits in the outbox for the next hook that reaches the server
