@@ -148,7 +148,8 @@ def late():
     assert not _within(f"{OWN}.storage.sqlite.store", RULES["core"])
 
 
-@pytest.mark.parametrize("module", ["engramdb.sdk", "engramdb.integrations.mem0", "engramdb.integrations.langgraph"])
+@pytest.mark.parametrize("module", ["engramdb.sdk", "engramdb.integrations.mem0", "engramdb.integrations.langgraph",
+                                    "engramdb.integrations.claude_code", "engramdb.integrations.hermes.provider"])
 def test_importing_the_sdk_loads_no_server_part(module: str) -> None:
     probe = (f"import sys, {module}; from engramdb import Client; "
              "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "

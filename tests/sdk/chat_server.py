@@ -24,12 +24,30 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.server.chat.requests.append(body)
         reply = self.server.chat.script(body["messages"])
+        if body.get("stream"):
+            self._stream(body["model"], reply)
+            return
         self._answer(200, {
             "id": f"chatcmpl-{len(self.server.chat.requests)}", "object": "chat.completion",
             "model": body["model"], "created": 0,
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         })  # fmt: skip
+
+    def _stream(self, model: str, reply: str) -> None:
+        """The reply as server-sent events, as OpenAI's streaming API sends it (one content chunk)."""
+        base = {"id": f"chatcmpl-{len(self.server.chat.requests)}", "object": "chat.completion.chunk",
+                "model": model, "created": 0}  # fmt: skip
+        chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": reply},
+                                        "finish_reason": None}]},
+                  {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                   "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}]  # fmt: skip
+        data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _answer(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()

@@ -21,6 +21,7 @@ from engramdb.cli import operator
 from engramdb.cli.bench import bench_app
 from engramdb.cli.commands import command_for
 from engramdb.cli.evaluate import eval_app
+from engramdb.cli.hermes import hermes_app
 from engramdb.cli.hooks import hook_app
 from engramdb.cli.outbox import outbox_app
 from engramdb.config import tune_process
@@ -73,6 +74,7 @@ def build() -> typer.Typer:
     app.add_typer(eval_app, name="eval")
     app.add_typer(outbox_app, name="outbox")
     app.add_typer(hook_app, name="hook")
+    app.add_typer(hermes_app, name="hermes")
     return app
 
 

@@ -298,9 +298,10 @@ class MemorySession(start.Startup):
     def remember(
         self, subject: str, kind: str, text: str, *, confidence: float = 0.9,
         valid_from: str | None = None, valid_until: str | None = None,
-        supersedes_fact_id: str | None = None, source_event_id: str | None = None,
+        supersedes_fact_id: str | None = None, source_event_id: str | None = None, origin: str = "stated",
     ) -> str | None:  # fmt: skip
-        """Queue a fact the host states (trusted, origin ``stated``); return its factId or None.
+        """Queue a fact the host states (trusted, origin ``stated``; ``derived`` when a model's tool
+        call wrote it, so the trust policy applies); return its factId or None.
 
         Raises InvalidInputError for a malformed subject, kind, date or confidence, or a
         ``valid_until`` that is not after ``valid_from``.
@@ -322,7 +323,7 @@ class MemorySession(start.Startup):
         event = op.as_model(FactWrite, body).to_event(scope)
         assert self.outbox is not None  # _writable checked it
         try:
-            self.outbox.append_fact(event, origin="stated")
+            self.outbox.append_fact(event, origin=origin)
         except OutboxFullError as error:
             self._skip(error.message)
             return None

@@ -1,0 +1,150 @@
+"""EngramDB as Hermes Agent's memory provider (hermes-agent 0.19.0, pinned): installed by
+``engram hermes install``, loaded by Hermes' own plugin loader, in real Hermes agent loops (each
+session its own process) against a scripted model and a real EngramDB server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from engramdb.integrations.hermes.provider import EngramMemoryProvider
+from tests.conftest import LiveServer
+from tests.sdk.chat_server import ScriptedChat
+
+DRIVER = Path(__file__).with_name("hermes_driver.py")
+ALICE = {"userId": "alice", "privacyScope": "private", "sandboxEligible": False}
+
+
+def _reply(messages: list[dict[str, Any]]) -> str:
+    return "Noted." if "favourite colour is" in str(messages[-1].get("content")) else "Let me think."
+
+
+@pytest.fixture
+def chat() -> Iterator[ScriptedChat]:
+    scripted = ScriptedChat(_reply)
+    yield scripted
+    scripted.close()
+
+
+@pytest.fixture
+def hermes_home(tmp_path: Path, server: LiveServer, chat: ScriptedChat) -> Path:
+    home = tmp_path / "hermes"
+    home.mkdir()
+    command = ["hermes", "install", "--hermes-home", str(home), "--url", server.url, "--agent-id", "hermes"]
+    installed = subprocess.run([sys.executable, "-m", "engramdb.cli", *command], capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr
+    (home / "engramdb" / "config.json").write_text(json.dumps({"url": server.url, "agent_id": "hermes",
+                                                               "user_id": "alice"}))  # fmt: skip
+    (home / "config.yaml").write_text(f"model:\n  default: scripted\n  provider: custom\n  base_url: {chat.url}\n"
+                                      "memory:\n  provider: engramdb\n")  # fmt: skip
+    return home
+
+
+@pytest.fixture
+def host_key(server: LiveServer) -> str:
+    return server.key(role="host", agentId="hermes", profileId="default")
+
+
+def _session(home: Path, key: str, chat: ScriptedChat, session_id: str, message: str, **env: str) -> dict[str, Any]:
+    run = subprocess.run([sys.executable, str(DRIVER), session_id, message], capture_output=True, text=True,
+                         timeout=180, cwd=home, env={**os.environ, "HERMES_HOME": str(home), "ENGRAM_KEY": key,
+                                                     "CHAT_URL": chat.url, **env})  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    return dict(json.loads(run.stdout.strip().splitlines()[-1]))
+
+
+def _episodes(server: LiveServer, key: str, query: str) -> list[str]:
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}) as http:
+        found = http.post("/v1/recall", json={"query": query, "scope": ALICE, "sources": ["EPISODE"]}).json()
+    return [m["text"] for m in found["memories"]]
+
+
+def test_the_plugin_folder_is_what_hermes_loads(hermes_home: Path) -> None:
+    folder = hermes_home / "plugins" / "engramdb"
+    assert sorted(p.name for p in folder.iterdir()) == ["__init__.py", "config_schema.py", "plugin.yaml"]
+    probe = ("from plugins.memory import discover_memory_providers, load_memory_provider; "
+             "from plugins.memory.config_schema import get_provider_config_schema; "
+             "print([n for n, _, ok in discover_memory_providers() if ok]); "
+             "print(type(load_memory_provider('engramdb')).__name__); "
+             "print([f.key for f in get_provider_config_schema('engramdb').fields])")  # fmt: skip
+    seen = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HERMES_HOME": str(hermes_home), "ENGRAM_KEY": "egm.x.y.z"})  # fmt: skip
+    available, loaded, keys = seen.stdout.strip().splitlines()[-3:]
+    assert "'engramdb'" in available and loaded == "EngramMemoryProvider", seen.stderr[-2000:]
+    assert keys == "['url', 'api_key', 'agent_id', 'user_id', 'recall_timeout_ms', 'extraction']"
+
+
+def test_a_hermes_session_recalls_what_an_earlier_session_said(
+    hermes_home: Path, host_key: str, chat: ScriptedChat, server: LiveServer
+) -> None:
+    first = _session(hermes_home, host_key, chat, "session-one", "My favourite colour is teal.")
+    assert first["providers"] == ["engramdb"] and first["reply"] == "Noted."
+    assert "<memory-context>" not in json.dumps(chat.requests[-1]["messages"])  # nothing to recall yet
+    assert any("teal" in text for text in _episodes(server, host_key, "favourite colour teal"))
+    second = _session(hermes_home, host_key, chat, "session-two", "Which colour do I like best?")
+    assert second["providers"] == ["engramdb"]
+    sent = json.dumps(chat.requests[-1]["messages"])
+    assert "<memory-context>" in sent and "My favourite colour is teal." in sent  # recalled into the turn
+
+
+def test_a_cron_run_does_not_write(hermes_home: Path, host_key: str, chat: ScriptedChat, server: LiveServer) -> None:
+    _session(hermes_home, host_key, chat, "cron-1", "My favourite colour is red.", HERMES_PLATFORM="cron")
+    assert _episodes(server, host_key, "favourite colour red") == []
+    _session(hermes_home, host_key, chat, "cli-1", "My favourite colour is red.")  # positive control
+    assert any("red" in text for text in _episodes(server, host_key, "favourite colour red"))
+
+
+def _provider(home: Path, key: str, monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> EngramMemoryProvider:
+    monkeypatch.setenv("ENGRAM_KEY", key)
+    provider = EngramMemoryProvider()
+    provider.initialize("s-1", hermes_home=str(home), **{"platform": "cli", "agent_context": "primary", **kwargs})
+    return provider
+
+
+def test_subagent_and_group_contexts_neither_write_nor_recall(
+    hermes_home: Path, host_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for context in ({"agent_context": "subagent"}, {"agent_context": "flush"}, {"chat_type": "group"},
+                    {"gateway_session_key": "agent:main:telegram:group:42"}):  # fmt: skip
+        provider = _provider(hermes_home, host_key, monkeypatch, **context)
+        provider.sync_turn("My favourite colour is blue.", "Noted.")
+        assert provider.session is not None and provider.session.delivery.pending == 0, context
+        assert provider.get_tool_schemas() == [] and provider.prefetch("colour") == ""
+        provider.shutdown()
+    primary = _provider(hermes_home, host_key, monkeypatch)  # positive control: the primary context writes
+    primary.sync_turn("My favourite colour is blue.", "Noted.")
+    assert primary.session is not None and primary.session.delivery.pending + primary.session.end_session(5) >= 1
+    assert [t["name"] for t in primary.get_tool_schemas()] == ["engramdb_recall", "engramdb_remember"]
+    primary.shutdown()
+
+
+def test_availability_needs_no_network_and_a_refused_key_raises_at_initialize(
+    hermes_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HERMES_HOME", str(hermes_home))
+    monkeypatch.delenv("ENGRAM_KEY", raising=False)
+    assert EngramMemoryProvider().is_available() is False  # no key
+    monkeypatch.setenv("ENGRAM_KEY", "egm.default.nokey.secret")
+    monkeypatch.setenv("ENGRAM_URL", "http://127.0.0.1:9")  # nothing listens: is_available does not ask
+    assert EngramMemoryProvider().is_available() is True
+    monkeypatch.delenv("ENGRAM_URL")
+    from engramdb.errors import AuthenticationError
+
+    with pytest.raises(AuthenticationError):
+        EngramMemoryProvider().initialize("s-2", hermes_home=str(hermes_home), platform="cli", agent_context="primary")
+
+
+def test_the_config_schema_is_hermes_own(hermes_home: Path) -> None:
+    fields = {f["key"]: f for f in EngramMemoryProvider().get_config_schema()}
+    assert fields["api_key"]["secret"] and fields["api_key"]["env_var"] == "ENGRAM_KEY"
+    EngramMemoryProvider().save_config({"agent_id": "ops", "api_key": "never-written"}, str(hermes_home))
+    stored = json.loads((hermes_home / "engramdb" / "config.json").read_text())
+    assert stored["agent_id"] == "ops" and "api_key" not in stored
