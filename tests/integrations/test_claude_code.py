@@ -99,3 +99,15 @@ def test_a_wrong_key_is_said_and_an_absent_server_blocks_nothing(hooks: Hooks, h
     assert away.returncode == 0 and away.stdout == ""  # fail-open: no context, Claude Code goes on
     queued = hooks.run("stop", "stop.json", ENGRAM_URL="http://127.0.0.1:9", ENGRAM_FLUSH_TIMEOUT_MS="100")
     assert queued.returncode == 0  # the turn waits in the outbox for the next hook that reaches the server
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/integrations.md"])
+def test_the_settings_snippets_name_the_hooks_that_exist(page: str) -> None:
+    from engramdb.integrations.claude_code import EVENTS
+
+    text = (Path(__file__).resolve().parents[2] / page).read_text()
+    snippets = [json.loads(block.split("```", 1)[0]) for block in text.split("```json\n")[1:]]
+    [settings] = [s for s in snippets if "hooks" in s]
+    commands = {event: entry[0]["hooks"][0]["command"] for event, entry in settings["hooks"].items()}
+    assert commands == {name: f"engram hook {command}" for command, name in EVENTS.items()}
+    assert {"ENGRAM_URL", "ENGRAM_KEY"} <= set(settings["env"])
