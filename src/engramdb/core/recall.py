@@ -120,12 +120,13 @@ def recall(
         "dense": [(c.rowid, c.score) for c in dense],
         "lexical": [(c.rowid, c.score) for c in lexical],
     }
-    weights = _arm_weights(store, scope_key, terms, settings)
+    counts = store.term_counts(scope_key, terms) if terms else (0, {})  # one read for both uses
+    weights = _arm_weights(counts, terms, settings)
     if settings.fusion == "weighted":
         fused = fusion.weighted(arms, weights)
     else:
         fused = fusion.rrf(arms, weights, k=settings.rrf_k)
-    words = _query_words(store, scope_key, terms)
+    words = QueryWords.of(terms, *counts)
     if narrow.filters or narrow.min_score is not None:
         fused = _narrowed(store, fused, narrow, words)
     date = _date_feature(query, settings)
@@ -143,11 +144,6 @@ def recall(
     ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     return RecallOutcome(hits=hits[:limit], timings=timings, sessions=ranked_sessions)
-
-
-def _query_words(store: TenantStore, scope_key: str, terms: list[str]) -> QueryWords:
-    size, counts = store.term_counts(scope_key, terms) if terms else (0, {})
-    return QueryWords.of(terms, size, counts)
 
 
 def _narrowed(
@@ -183,7 +179,9 @@ def _sessions(
     return list(best.values())[:limit]
 
 
-def _arm_weights(store: TenantStore, scope_key: str, terms: list[str], settings: RetrievalSettings) -> dict[str, float]:
+def _arm_weights(
+    counted: tuple[int, dict[str, int]], terms: list[str], settings: RetrievalSettings
+) -> dict[str, float]:
     """Return the arms' fusion weights for this query.
 
     A word no memory of the scope contains is part of the question the lexical arm cannot see
@@ -200,7 +198,7 @@ def _arm_weights(store: TenantStore, scope_key: str, terms: list[str], settings:
     words = [t for t in terms if not timeref.is_date_word(t)]
     if not words:
         return weights
-    size, counts = store.term_counts(scope_key, words)
+    size, counts = counted
     weights["lexical"] *= coverage(size, [counts.get(w, 0) for w in words]) ** exponent
     return weights
 
