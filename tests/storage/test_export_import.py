@@ -46,6 +46,7 @@ def _seed(home: Path) -> None:
     wrong = service.write_fact(OP, FactWrite.model_validate(fact_body("Deploys on Friday", kind="deploy", scope=SCOPE)))
     service.retract_fact(OP, wrong.id, RetractRequest.model_validate({"reason": "never", "scope": SCOPE}))
     auth.create_key(store, tenant="acme", role="agent", grant=SCOPE)
+    service.participant_hash(OP, "alice")  # makes the tenant's participant salt
     drain(store.tenant("acme"), service.embedder)
     assert current.outcome == "superseded"
     store.close()
@@ -74,6 +75,8 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
         assert audit.verify(dst).ok and audit.verify(dst).checked == audit.verify(src).checked
         assert dst.embedding_counts() == src.embedding_counts() == {"pending": 0, "ready": 23, "failed": 0}
         service = MemoryService(pg, HashingEmbedder(), Settings(embedder="hashing"))
+        before = MemoryService(sqlite, HashingEmbedder(), Settings(embedder="hashing")).participant_hash(OP, "alice")
+        assert service.participant_hash(OP, "alice") == before  # the salt came along: users find their memories
         found = service.recall(OP, RecallRequest.model_validate({"query": "which database", "scope": SCOPE}))
         assert "Uses PostgreSQL" in [m.text for m in found.memories]
         assert "Uses MongoDB" not in [m.text for m in found.memories]
