@@ -11,8 +11,8 @@ then a line with the version's times (at most 4,000 characters in all). ``put`` 
 version that supersedes the current one (history kept, ``fact_history``); ``delete`` retracts it.
 Items are application state, not beliefs: each version's text carries its time, so putting back
 an earlier value is a new version, never refused as a corrected-away value would be. ``search``
-with a query is recall (hybrid, scope-filtered) over the namespace's facts, its score the
-memory's relevance; filters on the value's fields are applied to what recall returns.
+with a query is recall (hybrid, scope-filtered) over the namespace's facts, ordered by the score
+it shows, the memory's relevance; filters on the value's fields are applied to what recall returns.
 ``abatch`` runs ``batch`` in a worker thread.
 """
 
@@ -155,6 +155,7 @@ class EngramStore(BaseStore):
             hits = [(m.id, m.relevance) for m in self._calls.call("recall", body, scope).memories]
             views = {v.id: v for v in self._facts(scope)}
             found = [self._search_item(views[i], user, score) for i, score in hits if i in views]
+            found.sort(key=lambda item: -(item.score or 0.0))  # best match first, by the score shown
         else:
             found = sorted((self._search_item(v, user, None) for v in self._facts(scope)),
                            key=lambda item: item.updated_at, reverse=True)  # fmt: skip
