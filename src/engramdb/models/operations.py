@@ -40,6 +40,21 @@ from engramdb.models.memories import (
     WriteResponse,
 )
 from engramdb.models.operation import Cli, Mcp, McpArg, McpContext, McpVariant, Operation
+from engramdb.models.operations_knowledge import (
+    DELETE_RECORD,
+    DELETE_RECORDS,
+    EXPORT_RECORDS,
+    GET_RECORD,
+    KNOWLEDGE_OPERATIONS,
+    LINK_RECORDS,
+    RECORD_HISTORY,
+    RECORD_RELATIONSHIPS,
+    RECORDS_SCHEMA,
+    SEARCH_RECORDS,
+    UNLINK_RECORDS,
+    UPDATE_RECORD,
+    WRITE_RECORDS,
+)
 from engramdb.models.policy import TenantPolicy
 from engramdb.models.recall import RecallRequest, RecallResponse
 
@@ -365,6 +380,9 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     HEALTH, WRITE_EPISODE, WRITE_EPISODE_BATCH, WRITE_FACT, GET_EPISODE, GET_FACT, LIST_EPISODES,
     LIST_FACTS, CORRECT_FACT, RETRACT_FACT, FACT_HISTORY, LIST_TOMBSTONES, LIFT_TOMBSTONE, REVIEW_QUEUE,
     APPROVE, REJECT, EDIT_AND_APPROVE, AUDIT, GET_POLICY, PUT_POLICY, RECALL, CREATE_KEY, LIST_KEYS,
-    REVOKE_KEY,
+    REVOKE_KEY, *KNOWLEDGE_OPERATIONS,
 )  # fmt: skip
 BY_NAME: Mapping[str, Operation[Any]] = {op.name: op for op in OPERATIONS}
+__all__ = ["BY_NAME", "DELETE_RECORD", "DELETE_RECORDS", "EXPORT_RECORDS", "GET_RECORD", "LINK_RECORDS",
+           "OPERATIONS", "RECORDS_SCHEMA", "RECORD_HISTORY", "RECORD_RELATIONSHIPS", "SEARCH_RECORDS",
+           "UNLINK_RECORDS", "UPDATE_RECORD", "WRITE_RECORDS"]  # the knowledge plane's, declared beside

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 # Audit hashing lives in core (pure); re-exported for callers that still import it from here.
+from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
 from engramdb.storage.records import (
@@ -75,7 +76,7 @@ def check_tenant_name(name: str) -> str:
     return name
 
 
-class Transaction(Protocol):
+class Transaction(KnowledgeWrites, Protocol):
     """One atomic unit of work on a tenant: everything in it commits together or not at all."""
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
@@ -137,7 +138,7 @@ class Transaction(Protocol):
         ...
 
 
-class TenantStore(Protocol):
+class TenantStore(KnowledgeReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from engramdb.api.mcp.text import render
+from engramdb.api.mcp import knowledge_text, text
 from engramdb.api.problems import problem_body
 from engramdb.core.auth import Caller
 from engramdb.core.operations import run
@@ -32,6 +32,14 @@ from engramdb.models.problems import validation_problem
 log = logging.getLogger(__name__)
 
 CallerOf = Callable[[Context], Caller]
+
+
+RENDERERS = {**text.RENDERERS, **knowledge_text.RENDERERS}
+
+
+def render(tool: str, answer: object, args: dict[str, Any]) -> text.ToolOutput:
+    """The text (and a small structured summary) a tool returns for an operation's answer."""
+    return RENDERERS[tool](answer, args)
 
 
 def error_result(body: dict[str, Any]) -> CallToolResult:
@@ -58,7 +66,7 @@ def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerO
             caller = caller_of(ctx)
             target, values = _plan(op, spec, McpContext(transport, caller.grant, args))
             answer = run(service, target, caller, build_inputs(target, values))
-            text, structured = render(spec.tool, answer, args)
+            said, structured = render(spec.tool, answer, args)
         except EngramError as error:
             return error_result(_named_for_tool(error, names))
         except ValidationError as error:
@@ -66,7 +74,7 @@ def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerO
         except Exception:  # the tool boundary: a model gets an error result, the log the traceback
             log.exception("MCP tool %s failed", spec.tool)
             return error_result(problem_body(InternalError("internal error; the server logged it")))
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+        return CallToolResult(content=[TextContent(type="text", text=said)], structured_content=structured)
 
     tool.__name__ = spec.tool
     params = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]

@@ -42,6 +42,7 @@ from engramdb.storage.port import (
 from engramdb.storage.postgres import portable
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
+from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.transaction import PostgresTransaction
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-class PostgresTenantStore:
+class PostgresTenantStore(PostgresKnowledge):
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="ts_rank (tsvector)")
@@ -61,6 +62,7 @@ class PostgresTenantStore:
         self.path = f"postgresql:{store.schema}:{name}"
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
         self._search = PostgresSearch(name, self._all, self._held)
+        super().__init__(name, self._all, self._conn)
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:

@@ -16,6 +16,8 @@ import psycopg
 from engramdb import clock
 from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body, placeholders
 from engramdb.storage.common import next_audit_entry
+from engramdb.storage.knowledge.graph import GraphWrites, Run
+from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -26,10 +28,21 @@ from engramdb.storage.port import (
 )
 
 
-class PostgresTransaction:
-    """The Transaction port over one connection inside one transaction."""
+def runner(conn: psycopg.Connection) -> Run:
+    """Run one statement on ``conn`` and return its rows (none for a statement without them)."""
+
+    def run(sql: str, params: Sequence[Any]) -> list[Any]:
+        cursor = conn.execute(sql, params)  # type: ignore[arg-type]  # built from fixed parts and marks
+        return cursor.fetchall() if cursor.description else []
+
+    return run
+
+
+class PostgresTransaction(GraphWrites):
+    """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
+        super().__init__(runner(conn), Dialect("%s", tenant))
         self._conn = conn
         self._tenant = tenant
         row = conn.execute(

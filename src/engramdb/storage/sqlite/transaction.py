@@ -9,6 +9,8 @@ from typing import Any
 
 from engramdb import clock
 from engramdb.storage.common import next_audit_entry
+from engramdb.storage.knowledge.graph import GraphWrites, Run
+from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -27,10 +29,19 @@ from engramdb.storage.sqlite.sql import (
 )
 
 
-class SQLiteTransaction:
-    """The Transaction port over the tenant's writer connection."""
+SQLITE = Dialect("?")
+
+
+def runner(conn: sqlite3.Connection) -> Run:
+    """Run one statement on ``conn`` and return its rows."""
+    return lambda sql, params: conn.execute(sql, params).fetchall()
+
+
+class SQLiteTransaction(GraphWrites):
+    """The Transaction port over the tenant's writer connection (records and relationships too)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(runner(conn), SQLITE)
         self._conn = conn
         self._seq: int | None = None
 

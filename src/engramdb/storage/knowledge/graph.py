@@ -1,0 +1,357 @@
+"""Records and relationships over any DB-API connection: one implementation for both backends.
+
+``Run`` executes one statement and returns its rows (none for a statement without them); every
+write uses ``RETURNING``, which SQLite (3.35+) and PostgreSQL both have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engramdb.storage.knowledge.port import (
+    Aggregate,
+    Edge,
+    HistoryRow,
+    NewRecord,
+    NodeRef,
+    Query,
+    RecordRow,
+    Value,
+)
+from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, order_by
+
+Run = Callable[[str, Sequence[Any]], list[Any]]
+EDGE_COLUMNS = "rowid, type, source_kind, source, target_kind, target, properties_json, created_at"
+
+
+def record_row(row: Sequence[Any]) -> RecordRow:
+    return RecordRow(*row)
+
+
+def edge(row: Sequence[Any]) -> Edge:
+    return Edge(row[0], row[1], NodeRef(row[2], row[3]), NodeRef(row[4], row[5]), row[6], row[7])
+
+
+def _in(column: str, values: Sequence[Any], d: Dialect) -> Compiled:
+    return Compiled(f"{column} IN ({d.marks(len(values))})", list(values))
+
+
+class GraphWrites:
+    """The knowledge plane's writes, inside a store transaction."""
+
+    def __init__(self, run: Run, dialect: Dialect) -> None:
+        self._run = run
+        self._d = dialect
+
+    def _tenant_columns(self) -> tuple[str, list[Any]]:
+        return ("tenant, ", [self._d.tenant]) if self._d.tenant is not None else ("", [])
+
+    def insert_record(self, record: NewRecord) -> RecordRow | None:
+        """Insert a record; None if one of its label with its merge key exists (the constraint held)."""
+        tenant, tenant_params = self._tenant_columns()
+        s = record.scope
+        rows = self._run(
+            f"INSERT INTO records ({tenant}record_id, scope_key, agent_id, profile_id, privacy_scope, "
+            "participant_scope_hash, sandbox_eligible, label, properties_json, merge_key, origin, version, "
+            f"created_at, updated_at) VALUES ({self._d.marks(len(tenant_params) + 14)}) "
+            f"ON CONFLICT DO NOTHING RETURNING {RECORD_COLUMNS}",
+            [*tenant_params, record.record_id, s.scope_key, s.agent_id, s.profile_id, s.privacy_scope,
+             s.participant_scope_hash, s.sandbox_eligible, record.label, record.properties_json, record.merge_key,
+             record.origin, 1, record.at, record.at],
+        )  # fmt: skip
+        if not rows:
+            return None
+        row = record_row(rows[0])
+        self._write_values(row.rowid, record)
+        return row
+
+    def merged(self, scope_key: str, label: str, merge_key: str) -> RecordRow | None:
+        """The record of ``label`` with this merge key, if any."""
+        owned, params = self._d.owned("r")
+        m = self._d.mark
+        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} "
+                         f"AND r.label = {m} AND r.merge_key = {m}", [*params, scope_key, label, merge_key])  # fmt: skip
+        return record_row(rows[0]) if rows else None
+
+    def locked_record(self, scope_key: str, record_id: str) -> RecordRow | None:
+        """A record by id, as this transaction sees it."""
+        owned, params = self._d.owned("r")
+        m = self._d.mark
+        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} "
+                         f"AND r.record_id = {m}", [*params, scope_key, record_id])  # fmt: skip
+        return record_row(rows[0]) if rows else None
+
+    def replace_properties(self, row: RecordRow, record: NewRecord) -> RecordRow:
+        tenant, tenant_params = self._tenant_columns()
+        m = self._d.mark
+        self._run(f"INSERT INTO record_history ({tenant}record, version, properties_json, replaced_at) "
+                  f"VALUES ({self._d.marks(len(tenant_params) + 4)})",
+                  [*tenant_params, row.rowid, row.version, row.properties_json, record.at])  # fmt: skip
+        owned, params = self._d.owned("records")
+        rows = self._run(f"UPDATE records SET properties_json = {m}, version = version + 1, updated_at = {m} "
+                         f"WHERE {owned}records.rowid = {m} RETURNING {RECORD_COLUMNS}",
+                         [record.properties_json, record.at, *params, row.rowid])  # fmt: skip
+        self._delete_in("record_values", "record", [row.rowid])
+        self._write_values(row.rowid, record, replacing=True)
+        return record_row(rows[0])
+
+    def _write_values(self, rowid: int, record: NewRecord, *, replacing: bool = False) -> None:
+        tenant, tenant_params = self._tenant_columns()
+        scope_key = record.scope.scope_key
+        for v in record.values:
+            self._run(f"INSERT INTO record_values ({tenant}record, scope_key, name, kind, text_key, text_value, "
+                      f"text_fold, number_value) VALUES ({self._d.marks(len(tenant_params) + 8)})",
+                      [*tenant_params, rowid, scope_key, v.name, v.kind, v.key, v.text, v.folded, v.number])  # fmt: skip
+        self._write_texts(rowid, scope_key, record.texts, replacing)
+
+    def _write_texts(self, rowid: int, scope_key: str, texts: Sequence[tuple[str, str]], replacing: bool) -> None:
+        tenant, tenant_params = self._tenant_columns()
+        m = self._d.mark
+        if replacing:  # a text that changed is embedded again; one that is gone loses its vector
+            owned, params = self._d.owned("record_vectors")
+            keep = [name for name, _ in texts]
+            gone = f" AND name NOT IN ({self._d.marks(len(keep))})" if keep else ""
+            self._run(f"DELETE FROM record_vectors WHERE {owned}record = {m}{gone}", [*params, rowid, *keep])
+        for name, text in texts:
+            self._run(f"INSERT INTO record_vectors ({tenant}record, scope_key, name, text) "
+                      f"VALUES ({self._d.marks(len(tenant_params) + 4)}) ON CONFLICT DO NOTHING",
+                      [*tenant_params, rowid, scope_key, name, text])  # fmt: skip
+            self._run(f"UPDATE record_vectors SET text = {m}, embed_state = 'pending', embedding = NULL, "
+                      f"embed_attempts = 0, embed_next_at = NULL WHERE record = {m} AND name = {m} AND text <> {m}",
+                      [text, rowid, name, text])  # fmt: skip
+
+    def _delete_in(self, table: str, column: str, values: Sequence[Any]) -> int:
+        owned, params = self._d.owned(table)
+        clause = _in(f"{table}.{column}", values, self._d)
+        return len(self._run(f"DELETE FROM {table} WHERE {owned}{clause.sql} RETURNING 1", params + clause.params))
+
+    def delete_records(self, scope_key: str, rowids: Sequence[int]) -> tuple[int, int]:
+        if not rowids:
+            return 0, 0
+        m = self._d.mark
+        owned, params = self._d.owned("relationships")
+        marks = self._d.marks(len(rowids))
+        edges = self._run(
+            f"DELETE FROM relationships WHERE {owned}scope_key = {m} AND ((source_kind = 'RECORD' AND source IN "
+            f"({marks})) OR (target_kind = 'RECORD' AND target IN ({marks}))) RETURNING 1",
+            [*params, scope_key, *rowids, *rowids],
+        )  # fmt: skip
+        for table in ("record_values", "record_vectors", "record_history"):
+            self._delete_in(table, "record", rowids)
+        return self._delete_in("records", "rowid", rowids), len(edges)
+
+    def link(
+        self, scope_key: str, type: str, source: NodeRef, target: NodeRef, properties_json: str, at: str
+    ) -> tuple[Edge, bool]:
+        tenant, tenant_params = self._tenant_columns()
+        rows = self._run(
+            f"INSERT INTO relationships ({tenant}scope_key, type, source_kind, source, target_kind, target, "
+            f"properties_json, created_at) VALUES ({self._d.marks(len(tenant_params) + 8)}) "
+            f"ON CONFLICT DO NOTHING RETURNING {EDGE_COLUMNS}",
+            [*tenant_params, scope_key, type, source.kind, source.rowid, target.kind, target.rowid,
+             properties_json, at],
+        )  # fmt: skip
+        if rows:
+            return edge(rows[0]), True
+        return self._edge(scope_key, type, source, target), False
+
+    def _edge(self, scope_key: str, type: str, source: NodeRef, target: NodeRef) -> Edge:
+        m = self._d.mark
+        owned, params = self._d.owned("relationships")
+        rows = self._run(f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND type = {m} "
+                         f"AND source_kind = {m} AND source = {m} AND target_kind = {m} AND target = {m}",
+                         [*params, scope_key, type, source.kind, source.rowid, target.kind, target.rowid])  # fmt: skip
+        return edge(rows[0])
+
+    def unlink(self, scope_key: str, type: str, source: NodeRef, target: NodeRef) -> bool:
+        m = self._d.mark
+        owned, params = self._d.owned("relationships")
+        return bool(self._run(
+            f"DELETE FROM relationships WHERE {owned}scope_key = {m} AND type = {m} AND source_kind = {m} "
+            f"AND source = {m} AND target_kind = {m} AND target = {m} RETURNING 1",
+            [*params, scope_key, type, source.kind, source.rowid, target.kind, target.rowid],
+        ))  # fmt: skip
+
+
+class GraphReads:
+    """The knowledge plane's reads."""
+
+    def __init__(self, run: Run, dialect: Dialect) -> None:
+        self._run = run
+        self._d = dialect
+
+    def get_record(self, scope_key: str, record_id: str) -> RecordRow | None:
+        owned, params = self._d.owned("r")
+        m = self._d.mark
+        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} "
+                         f"AND r.record_id = {m}", [*params, scope_key, record_id])  # fmt: skip
+        return record_row(rows[0]) if rows else None
+
+    def record_rows(self, scope_key: str, rowids: Sequence[int]) -> dict[int, RecordRow]:
+        if not rowids:
+            return {}
+        owned, params = self._d.owned("r")
+        clause = _in("r.rowid", rowids, self._d)
+        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {self._d.mark} "
+                         f"AND {clause.sql}", [*params, scope_key, *clause.params])  # fmt: skip
+        return {r[0]: record_row(r) for r in rows}
+
+    def search_records(self, scope_key: str, query: Query) -> list[RecordRow]:
+        roots = WhereCompiler(self._d, scope_key).roots(query)
+        order = order_by(query, self._d)
+        m = self._d.mark
+        rows = self._run(f"SELECT {', '.join('r.' + c.strip() for c in RECORD_COLUMNS.split(','))} {roots.sql}"
+                         f"{order.sql} LIMIT {m} OFFSET {m}",
+                         [*roots.params, *order.params, query.limit, query.skip])  # fmt: skip
+        return [record_row(r) for r in rows]
+
+    def count_records(self, scope_key: str, query: Query) -> int:
+        roots = WhereCompiler(self._d, scope_key).roots(query)
+        return int(self._run(f"SELECT count(*) {roots.sql}", roots.params)[0][0])
+
+    def aggregate_records(
+        self, scope_key: str, query: Query, group_by: Sequence[str], aggregates: Sequence[Aggregate]
+    ) -> list[tuple[tuple[object, ...], tuple[float | None, ...]]]:
+        roots = WhereCompiler(self._d, scope_key).roots(query)
+        m = self._d.mark
+        selects, joins, params = [], [], []
+        for i, name in enumerate(group_by):  # one row per value of each grouping property
+            joins.append(f"LEFT JOIN record_values g{i} ON g{i}.record = r.rowid AND g{i}.name = {m}")
+            params.append(name)
+            selects.append(f"g{i}.kind, g{i}.text_value, g{i}.number_value")
+        folds = []
+        for agg in aggregates:
+            if agg.fn == "count":
+                folds.append("count(DISTINCT r.rowid)")
+                continue
+            folds.append(f"{agg.fn}((SELECT min(a.number_value) FROM record_values a WHERE a.record = r.rowid "
+                         f"AND a.name = {m} AND a.kind = 'number'))")  # fmt: skip
+            params.append(agg.name)
+        folds = folds or ["count(DISTINCT r.rowid)"]
+        groups = ", ".join(selects)
+        sql = (f"SELECT {groups + ', ' if groups else ''}{', '.join(folds)} FROM records r {' '.join(joins)} "
+               f"WHERE r.rowid IN (SELECT r.rowid {roots.sql})"
+               + (f" GROUP BY {groups} ORDER BY {groups}" if groups else ""))  # fmt: skip
+        out = []
+        for row in self._run(sql, [*params, *roots.params]):
+            keys = tuple(_group_value(row[3 * i : 3 * i + 3]) for i in range(len(group_by)))
+            out.append((keys, tuple(row[3 * len(group_by) :])))
+        return out
+
+    def record_values(self, rowids: Sequence[int]) -> dict[int, list[Value]]:
+        out: dict[int, list[Value]] = {}
+        if not rowids:
+            return out
+        owned, params = self._d.owned("v")
+        clause = _in("v.record", rowids, self._d)
+        for record, name, kind, text, number in self._run(
+            f"SELECT v.record, v.name, v.kind, v.text_value, v.number_value FROM record_values v "
+            f"WHERE {owned}{clause.sql}", params + clause.params):  # fmt: skip
+            out.setdefault(record, []).append(Value(name, kind, text, number))
+        return out
+
+    def edges(self, scope_key: str, nodes: Sequence[NodeRef], types: Sequence[str] = ()) -> list[Edge]:
+        if not nodes:
+            return []
+        m = self._d.mark
+        owned, params = self._d.owned("relationships")
+        ends = " OR ".join(f"({side}_kind = {m} AND {side} = {m})" for _ in nodes for side in ("source", "target"))
+        ends_params = [x for n in nodes for _ in ("source", "target") for x in (n.kind, n.rowid)]
+        typed = f" AND type IN ({self._d.marks(len(types))})" if types else ""
+        rows = self._run(f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND ({ends})"
+                         f"{typed} ORDER BY rowid", [*params, scope_key, *ends_params, *types])  # fmt: skip
+        return [edge(r) for r in rows]
+
+    def record_history(self, rowid: int) -> list[HistoryRow]:
+        owned, params = self._d.owned("record_history")
+        rows = self._run(f"SELECT version, properties_json, replaced_at FROM record_history WHERE {owned}"
+                         f"record = {self._d.mark} ORDER BY version", [*params, rowid])  # fmt: skip
+        return [HistoryRow(*r) for r in rows]
+
+    def node_rowid(self, scope_key: str, kind: str, node_id: str) -> int | None:
+        m = self._d.mark
+        if kind == "RECORD":
+            found = self.get_record(scope_key, node_id)
+            return found.rowid if found else None
+        owned, params = self._d.owned("memories")
+        rows = self._run(f"SELECT rowid FROM memories WHERE {owned}scope_key = {m} AND source = {m} "
+                         f"AND memory_id = {m}", [*params, scope_key, kind, node_id])  # fmt: skip
+        return int(rows[0][0]) if rows else None
+
+    def node_ids(self, nodes: Sequence[NodeRef]) -> dict[NodeRef, str]:
+        out: dict[NodeRef, str] = {}
+        for kind, table, column in (("RECORD", "records", "record_id"), ("MEMORY", "memories", "memory_id")):
+            wanted = [n.rowid for n in nodes if (n.kind == "RECORD") == (kind == "RECORD")]
+            if not wanted:
+                continue
+            owned, params = self._d.owned(table)
+            clause = _in("rowid", wanted, self._d)
+            extra = ", source" if table == "memories" else ", 'RECORD'"
+            for rowid, public, source in self._run(f"SELECT rowid, {column}{extra} FROM {table} WHERE {owned}"
+                                                   f"{clause.sql}", params + clause.params):  # fmt: skip
+                out[NodeRef(source, rowid)] = public
+        return out
+
+    def schema_summary(self, scope_key: str) -> list[tuple[str, int, list[tuple[str, str, int]]]]:
+        m = self._d.mark
+        owned, params = self._d.owned("r")
+        counts = self._run(f"SELECT r.label, count(*) FROM records r WHERE {owned}r.scope_key = {m} "
+                           "GROUP BY r.label ORDER BY r.label", [*params, scope_key])  # fmt: skip
+        props: dict[str, list[tuple[str, str, int]]] = {}
+        for label, name, kind, count in self._run(
+            f"SELECT r.label, v.name, v.kind, count(DISTINCT v.record) FROM record_values v JOIN records r "
+            f"ON r.rowid = v.record WHERE {owned}r.scope_key = {m} GROUP BY r.label, v.name, v.kind "
+            "ORDER BY r.label, v.name, v.kind", [*params, scope_key]):  # fmt: skip
+            props.setdefault(label, []).append((name, kind, int(count)))
+        return [(label, int(count), props.get(label, [])) for label, count in counts]
+
+    def edge_summary(self, scope_key: str) -> list[tuple[str, str, str, int]]:
+        owned, params = self._d.owned("e")
+        rows = self._run(
+            f"SELECT s.label, e.type, t.label, count(*) FROM relationships e JOIN records s ON s.rowid = e.source "
+            f"JOIN records t ON t.rowid = e.target WHERE {owned}e.scope_key = {self._d.mark} "
+            "AND e.source_kind = 'RECORD' AND e.target_kind = 'RECORD' GROUP BY s.label, e.type, t.label "
+            "ORDER BY s.label, e.type, t.label", [*params, scope_key])  # fmt: skip
+        return [(a, b, c, int(n)) for a, b, c, n in rows]
+
+class GraphEmbeddings:
+    """The vectors of record texts: what is due, and storing the outcome (on a writing connection)."""
+
+    def __init__(self, run: Run, dialect: Dialect, encode: Callable[[Any], Any]) -> None:
+        self._run = run
+        self._d = dialect
+        self._encode = encode  # a vector as the driver stores it
+
+    def jobs(self, limit: int, now: str) -> list[tuple[int, str, int]]:
+        m = self._d.mark
+        owned, params = self._d.owned("record_vectors")
+        rows = self._run(f"SELECT rowid, text, embed_attempts FROM record_vectors WHERE {owned}(embed_state = "
+                         f"'pending' OR (embed_state = 'failed' AND embed_next_at <= {m})) ORDER BY rowid "
+                         f"LIMIT {m}", [*params, now, limit])  # fmt: skip
+        return [(int(a), str(b), int(c)) for a, b, c in rows]
+
+    def save(self, ids: Sequence[int], vectors: Any, model: str) -> None:
+        m = self._d.mark
+        owned, params = self._d.owned("record_vectors")
+        for rowid, vector in zip(ids, vectors, strict=True):
+            self._run(f"UPDATE record_vectors SET embedding = {m}, embed_state = 'ready', embed_model = {m}, "
+                      f"embed_error = NULL WHERE {owned}rowid = {m}", [self._encode(vector), model, *params, rowid])
+
+    def failed(self, ids: Sequence[int], error: str, next_at: Sequence[str]) -> None:
+        m = self._d.mark
+        owned, params = self._d.owned("record_vectors")
+        for rowid, when in zip(ids, next_at, strict=True):
+            self._run(f"UPDATE record_vectors SET embed_state = 'failed', embed_error = {m}, embed_next_at = {m}, "
+                      f"embed_attempts = embed_attempts + 1 WHERE {owned}rowid = {m}", [error, when, *params, rowid])
+
+
+def _group_value(cells: Sequence[Any]) -> object:
+    kind, text, number = cells
+    if kind is None:
+        return None
+    if kind == "boolean":
+        return bool(number)
+    if kind == "number":
+        return int(number) if float(number).is_integer() else float(number)
+    return text
