@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chat-url", required=True, help="OpenAI-compatible base URL, e.g. .../v1")
     parser.add_argument("--model", required=True)
     parser.add_argument("--engram-url", default="http://127.0.0.1:8377")
-    parser.add_argument("--engram-key", default=os.environ.get("ENGRAM_API_KEY"))
+    parser.add_argument("--engram-key", default=os.environ.get("ENGRAM_KEY") or os.environ.get("ENGRAM_API_KEY"))
     parser.add_argument("--agent-id", default="assistant")
     parser.add_argument("--profile-id", default="default")
     parser.add_argument("--participant", required=True, help="the user's id in your app (hashed)")

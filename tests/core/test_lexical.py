@@ -6,8 +6,11 @@ index imitates, and its ``fts5vocab`` words and ``bm25()`` scores are compared w
 
 from __future__ import annotations
 
+import itertools
 import random
 import sqlite3
+import string
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -57,6 +60,113 @@ def test_words_match_fts5_on_samples() -> None:
 def test_words_match_fts5_on_latin_text(text: str) -> None:
     conn = _fts([text])
     assert tokenize(text) == _fts_words(conn, 0)
+
+
+def _differences(words: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
+    """Return (word, our terms, FTS5's terms) for each word, one FTS5 row apiece, where they differ."""
+    conn = _fts(list(words))
+    # FTS5 stems bytes: a stem may end inside a character, which we escape the same way.
+    conn.text_factory = lambda raw: raw.decode("utf-8", "surrogateescape")
+    theirs: list[list[str]] = [[] for _ in words]
+    for doc, term in conn.execute("SELECT doc, term FROM words ORDER BY doc, offset"):
+        theirs[doc].append(term)
+    return [(w, tokenize(w), t) for w, t in zip(words, theirs, strict=True) if tokenize(w) != t]
+
+
+def test_stems_match_fts5_on_every_short_word() -> None:
+    words = ["".join(p) for n in (1, 2, 3) for p in itertools.product(string.ascii_lowercase, repeat=n)]
+    differences = _differences(words)
+    assert not differences, f"{len(differences)} of {len(words)} differ, e.g. {differences[:20]}"
+
+
+# Vowels, "y" and the letters of the suffixes where Porter implementations part ways ("-bli",
+# "-logi", "-ies", "-eed", "-yyed"), with a few other consonants for measure and *o.
+_RICH = "aaeeiioouuyyy" + "bbllggiissddee" + "nrtcmwxzv"
+
+
+@pytest.mark.slow
+def test_stems_match_fts5_on_random_words() -> None:
+    rng = random.Random(20261201)
+    words = ["".join(rng.choices(_RICH, k=rng.randint(3, 10))) for _ in range(300_000)]
+    differences = _differences(words)
+    assert not differences, f"{len(differences)} of {len(words)} differ, e.g. {differences[:20]}"
+
+
+# Real words carrying each suffix Porter's steps treat; a final "y" becomes the "i" of "-enci",
+# "-bli", "-logi", "-aliti"... in step 1c.
+_ENGLISH = {
+    "ational": "relational rational operational sensational educational inspirational",
+    "tional": "conditional additional traditional emotional exceptional intentional",
+    "enci": "valency dependency frequency emergency efficiency fluency tendency",
+    "anci": "hesitancy vacancy redundancy relevancy pregnancy discrepancy",
+    "izer": "digitizer organizer fertilizer sanitizer equalizer synthesizer",
+    "bli": "possibly humbly terribly visibly incredibly probably notably feebly nobly doubly "
+    "sensibly bubbly suitably comfortably responsibly",
+    "alli": "radically formally normally finally totally musically",
+    "entli": "recently currently differently evidently frequently",
+    "eli": "vaguely widely closely rarely completely",
+    "ousli": "generously famously nervously seriously analogously",
+    "ization": "organization civilization realization specialization vietnamization",
+    "ation": "predication information relation conversation vocation",
+    "ator": "operator indicator creator translator",
+    "alism": "feudalism nationalism realism formalism",
+    "iveness": "decisiveness effectiveness attractiveness",
+    "fulness": "hopefulness usefulness carefulness helpfulness",
+    "ousness": "callousness nervousness seriousness consciousness",
+    "aliti": "formality reality personality equality",
+    "iviti": "sensitivity activity creativity productivity",
+    "biliti": "sensibility ability possibility flexibility responsibility",
+    "logi": "analogy archaeology biology technology psychology apology ecology trilogy",
+    "icate": "triplicate duplicate authenticate sophisticate",
+    "ative": "formative talkative creative relative negative",
+    "alize": "formalize realize normalize finalize",
+    "iciti": "electricity simplicity authenticity publicity",
+    "ical": "electrical critical musical physical typical",
+    "ful": "hopeful careful beautiful grateful",
+    "ness": "goodness kindness darkness happiness",
+    "al": "revival arrival approval festival",
+    "ance": "allowance performance insurance guidance",
+    "ence": "inference difference experience conference",
+    "er": "airliner teacher computer gardener",
+    "ic": "gyroscopic electric romantic fantastic",
+    "able": "adjustable comfortable reliable valuable",
+    "ible": "defensible flexible terrible horrible",
+    "ant": "irritant assistant important pleasant",
+    "ement": "replacement agreement management settlement",
+    "ment": "adjustment treatment apartment government",
+    "ent": "dependent student different parent",
+    "ion": "adoption decision discussion question vision session",
+    "ou": "bayou caribou bijou",
+    "ism": "communism criticism tourism optimism",
+    "ate": "activate celebrate estimate appreciate probate",
+    "iti": "humidity validity stupidity rapidity acidity",
+    "ous": "homologous famous nervous dangerous jealous",
+    "ive": "effective expensive active massive",
+    "ize": "bowdlerize memorize apologize recognize summarize",
+    "ing": "motoring sing running hoping filing falling sizing hopping hissing failing flying dying "
+    "lying tying eyeing",
+    "ed": "plastered bled conflated troubled sized hopped tanned fizzed failed filed hoped dyed "
+    "eyed played trekked",
+    "ies": "ponies ties cries flies skies dies lies pies studies",
+    "sses": "caresses dresses glasses passes",
+    "s": "cats caress gaps dogs gas this is",
+    "eed": "feed agreed bleed speed proceed succeed freed deed need",
+    "y": "happy sky day toy boy cry fly say by shy",
+}
+
+
+def test_stems_match_fts5_on_english_words() -> None:
+    for suffix, listed in _ENGLISH.items():  # the list is what it says
+        assert all(w.endswith((suffix, "y")) for w in listed.split()), suffix
+    words = " ".join(_ENGLISH.values()).split()
+    assert _differences(words) == []
+
+
+def test_stems_cut_characters_where_fts5_does() -> None:
+    # FTS5 undoubles the last two bytes of a stem, so "人" (e4 ba ba) loses a byte and two "ь"
+    # (d1 8c d1 8c) do not end in a double; the last three are controls.
+    words = ["a人ed", "aььed", "aььing", "yyed", "ночь", "naïvely"]
+    assert _differences(words) == []
 
 
 def _corpus(seed: int, size: int) -> list[str]:

@@ -277,3 +277,34 @@ def test_recent_episodes_lists_exactly_the_newest_of_a_large_scope(server: LiveS
         assert "round" in about  # with a topic, the related ones
 
     run(server, key, body)
+
+
+def test_argument_errors_are_problems_naming_the_argument(server: LiveServer) -> None:
+    async def body(client: Client) -> None:
+        bad = await client.call_tool("list_facts", {"limit": 0})
+        assert error_code(bad) == "invalid_input"
+        assert bad.structured_content is not None and bad.structured_content["field"] == "limit"
+        wrong = await client.call_tool("fact_history", {"fact_id": "not-an-id"})
+        assert error_code(wrong) == "invalid_input" and wrong.structured_content is not None
+        assert wrong.structured_content["field"] == "fact_id"
+        ok(await client.call_tool("list_facts", {"limit": 5}))  # positive control
+
+    run(server, server.key(), body)
+
+
+def test_a_model_correction_holds_from_now(server: LiveServer) -> None:
+    key = server.key()
+    with server.client(key) as http:
+        old = _stated_fact(http, "The user lives in Paris.", kind="city", validFrom="2020-01-01T00:00:00Z")
+    found: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        corrected = await client.call_tool("correct_fact", {"fact_id": old["id"], "text": "The user lives in Lyon.",
+                                                            "reason": "moved"})  # fmt: skip
+        assert corrected.structured_content is not None
+        found["id"] = corrected.structured_content["factId"]
+
+    run(server, key, body)
+    with server.client(key) as http:
+        proposal = http.get(f"/v1/facts/{found['id']}").json()
+    assert proposal["validFrom"] > "2026-01-01" and old["memory"]["validFrom"].startswith("2020-01-01")

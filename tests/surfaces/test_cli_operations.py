@@ -92,6 +92,7 @@ def test_every_command_runs_on_the_data_folder_and_against_a_server(
 ) -> None:
     ran: set[str] = set()
     env = {**server.cli_env(), "ENGRAM_EMBEDDER": "hashing"}
+    server.store.tenant("t1", create=True)  # only the default tenant starts on first use
     extra = ["--tenant", "t1"] if mode == "local" else ["--url", server.url, "--key", server.key(role="admin")]
     if mode == "remote":
         for name in ("ENGRAM_HOME", "ENGRAM_DATABASE_URL"):  # nothing local to fall back on

@@ -28,7 +28,7 @@ from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 from tests.factories import episode_body
-from tests.surfaces.requests import example_request
+from tests.surfaces.requests import Checker, example_request
 
 KNOWN_CODES = {"invalid_input", "unauthenticated", "forbidden", "not_found", "conflict", "backend_unavailable",
                "embedding_failed", "internal"}  # fmt: skip
@@ -94,6 +94,24 @@ def test_a_failing_embedding_endpoint_is_a_502_problem_and_writes_still_land(
         server.stop()
 
 
+def test_every_route_with_a_failing_embedder_answers_as_documented(tmp_path: Path, failing_endpoint: str) -> None:
+    """Only what embeds a query fails (502 embedding_failed); every answer matches the document."""
+    server = _serve(tmp_path, make_embedder(f"openai:{failing_endpoint}|m"))
+    try:
+        with server.client(None) as http:
+            check = Checker(http.get("/openapi.json").json())
+        answers = _answers(server)
+        for name, answer in answers.items():
+            check(name, answer)
+            if answer.status_code >= 400:
+                _problem(answer)
+        failed = {name for name, answer in answers.items() if answer.status_code >= 500}
+        assert failed == {"recall"}, {n: answers[n].status_code for n in failed}
+        assert answers["recall"].json()["code"] == "embedding_failed"
+    finally:
+        server.stop()
+
+
 def test_an_unexpected_exception_is_a_500_problem_logged_under_its_request_id(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -142,7 +160,10 @@ def test_every_route_over_a_broken_store_answers_problem_json(server: LiveServer
     assert all(a.status_code < 500 for a in healthy.values()), {n: a.text for n, a in healthy.items()}
     _break(server.store)
     broken = _answers(server)
-    for answer in broken.values():
+    with server.client(None) as http:
+        check = Checker(http.get("/openapi.json").json())
+    for name, answer in broken.items():
+        check(name, answer)  # every answer, 500s included, is one the document describes
         if answer.status_code >= 400:
             _problem(answer)
     failed = {name for name, answer in broken.items() if answer.status_code == 500}
@@ -165,6 +186,7 @@ def test_a_locked_store_answers_503_retryable_on_every_write(tmp_path: Path) -> 
             try:
                 locked = http.post("/v1/episodes", json=episode_body("during the lock"))
                 assert locked.status_code == 503
+                Checker(http.get("/openapi.json").json())("write_episode", locked)
                 body = _problem(locked)
                 assert (body["code"], body["retryable"]) == ("backend_unavailable", True)
                 assert http.post("/v1/recall", json={"query": "before the lock"}).status_code == 200  # reads go on

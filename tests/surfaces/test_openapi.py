@@ -7,13 +7,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
-from jsonschema import Draft202012Validator
 
 from engramdb.models.operations import BY_NAME, OPERATIONS
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body, scope_fields
+from tests.surfaces.requests import Checker, operation
 
 
 @pytest.fixture
@@ -22,23 +21,18 @@ def document(live: LiveServer) -> dict[str, Any]:
         return dict(http.get("/openapi.json").json())
 
 
-def _operation(document: dict[str, Any], name: str) -> dict[str, Any]:
-    op = BY_NAME[name]
-    return dict(document["paths"][op.path][op.method.lower()])
-
-
 def test_a_bearer_scheme_guards_every_route_but_health(document: dict[str, Any]) -> None:
     schemes = document["components"]["securitySchemes"]
     assert [s["scheme"] for s in schemes.values()] == ["bearer"]
     for op in OPERATIONS:
-        security = _operation(document, op.name).get("security")
+        security = operation(document, op.name).get("security")
         assert (security is None) == op.public, op.name
-    assert _operation(document, "recall")["security"] == [{name: []} for name in schemes]  # positive control
+    assert operation(document, "recall")["security"] == [{name: []} for name in schemes]  # positive control
 
 
 def test_every_route_documents_the_problems_it_can_answer(document: dict[str, Any]) -> None:
     for op in OPERATIONS:
-        answers = _operation(document, op.name)["responses"]
+        answers = operation(document, op.name)["responses"]
         expected = {"500"} | ({"401", "403", "503"} if not op.public else set())
         expected |= {"422"} if (op.body or op.query or op.path_params) else set()
         expected |= {str(s) for s in op.errors}
@@ -48,7 +42,7 @@ def test_every_route_documents_the_problems_it_can_answer(document: dict[str, An
             assert schema == {"$ref": "#/components/schemas/Problem"}, (op.name, status)
     text = str(document)
     assert "HTTPValidationError" not in text and "'detail'" not in text  # FastAPI's own shape is gone
-    assert "422" in _operation(document, "recall")["responses"]  # positive control for the walk
+    assert "422" in operation(document, "recall")["responses"]  # positive control for the walk
 
 
 def _properties(schema: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -68,7 +62,7 @@ def test_every_property_and_parameter_is_described(document: dict[str, Any]) -> 
     counted = sum(1 for schema in document["components"]["schemas"].values() for _ in _properties(schema))
     assert counted > 150  # the walk saw the models' properties
     for op in OPERATIONS:
-        for parameter in _operation(document, op.name).get("parameters", []):
+        for parameter in operation(document, op.name).get("parameters", []):
             assert parameter.get("description"), (op.name, parameter["name"])
 
 
@@ -76,7 +70,7 @@ def test_every_write_body_carries_an_example_that_the_server_takes(live: LiveSer
     for op in OPERATIONS:
         if op.body is None:
             continue
-        content = _operation(document, op.name)["requestBody"]["content"]["application/json"]
+        content = operation(document, op.name)["requestBody"]["content"]["application/json"]
         examples = list(content["examples"].values())
         assert examples and examples[0]["value"], op.name
     with live.client(live.key()) as agent:  # the memory write examples are valid as they stand
@@ -98,27 +92,6 @@ def test_docs_pages_load_their_assets_from_this_server(live: LiveServer) -> None
                 asset = http.get(source)
                 assert asset.status_code == 200 and len(asset.content) > 1000, source
             assert "openapi.json" in html.text and "fonts.googleapis" not in html.text
-
-
-class Checker:
-    """Validates real answers against what the document says the route answers."""
-
-    def __init__(self, document: dict[str, Any]) -> None:
-        self.document = document
-        self.checked: set[tuple[str, int]] = set()
-
-    def __call__(self, name: str, answer: httpx.Response) -> httpx.Response:
-        responses = _operation(self.document, name)["responses"]
-        assert str(answer.status_code) in responses, (name, answer.status_code, answer.text)
-        content = responses[str(answer.status_code)].get("content")
-        if answer.status_code == 204:
-            assert content is None and answer.content == b""
-        else:
-            schema = {**content["application/json"]["schema"], "components": self.document["components"]}
-            errors = [e.message for e in Draft202012Validator(schema).iter_errors(answer.json())]
-            assert errors == [], (name, answer.status_code, errors)
-        self.checked.add((name, answer.status_code))
-        return answer
 
 
 def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServer, document: dict[str, Any]) -> None:
@@ -165,7 +138,6 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("get_fact", agent.get(f"/v1/facts/{'0' * 64}"))  # 404
         check("recall", agent.post("/v1/recall", json={"query": "x", "limit": 500}))  # 422, body
         check("list_facts", agent.get("/v1/facts", params={"limit": "many"}))  # 422, query
-        check("list_facts", agent.get("/v1/facts", params={"subject": "user"}))  # 422, a misspelt filter
         check("recall", admin.post("/v1/recall", json={"query": "x"}))  # 422: admin names no scope
         check("recall", agent.post("/v1/recall", json={"query": "x", "scope": scope_fields(agentId="other")}))  # 403
     statuses = {status for _, status in check.checked}

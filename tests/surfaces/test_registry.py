@@ -111,9 +111,16 @@ def test_every_declared_service_method_exists_and_takes_what_the_registry_passes
         params = list(inspect.signature(method).parameters)[1:]  # after self
         expected = [] if op.public else ["caller"]
         expected += [p for p in op.path_params] + (["body"] if op.body else []) + (["query"] if op.query else [])
-        assert len(params) >= len(expected), (op.name, params)
+        assert params == expected, (op.name, params, expected)  # called positionally, in this order
         if op.permission is not None:
             assert op.permission in PERMISSIONS, op.name
+
+
+def test_every_mcp_tool_has_a_renderer() -> None:
+    from engramdb.api.mcp.tools import RENDERERS
+
+    tools = {op.mcp.tool for op in OPERATIONS if op.mcp is not None}
+    assert tools and tools <= set(RENDERERS), tools - set(RENDERERS)
 
 
 @pytest.mark.parametrize("role", ROLES)

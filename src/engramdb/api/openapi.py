@@ -17,6 +17,7 @@ from engramdb.models.problems import Problem
 ASSETS = "/docs/assets"
 # What each error status means for any operation that can answer it.
 PROBLEMS: dict[int, str] = {
+    400: "The body is not a JSON document the server can read (code bad_request), e.g. nested too deep.",
     401: "No key, or an unknown or revoked one (code unauthenticated).",
     403: "The key's role or scope grant does not cover the request (code forbidden); the field names the "
     "scope field it was not granted.",
@@ -38,6 +39,8 @@ def responses(op: Operation[Any]) -> dict[int | str, dict[str, Any]]:
         statuses |= {401, 403, 503}
     if op.body or op.query or op.path_params:
         statuses.add(422)
+    if op.body:
+        statuses.add(400)
     documented: dict[int | str, dict[str, Any]] = {s: {"model": Problem, "description": PROBLEMS[s]}
                                                    for s in sorted(statuses)}  # fmt: skip
     if op.created_status:
@@ -50,16 +53,17 @@ def install_docs(app: FastAPI) -> None:
     static = resources.files("fastapi_offline") / "static"
     app.mount(ASSETS, StaticFiles(directory=str(static)), name="docs-assets")
     title = f"{app.title} {app.version}"
+    assets = ASSETS.lstrip("/")  # relative, so the pages also work behind a proxy's path prefix
 
     @app.get("/docs", include_in_schema=False)
     def swagger() -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url="/openapi.json", title=title, swagger_js_url=f"{ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{ASSETS}/swagger-ui.css", swagger_favicon_url=f"{ASSETS}/favicon.png",
+            openapi_url="openapi.json", title=title, swagger_js_url=f"{assets}/swagger-ui-bundle.js",
+            swagger_css_url=f"{assets}/swagger-ui.css", swagger_favicon_url=f"{assets}/favicon.png",
             swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": False},
         )  # fmt: skip
 
     @app.get("/redoc", include_in_schema=False)
     def redoc() -> HTMLResponse:
-        return get_redoc_html(openapi_url="/openapi.json", title=title, redoc_js_url=f"{ASSETS}/redoc.standalone.js",
-                              redoc_favicon_url=f"{ASSETS}/favicon.png", with_google_fonts=False)  # fmt: skip
+        return get_redoc_html(openapi_url="openapi.json", title=title, redoc_js_url=f"{assets}/redoc.standalone.js",
+                              redoc_favicon_url=f"{assets}/favicon.png", with_google_fonts=False)  # fmt: skip

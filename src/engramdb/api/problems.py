@@ -56,8 +56,13 @@ def install(app: FastAPI) -> None:
         return error_response(error)
 
     @app.exception_handler(RequestValidationError)
-    async def request_invalid(_: Request, error: RequestValidationError) -> JSONResponse:
-        return JSONResponse(request_problem(list(error.errors())), status_code=422)
+    async def request_invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        body = request_problem(list(error.errors()))
+        sent = request.headers.get("content-type", "")
+        if body["field"] == "body" and request.method in ("POST", "PUT", "PATCH") and "json" not in sent:
+            body["message"] += f" (the body was sent as {sent or 'no content type'}; send JSON with "
+            body["message"] += "Content-Type: application/json)"
+        return JSONResponse(body, status_code=422)
 
     @app.exception_handler(ValidationError)
     async def model_invalid(_: Request, error: ValidationError) -> JSONResponse:

@@ -6,6 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio.to_thread
 from fastapi import FastAPI
 from starlette.routing import Route
 
@@ -48,6 +49,12 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # Load the model before the first request: a cold first recall (~0.7 s) would pass the
+        # SDK's 300 ms fail-open budget, and the agent would silently get no memory.
+        try:
+            await anyio.to_thread.run_sync(embedder.embed, ["warm up"])
+        except Exception:  # the server still serves: writes land, and recall reports the embedder's failure
+            log.warning("the embedder failed to warm up; recall will try it again", exc_info=True)
         worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
                                  poll_seconds=settings.embed_poll_seconds)  # fmt: skip
         if run_worker:

@@ -13,46 +13,30 @@ import functools
 import inspect
 import json
 import re
-import sys
 import types
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import typer
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from engramdb.cli.context import DEFAULT_TENANT, Local, Remote, Target, local_scope
-from engramdb.cli.render import show
+from engramdb.cli.context import DEFAULT_TENANT
+from engramdb.cli.invoke import Param, run
 from engramdb.contract.events import FIELD_DESCRIPTIONS
-from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
+from engramdb.errors import InvalidInputError
 from engramdb.models.base import SCOPE_NAMES
-from engramdb.models.inputs import build_inputs, wire_fields
+from engramdb.models.inputs import wire_fields
 from engramdb.models.operation import OPTION_NAMES, Operation
-from engramdb.models.operations import BY_NAME
 
-Kind = Literal["path", "field", "scope", "meta", "raw"]
 HIDDEN = {"schemaVersion", "eventType"}  # constants of the contract: nothing to choose
 SCOPE_OPTIONS = {  # wire name -> (option, help)
     "agentId": ("--agent-id", "agentId of the scope"),
     "profileId": ("--profile-id", "profileId of the scope"),
     "privacyScope": ("--privacy", "private or shared"),
-    "participantScopeHash": ("--participant", "participantScopeHash (64 hex; on the data folder default: this user)"),
+    "participantScopeHash": ("--participant", "participantScopeHash (64 hex: hash_scope of the participant's id)"),
     "sandboxEligible": ("--sandbox-eligible", "true or false"),
 }
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter of a built command: what it is called and what it fills."""
-
-    name: str  # the Python parameter name
-    wire: str | None  # the input (or meta setting) it fills
-    kind: Kind
-    annotation: Any
-    default: Any = None
-    parse: Callable[[Any], Any] | None = None
 
 
 def command_for(op: Operation[Any]) -> Callable[..., None]:
@@ -60,7 +44,7 @@ def command_for(op: Operation[Any]) -> Callable[..., None]:
     params = _params(op)
 
     def command(**given: Any) -> None:
-        _run(op, params, given)
+        run(op, params, given)
 
     command.__name__ = op.name
     command.__doc__ = op.summary if not op.description else f"{op.summary}\n\n{op.description}"
@@ -87,11 +71,12 @@ def _params(op: Operation[Any]) -> list[Param]:
         param = _field_param(name, info)
         if name in op.cli.defaults:
             default = op.cli.defaults[name]
-            shown = "now" if callable(default) else json.dumps(default)
-            param = _with_help(param, f" [default: {shown}]")
+            param = _with_help(param, f" (default: {'now' if callable(default) else json.dumps(default)})")
+        elif info.is_required():
+            param = _with_help(param, " (required)")
         params.append(param)
     if any(n in fields for n in (*SCOPE_NAMES, "scope", "grant")):
-        params += [_scope_param(name) for name in SCOPE_NAMES]
+        params += [_scope_param(name, op.cli.local_scope) for name in SCOPE_NAMES]
     return params + _meta_params(op)
 
 
@@ -127,8 +112,10 @@ def _with_help(param: Param, more: str) -> Param:
     return Param(param.name, param.wire, param.kind, Annotated[base, info], param.default, param.parse)
 
 
-def _scope_param(name: str) -> Param:
+def _scope_param(name: str, local_default: bool) -> Param:
     option, help_ = SCOPE_OPTIONS[name]
+    if local_default:
+        help_ += " (on the data folder default: this machine's user's scope)"
     parse: Callable[[Any], Any] | None = None
     if name == "sandboxEligible":
         parse = functools.partial(_truth, "--sandbox-eligible")
@@ -153,107 +140,14 @@ def _meta_params(op: Operation[Any]) -> list[Param]:
     if op.body is not None:
         meta.append(Param("body_json", "body", "meta", Annotated[str | None, typer.Option(
             "--body", help="the whole JSON body: text, @file, or - for stdin (options override its fields)")]))
-    if op.cli.tenant == "on_request":
+    if op.cli.tenant != "existing":
         meta.append(Param("create_tenant", "create_tenant", "meta", Annotated[bool, typer.Option(
-            "--create-tenant", help="create the tenant if it does not exist (data folder)")], False))
+            "--create-tenant", help="create --tenant if missing (data folder; default is made on first use)")],
+            False))
     for flag, field in op.cli.raw.items():
         meta.append(Param(f"raw_{field}", field, "raw", Annotated[bool, typer.Option(flag, help=f"print only {field}")],
                           False))  # fmt: skip
     return meta
-
-
-def _run(op: Operation[Any], params: list[Param], given: Mapping[str, Any]) -> None:
-    assert op.cli is not None
-    values, scope, meta, raw = _collect(params, given)
-    body = _read_body(meta.get("body"))
-    for name, default in op.cli.defaults.items():
-        if name not in values and name not in body:
-            values[name] = default() if callable(default) else default
-    target = _target(op, meta)
-    try:
-        if not target.remote and op.cli.local_scope:
-            scope = {**local_scope(), **scope}
-        if op.cli.id_prefix_of:
-            values.update({p: _full_id(target, op.cli.id_prefix_of, values[p]) for p in op.path_params})
-        answer = target.call(op, build_inputs(op, values, body=body, scope=scope))
-    finally:
-        target.close()
-    if raw:
-        print(getattr(answer, raw[0]))
-        return
-    done = op.cli.done.format(**{p: values[p] for p in op.path_params}, answer=answer) if op.cli.done else None
-    show(answer, as_json=bool(meta.get("json")), done=done)
-
-
-def _collect(
-    params: list[Param], given: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str]]:
-    values: dict[str, Any] = {}
-    scope: dict[str, Any] = {}
-    meta: dict[str, Any] = {}
-    raw: list[str] = []
-    for p in params:
-        value = given[p.name]
-        if value is None or value == [] or (value is False and p.kind in ("field", "raw")):
-            continue
-        value = p.parse(value) if p.parse else value
-        if p.kind in ("path", "field"):
-            values[p.wire or ""] = value
-        elif p.kind == "scope":
-            scope[p.wire or ""] = value
-        elif p.kind == "raw":
-            raw.append(p.wire or "")
-        else:
-            meta[p.wire or ""] = value
-    return values, scope, meta, raw
-
-
-def _target(op: Operation[Any], meta: Mapping[str, Any]) -> Target:
-    if meta.get("url"):
-        for local_only in ("tenant", "home", "create_tenant"):
-            if meta.get(local_only):
-                raise InvalidInputError(f"--{local_only.replace('_', '-')} works on the data folder; with --url "
-                                        "the server and the key decide", field=f"--{local_only}")  # fmt: skip
-        return Remote(str(meta["url"]), meta.get("key"))
-    return Local(meta.get("home"), meta.get("tenant") or DEFAULT_TENANT, bool(meta.get("create_tenant")))
-
-
-def _full_id(target: Target, listing: str, prefix: str) -> str:
-    """The one id the listing operation shows that starts with ``prefix`` (a whole id as is)."""
-    if re.fullmatch(r"[0-9a-f]{64}", prefix):
-        return prefix
-    op = BY_NAME[listing]
-    answer = target.call(op, build_inputs(op, {"limit": 1000} if "limit" in wire_fields(op.query) else {}))
-    listed = answer.model_dump(by_alias=True, mode="json") if answer is not None else {}
-    matches = sorted({i for i in _ids(listed) if i.startswith(prefix)})
-    if len(matches) == 1:
-        return matches[0]
-    error = NotFoundError if not matches else ConflictError
-    raise error(f"{len(matches)} ids of `engram {' '.join(op.cli.command if op.cli else ())}` start with {prefix!r}",
-                field="id")  # fmt: skip
-
-
-def _ids(data: Any) -> list[str]:
-    if isinstance(data, dict):
-        return [v for k, v in data.items() if k == "id" and isinstance(v, str)] + [
-            i for v in data.values() for i in _ids(v)]  # fmt: skip
-    if isinstance(data, list):
-        return [i for v in data for i in _ids(v)]
-    return []
-
-
-def _read_body(text: str | None) -> dict[str, Any]:
-    if text is None:
-        return {}
-    if text == "-":
-        text = sys.stdin.read()
-    elif text.startswith("@"):
-        with open(text[1:], encoding="utf-8") as source:
-            text = source.read()
-    value = _json_option("--body", text)
-    if not isinstance(value, dict):
-        raise InvalidInputError("--body must be a JSON object", field="--body")
-    return value
 
 
 def _json_option(option: str, text: str) -> Any:

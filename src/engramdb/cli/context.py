@@ -82,16 +82,20 @@ class Local:
     def call(self, op: Operation[Any], inputs: Inputs) -> BaseModel | None:
         service = self.service(op)
         policy = op.cli.tenant if op.cli else "existing"
-        if policy == "create" or (policy == "on_request" and self.create_tenant):
-            service.store.tenant(self.tenant, create=True)  # the operator may start a tenant so
+        # A write may start the default tenant (as `serve` does); any other name only when asked,
+        # so that a misspelt --tenant is refused instead of becoming a tenant.
+        if self.create_tenant or (policy == "create" and self.tenant == DEFAULT_TENANT):
+            service.store.tenant(self.tenant, create=True)
         caller = Caller(self.tenant, "local-cli", "admin", operator=True)
         try:
             answer = run(service, op, None if op.public else caller, inputs)
         except NotFoundError as error:
             if error.field != "tenant":
                 raise
-            hint = "; pass --create-tenant to create it" if policy == "on_request" else ""
-            raise NotFoundError(f"{error.message}{hint}", field="--tenant") from error
+            where = (self.settings.database_url and "the configured database") or str(self.settings.home.resolve())
+            hint = "; pass --create-tenant to create it" if policy != "existing" else ""
+            raise NotFoundError(f"{error.message}{hint} (looked in {where}: the data folder is --home or "
+                                "ENGRAM_HOME)", field="--tenant") from error  # fmt: skip
         if op.cli is not None and op.cli.embeds_locally:
             drain(service.store.tenant(self.tenant), service.embedder)
         return answer
@@ -109,11 +113,12 @@ class Remote:
     def __init__(self, url: str, key: str | None) -> None:
         from engramdb.sdk.client import Client
 
-        if not key:
-            raise InvalidInputError("--url needs a key: pass --key or set ENGRAM_KEY", field="--key")
+        self.key = key
         self.client = Client(url, key)
 
     def call(self, op: Operation[Any], inputs: Inputs) -> BaseModel | None:
+        if not self.key and not op.public:
+            raise InvalidInputError("--url needs a key: pass --key or set ENGRAM_KEY", field="--key")
         answer: BaseModel | None = self.client.call(op, inputs)
         return answer
 

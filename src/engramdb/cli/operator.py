@@ -17,7 +17,7 @@ from engramdb import __version__, clock
 from engramdb.cli.context import DEFAULT_TENANT, local_scope, open_local_store, settings_for
 from engramdb.config import Settings
 from engramdb.core import audit, auth
-from engramdb.errors import EngramError
+from engramdb.errors import EngramError, NotFoundError
 from engramdb.logs import configure_logging
 
 out = Console()
@@ -61,6 +61,7 @@ def mcp(
     ] = None,
     sandbox: Annotated[str, typer.Option("--sandbox-eligible", help="true or false")] = "false",
     home: HomeOpt = None,
+    create_tenant: Annotated[bool, typer.Option("--create-tenant", help="create --tenant if missing")] = False,
 ) -> None:
     """Serve the memory tools over MCP stdio, in one scope fixed by these flags."""
     from engramdb.api.mcp import configured_caller, serve_stdio
@@ -79,7 +80,13 @@ def mcp(
     scope = Scope.model_validate({**local_scope(), **named})
     store = open_local_store(home)
     service = MemoryService(store, make_embedder(settings.embedder, api_key=settings.embedder_api_key), settings)
-    store.tenant(tenant, create=True)  # the operator may start a tenant by serving it
+    # The default tenant starts on first use (as with `serve`); another name must exist or be asked
+    # for, so that a misspelt --tenant in a host's config is refused instead of serving an empty one.
+    try:
+        store.tenant(tenant, create=create_tenant or tenant == DEFAULT_TENANT)
+    except NotFoundError as error:
+        store.close()
+        raise NotFoundError(f"{error.message}; pass --create-tenant to create it", field="--tenant") from error
     worker = EmbeddingWorker(store, service.embedder, service.written, batch_size=settings.embed_batch_size,
                              poll_seconds=settings.embed_poll_seconds)  # fmt: skip
     worker.start()

@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import typer
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
@@ -25,8 +26,9 @@ out = Console()
 
 def show(answer: BaseModel | None, *, as_json: bool, done: str | None) -> None:
     """Print an operation's answer."""
-    if as_json:
-        print(json.dumps(answer.wire() if answer is not None else {}, ensure_ascii=False))  # type: ignore[attr-defined]
+    if as_json:  # the answer as the REST API gives it, nulls included
+        print(json.dumps(answer.model_dump(by_alias=True, mode="json") if answer is not None else {},
+                         ensure_ascii=False))  # fmt: skip
     elif done is not None:
         out.print(Text(done))
     elif answer is not None:
@@ -157,8 +159,11 @@ def _keys(listing: KeyList) -> None:
 
 def _batch(result: EpisodeBatchResult) -> None:
     for i, item in enumerate(result.results):
-        what = item.get("id") or f"{item.get('field')}: {item.get('message')}"
+        what = item.get("id") or item.get("message")
         _line(f"{i}: {item.get('status')} {item.get('outcome', item.get('code', ''))} {what}")
+    refused = [item for item in result.results if int(item.get("status", 500)) >= 400]
+    if refused:  # the batch was answered, but not all of it was stored: a script must notice
+        raise typer.Exit(1)
 
 
 def _recall(response: RecallResponse) -> None:

@@ -4,9 +4,10 @@ SQLite FTS5 scores every row that matches any query word before it can return th
 which cost 10 ms a query at 10k memories (bench/RESULTS.md). Here each word of a scope keeps
 its postings in two growing arrays, so a query costs one vectorised pass per word over the rows
 that contain it. Words are made the way FTS5's ``porter unicode61 remove_diacritics 2``
-tokenizer makes them, and scores follow FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, IDF floored at
-1e-6); tests/core/test_lexical.py checks both against FTS5 itself. Document statistics are the
-scope's own: the scope is the corpus a query searches.
+tokenizer makes them (the stems by core/porter.py, a port of FTS5's own stemmer), and scores
+follow FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, IDF floored at 1e-6); tests/core/test_lexical.py
+checks both against FTS5 itself. Document statistics are the scope's own: the scope is the
+corpus a query searches.
 
 Pure text analysis, no I/O: recall weighs query words with ``bm25_idf`` and SQLite's in-memory
 scope copy (storage/sqlite/scope_copy.py) keeps a ``LexicalIndex`` per scope.
@@ -16,27 +17,18 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 import unicodedata
 from array import array
 from collections.abc import Sequence
 
 import numpy as np
-import Stemmer  # type: ignore[import-not-found]  # PyStemmer is a C extension with no type stubs
+
+from engramdb.core import porter
 
 K1 = 1.2
 B = 0.75
 _IDF_FLOOR = 1e-6  # FTS5's floor for a word in more than half the documents
 _TOKEN = re.compile(r"[^\W_]+")  # unicode61: runs of letters and digits; "_" separates
-_PORTER_MIN, _PORTER_MAX = 3, 64  # FTS5's porter leaves shorter and longer tokens alone
-_local = threading.local()  # a Stemmer object must not be shared between threads
-
-
-def _stemmer() -> Stemmer.Stemmer:
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
-        stemmer = _local.stemmer = Stemmer.Stemmer("porter")
-    return stemmer
 
 
 def _fold(text: str) -> str:
@@ -61,11 +53,7 @@ def _words(text: str) -> list[str]:
 
 
 def _stems(words: Sequence[str]) -> list[str]:
-    stems = _stemmer().stemWords(words)
-    return [
-        stem if _PORTER_MIN <= len(word.encode()) <= _PORTER_MAX else word
-        for word, stem in zip(words, stems, strict=True)
-    ]
+    return list(map(porter.stem, words))
 
 
 def bm25_idf(documents: int, frequency: int) -> float:

@@ -21,7 +21,7 @@ from engramdb.errors import ConflictError, EngramError, InvalidInputError, NotFo
 from engramdb.models.lifecycle import CorrectRequest, LiftRequest, RetractRequest, TombstoneView
 from engramdb.models.memories import EpisodeBatch, EpisodeBatchResult, MemoryView, WriteOptions, WriteResponse
 from engramdb.models.problems import validation_problem
-from engramdb.storage.port import NewMemory
+from engramdb.storage.port import MemoryRecord, NewMemory
 
 MAX_BATCH = 100
 
@@ -56,9 +56,10 @@ class WriteOperations(ServiceBase):
             raise InvalidInputError(f"at most {MAX_BATCH} episodes per batch", field="episodes")
         answers: list[dict[str, Any]] = [{} for _ in body.episodes]
         rows, slots, now = [], [], clock.now_text()
+        shared = body.scope.named_scope_fields() if body.scope else {}
         for i, item in enumerate(body.episodes):
             try:
-                episode = EpisodeWrite.model_validate(item)
+                episode = EpisodeWrite.model_validate({**shared, **item} if isinstance(item, dict) else item)
                 scope = auth.resolve_scope(caller, episode.named_scope_fields())
                 rows.append(episode_row(episode.to_event(scope), scope, now))
                 slots.append(i)
@@ -83,27 +84,23 @@ class WriteOperations(ServiceBase):
         """Replace a current fact's value with a new fact (the old one is tombstoned)."""
         auth.require(caller, "memory.write")
         scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
-        current = self._tenant(caller).get_memory(auth.scope_key(scope), "MEMORY_FACT", fact_id)
+        tenant = self._tenant(caller)
+        current = tenant.get_memory(auth.scope_key(scope), "MEMORY_FACT", fact_id)
         if current is None:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
-        if current.status != "active":  # also when the correction would wait for review
-            raise ConflictError(f"fact {fact_id} is {current.status}, not current; only a current fact can be "
-                                "corrected", field="fact_id", status=current.status,
-                                supersededByFactId=current.superseded_by_id)  # fmt: skip
         if body.valid_from and current.valid_from and clock.parse(body.valid_from) < clock.parse(current.valid_from):
             # It would be older than the fact it corrects, so the age guard would keep it as history.
             raise InvalidInputError(f"a correction cannot start before the fact it corrects "
                                     f"(validFrom {current.valid_from})", field="validFrom")  # fmt: skip
-        event = json.loads(current.event_json)
-        for stale in ("factId", "supersedesFactId", "validUntil", *auth.SCOPE_FIELDS):
-            event.pop(stale, None)
-        event.update(text=body.text, active=True, supersedesFactId=fact_id,
-                     sourceEventId=body.source_event_id or f"correction:{fact_id}",
-                     validFrom=body.valid_from or current.valid_from or clock.now_text(),
-                     confidence=body.confidence if body.confidence is not None else current.confidence,
-                     provenance=body.provenance or event.get("provenance", ""))  # fmt: skip
         origin = (query.origin if query else None) or current.origin
-        row = fact_row(FactWrite.model_validate(event).to_event(scope), scope, clock.now_text(), origin)
+        row = fact_row(FactWrite.model_validate(_corrected(current, fact_id, body)).to_event(scope), scope,
+                       clock.now_text(), origin)  # fmt: skip
+        if current.status != "active" and tenant.get_memory(row.scope.scope_key, "MEMORY_FACT", row.memory_id) is None:
+            # Only a current fact can be corrected, also when the correction would wait for review;
+            # the same correction sent again (a retry) still answers the one already stored.
+            raise ConflictError(f"fact {fact_id} is {current.status}, not current; only a current fact can be "
+                                "corrected", field="fact_id", status=current.status,
+                                supersededByFactId=current.superseded_by_id)  # fmt: skip
         return self._assert(caller, row, target_id=fact_id, reason=body.reason)
 
     def retract_fact(self, caller: Caller, fact_id: str, body: RetractRequest) -> MemoryView:
@@ -158,6 +155,19 @@ class WriteOperations(ServiceBase):
                                                memory=memory_view(record)))  # fmt: skip
         self.written.set()
         return responses
+
+
+def _corrected(current: MemoryRecord, fact_id: str, body: CorrectRequest) -> dict[str, Any]:
+    """The contract event of a correction: the corrected fact's, with the new text and a link to it."""
+    event: dict[str, Any] = json.loads(current.event_json)
+    for stale in ("factId", "supersedesFactId", "validUntil", *auth.SCOPE_FIELDS):
+        event.pop(stale, None)
+    event.update(text=body.text, active=True, supersedesFactId=fact_id,
+                 sourceEventId=body.source_event_id or f"correction:{fact_id}",
+                 validFrom=body.valid_from or current.valid_from or clock.now_text(),
+                 confidence=body.confidence if body.confidence is not None else current.confidence,
+                 provenance=body.provenance or event.get("provenance", ""))  # fmt: skip
+    return event
 
 
 def write_response(result: facts.FactOutcome) -> WriteResponse:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engramdb.devtools.reference import api_reference, readme_with_table
+from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
 from engramdb.models import operations
 from engramdb.models.operation import Operation
@@ -85,11 +85,12 @@ def sdk_methods() -> str:
 
 def targets() -> dict[Path, str]:
     """Every generated file and what it should hold."""
-    readme = ROOT / "README.md"
+    readme, mcp = ROOT / "README.md", ROOT / "docs/mcp.md"
     return {
         ROOT / "src/engramdb/sdk/methods.py": sdk_methods(),
         ROOT / "docs/api.md": api_reference(),
         readme: readme_with_table(readme.read_text(encoding="utf-8")),
+        mcp: with_table(mcp.read_text(encoding="utf-8"), "mcp", mcp_table()),
     }
 
 

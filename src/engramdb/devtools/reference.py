@@ -9,7 +9,6 @@ from engramdb.core.auth import PERMISSIONS
 from engramdb.models.operation import OPTION_NAMES, Operation
 from engramdb.models.operations import OPERATIONS
 
-START, END = "<!-- ops:rest:start -->", "<!-- ops:rest:end -->"
 TAGS = {"service": "Service", "memories": "Memories", "lifecycle": "Beliefs that change", "review": "Review",
         "recall": "Recall", "audit": "Audit", "policy": "Policy", "keys": "Keys"}  # fmt: skip
 
@@ -35,13 +34,32 @@ def rest_table() -> str:
     return "\n".join(rows)
 
 
+def mcp_table() -> str:
+    """docs/mcp.md's table: one row per tool, from the operations that declare one."""
+    rows = ["| tool | arguments | operation | what it does |", "|---|---|---|---|"]
+    for op in OPERATIONS:
+        if op.mcp is None:
+            continue
+        args = ", ".join(f"`{name}`" + ("" if arg.default is ... else f" (default {arg.default!r})")
+                         for name, arg in op.mcp.args) or "none"  # fmt: skip
+        first = op.mcp.description.split(". ")[0].rstrip(".") + "."
+        rows.append(f"| `{op.mcp.tool}` | {args} | `{op.method} {op.path}` | {first} |")
+    return "\n".join(rows)
+
+
+def with_table(text: str, marker: str, table: str) -> str:
+    """``text`` with the generated table between its ``<!-- ops:MARKER:start/end -->`` lines replaced."""
+    start, end = f"<!-- ops:{marker}:start -->", f"<!-- ops:{marker}:end -->"
+    if start not in text or end not in text:
+        return text
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{table}\n{end}{tail}"
+
+
 def readme_with_table(readme: str) -> str:
     """The README with its generated REST table replaced (unchanged if it has no markers)."""
-    if START not in readme or END not in readme:
-        return readme
-    head, rest = readme.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{rest_table()}\n{END}{tail}"
+    return with_table(readme, "rest", rest_table())
 
 
 def api_reference() -> str:
@@ -66,7 +84,7 @@ def api_reference() -> str:
 
 
 def _section(op: Operation[Any]) -> list[str]:
-    statuses = ", ".join(str(s) for s in sorted(k for k in responses(op) if isinstance(k, int)))
+    statuses = ", ".join(str(s) for s in sorted(k for k in responses(op) if isinstance(k, int) and k >= 400))
     success = "201 (created) or 200 (already stored)" if op.created_status else str(op.status if op.output else 204)
     out = [f"### `{op.name}`: `{op.method} {op.path}`", "", op.description or op.summary, "",
            f"- who: {_roles(op)}", f"- answers: {success}; problems: {statuses}",

@@ -64,9 +64,8 @@ def signature_of(op: Operation[Any], models: set[str]) -> Signature:
         if op.shorthand:
             shorthand = wire_fields(op.body)[op.shorthand].annotation
             body_type += f" | {type_text(shorthand, models)}"
-        optional = not any(f.is_required() for f in op.body.model_fields.values())
-        params.append(f"body: {body_type}{' | None = None' if optional else ''}")
-        body = "body"
+        params.append(f"{op.body_arg}: {body_type}{' | None = None' if op.body_optional else ''}")
+        body = op.body_arg
     query = _query_params(op.query, models)
     if query:
         params.append("*")

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpx
-
 from engramdb.config import RetrievalSettings, Settings
 from engramdb.contract.events import EpisodeWrite
 from engramdb.core import auth
@@ -24,6 +22,7 @@ from engramdb.core.embedding import Embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import embed_batch
 from engramdb.models.api import RecallRequest, RecallResponse
+from engramdb.sdk.client import Client
 from engramdb.storage.registry import open_store
 
 BATCH = 100  # the REST batch endpoint's maximum
@@ -82,10 +81,10 @@ class InProcess:
 
 
 class OverRest:
-    """A server's public REST API (the server's own settings: one arm, ``hybrid``)."""
+    """A server's public REST API through the SDK (the server's own settings: one arm, ``hybrid``)."""
 
     def __init__(self, url: str, key: str, *, poll_seconds: float = 0.2, timeout_s: float = 1800) -> None:
-        self.client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+        self.client = Client(url, key, timeout=60)
         self.poll_seconds = poll_seconds
         self.timeout_s = timeout_s
         self._unsettled: list[tuple[str, dict[str, Any]]] = []  # (event id, its scope as query)
@@ -95,9 +94,7 @@ class OverRest:
         scopes = [b.named_scope_fields() for b in bodies]  # GET names the scope as query parameters
         for start in range(0, len(bodies), BATCH):
             chunk = [b.model_dump(by_alias=True, exclude_none=True, mode="json") for b in bodies[start : start + BATCH]]
-            response = self.client.post("/v1/episodes/batch", json={"episodes": chunk})
-            response.raise_for_status()
-            for item in response.json()["results"]:
+            for item in self.client.write_episode_batch(chunk).results:
                 if item["status"] not in (200, 201):
                     raise RuntimeError(f"the server refused an episode: {item}")
                 out.append((item["id"], item["status"] == 201))
@@ -113,10 +110,8 @@ class OverRest:
         while self._unsettled:
             pending = []
             for event_id, scope in self._unsettled:
-                view = self.client.get(f"/v1/episodes/{event_id}", params=scope)
-                view.raise_for_status()
-                embedding = view.json()["embedding"]
-                if embedding["state"] != "ready":
+                embedding = self.client.get_episode(event_id, scope=scope).embedding
+                if embedding.state != "ready":
                     pending.append((event_id, scope))
             self._unsettled = pending
             if pending:
@@ -126,10 +121,7 @@ class OverRest:
         return embedded
 
     def recall(self, arm: str, request: RecallRequest) -> RecallResponse:
-        body = request.model_dump(by_alias=True, exclude_none=True, mode="json")
-        response = self.client.post("/v1/recall", json=body)
-        response.raise_for_status()
-        return RecallResponse.model_validate(response.json())
+        return self.client.recall(request)
 
     def retrieval(self) -> dict[str, Any]:
         return {"hybrid": "the server's own settings"}

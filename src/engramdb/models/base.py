@@ -33,15 +33,15 @@ class ResponseModel(BaseModel):
 
 
 class QueryModel(BaseModel):
-    """A query string: camelCase names (snake_case read too), unknown names refused (a misspelt
-    filter would otherwise list everything), values read from text."""
+    """A query string: camelCase names (snake_case read too), values read from text. Unknown
+    names are ignored, as they always were (cache-busting and tracing parameters pass)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         validate_by_alias=True,
         validate_by_name=True,
         serialize_by_alias=True,
-        extra="forbid",
+        extra="ignore",
         frozen=True,
     )
 

@@ -67,11 +67,13 @@ def build_inputs(
     *,
     body: Mapping[str, Any] | BaseModel | None = None,
     scope: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> Inputs:
     """Validate wire-named ``values`` (path, query and body fields mixed) into ``op``'s inputs.
 
     ``body`` is a whole body to start from (its fields lose to ``values``); ``scope`` holds scope
-    fields, placed where the operation takes them. Raises InvalidInputError naming the field.
+    fields for where the body names none, ``overrides`` scope fields that win over the body's;
+    both are placed where the operation takes them. Raises InvalidInputError naming the field.
     """
     unknown = set(values) - set(op.path_params) - set(wire_fields(op.query)) - set(wire_fields(op.body))
     if unknown:
@@ -83,6 +85,7 @@ def build_inputs(
     start = body.model_dump(by_alias=True, exclude_none=True) if isinstance(body, BaseModel) else dict(body or {})
     given = {**start, **{k: v for k, v in values.items() if k in wire_fields(op.body)}}
     _place_scope(op, dict(scope or {}), query, given)
+    _place_scope(op, dict(overrides or {}), query, given, override=True)
     return Inputs(
         path=tuple(str(values[p]) for p in op.path_params),
         query=validate(op.query, query) if op.query else None,
@@ -90,18 +93,20 @@ def build_inputs(
     )
 
 
-def _place_scope(op: Operation[Any], scope: dict[str, Any], query: dict[str, Any], body: dict[str, Any]) -> None:
+def _place_scope(
+    op: Operation[Any], scope: dict[str, Any], query: dict[str, Any], body: dict[str, Any], override: bool = False
+) -> None:
     named = {k: v for k, v in scope.items() if k in SCOPE_NAMES and v is not None}
     if not named:
         return
     slot = scope_slot(op)
-    if slot == "query":
-        query.update({k: v for k, v in named.items() if k not in query})
-    elif slot == "body":
-        body.update({k: v for k, v in named.items() if k not in body})
+    if slot in ("query", "body"):
+        target = query if slot == "query" else body
+        target.update({k: v for k, v in named.items() if override or k not in target})
     elif slot is not None:
         key = slot.split(".")[1]
-        body[key] = {**named, **(body.get(key) or {})}
+        given = dict(body.get(key) or {})
+        body[key] = {**given, **named} if override else {**named, **given}
 
 
 def validate(model: type[BaseModel], data: Mapping[str, Any]) -> BaseModel:

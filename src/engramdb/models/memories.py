@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from engramdb.contract.events import WireModel
+from engramdb.contract.events import ScopeFields, WireModel
 from engramdb.models.base import KeptDateTime, QueryModel, ResponseModel, ScopeQuery
 
 Source = Literal["EPISODE", "MEMORY_FACT"]
@@ -68,6 +68,7 @@ class EpisodeBatch(WireModel):
     episodes: list[dict[str, Any]] = Field(
         max_length=100, description="episode write bodies, as POST /v1/episodes takes them (at most 100)"
     )
+    scope: ScopeFields | None = Field(None, description="scope fields for every episode that does not name them")
 
 
 class EpisodeBatchResult(ResponseModel):

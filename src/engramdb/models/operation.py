@@ -38,6 +38,9 @@ class Cli:
     raw: Mapping[str, str] = field(default_factory=dict)  # flag -> answer field printed as is
     done: str | None = None  # the line people see after success, formatted with the path values
     id_prefix_of: str | None = None  # path ids may be unique prefixes of ids this operation lists
+    id_prefix_query: Mapping[str, Any] = field(default_factory=dict)  # what that listing is asked
+    id_key: str = "id"  # the field of the listing's items that holds the ids
+    merge_from: str | None = None  # options change the answer of this operation, not replace it
     embeds_locally: bool = False  # on the data folder, embed what was written before returning
     needs_model: bool = False  # on the data folder, load the embedding model (recall, health)
     tenant: Literal["existing", "create", "on_request"] = "existing"  # on the data folder: may the
@@ -108,6 +111,8 @@ class Operation(Generic[Out]):
     errors: tuple[int, ...] = ()  # statuses it can answer beyond 401, 403, 422, 500 and 503
     example: Mapping[str, Any] | None = None  # an example body, for the docs
     shorthand: str | None = None  # a plain value given as the body means {shorthand: value}
+    body_optional: bool = False  # the SDK may send no body ({}), e.g. an approval without a reason
+    body_arg: str = "body"  # the SDK's name for the body argument
     cli: Cli | None = None
     mcp: Mcp | None = None
 

@@ -63,7 +63,8 @@ _FACT_ID = {"fact_id": "the fact's id (64 hex characters)"}
 _HEX64 = {"pattern": r"^[0-9a-f]{64}$"}
 _MCP_FACT_ID = McpArg("fact_id", "the fact's id (64 hex characters), as list_facts or recall shows it", bounds=_HEX64)
 _MCP_REASON = McpArg("reason", "why, in a short sentence", bounds={"max_length": 400})
-_NOTHING: Mapping[str, Any] = {}
+# On the command line a fact's id may be a unique prefix of one the scope's facts (history too) have.
+_FACT_IDS: dict[str, Any] = {"id_prefix_of": "list_facts", "id_prefix_query": {"includeHistory": True, "limit": 1000}}
 
 EPISODE_EXAMPLE = {
     "runtime": "custom", "externalSessionId": "s1", "turnIndex": 0,
@@ -95,7 +96,9 @@ def _remembered(ctx: McpContext) -> Mapping[str, Any]:
 def _proposed(ctx: McpContext) -> Mapping[str, Any]:
     # A correction a model makes is derived like any model write: by default it waits for a
     # reviewer and the corrected fact stays current until then.
-    return {"origin": "derived",
+    # From now on ("since today it is Y"), as MCP corrections always held; a host that means "it
+    # was never X" corrects over REST, where the corrected fact's validFrom is the default.
+    return {"origin": "derived", "validFrom": clock.now_text(),
             "provenance": f"mcp:{ctx.transport} correct_fact; reason: {ctx.args['reason']}"}  # fmt: skip
 
 
@@ -125,12 +128,12 @@ WRITE_EPISODE = Operation(
 
 WRITE_EPISODE_BATCH = Operation(
     name="write_episode_batch", method="POST", path="/v1/episodes/batch", tag="memories",
-    output=EpisodeBatchResult, permission="memory.write", body=EpisodeBatch, shorthand="episodes",
+    output=EpisodeBatchResult, permission="memory.write", body=EpisodeBatch, shorthand="episodes", body_arg="bodies",
     example={"episodes": [EPISODE_EXAMPLE]},
     summary="Store up to 100 episodes in one transaction; each item gets its own status and body.",
     description="Items are validated one by one: a bad item is refused alone (its problem JSON in its slot) "
     "and the good ones are written together.",
-    cli=Cli(("episodes", "write-batch"), embeds_locally=True, tenant="create"),
+    cli=Cli(("episodes", "write-batch"), local_scope=True, embeds_locally=True, tenant="create"),
 )  # fmt: skip
 
 WRITE_FACT = Operation(
@@ -165,14 +168,14 @@ GET_EPISODE = Operation(
     name="get_episode", method="GET", path="/v1/episodes/{event_id}", tag="memories", output=MemoryView,
     permission="memory.read", query=MemoryQuery, path_params=_EVENT_ID, errors=(404,),
     summary="One episode of the caller's scope, with its embedding state.",
-    cli=Cli(("episodes", "get"), local_scope=True),
+    cli=Cli(("episodes", "get"), local_scope=True, id_prefix_of="list_episodes", id_prefix_query={"limit": 1000}),
 )  # fmt: skip
 
 GET_FACT = Operation(
     name="get_fact", method="GET", path="/v1/facts/{fact_id}", tag="memories", output=MemoryView,
     permission="memory.read", query=MemoryQuery, path_params=_FACT_ID, errors=(404,),
     summary="One fact of the caller's scope, with its lifecycle and embedding state.",
-    cli=Cli(("facts", "get"), local_scope=True),
+    cli=Cli(("facts", "get"), local_scope=True, **_FACT_IDS),
 )  # fmt: skip
 
 LIST_EPISODES = Operation(
@@ -221,7 +224,7 @@ CORRECT_FACT = Operation(
     summary="Replace a current fact with a corrected one; the old value is tombstoned.",
     description="The correction holds over the corrected fact's valid time unless it names its own validFrom "
     "('it was never X' vs 'since May it is Y'). Only a current (active) fact can be corrected (409 otherwise).",
-    cli=Cli(("facts", "correct"), local_scope=True, embeds_locally=True),
+    cli=Cli(("facts", "correct"), local_scope=True, embeds_locally=True, **_FACT_IDS),
     mcp=Mcp(
         tool="correct_fact", destructive=True, idempotent=True, fixed=_proposed,
         args=(("fact_id", _MCP_FACT_ID), ("text", McpArg("text", "the corrected fact, one self-contained sentence")),
@@ -238,7 +241,7 @@ RETRACT_FACT = Operation(
     output=MemoryView, permission="memory.write", body=RetractRequest, path_params=_FACT_ID, errors=(404, 409),
     example={"reason": "no longer true"},
     summary="Retract a current fact that has no replacement; its value is tombstoned.",
-    cli=Cli(("facts", "retract"), local_scope=True, done="retracted {fact_id}; its value is tombstoned"),
+    cli=Cli(("facts", "retract"), local_scope=True, done="retracted {fact_id}; its value is tombstoned", **_FACT_IDS),
     mcp=Mcp(
         tool="retract_fact", destructive=True, args=(("fact_id", _MCP_FACT_ID), ("reason", _MCP_REASON)),
         description="Retract a current fact that is no longer true and has no replacement (use correct_fact "
@@ -251,7 +254,7 @@ FACT_HISTORY = Operation(
     name="fact_history", method="GET", path="/v1/facts/{fact_id}/history", tag="lifecycle",
     output=FactHistory, permission="memory.read", query=MemoryQuery, path_params=_FACT_ID, errors=(404,),
     summary="Every version of a fact, oldest first, with reasons and the slot's tombstones.",
-    cli=Cli(("facts", "history"), local_scope=True),
+    cli=Cli(("facts", "history"), local_scope=True, **_FACT_IDS),
     mcp=Mcp(
         tool="fact_history", read_only=True, args=(("fact_id", _MCP_FACT_ID),),
         description="Show every version of a fact, oldest first: what replaced what, when and why, and the "
@@ -269,9 +272,9 @@ LIST_TOMBSTONES = Operation(
 LIFT_TOMBSTONE = Operation(
     name="lift_tombstone", method="POST", path="/v1/tombstones/{tombstone_id}/lift", tag="lifecycle",
     output=TombstoneView, permission="tombstone.lift", body=LiftRequest,
-    path_params={"tombstone_id": "the tombstone's id"}, errors=(404,), example={"reason": "it is true again"},
+    path_params={"tombstone_id": "the tombstone's id"}, errors=(404, 409), example={"reason": "it is true again"},
     summary="Let a tombstoned value become current again (reviewer or admin keys).",
-    cli=Cli(("tombstones", "lift")),
+    cli=Cli(("tombstones", "lift"), id_prefix_of="list_tombstones", id_key="tombstoneId"),
 )  # fmt: skip
 
 REVIEW_QUEUE = Operation(
@@ -284,9 +287,9 @@ REVIEW_QUEUE = Operation(
 APPROVE = Operation(
     name="approve", method="POST", path="/v1/review/{fact_id}/approve", tag="review", output=WriteResponse,
     permission="review.decide", body=ReviewDecision, path_params=_FACT_ID, errors=(404, 409),
-    example={"reason": "confirmed with the user"},
+    example={"reason": "confirmed with the user"}, body_optional=True,
     summary="Make a pending fact current (tombstones and the age guard apply).",
-    cli=Cli(("review", "approve"), id_prefix_of="review_queue",
+    cli=Cli(("review", "approve"), id_prefix_of="review_queue", id_prefix_query={"limit": 1000},
             done="approved {fact_id}: {answer.outcome}, now {answer.memory.status}"),
 )  # fmt: skip
 
@@ -295,7 +298,8 @@ REJECT = Operation(
     permission="review.decide", body=RejectDecision, path_params=_FACT_ID, errors=(404, 409),
     example={"reason": "the user never said so"},
     summary="Reject a pending fact, saying why; its value is tombstoned with the reason.",
-    cli=Cli(("review", "reject"), id_prefix_of="review_queue", done="rejected {fact_id}; its value is tombstoned"),
+    cli=Cli(("review", "reject"), id_prefix_of="review_queue", id_prefix_query={"limit": 1000},
+            done="rejected {fact_id}; its value is tombstoned"),
 )  # fmt: skip
 
 EDIT_AND_APPROVE = Operation(
@@ -303,7 +307,7 @@ EDIT_AND_APPROVE = Operation(
     output=WriteResponse, permission="review.decide", body=EditAndApprove, path_params=_FACT_ID,
     errors=(404, 409), example={"text": "The user lives in Lisbon.", "reason": "typo"},
     summary="Replace a pending fact's text with the reviewer's, and approve it.",
-    cli=Cli(("review", "edit"), id_prefix_of="review_queue"),
+    cli=Cli(("review", "edit"), id_prefix_of="review_queue", id_prefix_query={"limit": 1000}),
 )  # fmt: skip
 
 AUDIT = Operation(
@@ -322,10 +326,10 @@ GET_POLICY = Operation(
 
 PUT_POLICY = Operation(
     name="put_policy", method="PUT", path="/v1/policy", tag="policy", output=TenantPolicy,
-    permission="policy.write", body=TenantPolicy,
+    permission="policy.write", body=TenantPolicy, body_arg="policy",
     example={"multiValuedKinds": ["likes", "note"], "tombstonePolicy": "refuse"},
     summary="Replace the tenant's policy (admin keys only; audited).",
-    cli=Cli(("policy", "set")),
+    cli=Cli(("policy", "set"), merge_from="get_policy"),
 )  # fmt: skip
 
 RECALL = Operation(

@@ -4,11 +4,16 @@ become it."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
 from engramdb.models.base import ResponseModel
+
+ProblemCode = Literal[
+    "invalid_input", "bad_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "conflict",
+    "embedding_failed", "backend_unavailable", "internal",
+]  # fmt: skip
 
 
 class FieldProblem(ResponseModel):
@@ -23,10 +28,7 @@ class Problem(ResponseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    code: str = Field(
-        description="stable and machine-readable: invalid_input, unauthenticated, forbidden, not_found, "
-        "method_not_allowed, conflict, embedding_failed, backend_unavailable, internal"
-    )
+    code: ProblemCode = Field(description="stable and machine-readable: what kind of problem it is")
     message: str = Field(description="what went wrong, for people")
     field: str | None = Field(None, description="the request field at fault, when one is")
     retryable: bool | None = Field(

@@ -77,9 +77,12 @@ class SyncMethods:
         """Store an episode (201), or return the one already stored with this id (200)."""
         return self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {}))
 
-    def write_episode_batch(self, body: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]]) -> EpisodeBatchResult:
+    def write_episode_batch(
+        self,
+        bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+    ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
-        return self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), body, {}))
+        return self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), bodies, {}))
 
     def write_fact(
         self,
@@ -189,9 +192,9 @@ class SyncMethods:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
         return self.call(ops.GET_POLICY, inputs_for(ops.GET_POLICY, (), None, {}))
 
-    def put_policy(self, body: TenantPolicy | Mapping[str, Any] | None = None) -> TenantPolicy:
+    def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
-        return self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), body, {}))
+        return self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), policy, {}))
 
     def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
@@ -251,11 +254,11 @@ class SyncMethods:
         """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
         return self.call(ops.DELETE_RECORD, inputs_for(ops.DELETE_RECORD, (record_id,), None, {"scope": scope, "dry_run": dry_run, "cascade": cascade}))
 
-    def search_records(self, body: RecordSearch | Mapping[str, Any] | None = None) -> RecordSearchResult:
+    def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
         """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
         return self.call(ops.SEARCH_RECORDS, inputs_for(ops.SEARCH_RECORDS, (), body, {}))
 
-    def delete_records(self, body: DeleteRequest | Mapping[str, Any] | None = None) -> Deleted:
+    def delete_records(self, body: DeleteRequest | Mapping[str, Any]) -> Deleted:
         """Delete the records a where matches; dryRun answers what would go."""
         return self.call(ops.DELETE_RECORDS, inputs_for(ops.DELETE_RECORDS, (), body, {}))
 
@@ -271,7 +274,7 @@ class SyncMethods:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
         return self.call(ops.RECORDS_SCHEMA, inputs_for(ops.RECORDS_SCHEMA, (), None, {"scope": scope}))
 
-    def export_records(self, body: ExportRequest | Mapping[str, Any] | None = None) -> GraphExport:
+    def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
         """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""
         return self.call(ops.EXPORT_RECORDS, inputs_for(ops.EXPORT_RECORDS, (), body, {}))
 
@@ -292,10 +295,10 @@ class AsyncMethods:
 
     async def write_episode_batch(
         self,
-        body: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+        bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
     ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
-        return await self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), body, {}))
+        return await self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), bodies, {}))
 
     async def write_fact(
         self,
@@ -405,9 +408,9 @@ class AsyncMethods:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
         return await self.call(ops.GET_POLICY, inputs_for(ops.GET_POLICY, (), None, {}))
 
-    async def put_policy(self, body: TenantPolicy | Mapping[str, Any] | None = None) -> TenantPolicy:
+    async def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
-        return await self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), body, {}))
+        return await self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), policy, {}))
 
     async def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
@@ -472,11 +475,11 @@ class AsyncMethods:
         """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
         return await self.call(ops.DELETE_RECORD, inputs_for(ops.DELETE_RECORD, (record_id,), None, {"scope": scope, "dry_run": dry_run, "cascade": cascade}))
 
-    async def search_records(self, body: RecordSearch | Mapping[str, Any] | None = None) -> RecordSearchResult:
+    async def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
         """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
         return await self.call(ops.SEARCH_RECORDS, inputs_for(ops.SEARCH_RECORDS, (), body, {}))
 
-    async def delete_records(self, body: DeleteRequest | Mapping[str, Any] | None = None) -> Deleted:
+    async def delete_records(self, body: DeleteRequest | Mapping[str, Any]) -> Deleted:
         """Delete the records a where matches; dryRun answers what would go."""
         return await self.call(ops.DELETE_RECORDS, inputs_for(ops.DELETE_RECORDS, (), body, {}))
 
@@ -492,6 +495,6 @@ class AsyncMethods:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
         return await self.call(ops.RECORDS_SCHEMA, inputs_for(ops.RECORDS_SCHEMA, (), None, {"scope": scope}))
 
-    async def export_records(self, body: ExportRequest | Mapping[str, Any] | None = None) -> GraphExport:
+    async def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
         """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""
         return await self.call(ops.EXPORT_RECORDS, inputs_for(ops.EXPORT_RECORDS, (), body, {}))

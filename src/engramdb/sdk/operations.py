@@ -71,6 +71,8 @@ def inputs_for(op: Operation[Any], path: tuple[str, ...], body: Any, query: Mapp
     if op.body is not None:
         if op.shorthand and body is not None and not isinstance(body, (Mapping, BaseModel)):
             body = {op.shorthand: _wire_items(body)}
+        if body is None and not op.body_optional:
+            raise InvalidInputError(f"{op.name} takes a body ({op.body.__name__})", field=op.body_arg)
         body = as_model(op.body, body if body is not None else {})
     scope = query.get("scope")
     if isinstance(scope, BaseModel):

@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from pydantic import ValidationError
 
 from engramdb import __version__
 from engramdb.api.mcp.text import fact_listing
@@ -23,6 +24,7 @@ from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError, InvalidInputError, NotFoundError
 from engramdb.models.memories import FactQuery
 from engramdb.models.operations import OPERATIONS
+from engramdb.models.problems import validation_problem
 
 INSTRUCTIONS = (
     "EngramDB is this conversation's long-term memory. Call `recall` before answering questions "
@@ -50,6 +52,12 @@ class _StrictArguments(MCPServer):
             return error_result(InvalidInputError(
                 f"{name} has no argument {unknown[0]!r} (it takes: {takes}); the memory scope is "
                 "fixed by the server", field=unknown[0]).to_dict())  # fmt: skip
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:  # schema failures as problem JSON naming the argument, not library text
+            try:
+                tool.fn_metadata.arg_model.model_validate(arguments)
+            except ValidationError as error:
+                return error_result(validation_problem(list(error.errors())))
         return await super().call_tool(name, arguments, context)
 
 

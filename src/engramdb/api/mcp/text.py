@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
 from engramdb.contract.canonical import canonical_json
 from engramdb.contract.format import HEADING, bounded_text
 from engramdb.core.rows import episode_text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -20,10 +21,12 @@ from pydantic import Field, ValidationError
 
 from engramdb.api.mcp import knowledge_text, text
 from engramdb.api.problems import problem_body
+from engramdb.contract.bounds import TEXT_CAPS
 from engramdb.core.auth import Caller
 from engramdb.core.operations import run
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError, InternalError
+from engramdb.logs import request_id
 from engramdb.models.inputs import build_inputs, wire_fields
 from engramdb.models.operation import Mcp, McpArg, McpContext, Operation
 from engramdb.models.operations import BY_NAME
@@ -62,12 +65,22 @@ def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerO
     names = {arg.fills: name for name, arg in spec.args if arg.fills}  # input field -> argument
 
     def tool(ctx: Context, **args: Any) -> CallToolResult:
+        token = request_id.set(request_id.get() or uuid.uuid4().hex[:16])  # stdio calls have no HTTP id
+        try:
+            return _call(ctx, args)
+        finally:
+            request_id.reset(token)
+
+    def _call(ctx: Context, args: dict[str, Any]) -> CallToolResult:
         try:
             caller = caller_of(ctx)
             target, values = _plan(op, spec, McpContext(transport, caller.grant, args))
             answer = run(service, target, caller, build_inputs(target, values))
             said, structured = render(spec.tool, answer, args)
         except EngramError as error:
+            if error.http_status >= 500:
+                log.error("MCP tool %s failed (request %s): %s", spec.tool, request_id.get(), error.message,
+                          exc_info=error)  # fmt: skip
             return error_result(_named_for_tool(error, names))
         except ValidationError as error:
             return error_result(validation_problem(list(error.errors())))
@@ -106,7 +119,10 @@ def _parameter(op: Operation[Any], name: str, arg: McpArg) -> inspect.Parameter:
     annotation, metadata, default = _declared(op, arg)
     if arg.default is not ...:
         default = arg.default
-    described = Field(description=arg.description, **arg.bounds) if arg.description else Field(**arg.bounds)
+    bounds = dict(arg.bounds)
+    if arg.fills is not None and arg.fills in TEXT_CAPS:  # caps a validator checks: say them in the schema
+        bounds.setdefault("max_length", TEXT_CAPS[arg.fills])
+    described = Field(description=arg.description, **bounds) if arg.description else Field(**bounds)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[annotation, *metadata, described])  # fmt: skip
 

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from engramdb.api.mcp.server import build_server
+from engramdb.api.problems import problem_body
 from engramdb.contract.events import Scope as MemoryScope
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -89,7 +90,8 @@ class _BearerGate:
             caller = await anyio.to_thread.run_sync(auth.authenticate, self.service.store, token)
         except EngramError as error:
             headers = {"WWW-Authenticate": 'Bearer realm="engramdb"'} if error.http_status == 401 else None
-            await JSONResponse(error.to_dict(), status_code=error.http_status, headers=headers)(scope, receive, send)
+            answer = JSONResponse(problem_body(error), status_code=error.http_status, headers=headers)
+            await answer(scope, receive, send)
             return
         await self.app({**scope, CALLER_KEY: caller}, receive, send)
 

@@ -2,7 +2,7 @@
 
     list    --profile DIR [--dead] [--json]   pending entries (or dead letters)
     replay  --profile DIR [SEQ ...]           move dead letters (all, or these) back to pending
-    deliver --profile DIR --url URL           deliver what is pending (key from ENGRAM_API_KEY)
+    deliver --profile DIR --url URL           deliver what is pending (key from ENGRAM_KEY)
 
 Exit status: 0 on success, 1 when ``deliver`` leaves entries undelivered, 2 on bad usage.
 """
@@ -50,7 +50,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _deliver(args: argparse.Namespace) -> int:
     settings = OutboxSettings(shutdown_timeout=args.timeout)
-    outbox = Outbox(args.profile, url=args.url, api_key=os.environ.get("ENGRAM_API_KEY"), settings=settings)
+    key = os.environ.get("ENGRAM_KEY") or os.environ.get("ENGRAM_API_KEY")
+    outbox = Outbox(args.profile, url=args.url, api_key=key, settings=settings)
     delivered = outbox.close()
     store = OutboxStore(args.profile)
     try:
