@@ -53,6 +53,7 @@ from engramdb.models.knowledge import (
     SchemaEdge,
     SchemaLabel,
     SchemaProperty,
+    SchemaQuery,
     Unlinked,
     UnlinkRequest,
 )
@@ -161,7 +162,7 @@ __all__ = [
     "Role",
     "SchemaEdge",
     "SchemaLabel",
-    "SchemaProperty",
+    "SchemaProperty", "SchemaQuery",
     "ScopeQuery",
     "ScopeView",
     "TenantPolicy",

@@ -142,7 +142,9 @@ class RecordSearch(WireModel):
     aggregate: dict[str, AggregateSpec] | None = Field(
         None, description="alias -> {fn, field}: answer aggregates instead of records"
     )
-    group_by: list[str] = Field(default_factory=list, max_length=3, description="aggregate per value of these properties")
+    group_by: list[str] = Field(
+        default_factory=list, max_length=3, description="aggregate per value of these properties"
+    )
     scope: ScopeFields | None = Field(None, description=_SCOPE)
 
 
@@ -225,6 +227,12 @@ class GraphExport(ResponseModel):
 
 class RecordQuery(ScopeQuery):
     """Scope fields of a read of one record."""
+
+
+class SchemaQuery(ScopeQuery):
+    """Which labels to summarise."""
+
+    label: str | None = Field(None, max_length=64, description="only this label (UPPER_CASE)")
 
 
 class RecordOptions(QueryModel):

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from engramdb.models.knowledge import (
-    DeleteQuery,
     Deleted,
+    DeleteQuery,
     DeleteRequest,
     ExportRequest,
     GraphExport,
@@ -24,13 +24,15 @@ from engramdb.models.knowledge import (
     RecordWrite,
     RelationshipList,
     RelationshipView,
+    SchemaQuery,
     Unlinked,
     UnlinkRequest,
 )
 from engramdb.models.operation import Cli, Mcp, McpArg, McpContext, Operation
 
 _RECORD_ID = {"record_id": "the record's id"}
-_WHERE = "conditions: {\"status\": \"open\", \"priority\": {\"$gte\": 2}, \"ENTITY\": {\"name\": \"Alice\"}} (docs/knowledge.md)"
+_WHERE = ('conditions: {"status": "open", "priority": {"$gte": 2}, "ENTITY": {"name": "Alice"}} '
+          "(docs/knowledge.md)")
 SESSION_EXAMPLE = {
     "label": "SESSION", "mergeBy": ["title"],
     "data": {"title": "Billing kickoff", "startedAt": "2026-08-18T09:00:00Z",
@@ -177,11 +179,12 @@ UNLINK_RECORDS = Operation(
 
 RECORDS_SCHEMA = Operation(
     name="records_schema", method="GET", path="/v1/records/schema", tag="knowledge", output=KnowledgeSchema,
-    permission="memory.read", query=RecordQuery,
+    permission="memory.read", query=SchemaQuery,
     summary="The scope's labels, their properties and kinds, and the relationships between labels.",
     cli=Cli(("records", "schema")),
     mcp=Mcp(
-        tool="knowledge_schema", read_only=True, args=(),
+        tool="knowledge_schema", read_only=True,
+        args=(("label", McpArg("label", "only this label, e.g. TASK (default: every label)", default=None)),),
         description="Summarise the structured knowledge of this memory scope: each label (SESSION, DECISION, "
         "TASK, ...) with its number of records, its properties and their kinds, and how labels are linked. Call "
         "it first to know what find_records can ask for.",

@@ -15,10 +15,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-# Audit hashing lives in core (pure); re-exported for callers that still import it from here.
-from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
+
+# Audit hashing lives in core (pure); re-exported for callers that still import it from here.
+from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.records import (
     BELIEVED_STATUSES,
     AuditDraft,

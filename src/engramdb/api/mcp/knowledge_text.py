@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from engramdb.api.mcp.text import ToolOutput, cell, plain, table
@@ -63,5 +64,7 @@ def schema(answer: KnowledgeSchema, _: dict[str, Any]) -> ToolOutput:
     return "Labels of this memory scope:\n" + "\n".join(lines), None
 
 
-RENDERERS = {"save_record": saved, "find_records": found, "delete_records": deleted, "link_records": linked,
-             "knowledge_schema": schema}  # fmt: skip
+RENDERERS: dict[str, Callable[[Any, dict[str, Any]], ToolOutput]] = {
+    "save_record": saved, "find_records": found, "delete_records": deleted, "link_records": linked,
+    "knowledge_schema": schema,
+}  # fmt: skip

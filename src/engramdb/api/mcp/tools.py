@@ -37,7 +37,9 @@ log = logging.getLogger(__name__)
 CallerOf = Callable[[Context], Caller]
 
 
-RENDERERS = {**text.RENDERERS, **knowledge_text.RENDERERS}
+RENDERERS: dict[str, Callable[[Any, dict[str, Any]], text.ToolOutput]] = {
+    **text.RENDERERS, **knowledge_text.RENDERERS,
+}
 
 
 def render(tool: str, answer: object, args: dict[str, Any]) -> text.ToolOutput:

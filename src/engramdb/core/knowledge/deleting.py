@@ -49,8 +49,8 @@ class KnowledgeDeleting(ServiceBase):
     ) -> Deleted:
         ids = [r.record_id for r in rows]
         if dry_run:
-            edges = tenant.edges(scope_key, [NodeRef("RECORD", r.rowid) for r in rows])
-            return Deleted(dry_run=True, records=ids, relationships=len(edges))
+            touching = tenant.edges(scope_key, [NodeRef("RECORD", r.rowid) for r in rows])
+            return Deleted(dry_run=True, records=ids, relationships=len(touching))
         with tenant.transaction() as tx:
             current = [r for r in rows if tx.locked_record(scope_key, r.record_id) is not None]
             _, edges = tx.delete_records(scope_key, [r.rowid for r in current])

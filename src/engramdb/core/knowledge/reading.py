@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engramdb.core import auth
@@ -28,6 +28,7 @@ from engramdb.models.knowledge import (
     SchemaEdge,
     SchemaLabel,
     SchemaProperty,
+    SchemaQuery,
 )
 from engramdb.storage.knowledge.port import Aggregate, Edge, NodeRef, Order, Query, RecordRow
 from engramdb.storage.port import TenantStore
@@ -55,15 +56,18 @@ class KnowledgeReading(ServiceBase):
         edges = tenant.edges(scope_key, [NodeRef("RECORD", row.rowid)])
         return RelationshipList(relationships=_relationships(tenant, edges))
 
-    def records_schema(self, caller: Caller, query: RecordQuery) -> KnowledgeSchema:
+    def records_schema(self, caller: Caller, query: SchemaQuery) -> KnowledgeSchema:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
         tenant, scope_key = self._scoped(caller, query.named_scope_fields())
+        if query.label is not None:
+            check_label(query.label, "label")
         edges: dict[str, list[SchemaEdge]] = {}
         for source, kind, target, count in tenant.edge_summary(scope_key):
             edges.setdefault(source, []).append(SchemaEdge(type=kind, target=target, count=count))
         labels = [SchemaLabel(label=label, records=count, relationships=edges.get(label, []),
                               properties=[SchemaProperty(name=n, kind=k, records=c) for n, k, c in props])
-                  for label, count, props in tenant.schema_summary(scope_key)]  # fmt: skip
+                  for label, count, props in tenant.schema_summary(scope_key)
+                  if query.label in (None, label)]  # fmt: skip
         return KnowledgeSchema(labels=labels)
 
     def search_records(self, caller: Caller, body: RecordSearch) -> RecordSearchResult:
@@ -72,7 +76,8 @@ class KnowledgeReading(ServiceBase):
         query = search_query(body.labels, body.where, body.order_by, body.limit, body.skip)
         total = tenant.count_records(scope_key, query)
         if body.aggregate is not None:
-            return RecordSearchResult(records=[], total=total, aggregates=self._aggregates(tenant, scope_key, query, body))
+            aggregates = self._aggregates(tenant, scope_key, query, body)
+            return RecordSearchResult(records=[], total=total, aggregates=aggregates)
         if body.query is None:
             return RecordSearchResult(records=[record_view(r) for r in tenant.search_records(scope_key, query)],
                                       total=total)  # fmt: skip
@@ -123,7 +128,7 @@ class KnowledgeReading(ServiceBase):
 
 
 def search_query(
-    labels: Sequence[str], where: dict[str, Any], order_by: dict[str, str], limit: int, skip: int
+    labels: Sequence[str], where: Mapping[str, Any], order_by: Mapping[str, str], limit: int, skip: int
 ) -> Query:
     """A validated query: labels UPPER_CASE, the where parsed, the order on properties or $ fields."""
     for i, label in enumerate(labels):

@@ -25,8 +25,8 @@ from engramdb.errors import InvalidInputError
 from engramdb.storage.knowledge.port import (
     All,
     AnyOf,
-    Component,
     Compare,
+    Component,
     Direction,
     Exists,
     Member,

@@ -152,7 +152,8 @@ class KnowledgeWriting(ServiceBase):
         auth.require(caller, "memory.write")
         scope_key = auth.scope_key(auth.resolve_scope(caller, _named(body.scope)))
         tenant = self._tenant(caller)
-        source, target = _node(tenant, scope_key, body.source, "source"), _node(tenant, scope_key, body.target, "target")
+        source = _node(tenant, scope_key, body.source, "source")
+        target = _node(tenant, scope_key, body.target, "target")
         with tenant.transaction() as tx:
             deleted = tx.unlink(scope_key, body.type, source, target)
             if deleted:
@@ -186,7 +187,9 @@ def _node(tenant: Any, scope_key: str, spec: NodeSpec, side: str) -> NodeRef:
     return NodeRef(spec.kind, rowid)
 
 
-def _audit_record(tx: Transaction, caller: Caller, action: str, row: RecordRow, before: RecordRow | None = None) -> None:
+def _audit_record(
+    tx: Transaction, caller: Caller, action: str, row: RecordRow, before: RecordRow | None = None
+) -> None:
     tx.audit(caller.audit(action, target_kind="RECORD", target_id=row.record_id, scope_key=row.scope_key,
                           before_digest=sha256_hex(before.properties_json) if before else None,
                           after_digest=sha256_hex(row.properties_json)))  # fmt: skip

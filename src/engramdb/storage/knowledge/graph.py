@@ -70,8 +70,8 @@ class GraphWrites:
         """The record of ``label`` with this merge key, if any."""
         owned, params = self._d.owned("r")
         m = self._d.mark
-        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} "
-                         f"AND r.label = {m} AND r.merge_key = {m}", [*params, scope_key, label, merge_key])  # fmt: skip
+        sql = f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} AND r.label = {m} "
+        rows = self._run(sql + f"AND r.merge_key = {m}", [*params, scope_key, label, merge_key])
         return record_row(rows[0]) if rows else None
 
     def locked_record(self, scope_key: str, record_id: str) -> RecordRow | None:
@@ -100,9 +100,9 @@ class GraphWrites:
         tenant, tenant_params = self._tenant_columns()
         scope_key = record.scope.scope_key
         for v in record.values:
+            row = [*tenant_params, rowid, scope_key, v.name, v.kind, v.key, v.text, v.folded, v.number]
             self._run(f"INSERT INTO record_values ({tenant}record, scope_key, name, kind, text_key, text_value, "
-                      f"text_fold, number_value) VALUES ({self._d.marks(len(tenant_params) + 8)})",
-                      [*tenant_params, rowid, scope_key, v.name, v.kind, v.key, v.text, v.folded, v.number])  # fmt: skip
+                      f"text_fold, number_value) VALUES ({self._d.marks(len(row))})", row)  # fmt: skip
         self._write_texts(rowid, scope_key, record.texts, replacing)
 
     def _write_texts(self, rowid: int, scope_key: str, texts: Sequence[tuple[str, str]], replacing: bool) -> None:
@@ -227,7 +227,7 @@ class GraphReads:
                 continue
             folds.append(f"{agg.fn}((SELECT min(a.number_value) FROM record_values a WHERE a.record = r.rowid "
                          f"AND a.name = {m} AND a.kind = 'number'))")  # fmt: skip
-            params.append(agg.name)
+            params.append(agg.name or "")
         folds = folds or ["count(DISTINCT r.rowid)"]
         groups = ", ".join(selects)
         sql = (f"SELECT {groups + ', ' if groups else ''}{', '.join(folds)} FROM records r {' '.join(joins)} "

@@ -14,8 +14,8 @@ from typing import Any
 from engramdb.storage.knowledge.port import (
     All,
     AnyOf,
-    Component,
     Compare,
+    Component,
     Exists,
     Member,
     Node,
@@ -110,7 +110,8 @@ class WhereCompiler:
             extra, negated = [x for p in parts for x in p.params], node.negated
         elif isinstance(node, Component):
             start, length = PARTS[node.part]
-            match = f" AND v.kind = 'datetime' AND CAST(substr(v.text_key, {start}, {length}) AS INTEGER) {_OPS[node.op]} {m}"
+            cut = f"CAST(substr(v.text_key, {start}, {length}) AS INTEGER)"
+            match = f" AND v.kind = 'datetime' AND {cut} {_OPS[node.op]} {m}"
             extra = [node.number]
         elif node.op == "$ne":
             part = self._match(node.value, "$eq")

@@ -23,7 +23,9 @@ def _vector(vector: Vector) -> Any:
 class PostgresKnowledge(GraphReads):
     """Records and relationships of one tenant (row-level security keeps them to it)."""
 
-    def __init__(self, tenant: str, run: Run, connect: Callable[[], AbstractContextManager[psycopg.Connection]]) -> None:
+    def __init__(
+        self, tenant: str, run: Run, connect: Callable[[], AbstractContextManager[psycopg.Connection]]
+    ) -> None:
         self._dialect = Dialect("%s", tenant)
         super().__init__(run, self._dialect)
         self._connect = connect

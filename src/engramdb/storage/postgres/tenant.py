@@ -40,9 +40,9 @@ from engramdb.storage.port import (
     Vector,
 )
 from engramdb.storage.postgres import portable
+from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
-from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.transaction import PostgresTransaction
 
 if TYPE_CHECKING:

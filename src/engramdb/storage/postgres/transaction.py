@@ -32,7 +32,7 @@ def runner(conn: psycopg.Connection) -> Run:
     """Run one statement on ``conn`` and return its rows (none for a statement without them)."""
 
     def run(sql: str, params: Sequence[Any]) -> list[Any]:
-        cursor = conn.execute(sql, params)  # type: ignore[arg-type]  # built from fixed parts and marks
+        cursor = conn.execute(sql, params)
         return cursor.fetchall() if cursor.description else []
 
     return run

@@ -28,7 +28,6 @@ from engramdb.storage.sqlite.sql import (
     tombstone,
 )
 
-
 SQLITE = Dialect("?")
 
 
