@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from engramdb.contract.events import ScopeFields, WireModel
 from engramdb.models.base import QueryModel, ResponseModel, ScopeQuery
@@ -73,10 +73,15 @@ class RecordVersion(ResponseModel):
 
 
 class NodeSpec(WireModel):
-    """One end of a relationship: a record, an episode or a fact, by its id."""
+    """One end of a relationship: a record, an episode or a fact, by its id (a bare id: a record)."""
 
     id: str = Field(min_length=1, max_length=256, description="a record id, an episode's eventId or a fact's factId")
     kind: NodeKind = Field("RECORD", description="RECORD (default), EPISODE or MEMORY_FACT")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_id(cls, value: Any) -> Any:
+        return {"id": value} if isinstance(value, str) else value  # an id alone names a record
 
 
 class LinkRequest(WireModel):
@@ -227,6 +232,18 @@ class GraphExport(ResponseModel):
 
 class RecordQuery(ScopeQuery):
     """Scope fields of a read of one record."""
+
+
+class RelationshipQuery(ScopeQuery):
+    """Which node's relationships to list."""
+
+    id: str = Field(min_length=1, max_length=256,
+                    description="the node: a record id, an episode's eventId or a fact's factId")  # fmt: skip
+    kind: NodeKind = Field("RECORD", description="what the id names: RECORD (default), EPISODE or MEMORY_FACT")
+    type: str | None = Field(None, max_length=64, description="only relationships of this UPPER_CASE type")
+    direction: Literal["out", "in", "both"] = Field(
+        "both", description="out: from the node; in: to it; both (default)"
+    )
 
 
 class SchemaQuery(ScopeQuery):

@@ -47,8 +47,8 @@ from engramdb.models.operations_knowledge import (
     GET_RECORD,
     KNOWLEDGE_OPERATIONS,
     LINK_RECORDS,
+    LIST_RELATIONSHIPS,
     RECORD_HISTORY,
-    RECORD_RELATIONSHIPS,
     RECORDS_SCHEMA,
     SEARCH_RECORDS,
     UNLINK_RECORDS,
@@ -387,6 +387,19 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     REVOKE_KEY, *KNOWLEDGE_OPERATIONS,
 )  # fmt: skip
 BY_NAME: Mapping[str, Operation[Any]] = {op.name: op for op in OPERATIONS}
-__all__ = ["BY_NAME", "DELETE_RECORD", "DELETE_RECORDS", "EXPORT_RECORDS", "GET_RECORD", "LINK_RECORDS",
-           "OPERATIONS", "RECORDS_SCHEMA", "RECORD_HISTORY", "RECORD_RELATIONSHIPS", "SEARCH_RECORDS",
-           "UNLINK_RECORDS", "UPDATE_RECORD", "WRITE_RECORDS"]  # the knowledge plane's, declared beside
+__all__ = [
+    "BY_NAME",
+    "DELETE_RECORD",
+    "DELETE_RECORDS",
+    "EXPORT_RECORDS",
+    "GET_RECORD",
+    "LINK_RECORDS",
+    "LIST_RELATIONSHIPS",
+    "OPERATIONS",
+    "RECORDS_SCHEMA",
+    "RECORD_HISTORY",
+    "SEARCH_RECORDS",
+    "UNLINK_RECORDS",
+    "UPDATE_RECORD",
+    "WRITE_RECORDS",
+]  # the knowledge plane's, declared beside

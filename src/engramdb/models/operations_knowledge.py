@@ -23,6 +23,7 @@ from engramdb.models.knowledge import (
     RecordView,
     RecordWrite,
     RelationshipList,
+    RelationshipQuery,
     RelationshipView,
     SchemaQuery,
     Unlinked,
@@ -99,10 +100,11 @@ RECORD_HISTORY = Operation(
     summary="Every version of a record's properties, oldest first.", cli=Cli(("records", "history")),
 )  # fmt: skip
 
-RECORD_RELATIONSHIPS = Operation(
-    name="record_relationships", method="GET", path="/v1/records/{record_id}/relationships", tag="knowledge",
-    output=RelationshipList, permission="memory.read", query=RecordQuery, path_params=_RECORD_ID, errors=(404,),
-    summary="The relationships of a record, both directions.", cli=Cli(("records", "relationships")),
+LIST_RELATIONSHIPS = Operation(
+    name="list_relationships", method="GET", path="/v1/relationships", tag="knowledge", output=RelationshipList,
+    permission="memory.read", query=RelationshipQuery, errors=(404,),
+    summary="The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too).",
+    cli=Cli(("records", "relationships"), positional=("id",)),
 )  # fmt: skip
 
 DELETE_RECORD = Operation(
@@ -156,7 +158,7 @@ LINK_RECORDS = Operation(
     example={"source": {"id": "0190f0c1a2b3c4d5e6f708192a3b4c5d"}, "target": {"id": "0190f0c1a2b3c4d5e6f708192a3b4c5e"},
              "type": "DEPENDS_ON"},  # fmt: skip
     summary="Create a typed, directed relationship between two records (or a record and a memory) of one scope.",
-    cli=Cli(("records", "link")),
+    cli=Cli(("records", "link"), positional=("source", "type", "target")),
     mcp=Mcp(
         tool="link_records", idempotent=True, fixed=_link,
         args=(("from_id", McpArg(None, "the id the relationship starts from", annotation=str)),
@@ -174,7 +176,7 @@ UNLINK_RECORDS = Operation(
     permission="memory.write", body=UnlinkRequest,
     example={"source": {"id": "0190f0c1a2b3c4d5e6f708192a3b4c5d"}, "target": {"id": "0190f0c1a2b3c4d5e6f708192a3b4c5e"},
              "type": "DEPENDS_ON"},  # fmt: skip
-    summary="Remove a relationship.", cli=Cli(("records", "unlink")),
+    summary="Remove a relationship.", cli=Cli(("records", "unlink"), positional=("source", "type", "target")),
 )  # fmt: skip
 
 RECORDS_SCHEMA = Operation(
@@ -199,6 +201,6 @@ EXPORT_RECORDS = Operation(
 )  # fmt: skip
 
 KNOWLEDGE_OPERATIONS: tuple[Operation[Any], ...] = (
-    WRITE_RECORDS, GET_RECORD, UPDATE_RECORD, RECORD_HISTORY, RECORD_RELATIONSHIPS, DELETE_RECORD, SEARCH_RECORDS,
+    WRITE_RECORDS, GET_RECORD, UPDATE_RECORD, RECORD_HISTORY, LIST_RELATIONSHIPS, DELETE_RECORD, SEARCH_RECORDS,
     DELETE_RECORDS, LINK_RECORDS, UNLINK_RECORDS, RECORDS_SCHEMA, EXPORT_RECORDS,
 )  # fmt: skip

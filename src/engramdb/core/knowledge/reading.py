@@ -10,7 +10,7 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
 from engramdb.core.knowledge.properties import check_label, check_property
-from engramdb.core.knowledge.views import record_view, relationship_view
+from engramdb.core.knowledge.views import NOUNS, record_view, relationship_view
 from engramdb.core.knowledge.where import PSEUDO, parse
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.knowledge import (
@@ -25,6 +25,7 @@ from engramdb.models.knowledge import (
     RecordVersion,
     RecordView,
     RelationshipList,
+    RelationshipQuery,
     SchemaEdge,
     SchemaLabel,
     SchemaProperty,
@@ -50,10 +51,17 @@ class KnowledgeReading(ServiceBase):
         versions.append(RecordVersion(version=row.version, properties=json.loads(row.properties_json)))
         return RecordHistory(versions=versions)
 
-    def record_relationships(self, caller: Caller, record_id: str, query: RecordQuery) -> RelationshipList:
+    def list_relationships(self, caller: Caller, query: RelationshipQuery) -> RelationshipList:
+        """A node's relationships (a record's, an episode's or a fact's), oldest first."""
         tenant, scope_key = self._scoped(caller, query.named_scope_fields())
-        row = _record(tenant, scope_key, record_id)
-        edges = tenant.edges(scope_key, [NodeRef("RECORD", row.rowid)])
+        if query.type is not None:
+            check_label(query.type, "type")
+        rowid = tenant.node_rowid(scope_key, query.kind, query.id)
+        if rowid is None:
+            raise NotFoundError(f"no {NOUNS[query.kind]} {query.id} in this scope", id=query.id)
+        node = NodeRef(query.kind, rowid)
+        edges = [e for e in tenant.edges(scope_key, [node]) if query.type in (None, e.type)
+                 and (query.direction == "both" or (e.source == node) == (query.direction == "out"))]  # fmt: skip
         return RelationshipList(relationships=_relationships(tenant, edges))
 
     def records_schema(self, caller: Caller, query: SchemaQuery) -> KnowledgeSchema:

@@ -19,7 +19,7 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
 from engramdb.core.knowledge.properties import MAX_RECORDS, Draft, check_label, check_property, draft
-from engramdb.core.knowledge.views import child_key, merge_key, new_record, record_view, relationship_view
+from engramdb.core.knowledge.views import NOUNS, child_key, merge_key, new_record, record_view, relationship_view
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.knowledge import (
     LinkRequest,
@@ -182,8 +182,7 @@ def _drafts(label: str, data: Any) -> list[Draft]:
 def _node(tenant: Any, scope_key: str, spec: NodeSpec, side: str) -> NodeRef:
     rowid = tenant.node_rowid(scope_key, spec.kind, spec.id)
     if rowid is None:  # another scope's node is not found either: 422, not 403 (no existence oracle)
-        noun = {"RECORD": "record", "EPISODE": "episode", "MEMORY_FACT": "fact"}[spec.kind]
-        raise InvalidInputError(f"{side}: no {noun} {spec.id} in this scope", field=f"{side}.id")
+        raise InvalidInputError(f"{side}: no {NOUNS[spec.kind]} {spec.id} in this scope", field=f"{side}.id")
     return NodeRef(spec.kind, rowid)
 
 

@@ -66,14 +66,17 @@ class SyncKnowledgeMethods:
         """Every version of a record's properties, oldest first."""
         return self.call(ops.RECORD_HISTORY, inputs_for(ops.RECORD_HISTORY, (record_id,), None, {"scope": scope}))
 
-    def record_relationships(
+    def list_relationships(
         self,
-        record_id: str,
         *,
         scope: ScopeFields | Mapping[str, Any] | None = None,
+        id: str | None = None,
+        kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = 'RECORD',
+        type: str | None = None,
+        direction: Literal["out", "in", "both"] = 'both',
     ) -> RelationshipList:
-        """The relationships of a record, both directions."""
-        return self.call(ops.RECORD_RELATIONSHIPS, inputs_for(ops.RECORD_RELATIONSHIPS, (record_id,), None, {"scope": scope}))
+        """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
+        return self.call(ops.LIST_RELATIONSHIPS, inputs_for(ops.LIST_RELATIONSHIPS, (), None, {"scope": scope, "id": id, "kind": kind, "type": type, "direction": direction}))
 
     def delete_record(
         self,
@@ -148,14 +151,17 @@ class AsyncKnowledgeMethods:
         """Every version of a record's properties, oldest first."""
         return await self.call(ops.RECORD_HISTORY, inputs_for(ops.RECORD_HISTORY, (record_id,), None, {"scope": scope}))
 
-    async def record_relationships(
+    async def list_relationships(
         self,
-        record_id: str,
         *,
         scope: ScopeFields | Mapping[str, Any] | None = None,
+        id: str | None = None,
+        kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = 'RECORD',
+        type: str | None = None,
+        direction: Literal["out", "in", "both"] = 'both',
     ) -> RelationshipList:
-        """The relationships of a record, both directions."""
-        return await self.call(ops.RECORD_RELATIONSHIPS, inputs_for(ops.RECORD_RELATIONSHIPS, (record_id,), None, {"scope": scope}))
+        """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
+        return await self.call(ops.LIST_RELATIONSHIPS, inputs_for(ops.LIST_RELATIONSHIPS, (), None, {"scope": scope, "id": id, "kind": kind, "type": type, "direction": direction}))
 
     async def delete_record(
         self,

@@ -20,6 +20,7 @@ from engramdb.storage.knowledge.port import (
     Value,
 )
 from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, order_by
+from engramdb.storage.records import MemoryRecord
 
 Run = Callable[[str, Sequence[Any]], list[Any]]
 EDGE_COLUMNS = "rowid, type, source_kind, source, target_kind, target, properties_json, created_at"
@@ -140,6 +141,35 @@ class GraphWrites:
         for table in ("record_values", "record_vectors", "record_history"):
             self._delete_in(table, "record", rowids)
         return self._delete_in("records", "rowid", rowids), len(edges)
+
+    def link_derivation(self, memory: MemoryRecord, source_event_id: str | None) -> int:
+        """Link a fact to the episode it came from (``DERIVED_FROM``), whichever arrived first.
+
+        A fact's ``sourceEventId`` names its episode by eventId or by the host's turn id (the
+        episode's own ``sourceEventId``); an episode arriving after its facts picks them up.
+        Same scope only, like every relationship. Returns how many links were made.
+        """
+        m = self._d.mark
+        tenant, tenant_params = self._tenant_columns()
+        owned, params = self._d.owned("memories")
+        insert = (f"INSERT INTO relationships ({tenant}scope_key, type, source_kind, source, target_kind, target, "
+                  "properties_json, created_at) ")  # fmt: skip
+        lead = f"{m}, " if tenant else ""
+        if memory.source == "MEMORY_FACT":
+            if not source_event_id:
+                return 0
+            select = (f"SELECT {lead}scope_key, 'DERIVED_FROM', 'MEMORY_FACT', "
+                      f"{m}, 'EPISODE', rowid, '{{}}', {m} FROM memories WHERE {owned}scope_key = {m} "
+                      f"AND source = 'EPISODE' AND (memory_id = {m} OR source_event_id = {m})")  # fmt: skip
+            args = [*tenant_params, memory.rowid, memory.recorded_at, *params, memory.scope_key,
+                    source_event_id, source_event_id]  # fmt: skip
+        else:
+            names = [memory.memory_id, *([source_event_id] if source_event_id else [])]
+            select = (f"SELECT {lead}scope_key, 'DERIVED_FROM', "
+                      f"'MEMORY_FACT', rowid, 'EPISODE', {m}, '{{}}', {m} FROM memories WHERE {owned}scope_key = {m} "
+                      f"AND source = 'MEMORY_FACT' AND source_event_id IN ({self._d.marks(len(names))})")  # fmt: skip
+            args = [*tenant_params, memory.rowid, memory.recorded_at, *params, memory.scope_key, *names]
+        return len(self._run(insert + select + " ON CONFLICT DO NOTHING RETURNING 1", args))
 
     def link(
         self, scope_key: str, type: str, source: NodeRef, target: NodeRef, properties_json: str, at: str

@@ -43,6 +43,20 @@ _CLOSE_SUPERSEDED = (
     "AND s.source = 'MEMORY_FACT' AND s.memory_id = m.superseded_by_id"
 )
 
+# As migration 007 does: the column from the event, then the DERIVED_FROM links it implies.
+_FILL_SOURCE_EVENTS = (
+    "UPDATE memories SET source_event_id = event_json::jsonb ->> 'sourceEventId' "
+    "WHERE tenant = %s AND source_event_id IS NULL"
+)
+_LINK_DERIVATIONS = (
+    "INSERT INTO relationships (tenant, scope_key, type, source_kind, source, target_kind, target, "
+    "properties_json, created_at) SELECT f.tenant, f.scope_key, 'DERIVED_FROM', 'MEMORY_FACT', f.rowid, "
+    "'EPISODE', e.rowid, '{}', f.recorded_at FROM memories f JOIN memories e ON e.tenant = f.tenant "
+    "AND e.scope_key = f.scope_key AND e.source = 'EPISODE' "
+    "AND (e.memory_id = f.source_event_id OR e.source_event_id = f.source_event_id) "
+    "WHERE f.tenant = %s AND f.source = 'MEMORY_FACT' AND f.source_event_id IS NOT NULL ON CONFLICT DO NOTHING"
+)
+
 
 def import_rows(
     conn: psycopg.Connection, tenant: str, rows: Iterable[tuple[str, dict[str, Any]]]
@@ -65,6 +79,8 @@ def import_rows(
             raise ConflictError(f"unknown table {table!r} in the import", field="table")
         counts[table] = counts.get(table, 0) + 1
     conn.execute(_CLOSE_SUPERSEDED, (tenant,))  # an export from before invalid_at carries none
+    conn.execute(_FILL_SOURCE_EVENTS, (tenant,))  # nor one from before source_event_id
+    conn.execute(_LINK_DERIVATIONS, (tenant,))
     return counts
 
 

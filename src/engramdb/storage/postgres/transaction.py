@@ -59,8 +59,8 @@ class PostgresTransaction(GraphWrites):
                    privacy_scope, participant_scope_hash, sandbox_eligible, session_id,
                    subject_key, kind, text, embed_text, lexical_body, trust_class, origin, status,
                    confidence, observed_at, valid_from, valid_until, recorded_at, active_from,
-                   supersedes_id, status_reason, event_json, change_seq)
-               VALUES ({",".join(["%s"] * 28)})
+                   supersedes_id, status_reason, event_json, change_seq, source_event_id)
+               VALUES ({",".join(["%s"] * 29)})
                ON CONFLICT (tenant, scope_key, source, memory_id) DO NOTHING
                RETURNING {MEMORY_COLUMNS}""",
             (
@@ -70,10 +70,14 @@ class PostgresTransaction(GraphWrites):
                 row.embed_text, lexical_body(row), row.trust_class, row.origin, row.status,
                 row.confidence, row.observed_at, row.valid_from, row.valid_until,
                 row.recorded_at, row.active_from, row.supersedes_id, row.status_reason, row.event_json,
-                self.seq,
+                self.seq, row.source_event_id,
             ),
         ).fetchone()  # fmt: skip
-        return MemoryRecord(*inserted) if inserted else None
+        if not inserted:
+            return None
+        record = MemoryRecord(*inserted)
+        self.link_derivation(record, row.source_event_id)
+        return record
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
         row = self._conn.execute(

@@ -13,7 +13,7 @@ from engramdb.storage.columns import (
     embedding_from_text,
     embedding_to_text,
 )
-from engramdb.storage.sqlite.sql import CLOSE_SUPERSEDED_SQL
+from engramdb.storage.sqlite.sql import CLOSE_SUPERSEDED_SQL, FILL_SOURCE_EVENTS_SQL, LINK_DERIVATIONS_SQL
 from engramdb.storage.sqlite.transaction import SQLiteTransaction
 
 
@@ -48,6 +48,8 @@ def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, dict[str, An
             raise ConflictError(f"unknown table {table!r} in the import", field="table")
         counts[table] = counts.get(table, 0) + 1
     conn.execute(CLOSE_SUPERSEDED_SQL)  # an export from before invalid_at carries none
+    conn.execute(FILL_SOURCE_EVENTS_SQL)  # nor one from before source_event_id
+    conn.execute(LINK_DERIVATIONS_SQL)
     return counts
 
 

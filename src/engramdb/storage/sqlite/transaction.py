@@ -62,8 +62,8 @@ class SQLiteTransaction(GraphWrites):
                    privacy_scope, participant_scope_hash, sandbox_eligible, session_id,
                    subject_key, kind, text, embed_text, trust_class, origin, status, confidence,
                    observed_at, valid_from, valid_until, recorded_at, active_from, supersedes_id,
-                   status_reason, event_json, change_seq)
-               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                   status_reason, event_json, change_seq, source_event_id)
+               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                ON CONFLICT (scope_key, source, memory_id) DO NOTHING""",
             (
                 row.source, row.memory_id, scope.scope_key, scope.agent_id, scope.profile_id,
@@ -72,11 +72,14 @@ class SQLiteTransaction(GraphWrites):
                 row.trust_class, row.origin, row.status, row.confidence, row.observed_at,
                 row.valid_from, row.valid_until, row.recorded_at, row.active_from,
                 row.supersedes_id, row.status_reason, row.event_json, self._change_seq(),
+                row.source_event_id,
             ),
         )  # fmt: skip
         if cursor.rowcount != 1:
             return None
-        return self._by_rowid(int(cursor.lastrowid or 0))
+        record = self._by_rowid(int(cursor.lastrowid or 0))
+        self.link_derivation(record, row.source_event_id)
+        return record
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
         row = self._conn.execute(
