@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from engramdb.storage.columns import filter_clause
 from engramdb.storage.knowledge.port import (
     Aggregate,
     Edge,
@@ -20,7 +21,7 @@ from engramdb.storage.knowledge.port import (
     Value,
 )
 from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, order_by
-from engramdb.storage.records import MemoryRecord
+from engramdb.storage.records import CandidateFilter, MemoryRecord
 
 Run = Callable[[str, Sequence[Any]], list[Any]]
 EDGE_COLUMNS = "rowid, type, source_kind, source, target_kind, target, properties_json, created_at"
@@ -292,6 +293,16 @@ class GraphReads:
         rows = self._run(f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND ({ends})"
                          f"{typed} ORDER BY rowid", [*params, scope_key, *ends_params, *types])  # fmt: skip
         return [edge(r) for r in rows]
+
+    def admitted(self, scope_key: str, rowids: Sequence[int], filt: CandidateFilter) -> list[int]:
+        if not rowids:
+            return []
+        owned, params = self._d.owned("m")
+        clause = _in("m.rowid", rowids, self._d)
+        lifecycle, lifecycle_params = filter_clause(filt, "m", self._d.mark)
+        sql = f"SELECT m.rowid FROM memories m WHERE {owned}m.scope_key = {self._d.mark} AND {clause.sql}{lifecycle}"
+        rows = self._run(sql, [*params, scope_key, *clause.params, *lifecycle_params])
+        return [int(r[0]) for r in rows]
 
     def record_history(self, rowid: int) -> list[HistoryRow]:
         owned, params = self._d.owned("record_history")

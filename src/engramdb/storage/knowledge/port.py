@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from engramdb.storage.records import ScopeColumns, Vector
+from engramdb.storage.records import CandidateFilter, ScopeColumns, Vector
 
 Kind = Literal["string", "number", "boolean", "datetime"]
 NodeKind = Literal["RECORD", "EPISODE", "MEMORY_FACT"]
@@ -232,6 +232,10 @@ class KnowledgeReads(Protocol):
         ...
 
     def record_history(self, rowid: int) -> list[HistoryRow]: ...
+
+    def admitted(self, scope_key: str, rowids: Sequence[int], filt: CandidateFilter) -> list[int]:
+        """The memories among ``rowids`` that a read with ``filt`` may see (recall's filter)."""
+        ...
 
     def node_rowid(self, scope_key: str, kind: str, node_id: str) -> int | None:
         """The stored rowid of a record id, an episode's eventId or a fact's factId in the scope."""
