@@ -8,8 +8,8 @@ from typing import Any
 
 from engramdb.contract.events import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
-from engramdb.core.service import MemoryService
 from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
 from engramdb.models.knowledge import RelationshipQuery
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore

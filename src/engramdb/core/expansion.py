@@ -51,7 +51,7 @@ def expand(
             if far.rowid not in pool or pool[far.rowid][0] < found[0]:
                 pool[far.rowid] = found
     # A hit that is also linked keeps the better of its own score and the link's.
-    direct = {h.record.rowid: h for h in hits if h.record.rowid not in memories or h.score >= memories[h.record.rowid][0]}
+    direct = {h.record.rowid: h for h in hits if h.score >= memories.get(h.record.rowid, (0.0,))[0]}
     wanted = [r for r in memories if r not in direct]
     admitted = tenant.admitted(scope_key, wanted, filt)
     rows = tenant.records(admitted, with_event=False)

@@ -61,7 +61,8 @@ _NODE_KIND = McpArg(None, "RECORD (default), EPISODE or MEMORY_FACT", default=No
 
 WRITE_RECORDS = Operation(
     name="write_records", method="POST", path="/v1/records", tag="knowledge", output=RecordsWritten,
-    permission="memory.write", body=RecordWrite, query=RecordOptions, errors=(409,), example=SESSION_EXAMPLE,
+    permission="memory.write", body=RecordWrite, query=RecordOptions, example=SESSION_EXAMPLE,
+    created_status=True,  # 201 when a record was created, 200 when all were merged or unchanged
     summary="Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert.",
     description="Properties are schema-free JSON; a nested object or list of objects becomes child records linked "
     "by HAS_<LABEL>. Records of the same label and mergeBy values are merged (the old properties kept in history).",
@@ -154,7 +155,7 @@ DELETE_RECORDS = Operation(
 
 LINK_RECORDS = Operation(
     name="link_records", method="POST", path="/v1/relationships", tag="knowledge", output=RelationshipView,
-    permission="memory.write", body=LinkRequest, errors=(409,),
+    permission="memory.write", body=LinkRequest,
     example={"source": {"id": "0190f0c1a2b3c4d5e6f708192a3b4c5d"}, "target": {"id": "0190f0c1a2b3c4d5e6f708192a3b4c5e"},
              "type": "DEPENDS_ON"},  # fmt: skip
     summary="Create a typed, directed relationship between two records (or a record and a memory) of one scope.",

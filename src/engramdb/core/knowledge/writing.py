@@ -182,7 +182,7 @@ def _drafts(label: str, data: Any) -> list[Draft]:
 def _node(tenant: Any, scope_key: str, spec: NodeSpec, side: str) -> NodeRef:
     rowid = tenant.node_rowid(scope_key, spec.kind, spec.id)
     if rowid is None:  # another scope's node is not found either: 422, not 403 (no existence oracle)
-        raise InvalidInputError(f"{side}: no {NOUNS[spec.kind]} {spec.id} in this scope", field=f"{side}.id")
+        raise InvalidInputError(f"{side}.id: no {NOUNS[spec.kind]} {spec.id} in this scope", field=f"{side}.id")
     return NodeRef(spec.kind, rowid)
 
 

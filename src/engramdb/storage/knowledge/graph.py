@@ -246,26 +246,27 @@ class GraphReads:
     ) -> list[tuple[tuple[object, ...], tuple[float | None, ...]]]:
         roots = WhereCompiler(self._d, scope_key).roots(query)
         m = self._d.mark
-        selects, joins, params = [], [], []
+        selects, joins, join_params = [], [], []
         for i, name in enumerate(group_by):  # one row per value of each grouping property
             joins.append(f"LEFT JOIN record_values g{i} ON g{i}.record = r.rowid AND g{i}.name = {m}")
-            params.append(name)
+            join_params.append(name)
             selects.append(f"g{i}.kind, g{i}.text_value, g{i}.number_value")
-        folds = []
+        folds, fold_params = [], []
         for agg in aggregates:
             if agg.fn == "count":
                 folds.append("count(DISTINCT r.rowid)")
                 continue
             folds.append(f"{agg.fn}((SELECT min(a.number_value) FROM record_values a WHERE a.record = r.rowid "
                          f"AND a.name = {m} AND a.kind = 'number'))")  # fmt: skip
-            params.append(agg.name or "")
+            fold_params.append(agg.name or "")
         folds = folds or ["count(DISTINCT r.rowid)"]
         groups = ", ".join(selects)
         sql = (f"SELECT {groups + ', ' if groups else ''}{', '.join(folds)} FROM records r {' '.join(joins)} "
                f"WHERE r.rowid IN (SELECT r.rowid {roots.sql})"
                + (f" GROUP BY {groups} ORDER BY {groups}" if groups else ""))  # fmt: skip
         out = []
-        for row in self._run(sql, [*params, *roots.params]):
+        # Placeholders in the order the statement holds them: the folds, the joins, the where.
+        for row in self._run(sql, [*fold_params, *join_params, *roots.params]):
             keys = tuple(_group_value(row[3 * i : 3 * i + 3]) for i in range(len(group_by)))
             out.append((keys, tuple(row[3 * len(group_by) :])))
         return out

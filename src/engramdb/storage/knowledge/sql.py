@@ -154,25 +154,29 @@ class WhereCompiler:
         return Compiled(f"{column} {_OPS[node.op]} {m}", [node.value.text])
 
     def _related(self, node: Related, alias: str) -> Compiled:
+        """``<alias>.rowid IN (the records linked to a matching record of the label)``.
+
+        The related records' set appears once in the statement whatever the direction, so a
+        where nested n labels deep stays n subqueries long (not 2^n for either direction).
+        """
         self._aliases += 1
         other = f"r{self._aliases}"
         inner = self.roots(Query(labels=(node.label,), where=node.where), other)
-        targets = Compiled(f"SELECT {other}.rowid {inner.sql}", inner.params)
-        sides = {"out": [("source", "target")], "in": [("target", "source")],
-                 "any": [("source", "target"), ("target", "source")]}[node.direction]  # fmt: skip
-        parts = [self._edge_set(near, far, node.type, targets, alias) for near, far in sides]
-        return self._join(parts, " OR ", "1 = 0")
-
-    def _edge_set(self, near: str, far: str, type_: str | None, targets: Compiled, alias: str) -> Compiled:
         m = self.d.mark
-        owned, params = self.d.owned("e")
-        sql = (f"{alias}.rowid IN (SELECT e.{near} FROM relationships e WHERE {owned}e.scope_key = {m} "
-               f"AND e.{near}_kind = 'RECORD' AND e.{far}_kind = 'RECORD'")  # fmt: skip
-        params.append(self.scope_key)
-        if type_ is not None:
-            sql += f" AND e.type = {m}"
-            params.append(type_)
-        return Compiled(f"{sql} AND e.{far} IN ({targets.sql}))", params + targets.params)
+        x, e = f"x{self._aliases}", f"e{self._aliases}"
+        owned, params = self.d.owned(e)
+        ends = {"out": (f"{e}.source", f"{e}.target = {x}.rowid"), "in": (f"{e}.target", f"{e}.source = {x}.rowid"),
+                "any": (f"CASE WHEN {e}.target = {x}.rowid THEN {e}.source ELSE {e}.target END",
+                        f"(({e}.target_kind = 'RECORD' AND {e}.target = {x}.rowid) "
+                        f"OR ({e}.source_kind = 'RECORD' AND {e}.source = {x}.rowid))")}[node.direction]  # fmt: skip
+        sql = (f"{alias}.rowid IN (SELECT {ends[0]} FROM (SELECT {other}.rowid {inner.sql}) {x} "
+               f"JOIN relationships {e} ON {owned}{e}.scope_key = {m} AND {e}.source_kind = 'RECORD' "
+               f"AND {e}.target_kind = 'RECORD' AND {ends[1]}")  # fmt: skip
+        params = [*inner.params, *params, self.scope_key]
+        if node.type is not None:
+            sql += f" AND {e}.type = {m}"
+            params.append(node.type)
+        return Compiled(sql + ")", params)
 
 
 def order_by(query: Query, dialect: Dialect, alias: str = "r") -> Compiled:
