@@ -105,7 +105,7 @@ def test_where(graph: MemoryService, operator: Caller) -> None:
     for labels, where, expected in CASES:
         found = _names(_search(graph, operator, labels, where))
         total = graph.search_records(operator, RecordSearch.model_validate(
-            {"labels": labels, "where": where, "scope": MINE})).total  # fmt: skip
+            {"labels": labels, "where": where, "scope": MINE, "count": True})).total  # fmt: skip
         if sorted(found) != sorted(expected) or total != len(expected):  # no duplicates either
             wrong.append((labels, where, sorted(expected), sorted(found), total))
     assert wrong == []
@@ -151,3 +151,14 @@ def test_meaning_with_the_where_as_prefilter(graph: MemoryService, operator: Cal
     assert all(r["score"] is not None for r in found)
     done = _search(graph, operator, ["TASK"], {"status": "done"}, query="invoice migration")
     assert _names(done) == [T2]  # the positive control: the filter, not the ranking, left it out
+
+
+def test_total_when_counted_or_when_the_page_holds_the_last_match(graph: MemoryService, operator: Caller) -> None:
+    def total(**options: Any) -> int | None:
+        body = RecordSearch.model_validate({"labels": ["TASK"], "scope": MINE, **options})
+        return graph.search_records(operator, body).total
+
+    assert total(limit=2) is None  # a full page: more may match, and nothing was counted
+    assert total(limit=2, count=True) == 4
+    assert total(limit=10) == 4 and total(limit=3, skip=3) == 4  # the page holds the last match
+    assert total(limit=3, skip=10) is None and total(limit=3, skip=10, count=True) == 4

@@ -150,6 +150,9 @@ class RecordSearch(WireModel):
     group_by: list[str] = Field(
         default_factory=list, max_length=3, description="aggregate per value of these properties"
     )
+    count: bool = Field(
+        False, description="also count every match (total): a pass over all of them, where a page stops early"
+    )
     scope: ScopeFields | None = Field(None, description=_SCOPE)
 
 
@@ -162,7 +165,10 @@ class RecordSearchResult(ResponseModel):
     """Records matching a search (or its aggregates)."""
 
     records: list[RecordView] = Field(description="the records, in order")
-    total: int = Field(description="how many records match in all (limit and skip aside)")
+    total: int | None = Field(
+        None, description="how many records match in all (limit and skip aside): present when count was asked, "
+        "or when this page holds the last match"
+    )
     aggregates: list[AggregateRow] | None = Field(None, description="present when the search asked for aggregates")
 
 

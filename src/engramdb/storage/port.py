@@ -138,6 +138,10 @@ class Transaction(KnowledgeWrites, Protocol):
         """Append a chained audit entry."""
         ...
 
+    def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
+        """Append chained audit entries, in order, in one go (all at one record time)."""
+        ...
+
 
 class TenantStore(KnowledgeReads, Protocol):
     """One tenant's memories, keys and audit log."""

@@ -36,7 +36,9 @@ def saved(answer: RecordsWritten, _: dict[str, Any]) -> ToolOutput:
 def found(answer: RecordSearchResult, _: dict[str, Any]) -> ToolOutput:
     if not answer.records:
         return "No records match.", {"total": answer.total}
-    return (f"{HEADING}\n{len(answer.records)} of {answer.total} matching record(s):\n\n{_records(answer.records)}",
+    shown = len(answer.records)
+    how_many = f"{shown} of {answer.total}" if answer.total is not None else f"the first {shown} (more may match)"
+    return (f"{HEADING}\n{how_many} matching record(s):\n\n{_records(answer.records)}",
             {"total": answer.total, "ids": [r.id for r in answer.records]})  # fmt: skip
 
 

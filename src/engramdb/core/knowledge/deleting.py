@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engramdb.contract.canonical import sha256_hex
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
@@ -54,9 +55,10 @@ class KnowledgeDeleting(ServiceBase):
         with tenant.transaction() as tx:
             current = [r for r in rows if tx.locked_record(scope_key, r.record_id) is not None]
             _, edges = tx.delete_records(scope_key, [r.rowid for r in current])
-            for row in current:
-                tx.audit(caller.audit("record.delete", target_kind="RECORD", target_id=row.record_id,
-                                      scope_key=scope_key))  # fmt: skip
+            why = f"one delete of {len(current)} record(s) and their {edges} relationship(s)"
+            tx.audit_many([caller.audit("record.delete", target_kind="RECORD", target_id=row.record_id,
+                                        scope_key=scope_key, before_digest=sha256_hex(row.properties_json),
+                                        reason=why) for row in current])  # fmt: skip
         return Deleted(dry_run=False, records=[r.record_id for r in current], relationships=edges)
 
 

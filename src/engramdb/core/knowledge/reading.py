@@ -82,21 +82,21 @@ class KnowledgeReading(ServiceBase):
         """Records matching a where (ordered and paged), their aggregates, or a semantic search."""
         tenant, scope_key = self._scoped(caller, body.scope.named_scope_fields() if body.scope else {})
         query = search_query(body.labels, body.where, body.order_by, body.limit, body.skip)
-        total = tenant.count_records(scope_key, query)
+        total = tenant.count_records(scope_key, query) if body.count else None
         if body.aggregate is not None:
             aggregates = self._aggregates(tenant, scope_key, query, body)
             return RecordSearchResult(records=[], total=total, aggregates=aggregates)
         if body.query is None:
-            return RecordSearchResult(records=[record_view(r) for r in tenant.search_records(scope_key, query)],
-                                      total=total)  # fmt: skip
+            page = tenant.search_records(scope_key, query)
+            return RecordSearchResult(records=[record_view(r) for r in page], total=_total(total, len(page), body))
         if body.property is not None:
             check_property(body.property, "property")
         vector = self.embedder.embed([body.query])[0]
         ranked = tenant.record_vector_candidates(scope_key, vector, query, body.property, body.limit + body.skip)
         ranked = ranked[body.skip :]
         rows = tenant.record_rows(scope_key, [rowid for rowid, _ in ranked])
-        return RecordSearchResult(records=[record_view(rows[rowid], round(score, 6)) for rowid, score in ranked
-                                           if rowid in rows], total=total)  # fmt: skip
+        found = [record_view(rows[rowid], round(score, 6)) for rowid, score in ranked if rowid in rows]
+        return RecordSearchResult(records=found, total=_total(total, len(found), body))
 
     def _aggregates(self, tenant: TenantStore, scope_key: str, query: Query, body: RecordSearch) -> list[AggregateRow]:
         assert body.aggregate is not None
@@ -147,6 +147,13 @@ def search_query(
             check_property(name, f"orderBy.{name}")
         order.append(Order(name, way == "desc"))
     return Query(labels=tuple(labels), where=parse(where), order=tuple(order), limit=limit, skip=skip)
+
+
+def _total(counted: int | None, found: int, body: RecordSearch) -> int | None:
+    """The count when asked; else known only when this page holds the last match."""
+    if counted is not None:
+        return counted
+    return body.skip + found if found < body.limit and (found or not body.skip) else None
 
 
 def _record(tenant: TenantStore, scope_key: str, record_id: str) -> RecordRow:

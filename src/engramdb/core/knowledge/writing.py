@@ -8,8 +8,6 @@ linkable: no existence oracle).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from engramdb import clock
@@ -18,8 +16,9 @@ from engramdb.contract.events import ScopeFields
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
+from engramdb.core.knowledge.importing import write_forest
 from engramdb.core.knowledge.properties import MAX_RECORDS, Draft, check_label, check_property, draft
-from engramdb.core.knowledge.views import NOUNS, child_key, merge_key, new_record, record_view, relationship_view
+from engramdb.core.knowledge.views import NOUNS, new_record, record_view, relationship_view
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.knowledge import (
     LinkRequest,
@@ -34,15 +33,6 @@ from engramdb.models.knowledge import (
 )
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
 from engramdb.storage.port import Transaction
-from engramdb.storage.records import ScopeColumns
-
-
-@dataclass
-class _Tally:
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    relationships: int = 0
 
 
 class KnowledgeWriting(ServiceBase):
@@ -60,54 +50,12 @@ class KnowledgeWriting(ServiceBase):
                 raise InvalidInputError(f"mergeBy names {missing[0]!r}, which {root.path} does not have",
                                         field="mergeBy")  # fmt: skip
         origin = (query.origin if query else None) or "stated"
-        tally, written, at = _Tally(), [], clock.now_text()
         with self._tenant(caller).transaction() as tx:
-            for root in roots:
-                row = self._write_tree(tx, caller, scope, root, merge_by, origin, at, tally, parent=None)
-                written.append(record_view(row))
+            rows, tally = write_forest(tx, caller, scope, roots, merge_by, origin, clock.now_text())
         self.written.set()
-        return RecordsWritten(records=written, created=tally.created, updated=tally.updated,
-                              unchanged=tally.unchanged, relationships=tally.relationships)  # fmt: skip
-
-    def _write_tree(
-        self, tx: Transaction, caller: Caller, scope: ScopeColumns, node: Draft, merge_by: Sequence[str],
-        origin: str, at: str, tally: _Tally, parent: tuple[RecordRow, str] | None,
-    ) -> RecordRow:  # fmt: skip
-        if merge_by and all(name in node.properties for name in merge_by):
-            key: str | None = merge_key(node.label, {name: node.properties[name] for name in merge_by})
-        else:
-            key = child_key(parent[0].record_id, parent[1], node) if parent else None
-        row = self._upsert(tx, caller, scope, node, key, origin, at, tally)
-        if parent is not None:
-            _, created = tx.link(scope.scope_key, parent[1], NodeRef("RECORD", parent[0].rowid),
-                                 NodeRef("RECORD", row.rowid), "{}", at)  # fmt: skip
-            if created:
-                tally.relationships += 1
-                tx.audit(caller.audit("relationship.create", target_kind="RELATIONSHIP", scope_key=scope.scope_key,
-                                      target_id=f"{parent[0].record_id}-{parent[1]}->{row.record_id}"))  # fmt: skip
-        for relation, child in node.children:
-            self._write_tree(tx, caller, scope, child, merge_by, origin, at, tally, (row, relation))
-        return row
-
-    def _upsert(
-        self, tx: Transaction, caller: Caller, scope: ScopeColumns, node: Draft, key: str | None, origin: str,
-        at: str, tally: _Tally,
-    ) -> RecordRow:  # fmt: skip
-        existing = tx.merged(scope.scope_key, node.label, key) if key else None
-        if existing is None:
-            row = tx.insert_record(new_record(scope, node, node.properties, merge_key=key, origin=origin, at=at))
-            assert row is not None  # the tenant's writers are serialised: the key was free just now
-            tally.created += 1
-            _audit_record(tx, caller, "record.create", row)
-            return row
-        merged = {**json.loads(existing.properties_json), **node.properties}
-        if canonical_json(merged) == existing.properties_json:
-            tally.unchanged += 1
-            return existing
-        tally.updated += 1
-        row = tx.replace_properties(existing, new_record(scope, node, merged, merge_key=key, origin=origin, at=at))
-        _audit_record(tx, caller, "record.update", row, before=existing)
-        return row
+        return RecordsWritten(records=[record_view(row) for row in rows], created=tally.created,
+                              updated=tally.updated, unchanged=tally.unchanged,
+                              relationships=tally.relationships)  # fmt: skip
 
     def update_record(self, caller: Caller, record_id: str, body: RecordChange) -> RecordView:
         """Set (or, with null, remove) properties of a record; the old ones go to its history."""

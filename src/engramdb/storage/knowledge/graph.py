@@ -6,8 +6,8 @@ write uses ``RETURNING``, which SQLite (3.35+) and PostgreSQL both have.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from engramdb.storage.columns import filter_clause
 from engramdb.storage.knowledge.port import (
@@ -20,10 +20,14 @@ from engramdb.storage.knowledge.port import (
     RecordRow,
     Value,
 )
-from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, order_by
+from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, drivers, order_by
 from engramdb.storage.records import CandidateFilter, MemoryRecord
 
 Run = Callable[[str, Sequence[Any]], list[Any]]
+RunMany = Callable[[str, Sequence[Sequence[Any]]], None]  # one statement over many rows of parameters
+T = TypeVar("T")
+RARE = 2_000  # an equality this rare finds a page faster than walking the label newest first
+COMMON = 100_000  # how far the sizes of equalities are counted when choosing where to start
 EDGE_COLUMNS = "rowid, type, source_kind, source, target_kind, target, properties_json, created_at"
 
 
@@ -35,6 +39,11 @@ def edge(row: Sequence[Any]) -> Edge:
     return Edge(row[0], row[1], NodeRef(row[2], row[3]), NodeRef(row[4], row[5]), row[6], row[7])
 
 
+def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
 def _in(column: str, values: Sequence[Any], d: Dialect) -> Compiled:
     return Compiled(f"{column} IN ({d.marks(len(values))})", list(values))
 
@@ -42,39 +51,48 @@ def _in(column: str, values: Sequence[Any], d: Dialect) -> Compiled:
 class GraphWrites:
     """The knowledge plane's writes, inside a store transaction."""
 
-    def __init__(self, run: Run, dialect: Dialect) -> None:
+    def __init__(self, run: Run, dialect: Dialect, run_many: RunMany) -> None:
         self._run = run
+        self._run_many = run_many
         self._d = dialect
 
     def _tenant_columns(self) -> tuple[str, list[Any]]:
         return ("tenant, ", [self._d.tenant]) if self._d.tenant is not None else ("", [])
 
-    def insert_record(self, record: NewRecord) -> RecordRow | None:
-        """Insert a record; None if one of its label with its merge key exists (the constraint held)."""
+    def insert_records(self, records: Sequence[NewRecord]) -> dict[str, RecordRow]:
+        """Insert records, their typed values and their texts to embed, a few statements per chunk;
+        the rows by record id (one whose label and merge key exist is left out: the constraint held)."""
         tenant, tenant_params = self._tenant_columns()
-        s = record.scope
-        rows = self._run(
-            f"INSERT INTO records ({tenant}record_id, scope_key, agent_id, profile_id, privacy_scope, "
-            "participant_scope_hash, sandbox_eligible, label, properties_json, merge_key, origin, version, "
-            f"created_at, updated_at) VALUES ({self._d.marks(len(tenant_params) + 14)}) "
-            f"ON CONFLICT DO NOTHING RETURNING {RECORD_COLUMNS}",
-            [*tenant_params, record.record_id, s.scope_key, s.agent_id, s.profile_id, s.privacy_scope,
-             s.participant_scope_hash, s.sandbox_eligible, record.label, record.properties_json, record.merge_key,
-             record.origin, 1, record.at, record.at],
-        )  # fmt: skip
-        if not rows:
-            return None
-        row = record_row(rows[0])
-        self._write_values(row.rowid, record)
-        return row
+        width = len(tenant_params) + 14
+        out: dict[str, RecordRow] = {}
+        for chunk in _chunks(records, 300):
+            params = [x for r in chunk for x in (
+                *tenant_params, r.record_id, r.scope.scope_key, r.scope.agent_id, r.scope.profile_id,
+                r.scope.privacy_scope, r.scope.participant_scope_hash, r.scope.sandbox_eligible, r.label,
+                r.properties_json, r.merge_key, r.origin, 1, r.at, r.at)]  # fmt: skip
+            rows = self._run(
+                f"INSERT INTO records ({tenant}record_id, scope_key, agent_id, profile_id, privacy_scope, "
+                "participant_scope_hash, sandbox_eligible, label, properties_json, merge_key, origin, version, "
+                f"created_at, updated_at) VALUES {', '.join(f'({self._d.marks(width)})' for _ in chunk)} "
+                f"ON CONFLICT DO NOTHING RETURNING {RECORD_COLUMNS}", params,
+            )  # fmt: skip
+            out.update((row.record_id, row) for row in map(record_row, rows))
+        written = [(out[r.record_id].rowid, r) for r in records if r.record_id in out]
+        self._write_values(written)
+        self._write_texts(written, replacing=False)
+        return out
 
-    def merged(self, scope_key: str, label: str, merge_key: str) -> RecordRow | None:
-        """The record of ``label`` with this merge key, if any."""
+    def merged_many(self, scope_key: str, label: str, merge_keys: Sequence[str]) -> dict[str, RecordRow]:
+        """The records of ``label`` with these merge keys, by merge key."""
         owned, params = self._d.owned("r")
         m = self._d.mark
-        sql = f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} AND r.label = {m} "
-        rows = self._run(sql + f"AND r.merge_key = {m}", [*params, scope_key, label, merge_key])
-        return record_row(rows[0]) if rows else None
+        out: dict[str, RecordRow] = {}
+        for chunk in _chunks(list(dict.fromkeys(merge_keys)), 500):
+            rows = self._run(f"SELECT {RECORD_COLUMNS}, r.merge_key FROM records r WHERE {owned}r.scope_key = {m} "
+                             f"AND r.label = {m} AND r.merge_key IN ({self._d.marks(len(chunk))})",
+                             [*params, scope_key, label, *chunk])  # fmt: skip
+            out.update((row[-1], record_row(row[:-1])) for row in rows)
+        return out
 
     def locked_record(self, scope_key: str, record_id: str) -> RecordRow | None:
         """A record by id, as this transaction sees it."""
@@ -95,33 +113,35 @@ class GraphWrites:
                          f"WHERE {owned}records.rowid = {m} RETURNING {RECORD_COLUMNS}",
                          [record.properties_json, record.at, *params, row.rowid])  # fmt: skip
         self._delete_in("record_values", "record", [row.rowid])
-        self._write_values(row.rowid, record, replacing=True)
+        self._write_values([(row.rowid, record)])
+        self._write_texts([(row.rowid, record)], replacing=True)
         return record_row(rows[0])
 
-    def _write_values(self, rowid: int, record: NewRecord, *, replacing: bool = False) -> None:
+    def _write_values(self, written: Sequence[tuple[int, NewRecord]]) -> None:
         tenant, tenant_params = self._tenant_columns()
-        scope_key = record.scope.scope_key
-        for v in record.values:
-            row = [*tenant_params, rowid, scope_key, v.name, v.kind, v.key, v.text, v.folded, v.number]
-            self._run(f"INSERT INTO record_values ({tenant}record, scope_key, name, kind, text_key, text_value, "
-                      f"text_fold, number_value) VALUES ({self._d.marks(len(row))})", row)  # fmt: skip
-        self._write_texts(rowid, scope_key, record.texts, replacing)
+        rows = [(*tenant_params, rowid, r.scope.scope_key, v.name, v.kind, v.key, v.text, v.folded, v.number)
+                for rowid, r in written for v in r.values]  # fmt: skip
+        if rows:
+            self._run_many(f"INSERT INTO record_values ({tenant}record, scope_key, name, kind, text_key, text_value, "
+                           f"text_fold, number_value) VALUES ({self._d.marks(len(rows[0]))})", rows)  # fmt: skip
 
-    def _write_texts(self, rowid: int, scope_key: str, texts: Sequence[tuple[str, str]], replacing: bool) -> None:
+    def _write_texts(self, written: Sequence[tuple[int, NewRecord]], *, replacing: bool) -> None:
         tenant, tenant_params = self._tenant_columns()
         m = self._d.mark
-        if replacing:  # a text that changed is embedded again; one that is gone loses its vector
+        for rowid, record in written if replacing else ():  # a text that changed is embedded again
             owned, params = self._d.owned("record_vectors")
-            keep = [name for name, _ in texts]
+            keep = [name for name, _ in record.texts]
             gone = f" AND name NOT IN ({self._d.marks(len(keep))})" if keep else ""
             self._run(f"DELETE FROM record_vectors WHERE {owned}record = {m}{gone}", [*params, rowid, *keep])
-        for name, text in texts:
-            self._run(f"INSERT INTO record_vectors ({tenant}record, scope_key, name, text) "
-                      f"VALUES ({self._d.marks(len(tenant_params) + 4)}) ON CONFLICT DO NOTHING",
-                      [*tenant_params, rowid, scope_key, name, text])  # fmt: skip
-            self._run(f"UPDATE record_vectors SET text = {m}, embed_state = 'pending', embedding = NULL, "
-                      f"embed_attempts = 0, embed_next_at = NULL WHERE record = {m} AND name = {m} AND text <> {m}",
-                      [text, rowid, name, text])  # fmt: skip
+            for name, text in record.texts:
+                self._run(f"UPDATE record_vectors SET text = {m}, embed_state = 'pending', embedding = NULL, "
+                          f"embed_attempts = 0, embed_next_at = NULL WHERE record = {m} AND name = {m} "
+                          f"AND text <> {m}", [text, rowid, name, text])  # fmt: skip
+        rows = [(*tenant_params, rowid, r.scope.scope_key, name, text)
+                for rowid, r in written for name, text in r.texts]  # fmt: skip
+        if rows:
+            self._run_many(f"INSERT INTO record_vectors ({tenant}record, scope_key, name, text) "
+                           f"VALUES ({self._d.marks(len(rows[0]))}) ON CONFLICT DO NOTHING", rows)  # fmt: skip
 
     def _delete_in(self, table: str, column: str, values: Sequence[Any]) -> int:
         owned, params = self._d.owned(table)
@@ -171,6 +191,23 @@ class GraphWrites:
                       f"AND source = 'MEMORY_FACT' AND source_event_id IN ({self._d.marks(len(names))})")  # fmt: skip
             args = [*tenant_params, memory.rowid, memory.recorded_at, *params, memory.scope_key, *names]
         return len(self._run(insert + select + " ON CONFLICT DO NOTHING RETURNING 1", args))
+
+    def link_many(self, scope_key: str, links: Sequence[tuple[str, NodeRef, NodeRef]], at: str) -> list[Edge]:
+        """Create relationships without properties, a few statements per chunk; the ones created
+        (those that existed are left out)."""
+        tenant, tenant_params = self._tenant_columns()
+        width = len(tenant_params) + 8
+        created: list[Edge] = []
+        for chunk in _chunks(links, 500):
+            params = [x for kind, source, target in chunk for x in (
+                *tenant_params, scope_key, kind, source.kind, source.rowid, target.kind, target.rowid, "{}", at)]
+            rows = self._run(
+                f"INSERT INTO relationships ({tenant}scope_key, type, source_kind, source, target_kind, target, "
+                f"properties_json, created_at) VALUES {', '.join(f'({self._d.marks(width)})' for _ in chunk)} "
+                f"ON CONFLICT DO NOTHING RETURNING {EDGE_COLUMNS}", params,
+            )  # fmt: skip
+            created += [edge(r) for r in rows]
+        return created
 
     def link(
         self, scope_key: str, type: str, source: NodeRef, target: NodeRef, properties_json: str, at: str
@@ -228,23 +265,45 @@ class GraphReads:
                          f"AND {clause.sql}", [*params, scope_key, *clause.params])  # fmt: skip
         return {r[0]: record_row(r) for r in rows}
 
+    def _roots(self, scope_key: str, query: Query, *, whole: bool) -> Compiled:
+        """The compiled roots, found from the equality with the fewest records where that helps.
+
+        SQLite has no per-value statistics, so it is told: a page in record-time order walks the
+        label newest first and stops early unless an equality is rare (at most ``RARE`` records);
+        a whole evaluation (count, aggregates, an order by property) starts from the rarest
+        equality. PostgreSQL's planner has the statistics and decides alone.
+        """
+        compiler = WhereCompiler(self._d, scope_key)
+        found = drivers(query.where)
+        if not self._d.rowid_only or not found:
+            return compiler.roots(query)
+        cap = COMMON if whole else RARE
+        sizes = []
+        for node in found:
+            sample = compiler.value_set(node, limit=cap + 1)
+            sizes.append(int(self._run(f"SELECT count(*) FROM ({sample.sql}) s", sample.params)[0][0]))
+        size, best = min(zip(sizes, range(len(found)), strict=True))
+        by_time = all(o.name == "$createdAt" for o in query.order)
+        chosen = found[best] if whole or not by_time or size <= RARE else None
+        return WhereCompiler(self._d, scope_key).roots(query, driver=chosen)
+
     def search_records(self, scope_key: str, query: Query) -> list[RecordRow]:
-        roots = WhereCompiler(self._d, scope_key).roots(query)
+        roots = self._roots(scope_key, query, whole=False)
         order = order_by(query, self._d)
         m = self._d.mark
-        rows = self._run(f"SELECT {', '.join('r.' + c.strip() for c in RECORD_COLUMNS.split(','))} {roots.sql}"
-                         f"{order.sql} LIMIT {m} OFFSET {m}",
-                         [*roots.params, *order.params, query.limit, query.skip])  # fmt: skip
+        columns = ", ".join("r." + c.strip() for c in RECORD_COLUMNS.split(","))
+        rows = self._run(f"{roots.prefix}SELECT {columns} {roots.sql}{order.sql} LIMIT {m} OFFSET {m}",
+                         [*roots.prefix_params, *roots.params, *order.params, query.limit, query.skip])  # fmt: skip
         return [record_row(r) for r in rows]
 
     def count_records(self, scope_key: str, query: Query) -> int:
-        roots = WhereCompiler(self._d, scope_key).roots(query)
-        return int(self._run(f"SELECT count(*) {roots.sql}", roots.params)[0][0])
+        roots = self._roots(scope_key, query, whole=True)
+        return int(self._run(f"{roots.prefix}SELECT count(*) {roots.sql}", [*roots.prefix_params, *roots.params])[0][0])
 
     def aggregate_records(
         self, scope_key: str, query: Query, group_by: Sequence[str], aggregates: Sequence[Aggregate]
     ) -> list[tuple[tuple[object, ...], tuple[float | None, ...]]]:
-        roots = WhereCompiler(self._d, scope_key).roots(query)
+        roots = self._roots(scope_key, query, whole=True)
         m = self._d.mark
         selects, joins, join_params = [], [], []
         for i, name in enumerate(group_by):  # one row per value of each grouping property
@@ -261,12 +320,12 @@ class GraphReads:
             fold_params.append(agg.name or "")
         folds = folds or ["count(DISTINCT r.rowid)"]
         groups = ", ".join(selects)
-        sql = (f"SELECT {groups + ', ' if groups else ''}{', '.join(folds)} FROM records r {' '.join(joins)} "
-               f"WHERE r.rowid IN (SELECT r.rowid {roots.sql})"
+        sql = (f"{roots.prefix}SELECT {groups + ', ' if groups else ''}{', '.join(folds)} FROM records r "
+               f"{' '.join(joins)} WHERE r.rowid IN (SELECT r.rowid {roots.sql})"
                + (f" GROUP BY {groups} ORDER BY {groups}" if groups else ""))  # fmt: skip
         out = []
-        # Placeholders in the order the statement holds them: the folds, the joins, the where.
-        for row in self._run(sql, [*fold_params, *join_params, *roots.params]):
+        # Placeholders in statement order: the related sets, the folds, the joins, the where.
+        for row in self._run(sql, [*roots.prefix_params, *fold_params, *join_params, *roots.params]):
             keys = tuple(_group_value(row[3 * i : 3 * i + 3]) for i in range(len(group_by)))
             out.append((keys, tuple(row[3 * len(group_by) :])))
         return out

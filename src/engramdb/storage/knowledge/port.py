@@ -179,12 +179,13 @@ class Query:
 class KnowledgeWrites(Protocol):
     """The knowledge plane's writes, inside a transaction."""
 
-    def insert_record(self, record: NewRecord) -> RecordRow | None:
-        """Insert a record; None if one of its label with its merge key exists (the constraint held)."""
+    def insert_records(self, records: Sequence[NewRecord]) -> dict[str, RecordRow]:
+        """Insert records with their values and texts; the rows by record id (one whose label and
+        merge key exist is left out: the constraint held)."""
         ...
 
-    def merged(self, scope_key: str, label: str, merge_key: str) -> RecordRow | None:
-        """The record of ``label`` with this merge key, if any."""
+    def merged_many(self, scope_key: str, label: str, merge_keys: Sequence[str]) -> dict[str, RecordRow]:
+        """The records of ``label`` with these merge keys, by merge key."""
         ...
 
     def locked_record(self, scope_key: str, record_id: str) -> RecordRow | None:
@@ -202,6 +203,10 @@ class KnowledgeWrites(Protocol):
     def link(self, scope_key: str, type: str, source: NodeRef, target: NodeRef,
              properties_json: str, at: str) -> tuple[Edge, bool]:  # fmt: skip
         """Create a relationship (or return the one that exists): (edge, created)."""
+        ...
+
+    def link_many(self, scope_key: str, links: Sequence[tuple[str, NodeRef, NodeRef]], at: str) -> list[Edge]:
+        """Create relationships (type, source, target) without properties; those created."""
         ...
 
     def unlink(self, scope_key: str, type: str, source: NodeRef, target: NodeRef) -> bool:

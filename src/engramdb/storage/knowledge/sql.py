@@ -1,8 +1,11 @@
 """The where-tree as SQL, for either backend.
 
-Each condition on a record becomes ``<alias>.rowid IN (…)`` over the typed values (indexed by
-scope, property and value), or over the relationships for a related label; SQL engines run such
-a set once and probe it, so a selective condition costs what its index lookup costs.
+A condition on a record is a probe: ``EXISTS`` over its typed values, found by the record and the
+property (one index seek, covered by the index). A related label's matching records are one
+named set in the ``WITH`` prefix, linked through the relationships by index, so a where nested n
+labels deep is n flat sets computed once each. A set (the roots, or a related label's) is found
+either by its label, in record-time order (a page newest first stops early), or, given a
+*driver*, from one equality's value index (few records match it): the store picks which.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engramdb.storage.knowledge.port import (
+    KEY_CHARS,
     All,
     AnyOf,
     Compare,
@@ -33,10 +37,12 @@ _OPS = {"$eq": "=", "$ne": "<>", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "
 
 @dataclass(frozen=True)
 class Dialect:
-    """What differs between the backends' statements: the placeholder and PostgreSQL's tenant."""
+    """What differs between the backends' statements: the placeholder, PostgreSQL's tenant, and
+    how to make SQLite find a set from its driver (SQLite's planner has no per-value statistics)."""
 
     mark: str  # "?" (SQLite) or "%s" (PostgreSQL)
     tenant: str | None = None  # PostgreSQL: every row carries its tenant
+    rowid_only: str = ""  # SQLite: " NOT INDEXED" (rowid lookups only); PostgreSQL plans by itself
 
     def owned(self, alias: str) -> tuple[str, list[Any]]:
         """``<alias>.tenant = ? AND`` where rows carry a tenant, else nothing."""
@@ -50,10 +56,25 @@ class Dialect:
 
 @dataclass
 class Compiled:
-    """A piece of SQL and its parameters, in order."""
+    """A piece of SQL and its parameters, in order; ``prefix`` (a ``WITH`` clause and its
+    parameters) goes before the whole statement the piece ends up in."""
 
     sql: str
     params: list[Any] = field(default_factory=list)
+    prefix: str = ""
+    prefix_params: list[Any] = field(default_factory=list)
+
+
+def drivers(where: Node) -> list[Compare | Member]:
+    """The equalities a set may be found from: those every match must meet (top level)."""
+    items = where.items if isinstance(where, All) else (where,)
+    found: list[Compare | Member] = []
+    for node in items:
+        if isinstance(node, Compare) and node.op == "$eq" and node.name not in PSEUDO_COLUMNS:
+            found.append(node)
+        elif isinstance(node, Member) and not node.negated and node.name not in PSEUDO_COLUMNS:
+            found.append(node)
+    return found
 
 
 class WhereCompiler:
@@ -63,16 +84,49 @@ class WhereCompiler:
         self.d = dialect
         self.scope_key = scope_key
         self._aliases = 0
+        self._related_sets: list[Compiled] = []  # x1(id) AS (…), innermost first
 
-    def roots(self, query: Query, alias: str = "r") -> Compiled:
-        """``FROM records <alias> WHERE …``: the records of the scope, its labels and its where."""
+    def roots(self, query: Query, alias: str = "r", driver: Compare | Member | None = None) -> Compiled:
+        """``FROM records <alias> WHERE …``: the records of the scope, its labels and its where
+        (found from ``driver``, one of ``drivers(query.where)``, when given)."""
+        body = self._records(query, alias, driver)
+        if not self._related_sets:
+            return body
+        prefix = "WITH " + ", ".join(c.sql for c in self._related_sets) + " "
+        return Compiled(body.sql, body.params, prefix, [x for c in self._related_sets for x in c.params])
+
+    def value_set(self, node: Compare | Member, *, limit: int | None = None) -> Compiled:
+        """``SELECT v.record FROM record_values v WHERE …``: the records meeting one equality."""
+        m = self.d.mark
+        owned, params = self.d.owned("v")
+        values = node.values if isinstance(node, Member) else (node.value,)
+        parts = [self._match(value, "$eq") for value in values]
+        sql = (f"SELECT v.record FROM record_values v WHERE {owned}v.scope_key = {m} AND v.name = {m} "
+               f"AND ({' OR '.join(p.sql for p in parts)})")  # fmt: skip
+        params = [*params, self.scope_key, node.name, *(x for p in parts for x in p.params)]
+        if limit is not None:
+            sql += f" LIMIT {m}"
+            params.append(limit)
+        return Compiled(sql, params)
+
+    def _records(self, query: Query, alias: str, driver: Compare | Member | None) -> Compiled:
         owned, params = self.d.owned(alias)
-        sql = f"FROM records {alias} WHERE {owned}{alias}.scope_key = {self.d.mark}"
+        where = query.where
+        sql = f"FROM records {alias}"
+        if driver is not None:  # the driver's records, looked up by rowid; the rest probed
+            found = self.value_set(driver)
+            sql += f"{self.d.rowid_only} WHERE {alias}.rowid IN ({found.sql}) AND "
+            params = found.params + params
+            items = where.items if isinstance(where, All) else (where,)
+            where = All(tuple(n for n in items if n is not driver))
+        else:
+            sql += " WHERE "
+        sql += f"{owned}{alias}.scope_key = {self.d.mark}"
         params.append(self.scope_key)
         if query.labels:
             sql += f" AND {alias}.label IN ({self.d.marks(len(query.labels))})"
             params += list(query.labels)
-        condition = self.condition(query.where, alias)
+        condition = self.condition(where, alias)
         return Compiled(f"{sql} AND {condition.sql}", params + condition.params)
 
     def condition(self, node: Node, alias: str) -> Compiled:
@@ -96,11 +150,11 @@ class WhereCompiler:
         return Compiled("(" + glue.join(p.sql for p in parts) + ")", [x for p in parts for x in p.params])
 
     def _valued(self, node: Compare | Member | Exists | Component, alias: str) -> Compiled:
-        """``<alias>.rowid [NOT] IN (the records with a value of the property that matches)``."""
+        """``[NOT] EXISTS (a value of the property on this record that matches)``."""
         m = self.d.mark
         owned, params = self.d.owned("v")
-        base = f"SELECT v.record FROM record_values v WHERE {owned}v.scope_key = {m} AND v.name = {m}"
-        params += [self.scope_key, node.name]
+        base = f"SELECT 1 FROM record_values v WHERE {owned}v.record = {alias}.rowid AND v.name = {m}"
+        params.append(node.name)
         negated = False
         if isinstance(node, Exists):
             match, extra, negated = "", [], not node.present
@@ -119,7 +173,7 @@ class WhereCompiler:
         else:
             part = self._match(node.value, node.op)
             match, extra = f" AND {part.sql}", part.params
-        return Compiled(f"{alias}.rowid {'NOT ' if negated else ''}IN ({base}{match})", params + extra)
+        return Compiled(f"{'NOT ' if negated else ''}EXISTS ({base}{match})", params + extra)
 
     def _match(self, value: Value, op: str) -> Compiled:
         """Whether one stored value ``v`` matches ``value`` under ``op``."""
@@ -131,7 +185,9 @@ class WhereCompiler:
         sign = _OPS[op]
         if value.kind in ("number", "boolean"):
             return Compiled(f"(v.kind = {m} AND v.number_value {sign} {m})", [value.kind, value.number])
-        if op == "$eq":  # the indexed prefix first, then the whole text
+        if op == "$eq":  # the indexed prefix; the whole text only where the prefix cannot tell
+            if len(value.text or "") < KEY_CHARS:
+                return Compiled(f"(v.kind = {m} AND v.text_key = {m})", [value.kind, value.key])
             return Compiled(f"(v.kind = {m} AND v.text_key = {m} AND v.text_value = {m})",
                             [value.kind, value.key, value.text])  # fmt: skip
         return Compiled(f"(v.kind = {m} AND v.text_value {sign} {m})", [value.kind, value.text])
@@ -154,28 +210,27 @@ class WhereCompiler:
         return Compiled(f"{column} {_OPS[node.op]} {m}", [node.value.text])
 
     def _related(self, node: Related, alias: str) -> Compiled:
-        """``<alias>.rowid IN (the records linked to a matching record of the label)``.
-
-        The related records' set appears once in the statement whatever the direction, so a
-        where nested n labels deep stays n subqueries long (not 2^n for either direction).
-        """
+        """The records linked (by type, in direction) to one of the label's matching records."""
         self._aliases += 1
-        other = f"r{self._aliases}"
-        inner = self.roots(Query(labels=(node.label,), where=node.where), other)
+        n = self._aliases
+        found = drivers(node.where)  # a related set is computed whole: from an equality if it has one
+        inner = self._records(Query(labels=(node.label,), where=node.where), f"r{n}", found[0] if found else None)
+        self._related_sets.append(Compiled(f"x{n}(id) AS (SELECT r{n}.rowid {inner.sql})", inner.params))
+        sides = {"out": [("source", "target")], "in": [("target", "source")],
+                 "any": [("source", "target"), ("target", "source")]}[node.direction]  # fmt: skip
+        parts = [self._linked(near, far, node.type, f"e{n}", f"x{n}", alias) for near, far in sides]
+        return self._join(parts, " OR ", "1 = 0")
+
+    def _linked(self, near: str, far: str, type_: str | None, e: str, related: str, alias: str) -> Compiled:
         m = self.d.mark
-        x, e = f"x{self._aliases}", f"e{self._aliases}"
         owned, params = self.d.owned(e)
-        ends = {"out": (f"{e}.source", f"{e}.target = {x}.rowid"), "in": (f"{e}.target", f"{e}.source = {x}.rowid"),
-                "any": (f"CASE WHEN {e}.target = {x}.rowid THEN {e}.source ELSE {e}.target END",
-                        f"(({e}.target_kind = 'RECORD' AND {e}.target = {x}.rowid) "
-                        f"OR ({e}.source_kind = 'RECORD' AND {e}.source = {x}.rowid))")}[node.direction]  # fmt: skip
-        sql = (f"{alias}.rowid IN (SELECT {ends[0]} FROM (SELECT {other}.rowid {inner.sql}) {x} "
-               f"JOIN relationships {e} ON {owned}{e}.scope_key = {m} AND {e}.source_kind = 'RECORD' "
-               f"AND {e}.target_kind = 'RECORD' AND {ends[1]}")  # fmt: skip
-        params = [*inner.params, *params, self.scope_key]
-        if node.type is not None:
+        sql = (f"EXISTS (SELECT 1 FROM relationships {e} WHERE {owned}{e}.scope_key = {m} "
+               f"AND {e}.{near}_kind = 'RECORD' AND {e}.{near} = {alias}.rowid AND {e}.{far}_kind = 'RECORD' "
+               f"AND {e}.{far} IN (SELECT id FROM {related})")  # fmt: skip
+        params.append(self.scope_key)
+        if type_ is not None:
             sql += f" AND {e}.type = {m}"
-            params.append(node.type)
+            params.append(type_)
         return Compiled(sql + ")", params)
 
 

@@ -86,7 +86,8 @@ class PostgresStore:
     def maintain(self) -> None:
         # As the URL's user (the tables' owner): the engram_app role may not vacuum them.
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
-            for table in ("memories", "tombstones", "audit_log"):
+            for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
+                          "record_history", "record_vectors"):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
 
     def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:

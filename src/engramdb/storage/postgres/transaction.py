@@ -16,7 +16,7 @@ import psycopg
 from engramdb import clock
 from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body, placeholders
 from engramdb.storage.common import next_audit_entry
-from engramdb.storage.knowledge.graph import GraphWrites, Run
+from engramdb.storage.knowledge.graph import GraphWrites, Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
     AuditDraft,
@@ -38,11 +38,21 @@ def runner(conn: psycopg.Connection) -> Run:
     return run
 
 
+def many_runner(conn: psycopg.Connection) -> RunMany:
+    """Run one statement over many rows of parameters (psycopg pipelines them)."""
+
+    def run_many(sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with conn.cursor() as cursor:
+            cursor.executemany(sql, rows)
+
+    return run_many
+
+
 class PostgresTransaction(GraphWrites):
     """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
-        super().__init__(runner(conn), Dialect("%s", tenant))
+        super().__init__(runner(conn), Dialect("%s", tenant), many_runner(conn))
         self._conn = conn
         self._tenant = tenant
         row = conn.execute(
@@ -170,16 +180,20 @@ class PostgresTransaction(GraphWrites):
         return cursor.rowcount == 1
 
     def audit(self, draft: AuditDraft) -> AuditEntry:
+        return self.audit_many([draft])[0]
+
+    def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
         last = self._conn.execute(
-            "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
-            (self._tenant,),
-        ).fetchone()
-        entry = next_audit_entry(draft, last, clock.now_text())
-        self._conn.execute(
-            f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
-            (self._tenant, *astuple(entry)),
-        )
-        return entry
+            "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1", (self._tenant,),
+        ).fetchone()  # fmt: skip
+        at, entries = clock.now_text(), []
+        for draft in drafts:  # chained here, written in one go
+            entries.append(next_audit_entry(draft, last, at))
+            last = (entries[-1].seq, entries[-1].hash)
+        with self._conn.cursor() as cursor:
+            cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
+                               [(self._tenant, *astuple(e)) for e in entries])  # fmt: skip
+        return entries
 
     def put_meta(self, key: str, value: str) -> None:
         self._conn.execute(

@@ -33,7 +33,8 @@ CREATE TABLE record_values (
 );
 CREATE INDEX record_values_text ON record_values (scope_key, name, text_key);
 CREATE INDEX record_values_number ON record_values (scope_key, name, number_value);
-CREATE INDEX record_values_of ON record_values (record, name);
+-- A condition on a record is one seek here, answered from the index alone.
+CREATE INDEX record_values_of ON record_values (record, name, kind, text_key, number_value);
 CREATE TABLE relationships (
     rowid           INTEGER PRIMARY KEY,
     scope_key       TEXT    NOT NULL,
@@ -46,8 +47,8 @@ CREATE TABLE relationships (
     created_at      TEXT    NOT NULL,
     UNIQUE (scope_key, type, source_kind, source, target_kind, target)
 );
-CREATE INDEX relationships_out ON relationships (source_kind, source, type);
-CREATE INDEX relationships_in ON relationships (target_kind, target, type);
+CREATE INDEX relationships_out ON relationships (scope_key, source_kind, source, type, target_kind, target);
+CREATE INDEX relationships_in ON relationships (scope_key, target_kind, target, type, source_kind, source);
 CREATE TABLE record_history (
     record          INTEGER NOT NULL,
     version         INTEGER NOT NULL,

@@ -9,7 +9,7 @@ from typing import Any
 
 from engramdb import clock
 from engramdb.storage.common import next_audit_entry
-from engramdb.storage.knowledge.graph import GraphWrites, Run
+from engramdb.storage.knowledge.graph import GraphWrites, Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
     AuditDraft,
@@ -28,7 +28,7 @@ from engramdb.storage.sqlite.sql import (
     tombstone,
 )
 
-SQLITE = Dialect("?")
+SQLITE = Dialect("?", rowid_only=" NOT INDEXED")
 
 
 def runner(conn: sqlite3.Connection) -> Run:
@@ -36,11 +36,20 @@ def runner(conn: sqlite3.Connection) -> Run:
     return lambda sql, params: conn.execute(sql, params).fetchall()
 
 
+def many_runner(conn: sqlite3.Connection) -> RunMany:
+    """Run one statement over many rows of parameters."""
+
+    def run_many(sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        conn.executemany(sql, rows)
+
+    return run_many
+
+
 class SQLiteTransaction(GraphWrites):
     """The Transaction port over the tenant's writer connection (records and relationships too)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        super().__init__(runner(conn), SQLITE)
+        super().__init__(runner(conn), SQLITE, many_runner(conn))
         self._conn = conn
         self._seq: int | None = None
 
@@ -167,15 +176,17 @@ class SQLiteTransaction(GraphWrites):
         return cursor.rowcount == 1
 
     def audit(self, draft: AuditDraft) -> AuditEntry:
-        last = self._conn.execute(
-            "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
-        entry = next_audit_entry(draft, last, clock.now_text())
-        self._conn.execute(
-            f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            astuple(entry),
-        )
-        return entry
+        return self.audit_many([draft])[0]
+
+    def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
+        last = self._conn.execute("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
+        at, entries = clock.now_text(), []
+        for draft in drafts:  # chained here, written in one go
+            entries.append(next_audit_entry(draft, last, at))
+            last = (entries[-1].seq, entries[-1].hash)
+        self._conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                               [astuple(e) for e in entries])  # fmt: skip
+        return entries
 
     def put_meta(self, key: str, value: str) -> None:
         """Set a tenant-level setting (the policy document)."""

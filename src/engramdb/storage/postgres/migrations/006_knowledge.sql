@@ -36,7 +36,7 @@ CREATE TABLE {schema}.record_values (
 );
 CREATE INDEX record_values_text ON {schema}.record_values (tenant, scope_key, name, text_key);
 CREATE INDEX record_values_number ON {schema}.record_values (tenant, scope_key, name, number_value);
-CREATE INDEX record_values_of ON {schema}.record_values (tenant, record, name);
+CREATE INDEX record_values_of ON {schema}.record_values (tenant, record, name, kind, text_key, number_value);
 CREATE TABLE {schema}.relationships (
     tenant          TEXT    NOT NULL,
     rowid           BIGINT  GENERATED ALWAYS AS IDENTITY,
@@ -51,8 +51,10 @@ CREATE TABLE {schema}.relationships (
     PRIMARY KEY (tenant, rowid),
     UNIQUE (tenant, scope_key, type, source_kind, source, target_kind, target)
 );
-CREATE INDEX relationships_out ON {schema}.relationships (tenant, source_kind, source, type);
-CREATE INDEX relationships_in ON {schema}.relationships (tenant, target_kind, target, type);
+CREATE INDEX relationships_out ON {schema}.relationships (tenant, scope_key, source_kind, source, type, target_kind,
+                                                           target);
+CREATE INDEX relationships_in ON {schema}.relationships (tenant, scope_key, target_kind, target, type, source_kind,
+                                                          source);
 CREATE TABLE {schema}.record_history (
     tenant          TEXT    NOT NULL,
     record          BIGINT  NOT NULL,
