@@ -62,7 +62,7 @@ _NODE_KIND = McpArg(None, "RECORD (default), EPISODE or MEMORY_FACT", default=No
 WRITE_RECORDS = Operation(
     name="write_records", method="POST", path="/v1/records", tag="knowledge", output=RecordsWritten,
     permission="memory.write", body=RecordWrite, query=RecordOptions, example=SESSION_EXAMPLE,
-    created_status=True,  # 201 when a record was created, 200 when all were merged or unchanged
+    status=201, created_status=True,  # 201 when a record was created, 200 when all were merged or unchanged
     summary="Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert.",
     description="Properties are schema-free JSON; a nested object or list of objects becomes child records linked "
     "by HAS_<LABEL>. Records of the same label and mergeBy values are merged (the old properties kept in history).",

@@ -222,6 +222,7 @@ class WhereCompiler:
         return self._join(parts, " OR ", "1 = 0")
 
     def _linked(self, near: str, far: str, type_: str | None, e: str, related: str, alias: str) -> Compiled:
+        """``EXISTS`` a relationship from this record (``near``) to one of the related set."""
         m = self.d.mark
         owned, params = self.d.owned(e)
         sql = (f"EXISTS (SELECT 1 FROM relationships {e} WHERE {owned}{e}.scope_key = {m} "

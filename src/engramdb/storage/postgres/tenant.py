@@ -62,7 +62,7 @@ class PostgresTenantStore(PostgresKnowledge):
         self.path = f"postgresql:{store.schema}:{name}"
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
         self._search = PostgresSearch(name, self._all, self._held)
-        super().__init__(name, self._all, self._conn)
+        super().__init__(name, self._unprepared, self._conn)
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:
@@ -101,6 +101,13 @@ class PostgresTenantStore(PostgresKnowledge):
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._conn() as conn:
             return conn.execute(sql, params).fetchall()
+
+    def _unprepared(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        # A where-query's best plan depends on its values (a rare equality, a common one): never let
+        # a prepared statement settle on a generic plan that ignores them.
+        with self._conn() as conn:
+            cursor = conn.execute(sql, params, prepare=False)
+            return cursor.fetchall() if cursor.description else []
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = self._all(sql, params)
