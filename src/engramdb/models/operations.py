@@ -40,21 +40,7 @@ from engramdb.models.memories import (
     WriteResponse,
 )
 from engramdb.models.operation import Cli, Mcp, McpArg, McpContext, McpVariant, Operation
-from engramdb.models.operations_knowledge import (
-    DELETE_RECORD,
-    DELETE_RECORDS,
-    EXPORT_RECORDS,
-    GET_RECORD,
-    KNOWLEDGE_OPERATIONS,
-    LINK_RECORDS,
-    LIST_RELATIONSHIPS,
-    RECORD_HISTORY,
-    RECORDS_SCHEMA,
-    SEARCH_RECORDS,
-    UNLINK_RECORDS,
-    UPDATE_RECORD,
-    WRITE_RECORDS,
-)
+from engramdb.models.operations_knowledge import KNOWLEDGE_OPERATIONS
 from engramdb.models.policy import TenantPolicy
 from engramdb.models.recall import RecallRequest, RecallResponse
 
@@ -387,19 +373,3 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     REVOKE_KEY, *KNOWLEDGE_OPERATIONS,
 )  # fmt: skip
 BY_NAME: Mapping[str, Operation[Any]] = {op.name: op for op in OPERATIONS}
-__all__ = [
-    "BY_NAME",
-    "DELETE_RECORD",
-    "DELETE_RECORDS",
-    "EXPORT_RECORDS",
-    "GET_RECORD",
-    "LINK_RECORDS",
-    "LIST_RELATIONSHIPS",
-    "OPERATIONS",
-    "RECORDS_SCHEMA",
-    "RECORD_HISTORY",
-    "SEARCH_RECORDS",
-    "UNLINK_RECORDS",
-    "UPDATE_RECORD",
-    "WRITE_RECORDS",
-]  # the knowledge plane's, declared beside

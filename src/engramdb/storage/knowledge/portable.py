@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from engramdb.errors import ConflictError
-from engramdb.storage.knowledge.graph import Run
+from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.knowledge.sql import Dialect
 
 RECORD_FIELDS = ("record_id", "scope_key", "agent_id", "profile_id", "privacy_scope", "participant_scope_hash",

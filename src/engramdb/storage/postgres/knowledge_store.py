@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from engramdb.storage.knowledge.graph import GraphEmbeddings, GraphReads, Run
 from engramdb.storage.knowledge.port import Query
+from engramdb.storage.knowledge.reads import GraphEmbeddings, GraphReads
+from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.knowledge.sql import Dialect, WhereCompiler
 from engramdb.storage.postgres.transaction import runner
 from engramdb.storage.records import Vector

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engramdb.storage.knowledge.graph import GraphEmbeddings, GraphReads
 from engramdb.storage.knowledge.port import Query
+from engramdb.storage.knowledge.reads import GraphEmbeddings, GraphReads
 from engramdb.storage.knowledge.sql import WhereCompiler
 from engramdb.storage.records import Vector
 from engramdb.storage.sqlite.connection import Connections

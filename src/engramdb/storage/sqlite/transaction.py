@@ -9,8 +9,9 @@ from typing import Any
 
 from engramdb import clock
 from engramdb.storage.common import next_audit_entry
-from engramdb.storage.knowledge.graph import GraphWrites, Run, RunMany
+from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
+from engramdb.storage.knowledge.writes import GraphWrites
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
