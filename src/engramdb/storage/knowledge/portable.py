@@ -17,7 +17,7 @@ from engramdb.storage.knowledge.sql import Dialect
 RECORD_FIELDS = ("record_id", "scope_key", "agent_id", "profile_id", "privacy_scope", "participant_scope_hash",
                  "sandbox_eligible", "label", "properties_json", "merge_key", "origin", "version", "created_at",
                  "updated_at")  # fmt: skip
-VALUE_FIELDS = ("name", "kind", "text_key", "text_value", "text_fold", "number_value")
+VALUE_FIELDS = ("label", "name", "kind", "text_key", "text_value", "text_fold", "number_value")
 HISTORY_FIELDS = ("version", "properties_json", "replaced_at")
 VECTOR_FIELDS = ("name", "text", "embed_state", "embed_error", "embed_attempts", "embed_next_at", "embed_model",
                  "embedding")  # fmt: skip

@@ -46,19 +46,19 @@ class GraphReads:
         a whole evaluation (count, aggregates, an order by property) starts from the rarest
         equality. PostgreSQL's planner has the statistics and decides alone.
         """
-        compiler = WhereCompiler(self._d, scope_key)
+        compiler = WhereCompiler(self._d, scope_key, whole=whole)
         found = drivers(query.where)
         if not self._d.rowid_only or not found:
             return compiler.roots(query)
         cap = COMMON if whole else RARE
         sizes = []
         for node in found:
-            sample = compiler.value_set(node, limit=cap + 1)
+            sample = compiler.value_set(node, query.labels, limit=cap + 1)
             sizes.append(int(self._run(f"SELECT count(*) FROM ({sample.sql}) s", sample.params)[0][0]))
         size, best = min(zip(sizes, range(len(found)), strict=True))
         by_time = all(o.name == "$createdAt" for o in query.order)
         chosen = found[best] if whole or not by_time or size <= RARE else None
-        return WhereCompiler(self._d, scope_key).roots(query, driver=chosen)
+        return WhereCompiler(self._d, scope_key, whole=whole).roots(query, driver=chosen)
 
     def search_records(self, scope_key: str, query: Query) -> list[RecordRow]:
         roots = self._roots(scope_key, query, whole=False)

@@ -43,6 +43,9 @@ class Dialect:
     mark: str  # "?" (SQLite) or "%s" (PostgreSQL)
     tenant: str | None = None  # PostgreSQL: every row carries its tenant
     rowid_only: str = ""  # SQLite: " NOT INDEXED" (rowid lookups only); PostgreSQL plans by itself
+    # PostgreSQL, evaluating a where whole (a count, aggregates): a related label is the set of records
+    # linked to it, one hashed set its planner joins; a page, and SQLite always, probe each record's links.
+    links_as_sets: bool = False
 
     def owned(self, alias: str) -> tuple[str, list[Any]]:
         """``<alias>.tenant = ? AND`` where rows carry a tenant, else nothing."""
@@ -80,9 +83,10 @@ def drivers(where: Node) -> list[Compare | Member]:
 class WhereCompiler:
     """Compiles where-trees in one scope; each nested label gets its own alias."""
 
-    def __init__(self, dialect: Dialect, scope_key: str) -> None:
+    def __init__(self, dialect: Dialect, scope_key: str, *, whole: bool = False) -> None:
         self.d = dialect
         self.scope_key = scope_key
+        self._sets = whole and dialect.links_as_sets
         self._aliases = 0
         self._related_sets: list[Compiled] = []  # x1(id) AS (…), innermost first
 
@@ -95,15 +99,19 @@ class WhereCompiler:
         prefix = "WITH " + ", ".join(c.sql for c in self._related_sets) + " "
         return Compiled(body.sql, body.params, prefix, [x for c in self._related_sets for x in c.params])
 
-    def value_set(self, node: Compare | Member, *, limit: int | None = None) -> Compiled:
-        """``SELECT v.record FROM record_values v WHERE …``: the records meeting one equality."""
+    def value_set(
+        self, node: Compare | Member, labels: Sequence[str] = (), *, limit: int | None = None
+    ) -> Compiled:
+        """``SELECT v.record FROM record_values v WHERE …``: the records (of ``labels``, if named)
+        meeting one equality."""
         m = self.d.mark
         owned, params = self.d.owned("v")
         values = node.values if isinstance(node, Member) else (node.value,)
         parts = [self._match(value, "$eq") for value in values]
-        sql = (f"SELECT v.record FROM record_values v WHERE {owned}v.scope_key = {m} AND v.name = {m} "
+        labelled = f"v.label IN ({self.d.marks(len(labels))}) AND " if labels else ""
+        sql = (f"SELECT v.record FROM record_values v WHERE {owned}v.scope_key = {m} AND {labelled}v.name = {m} "
                f"AND ({' OR '.join(p.sql for p in parts)})")  # fmt: skip
-        params = [*params, self.scope_key, node.name, *(x for p in parts for x in p.params)]
+        params = [*params, self.scope_key, *labels, node.name, *(x for p in parts for x in p.params)]
         if limit is not None:
             sql += f" LIMIT {m}"
             params.append(limit)
@@ -114,7 +122,7 @@ class WhereCompiler:
         where = query.where
         sql = f"FROM records {alias}"
         if driver is not None:  # the driver's records, looked up by rowid; the rest probed
-            found = self.value_set(driver)
+            found = self.value_set(driver, query.labels)
             sql += f"{self.d.rowid_only} WHERE {alias}.rowid IN ({found.sql}) AND "
             params = found.params + params
             items = where.items if isinstance(where, All) else (where,)
@@ -214,25 +222,34 @@ class WhereCompiler:
         self._aliases += 1
         n = self._aliases
         found = drivers(node.where)  # a related set is computed whole: from an equality if it has one
-        inner = self._records(Query(labels=(node.label,), where=node.where), f"r{n}", found[0] if found else None)
-        self._related_sets.append(Compiled(f"x{n}(id) AS (SELECT r{n}.rowid {inner.sql})", inner.params))
+        if found and node.where == found[0]:  # that equality alone: its values are the set
+            inner = self.value_set(found[0], (node.label,))
+        else:
+            inner = self._records(Query(labels=(node.label,), where=node.where), f"r{n}", found[0] if found else None)
+            inner = Compiled(f"SELECT r{n}.rowid {inner.sql}", inner.params)
+        self._related_sets.append(Compiled(f"x{n}(id) AS ({inner.sql})", inner.params))
         sides = {"out": [("source", "target")], "in": [("target", "source")],
                  "any": [("source", "target"), ("target", "source")]}[node.direction]  # fmt: skip
         parts = [self._linked(near, far, node.type, f"e{n}", f"x{n}", alias) for near, far in sides]
-        return self._join(parts, " OR ", "1 = 0")
+        if not self._sets:
+            return self._join(parts, " OR ", "1 = 0")
+        return Compiled(f"{alias}.rowid IN ({' UNION ALL '.join(p.sql for p in parts)})",
+                        [x for p in parts for x in p.params])  # fmt: skip
 
     def _linked(self, near: str, far: str, type_: str | None, e: str, related: str, alias: str) -> Compiled:
-        """``EXISTS`` a relationship from this record (``near``) to one of the related set."""
+        """``EXISTS`` a relationship from this record (``near``) to one of the related set, or the
+        set of records with one."""
         m = self.d.mark
         owned, params = self.d.owned(e)
-        sql = (f"EXISTS (SELECT 1 FROM relationships {e} WHERE {owned}{e}.scope_key = {m} "
-               f"AND {e}.{near}_kind = 'RECORD' AND {e}.{near} = {alias}.rowid AND {e}.{far}_kind = 'RECORD' "
+        head = (f"SELECT {e}.{near} FROM relationships {e} WHERE " if self._sets else
+                f"EXISTS (SELECT 1 FROM relationships {e} WHERE {e}.{near} = {alias}.rowid AND ")  # fmt: skip
+        sql = (f"{head}{owned}{e}.scope_key = {m} AND {e}.{near}_kind = 'RECORD' AND {e}.{far}_kind = 'RECORD' "
                f"AND {e}.{far} IN (SELECT id FROM {related})")  # fmt: skip
         params.append(self.scope_key)
         if type_ is not None:
             sql += f" AND {e}.type = {m}"
             params.append(type_)
-        return Compiled(sql + ")", params)
+        return Compiled(sql if self._sets else sql + ")", params)
 
 
 def order_by(query: Query, dialect: Dialect, alias: str = "r") -> Compiled:

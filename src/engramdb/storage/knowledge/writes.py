@@ -82,11 +82,12 @@ class GraphWrites:
 
     def _write_values(self, written: Sequence[tuple[int, NewRecord]]) -> None:
         tenant, tenant_params = self._tenant_columns()
-        rows = [(*tenant_params, rowid, r.scope.scope_key, v.name, v.kind, v.key, v.text, v.folded, v.number)
+        rows = [(*tenant_params, rowid, r.scope.scope_key, r.label, v.name, v.kind, v.key, v.text, v.folded, v.number)
                 for rowid, r in written for v in r.values]  # fmt: skip
         if rows:
-            self._run_many(f"INSERT INTO record_values ({tenant}record, scope_key, name, kind, text_key, text_value, "
-                           f"text_fold, number_value) VALUES ({self._d.marks(len(rows[0]))})", rows)  # fmt: skip
+            self._run_many(f"INSERT INTO record_values ({tenant}record, scope_key, label, name, kind, text_key, "
+                           f"text_value, text_fold, number_value) VALUES ({self._d.marks(len(rows[0]))})",
+                           rows)  # fmt: skip
 
     def _write_texts(self, written: Sequence[tuple[int, NewRecord]], *, replacing: bool) -> None:
         tenant, tenant_params = self._tenant_columns()

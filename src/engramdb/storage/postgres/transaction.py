@@ -53,7 +53,7 @@ class PostgresTransaction(GraphWrites):
     """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
-        super().__init__(runner(conn), Dialect("%s", tenant), many_runner(conn))
+        super().__init__(runner(conn), Dialect("%s", tenant, links_as_sets=True), many_runner(conn))
         self._conn = conn
         self._tenant = tenant
         row = conn.execute(

@@ -24,6 +24,7 @@ CREATE INDEX records_by_label ON records (scope_key, label, created_at);
 CREATE TABLE record_values (
     record       INTEGER NOT NULL,
     scope_key    TEXT    NOT NULL,
+    label        TEXT    NOT NULL,  -- the record's (labels never change): a related set needs no join
     name         TEXT    NOT NULL,
     kind         TEXT    NOT NULL CHECK (kind IN ('string', 'number', 'boolean', 'datetime')),
     text_key     TEXT,
@@ -31,8 +32,8 @@ CREATE TABLE record_values (
     text_fold    TEXT,
     number_value REAL
 );
-CREATE INDEX record_values_text ON record_values (scope_key, name, text_key);
-CREATE INDEX record_values_number ON record_values (scope_key, name, number_value);
+CREATE INDEX record_values_text ON record_values (scope_key, label, name, kind, text_key);
+CREATE INDEX record_values_number ON record_values (scope_key, label, name, kind, number_value);
 -- A condition on a record is one seek here, answered from the index alone.
 CREATE INDEX record_values_of ON record_values (record, name, kind, text_key, number_value);
 CREATE TABLE relationships (

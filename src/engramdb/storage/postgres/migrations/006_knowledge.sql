@@ -27,6 +27,7 @@ CREATE TABLE {schema}.record_values (
     tenant       TEXT    NOT NULL,
     record       BIGINT  NOT NULL,
     scope_key    TEXT    NOT NULL,
+    label        TEXT    NOT NULL,  -- the record's (labels never change): a related set needs no join
     name         TEXT    NOT NULL,
     kind         TEXT    NOT NULL CHECK (kind IN ('string', 'number', 'boolean', 'datetime')),
     text_key     TEXT,
@@ -34,12 +35,12 @@ CREATE TABLE {schema}.record_values (
     text_fold    TEXT,
     number_value DOUBLE PRECISION
 );
-CREATE INDEX record_values_text ON {schema}.record_values (tenant, scope_key, name, text_key);
-CREATE INDEX record_values_number ON {schema}.record_values (tenant, scope_key, name, number_value);
--- The planner's row estimates for a value (this property, this text) assume its columns independent;
--- without the statistics of their combinations it misjudges a where by orders of magnitude.
-CREATE STATISTICS {schema}.record_values_by_value (dependencies, mcv) ON tenant, scope_key, name, kind, text_key
-    FROM {schema}.record_values;
+CREATE INDEX record_values_text ON {schema}.record_values (tenant, scope_key, label, name, kind, text_key);
+CREATE INDEX record_values_number ON {schema}.record_values (tenant, scope_key, label, name, kind, number_value);
+-- The planner's row estimates for a value (this label, property and text) assume its columns
+-- independent; without the statistics of their combinations it misjudges a where by orders of magnitude.
+CREATE STATISTICS {schema}.record_values_by_value (dependencies, mcv)
+    ON tenant, scope_key, label, name, kind, text_key FROM {schema}.record_values;
 CREATE INDEX record_values_of ON {schema}.record_values (tenant, record, name, kind, text_key, number_value);
 CREATE TABLE {schema}.relationships (
     tenant          TEXT    NOT NULL,
