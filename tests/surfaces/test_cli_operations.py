@@ -73,6 +73,12 @@ def _tour(run: Run, tag: str, tmp_path: Path) -> None:
     assert run("review", "reject", parked[1], "--reason", "not said")["status"] == "rejected"
     assert run("review", "edit", parked[2], "--text", f"The user likes house ({tag})")["memory"]["status"] == "active"
     assert run("audit", "list", "--limit", "1000")["entries"]
+    rejected = run("audit", "list", "--action", "review.reject", "--target-id", parked[1])["entries"]
+    assert [(e["action"], e["targetId"]) for e in rejected] == [("review.reject", parked[1])]
+    assert run("audit", "verify")["verified"]
+    listed = run("scopes", "list")["scopes"]
+    assert {"agentId": scope["agentId"], "participantScopeHash": scope["participantScopeHash"]}.items() <= next(
+        s for s in listed if s["participantScopeHash"] == scope["participantScopeHash"]).items()
     policy_file = tmp_path / f"policy-{tag}.json"
     policy_file.write_text(json.dumps(run("policy", "get")))
     policy = run("policy", "set", "--body", f"@{policy_file}", "--tombstone-policy", "refuse")

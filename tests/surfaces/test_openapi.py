@@ -136,7 +136,9 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("reject", admin.post(f"/v1/review/{pending[1]['id']}/reject", json={"reason": "no"}))
         edit = {"text": "Likes techno"}
         check("edit_and_approve", admin.post(f"/v1/review/{pending[2]['id']}/edit-and-approve", json=edit))
-        check("audit", admin.get("/v1/audit"))
+        check("audit", admin.get("/v1/audit", params={"action": "review.", "targetId": pending[0]["id"]}))
+        check("verify_audit", admin.get("/v1/audit/verify"))
+        check("list_scopes", agent.get("/v1/scopes"))
         check("put_policy", admin.put("/v1/policy", json=check("get_policy", admin.get("/v1/policy")).json()))
         check("recall", agent.post("/v1/recall", json={"query": "where is staging", "explain": True, "sessions": 2}))
         key = check("create_key", admin.post("/v1/keys", json={"role": "reviewer"})).json()

@@ -15,6 +15,7 @@ from engramdb.api import problems
 from engramdb.api.mcp import http_endpoint
 from engramdb.api.openapi import install_docs
 from engramdb.api.routes import add_route
+from engramdb.api.ui import install_ui
 from engramdb.config import Settings, tune_process
 from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.core.service import MemoryService
@@ -76,4 +77,5 @@ def create_app(
     install_docs(app)
     for op in sorted(OPERATIONS, key=lambda op: op.path.count("{")):  # /v1/records/schema before /{record_id}
         add_route(app, op)
+    install_ui(app)  # the dashboard at /ui (and / redirects there)
     return app

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import typer
 from pydantic import BaseModel
 
 from engramdb.cli.context import DEFAULT_TENANT, Local, Remote, Target, local_scope
@@ -72,6 +73,8 @@ def run(op: Operation[Any], params: list[Param], given: Mapping[str, Any]) -> No
         return
     done = op.cli.done.format(**{p: values[p] for p in op.path_params}, answer=answer) if op.cli.done else None
     show(answer, as_json=bool(meta.get("json")), done=done)
+    if op.cli.fails_unless and not getattr(answer, op.cli.fails_unless):
+        raise typer.Exit(1)  # the answer says something does not hold: a script must notice
 
 
 def _collect(

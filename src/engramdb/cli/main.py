@@ -2,7 +2,7 @@
 
 Operation commands (``remember``, ``recall``, ``facts …``, ``review …``, ``keys …``) are built
 from the registry and run on the data folder or, with ``--url``/``--key``, against a server.
-``serve``, ``mcp``, ``audit verify``, ``export``, ``import``, ``bench`` and ``eval`` are the
+``serve``, ``mcp``, ``export``, ``import``, ``bench`` and ``eval`` are the
 operator's, on the data folder only.
 """
 
@@ -29,6 +29,7 @@ GROUPS = {
     "episodes": "Episodes: write, get and list a scope's turns.",
     "facts": "Facts: get, list, correct, retract and their history.",
     "tombstones": "Values refused in a scope, and lifting them.",
+    "scopes": "The scopes of the tenant that hold memories.",
     "review": "The review queue: facts awaiting a person.",
     "audit": "Inspect and verify the audit log.",
     "policy": "The tenant's trust and lifecycle policy.",
@@ -61,7 +62,6 @@ def build() -> typer.Typer:
         if op.cli is not None:
             *words, name = op.cli.command
             (groups[words[0]] if words else app).command(name)(command_for(op))
-    groups["audit"].command("verify")(operator.audit_verify)
     for name, group in groups.items():
         app.add_typer(group, name=name)
     app.command()(operator.serve)

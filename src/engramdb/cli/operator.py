@@ -1,5 +1,5 @@
-"""Commands only the machine's operator runs, on the data folder: serve, mcp, audit verify,
-export and import. They are not operations of the server."""
+"""Commands only the machine's operator runs, on the data folder: serve, mcp, export and
+import. They are not operations of the server."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.text import Text
 
 from engramdb import __version__, clock
 from engramdb.cli.context import DEFAULT_TENANT, local_scope, open_local_store, settings_for
 from engramdb.config import Settings
-from engramdb.core import audit, auth
+from engramdb.core import auth
 from engramdb.errors import EngramError, NotFoundError
 from engramdb.logs import configure_logging
 
@@ -95,17 +94,6 @@ def mcp(
     finally:
         worker.stop()
         store.close()
-
-
-def audit_verify(tenant: TenantOpt = DEFAULT_TENANT, home: HomeOpt = None) -> None:
-    """Recompute the tenant's audit chain; exit 1 and name the first broken entry if any."""
-    verdict = audit.verify(open_local_store(home).tenant(tenant))
-    if verdict.ok:
-        out.print(f"audit chain of {tenant!r} verified: {verdict.checked} entries")
-        return
-    err.print(Text.assemble((f"audit chain broken at entry {verdict.broken_seq}", "red"),
-                            f": {verdict.problem} ({verdict.checked} entries verified before it)"))  # fmt: skip
-    raise typer.Exit(1)
 
 
 def export_tenant(

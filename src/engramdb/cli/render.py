@@ -16,12 +16,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from engramdb.models.admin import AuditPage, Health, KeyCreated, KeyList
+from engramdb.models.admin import AuditPage, AuditVerdict, Health, KeyCreated, KeyList
 from engramdb.models.lifecycle import FactHistory, ReviewQueue, TombstoneList, TombstoneView
 from engramdb.models.memories import EpisodeBatchResult, EpisodeList, FactList, MemoryView, WriteResponse
 from engramdb.models.recall import ArmExplain, RecallResponse
+from engramdb.models.scopes import ScopeList
 
 out = Console()
+err = Console(stderr=True, soft_wrap=True)
 
 
 def show(answer: BaseModel | None, *, as_json: bool, done: str | None) -> None:
@@ -144,6 +146,27 @@ def _audit(page: AuditPage) -> None:
     out.print(table)
 
 
+def _verdict(verdict: AuditVerdict) -> None:
+    if verdict.verified:
+        _line(f"audit chain of {verdict.tenant!r} verified: {verdict.checked} entries")
+        return
+    err.print(Text.assemble((f"audit chain broken at entry {verdict.broken_seq}", "red"),
+                            f": {verdict.problem} ({verdict.checked} entries verified before it)"))  # fmt: skip
+
+
+def _scopes(listing: ScopeList) -> None:
+    if not listing.scopes:
+        _line("no scope this key may name holds memories")
+        return
+    table = _table("scope key", "agent / profile", "privacy", "participant", "sandbox", "episodes", "facts",
+                   "pending", "last write")  # fmt: skip
+    for s in listing.scopes:
+        table.add_row(s.scope_key[:12], Text(f"{s.agent_id} / {s.profile_id}"), s.privacy_scope,
+                      s.participant_scope_hash[:12], str(s.sandbox_eligible).lower(), str(s.episodes), str(s.facts),
+                      str(s.pending), s.last_recorded_at[:19])  # fmt: skip
+    out.print(table)
+
+
 def _key_created(created: KeyCreated) -> None:
     print(created.key)  # the token alone, so a script can capture it
 
@@ -187,5 +210,5 @@ SHOWN: dict[type[Any], Callable[[Any], None]] = {
     Health: _health, WriteResponse: _written, MemoryView: _memory, FactList: _facts, EpisodeList: _episodes,
     FactHistory: _history, TombstoneList: _tombstones, TombstoneView: _lifted, ReviewQueue: _review,
     AuditPage: _audit, KeyCreated: _key_created, KeyList: _keys, EpisodeBatchResult: _batch,
-    RecallResponse: _recall,
+    RecallResponse: _recall, AuditVerdict: _verdict, ScopeList: _scopes,
 }  # fmt: skip

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 from engramdb import __version__
-from engramdb.core import auth
+from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
 from engramdb.core.policy import load_policy, save_policy
-from engramdb.core.views import audit_view, key_view
+from engramdb.core.views import audit_view, key_view, scope_summary
 from engramdb.errors import NotFoundError
-from engramdb.models.admin import AuditPage, AuditQuery, Health, KeyCreated, KeyCreateRequest, KeyList
+from engramdb.models.admin import (
+    AuditPage,
+    AuditQuery,
+    AuditVerdict,
+    Health,
+    KeyCreated,
+    KeyCreateRequest,
+    KeyList,
+)
 from engramdb.models.policy import TenantPolicy
+from engramdb.models.scopes import ScopeList, ScopeListQuery
+from engramdb.storage.port import AuditFilter
 
 
 class AdminOperations(ServiceBase):
@@ -22,9 +32,24 @@ class AdminOperations(ServiceBase):
 
     def audit(self, caller: Caller, query: AuditQuery) -> AuditPage:
         auth.require(caller, "audit.read")
-        entries = self._tenant(caller).audit_entries(query.after, query.limit)
+        filt = AuditFilter(query.action, query.target_id, query.actor_key_id)
+        entries = self._tenant(caller).audit_entries(query.after, query.limit, filt)
         return AuditPage(entries=[audit_view(e) for e in entries],
                          next_after=entries[-1].seq if len(entries) == query.limit else None)  # fmt: skip
+
+    def verify_audit(self, caller: Caller) -> AuditVerdict:
+        """Recompute the tenant's chain from its first entry; name the first that does not hold."""
+        auth.require(caller, "audit.read")
+        verdict = audit.verify(self._tenant(caller))
+        return AuditVerdict(tenant=caller.tenant, verified=verdict.ok, checked=verdict.checked,
+                            broken_seq=verdict.broken_seq, problem=verdict.problem)  # fmt: skip
+
+    def list_scopes(self, caller: Caller, query: ScopeListQuery) -> ScopeList:
+        """The tenant's scopes that hold memories and that the key may name."""
+        auth.require(caller, "memory.read")
+        stats = self._tenant(caller).scope_stats(query.scope_key)
+        named = [s for s in stats if auth.may_name(caller, s.scope)]
+        return ScopeList(scopes=[scope_summary(s) for s in named[: query.limit]])
 
     def get_policy(self, caller: Caller) -> TenantPolicy:
         auth.require(caller, "memory.read")

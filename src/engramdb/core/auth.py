@@ -111,6 +111,14 @@ def resolve_scope(caller: Caller, named: dict[str, Any]) -> Scope:
     return Scope.model_validate(resolved)
 
 
+def may_name(caller: Caller, scope: ScopeColumns) -> bool:
+    """True when every scope field the caller's key is bound to has this scope's value."""
+    values = {"agentId": scope.agent_id, "profileId": scope.profile_id, "privacyScope": scope.privacy_scope,
+              "participantScopeHash": scope.participant_scope_hash,
+              "sandboxEligible": scope.sandbox_eligible}  # fmt: skip
+    return all(values[name] == bound for name, bound in caller.grant.items() if name in values)
+
+
 def scope_key(scope: Scope) -> str:
     """Return the digest that identifies a scope in storage."""
     return sha256_hex(canonical_json(scope.wire()))

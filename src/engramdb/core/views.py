@@ -8,7 +8,8 @@ from engramdb.models.admin import AuditView, KeyView
 from engramdb.models.base import ScopeView
 from engramdb.models.lifecycle import TombstoneView
 from engramdb.models.memories import EmbeddingStatus, MemoryView
-from engramdb.storage.port import AuditEntry, KeyRecord, MemoryRecord, ScopeColumns, Tombstone
+from engramdb.models.scopes import ScopeSummary
+from engramdb.storage.port import AuditEntry, KeyRecord, MemoryRecord, ScopeColumns, ScopeStats, Tombstone
 
 
 def memory_view(record: MemoryRecord) -> MemoryView:
@@ -54,3 +55,9 @@ def key_view(record: KeyRecord) -> KeyView:
 
 def audit_view(entry: AuditEntry) -> AuditView:
     return AuditView(**vars(entry))
+
+
+def scope_summary(stats: ScopeStats) -> ScopeSummary:
+    return ScopeSummary(**scope_view(stats.scope).model_dump(), scope_key=stats.scope.scope_key,
+                        episodes=stats.episodes, facts=stats.facts, pending=stats.pending,
+                        last_recorded_at=stats.last_recorded_at)  # fmt: skip

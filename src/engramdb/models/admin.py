@@ -85,7 +85,22 @@ class AuditPage(ResponseModel):
 
 
 class AuditQuery(QueryModel):
-    """Which page of the audit log."""
+    """Which page of the audit log, and which entries of it."""
 
     after: int = Field(0, ge=0, le=2**53 - 1, description="start after this sequence number")
     limit: int = Field(100, ge=1, le=1000, description="at most this many entries (1-1000)")
+    action: str | None = Field(
+        None, min_length=1, max_length=64, description="only actions starting with this (fact. for every fact action)"
+    )
+    target_id: str | None = Field(None, min_length=1, max_length=256, description="only entries about this id")
+    actor_key_id: str | None = Field(None, min_length=1, max_length=64, description="only entries by this key")
+
+
+class AuditVerdict(ResponseModel):
+    """Whether the tenant's audit chain holds, and where it breaks first."""
+
+    tenant: str = Field(description="the tenant whose chain was recomputed")
+    verified: bool = Field(description="true when every entry matches its hash and links to the one before")
+    checked: int = Field(description="entries verified (before the first broken one, if any)")
+    broken_seq: int | None = Field(None, description="the first entry that was edited, removed or re-hashed")
+    problem: str | None = Field(None, description="what is wrong with that entry")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from engramdb.models.admin import (
     AuditPage,
     AuditQuery,
+    AuditVerdict,
     AuditView,
     Health,
     KeyCreated,
@@ -97,6 +98,7 @@ from engramdb.models.recall import (
     RecallRequest,
     RecallResponse,
 )
+from engramdb.models.scopes import ScopeList, ScopeListQuery, ScopeSummary
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -106,6 +108,7 @@ __all__ = [
     "ArmExplain",
     "AuditPage",
     "AuditQuery",
+    "AuditVerdict",
     "AuditView",
     "CorrectRequest",
     "DeleteQuery",
@@ -168,7 +171,10 @@ __all__ = [
     "SchemaLabel",
     "SchemaProperty",
     "SchemaQuery",
+    "ScopeList",
+    "ScopeListQuery",
     "ScopeQuery",
+    "ScopeSummary",
     "ScopeView",
     "TenantPolicy",
     "TombstoneList",

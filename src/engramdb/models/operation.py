@@ -43,6 +43,7 @@ class Cli:
     merge_from: str | None = None  # options change the answer of this operation, not replace it
     embeds_locally: bool = False  # on the data folder, embed what was written before returning
     needs_model: bool = False  # on the data folder, load the embedding model (recall, health)
+    fails_unless: str | None = None  # a boolean field of the answer: the command exits 1 when it is false
     tenant: Literal["existing", "create", "on_request"] = "existing"  # on the data folder: may the
     # command start a tenant? create: a write starts it; on_request: only with --create-tenant
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from engramdb import clock
 from engramdb.contract.events import EpisodeWrite, FactWrite
-from engramdb.models.admin import AuditPage, AuditQuery, Health, KeyCreated, KeyCreateRequest, KeyList
+from engramdb.models.admin import AuditPage, AuditQuery, AuditVerdict, Health, KeyCreated, KeyCreateRequest, KeyList
 from engramdb.models.lifecycle import (
     CorrectRequest,
     EditAndApprove,
@@ -43,6 +43,7 @@ from engramdb.models.operation import Cli, Mcp, McpArg, McpContext, McpVariant, 
 from engramdb.models.operations_knowledge import KNOWLEDGE_OPERATIONS
 from engramdb.models.policy import TenantPolicy
 from engramdb.models.recall import RecallRequest, RecallResponse
+from engramdb.models.scopes import ScopeList, ScopeListQuery
 
 _EVENT_ID = {"event_id": "the episode's id (64 hex characters)"}
 _FACT_ID = {"fact_id": "the fact's id (64 hex characters)"}
@@ -303,6 +304,24 @@ AUDIT = Operation(
     cli=Cli(("audit", "list")),
 )  # fmt: skip
 
+VERIFY_AUDIT = Operation(
+    name="verify_audit", method="GET", path="/v1/audit/verify", tag="audit", output=AuditVerdict,
+    permission="audit.read",
+    summary="Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys).",
+    description="Reads the whole chain: an entry whose content no longer matches its hash (edited), whose "
+    "prevHash does not match the entry before it, or that is missing, breaks it from there on.",
+    cli=Cli(("audit", "verify"), fails_unless="verified"),
+)  # fmt: skip
+
+LIST_SCOPES = Operation(
+    name="list_scopes", method="GET", path="/v1/scopes", tag="memories", output=ScopeList,
+    permission="memory.read", query=ScopeListQuery,
+    summary="The tenant's scopes that hold memories and that the key may name, with counts.",
+    description="An agent key sees its one scope, a host key the scopes of its agent and profile, reviewer "
+    "and admin keys every scope of the tenant. A scope is listed once it holds a memory.",
+    cli=Cli(("scopes", "list")),
+)  # fmt: skip
+
 GET_POLICY = Operation(
     name="get_policy", method="GET", path="/v1/policy", tag="policy", output=TenantPolicy,
     permission="memory.read",
@@ -368,8 +387,8 @@ REVOKE_KEY: Operation[None] = Operation(
 
 OPERATIONS: tuple[Operation[Any], ...] = (
     HEALTH, WRITE_EPISODE, WRITE_EPISODE_BATCH, WRITE_FACT, GET_EPISODE, GET_FACT, LIST_EPISODES,
-    LIST_FACTS, CORRECT_FACT, RETRACT_FACT, FACT_HISTORY, LIST_TOMBSTONES, LIFT_TOMBSTONE, REVIEW_QUEUE,
-    APPROVE, REJECT, EDIT_AND_APPROVE, AUDIT, GET_POLICY, PUT_POLICY, RECALL, CREATE_KEY, LIST_KEYS,
-    REVOKE_KEY, *KNOWLEDGE_OPERATIONS,
+    LIST_FACTS, LIST_SCOPES, CORRECT_FACT, RETRACT_FACT, FACT_HISTORY, LIST_TOMBSTONES, LIFT_TOMBSTONE,
+    REVIEW_QUEUE, APPROVE, REJECT, EDIT_AND_APPROVE, AUDIT, VERIFY_AUDIT, GET_POLICY, PUT_POLICY, RECALL,
+    CREATE_KEY, LIST_KEYS, REVOKE_KEY, *KNOWLEDGE_OPERATIONS,
 )  # fmt: skip
 BY_NAME: Mapping[str, Operation[Any]] = {op.name: op for op in OPERATIONS}

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from engramdb.storage.port import CandidateFilter, EpisodePosition, NewMemory
+from engramdb.storage.port import AuditFilter, CandidateFilter, EpisodePosition, NewMemory
 
 MEMORY_COLUMNS = (
     "rowid, source, memory_id, scope_key, text, trust_class, origin, status, confidence, "
@@ -24,6 +24,32 @@ TOMBSTONE_COLUMNS = (
     "tombstone_id, scope_key, subject_key, kind, value_hash, fact_id, reason, created_at, "
     "actor_key_id, lifted_at, lifted_by, lift_reason"
 )
+
+# The scopes that hold memories, with counts; the caller adds its WHERE (" AND ..." after "1 = 1").
+SCOPE_STATS_SELECT = (
+    "SELECT scope_key, agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible, "
+    "sum(CASE WHEN source = 'EPISODE' THEN 1 ELSE 0 END), sum(CASE WHEN source = 'MEMORY_FACT' THEN 1 ELSE 0 END), "
+    "sum(CASE WHEN status = 'pending_review' THEN 1 ELSE 0 END), max(recorded_at) FROM memories WHERE 1 = 1"
+)
+SCOPE_STATS_GROUP = (
+    " GROUP BY scope_key, agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible"
+    " ORDER BY max(recorded_at) DESC, scope_key"
+)
+
+
+def audit_clause(filt: AuditFilter | None, mark: str = "?") -> tuple[str, list[Any]]:
+    """The WHERE conjuncts (leading " AND ...") and parameters of an audit filter."""
+    if filt is None:
+        return "", []
+    sql, params = "", []
+    if filt.action_prefix is not None:
+        sql += f" AND substr(action, 1, {len(filt.action_prefix)}) = {mark}"
+        params.append(filt.action_prefix)
+    for column, value in (("target_id", filt.target_id), ("actor_key_id", filt.actor_key_id)):
+        if value is not None:
+            sql += f" AND {column} = {mark}"
+            params.append(value)
+    return sql, params
 
 
 def lexical_body(row: NewMemory) -> str:

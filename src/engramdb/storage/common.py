@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from engramdb.core.audit import GENESIS_HASH, chain_hash
-from engramdb.storage.port import AuditDraft, AuditEntry, MemoryRecord, Transaction
+from engramdb.storage.port import AuditDraft, AuditEntry, MemoryRecord, ScopeColumns, ScopeStats, Transaction
 
 
 def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> AuditEntry:
@@ -20,6 +20,12 @@ def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> 
         draft.target_id, draft.scope_key, draft.before_digest, draft.after_digest, draft.reason,
         prev_hash, chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash),
     )  # fmt: skip
+
+
+def scope_stats(rows: Sequence[Sequence[Any]]) -> list[ScopeStats]:
+    """The rows of ``SCOPE_STATS_SELECT`` as records (the five scope fields, then the counts)."""
+    return [ScopeStats(ScopeColumns(r[0], r[1], r[2], r[3], r[4], bool(r[5])), int(r[6]), int(r[7]), int(r[8]),
+                       str(r[9])) for r in rows]  # fmt: skip
 
 
 def walk_history(

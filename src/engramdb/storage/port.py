@@ -24,6 +24,7 @@ from engramdb.storage.records import (
     BELIEVED_STATUSES,
     AuditDraft,
     AuditEntry,
+    AuditFilter,
     Candidate,
     CandidateFilter,
     Capabilities,
@@ -34,6 +35,7 @@ from engramdb.storage.records import (
     MemoryRecord,
     NewMemory,
     ScopeColumns,
+    ScopeStats,
     Source,
     Tombstone,
     Vector,
@@ -44,6 +46,7 @@ __all__ = [
     "GENESIS_HASH",
     "AuditDraft",
     "AuditEntry",
+    "AuditFilter",
     "Candidate",
     "CandidateFilter",
     "Capabilities",
@@ -54,6 +57,7 @@ __all__ = [
     "MemoryRecord",
     "NewMemory",
     "ScopeColumns",
+    "ScopeStats",
     "Source",
     "Store",
     "TenantStore",
@@ -288,8 +292,12 @@ class TenantStore(KnowledgeReads, Protocol):
         """Revoke a key; return False if it was unknown or already revoked."""
         ...
 
-    def audit_entries(self, after_seq: int, limit: int) -> list[AuditEntry]:
-        """Return audit entries in order, after ``after_seq``."""
+    def audit_entries(self, after_seq: int, limit: int, filt: AuditFilter | None = None) -> list[AuditEntry]:
+        """Return audit entries in order, after ``after_seq`` (those ``filt`` keeps, if given)."""
+        ...
+
+    def scope_stats(self, scope_key: str | None = None) -> list[ScopeStats]:
+        """Return the scopes that hold memories (or the one with this digest), newest write first."""
         ...
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -37,6 +37,26 @@ class ScopeColumns:
 
 
 @dataclass(frozen=True)
+class ScopeStats:
+    """A scope that holds memories, and how many of each kind."""
+
+    scope: ScopeColumns
+    episodes: int
+    facts: int
+    pending: int  # facts awaiting review
+    last_recorded_at: str
+
+
+@dataclass(frozen=True)
+class AuditFilter:
+    """Which audit entries a listing keeps (None: any)."""
+
+    action_prefix: str | None = None
+    target_id: str | None = None
+    actor_key_id: str | None = None
+
+
+@dataclass(frozen=True)
 class NewMemory:
     """A memory about to be written (an episode or a fact)."""
 

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar
 from engramdb.models import operations as ops
 from engramdb.models.api import (
     AuditPage,
+    AuditVerdict,
     EditAndApprove,
     KeyCreated,
     KeyCreateRequest,
@@ -61,9 +62,21 @@ class SyncGovernanceMethods:
         """Replace a pending fact's text with the reviewer's, and approve it."""
         return self.call(ops.EDIT_AND_APPROVE, inputs_for(ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
 
-    def audit(self, *, after: int = 0, limit: int = 100) -> AuditPage:
+    def audit(
+        self,
+        *,
+        after: int = 0,
+        limit: int = 100,
+        action: str | None = None,
+        target_id: str | None = None,
+        actor_key_id: str | None = None,
+    ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
-        return self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit}))
+        return self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit, "action": action, "target_id": target_id, "actor_key_id": actor_key_id}))
+
+    def verify_audit(self) -> AuditVerdict:
+        """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
+        return self.call(ops.VERIFY_AUDIT, inputs_for(ops.VERIFY_AUDIT, (), None, {}))
 
     def get_policy(self) -> TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
@@ -116,9 +129,21 @@ class AsyncGovernanceMethods:
         """Replace a pending fact's text with the reviewer's, and approve it."""
         return await self.call(ops.EDIT_AND_APPROVE, inputs_for(ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
 
-    async def audit(self, *, after: int = 0, limit: int = 100) -> AuditPage:
+    async def audit(
+        self,
+        *,
+        after: int = 0,
+        limit: int = 100,
+        action: str | None = None,
+        target_id: str | None = None,
+        actor_key_id: str | None = None,
+    ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
-        return await self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit}))
+        return await self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit, "action": action, "target_id": target_id, "actor_key_id": actor_key_id}))
+
+    async def verify_audit(self) -> AuditVerdict:
+        """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
+        return await self.call(ops.VERIFY_AUDIT, inputs_for(ops.VERIFY_AUDIT, (), None, {}))
 
     async def get_policy(self) -> TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""

@@ -24,6 +24,7 @@ from engramdb.models.api import (
     RecallRequest,
     RecallResponse,
     RetractRequest,
+    ScopeList,
     TombstoneList,
     TombstoneView,
     WriteResponse,
@@ -101,6 +102,10 @@ class SyncMemoryMethods:
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return self.call(ops.LIST_FACTS, inputs_for(ops.LIST_FACTS, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "limit": limit, "as_of": as_of, "valid_at": valid_at, "include_history": include_history}))
+
+    def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
+        """The tenant's scopes that hold memories and that the key may name, with counts."""
+        return self.call(ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}))
 
     def correct_fact(
         self,
@@ -204,6 +209,10 @@ class AsyncMemoryMethods:
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return await self.call(ops.LIST_FACTS, inputs_for(ops.LIST_FACTS, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "limit": limit, "as_of": as_of, "valid_at": valid_at, "include_history": include_history}))
+
+    async def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
+        """The tenant's scopes that hold memories and that the key may name, with counts."""
+        return await self.call(ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}))
 
     async def correct_fact(
         self,

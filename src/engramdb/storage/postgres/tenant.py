@@ -19,14 +19,18 @@ from engramdb.errors import ConflictError
 from engramdb.storage.columns import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
+    SCOPE_STATS_GROUP,
+    SCOPE_STATS_SELECT,
     TOMBSTONE_COLUMNS,
+    audit_clause,
     episodes_clause,
     filter_clause,
 )
-from engramdb.storage.common import expire_rows, walk_history
+from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
+    AuditFilter,
     Candidate,
     CandidateFilter,
     Capabilities,
@@ -35,6 +39,7 @@ from engramdb.storage.port import (
     KeyRecord,
     MemoryRecord,
     ScopeColumns,
+    ScopeStats,
     Source,
     Tombstone,
     Vector,
@@ -331,13 +336,19 @@ class PostgresTenantStore(PostgresKnowledge):
 
     # -- audit ----------------------------------------------------------------------------
 
-    def audit_entries(self, after_seq: int, limit: int) -> list[AuditEntry]:
+    def audit_entries(self, after_seq: int, limit: int, filt: AuditFilter | None = None) -> list[AuditEntry]:
+        where, params = audit_clause(filt, mark="%s")
         rows = self._all(
-            f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE tenant = %s AND seq > %s "
-            "ORDER BY seq LIMIT %s",
-            (self.name, after_seq, limit),
+            f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE tenant = %s AND seq > %s{where} ORDER BY seq LIMIT %s",
+            (self.name, after_seq, *params, limit),
         )
         return [AuditEntry(*r) for r in rows]
+
+    def scope_stats(self, scope_key: str | None = None) -> list[ScopeStats]:
+        where, params = (" AND tenant = %s", [self.name])
+        if scope_key:
+            where, params = where + " AND scope_key = %s", [*params, scope_key]
+        return scope_stats(self._all(SCOPE_STATS_SELECT + where + SCOPE_STATS_GROUP, params))
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
         with self._conn() as conn:

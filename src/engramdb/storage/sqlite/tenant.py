@@ -10,10 +10,12 @@ from typing import Any, TypeVar
 import numpy as np
 
 from engramdb.errors import ConflictError
-from engramdb.storage.common import expire_rows, walk_history
+from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
+from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
+    AuditFilter,
     Candidate,
     CandidateFilter,
     Capabilities,
@@ -22,6 +24,7 @@ from engramdb.storage.port import (
     KeyRecord,
     MemoryRecord,
     ScopeColumns,
+    ScopeStats,
     Source,
     Tombstone,
     Vector,
@@ -329,12 +332,17 @@ class SQLiteTenantStore(SQLiteKnowledge):
 
     # -- audit ----------------------------------------------------------------------------
 
-    def audit_entries(self, after_seq: int, limit: int) -> list[AuditEntry]:
+    def audit_entries(self, after_seq: int, limit: int, filt: AuditFilter | None = None) -> list[AuditEntry]:
+        where, params = audit_clause(filt)
         rows = self._db.fetchall(
-            f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?",
-            (after_seq, limit),
+            f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > ?{where} ORDER BY seq LIMIT ?",
+            (after_seq, *params, limit),
         )
         return [audit_entry(r) for r in rows]
+
+    def scope_stats(self, scope_key: str | None = None) -> list[ScopeStats]:
+        where, params = (" AND scope_key = ?", [scope_key]) if scope_key else ("", [])
+        return scope_stats(self._db.fetchall(SCOPE_STATS_SELECT + where + SCOPE_STATS_GROUP, params))
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
         with self._db.reading() as conn:

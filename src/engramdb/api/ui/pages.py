@@ -1,0 +1,89 @@
+"""The shells: one page per section, with no data in it, and the files they load.
+
+A shell needs no key: it names the part that holds its data, and the tab's script fetches that
+part with the key from session storage. The address bar never holds a key.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from engramdb.api.routes import authenticated
+from engramdb.api.ui.common import base, call, may, render
+from engramdb.core.auth import Caller
+from engramdb.errors import NotFoundError
+
+router = APIRouter(include_in_schema=False)
+Authenticated = Annotated[Caller, Depends(authenticated)]
+SECTIONS = {  # path -> (title, part)
+    "memories": "Memories",
+    "recall": "Recall playground",
+    "review": "Review queue",
+    "audit": "Audit log",
+    "admin": "Admin",
+}
+_OWN = resources.files("engramdb.api.ui") / "static"
+ASSETS = {
+    "app.css": (_OWN / "app.css", "text/css"),
+    "app.js": (_OWN / "app.js", "text/javascript"),
+    # htmx 2.0.3 as installed by pip (django-js-lib-htmx ships the upstream file unchanged).
+    "htmx.min.js": (resources.files("js_lib_htmx") / "static" / "htmx" / "htmx.min.js", "text/javascript"),
+}
+
+
+@router.get("/")
+def root(request: Request) -> RedirectResponse:
+    return RedirectResponse(f"{base(request)}/memories", status_code=307)
+
+
+@router.get("/ui")
+def home(request: Request) -> RedirectResponse:
+    return RedirectResponse(f"{base(request)}/memories", status_code=307)
+
+
+@router.get("/ui/assets/{name}")
+def asset(name: str) -> Response:
+    if name not in ASSETS:
+        raise NotFoundError(f"no dashboard asset {name}", field="name")
+    path, media_type = ASSETS[name]
+    return FileResponse(str(path), media_type=media_type, headers={"cache-control": "public, max-age=3600"})
+
+
+@router.get("/ui/signin")
+def signin(request: Request) -> HTMLResponse:
+    return render(request, "signin.html", title="Sign in")
+
+
+@router.get("/ui/facts/{fact_id}")
+def timeline_shell(request: Request, fact_id: str) -> HTMLResponse:
+    return _shell(request, "Fact timeline", f"part/facts/{fact_id}", "memories")
+
+
+@router.get("/ui/{section}")
+def section(request: Request, section: str) -> HTMLResponse:
+    if section not in SECTIONS:
+        raise NotFoundError(f"no dashboard page {section}", field="section")
+    return _shell(request, SECTIONS[section], f"part/{section}", section)
+
+
+def _shell(request: Request, title: str, part: str, section: str) -> HTMLResponse:
+    query = request.url.query
+    source = f"{base(request)}/{part}" + (f"?{query}" if query else "")
+    return render(request, "shell.html", title=title, source=source, section=section, sections=SECTIONS)
+
+
+@router.get("/ui/part/session")
+def session(caller: Authenticated) -> JSONResponse:
+    """Who the key is: the sign-in page checks a key with it before keeping it."""
+    return JSONResponse({"tenant": caller.tenant, "role": caller.role, "keyId": caller.key_id})
+
+
+@router.get("/ui/part/counts")
+def counts(request: Request, caller: Authenticated) -> HTMLResponse:
+    """The header's line: who is signed in, and how many facts await review."""
+    pending = len(call(request, caller, "review_queue", {"limit": 1000}).items) if may(caller, "review.read") else None
+    return render(request, "counts.html", caller=caller, pending=pending, cap=1000)

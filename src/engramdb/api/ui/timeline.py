@@ -1,0 +1,73 @@
+"""A fact's timeline: every version on valid and record time, why each ended, and who did what."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse
+
+from engramdb.api.routes import authenticated
+from engramdb.api.ui import charts
+from engramdb.api.ui.common import base, call, may, part, render, replace_url, scopes
+from engramdb.core.auth import Caller
+from engramdb.models.admin import AuditView
+from engramdb.models.lifecycle import FactHistory
+
+router = APIRouter(include_in_schema=False)
+Authenticated = Annotated[Caller, Depends(authenticated)]
+
+
+def _doings(request: Request, caller: Caller, history: FactHistory) -> list[AuditView] | None:
+    """The audit entries about the versions and their tombstones (None: the key may not read them)."""
+    if not may(caller, "audit.read"):
+        return None
+    ids = [v.id for v in history.versions] + [t.tombstone_id for t in history.tombstones]
+    found = {e.seq: e for i in ids for e in call(request, caller, "audit", {"targetId": i, "limit": 1000}).entries}
+    return [found[seq] for seq in sorted(found)]
+
+
+def _page(request: Request, caller: Caller, fact_id: str, scope: str | None, done: str | None = None) -> HTMLResponse:
+    chosen = scopes(request, caller, scope)
+    history = call(request, caller, "fact_history", {"fact_id": fact_id}, scope=chosen.fields())
+    drawing = charts.timeline(history.versions, [t.created_at for t in history.tombstones])
+    current = next((v for v in history.versions if v.status == "active"), None)
+    key = chosen.current.scope_key if chosen.current else ""
+    url = {"HX-Replace-Url": f"{base(request)}/facts/{fact_id}?scope={key}"}
+    return render(request, "timeline.html", headers=url, caller=caller, fact_id=fact_id, scope_key=key,
+                  history=history, drawing=drawing, current=current, doings=_doings(request, caller, history),
+                  done=done)  # fmt: skip
+
+
+@router.get("/ui/part/facts/{fact_id}")
+@part
+def timeline(request: Request, caller: Authenticated, fact_id: str, scope: str | None = None) -> HTMLResponse:
+    response = _page(request, caller, fact_id, scope)
+    response.headers.update(replace_url(request, f"facts/{fact_id}"))
+    return response
+
+
+@router.post("/ui/part/facts/{fact_id}/correct")
+@part
+def correct(
+    request: Request, caller: Authenticated, fact_id: str, text: Annotated[str, Form()],
+    reason: Annotated[str, Form()], scope: Annotated[str, Form()] = "",
+) -> HTMLResponse:  # fmt: skip
+    fields = scopes(request, caller, scope or None).fields()
+    # A person typed it: stated, whatever wrote the fact it corrects (a derived one would wait for review).
+    answer = call(request, caller, "correct_fact", {"fact_id": fact_id, "origin": "stated"},
+                  body={"text": text, "reason": reason},
+                  scope=fields)  # fmt: skip
+    done = f"Corrected: now “{text}” ({answer.memory.status})."
+    return _page(request, caller, answer.id, scope or None, done=done)
+
+
+@router.post("/ui/part/facts/{fact_id}/retract")
+@part
+def retract(
+    request: Request, caller: Authenticated, fact_id: str, reason: Annotated[str, Form()],
+    scope: Annotated[str, Form()] = "",
+) -> HTMLResponse:  # fmt: skip
+    fields = scopes(request, caller, scope or None).fields()
+    call(request, caller, "retract_fact", {"fact_id": fact_id}, body={"reason": reason}, scope=fields)
+    return _page(request, caller, fact_id, scope or None, done="Retracted; its value is tombstoned.")

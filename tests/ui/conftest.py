@@ -1,0 +1,119 @@
+"""A real server and Debian's Chromium, driven by Playwright (never ``playwright install``).
+
+One browser for the session; each test gets a fresh context (its own session storage) and a
+page that records what the browser said: console errors, uncaught script errors, dialogs and
+Content-Security-Policy refusals. Screenshots go to ``ENGRAM_SCREENSHOTS`` (default
+``.screenshots/`` beside the tests' checkout); the README's come from ``docs/screenshots``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+import pytest
+from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
+
+from engramdb.config import Settings
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.storage.sqlite.store import SQLiteStore
+from tests.conftest import LiveServer
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]  # fmt: skip
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = Path(os.environ.get("ENGRAM_SCREENSHOTS") or ROOT / ".screenshots")
+expect.set_options(timeout=15_000)  # waits for the page, not a time limit: CI machines may be busy
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    # Not skipped when missing: .ci/run installs Debian's chromium, and a browser test must run.
+    assert shutil.which(CHROMIUM), f"{CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)"
+    launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+    yield launched
+    launched.close()
+
+
+@pytest.fixture
+def ui(tmp_path: Path) -> Iterator[LiveServer]:
+    """The real app on a real SQLite folder, served by uvicorn on 127.0.0.1."""
+    settings = Settings(home=tmp_path / "home", embedder="hashing", embed_poll_seconds=0.05)
+    server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
+    server.start()
+    yield server
+    server.stop()
+
+
+@dataclass
+class Heard:
+    """What the browser reported while a test ran."""
+
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    @property
+    def csp_refusals(self) -> list[str]:
+        return [m for m in self.console_errors if "Content Security Policy" in m]
+
+
+@dataclass
+class Tab:
+    """A page of a fresh browser context, and what it heard."""
+
+    page: Page
+    heard: Heard
+    server: LiveServer
+
+    def sign_in(self, token: str, path: str = "/ui/memories") -> None:
+        """Sign in through the form, as a person would, then open ``path``."""
+        self.page.goto(f"{self.server.url}/ui/signin?next={quote(path)}")
+        self.page.get_by_label("API key").fill(token)
+        self.page.get_by_role("button", name="Sign in").click()
+        self.page.wait_for_url(lambda url: urlsplit(url).path == urlsplit(path).path)
+        self.loaded()
+
+    def open(self, path: str) -> None:
+        self.page.goto(f"{self.server.url}{path}")
+        self.loaded()
+
+    def loaded(self) -> None:
+        """Wait until the page's content replaced its loading line."""
+        expect(self.page.locator("main .loading")).to_have_count(0)
+
+    def shot(self, name: str) -> Path:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def tab(browser: Browser, ui: LiveServer) -> Iterator[Tab]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    heard = Heard()
+    page.on("console", lambda m: heard.console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: heard.page_errors.append(str(e)))
+
+    def dialog(d: object) -> None:
+        heard.dialogs.append(getattr(d, "message", ""))
+        d.dismiss()  # type: ignore[attr-defined]
+
+    page.on("dialog", dialog)
+    yield Tab(page, heard, ui)
+    context.close()
+    # Whatever a test did, the page never broke its own policy and no script failed.
+    assert heard.csp_refusals == [] and heard.page_errors == [], heard
