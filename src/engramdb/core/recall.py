@@ -62,6 +62,7 @@ class Hit:
     arms: dict[str, dict[str, float]] = field(default_factory=dict)  # arm -> rank, raw, contribution, weight
     features: dict[str, float] = field(default_factory=dict)  # feature -> contribution
     relevance: float = 0.0  # absolute match with the query (core/relevance.py)
+    via: tuple[str, str] | None = None  # expansion: (relationship type, id of the hit linking it)
 
 
 @dataclass
@@ -80,6 +81,7 @@ class RecallOutcome:
     hits: list[Hit]
     timings: dict[str, float]
     sessions: list[SessionHit] = field(default_factory=list)
+    words: QueryWords | None = None  # the query's words as the scope weighs them (for relevance)
 
 
 def recency(observed_at: str, now: float, half_life_days: float) -> float:
@@ -143,7 +145,7 @@ def recall(
         hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record)
     ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
-    return RecallOutcome(hits=hits[:limit], timings=timings, sessions=ranked_sessions)
+    return RecallOutcome(hits=hits[:limit], timings=timings, sessions=ranked_sessions, words=words)
 
 
 def _narrowed(

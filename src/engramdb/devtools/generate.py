@@ -15,11 +15,18 @@ from typing import Any
 
 from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
-from engramdb.models import operations
+from engramdb.models import operations, operations_integrations, operations_knowledge
 from engramdb.models.operation import Operation
 
 ROOT = Path(__file__).resolve().parents[3]
-HEADER = '''"""Typed SDK methods, one per operation, generated from ``engramdb.models.operations``.
+# The SDK's methods, in one module per area (by the operations' tags).
+AREAS: dict[str, tuple[str, ...]] = {
+    "memory": ("service", "memories", "lifecycle", "recall"),
+    "governance": ("review", "audit", "policy", "keys"),
+    "knowledge": ("knowledge",),
+    "integrations": ("integrations",),
+}
+HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``engramdb.models.operations``.
 
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
@@ -28,10 +35,10 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar
 
 from engramdb.contract.events import {contract}
-from engramdb.models import operations as ops
+{declared}
 from engramdb.models.api import (
 {models}
 )
@@ -39,24 +46,28 @@ from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-__all__ = ["AsyncMethods", "Literal", "SyncMethods"]
+__all__ = ["Async{Area}Methods", "Literal", "Sync{Area}Methods"]
 
 T = TypeVar("T")
 '''
 CONTRACT = {"EpisodeWrite", "FactWrite", "ScopeFields"}
+LINE_LENGTH = 120  # ruff's, in pyproject.toml
 
 
-def _constant(op: Operation[Any], returns: str) -> str:
-    # Operations declared in another module (operations_integrations, ...) are named through BY_NAME.
-    found = [name for name, value in vars(operations).items() if value is op]
-    return f"ops.{found[0]}" if found else f'cast("Operation[{returns}]", ops.BY_NAME["{op.name}"])'
+# Where each operation's typed constant is declared (its module's alias in the generated files).
+DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "integration_ops": operations_integrations}
+
+
+def _constant(op: Operation[Any]) -> str:
+    return next(f"{alias}.{name}" for alias, module in DECLARED.items()
+                for name, value in vars(module).items() if value is op)  # fmt: skip
 
 
 def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
     sig = signature_of(op, models)
     query = "{" + ", ".join(f'"{n}": {n}' for n, _ in sig.query) + "}"
     path = "(" + ", ".join(sig.path) + ("," if len(sig.path) == 1 else "") + ")"
-    const = _constant(op, sig.returns)
+    const = _constant(op)
     call = f"self.call({const}, inputs_for({const}, {path}, {sig.body or 'None'}, {query}))"
     head = f"    {'async ' if asynchronous else ''}def {op.name}("
     flat = f"{head}{', '.join(['self', *sig.params])}) -> {sig.returns}:"
@@ -68,28 +79,60 @@ def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
     return "\n".join(lines)
 
 
-def sdk_methods() -> str:
-    """The source of ``engramdb.sdk.methods``."""
+def _area(area: str, ops: list[Operation[Any]]) -> str:
+    """The source of ``engramdb.sdk.methods.<area>``."""
     models: set[str] = set()
-    sync = [_method(op, models, asynchronous=False) for op in operations.OPERATIONS]
-    asynchronous = [_method(op, models, asynchronous=True) for op in operations.OPERATIONS]
+    sync = [_method(op, models, asynchronous=False) for op in ops]
+    asynchronous = [_method(op, models, asynchronous=True) for op in ops]
     contract = ", ".join(sorted(models & CONTRACT))
     imported = "\n".join(f"    {m}," for m in sorted(models - CONTRACT, key=str.lower))  # as ruff orders them
-    out = HEADER.format(contract=contract, models=imported)
-    out += '\n\nclass SyncMethods:\n    """Every operation as a blocking method (``Client``)."""\n\n'
+    aliases = sorted({_constant(op).split(".")[0] for op in ops})
+    declared = "\n".join(f"from engramdb.models import {DECLARED[a].__name__.rsplit('.', 1)[1]} as {a}"
+                          for a in aliases)  # fmt: skip
+    head = HEADER.format(area=area, Area=area.title(), contract=contract, models=imported, declared=declared)
+    if not contract:
+        head = head.replace("from engramdb.contract.events import \n", "")
+    out = head + f'\n\nclass Sync{area.title()}Methods:\n    """The {area} operations as blocking methods."""\n\n'
     out += "    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
     out += "        raise NotImplementedError\n\n" + "\n\n".join(sync) + "\n"
-    out += '\n\nclass AsyncMethods:\n    """Every operation as a coroutine method (``AsyncClient``)."""\n\n'
+    out += f'\n\nclass Async{area.title()}Methods:\n    """The {area} operations as coroutine methods."""\n\n'
     out += "    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
     out += "        raise NotImplementedError\n\n" + "\n\n".join(asynchronous) + "\n"
+    if all(len(line) <= LINE_LENGTH for line in out.splitlines()):  # ruff flags a needless noqa
+        out = out.replace("# ruff: noqa: E501\n", "")
     return out
+
+
+def sdk_methods() -> dict[str, str]:
+    """The modules of ``engramdb.sdk.methods``: one per area, and the package joining them."""
+    by_area: dict[str, list[Operation[Any]]] = {area: [] for area in AREAS}
+    for op in operations.OPERATIONS:
+        area = next((a for a, tags in AREAS.items() if op.tag in tags), None)
+        if area is None:
+            raise SystemExit(f"operation {op.name} has tag {op.tag!r}, which no area of AREAS lists")
+        by_area[area].append(op)
+    modules = {f"{area}.py": _area(area, ops) for area, ops in by_area.items()}
+    names = [a.title() for a in AREAS]
+    imports = "\n".join(f"from engramdb.sdk.methods.{a} import Async{a.title()}Methods, Sync{a.title()}Methods"
+                        for a in sorted(AREAS))  # fmt: skip
+    modules["__init__.py"] = (
+        '"""Typed SDK methods, one per operation, generated from ``engramdb.models.operations``.\n\n'
+        'Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.\n"""\n\n'
+        f"from __future__ import annotations\n\n{imports}\n\n"
+        '__all__ = ["AsyncMethods", "SyncMethods"]\n\n\n'
+        f"class SyncMethods({', '.join(f'Sync{n}Methods' for n in names)}):\n"
+        '    """Every operation as a blocking method (``Client``)."""\n\n\n'
+        f"class AsyncMethods({', '.join(f'Async{n}Methods' for n in names)}):\n"
+        '    """Every operation as a coroutine method (``AsyncClient``)."""\n'
+    )
+    return modules
 
 
 def targets() -> dict[Path, str]:
     """Every generated file and what it should hold."""
     readme, mcp = ROOT / "README.md", ROOT / "docs/mcp.md"
     return {
-        ROOT / "src/engramdb/sdk/methods.py": sdk_methods(),
+        **{ROOT / "src/engramdb/sdk/methods" / name: text for name, text in sdk_methods().items()},
         ROOT / "docs/api.md": api_reference(),
         readme: readme_with_table(readme.read_text(encoding="utf-8")),
         mcp: with_table(mcp.read_text(encoding="utf-8"), "mcp", mcp_table()),
@@ -108,6 +151,7 @@ def main(argv: list[str]) -> int:
             print(f"stale: {path.relative_to(ROOT)} (run python -m engramdb.devtools.generate)", file=sys.stderr)
         return 1 if late else 0
     for path, text in targets().items():
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return 0
 

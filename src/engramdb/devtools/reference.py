@@ -10,7 +10,8 @@ from engramdb.models.operation import OPTION_NAMES, Operation
 from engramdb.models.operations import OPERATIONS
 
 TAGS = {"service": "Service", "memories": "Memories", "lifecycle": "Beliefs that change", "review": "Review",
-        "recall": "Recall", "audit": "Audit", "policy": "Policy", "keys": "Keys"}  # fmt: skip
+        "recall": "Recall", "audit": "Audit", "policy": "Policy", "keys": "Keys",
+        "knowledge": "Knowledge", "integrations": "Integrations"}  # fmt: skip
 
 
 def _cli(op: Operation[Any]) -> str:

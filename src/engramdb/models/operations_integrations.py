@@ -12,7 +12,7 @@ from engramdb.models.operation import Cli, Operation
 from engramdb.models.scopes import ScopeResolution
 
 RESOLVE_SCOPE = Operation(
-    name="resolve_scope", method="POST", path="/v1/scope/resolve", tag="keys", output=ScopeResolution,
+    name="resolve_scope", method="POST", path="/v1/scope/resolve", tag="integrations", output=ScopeResolution,
     permission="memory.read", body=ScopeFields, body_optional=True, body_arg="scope",
     example={"privacyScope": "private", "sandboxEligible": False},  # with a host key, add "userId": "user-42"
     summary="Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here).",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, field_validator
 
 from engramdb.contract.events import KeptDateTime, ScopeFields, WireModel
@@ -42,6 +44,11 @@ class RecallRequest(WireModel):
     session_id: str | None = Field(None, min_length=1, description="only this session's episodes")
     after: KeptDateTime | None = Field(None, description="only memories observed (facts: valid from) at or after this")
     before: KeptDateTime | None = Field(None, description="only memories observed (facts: valid from) before this")
+    expand: int | None = Field(
+        None, ge=0, le=10,
+        description="follow relationships one hop from this many top hits: a fact's episode, an episode's "
+        "facts, linked records (default: the server's retrieval.expandTop; 0 = off)",
+    )  # fmt: skip
 
     @field_validator("query")
     @classmethod
@@ -75,6 +82,13 @@ class Explain(ResponseModel):
     total: float = Field(description="the score: the arms' contributions plus the features'")
 
 
+class Link(ResponseModel):
+    """How an expanded memory or record is linked to a top hit of the recall."""
+
+    type: str = Field(description="the relationship's type, e.g. DERIVED_FROM or MENTIONS")
+    memory_id: str = Field(description="the id of the top hit it is linked to")
+
+
 class RecalledMemory(ResponseModel):
     """A memory recall returns, with the facts a reader needs to weigh it."""
 
@@ -96,6 +110,19 @@ class RecalledMemory(ResponseModel):
         0.0, description="absolute match with the query, 0 to 1 (what minScore compares; the score only ranks)"
     )
     explain: Explain | None = Field(None, description="the score's breakdown, when asked for")
+    linked: Link | None = Field(None, description="expansion: how a top hit links to it (absent for direct hits)")
+
+
+class RecalledRecord(ResponseModel):
+    """A record linked to a top hit (a DECISION, a TASK, an ENTITY)."""
+
+    id: str = Field(description="the record's id")
+    label: str = Field(description="its UPPER_CASE label")
+    properties: dict[str, Any] = Field(description="its properties")
+    origin: str = Field(description="stated (the host wrote it) or derived (a model did)")
+    score: float = Field(description="its share of the linking hit's score")
+    updated_at: str = Field(description="record time its properties last changed")
+    linked: Link = Field(description="how a top hit links to it")
 
 
 class RecalledSession(ResponseModel):
@@ -111,6 +138,9 @@ class RecallResponse(ResponseModel):
 
     memories: list[RecalledMemory] = Field(description="the memories, best first")
     sessions: list[RecalledSession] | None = Field(None, description="present when the request asked for sessions")
+    records: list[RecalledRecord] | None = Field(
+        None, description="records linked to the top hits, best first (present when recall expanded)"
+    )
     context: str = Field(description="the untrusted-context block to paste into a prompt")
     timings: dict[str, float] = Field(
         default_factory=dict, description="embedMs (embedding the query) and searchMs (both arms and fusion)"

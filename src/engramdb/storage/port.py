@@ -15,9 +15,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-# Audit hashing lives in core (pure); re-exported for callers that still import it from here.
 from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
+
+# Audit hashing lives in core (pure); re-exported for callers that still import it from here.
+from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.records import (
     BELIEVED_STATUSES,
     AuditDraft,
@@ -79,7 +81,7 @@ def check_tenant_name(name: str) -> str:
     return name
 
 
-class Transaction(Protocol):
+class Transaction(KnowledgeWrites, Protocol):
     """One atomic unit of work on a tenant: everything in it commits together or not at all."""
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
@@ -140,8 +142,12 @@ class Transaction(Protocol):
         """Append a chained audit entry."""
         ...
 
+    def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
+        """Append chained audit entries, in order, in one go (all at one record time)."""
+        ...
 
-class TenantStore(Protocol):
+
+class TenantStore(KnowledgeReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities

@@ -1,0 +1,21 @@
+"""Typed SDK methods, one per operation, generated from ``engramdb.models.operations``.
+
+Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
+"""
+
+from __future__ import annotations
+
+from engramdb.sdk.methods.governance import AsyncGovernanceMethods, SyncGovernanceMethods
+from engramdb.sdk.methods.integrations import AsyncIntegrationsMethods, SyncIntegrationsMethods
+from engramdb.sdk.methods.knowledge import AsyncKnowledgeMethods, SyncKnowledgeMethods
+from engramdb.sdk.methods.memory import AsyncMemoryMethods, SyncMemoryMethods
+
+__all__ = ["AsyncMethods", "SyncMethods"]
+
+
+class SyncMethods(SyncMemoryMethods, SyncGovernanceMethods, SyncKnowledgeMethods, SyncIntegrationsMethods):
+    """Every operation as a blocking method (``Client``)."""
+
+
+class AsyncMethods(AsyncMemoryMethods, AsyncGovernanceMethods, AsyncKnowledgeMethods, AsyncIntegrationsMethods):
+    """Every operation as a coroutine method (``AsyncClient``)."""
