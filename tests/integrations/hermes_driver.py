@@ -2,7 +2,8 @@
 
 HERMES_HOME names the Hermes home (config.yaml selects the memory provider; Hermes' own plugin
 loader finds it in plugins/); CHAT_URL is the scripted model; HERMES_PLATFORM the platform
-(``cli`` or ``cron``). Prints one JSON line: the reply and the memory providers Hermes loaded.
+(``cli`` or ``cron``); HERMES_TOOLSETS the toolsets, comma-separated (none by default; ``memory``
+offers the memory provider's tools). Prints one JSON line: the reply and the memory providers Hermes loaded.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from run_agent import AIAgent
 
 def main(session_id: str, message: str) -> None:
     agent = AIAgent(base_url=os.environ["CHAT_URL"], api_key="scripted", model="scripted", quiet_mode=True,
-                    session_id=session_id, skip_context_files=True, enabled_toolsets=[], max_iterations=2,
+                    session_id=session_id, skip_context_files=True, max_iterations=3,
+                    enabled_toolsets=[t for t in os.environ.get("HERMES_TOOLSETS", "").split(",") if t],
                     platform=os.environ.get("HERMES_PLATFORM", "cli"))  # fmt: skip
     manager = agent._memory_manager
     providers = [p.name for p in manager.providers] if manager else []

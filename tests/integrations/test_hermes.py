@@ -23,8 +23,16 @@ DRIVER = Path(__file__).with_name("hermes_driver.py")
 ALICE = {"userId": "alice", "privacyScope": "private", "sandboxEligible": False}
 
 
-def _reply(messages: list[dict[str, Any]]) -> str:
-    return "Noted." if "favourite colour is" in str(messages[-1].get("content")) else "Let me think."
+MATCHA = "The user drinks a matcha latte every morning."
+
+
+def _reply(messages: list[dict[str, Any]]) -> str | dict[str, Any]:
+    last = messages[-1]
+    if last.get("role") == "tool":  # the memory tool answered: the turn ends
+        return "Noted."
+    if str(last.get("content")).startswith("Please remember"):  # the model stores a fact with its tool
+        return {"tool": "engramdb_remember", "arguments": {"subject": "user", "kind": "morning-drink", "text": MATCHA}}
+    return "Noted." if "favourite colour is" in str(last.get("content")) else "Let me think."
 
 
 @pytest.fixture
@@ -93,6 +101,32 @@ def test_a_hermes_session_recalls_what_an_earlier_session_said(
     assert second["providers"] == ["engramdb"]
     sent = json.dumps(chat.requests[-1]["messages"])
     assert "<memory-context>" in sent and "My favourite colour is teal." in sent  # recalled into the turn
+
+
+def test_a_fact_the_model_stored_with_its_tool_is_recalled_in_a_later_session(
+    hermes_home: Path, host_key: str, chat: ScriptedChat, server: LiveServer
+) -> None:
+    first = _session(hermes_home, host_key, chat, "facts-1", "Please remember what I drink: matcha, each morning.",
+                     HERMES_TOOLSETS="memory")  # fmt: skip
+    assert first["reply"] == "Noted."
+    offered = [t["function"]["name"] for t in chat.requests[-2].get("tools", [])]
+    assert {"engramdb_recall", "engramdb_remember"} <= set(offered)
+    [answer] = [m for m in chat.requests[-1]["messages"] if m.get("role") == "tool"]
+    fact_id = json.loads(answer["content"])["factId"]  # the tool's answer, as Hermes handed it back
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {host_key}"}) as http:
+        alice = http.post("/v1/scope/resolve", json=ALICE).json()["scope"]  # a raw id goes in bodies only
+        fact = http.get(f"/v1/facts/{fact_id}", params=alice).json()
+    # The model's fact is derived: in alice's scope (fixed by the session, not by the model), waiting for review.
+    assert fact["event"]["text"] == MATCHA and fact["status"] == "pending_review" and fact["origin"] == "derived"
+    asked = "What do I drink in the morning?"
+    _session(hermes_home, host_key, chat, "facts-2", asked)
+    sent = json.dumps(chat.requests[-1]["messages"])
+    assert "<memory-context>" in sent and MATCHA not in sent  # the turn is recalled; the fact waits for review
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.key(role='admin')}"}) as http:
+        assert http.post(f"/v1/review/{fact_id}/approve", json={}).status_code == 200
+    _session(hermes_home, host_key, chat, "facts-3", asked)
+    sent = json.dumps(chat.requests[-1]["messages"])
+    assert "source=MEMORY_FACT" in sent and MATCHA in sent  # approved, the fact is recalled into the turn
 
 
 def test_a_cron_run_does_not_write(hermes_home: Path, host_key: str, chat: ScriptedChat, server: LiveServer) -> None:

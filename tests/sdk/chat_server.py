@@ -8,7 +8,17 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Script = Callable[[list[dict[str, Any]]], str]
+# A script answers with the reply's text, or with a tool call: {"tool": NAME, "arguments": {...}}.
+Script = Callable[[list[dict[str, Any]]], "str | dict[str, Any]"]
+
+
+def _message(reply: str | dict[str, Any]) -> dict[str, Any]:
+    """The assistant message for ``reply``, as OpenAI's chat API answers it."""
+    if isinstance(reply, str):
+        return {"role": "assistant", "content": reply}
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": reply["tool"], "arguments": json.dumps(reply["arguments"])}}  # fmt: skip
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -30,17 +40,21 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(200, {
             "id": f"chatcmpl-{len(self.server.chat.requests)}", "object": "chat.completion",
             "model": body["model"], "created": 0,
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}],
+            "choices": [{"index": 0, "finish_reason": "stop" if isinstance(reply, str) else "tool_calls",
+                         "message": _message(reply)}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         })  # fmt: skip
 
-    def _stream(self, model: str, reply: str) -> None:
-        """The reply as server-sent events, as OpenAI's streaming API sends it (one content chunk)."""
+    def _stream(self, model: str, reply: str | dict[str, Any]) -> None:
+        """The reply as server-sent events, as OpenAI's streaming API sends it (one chunk)."""
         base = {"id": f"chatcmpl-{len(self.server.chat.requests)}", "object": "chat.completion.chunk",
                 "model": model, "created": 0}  # fmt: skip
-        chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": reply},
-                                        "finish_reason": None}]},
-                  {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        delta = _message(reply)
+        if "tool_calls" in delta:  # streamed calls carry their index
+            delta = {"role": "assistant", "tool_calls": [{"index": 0, **delta["tool_calls"][0]}]}
+        finish = "stop" if isinstance(reply, str) else "tool_calls"
+        chunks = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                  {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}]  # fmt: skip
         data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
         self.send_response(200)

@@ -63,6 +63,7 @@ class EngramMemoryProvider(MemoryProvider):  # type: ignore[misc]  # hermes-agen
         self.session: MemorySession | None = None
         self.config: ProviderConfig | None = None
         self.extraction_note: str | None = None
+        self.initialized = False
 
     @property
     def name(self) -> str:
@@ -86,6 +87,7 @@ class EngramMemoryProvider(MemoryProvider):  # type: ignore[misc]  # hermes-agen
             is_subagent=context == "subagent", is_primary=context == "primary",
             conversation_kind="shared" if str(kwargs.get("chat_type") or "") in _GROUP_CHATS else "direct",
         )  # fmt: skip
+        self.initialized = True
         self.session = MemorySession(config.url, api_key=config.api_key, host=host, session_id=session_id,
                                      profile_dir=Path(hermes_home) / "engramdb" / "outbox",
                                      recall_timeout=config.recall_timeout, flush_timeout=SHUTDOWN_SECONDS)  # fmt: skip
@@ -136,6 +138,10 @@ class EngramMemoryProvider(MemoryProvider):  # type: ignore[misc]  # hermes-agen
             self.session.switch_session(new_session_id)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
+        # Hermes routes tool names by asking before initialize and offers tools by asking after it;
+        # a context that may not read is offered none (the session refuses their calls anyway).
+        if not self.initialized:
+            return TOOLS
         return TOOLS if self.session is not None and self.session.verdict.can_read else []
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
