@@ -72,6 +72,8 @@ def test_a_user_id_write_and_a_hash_write_of_one_person_land_in_one_scope(server
                                                   "participantScopeHash": alice, **REST})  # fmt: skip
         assert by_hash.status_code == 201
         listed = host.get("/v1/facts", params={"participantScopeHash": alice, **REST}).json()["facts"]
+        by_url = host.get("/v1/facts", params={"userId": "alice", **REST})  # a URL is logged: refused, said why
+        assert by_url.status_code == 422 and by_url.json()["field"] == "userId" and "alice" not in by_url.text
         assert [f["id"] for f in listed] == [by_id.json()["id"]]
         recalled = host.post("/v1/recall", json={"query": "tea", "scope": {"userId": "alice", **REST}}).json()
         assert {m["id"] for m in recalled["memories"]} == {by_id.json()["id"], by_hash.json()["id"]}

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from engramdb.contract.events import FIELD_DESCRIPTIONS, KeptDateTime
+from engramdb.errors import InvalidInputError
 
 MAX_LIMIT = 50
 DEFAULT_LIMIT = 8
@@ -63,6 +64,17 @@ class ScopeQuery(QueryModel):
     privacy_scope: Literal["private", "shared"] | None = _scope_field("privacyScope")
     participant_scope_hash: str | None = _scope_field("participantScopeHash", pattern=r"^[a-f0-9]{64}$")
     sandbox_eligible: bool | None = _scope_field("sandboxEligible")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_raw_participant(cls, data: Any) -> Any:
+        # Said, not ignored: a host that sent userId here would otherwise read another scope's answer.
+        if isinstance(data, dict) and ({"userId", "user_id"} & set(data)):
+            raise InvalidInputError(
+                "userId is accepted in request bodies only (URLs are logged): name participantScopeHash, "
+                "which POST /v1/scope/resolve gives", field="userId",
+            )  # fmt: skip
+        return data
 
     def named_scope_fields(self) -> dict[str, Any]:
         """Return the scope fields the query names (those it leaves out are absent)."""
