@@ -21,11 +21,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engramdb import Client, hash_scope
 from engramdb.config import Settings
+from engramdb.contract.canonical import hash_scope
 from engramdb.core import auth
 from engramdb.eval.versus.corpus import CorpusConversation, CorpusTurn
 from engramdb.eval.versus.machine_load import PhaseLoad
+from engramdb.sdk.client import Client
 from engramdb.storage.registry import open_store
 
 Progress = Callable[[str, int, int | None], None]
