@@ -22,6 +22,7 @@ import hashlib
 import json
 import sys
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -132,7 +133,7 @@ def _collect(home: Path, rounds: int) -> Collected:
         for conv in load_locomo(HELDOUT).conversations:
             scope = scope_of("heldout", conv.conversation_id)
             writer.write(_bodies(conv, scope))
-            writer.settle()
+            _settle(writer, scope)
             for n, q in enumerate(conv.questions):
                 qid = f"{conv.conversation_id}/{q.question_id}"
                 request = {"query": q.text, "scope": scope, "limit": LIMIT, "sessions": LIMIT}
@@ -147,6 +148,14 @@ def _collect(home: Path, rounds: int) -> Collected:
         writer.close()
         server.stop()
     return out
+
+
+def _settle(writer: OverRest, scope: dict[str, Any]) -> None:
+    """Wait until every episode of the scope has its vector (one listing a poll, not a read per episode)."""
+    deadline = time.monotonic() + 300
+    while any(e.embedding.state != "ready" for e in writer.client.list_episodes(scope=scope, limit=1000).episodes):
+        assert time.monotonic() < deadline, "the server did not embed the held-out set in time"
+        time.sleep(0.05)
 
 
 def _bodies(conv: Conversation, scope: dict[str, Any]) -> list[EpisodeWrite]:
