@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     sqlite_synchronous: str = Field("NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)")
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
+    query_cache_size: int = Field(
+        1024, ge=0, description="recent recall queries whose vectors are kept, by model and text (0 = off)"
+    )
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
 
     def store_options(self) -> dict[str, object]:
