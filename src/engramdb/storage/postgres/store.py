@@ -23,22 +23,33 @@ from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.storage.port import check_tenant_name
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.tenant import PostgresTenantStore
+from engramdb.storage.scope_copy import ScopeCache
+from engramdb.storage.vector_index import AnnSettings
 
 log = logging.getLogger(__name__)
 
 MIGRATIONS = ("001_initial.sql", "002_session_order.sql", "003_recall_columns_inline.sql",
-              "004_invalid_at.sql", "005_episodes_by_observed.sql")
+              "004_invalid_at.sql", "005_episodes_by_observed.sql", "007_scope_changes.sql")
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
 class PostgresStore:
     """All tenants of a PostgreSQL deployment."""
 
-    def __init__(self, url: str, *, schema: str = "engram", max_connections: int = 8) -> None:
+    def __init__(
+        self, url: str, *, schema: str = "engram", max_connections: int = 8, memory_mb: float = 1024,
+        ann_min_rows: int = 200_000, ann_probe_share: float = 0.05, copy_min_rows: int = 10_000,
+    ) -> None:  # fmt: skip
+        """``copy_min_rows``: a scope holding this many memories is answered from an in-memory
+        copy (storage/postgres/search.py); ``memory_mb`` bounds those copies; ``ann_min_rows`` and
+        ``ann_probe_share`` say when a copy's vector arm turns approximate and what it scans then."""
         if not _SCHEMA.fullmatch(schema):
             raise InvalidInputError("schema names are lower-case letters, digits and _", field="schema")
         self.url = url
         self.schema = schema
+        self.scope_copies = ScopeCache(max_bytes=int(memory_mb * 2**20),
+                                 ann=AnnSettings(min_rows=ann_min_rows, probe_share=ann_probe_share))
+        self.copy_min_rows = copy_min_rows
         self._migrate()
         with translated():
             self._pool = ConnectionPool(

@@ -60,7 +60,7 @@ class PostgresTenantStore:
         self.name = name
         self.path = f"postgresql:{store.schema}:{name}"
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
-        self._search = PostgresSearch(name, self._all, self._held)
+        self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:

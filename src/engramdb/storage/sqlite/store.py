@@ -7,26 +7,30 @@ from pathlib import Path
 
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
+from engramdb.storage.scope_copy import ScopeCache
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT
-from engramdb.storage.sqlite.scope_copy import ScopeCache
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
+from engramdb.storage.vector_index import AnnSettings
 
 
 class SQLiteStore:
     """All tenants of an embedded deployment. Tenants never share a file or a connection."""
 
     def __init__(
-        self, home: Path, *, synchronous: str = "NORMAL", max_cached_vectors: int = 2_000_000,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        self, home: Path, *, synchronous: str = "NORMAL", busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        memory_mb: float = 1024, ann_min_rows: int = 200_000, ann_probe_share: float = 0.05,
     ) -> None:  # fmt: skip
         """``busy_timeout`` is how many seconds a write waits for another process's write lock
-        before it fails with BackendUnavailableError."""
+        before it fails with BackendUnavailableError; ``memory_mb`` bounds the scope copies held in
+        memory; ``ann_min_rows`` and ``ann_probe_share`` say when a scope's vector arm turns
+        approximate and what it scans then."""
         self.home = home
         self._dir = home / "tenants"
         self._dir.mkdir(parents=True, exist_ok=True)
         self._synchronous = synchronous
         self._busy_timeout = busy_timeout
-        self._cache = ScopeCache(max_rows=max_cached_vectors)
+        self.scope_copies = ScopeCache(max_bytes=int(memory_mb * 2**20),
+                                 ann=AnnSettings(min_rows=ann_min_rows, probe_share=ann_probe_share))
         self._tenants: dict[str, SQLiteTenantStore] = {}
         self._lock = threading.Lock()
 
@@ -39,7 +43,7 @@ class SQLiteStore:
             path = self._dir / f"{name}.sqlite3"
             if not create and not path.exists():
                 raise NotFoundError(f"no tenant named {name!r}", field="tenant")
-            store = SQLiteTenantStore(path, cache=self._cache, synchronous=self._synchronous,
+            store = SQLiteTenantStore(path, cache=self.scope_copies, synchronous=self._synchronous,
                                       busy_timeout=self._busy_timeout)  # fmt: skip
             self._tenants[name] = store
             return store
@@ -56,4 +60,4 @@ class SQLiteStore:
             for store in self._tenants.values():
                 store.close()
             self._tenants.clear()
-            self._cache.clear()
+            self.scope_copies.clear()

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from engramdb.errors import ConflictError
+from engramdb.storage.columns import lexical_text
 from engramdb.storage.common import expire_rows, walk_history
 from engramdb.storage.port import (
     AuditDraft,
@@ -26,16 +27,10 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
+from engramdb.storage.scope_copy import CopyRow, ScopeCache, ScopeCopy, encode, read_copy
 from engramdb.storage.sqlite import portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
 from engramdb.storage.sqlite.migrations import migrate
-from engramdb.storage.sqlite.scope_copy import (
-    COPY_ROW_SQL,
-    ScopeCache,
-    ScopeCopy,
-    encode,
-    rows_from,
-)
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -50,6 +45,19 @@ from engramdb.storage.sqlite.sql import (
 from engramdb.storage.sqlite.transaction import SQLiteTransaction
 
 T = TypeVar("T")
+_COPY_ROW_SQL = (
+    "SELECT rowid, source, status, session_id, "
+    "CASE WHEN embed_state = 'ready' THEN embedding END, "
+    "active_from, retired_at, valid_from, valid_until, invalid_at, text, subject_key, kind FROM memories"
+)
+
+
+def _copy_rows(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
+    """Return cache rows from the columns of ``_COPY_ROW_SQL``, in order."""
+    return [CopyRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], body=lexical_text(r[10], r[11], r[12]))
+            for r in records]  # fmt: skip
+
+
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
@@ -201,7 +209,7 @@ class SQLiteTenantStore:
     def vector_candidates(
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
-        return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit))
+        return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit, self._vectors))
 
     def candidates(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
@@ -218,26 +226,28 @@ class SQLiteTenantStore:
         )
 
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
-        """Bring the scope's in-memory copy up to date with every committed write, then read it.
+        """Read the scope's in-memory copy, brought up to date with every committed write."""
+        def changed(seq: int) -> list[CopyRow]:
+            return _copy_rows(self._db.fetchall(
+                f"{_COPY_ROW_SQL} WHERE scope_key = ? AND change_seq > ? ORDER BY rowid", (scope_key, seq)))
 
-        Under the scope's lock: a refresh grows arrays that a reader would otherwise hold views of.
-        """
-        cache_key = f"{self.path}:{scope_key}"
-        copy = self._copies.scope(cache_key)
-        with self._copies.lock_for(cache_key):
-            self._refresh(copy, scope_key)
-            return read(copy)
+        return read_copy(
+            self._copies, f"{self.path}:{scope_key}", changed=changed, read=read,
+            current_seq=lambda: int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0]),
+        )  # fmt: skip
 
-    def _refresh(self, copy: ScopeCopy, scope_key: str) -> None:
-        current = int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0])
-        if current <= copy.seq:
-            return
+    def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Read rows' vectors at full precision (the scope copy re-ranks its short list with them)."""
         rows = self._db.fetchall(
-            f"{COPY_ROW_SQL} WHERE scope_key = ? AND change_seq > ? ORDER BY rowid",
-            (scope_key, copy.seq),
-        )
-        copy.apply(rows_from(rows))
-        copy.seq = current
+            f"SELECT rowid, embedding FROM memories WHERE rowid IN ({placeholders(rowids.tolist())}) "
+            "AND embed_state = 'ready'", rowids.tolist(),
+        )  # fmt: skip
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        width = max(len(r[1]) for r in rows)
+        rows = [r for r in rows if len(r[1]) == width]
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        return np.array([r[0] for r in rows], dtype=np.int64), matrix.astype(np.float32)
 
     # -- lifecycle upkeep -------------------------------------------------------------------
 
