@@ -297,6 +297,7 @@ class ScopeCache:
         self.ann = ann or AnnSettings()
         self.vocabulary = Vocabulary()
         self.loads = 0  # copies built from nothing (a miss: the scope was never held, or dropped)
+        self.on_load: Callable[[], None] = lambda: None  # told after each miss (outside the lock)
         self._scopes: OrderedDict[str, ScopeCopy] = OrderedDict()
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -310,11 +311,14 @@ class ScopeCache:
         """Return the scope's copy (empty with seq 0 when not cached yet), now the most recent."""
         with self._guard:
             copy = self._scopes.get(scope_key)
+            missed = copy is None
             if copy is None:
                 copy = self._scopes[scope_key] = self.fresh()
                 self.loads += 1
             self._scopes.move_to_end(scope_key)
-            return copy
+        if missed:
+            self.on_load()
+        return copy
 
     def fresh(self) -> ScopeCopy:
         """Return an empty copy that shares this cache's vocabulary and settings."""

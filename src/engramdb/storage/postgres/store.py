@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 
@@ -98,6 +98,24 @@ class PostgresStore:
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
             for table in ("memories", "tombstones", "audit_log"):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
+
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> int:
+        """Load the copies of the large scopes (``copy_min_rows`` memories or more), the most
+        recently written first, until the memory limit is nearly full. (The database's own
+        cache survives a restart of this server; only the copies are in its memory.)"""
+        warmed = 0
+        for name in self.tenant_names():
+            tenant = self.tenant(name)
+            with self.connection(name) as conn:
+                large = [r[0] for r in conn.execute(
+                    "SELECT scope_key FROM memories WHERE tenant = %s GROUP BY scope_key HAVING count(*) >= %s "
+                    "ORDER BY max(change_seq) DESC", (name, self.copy_min_rows))]  # fmt: skip
+            for scope_key in large:
+                if stop() or self.scope_copies.nbytes >= 0.9 * self.scope_copies.max_bytes:
+                    return warmed
+                tenant._search.warm(scope_key)
+                warmed += 1
+        return warmed
 
     def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:
         check_tenant_name(name)

@@ -34,12 +34,13 @@ from engramdb.storage.port import (
     EpisodePosition,
     KeyRecord,
     MemoryRecord,
+    NewMemory,
     ScopeColumns,
     Source,
     Tombstone,
     Vector,
 )
-from engramdb.storage.postgres import portable
+from engramdb.storage.postgres import bulk, portable
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.transaction import PostgresTransaction
@@ -337,6 +338,10 @@ class PostgresTenantStore:
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with self._conn() as conn:
             return portable.import_rows(conn, self.name, rows)
+
+    def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
+        with self.transaction() as tx:
+            return bulk.load(tx._conn, self.name, tx.seq, rows, vectors, model, audits)
 
     def close(self) -> None:
         """Connections belong to the store's pool; nothing to release per tenant."""

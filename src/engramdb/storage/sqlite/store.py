@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
@@ -11,6 +16,8 @@ from engramdb.storage.scope_copy import ScopeCache
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
 from engramdb.storage.vector_index import AnnSettings
+
+log = logging.getLogger(__name__)
 
 
 class SQLiteStore:
@@ -33,6 +40,9 @@ class SQLiteStore:
                                  ann=AnnSettings(min_rows=ann_min_rows, probe_share=ann_probe_share))
         self._tenants: dict[str, SQLiteTenantStore] = {}
         self._lock = threading.Lock()
+        self._recent_file = home / "recent-scopes.json"
+        self._remembered = 0.0
+        self.scope_copies.on_load = self._remember
 
     def tenant(self, name: str, *, create: bool = False) -> SQLiteTenantStore:
         check_tenant_name(name)
@@ -55,9 +65,46 @@ class SQLiteStore:
         for name in self.tenant_names():
             self.tenant(name).optimize()
 
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> int:
+        """Load the scopes last used (``recent-scopes.json``, most recent first) until the memory
+        limit is nearly full."""
+        warmed = 0
+        for entry in recent_scopes(self._recent_file):
+            if stop() or self.scope_copies.nbytes >= 0.9 * self.scope_copies.max_bytes:
+                break
+            if entry["tenant"] in self.tenant_names():
+                self.tenant(entry["tenant"]).term_counts(entry["scope"], [])  # reads, so loads, the copy
+                warmed += 1
+        return warmed
+
+    def _remember(self, *, at_most_every: float = 1.0) -> None:
+        """Write which scopes are held, most recently used first (what the next start warms)."""
+        now = time.monotonic()
+        if now - self._remembered < at_most_every:
+            return
+        self._remembered = now
+        held = [{"tenant": Path(key.rpartition(":")[0]).stem, "scope": key.rpartition(":")[2], "rows": rows}
+                for key, rows in self.scope_copies.held()]  # fmt: skip
+        temporary = self._recent_file.with_suffix(".tmp")
+        temporary.write_text(json.dumps(held))
+        temporary.replace(self._recent_file)
+
     def close(self) -> None:
         with self._lock:
             for store in self._tenants.values():
                 store.close()
             self._tenants.clear()
+            self._remember(at_most_every=0)
             self.scope_copies.clear()
+
+
+def recent_scopes(path: Path) -> list[dict[str, Any]]:
+    """Return the scopes a previous run held, most recently used first ([] if unknown)."""
+    try:
+        entries = json.loads(path.read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):  # a damaged list only costs the warm-up
+        log.warning("could not read %s; no scope is warmed", path, exc_info=True)
+        return []
+    return [e for e in entries if isinstance(e, dict) and {"tenant", "scope"} <= e.keys()]

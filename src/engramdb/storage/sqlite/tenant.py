@@ -22,13 +22,14 @@ from engramdb.storage.port import (
     EpisodePosition,
     KeyRecord,
     MemoryRecord,
+    NewMemory,
     ScopeColumns,
     Source,
     Tombstone,
     Vector,
 )
 from engramdb.storage.scope_copy import CopyRow, ScopeCache, ScopeCopy, encode, read_copy
-from engramdb.storage.sqlite import portable
+from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
 from engramdb.storage.sqlite.migrations import migrate
 from engramdb.storage.sqlite.sql import (
@@ -351,6 +352,10 @@ class SQLiteTenantStore:
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with self._db.write() as conn:
             return portable.import_rows(conn, rows)
+
+    def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
+        with self._db.write() as conn:
+            return bulk.load(conn, rows, vectors, model, audits)
 
     def optimize(self) -> None:
         """Refresh the query planner's statistics (``PRAGMA optimize``)."""
