@@ -362,32 +362,43 @@ class ScopeCache:
 T = TypeVar("T")
 
 
-def read_copy(
-    cache: ScopeCache, key: str, *, current_seq: Callable[[], int], changed: Callable[[int], list[CopyRow]],
-    read: Callable[[ScopeCopy], T],
-) -> T:  # fmt: skip
+_PAGE = 20_000  # rows read and applied at once: a million-row scope never sits in memory as rows
+
+
+@dataclass(frozen=True)
+class Source:
+    """How a copy reads its scope: the tenant's change counter, the ids of the scope's rows
+    stamped after a sequence number, and rows by id (in id order)."""
+
+    current_seq: Callable[[], int]
+    changed_ids: Callable[[int], Sequence[int]]
+    rows: Callable[[Sequence[int]], list[CopyRow]]
+
+
+def read_copy(cache: ScopeCache, key: str, source: Source, read: Callable[[ScopeCopy], T]) -> T:
     """Bring the copy ``key`` names up to date with every committed write, then read it.
 
-    ``current_seq()`` is the tenant's change counter, ``changed(seq)`` the scope's rows stamped
-    after ``seq`` in rowid order. Under the scope's lock: a refresh grows arrays that a reader
-    would otherwise hold views of. The cache is brought back under its limit afterwards.
+    Under the scope's lock: a refresh grows arrays that a reader would otherwise hold views of.
+    The cache is brought back under its limit afterwards.
     """
     copy = cache.scope(key)
     with cache.lock_for(key):
-        if not _refreshed(copy, current_seq, changed):  # rows arrived out of id order: start over
+        if not _refreshed(copy, source):  # rows arrived out of id order: start over
             copy = cache.fresh()
-            _refreshed(copy, current_seq, changed)
+            _refreshed(copy, source)
             cache.replace(key, copy)
         answer = read(copy)
     cache.settle(keep=key)
     return answer
 
 
-def _refreshed(copy: ScopeCopy, current_seq: Callable[[], int], changed: Callable[[int], list[CopyRow]]) -> bool:
-    current = current_seq()
+def _refreshed(copy: ScopeCopy, source: Source) -> bool:
+    current = source.current_seq()
     if current <= copy.seq:
         return True
-    if not copy.apply(changed(copy.seq)):
-        return False
+    ids = np.sort(np.asarray(source.changed_ids(copy.seq), dtype=np.int64))
+    for start in range(0, len(ids), _PAGE):
+        if not copy.apply(source.rows(ids[start : start + _PAGE].tolist())):
+            return False
     copy.seq = current
     return True

@@ -81,10 +81,8 @@ class VectorIndex:
     def candidates(self, query: np.ndarray, ready: np.ndarray) -> np.ndarray:
         """Return the positions a search scans: every ready row, or the probed lists' rows."""
         count = int(ready.sum())
-        if self._lists is None and count >= self._ann.min_rows:
-            self._lists = _Lists.train(self._decoded(np.flatnonzero(ready)), np.flatnonzero(ready))
-        elif self._lists is not None and self._lists.stale(count):
-            self._lists = _Lists.train(self._decoded(np.flatnonzero(ready)), np.flatnonzero(ready))
+        if count >= self._ann.min_rows and (self._lists is None or self._lists.stale(count)):
+            self._lists = _Lists.train(self._decoded, np.flatnonzero(ready))
         if self._lists is None:
             return np.flatnonzero(ready)
         scanned: np.ndarray = self._lists.probe(query, self._ann.probe_share)
@@ -139,10 +137,13 @@ class _Lists:
         self._arrived: list[np.ndarray] = []  # positions given a vector since (always scanned)
 
     @classmethod
-    def train(cls, vectors: np.ndarray, positions: np.ndarray, seed: int = 0) -> _Lists:
-        count = max(1, round(math.sqrt(len(vectors))))
+    def train(cls, decoded: Callable[[np.ndarray], np.ndarray], positions: np.ndarray, seed: int = 0) -> _Lists:
+        """Cluster a sample of the rows at ``positions`` (``decoded`` gives their vectors), then
+        put every row in its nearest list, decoding a chunk at a time (no full float copy)."""
+        count = max(1, round(math.sqrt(len(positions))))
         rng = np.random.default_rng(seed)
-        sample = vectors[rng.choice(len(vectors), min(len(vectors), count * _TRAIN_SAMPLE_PER_LIST), replace=False)]
+        sample = decoded(np.sort(rng.choice(positions, min(len(positions), count * _TRAIN_SAMPLE_PER_LIST),
+                                            replace=False)))  # fmt: skip
         centroids = sample[rng.choice(len(sample), count, replace=False)]
         for _ in range(_TRAIN_ITERATIONS):
             nearest = _nearest(centroids, sample)
@@ -151,10 +152,12 @@ class _Lists:
             empty = np.linalg.norm(sums, axis=1) == 0
             sums[empty] = centroids[empty]  # a list that lost every row keeps its centroid
             centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
-        nearest = _nearest(centroids, vectors)
+        step = 16 * _CHUNK
+        nearest = np.concatenate([_nearest(centroids, decoded(positions[i : i + step]))
+                                  for i in range(0, len(positions), step)])  # fmt: skip
         order = np.argsort(nearest, kind="stable")
         offsets = np.searchsorted(nearest[order], np.arange(count + 1))
-        return cls(centroids.astype(np.float32), positions[order], offsets, len(vectors))
+        return cls(centroids.astype(np.float32), positions[order], offsets, len(positions))
 
     @property
     def nbytes(self) -> int:

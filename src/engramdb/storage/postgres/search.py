@@ -28,13 +28,14 @@ from engramdb.storage.columns import filter_clause
 from engramdb.storage.common import LRU
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 from engramdb.storage.scope_copy import CopyRow, ScopeCache, ScopeCopy, read_copy
+from engramdb.storage.scope_copy import Source as CopySource
 
 Rows = Callable[[str, Sequence[Any]], list[Any]]
 T = TypeVar("T")
 _COPY_ROWS = (
     "SELECT rowid, source, status, session_id, CASE WHEN embed_state = 'ready' THEN embedding END, "
     "active_from, retired_at, valid_from, valid_until, invalid_at, lexical_body FROM memories "
-    "WHERE tenant = %s AND scope_key = %s AND change_seq > %s ORDER BY rowid"
+    "WHERE tenant = %s AND rowid = ANY(%s) ORDER BY rowid"
 )
 
 
@@ -155,16 +156,20 @@ class PostgresSearch:
         return self._read_copy(scope_key, len)
 
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
-        def changed(seq: int) -> list[CopyRow]:
-            rows = self._rows(_COPY_ROWS, (self._tenant, scope_key, seq))
+        def rows(ids: Sequence[int]) -> list[CopyRow]:
             return [CopyRow(r[0], r[1], r[2], r[3], None if r[4] is None else _floats(r[4]).tobytes(),
-                            r[5], r[6], r[7], r[8], r[9], body=r[10]) for r in rows]  # fmt: skip
+                            r[5], r[6], r[7], r[8], r[9], body=r[10])
+                    for r in self._rows(_COPY_ROWS, (self._tenant, list(ids)))]  # fmt: skip
 
-        def current_seq() -> int:
-            return int(self._row("SELECT value FROM meta WHERE tenant = %s AND key = 'change_seq'", (self._tenant,))[0])
-
-        return read_copy(self._copies, f"{self._tenant}:{scope_key}", current_seq=current_seq, changed=changed,
-                         read=read)  # fmt: skip
+        source = CopySource(
+            current_seq=lambda: int(self._row("SELECT value FROM meta WHERE tenant = %s AND key = 'change_seq'",
+                                              (self._tenant,))[0]),
+            changed_ids=lambda seq: [r[0] for r in self._rows(
+                "SELECT rowid FROM memories WHERE tenant = %s AND scope_key = %s AND change_seq > %s",
+                (self._tenant, scope_key, seq))],
+            rows=rows,
+        )  # fmt: skip
+        return read_copy(self._copies, f"{self._tenant}:{scope_key}", source, read)
 
     def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Read rows' vectors at full precision (the copy re-ranks its short list with them)."""

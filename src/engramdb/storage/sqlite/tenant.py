@@ -29,6 +29,7 @@ from engramdb.storage.port import (
     Vector,
 )
 from engramdb.storage.scope_copy import CopyRow, ScopeCache, ScopeCopy, encode, read_copy
+from engramdb.storage.scope_copy import Source as CopySource
 from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
 from engramdb.storage.sqlite.migrations import migrate
@@ -228,21 +229,22 @@ class SQLiteTenantStore:
 
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
         """Read the scope's in-memory copy, brought up to date with every committed write."""
-        def changed(seq: int) -> list[CopyRow]:
-            return _copy_rows(self._db.fetchall(
-                f"{_COPY_ROW_SQL} WHERE scope_key = ? AND change_seq > ? ORDER BY rowid", (scope_key, seq)))
-
-        return read_copy(
-            self._copies, f"{self.path}:{scope_key}", changed=changed, read=read,
+        source = CopySource(
             current_seq=lambda: int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0]),
+            changed_ids=lambda seq: [r[0] for r in self._db.fetchall(
+                "SELECT rowid FROM memories WHERE scope_key = ? AND change_seq > ?", (scope_key, seq))],
+            rows=lambda ids: _copy_rows(self._db.fetchall(
+                f"{_COPY_ROW_SQL} WHERE rowid IN ({placeholders(ids)}) ORDER BY rowid", ids)),
         )  # fmt: skip
+        return read_copy(self._copies, f"{self.path}:{scope_key}", source, read)
 
     def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Read rows' vectors at full precision (the scope copy re-ranks its short list with them)."""
-        rows = self._db.fetchall(
-            f"SELECT rowid, embedding FROM memories WHERE rowid IN ({placeholders(rowids.tolist())}) "
-            "AND embed_state = 'ready'", rowids.tolist(),
-        )  # fmt: skip
+        rows = []
+        for start in range(0, len(rowids), 10_000):  # under SQLite's limit of bound parameters
+            part = rowids[start : start + 10_000].tolist()
+            rows += self._db.fetchall(f"SELECT rowid, embedding FROM memories WHERE rowid IN ({placeholders(part)}) "
+                                      "AND embed_state = 'ready'", part)  # fmt: skip
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
         width = max(len(r[1]) for r in rows)
