@@ -18,7 +18,10 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from engramdb.config import RetrievalSettings
 from engramdb.core.embedding import Embedder
+from engramdb.core.reads import TimeTravel, lifecycle_filter
+from engramdb.core.recall import recall
 from engramdb.errors import EngramError
 from engramdb.storage.port import Store
 
@@ -28,9 +31,10 @@ log = logging.getLogger(__name__)
 class Readiness:
     """The server's warm-up and what ``/readyz`` answers about it."""
 
-    def __init__(self, store: Store, embedder: Embedder) -> None:
+    def __init__(self, store: Store, embedder: Embedder, retrieval: RetrievalSettings) -> None:
         self._store = store
         self._embedder = embedder
+        self._retrieval = retrieval
         self._done = threading.Event()
         self._stopping = threading.Event()
         self._report: dict[str, Any] = {}
@@ -55,7 +59,13 @@ class Readiness:
             log.warning("the embedder failed to warm up; recall will try it again", exc_info=True)
             report["model"] = f"failed: {type(error).__name__}"
         try:
-            report["scopesWarmed"] = self._store.warm(self._stopping.is_set)
+            warmed = self._store.warm(self._stopping.is_set)
+            report["scopesWarmed"] = len(warmed)
+            if warmed:  # one recall through the whole path: what runs once per process runs now
+                tenant, scope_key = warmed[0]
+                recall(self._store.tenant(tenant), self._embedder, scope_key=scope_key, query="warm up",
+                       filt=lifecycle_filter(TimeTravel(), sources=("EPISODE", "MEMORY_FACT")), limit=8,
+                       settings=self._retrieval)  # fmt: skip
         except Exception:  # the warm-up boundary: recall loads each scope on first use instead
             log.exception("warming the recently used scopes failed")
             report["scopesWarmed"] = "failed"

@@ -47,7 +47,7 @@ def create_app(
     service = MemoryService(store, embedder, settings)
     mcp = http_endpoint(service)  # MCP over streamable HTTP at /mcp (bearer key)
 
-    readiness = Readiness(store, embedder)
+    readiness = Readiness(store, embedder, settings.retrieval)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

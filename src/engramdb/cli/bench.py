@@ -191,6 +191,7 @@ def bigscope(
     from engramdb.core.embedding import make_embedder
     from engramdb.eval import bigscope as big
     from engramdb.eval.bigscope_corpus import load
+    from engramdb.eval.bigscope_model import Layout
 
     tune_process()
     console = Console()
@@ -198,7 +199,7 @@ def bigscope(
     if not chosen or set(chosen) - {"sqlite", "postgres"}:
         raise EngramError("--backends takes sqlite and/or postgres", field="--backends")
     try:
-        plan = [big.Layout.parse(part.strip()) for part in layouts.split(",") if part.strip()]
+        plan = [Layout.parse(part.strip()) for part in layouts.split(",") if part.strip()]
     except ValueError as error:
         raise EngramError(str(error), field="--layouts") from error
 

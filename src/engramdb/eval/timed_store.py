@@ -133,7 +133,7 @@ class TimedStore:
     def maintain(self) -> None:
         self._inner.maintain()
 
-    def warm(self, stop: Callable[[], bool] = lambda: False) -> int:
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
         return self._inner.warm(stop)
 
     def close(self) -> None:

@@ -319,9 +319,10 @@ class Store(Protocol):
         """Tidy the storage after a bulk load (statistics, dead rows); safe while serving."""
         ...
 
-    def warm(self, stop: Callable[[], bool] = lambda: False) -> int:
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
         """Load into memory the scopes recall used most recently (as many as the memory limit
-        holds), before a server reports ready; return how many. ``stop()`` ends it early."""
+        holds), before a server reports ready; return them as (tenant, scope key), most recent
+        first. ``stop()`` ends it early."""
         ...
 
     def close(self) -> None:

@@ -8,16 +8,14 @@ copy is refreshed incrementally: every write stamps its rows with the tenant's `
 and a query first pulls the rows of its scope stamped after the copy's own sequence (another
 process may have written them), so a memory is found lexically the moment its write returns.
 Ineligible rows are masked out before the top-k is selected, so a filter can never cost a true
-match its place. The cache holds copies up to a memory limit, dropping the least recently used.
+match its place.
+storage/scope_cache.py holds the copies, up to a memory limit.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 
@@ -286,119 +284,3 @@ def _instants(texts: Sequence[str | None]) -> np.ndarray:
 def encode(vector: np.ndarray) -> bytes:
     """Return the canonical blob of a vector: little-endian float32."""
     return np.asarray(vector, dtype="<f4").tobytes()
-
-
-class ScopeCache:
-    """Scope copies up to a memory limit (least recently used dropped first), one vocabulary for
-    all of them, and the order they were last used in (what a restart warms first)."""
-
-    def __init__(self, max_bytes: int = 1024 * 2**20, ann: AnnSettings | None = None) -> None:
-        self.max_bytes = max_bytes
-        self.ann = ann or AnnSettings()
-        self.vocabulary = Vocabulary()
-        self.loads = 0  # copies built from nothing (a miss: the scope was never held, or dropped)
-        self.on_load: Callable[[], None] = lambda: None  # told after each miss (outside the lock)
-        self._scopes: OrderedDict[str, ScopeCopy] = OrderedDict()
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
-
-    def lock_for(self, scope_key: str) -> threading.Lock:
-        """Return the lock that serialises refreshes of one scope."""
-        with self._guard:
-            return self._locks.setdefault(scope_key, threading.Lock())
-
-    def scope(self, scope_key: str) -> ScopeCopy:
-        """Return the scope's copy (empty with seq 0 when not cached yet), now the most recent."""
-        with self._guard:
-            copy = self._scopes.get(scope_key)
-            missed = copy is None
-            if copy is None:
-                copy = self._scopes[scope_key] = self.fresh()
-                self.loads += 1
-            self._scopes.move_to_end(scope_key)
-        if missed:
-            self.on_load()
-        return copy
-
-    def fresh(self) -> ScopeCopy:
-        """Return an empty copy that shares this cache's vocabulary and settings."""
-        return ScopeCopy(self.vocabulary, self.ann)
-
-    def replace(self, scope_key: str, copy: ScopeCopy) -> None:
-        """Put a rebuilt copy in place of the scope's one."""
-        with self._guard:
-            self._scopes[scope_key] = copy
-
-    def settle(self, keep: str) -> None:
-        """Drop least recently used copies (never ``keep``) until the held bytes fit the limit."""
-        with self._guard:
-            total = sum(c.nbytes for c in self._scopes.values())
-            for key in list(self._scopes):
-                if total <= self.max_bytes:
-                    break
-                if key != keep:
-                    total -= self._scopes.pop(key).nbytes
-
-    @property
-    def nbytes(self) -> int:
-        with self._guard:
-            return sum(c.nbytes for c in self._scopes.values())
-
-    def held(self) -> list[tuple[str, int]]:
-        """Return (key, rows) of every copy held, most recently used first."""
-        with self._guard:
-            return [(key, len(copy)) for key, copy in reversed(self._scopes.items())]
-
-    def holds(self, scope_key: str) -> bool:
-        with self._guard:
-            return scope_key in self._scopes
-
-    def clear(self) -> None:
-        """Drop every copy (they reload on the next query)."""
-        with self._guard:
-            self._scopes.clear()
-
-
-T = TypeVar("T")
-
-
-_PAGE = 20_000  # rows read and applied at once: a million-row scope never sits in memory as rows
-
-
-@dataclass(frozen=True)
-class Source:
-    """How a copy reads its scope: the tenant's change counter, the ids of the scope's rows
-    stamped after a sequence number, and rows by id (in id order)."""
-
-    current_seq: Callable[[], int]
-    changed_ids: Callable[[int], Sequence[int]]
-    rows: Callable[[Sequence[int]], list[CopyRow]]
-
-
-def read_copy(cache: ScopeCache, key: str, source: Source, read: Callable[[ScopeCopy], T]) -> T:
-    """Bring the copy ``key`` names up to date with every committed write, then read it.
-
-    Under the scope's lock: a refresh grows arrays that a reader would otherwise hold views of.
-    The cache is brought back under its limit afterwards.
-    """
-    copy = cache.scope(key)
-    with cache.lock_for(key):
-        if not _refreshed(copy, source):  # rows arrived out of id order: start over
-            copy = cache.fresh()
-            _refreshed(copy, source)
-            cache.replace(key, copy)
-        answer = read(copy)
-    cache.settle(keep=key)
-    return answer
-
-
-def _refreshed(copy: ScopeCopy, source: Source) -> bool:
-    current = source.current_seq()
-    if current <= copy.seq:
-        return True
-    ids = np.sort(np.asarray(source.changed_ids(copy.seq), dtype=np.int64))
-    for start in range(0, len(ids), _PAGE):
-        if not copy.apply(source.rows(ids[start : start + _PAGE].tolist())):
-            return False
-    copy.seq = current
-    return True

@@ -27,8 +27,9 @@ import psycopg
 from engramdb.storage.columns import filter_clause
 from engramdb.storage.common import LRU
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
-from engramdb.storage.scope_copy import CopyRow, ScopeCache, ScopeCopy, read_copy
-from engramdb.storage.scope_copy import Source as CopySource
+from engramdb.storage.scope_cache import ScopeCache, read_copy
+from engramdb.storage.scope_cache import Source as CopySource
+from engramdb.storage.scope_copy import CopyRow, ScopeCopy
 
 Rows = Callable[[str, Sequence[Any]], list[Any]]
 T = TypeVar("T")

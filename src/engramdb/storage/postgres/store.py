@@ -23,7 +23,7 @@ from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.storage.port import check_tenant_name
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.tenant import PostgresTenantStore
-from engramdb.storage.scope_copy import ScopeCache
+from engramdb.storage.scope_cache import ScopeCache
 from engramdb.storage.vector_index import AnnSettings
 
 log = logging.getLogger(__name__)
@@ -99,11 +99,11 @@ class PostgresStore:
             for table in ("memories", "tombstones", "audit_log"):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
 
-    def warm(self, stop: Callable[[], bool] = lambda: False) -> int:
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
         """Load the copies of the large scopes (``copy_min_rows`` memories or more), the most
         recently written first, until the memory limit is nearly full. (The database's own
         cache survives a restart of this server; only the copies are in its memory.)"""
-        warmed = 0
+        warmed: list[tuple[str, str]] = []
         for name in self.tenant_names():
             tenant = self.tenant(name)
             with self.connection(name) as conn:
@@ -114,7 +114,7 @@ class PostgresStore:
                 if stop() or self.scope_copies.nbytes >= 0.9 * self.scope_copies.max_bytes:
                     return warmed
                 tenant._search.warm(scope_key)
-                warmed += 1
+                warmed.append((name, scope_key))
         return warmed
 
     def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:

@@ -12,7 +12,7 @@ from typing import Any
 
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
-from engramdb.storage.scope_copy import ScopeCache
+from engramdb.storage.scope_cache import ScopeCache
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
 from engramdb.storage.vector_index import AnnSettings
@@ -65,16 +65,16 @@ class SQLiteStore:
         for name in self.tenant_names():
             self.tenant(name).optimize()
 
-    def warm(self, stop: Callable[[], bool] = lambda: False) -> int:
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
         """Load the scopes last used (``recent-scopes.json``, most recent first) until the memory
         limit is nearly full."""
-        warmed = 0
+        warmed: list[tuple[str, str]] = []
         for entry in recent_scopes(self._recent_file):
             if stop() or self.scope_copies.nbytes >= 0.9 * self.scope_copies.max_bytes:
                 break
             if entry["tenant"] in self.tenant_names():
                 self.tenant(entry["tenant"]).term_counts(entry["scope"], [])  # reads, so loads, the copy
-                warmed += 1
+                warmed.append((entry["tenant"], entry["scope"]))
         return warmed
 
     def _remember(self, *, at_most_every: float = 1.0) -> None:
@@ -94,7 +94,8 @@ class SQLiteStore:
             for store in self._tenants.values():
                 store.close()
             self._tenants.clear()
-            self._remember(at_most_every=0)
+            if self.scope_copies.loads:  # a process that read no scope keeps the list it found
+                self._remember(at_most_every=0)
             self.scope_copies.clear()
 
 

@@ -28,8 +28,9 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
-from engramdb.storage.scope_copy import CopyRow, ScopeCache, ScopeCopy, encode, read_copy
-from engramdb.storage.scope_copy import Source as CopySource
+from engramdb.storage.scope_cache import ScopeCache, read_copy
+from engramdb.storage.scope_cache import Source as CopySource
+from engramdb.storage.scope_copy import CopyRow, ScopeCopy, encode
 from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
 from engramdb.storage.sqlite.migrations import migrate
