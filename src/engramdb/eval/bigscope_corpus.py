@@ -25,6 +25,7 @@ from engramdb.core.embedding import Embedder, l2_normalize
 from engramdb.eval.datasets import LOCOMO_SCORED, load_locomo, load_longmemeval
 from engramdb.eval.synthetic_corpus import NAMES
 
+TEXT_CAP = 4000  # a summary's limit: a copy whose numbers grew is cut back to it
 COPY_NOISE = 0.25  # norm of the noise a copy's vector gets (per dimension: / sqrt(dim))
 _DIGITS = re.compile(r"\d+")
 Progress = Callable[[str], None]
@@ -65,7 +66,7 @@ class Corpus:
             if copy:
                 noise = rng.standard_normal(dim, dtype=np.float32) * np.float32(COPY_NOISE / np.sqrt(dim))
                 vector = l2_normalize((vector + noise)[None, :])[0]
-            yield ordinal, turn, vary(turn, copy), session, vector
+            yield ordinal, turn, vary(turn, copy)[:TEXT_CAP], session, vector
 
 
 def vary(turn: BaseTurn, copy: int) -> str:
@@ -91,7 +92,7 @@ def load(shared: Path, cache: Path, embedder: Embedder, progress: Progress) -> C
     for conversation in load_longmemeval(shared / "longmemeval" / "sample").conversations:
         for session in conversation.sessions:
             name = f"{conversation.conversation_id}-{session.session_id}"
-            turns += [BaseTurn(t.text[:4000], name, session.observed_at, ())
+            turns += [BaseTurn(t.text[:TEXT_CAP], name, session.observed_at, ())
                       for t in session.turns if t.indexed and t.text.strip()]  # fmt: skip
     started = time.perf_counter()
     vectors = _embedded(cache, "turns", [t.text for t in turns], embedder, progress)
