@@ -185,6 +185,8 @@ def bigscope(
         "../shared/bench"),
     cache: Annotated[Path, typer.Option(help="where the corpus's model vectors are cached")] = Path("bench/out/cache"),
     out: Annotated[Path, typer.Option(help="JSON result file")] = Path("bench/out/bigscope.json"),
+    probe_shares: Annotated[str, typer.Option(
+        help="other ann_probe_share values to time and check where a scope is searched by lists")] = "",
 ) -> None:
     """Recall in one very large scope and over many scopes, memory, restart and ingest, both backends."""
     from engramdb.config import tune_process
@@ -207,7 +209,9 @@ def bigscope(
         console.print(line, highlight=False)
 
     corpus = load(data, cache, make_embedder("minilm"), progress)
-    result = big.run(corpus, chosen, plan, queries=queries, pg_url=pg_url, ingest=ingest, progress=progress)
+    shares = [float(x) for x in probe_shares.split(",") if x.strip()]
+    result = big.run(corpus, chosen, plan, queries=queries, pg_url=pg_url, ingest=ingest, progress=progress,
+                     probe_shares=shares)  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
     console.print(_bigscope_table(result))

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from engramdb.config import RetrievalSettings
+from engramdb.config import RetrievalSettings, Settings
 from engramdb.core.recall import lexical_terms, recall
 from engramdb.core.service import TimeTravel, lifecycle_filter
 from engramdb.eval.bigscope_corpus import Corpus
@@ -45,9 +45,10 @@ from engramdb.storage.port import TenantStore
 _EXACT = {"ann_min_rows": 10**12}  # the reference: every vector scanned
 def run(
     corpus: Corpus, backends: Sequence[str], layouts: Sequence[Layout], *, queries: int, pg_url: str | None,
-    ingest: int, progress: Progress, seed: int = 7,
+    ingest: int, progress: Progress, seed: int = 7, probe_shares: Sequence[float] = (),
 ) -> dict[str, Any]:  # fmt: skip
-    """Measure every (backend, layout); start a throwaway PostgreSQL when none is given."""
+    """Measure every (backend, layout); start a throwaway PostgreSQL when none is given.
+    ``probe_shares``: other shares of the lists to time and check, where a scope is searched by lists."""
     root = Path(tempfile.mkdtemp(prefix="engram-bigscope-"))
     root.chmod(0o755)
     results: list[dict[str, Any]] = []
@@ -61,7 +62,8 @@ def run(
                     target = _target(backend, root, url, layout.name.replace(":", "_"))
                     progress(f"{backend} {layout.name}: loading")
                     results.append(measure(corpus, target, layout, queries=queries, seed=seed, progress=progress,
-                                           pg_dir=root / "pg" if throwaway else None))  # fmt: skip
+                                           pg_dir=root / "pg" if throwaway else None,
+                                           probe_shares=probe_shares))  # fmt: skip
                     progress(f"  {_summary(results[-1])}")
         ingest_result = measure_ingest(corpus, root / "ingest", ingest, progress) if ingest else None
     finally:
@@ -94,7 +96,7 @@ def _summary(result: dict[str, Any]) -> str:
 
 def measure(
     corpus: Corpus, target: Target, layout: Layout, *, queries: int, seed: int, progress: Progress,
-    pg_dir: Path | None,
+    pg_dir: Path | None, probe_shares: Sequence[float] = (),
 ) -> dict[str, Any]:  # fmt: skip
     store = target.open()
     try:
@@ -110,19 +112,29 @@ def measure(
                  "path": "bulk_load (bench only)"},
         "diskMb": _disk_mb(target, pg_dir),
     }  # fmt: skip
-    result.update(_in_process(target, asked, progress))
+    exact_ms, exact_tops = _exact_tops(target, asked)
+    result.update(_in_process(target, asked, progress, exact_tops))
+    result["exactPath"] = {"searchMs": pct(exact_ms), "settings": _EXACT}
+    result["probeShares"] = []
+    for share in probe_shares if layout.total // layout.scopes >= Settings().ann_min_rows else ():
+        other = _in_process(target, asked, progress, exact_tops, ann_probe_share=share)
+        result["probeShares"].append({"share": share, "searchMs": other["recall"]["searchMs"],
+                                      "denseArmMs": other["recall"]["denseArmMs"],
+                                      "recallAt10VsExact": other["recallAt10VsExact"]})  # fmt: skip
     result["server"] = measure_server(target, asked, progress, touch_all=layout.scopes > 1)
     return result
 
 
-def _in_process(target: Target, asked: Asked, progress: Progress) -> dict[str, Any]:
+def _in_process(
+    target: Target, asked: Asked, progress: Progress, exact_tops: list[list[str]], **options: Any
+) -> dict[str, Any]:  # fmt: skip
     """First and warm recall times, each arm alone, and the top 10 against the exact reference."""
     filt = lifecycle_filter(TimeTravel(), sources=("EPISODE", "MEMORY_FACT"))
     settings, embedder = RetrievalSettings(), asked.embedder()
     load_before = load_average()
     timings: dict[str, list[float]] = {"first": [], "search": [], "dense": [], "lexical": []}
     tops: list[list[str]] = []
-    store = target.open()
+    store = target.open(**options)
     try:
         tenant = store.tenant(TENANT)
         seen: set[int] = set()
@@ -140,9 +152,9 @@ def _in_process(target: Target, asked: Asked, progress: Progress) -> dict[str, A
         progress(f"  in process: search p50 {np.percentile(timings['search'], 50):.1f} ms")
     finally:
         store.close()
-    exact_tops = _exact_tops(target, asked, filt, settings, embedder)
     overlap = [len(set(a) & set(b)) / max(1, len(b)) for a, b in zip(tops, exact_tops, strict=True)]
     return {
+        "settings": options,
         "recall": {"searchMs": pct(timings["search"]), "firstRecallOfScopeMs": pct(timings["first"]),
                    "denseArmMs": pct(timings["dense"]), "lexicalArmMs": pct(timings["lexical"]),
                    "queries": len(asked.texts), "scopesAsked": len(timings["first"])},
@@ -160,13 +172,18 @@ def _timed_recall(tenant: TenantStore, embedder: PrecomputedEmbedder, key: str, 
     return (time.perf_counter() - started) * 1000, [h.record.memory_id for h in outcome.hits]
 
 
-def _exact_tops(target: Target, asked: Asked, filt: Any, settings: RetrievalSettings,
-                embedder: PrecomputedEmbedder) -> list[list[str]]:  # fmt: skip
+def _exact_tops(target: Target, asked: Asked) -> tuple[list[float], list[list[str]]]:
+    """The exact answer: each query's top 10 from a store whose vector arm scans every row (its
+    warm times too, after one pass that loads the scopes)."""
+    filt = lifecycle_filter(TimeTravel(), sources=("EPISODE", "MEMORY_FACT"))
+    settings, embedder = RetrievalSettings(), asked.embedder()
     store = target.open(**_EXACT, memory_mb=8192)
     try:
         tenant = store.tenant(TENANT)
-        return [_timed_recall(tenant, embedder, key_of(s), t, filt, settings)[1]
-                for s, t in zip(asked.scopes, asked.texts, strict=True)]  # fmt: skip
+        asks = list(zip(asked.scopes, asked.texts, strict=True))
+        tops = [_timed_recall(tenant, embedder, key_of(s), t, filt, settings)[1] for s, t in asks]
+        times = [_timed_recall(tenant, embedder, key_of(s), t, filt, settings)[0] for s, t in asks]
+        return times, tops
     finally:
         store.close()
 
