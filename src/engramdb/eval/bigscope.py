@@ -181,9 +181,10 @@ def _exact_tops(target: Target, asked: Asked) -> tuple[list[float], list[list[st
     try:
         tenant = store.tenant(TENANT)
         asks = list(zip(asked.scopes, asked.texts, strict=True))
-        tops = [_timed_recall(tenant, embedder, key_of(s), t, filt, settings)[1] for s, t in asks]
-        times = [_timed_recall(tenant, embedder, key_of(s), t, filt, settings)[0] for s, t in asks]
-        return times, tops
+        for s, t in asks:  # loads the scopes (PostgreSQL: the first search finds a scope large)
+            _timed_recall(tenant, embedder, key_of(s), t, filt, settings)
+        answers = [_timed_recall(tenant, embedder, key_of(s), t, filt, settings) for s, t in asks]
+        return [ms for ms, _ in answers], [top for _, top in answers]
     finally:
         store.close()
 

@@ -34,7 +34,7 @@ from engramdb.storage.scope_copy import CopyRow, ScopeCopy
 Rows = Callable[[str, Sequence[Any]], list[Any]]
 T = TypeVar("T")
 _COPY_ROWS = (
-    "SELECT rowid, source, status, session_id, CASE WHEN embed_state = 'ready' THEN embedding END, "
+    "SELECT rowid, source, status, session_id, CASE WHEN embed_state = 'ready' THEN vector_send(embedding) END, "
     "active_from, retired_at, valid_from, valid_until, invalid_at, lexical_body FROM memories "
     "WHERE tenant = %s AND rowid = ANY(%s) ORDER BY rowid"
 )
@@ -111,9 +111,10 @@ def _candidates_statement(terms: list[str], where: str, params: list[Any]) -> tu
     return sql, [_tsquery(terms), *(_tsquery([t]) for t in terms), *params]
 
 
-def _floats(vector: Any) -> np.ndarray:
-    """A pgvector value as little-endian float32."""
-    return np.asarray(vector.to_numpy() if hasattr(vector, "to_numpy") else vector, dtype="<f4")
+def _floats(sent: bytes) -> np.ndarray:
+    """A vector from ``vector_send``'s binary form (dimensions, an unused word, big-endian
+    float32s) as little-endian float32: text form costs a float parse per dimension in Python."""
+    return np.frombuffer(sent, dtype=">f4", offset=4).astype("<f4")
 
 
 def _learn_neighbours(known: dict[int, tuple[int, int]], rows: Sequence[Any]) -> None:
@@ -174,7 +175,7 @@ class PostgresSearch:
 
     def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Read rows' vectors at full precision (the copy re-ranks its short list with them)."""
-        rows = self._rows("SELECT rowid, embedding FROM memories WHERE tenant = %s AND rowid = ANY(%s) "
+        rows = self._rows("SELECT rowid, vector_send(embedding) FROM memories WHERE tenant = %s AND rowid = ANY(%s) "
                           "AND embed_state = 'ready'", (self._tenant, rowids.tolist()))  # fmt: skip
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
