@@ -27,6 +27,8 @@ class ScopeCache:
         self.loads = 0  # copies built from nothing (a miss: the scope was never held, or dropped)
         self.on_load: Callable[[], None] = lambda: None  # told after each miss (outside the lock)
         self._scopes: OrderedDict[str, ScopeCopy] = OrderedDict()
+        self._sizes: dict[str, int] = {}  # bytes of each copy as last settled
+        self._total = 0
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -58,19 +60,24 @@ class ScopeCache:
             self._scopes[scope_key] = copy
 
     def settle(self, keep: str) -> None:
-        """Drop least recently used copies (never ``keep``) until the held bytes fit the limit."""
+        """Count ``keep``'s copy as it is now, then drop least recently used copies (never
+        ``keep``) until the held bytes fit the limit."""
         with self._guard:
-            total = sum(c.nbytes for c in self._scopes.values())
+            copy = self._scopes.get(keep)
+            if copy is not None:
+                self._total += copy.nbytes - self._sizes.get(keep, 0)
+                self._sizes[keep] = copy.nbytes
             for key in list(self._scopes):
-                if total <= self.max_bytes:
+                if self._total <= self.max_bytes:
                     break
                 if key != keep:
-                    total -= self._scopes.pop(key).nbytes
+                    del self._scopes[key]
+                    self._total -= self._sizes.pop(key, 0)
 
     @property
     def nbytes(self) -> int:
         with self._guard:
-            return sum(c.nbytes for c in self._scopes.values())
+            return self._total
 
     def held(self) -> list[tuple[str, int]]:
         """Return (key, rows) of every copy held, most recently used first."""
@@ -85,6 +92,8 @@ class ScopeCache:
         """Drop every copy (they reload on the next query)."""
         with self._guard:
             self._scopes.clear()
+            self._sizes.clear()
+            self._total = 0
 
 
 T = TypeVar("T")

@@ -73,6 +73,7 @@ class ScopeCopy:
         self._before = np.zeros(0, dtype=np.int32)
         self._after = np.zeros(0, dtype=np.int32)
         self._last_in_session: dict[int, int] = {}
+        self._bytes = 0
 
     def __len__(self) -> int:
         return self._size
@@ -88,7 +89,11 @@ class ScopeCopy:
 
     @property
     def nbytes(self) -> int:
-        """Return the bytes this copy's arrays hold (about what it costs in memory)."""
+        """Return the bytes this copy's arrays hold (about what it costs in memory), as of its
+        last change (summing them is not free: a cache of a thousand copies asks after each read)."""
+        return self._bytes
+
+    def _measure(self) -> int:
         arrays = (self._rowids, self._ready, self._source, self._status, self._session, self._before, self._after,
                   *self._times.values())  # fmt: skip
         vectors = self._vectors.nbytes if self._vectors is not None else 0
@@ -120,6 +125,7 @@ class ScopeCopy:
         self._session[positions] = [self._code(self._session_codes, row.session_id) for row in rows]
         for name in _TIMES:
             self._times[name][positions] = _instants([getattr(row, name) for row in rows])
+        self._bytes = self._measure()
         return True
 
     def _put_vectors(self, positions: np.ndarray, rows: Sequence[CopyRow]) -> None:
