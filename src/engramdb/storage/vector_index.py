@@ -17,6 +17,7 @@ measures its recall against the exact search (bench/RESULTS.md).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -110,14 +111,17 @@ class VectorIndex:
         return chosen[order], scores[order]
 
     def _scores(self, query: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Approximate cosines of the rows at ``positions``, decoded a chunk at a time."""
+        """Approximate cosines of the rows at ``positions``, decoded a chunk at a time into one
+        float buffer per thread (a fresh array per chunk cost a page fault per 4 kB)."""
         out = np.empty(len(positions), dtype=np.float32)
         query = query.astype(np.float32, copy=False)
+        buffer = _buffer(self.dimension)
         contiguous = len(positions) > 0 and positions[-1] - positions[0] == len(positions) - 1
         for start in range(0, len(positions), _CHUNK):
             part = positions[start : start + _CHUNK]
-            codes = self._codes[part[0] : part[-1] + 1] if contiguous else self._codes[part]
-            out[start : start + len(part)] = codes.astype(np.float32) @ query
+            floats = buffer[: len(part)]
+            floats[...] = self._codes[part[0] : part[-1] + 1] if contiguous else self._codes[part]
+            np.dot(floats, query, out=out[start : start + len(part)])
         scores: np.ndarray = out * self._scale[positions]
         return scores
 
@@ -187,6 +191,17 @@ def _nearest(centroids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     for start in range(0, len(vectors), 16 * _CHUNK):
         out[start : start + 16 * _CHUNK] = np.argmax(vectors[start : start + 16 * _CHUNK] @ centroids.T, axis=1)
     return out
+
+
+_THREAD = threading.local()
+
+
+def _buffer(dimension: int) -> np.ndarray:
+    """This thread's buffer of ``_CHUNK`` float rows of ``dimension``."""
+    buffer: np.ndarray | None = getattr(_THREAD, "buffer", None)
+    if buffer is None or buffer.shape[1] != dimension:
+        buffer = _THREAD.buffer = np.empty((_CHUNK, dimension), dtype=np.float32)
+    return buffer
 
 
 def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
