@@ -26,6 +26,7 @@ import numpy as np
 # rowids -> (the rowids found, their full-precision vectors as rows of a float32 matrix)
 ExactVectors = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 _CHUNK = 4096  # rows decoded at once: small enough for the CPU cache, large enough for BLAS
+_RUN = 64  # adjacent rows worth decoding as a slice rather than gathering
 _SLACK = 1e-5  # float32 rounding of the approximate dot products, kept inside the bound
 _TRAIN_ITERATIONS = 8
 _TRAIN_SAMPLE_PER_LIST = 64
@@ -49,6 +50,9 @@ class VectorIndex:
         self._scale = np.zeros(capacity, dtype=np.float32)
         self._error = np.zeros(capacity, dtype=np.float32)
         self._lists: _Lists | None = None
+        # Once lists are trained, the code arrays hold each list's rows side by side (a probe
+        # then decodes slices, 4x faster than gathering scattered rows): position -> array row.
+        self._slot: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
@@ -61,11 +65,17 @@ class VectorIndex:
         return self._lists is not None
 
     def grow(self, capacity: int) -> None:
+        held = len(self._codes)
         codes = np.zeros((capacity, self.dimension), dtype=np.int8)
-        codes[: len(self._codes)] = self._codes
+        codes[:held] = self._codes
         self._codes = codes
         self._scale = _grown(self._scale, capacity)
         self._error = _grown(self._error, capacity)
+        if self._slot is not None:  # new positions take the new rows at the end
+            self._slot = np.concatenate([self._slot, np.arange(held, capacity, dtype=np.int64)])
+
+    def _rows(self, positions: np.ndarray) -> np.ndarray:
+        return positions if self._slot is None else self._slot[positions]
 
     def put(self, positions: np.ndarray, matrix: np.ndarray) -> None:
         """Hold these rows' vectors (float32, one row each), replacing any held before."""
@@ -73,9 +83,10 @@ class VectorIndex:
         scale = np.where(peak > 0, peak / 127, 1.0).astype(np.float32)
         codes = np.rint(matrix / scale[:, None]).astype(np.int8)
         residual = matrix - codes.astype(np.float32) * scale[:, None]
-        self._codes[positions] = codes
-        self._scale[positions] = scale
-        self._error[positions] = np.linalg.norm(residual, axis=1) + _SLACK
+        rows = self._rows(positions)
+        self._codes[rows] = codes
+        self._scale[rows] = scale
+        self._error[rows] = np.linalg.norm(residual, axis=1) + _SLACK
         if self._lists is not None:
             self._lists.arrived(positions)
 
@@ -84,6 +95,7 @@ class VectorIndex:
         count = int(ready.sum())
         if count >= self._ann.min_rows and (self._lists is None or self._lists.stale(count)):
             self._lists = _Lists.train(self._decoded, np.flatnonzero(ready))
+            self._arrange(self._lists.order)
         if self._lists is None:
             return np.flatnonzero(ready)
         scanned: np.ndarray = self._lists.probe(query, self._ann.probe_share)
@@ -95,7 +107,7 @@ class VectorIndex:
         """Return the ``limit`` best of ``positions`` by true cosine: (positions, scores), best first
         (ties by rowid). ``rowids`` are the positions' rowids; ``exact`` reads full vectors."""
         approx = self._scores(query, positions)
-        reach = float(np.linalg.norm(query)) * self._error[positions]
+        reach = float(np.linalg.norm(query)) * self._error[self._rows(positions)]
         shortlist = np.arange(len(positions))
         if len(positions) > limit:
             lower = approx - reach
@@ -110,23 +122,45 @@ class VectorIndex:
         order = np.lexsort((found, -scores))[:limit]
         return chosen[order], scores[order]
 
+    def _arrange(self, grouped: np.ndarray) -> None:
+        """Reorder the code arrays: the positions ``grouped`` (list by list) first, the rest after."""
+        rest = np.setdiff1d(np.arange(len(self._codes)), grouped, assume_unique=True)
+        order = np.concatenate([grouped, rest])
+        rows = self._rows(order)
+        self._codes, self._scale, self._error = self._codes[rows], self._scale[rows], self._error[rows]
+        self._slot = np.empty(len(order), dtype=np.int64)
+        self._slot[order] = np.arange(len(order))
+
     def _scores(self, query: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Approximate cosines of the rows at ``positions``, decoded a chunk at a time into one
-        float buffer per thread (a fresh array per chunk cost a page fault per 4 kB)."""
-        out = np.empty(len(positions), dtype=np.float32)
+        """Approximate cosines of the rows at ``positions``: runs of adjacent array rows decoded as
+        slices, the scattered rest gathered; into one float buffer per thread (a fresh array per
+        chunk cost a page fault per 4 kB)."""
+        rows = self._rows(positions)
+        out = np.empty(len(rows), dtype=np.float32)
         query = query.astype(np.float32, copy=False)
         buffer = _buffer(self.dimension)
-        contiguous = len(positions) > 0 and positions[-1] - positions[0] == len(positions) - 1
-        for start in range(0, len(positions), _CHUNK):
-            part = positions[start : start + _CHUNK]
+        cuts = np.flatnonzero(np.diff(rows) != 1) + 1
+        starts, ends = np.r_[0, cuts], np.r_[cuts, len(rows)]
+        runs = (ends - starts) >= _RUN
+        for start, end in zip(starts[runs].tolist(), ends[runs].tolist(), strict=True):
+            for at in range(start, end, _CHUNK):
+                stop = min(end, at + _CHUNK)
+                floats = buffer[: stop - at]
+                floats[...] = self._codes[rows[at] : rows[at] + stop - at]
+                np.dot(floats, query, out=out[at:stop])
+        scattered = np.concatenate([np.arange(a, b) for a, b in zip(starts[~runs], ends[~runs], strict=True)]
+                                   or [np.zeros(0, dtype=np.int64)])  # fmt: skip
+        for at in range(0, len(scattered), _CHUNK):
+            part = scattered[at : at + _CHUNK]
             floats = buffer[: len(part)]
-            floats[...] = self._codes[part[0] : part[-1] + 1] if contiguous else self._codes[part]
-            np.dot(floats, query, out=out[start : start + len(part)])
-        scores: np.ndarray = out * self._scale[positions]
+            floats[...] = self._codes[rows[part]]
+            out[part] = floats @ query
+        scores: np.ndarray = out * self._scale[rows]
         return scores
 
     def _decoded(self, positions: np.ndarray) -> np.ndarray:
-        vectors: np.ndarray = self._codes[positions].astype(np.float32) * self._scale[positions, None]
+        rows = self._rows(positions)
+        vectors: np.ndarray = self._codes[rows].astype(np.float32) * self._scale[rows, None]
         return vectors
 
 
@@ -182,7 +216,10 @@ class _Lists:
         parts = [self.order[self.offsets[i] : self.offsets[i + 1]] for i in np.sort(nearest)]
         if not self._arrived:  # the lists do not overlap
             return np.concatenate(parts)
-        return np.unique(np.concatenate([*parts, *self._arrived]))  # a row re-embedded since is in both
+        every = np.concatenate([*parts, *self._arrived])  # a row re-embedded since is in both
+        _, first = np.unique(every, return_index=True)
+        kept: np.ndarray = every[np.sort(first)]  # list order kept: lists are adjacent rows
+        return kept
 
 
 def _nearest(centroids: np.ndarray, vectors: np.ndarray) -> np.ndarray:

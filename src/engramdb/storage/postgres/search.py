@@ -55,6 +55,7 @@ class ReadingBlock:
     conn: psycopg.Connection | None = None
     neighbours: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
     frequencies: dict[str, tuple[int, dict[str, int]]] = field(default_factory=dict)
+    seqs: dict[str, int] = field(default_factory=dict)  # the change counter as a copy's first read saw it
 
 
 # Both arms in one pass over the scope: the rows are read once, and each row's episodes one and
@@ -163,9 +164,20 @@ class PostgresSearch:
                             r[5], r[6], r[7], r[8], r[9], body=r[10])
                     for r in self._rows(_COPY_ROWS, (self._tenant, list(ids)))]  # fmt: skip
 
+        held = self._held.get()
+
+        def current_seq() -> int:
+            # A recall reads a scope four or five times; each one's round trip to ask the
+            # counter cost 2-4 ms on a busy machine, so a reading() block asks once per scope.
+            if held is not None and scope_key in held.seqs:
+                return held.seqs[scope_key]
+            seq = int(self._row("SELECT value FROM meta WHERE tenant = %s AND key = 'change_seq'", (self._tenant,))[0])
+            if held is not None:
+                held.seqs[scope_key] = seq
+            return seq
+
         source = CopySource(
-            current_seq=lambda: int(self._row("SELECT value FROM meta WHERE tenant = %s AND key = 'change_seq'",
-                                              (self._tenant,))[0]),
+            current_seq=current_seq,
             changed_ids=lambda seq: [r[0] for r in self._rows(
                 "SELECT rowid FROM memories WHERE tenant = %s AND scope_key = %s AND change_seq > %s",
                 (self._tenant, scope_key, seq))],
