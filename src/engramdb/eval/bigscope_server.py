@@ -113,7 +113,7 @@ def _http_recall(http: httpx.Client, scope: int, text: str) -> tuple[float, dict
 # -- ingest ----------------------------------------------------------------------------------
 
 
-def measure_ingest(corpus: Corpus, root: Path, n: int, progress: Progress, rounds: int = 2) -> dict[str, Any]:
+def measure_ingest(corpus: Corpus, root: Path, n: int, progress: Progress, rounds: int = 3) -> dict[str, Any]:
     """The embedder's own batch throughput against REST batch writes of the same texts, interleaved."""
     from engramdb.core.embedding import make_embedder
 
