@@ -187,6 +187,8 @@ def bigscope(
     out: Annotated[Path, typer.Option(help="JSON result file")] = Path("bench/out/bigscope.json"),
     probe_shares: Annotated[str, typer.Option(
         help="other ann_probe_share values to time and check where a scope is searched by lists")] = "",
+    restarts: Annotated[int, typer.Option(
+        min=1, help="server restarts timed for the first recall (more: steadier)")] = 1,
 ) -> None:
     """Recall in one very large scope and over many scopes, memory, restart and ingest, both backends."""
     from engramdb.config import tune_process
@@ -211,7 +213,7 @@ def bigscope(
     corpus = load(data, cache, make_embedder("minilm"), progress)
     shares = [float(x) for x in probe_shares.split(",") if x.strip()]
     result = big.run(corpus, chosen, plan, queries=queries, pg_url=pg_url, ingest=ingest, progress=progress,
-                     probe_shares=shares)  # fmt: skip
+                     probe_shares=shares, restarts=restarts)  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
     console.print(_bigscope_table(result))

@@ -36,7 +36,7 @@ from engramdb.core.service import TimeTravel, lifecycle_filter
 from engramdb.eval.bigscope_corpus import Corpus
 from engramdb.eval.bigscope_load import bulk_load, same_rows
 from engramdb.eval.bigscope_model import TENANT, Asked, Layout, Progress, Target, key_of, pct
-from engramdb.eval.bigscope_server import measure_ingest, measure_server
+from engramdb.eval.bigscope_server import measure_ingest, measure_restarts, measure_server
 from engramdb.eval.lifecycle_cost import PrecomputedEmbedder
 from engramdb.eval.machine import load_average, machine_info, source_info
 from engramdb.eval.scale import _postgres, shared_buffers_mb
@@ -45,7 +45,7 @@ from engramdb.storage.port import TenantStore
 _EXACT = {"ann_min_rows": 10**12}  # the reference: every vector scanned
 def run(
     corpus: Corpus, backends: Sequence[str], layouts: Sequence[Layout], *, queries: int, pg_url: str | None,
-    ingest: int, progress: Progress, seed: int = 7, probe_shares: Sequence[float] = (),
+    ingest: int, progress: Progress, seed: int = 7, probe_shares: Sequence[float] = (), restarts: int = 1,
 ) -> dict[str, Any]:  # fmt: skip
     """Measure every (backend, layout); start a throwaway PostgreSQL when none is given.
     ``probe_shares``: other shares of the lists to time and check, where a scope is searched by lists."""
@@ -63,7 +63,7 @@ def run(
                     progress(f"{backend} {layout.name}: loading")
                     results.append(measure(corpus, target, layout, queries=queries, seed=seed, progress=progress,
                                            pg_dir=root / "pg" if throwaway else None,
-                                           probe_shares=probe_shares))  # fmt: skip
+                                           probe_shares=probe_shares, restarts=restarts))  # fmt: skip
                     progress(f"  {_summary(results[-1])}")
         ingest_result = measure_ingest(corpus, root / "ingest", ingest, progress) if ingest else None
     finally:
@@ -96,7 +96,7 @@ def _summary(result: dict[str, Any]) -> str:
 
 def measure(
     corpus: Corpus, target: Target, layout: Layout, *, queries: int, seed: int, progress: Progress,
-    pg_dir: Path | None, probe_shares: Sequence[float] = (),
+    pg_dir: Path | None, probe_shares: Sequence[float] = (), restarts: int = 1,
 ) -> dict[str, Any]:  # fmt: skip
     store = target.open()
     try:
@@ -122,6 +122,8 @@ def measure(
                                       "denseArmMs": other["recall"]["denseArmMs"],
                                       "recallAt10VsExact": other["recallAt10VsExact"]})  # fmt: skip
     result["server"] = measure_server(target, asked, progress, touch_all=layout.scopes > 1)
+    if restarts > 1:
+        result["restarts"] = measure_restarts(target, asked, progress, restarts)
     return result
 
 

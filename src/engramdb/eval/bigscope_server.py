@@ -102,6 +102,31 @@ def measure_server(
     return result
 
 
+def measure_restarts(target: Target, asked: Asked, progress: Progress, restarts: int) -> dict[str, Any]:
+    """Restart the server ``restarts`` times: each time the first recall once ready (a query not
+    asked before) against the p50 of the 20 recalls after it; one sample each is too noisy alone."""
+    store = target.open()
+    try:
+        token, _ = auth.create_key(store, tenant=TENANT, role="admin", grant={})
+    finally:
+        store.close()
+    asks = list(zip(asked.scopes, asked.texts, strict=True))
+    runs = []
+    for i in range(restarts):
+        mine = asks[i * 21 : i * 21 + 21] or asks[:21]
+        with server(target, progress) as (url, _), httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+        ) as http:
+            _wait(http, "/readyz", 3600)
+            first_ms, timings = _http_recall(http, *mine[0])
+            warm = [_http_recall(http, s, t)[0] for s, t in mine[1:]]
+        runs.append({"firstMs": round(first_ms, 2), "firstTimings": timings, "warmP50Ms": pct(warm).get("p50"),
+                     "ratio": round(first_ms / float(np.percentile(warm, 50)), 2),
+                     "loadAverage": load_average()})  # fmt: skip
+        progress(f"  restart {i + 1}: first {first_ms:.1f} ms, warm p50 {runs[-1]['warmP50Ms']} ms")
+    return {"runs": runs, "medianRatio": float(np.median([r["ratio"] for r in runs]))}
+
+
 def _http_recall(http: httpx.Client, scope: int, text: str) -> tuple[float, dict[str, float]]:
     started = time.perf_counter()
     answer = http.post("/v1/recall", json={"query": text, "limit": 10, "scope": scope_of(scope)})
