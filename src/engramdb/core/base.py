@@ -12,6 +12,7 @@ from engramdb.contract.events import Scope
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
+from engramdb.core.embedding_cache import QueryVectorCache
 from engramdb.errors import InvalidInputError
 from engramdb.storage.port import AuditDraft, Store, TenantStore
 
@@ -22,6 +23,7 @@ class ServiceBase:
     def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
         self.store = store
         self.embedder = embedder
+        self.queries = QueryVectorCache(embedder, settings.query_cache_size)  # recall's query vectors
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
         self._salts: dict[str, str] = {}  # tenant -> its participant salt

@@ -140,12 +140,12 @@ def recall(
     records = store.records([f.rowid for f in (fused if sessions > 0 else contenders)], with_event=False)
     total = sum(weights.values()) or 1.0
     shares = {name: weight / total for name, weight in weights.items()}
-    hits = _with_features(contenders, lift, records, settings, trust_weight, date, shares)
-    for hit in hits:
+    hits = _with_features(contenders, lift, records, settings, trust_weight, date, shares)[:limit]
+    for hit in hits:  # only what is returned: relevance reads each text's words
         hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record)
     ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
-    return RecallOutcome(hits=hits[:limit], timings=timings, sessions=ranked_sessions, words=words)
+    return RecallOutcome(hits=hits, timings=timings, sessions=ranked_sessions, words=words)
 
 
 def _narrowed(
@@ -326,7 +326,7 @@ def _with_features(
     date: DateFeature | None,
     shares: dict[str, float],
 ) -> list[Hit]:
-    now = time.time()
+    now = clock.utc_now().timestamp()
     hits: list[Hit] = []
     for row in fused:
         record = records.get(row.rowid)
