@@ -1,5 +1,5 @@
 """``EngramStore``: LangGraph's BaseStore over EngramDB, with a real LangGraph graph (langgraph pinned),
-against a real server on both backends."""
+against a real server."""
 
 from __future__ import annotations
 

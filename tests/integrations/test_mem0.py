@@ -1,4 +1,4 @@
-"""``engramdb.Memory``, the Mem0-style API: embedded (no server) and against a real server, both backends."""
+"""``engramdb.Memory``, the Mem0-style API: embedded (no server) and against a real server."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def _what_this_version_cannot_do_is_said_and_changes_nothing(m: Memory) -> None:
         m.get_all()
 
 
-# Each check runs embedded (this process, SQLite) and against a real server (both backends).
+# Each check runs embedded (this process) and against a real server.
 
 
 def test_the_mem0_calls_work_keyed_by_user_id_embedded(embedded: Memory) -> None:
