@@ -18,6 +18,7 @@ import numpy as np
 # Audit hashing lives in core (pure); re-exported for callers that still import it from here.
 from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
+from engramdb.storage.assist.port import AssistReads, AssistWrites
 from engramdb.storage.records import (
     BELIEVED_STATUSES,
     AuditDraft,
@@ -79,7 +80,7 @@ def check_tenant_name(name: str) -> str:
     return name
 
 
-class Transaction(Protocol):
+class Transaction(AssistWrites, Protocol):
     """One atomic unit of work on a tenant: everything in it commits together or not at all."""
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
@@ -141,7 +142,7 @@ class Transaction(Protocol):
         ...
 
 
-class TenantStore(Protocol):
+class TenantStore(AssistReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities

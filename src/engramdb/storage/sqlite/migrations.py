@@ -19,12 +19,16 @@ def migrate(db: Connections) -> None:
     if db.fetchone("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"):
         _upgrade(db)
         return
-    script = resources.files("engramdb.storage.sqlite").joinpath("schema.sql").read_text()
+    script = _script("schema.sql") + _script("assist.sql")
     with db.write() as conn:
         # Another process may have created it between our check and our lock.
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
             for statement in _statements(script):
                 conn.execute(statement)
+
+
+def _script(name: str) -> str:
+    return resources.files("engramdb.storage.sqlite").joinpath(name).read_text()
 
 
 def _upgrade(db: Connections) -> None:
@@ -40,6 +44,10 @@ def _upgrade(db: Connections) -> None:
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_by_observed'"):
         with db.write() as conn:  # episodes were listed only through recall
             conn.execute(EPISODES_BY_OBSERVED_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='model_jobs'"):
+        with db.write() as conn:  # before model-assisted memory (IF NOT EXISTS: another process may race)
+            for statement in _statements(_script("assist.sql")):
+                conn.execute(statement)
 
 
 def _memory_columns(db: Connections) -> set[str]:

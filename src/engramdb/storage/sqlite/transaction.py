@@ -8,6 +8,7 @@ from dataclasses import astuple
 from typing import Any
 
 from engramdb import clock
+from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.common import next_audit_entry
 from engramdb.storage.port import (
     AuditDraft,
@@ -27,7 +28,7 @@ from engramdb.storage.sqlite.sql import (
 )
 
 
-class SQLiteTransaction:
+class SQLiteTransaction(AssistTransactionSQL):
     """The Transaction port over the tenant's writer connection."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -174,6 +175,17 @@ class SQLiteTransaction:
 
     def query(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """Run a read inside this transaction (sees its own writes)."""
+        return self._conn.execute(sql, params).fetchall()
+
+    def restore_fact(self, rowid: int, *, reason: str, at: str) -> MemoryRecord:
+        self._conn.execute(
+            "UPDATE memories SET status = 'active', status_reason = ?, retired_at = NULL, superseded_by_id = NULL, "
+            "active_from = ?, change_seq = ? WHERE rowid = ?",
+            (reason, at, self._change_seq(), rowid),
+        )
+        return self._by_rowid(rowid)
+
+    def _assist_run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return self._conn.execute(sql, params).fetchall()
 
     def _by_rowid(self, rowid: int) -> MemoryRecord:
