@@ -20,6 +20,7 @@ from engramdb.config import Settings, tune_process
 from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import EmbeddingWorker
+from engramdb.jobs.extraction import ExtractionWorker
 from engramdb.models.operations import OPERATIONS
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
@@ -58,14 +59,20 @@ def create_app(
             log.warning("the embedder failed to warm up; recall will try it again", exc_info=True)
         worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
                                  poll_seconds=settings.embed_poll_seconds)  # fmt: skip
+        # With a model, the extraction queue's workers (never on a request's path).
+        extractors = ExtractionWorker(service, threads=settings.llm.workers) if settings.llm.configured else None
         if run_worker:
             worker.start()
+            if extractors is not None:
+                extractors.start()
         try:
             async with mcp.running():
                 yield
         finally:
             if run_worker:
                 worker.stop()
+                if extractors is not None:
+                    extractors.stop()
             store.close()
 
     app = FastAPI(title="EngramDB", version=__version__, summary="Long-term memory for LLM agents.",

@@ -18,6 +18,7 @@ class ServiceBase:
         self.embedder = embedder
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
+        self.queued = threading.Event()  # wakes the extraction workers (a model job was queued)
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)

@@ -8,6 +8,7 @@ never to a driver.
 from __future__ import annotations
 
 from engramdb.core.admin import AdminOperations
+from engramdb.core.deriving import DerivingOperations
 from engramdb.core.reads import ReadOperations, TimeTravel, as_believed, lifecycle_filter
 from engramdb.core.review import ReviewOperations
 from engramdb.core.rows import episode_row, fact_row
@@ -16,5 +17,5 @@ from engramdb.core.writes import MAX_BATCH, WriteOperations
 __all__ = ["MAX_BATCH", "MemoryService", "TimeTravel", "as_believed", "episode_row", "fact_row", "lifecycle_filter"]
 
 
-class MemoryService(WriteOperations, ReadOperations, ReviewOperations, AdminOperations):
+class MemoryService(WriteOperations, ReadOperations, ReviewOperations, AdminOperations, DerivingOperations):
     """The operations of EngramDB over one store and one embedder."""

@@ -19,6 +19,23 @@ from engramdb.models.admin import (
     KeyView,
     Role,
 )
+from engramdb.models.assist import (
+    CallView,
+    DerivedItem,
+    ExtractRequest,
+    ExtractResult,
+    FactLinks,
+    LinkView,
+    ModelJobList,
+    ModelJobQuery,
+    ModelJobView,
+    ModelUsage,
+    PurposeUsage,
+    TurnInput,
+    UsageQuery,
+    UsageView,
+    VerdictView,
+)
 from engramdb.models.base import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -26,6 +43,19 @@ from engramdb.models.base import (
     ResponseModel,
     ScopeQuery,
     ScopeView,
+)
+from engramdb.models.derive import (
+    AddOptions,
+    AddRequest,
+    AddResult,
+    ConsolidateRequest,
+    ConsolidateResult,
+    ConsolidationGroup,
+    Message,
+    ReflectRequest,
+    ReflectResult,
+    UndoConsolidation,
+    UndoneConsolidation,
 )
 from engramdb.models.lifecycle import (
     CorrectRequest,
@@ -68,12 +98,16 @@ from engramdb.models.recall import (
 from engramdb.models.scopes import ScopeList, ScopeListQuery, ScopeSummary
 
 __all__ = [
-    "DEFAULT_LIMIT", "MAX_LIMIT", "ArmExplain", "AuditPage", "AuditQuery", "AuditVerdict", "AuditView",
-    "CorrectRequest", "EditAndApprove", "EmbeddingStatus", "EpisodeBatch", "EpisodeBatchResult", "EpisodeList",
-    "EpisodeQuery", "Explain", "FactHistory", "FactList", "FactQuery", "FieldProblem", "Health", "KeyCreateRequest",
-    "KeyCreated", "KeyList", "KeyView", "LiftRequest", "MemoryQuery", "MemoryView", "Problem", "QueryModel",
-    "RecallRequest", "RecallResponse", "RecalledMemory", "RecalledSession", "RejectDecision", "ResponseModel",
-    "RetractRequest", "ReviewDecision", "ReviewItem", "ReviewQuery", "ReviewQueue", "Role", "ScopeList",
-    "ScopeListQuery", "ScopeQuery", "ScopeSummary", "ScopeView", "TenantPolicy", "TombstoneList", "TombstoneQuery",
-    "TombstoneView", "TrustRule", "WriteOptions", "WriteResponse",
+    "DEFAULT_LIMIT", "MAX_LIMIT", "AddOptions", "AddRequest", "AddResult", "ArmExplain", "AuditPage", "AuditQuery",
+    "AuditVerdict", "AuditView", "CallView", "ConsolidateRequest", "ConsolidateResult", "ConsolidationGroup",
+    "CorrectRequest", "DerivedItem", "EditAndApprove", "EmbeddingStatus", "EpisodeBatch", "EpisodeBatchResult",
+    "EpisodeList", "EpisodeQuery", "Explain", "ExtractRequest", "ExtractResult", "FactHistory", "FactLinks",
+    "FactList", "FactQuery", "FieldProblem", "Health", "KeyCreateRequest", "KeyCreated", "KeyList", "KeyView",
+    "LiftRequest", "LinkView", "MemoryQuery", "MemoryView", "Message", "ModelJobList", "ModelJobQuery", "ModelJobView",
+    "ModelUsage", "Problem", "PurposeUsage", "QueryModel", "RecallRequest", "RecallResponse", "RecalledMemory",
+    "RecalledSession", "ReflectRequest", "ReflectResult", "RejectDecision", "ResponseModel", "RetractRequest",
+    "ReviewDecision", "ReviewItem", "ReviewQuery", "ReviewQueue", "Role", "ScopeList", "ScopeListQuery", "ScopeQuery",
+    "ScopeSummary", "ScopeView", "TenantPolicy", "TombstoneList", "TombstoneQuery", "TombstoneView", "TrustRule",
+    "TurnInput", "UndoConsolidation", "UndoneConsolidation", "UsageQuery", "UsageView", "VerdictView", "WriteOptions",
+    "WriteResponse",
 ]  # fmt: skip

@@ -1,0 +1,104 @@
+"""The extraction workers: threads that take queued model jobs of every tenant and run them.
+
+A worker takes a tenant's oldest due job (``core/assist/queue.py``), runs extraction and judgement
+as the key that queued it, and records the result; a failure that may pass (the model timed out
+or was unreachable) puts the job back with a backoff, any other marks it failed with the error.
+The model's calls are recorded in the ledger either way. Nothing here runs on a request's path.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from engramdb.core.assist import pipeline, queue
+from engramdb.core.assist.extraction import turns_for
+from engramdb.core.assist.work import Work
+from engramdb.core.service import MemoryService
+from engramdb.errors import EngramError, InternalError
+from engramdb.models.assist import ExtractResult
+from engramdb.storage.port import TenantStore
+
+log = logging.getLogger(__name__)
+
+
+def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Claimed) -> str:
+    """Run one claimed job to its next state (done, queued again, failed); return that state."""
+    job = claimed.job
+    work: Work | None = None
+    result: ExtractResult | None = None
+    error: EngramError | None = None
+    started = time.perf_counter()
+    try:
+        if job.attempts > job.max_attempts:
+            raise InternalError(f"taken {job.attempts - 1} times without finishing (did its worker stop?)")
+        if queue.revoked(tenant, job):
+            raise InternalError(f"the key that queued it ({job.actor_key_id}) was revoked")
+        work = service.work(claimed.caller, claimed.scope.wire(), job_id=job.job_id)
+        result = pipeline.extract(work, turns_for(work, claimed.body))
+    except EngramError as failure:
+        error = failure
+    except Exception as failure:  # the job boundary: log with its traceback, fail the job, keep working
+        log.exception("model job %s failed", job.job_id)
+        error = InternalError(f"{type(failure).__name__}: {failure}"[:500])
+    with tenant.transaction() as tx:
+        if work is not None and not work.recorded:  # a finished run recorded its calls with its writes
+            tx.record_calls(work.ledger())
+        state = queue.finish(tx, job, result, error, service.settings.llm.job_backoff_seconds)
+    service.written.set()
+    log.debug("model job %s: %s in %.0f ms", job.job_id, state, (time.perf_counter() - started) * 1000)
+    return state
+
+
+def drain(service: MemoryService, tenant_name: str, lease_seconds: float = 300.0) -> int:
+    """Run every due job of one tenant now, in this thread; return how many runs there were."""
+    tenant = service.store.tenant(tenant_name)
+    runs = 0
+    while (claimed := queue.claim(tenant, tenant_name, lease_seconds)) is not None:
+        run_claimed(service, tenant, claimed)
+        runs += 1
+    return runs
+
+
+class ExtractionWorker:
+    """``threads`` background threads working through every tenant's queue."""
+
+    def __init__(self, service: MemoryService, *, threads: int, poll_seconds: float = 0.5) -> None:
+        self._service = service
+        self._threads = [threading.Thread(target=self._run, name=f"engram-extract-{i}", daemon=True)
+                         for i in range(threads)]  # fmt: skip
+        self._poll = poll_seconds
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._service.queued.set()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                busy = self._pass()
+            except Exception:  # the supervisor boundary: log with traceback, keep running
+                log.exception("extraction pass failed")
+                busy = False
+            if not busy:
+                self._service.queued.wait(self._poll)
+                self._service.queued.clear()
+
+    def _pass(self) -> bool:
+        lease = self._service.settings.llm.job_lease_seconds
+        for name in self._service.store.tenant_names():
+            tenant = self._service.store.tenant(name)
+            claimed = queue.claim(tenant, name, lease)
+            if claimed is not None:
+                run_claimed(self._service, tenant, claimed)
+                return True
+        return False
