@@ -3,7 +3,7 @@
     python -m engramdb.devtools.generate          # rewrite the files
     python -m engramdb.devtools.generate --check  # exit 1, naming the stale files
 
-Writes the typed SDK methods (``src/engramdb/sdk/methods.py``), the API reference
+Writes the typed SDK methods (``src/engramdb/sdk/methods/``, a module per area), the API reference
 (``docs/api.md``) and the REST table of the README (between its ``ops:rest`` markers).
 """
 
@@ -15,11 +15,19 @@ from typing import Any
 
 from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
-from engramdb.models import operations
+from engramdb.models import operations, operations_models
 from engramdb.models.operation import Operation
 
 ROOT = Path(__file__).resolve().parents[3]
-HEADER = '''"""Typed SDK methods, one per operation, generated from ``engramdb.models.operations``.
+# The SDK's methods, in one module per area (by the operations' tags).
+AREAS: dict[str, tuple[str, ...]] = {
+    "memory": ("service", "memories", "lifecycle", "recall"),
+    "governance": ("review", "audit", "policy", "keys"),
+    "models": ("models",),
+}
+# Where an area's operations are declared (``ops`` in its module), when not in operations.py.
+DECLARED_IN = {"models": "operations_models"}
+HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``engramdb.models.operations``.
 
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
@@ -31,7 +39,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from engramdb.contract.events import {contract}
-from engramdb.models import operations as ops
+from engramdb.models import {declared} as ops
 from engramdb.models.api import (
 {models}
 )
@@ -39,7 +47,7 @@ from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-__all__ = ["AsyncMethods", "Literal", "SyncMethods"]
+__all__ = ["Async{Area}Methods", "Literal", "Sync{Area}Methods"]
 
 T = TypeVar("T")
 '''
@@ -47,7 +55,8 @@ CONTRACT = {"EpisodeWrite", "FactWrite", "ScopeFields"}
 
 
 def _constant(op: Operation[Any]) -> str:
-    return next(name for name, value in vars(operations).items() if value is op)
+    modules = (vars(operations), vars(operations_models))
+    return next(name for names in modules for name, value in names.items() if value is op)
 
 
 def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
@@ -66,28 +75,56 @@ def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
     return "\n".join(lines)
 
 
-def sdk_methods() -> str:
-    """The source of ``engramdb.sdk.methods``."""
+def _area(area: str, ops: list[Operation[Any]]) -> str:
+    """The source of ``engramdb.sdk.methods.<area>``."""
     models: set[str] = set()
-    sync = [_method(op, models, asynchronous=False) for op in operations.OPERATIONS]
-    asynchronous = [_method(op, models, asynchronous=True) for op in operations.OPERATIONS]
+    sync = [_method(op, models, asynchronous=False) for op in ops]
+    asynchronous = [_method(op, models, asynchronous=True) for op in ops]
     contract = ", ".join(sorted(models & CONTRACT))
     imported = "\n".join(f"    {m}," for m in sorted(models - CONTRACT, key=str.lower))  # as ruff orders them
-    out = HEADER.format(contract=contract, models=imported)
-    out += '\n\nclass SyncMethods:\n    """Every operation as a blocking method (``Client``)."""\n\n'
+    head = HEADER.format(area=area, Area=area.title(), contract=contract, models=imported,
+                         declared=DECLARED_IN.get(area, "operations"))
+    if not contract:
+        head = head.replace("from engramdb.contract.events import \n", "")
+    out = head + f'\n\nclass Sync{area.title()}Methods:\n    """The {area} operations as blocking methods."""\n\n'
     out += "    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
     out += "        raise NotImplementedError\n\n" + "\n\n".join(sync) + "\n"
-    out += '\n\nclass AsyncMethods:\n    """Every operation as a coroutine method (``AsyncClient``)."""\n\n'
+    out += f'\n\nclass Async{area.title()}Methods:\n    """The {area} operations as coroutine methods."""\n\n'
     out += "    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
     out += "        raise NotImplementedError\n\n" + "\n\n".join(asynchronous) + "\n"
     return out
+
+
+def sdk_methods() -> dict[str, str]:
+    """The modules of ``engramdb.sdk.methods``: one per area, and the package joining them."""
+    by_area: dict[str, list[Operation[Any]]] = {area: [] for area in AREAS}
+    for op in operations.OPERATIONS:
+        area = next((a for a, tags in AREAS.items() if op.tag in tags), None)
+        if area is None:
+            raise SystemExit(f"operation {op.name} has tag {op.tag!r}, which no area of AREAS lists")
+        by_area[area].append(op)
+    modules = {f"{area}.py": _area(area, ops) for area, ops in by_area.items()}
+    names = [a.title() for a in AREAS]
+    imports = "\n".join(f"from engramdb.sdk.methods.{a} import Async{a.title()}Methods, Sync{a.title()}Methods"
+                        for a in sorted(AREAS))  # fmt: skip
+    modules["__init__.py"] = (
+        '"""Typed SDK methods, one per operation, generated from ``engramdb.models.operations``.\n\n'
+        'Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.\n"""\n\n'
+        f"from __future__ import annotations\n\n{imports}\n\n"
+        '__all__ = ["AsyncMethods", "SyncMethods"]\n\n\n'
+        f"class SyncMethods({', '.join(f'Sync{n}Methods' for n in names)}):\n"
+        '    """Every operation as a blocking method (``Client``)."""\n\n\n'
+        f"class AsyncMethods({', '.join(f'Async{n}Methods' for n in names)}):\n"
+        '    """Every operation as a coroutine method (``AsyncClient``)."""\n'
+    )
+    return modules
 
 
 def targets() -> dict[Path, str]:
     """Every generated file and what it should hold."""
     readme, mcp = ROOT / "README.md", ROOT / "docs/mcp.md"
     return {
-        ROOT / "src/engramdb/sdk/methods.py": sdk_methods(),
+        **{ROOT / "src/engramdb/sdk/methods" / name: text for name, text in sdk_methods().items()},
         ROOT / "docs/api.md": api_reference(),
         readme: readme_with_table(readme.read_text(encoding="utf-8")),
         mcp: with_table(mcp.read_text(encoding="utf-8"), "mcp", mcp_table()),
@@ -106,6 +143,7 @@ def main(argv: list[str]) -> int:
             print(f"stale: {path.relative_to(ROOT)} (run python -m engramdb.devtools.generate)", file=sys.stderr)
         return 1 if late else 0
     for path, text in targets().items():
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return 0
 

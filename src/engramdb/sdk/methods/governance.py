@@ -1,0 +1,167 @@
+"""Typed SDK methods for the governance operations, generated from ``engramdb.models.operations``.
+
+Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from engramdb.models import operations as ops
+from engramdb.models.api import (
+    AuditPage,
+    AuditVerdict,
+    EditAndApprove,
+    KeyCreated,
+    KeyCreateRequest,
+    KeyList,
+    MemoryView,
+    RejectDecision,
+    ReviewDecision,
+    ReviewQueue,
+    TenantPolicy,
+    WriteResponse,
+)
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+from engramdb.sdk.operations import inputs_for
+
+__all__ = ["AsyncGovernanceMethods", "Literal", "SyncGovernanceMethods"]
+
+T = TypeVar("T")
+
+
+class SyncGovernanceMethods:
+    """The governance operations as blocking methods."""
+
+    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    def review_queue(
+        self,
+        *,
+        kind: str | None = None,
+        subject_key: str | None = None,
+        older_than_seconds: float | None = None,
+        limit: int = 100,
+    ) -> ReviewQueue:
+        """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
+        return self.call(ops.REVIEW_QUEUE, inputs_for(ops.REVIEW_QUEUE, (), None, {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit}))
+
+    def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
+        """Make a pending fact current (tombstones and the age guard apply)."""
+        return self.call(ops.APPROVE, inputs_for(ops.APPROVE, (fact_id,), body, {}))
+
+    def reject(self, fact_id: str, body: RejectDecision | Mapping[str, Any]) -> MemoryView:
+        """Reject a pending fact, saying why; its value is tombstoned with the reason."""
+        return self.call(ops.REJECT, inputs_for(ops.REJECT, (fact_id,), body, {}))
+
+    def edit_and_approve(self, fact_id: str, body: EditAndApprove | Mapping[str, Any]) -> WriteResponse:
+        """Replace a pending fact's text with the reviewer's, and approve it."""
+        return self.call(ops.EDIT_AND_APPROVE, inputs_for(ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
+
+    def audit(
+        self,
+        *,
+        after: int = 0,
+        limit: int = 100,
+        action: str | None = None,
+        target_id: str | None = None,
+        actor_key_id: str | None = None,
+    ) -> AuditPage:
+        """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
+        return self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit, "action": action, "target_id": target_id, "actor_key_id": actor_key_id}))
+
+    def verify_audit(self) -> AuditVerdict:
+        """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
+        return self.call(ops.VERIFY_AUDIT, inputs_for(ops.VERIFY_AUDIT, (), None, {}))
+
+    def get_policy(self) -> TenantPolicy:
+        """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
+        return self.call(ops.GET_POLICY, inputs_for(ops.GET_POLICY, (), None, {}))
+
+    def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
+        """Replace the tenant's policy (admin keys only; audited)."""
+        return self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), policy, {}))
+
+    def create_key(self, body: KeyCreateRequest | Mapping[str, Any]) -> KeyCreated:
+        """Create a key in the caller's tenant (admin keys only); the token is shown once."""
+        return self.call(ops.CREATE_KEY, inputs_for(ops.CREATE_KEY, (), body, {}))
+
+    def list_keys(self) -> KeyList:
+        """Every key of the caller's tenant (admin keys only); secrets are never returned."""
+        return self.call(ops.LIST_KEYS, inputs_for(ops.LIST_KEYS, (), None, {}))
+
+    def revoke_key(self, key_id: str) -> None:
+        """Revoke a key of the caller's tenant (admin keys only; not the tenant's last admin key)."""
+        self.call(ops.REVOKE_KEY, inputs_for(ops.REVOKE_KEY, (key_id,), None, {}))
+        return None
+
+
+class AsyncGovernanceMethods:
+    """The governance operations as coroutine methods."""
+
+    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    async def review_queue(
+        self,
+        *,
+        kind: str | None = None,
+        subject_key: str | None = None,
+        older_than_seconds: float | None = None,
+        limit: int = 100,
+    ) -> ReviewQueue:
+        """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
+        return await self.call(ops.REVIEW_QUEUE, inputs_for(ops.REVIEW_QUEUE, (), None, {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit}))
+
+    async def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
+        """Make a pending fact current (tombstones and the age guard apply)."""
+        return await self.call(ops.APPROVE, inputs_for(ops.APPROVE, (fact_id,), body, {}))
+
+    async def reject(self, fact_id: str, body: RejectDecision | Mapping[str, Any]) -> MemoryView:
+        """Reject a pending fact, saying why; its value is tombstoned with the reason."""
+        return await self.call(ops.REJECT, inputs_for(ops.REJECT, (fact_id,), body, {}))
+
+    async def edit_and_approve(self, fact_id: str, body: EditAndApprove | Mapping[str, Any]) -> WriteResponse:
+        """Replace a pending fact's text with the reviewer's, and approve it."""
+        return await self.call(ops.EDIT_AND_APPROVE, inputs_for(ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
+
+    async def audit(
+        self,
+        *,
+        after: int = 0,
+        limit: int = 100,
+        action: str | None = None,
+        target_id: str | None = None,
+        actor_key_id: str | None = None,
+    ) -> AuditPage:
+        """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
+        return await self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit, "action": action, "target_id": target_id, "actor_key_id": actor_key_id}))
+
+    async def verify_audit(self) -> AuditVerdict:
+        """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
+        return await self.call(ops.VERIFY_AUDIT, inputs_for(ops.VERIFY_AUDIT, (), None, {}))
+
+    async def get_policy(self) -> TenantPolicy:
+        """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
+        return await self.call(ops.GET_POLICY, inputs_for(ops.GET_POLICY, (), None, {}))
+
+    async def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
+        """Replace the tenant's policy (admin keys only; audited)."""
+        return await self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), policy, {}))
+
+    async def create_key(self, body: KeyCreateRequest | Mapping[str, Any]) -> KeyCreated:
+        """Create a key in the caller's tenant (admin keys only); the token is shown once."""
+        return await self.call(ops.CREATE_KEY, inputs_for(ops.CREATE_KEY, (), body, {}))
+
+    async def list_keys(self) -> KeyList:
+        """Every key of the caller's tenant (admin keys only); secrets are never returned."""
+        return await self.call(ops.LIST_KEYS, inputs_for(ops.LIST_KEYS, (), None, {}))
+
+    async def revoke_key(self, key_id: str) -> None:
+        """Revoke a key of the caller's tenant (admin keys only; not the tenant's last admin key)."""
+        await self.call(ops.REVOKE_KEY, inputs_for(ops.REVOKE_KEY, (key_id,), None, {}))
+        return None

@@ -1,0 +1,252 @@
+"""Typed SDK methods for the memory operations, generated from ``engramdb.models.operations``.
+
+Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
+from engramdb.models import operations as ops
+from engramdb.models.api import (
+    CorrectRequest,
+    EpisodeBatch,
+    EpisodeBatchResult,
+    EpisodeList,
+    FactHistory,
+    FactList,
+    Health,
+    LiftRequest,
+    MemoryView,
+    RecallRequest,
+    RecallResponse,
+    RetractRequest,
+    ScopeList,
+    TombstoneList,
+    TombstoneView,
+    WriteResponse,
+)
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+from engramdb.sdk.operations import inputs_for
+
+__all__ = ["AsyncMemoryMethods", "Literal", "SyncMemoryMethods"]
+
+T = TypeVar("T")
+
+
+class SyncMemoryMethods:
+    """The memory operations as blocking methods."""
+
+    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    def health(self) -> Health:
+        """Liveness, version, embedder and storage of the server."""
+        return self.call(ops.HEALTH, inputs_for(ops.HEALTH, (), None, {}))
+
+    def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
+        """Store an episode (201), or return the one already stored with this id (200)."""
+        return self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {"extract": extract}))
+
+    def write_episode_batch(
+        self,
+        bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+    ) -> EpisodeBatchResult:
+        """Store up to 100 episodes in one transaction; each item gets its own status and body."""
+        return self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), bodies, {}))
+
+    def write_fact(
+        self,
+        body: FactWrite | Mapping[str, Any],
+        *,
+        origin: Literal["stated", "derived"] | None = None,
+    ) -> WriteResponse:
+        """Store a fact (201), or return the one already stored with this id (200)."""
+        return self.call(ops.WRITE_FACT, inputs_for(ops.WRITE_FACT, (), body, {"origin": origin}))
+
+    def get_episode(self, event_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+        """One episode of the caller's scope, with its embedding state."""
+        return self.call(ops.GET_EPISODE, inputs_for(ops.GET_EPISODE, (event_id,), None, {"scope": scope}))
+
+    def get_fact(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+        """One fact of the caller's scope, with its lifecycle and embedding state."""
+        return self.call(ops.GET_FACT, inputs_for(ops.GET_FACT, (fact_id,), None, {"scope": scope}))
+
+    def list_episodes(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> EpisodeList:
+        """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
+        return self.call(ops.LIST_EPISODES, inputs_for(ops.LIST_EPISODES, (), None, {"scope": scope, "session_id": session_id, "after": after, "before": before, "cursor": cursor, "limit": limit}))
+
+    def list_facts(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        subject_key: str | None = None,
+        kind: str | None = None,
+        limit: int = 100,
+        as_of: str | None = None,
+        valid_at: str | None = None,
+        include_history: bool = False,
+    ) -> FactList:
+        """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
+        return self.call(ops.LIST_FACTS, inputs_for(ops.LIST_FACTS, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "limit": limit, "as_of": as_of, "valid_at": valid_at, "include_history": include_history}))
+
+    def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
+        """The tenant's scopes that hold memories and that the key may name, with counts."""
+        return self.call(ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}))
+
+    def correct_fact(
+        self,
+        fact_id: str,
+        body: CorrectRequest | Mapping[str, Any],
+        *,
+        origin: Literal["stated", "derived"] | None = None,
+    ) -> WriteResponse:
+        """Replace a current fact with a corrected one; the old value is tombstoned."""
+        return self.call(ops.CORRECT_FACT, inputs_for(ops.CORRECT_FACT, (fact_id,), body, {"origin": origin}))
+
+    def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
+        """Retract a current fact that has no replacement; its value is tombstoned."""
+        return self.call(ops.RETRACT_FACT, inputs_for(ops.RETRACT_FACT, (fact_id,), body, {}))
+
+    def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
+        """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
+        return self.call(ops.FACT_HISTORY, inputs_for(ops.FACT_HISTORY, (fact_id,), None, {"scope": scope}))
+
+    def list_tombstones(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        subject_key: str | None = None,
+        kind: str | None = None,
+        include_lifted: bool = False,
+    ) -> TombstoneList:
+        """Values refused in the caller's scope."""
+        return self.call(ops.LIST_TOMBSTONES, inputs_for(ops.LIST_TOMBSTONES, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted}))
+
+    def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
+        """Let a tombstoned value become current again (reviewer or admin keys)."""
+        return self.call(ops.LIFT_TOMBSTONE, inputs_for(ops.LIFT_TOMBSTONE, (tombstone_id,), body, {}))
+
+    def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
+        """Ranked memories of the caller's scope and the formatted context block."""
+        return self.call(ops.RECALL, inputs_for(ops.RECALL, (), body, {}))
+
+
+class AsyncMemoryMethods:
+    """The memory operations as coroutine methods."""
+
+    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    async def health(self) -> Health:
+        """Liveness, version, embedder and storage of the server."""
+        return await self.call(ops.HEALTH, inputs_for(ops.HEALTH, (), None, {}))
+
+    async def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
+        """Store an episode (201), or return the one already stored with this id (200)."""
+        return await self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {"extract": extract}))
+
+    async def write_episode_batch(
+        self,
+        bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+    ) -> EpisodeBatchResult:
+        """Store up to 100 episodes in one transaction; each item gets its own status and body."""
+        return await self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), bodies, {}))
+
+    async def write_fact(
+        self,
+        body: FactWrite | Mapping[str, Any],
+        *,
+        origin: Literal["stated", "derived"] | None = None,
+    ) -> WriteResponse:
+        """Store a fact (201), or return the one already stored with this id (200)."""
+        return await self.call(ops.WRITE_FACT, inputs_for(ops.WRITE_FACT, (), body, {"origin": origin}))
+
+    async def get_episode(self, event_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+        """One episode of the caller's scope, with its embedding state."""
+        return await self.call(ops.GET_EPISODE, inputs_for(ops.GET_EPISODE, (event_id,), None, {"scope": scope}))
+
+    async def get_fact(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+        """One fact of the caller's scope, with its lifecycle and embedding state."""
+        return await self.call(ops.GET_FACT, inputs_for(ops.GET_FACT, (fact_id,), None, {"scope": scope}))
+
+    async def list_episodes(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> EpisodeList:
+        """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
+        return await self.call(ops.LIST_EPISODES, inputs_for(ops.LIST_EPISODES, (), None, {"scope": scope, "session_id": session_id, "after": after, "before": before, "cursor": cursor, "limit": limit}))
+
+    async def list_facts(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        subject_key: str | None = None,
+        kind: str | None = None,
+        limit: int = 100,
+        as_of: str | None = None,
+        valid_at: str | None = None,
+        include_history: bool = False,
+    ) -> FactList:
+        """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
+        return await self.call(ops.LIST_FACTS, inputs_for(ops.LIST_FACTS, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "limit": limit, "as_of": as_of, "valid_at": valid_at, "include_history": include_history}))
+
+    async def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
+        """The tenant's scopes that hold memories and that the key may name, with counts."""
+        return await self.call(ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}))
+
+    async def correct_fact(
+        self,
+        fact_id: str,
+        body: CorrectRequest | Mapping[str, Any],
+        *,
+        origin: Literal["stated", "derived"] | None = None,
+    ) -> WriteResponse:
+        """Replace a current fact with a corrected one; the old value is tombstoned."""
+        return await self.call(ops.CORRECT_FACT, inputs_for(ops.CORRECT_FACT, (fact_id,), body, {"origin": origin}))
+
+    async def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
+        """Retract a current fact that has no replacement; its value is tombstoned."""
+        return await self.call(ops.RETRACT_FACT, inputs_for(ops.RETRACT_FACT, (fact_id,), body, {}))
+
+    async def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
+        """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
+        return await self.call(ops.FACT_HISTORY, inputs_for(ops.FACT_HISTORY, (fact_id,), None, {"scope": scope}))
+
+    async def list_tombstones(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        subject_key: str | None = None,
+        kind: str | None = None,
+        include_lifted: bool = False,
+    ) -> TombstoneList:
+        """Values refused in the caller's scope."""
+        return await self.call(ops.LIST_TOMBSTONES, inputs_for(ops.LIST_TOMBSTONES, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted}))
+
+    async def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
+        """Let a tombstoned value become current again (reviewer or admin keys)."""
+        return await self.call(ops.LIFT_TOMBSTONE, inputs_for(ops.LIFT_TOMBSTONE, (tombstone_id,), body, {}))
+
+    async def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
+        """Ranked memories of the caller's scope and the formatted context block."""
+        return await self.call(ops.RECALL, inputs_for(ops.RECALL, (), body, {}))
