@@ -36,6 +36,9 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         return
 
+    def do_GET(self) -> None:  # a readiness probe
+        self._answer(200, {"status": "ok"})
+
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
         if self.path != "/v1/chat/completions":
@@ -43,7 +46,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         chat = self.server.chat
         with chat.lock:
-            chat.requests.append(body)
+            chat.requests.append(body if chat.keep else {})
             number = len(chat.requests)
         said = chat.script(body["messages"])
         reply = said if isinstance(said, Reply) else Reply(said)
@@ -82,12 +85,13 @@ class _Server(ThreadingHTTPServer):
 class ScriptedChat:
     """``POST /v1/chat/completions`` answered by ``script(messages)``; requests kept in order."""
 
-    def __init__(self, script: Script, *, delay: float = 0.0) -> None:
+    def __init__(self, script: Script, *, delay: float = 0.0, port: int = 0, keep: bool = True) -> None:
         self.script = script
         self.delay = delay
+        self.keep = keep  # keep every request (tests read them); a long benchmark does not
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.chat = self
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
@@ -112,3 +116,50 @@ def purpose_of(messages: list[dict[str, Any]]) -> str:
         if first.startswith(opening):
             return purpose
     return "chat"
+
+
+def bench_script(messages: list[dict[str, Any]]) -> str:
+    """The benchmark's model: a fact per sentence of a turn ("I like X in Y." -> a likes fact,
+    "I work at Z." -> an employer fact), and a coexists verdict on each candidate's first neighbour."""
+    purpose, data = purpose_of(messages), data_of(messages)
+    if purpose == "extract":
+        facts = []
+        for turn in data["turns"]:
+            for sentence in (s.strip() for s in turn["user"].split(".") if s.strip()):
+                if sentence.startswith("I like "):
+                    facts.append({"turn": turn["turn"], "subjectKey": "user", "kind": "likes",
+                                  "text": f"The user likes {sentence[7:]}.", "confidence": 0.8})
+                elif sentence.startswith("I work at "):
+                    facts.append({"turn": turn["turn"], "subjectKey": "user", "kind": "employer",
+                                  "text": f"The user works at {sentence[10:]}.", "confidence": 0.8})
+        return json.dumps({"facts": facts})
+    if purpose == "judge":
+        return json.dumps({"verdicts": [{"candidate": c["candidate"], "ref": c["neighbours"][0]["ref"],
+                                         "verdict": "coexists", "confidence": 0.6, "reason": "bench"}
+                                        for c in data["candidates"] if c["neighbours"]]})
+    return json.dumps({"facts": [], "verdicts": [], "reflections": [], "groups": []})
+
+
+def main(argv: list[str]) -> int:
+    """``python -m engramdb.eval.scripted_chat --port P --delay S``: the benchmark's model, until killed."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.05, help="seconds before each answer")
+    args = parser.parse_args(argv)
+    chat = ScriptedChat(bench_script, delay=args.delay, port=args.port, keep=False)
+    print(chat.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:  # Ctrl-C is how a person stops it: not an error
+        return 0
+    finally:
+        chat.close()
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

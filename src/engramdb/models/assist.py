@@ -127,6 +127,7 @@ class ModelJobView(ResponseModel):
     result: ExtractResult | None = Field(None, description="what it did, once done")
     created_at: str = Field(description="when it was queued")
     updated_at: str = Field(description="when its state last changed")
+    started_at: str | None = Field(None, description="when its current or last try began")
     finished_at: str | None = Field(None, description="when it ended (done or failed)")
 
 

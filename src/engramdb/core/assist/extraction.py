@@ -8,6 +8,7 @@ written through the fact lifecycle as origin ``derived`` (writing.py).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -18,9 +19,13 @@ from engramdb.core.llm import answers, prompts
 from engramdb.core.tombstones import value_hash
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.assist import DerivedItem, ExtractRequest, VerdictView
-from engramdb.storage.port import CandidateFilter, MemoryRecord
+from engramdb.storage.assist.port import SlotText
+from engramdb.storage.port import MemoryRecord
 
 MIN_TEXT = 5
+SLOTS_SHOWN = 100  # the scope's slots the extraction prompt lists, so the model reuses their keys
+# Screening hashes every fact of a slot once per candidate; the same texts come back run after run.
+value_of = functools.lru_cache(maxsize=100_000)(value_hash)
 EXTRACT = prompts.load("extract", answers.envelope("facts", answers.ExtractedFact), answers.items_under("facts"))
 SLOT_STATUSES = ("active", "pending_review", "superseded")
 
@@ -70,7 +75,7 @@ class Candidate:
 
     @property
     def value(self) -> str:
-        return value_hash(self.text)
+        return value_of(self.text)
 
     def item(self, action: str, reason: str, **more: object) -> DerivedItem:
         return DerivedItem.model_validate({
@@ -122,13 +127,10 @@ def _episode_turn(record: MemoryRecord) -> Turn:
 
 def propose(work: Work, turns: list[Turn]) -> tuple[list[Candidate], list[DerivedItem]]:
     """Ask the model for candidate facts; return the usable ones and why the others are not."""
-    slots = work.tenant.list_facts(work.scope_key, subject_key=None, kind=None, limit=200,
-                                   filt=CandidateFilter(statuses=("active",), sources=("MEMORY_FACT",)))  # fmt: skip
     data = {
         "turns": [{"turn": i, "observedAt": t.observed_at, "user": t.user_text, "assistant": t.assistant_text}
                   for i, t in enumerate(turns)],
-        "existingSlots": [{"subjectKey": s, "kind": k}
-                          for s, k in dict.fromkeys((f.subject_key, f.kind) for f in slots)],
+        "existingSlots": [{"subjectKey": s, "kind": k} for s, k in work.tenant.slots(work.scope_key, SLOTS_SHOWN)],
     }  # fmt: skip
     good, bad = answers.read_items(answers.ExtractedFact, work.ask(EXTRACT, data))
     skipped = [DerivedItem(action="skipped", reason=f"the model's fact #{i} is not usable: {why}") for i, why in bad]
@@ -172,19 +174,17 @@ def screen(work: Work, candidates: list[Candidate]) -> tuple[list[Candidate], li
     return fresh, dropped
 
 
-def _same_value(work: Work, candidate: Candidate) -> MemoryRecord | None:
-    slot = work.tenant.list_facts(work.scope_key, subject_key=candidate.subject_key, kind=candidate.kind,
-                                  filt=CandidateFilter(statuses=SLOT_STATUSES, sources=("MEMORY_FACT",)),
-                                  limit=500)  # fmt: skip
-    return next((f for f in slot if value_hash(f.text) == candidate.value and _holds_value(f)), None)
+def _same_value(work: Work, candidate: Candidate) -> SlotText | None:
+    slot = work.tenant.slot_texts(work.scope_key, candidate.subject_key, candidate.kind, SLOT_STATUSES)
+    return next((f for f in slot if value_of(f.text) == candidate.value and _holds_value(f)), None)
 
 
-def _holds_value(fact: MemoryRecord) -> bool:
+def _holds_value(fact: SlotText) -> bool:
     """Current, pending, or merged into another fact by consolidation (its value lives on there)."""
     return fact.status != "superseded" or (fact.status_reason or "").startswith("consolidated into")
 
 
-def _says_what(fact: MemoryRecord) -> str:
+def _says_what(fact: SlotText) -> str:
     if fact.status == "superseded":
         return f"a fact with this value was merged into {fact.superseded_by_id} by consolidation"
     return f"fact {fact.memory_id} ({fact.status}) of the same subject and kind says the same"

@@ -11,25 +11,28 @@ guard is the lifecycle's, applied when the fact is written or approved.
 from __future__ import annotations
 
 from engramdb import clock
-from engramdb.core.assist.extraction import Candidate, Judged
+from engramdb.core.assist.extraction import Candidate, Judged, value_of
 from engramdb.core.assist.work import Work
 from engramdb.core.llm import answers, prompts
 from engramdb.core.recall import recall
-from engramdb.core.tombstones import value_hash
 from engramdb.storage.port import CandidateFilter, MemoryRecord
 
 JUDGE = prompts.load("judge", answers.envelope("verdicts", answers.Verdict), answers.items_under("verdicts"))
 
 
 def neighbours(work: Work, candidates: list[Candidate]) -> list[list[MemoryRecord]]:
-    """The nearest current facts of the scope for each candidate (``policy.model_neighbours`` each)."""
+    """The nearest current facts of the scope for each candidate (``policy.model_neighbours`` each):
+    recall over facts, the candidates embedded in one batch, a small pool, no episode features."""
     limit = work.policy.model_neighbours
     filt = CandidateFilter(statuses=("active",), sources=("MEMORY_FACT",), expires_after=clock.now_text())
+    settings = work.retrieval.model_copy(update={"candidate_pool": max(4 * limit, 20), "neighbour_weight": 0.0,
+                                                 "second_neighbour_weight": 0.0, "date_weight": 0.0})  # fmt: skip
+    vectors = work.embedder.embed([c.text for c in candidates])
     found: list[list[MemoryRecord]] = []
     with work.tenant.reading() as tenant:
-        for candidate in candidates:
+        for candidate, vector in zip(candidates, vectors, strict=True):
             outcome = recall(tenant, work.embedder, scope_key=work.scope_key, query=candidate.text, filt=filt,
-                             limit=limit, settings=work.retrieval)  # fmt: skip
+                             limit=limit, settings=settings, vector=vector)  # fmt: skip
             found.append([h.record for h in outcome.hits])
     return found
 
@@ -42,7 +45,7 @@ def judge(work: Work, candidates: list[Candidate]) -> None:
     refs: dict[str, MemoryRecord] = {}
     asked = []
     for index, (candidate, near) in enumerate(zip(candidates, shown, strict=True)):
-        same = next((n for n in near if value_hash(n.text) == candidate.value), None)
+        same = next((n for n in near if value_of(n.text) == candidate.value), None)
         if same is not None:  # the same value in another slot: no need to ask
             candidate.duplicate_of = same
             continue

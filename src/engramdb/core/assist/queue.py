@@ -109,5 +109,5 @@ def job_view(job: JobRecord) -> ModelJobView:
         max_attempts=job.max_attempts, next_attempt_at=job.next_at if job.state == "queued" else None,
         error=job.error, scope=scope, input=json.loads(job.input_json),
         result=ExtractResult.model_validate_json(job.result_json) if job.result_json else None,
-        created_at=job.created_at, updated_at=job.updated_at, finished_at=job.finished_at,
+        created_at=job.created_at, updated_at=job.updated_at, started_at=job.started_at, finished_at=job.finished_at,
     )  # fmt: skip

@@ -9,11 +9,10 @@ from engramdb import clock
 from engramdb.contract.events import FactWrite
 from engramdb.core import facts
 from engramdb.core.assist import links
-from engramdb.core.assist.extraction import Candidate, Judged
+from engramdb.core.assist.extraction import Candidate, Judged, value_of
 from engramdb.core.assist.judgement import JUDGE
 from engramdb.core.assist.work import Work
 from engramdb.core.rows import fact_row
-from engramdb.core.tombstones import value_hash
 from engramdb.errors import ConflictError, NotFoundError
 from engramdb.models.assist import DerivedItem
 from engramdb.storage.port import NewMemory, Transaction
@@ -81,7 +80,7 @@ def _write_one(work: Work, tx: Transaction, candidate: Candidate, versions: tupl
     row = candidate_row(work, candidate, versions)
     merged = {e.memory_id for e in candidate.evidence}  # a merge may say what one of its originals says
     slot = tx.slot_facts(work.scope_key, candidate.subject_key, candidate.kind, ("active", "pending_review"))
-    twin = next((f for f in slot if value_hash(f.text) == candidate.value and f.memory_id not in merged), None)
+    twin = next((f for f in slot if value_of(f.text) == candidate.value and f.memory_id not in merged), None)
     if twin is not None:  # written a moment ago by another run of this scope
         return candidate.item("duplicate", f"fact {twin.memory_id} ({twin.status}) says the same",
                               fact_id=twin.memory_id, status=twin.status)  # fmt: skip

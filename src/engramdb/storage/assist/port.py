@@ -21,7 +21,7 @@ from engramdb.storage.records import MemoryRecord
 LINK_COLUMNS = ("link_id, scope_key, link_type, from_id, to_id, to_source, state, verdict, confidence, reason, "
                 "prompt_version, model, created_at, updated_at")  # fmt: skip
 JOB_COLUMNS = ("job_id, kind, scope_key, scope_json, input_json, state, attempts, max_attempts, next_at, error, "
-               "result_json, actor_key_id, actor_role, created_at, updated_at, finished_at")  # fmt: skip
+               "result_json, actor_key_id, actor_role, created_at, updated_at, started_at, finished_at")  # fmt: skip
 CALL_COLUMNS = ("at, purpose, model, prompt_version, scope_key, job_id, actor_key_id, prompt_tokens, "
                 "completion_tokens, estimated, cost, latency_ms, outcome, error")  # fmt: skip
 
@@ -65,6 +65,7 @@ class JobRecord:
     actor_role: str | None
     created_at: str
     updated_at: str
+    started_at: str | None = None
     finished_at: str | None = None
 
 
@@ -86,6 +87,17 @@ class ModelCall:
     latency_ms: float
     outcome: str
     error: str | None
+
+
+@dataclass(frozen=True)
+class SlotText:
+    """A fact of a slot as screening reads it: its value and lifecycle, not its event."""
+
+    memory_id: str
+    text: str
+    status: str
+    status_reason: str | None
+    superseded_by_id: str | None
 
 
 @dataclass(frozen=True)
@@ -140,6 +152,14 @@ class AssistReads(Protocol):
 
     def links_of(self, scope_key: str, memory_id: str) -> list[LinkRecord]:
         """Return the links from or to a memory of the scope, oldest first."""
+        ...
+
+    def slots(self, scope_key: str, limit: int) -> list[tuple[str, str]]:
+        """Return the (subject, kind) slots that hold current facts in the scope, newest first."""
+        ...
+
+    def slot_texts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[SlotText]:
+        """Return the texts of a slot's facts in these statuses (newest first)."""
         ...
 
     def get_job(self, job_id: str) -> JobRecord | None:

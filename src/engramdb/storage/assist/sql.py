@@ -16,6 +16,7 @@ from engramdb.storage.assist.port import (
     JobRecord,
     LinkRecord,
     ModelCall,
+    SlotText,
     UsageTotals,
 )
 
@@ -69,10 +70,11 @@ class AssistTransactionSQL:
 
     def claim_job(self, now: str, lease_until: str) -> JobRecord | None:
         rows = self._assist_run(
-            "UPDATE model_jobs SET state = 'running', attempts = attempts + 1, next_at = ?, updated_at = ? "
+            "UPDATE model_jobs SET state = 'running', attempts = attempts + 1, next_at = ?, updated_at = ?, "
+            "started_at = ? "
             "WHERE job_id = (SELECT job_id FROM model_jobs WHERE state IN ('queued', 'running') AND next_at <= ? "
             f"ORDER BY next_at, created_at LIMIT 1) RETURNING {JOB_COLUMNS}",
-            (lease_until, now, now),
+            (lease_until, now, now, now),
         )
         return JobRecord(*rows[0]) if rows else None
 
@@ -107,6 +109,24 @@ class AssistStoreSQL:
             (scope_key, memory_id, memory_id),
         )
         return [LinkRecord(*r) for r in rows]
+
+    def slots(self, scope_key: str, limit: int) -> list[tuple[str, str]]:
+        rows = self._assist_read(
+            "SELECT subject_key, kind FROM memories WHERE scope_key = ? AND source = 'MEMORY_FACT' "
+            "AND status = 'active' GROUP BY subject_key, kind ORDER BY max(recorded_at) DESC LIMIT ?",
+            (scope_key, limit),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def slot_texts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[SlotText]:
+        marks = ", ".join("?" for _ in statuses)
+        rows = self._assist_read(
+            "SELECT memory_id, text, status, status_reason, superseded_by_id FROM memories WHERE scope_key = ? "
+            f"AND source = 'MEMORY_FACT' AND subject_key = ? AND kind = ? AND status IN ({marks}) "
+            "ORDER BY recorded_at DESC",
+            (scope_key, subject_key, kind, *statuses),
+        )
+        return [SlotText(*r) for r in rows]
 
     def get_job(self, job_id: str) -> JobRecord | None:
         rows = self._assist_read(f"SELECT {JOB_COLUMNS} FROM model_jobs WHERE job_id = ?", (job_id,))

@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS model_jobs (
     actor_role   TEXT,
     created_at   TEXT NOT NULL,
     updated_at   TEXT NOT NULL,
+    started_at   TEXT,             -- when its current (or last) run began
     finished_at  TEXT
 );
 CREATE INDEX IF NOT EXISTS model_jobs_due ON model_jobs (state, next_at);

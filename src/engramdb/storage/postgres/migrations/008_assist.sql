@@ -38,6 +38,7 @@ CREATE TABLE {schema}.model_jobs (
     actor_role   TEXT,
     created_at   TEXT NOT NULL,
     updated_at   TEXT NOT NULL,
+    started_at   TEXT,
     finished_at  TEXT,
     PRIMARY KEY (tenant, job_id)
 );
