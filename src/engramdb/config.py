@@ -68,6 +68,10 @@ class LLMSettings(BaseModel):
     prompt_cost_per_million: float = Field(0.0, ge=0, description="price of a million prompt tokens (0: local)")
     completion_cost_per_million: float = Field(0.0, ge=0, description="price of a million completion tokens")
     workers: int = Field(4, ge=0, le=64, description="threads of the background extraction queue (0: none)")
+    worker_process: bool = Field(
+        True, description="run the queue's threads in a process of their own beside the server (engram models "
+        "work), so recall never waits on them; false: threads inside the server process"
+    )
     job_attempts: int = Field(5, ge=1, le=50, description="tries of a queued job before it is marked failed")
     job_backoff_seconds: float = Field(
         2.0, gt=0, description="wait before a failed job's first retry; doubles each time, at most ten minutes"

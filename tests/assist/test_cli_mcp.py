@@ -122,3 +122,54 @@ def _fact(text: str, kind: str) -> dict[str, Any]:
     from tests.factories import fact_body
 
     return fact_body(text, kind=kind)
+
+
+def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: ScriptedChat, brain: Brain) -> None:
+    """``engram serve`` with a model starts ``engram models work`` beside it, and stops it with itself."""
+    import signal
+    import socket
+    import time
+
+    import httpx
+
+    brain.facts = [fact("user", "pet", "The user has a cat.")]
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home"), "ENGRAM_EMBEDDER": "hashing",
+           "ENGRAM_LLM__BASE_URL": chat.url, "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__WORKERS": "1"}  # fmt: skip
+    with subprocess.Popen([*ENGRAM, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True) as serve:  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    if httpx.get(f"{url}/healthz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            key = _engram(tmp_path / "home", "keys", "create", "--role", "agent", "--agent-id", "a", "--profile-id",
+                          "p", "--participant", "c" * 64, "--privacy", "private", "--sandbox-eligible", "false",
+                          "--json", "--tenant", "default")  # fmt: skip
+            token = json.loads(key.stdout)["key"]
+            with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+                job = http.post("/v1/extract/queue", json={"text": "The user has a cat."}).json()
+                while time.monotonic() < deadline + 60:
+                    state = http.get(f"/v1/model-jobs/{job['jobId']}").json()
+                    if state["state"] in ("done", "failed"):
+                        break
+                    time.sleep(0.1)
+            assert state["state"] == "done" and state["result"]["items"][0]["action"] == "parked"
+            workers = subprocess.run(["pgrep", "-f", "engramdb.cli models work"], capture_output=True, text=True)
+            assert workers.stdout.strip(), "no worker process"
+        finally:
+            serve.send_signal(signal.SIGINT)
+            serve.wait(timeout=60)
+    assert "models work" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.replace(
+        "pytest", "")  # fmt: skip
+
+
+def test_the_worker_command_needs_a_model(tmp_path: Path) -> None:
+    done = _engram(tmp_path / "home", "models", "work")
+    assert done.returncode == 1 and "ENGRAM_LLM__BASE_URL" in done.stderr

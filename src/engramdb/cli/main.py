@@ -62,6 +62,7 @@ def build() -> typer.Typer:
         if op.cli is not None:
             *words, name = op.cli.command
             (groups[words[0]] if words else app).command(name)(command_for(op))
+    groups["models"].command("work")(operator.work)  # the queue's workers (engram serve starts them)
     for name, group in groups.items():
         app.add_typer(group, name=name)
     app.command()(operator.serve)

@@ -9,9 +9,14 @@ The model's calls are recorded in the ledger either way. Nothing here runs on a 
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 
+from engramdb.config import Settings
 from engramdb.core.assist import pipeline, queue
 from engramdb.core.assist.extraction import turns_for
 from engramdb.core.assist.work import Work
@@ -102,3 +107,56 @@ class ExtractionWorker:
                 run_claimed(self._service, tenant, claimed)
                 return True
         return False
+
+
+def worker_env(settings: Settings) -> dict[str, str]:
+    """The environment that gives ``engram models work`` the server's settings (store, embedder, model)."""
+    env = {**os.environ, "ENGRAM_HOME": str(settings.home), "ENGRAM_EMBEDDER": settings.embedder,
+           "ENGRAM_PG_SCHEMA": settings.pg_schema,
+           "ENGRAM_SQLITE_SYNCHRONOUS": settings.sqlite_synchronous}  # fmt: skip
+    for name, value in (("DATABASE_URL", settings.database_url), ("EMBEDDER_API_KEY", settings.embedder_api_key)):
+        if value:
+            env[f"ENGRAM_{name}"] = value
+    for section in ("llm", "retrieval"):
+        for name, value in getattr(settings, section):
+            if value is not None:
+                secret = getattr(value, "get_secret_value", None)
+                env[f"ENGRAM_{section.upper()}__{name.upper()}"] = secret() if secret else str(value)
+    return env
+
+
+class WorkerProcess:
+    """``engram models work`` as a child of the server, started again if it ever stops."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._env = worker_env(settings)
+        self._stop = threading.Event()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._watch = threading.Thread(target=self._supervise, name="engram-extract-process", daemon=True)
+
+    def start(self) -> None:
+        self._watch.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)  # it finishes the jobs in hand (their leases cover a hard stop)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._watch.join(timeout)
+
+    def _supervise(self) -> None:
+        backoff = 1.0
+        while not self._stop.is_set():
+            started = time.monotonic()
+            self._proc = subprocess.Popen([sys.executable, "-m", "engramdb.cli", "models", "work"], env=self._env)
+            code = self._proc.wait()
+            if self._stop.is_set():
+                return
+            backoff = 1.0 if time.monotonic() - started > 60 else min(backoff * 2, 60.0)
+            log.error("the extraction worker process exited with %s; starting it again in %.0f s", code, backoff)
+            self._stop.wait(backoff)
