@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import pytest
 
+from engramdb.contract.events import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.errors import ConflictError
 from engramdb.models.admin import AuditQuery
 from engramdb.models.derive import ConsolidateRequest, ConsolidateResult, UndoConsolidation
 from engramdb.models.lifecycle import ReviewDecision
-from engramdb.models.memories import FactQuery, MemoryQuery
+from engramdb.models.memories import FactQuery, MemoryQuery, WriteOptions
 from tests.assist.brain import Brain
-from tests.assist.helpers import ADMIN, derived_current, state, stated
+from tests.assist.helpers import ADMIN, derived_current, extract, fact, item, state, stated
+from tests.factories import fact_body
 
 MERGED = "The user likes hiking in the mountains."
 
@@ -98,12 +100,9 @@ def test_a_dry_run_writes_nothing_and_a_kept_group_stays(service: MemoryService,
 
 def test_only_stated_facts_are_consolidated(service: MemoryService, agent: Caller, brain: Brain) -> None:
     derived_current(service)
-    from engramdb.contract.events import FactWrite
-    from tests.factories import fact_body
-
     for source in ("d1", "d2"):  # near-duplicates a model wrote: never the basis of another derivation
         body = fact_body("The user likes chess", kind="likes", sourceEventId=source)
-        service.write_fact(agent, FactWrite.model_validate(body), _derived())
+        service.write_fact(agent, FactWrite.model_validate(body), WriteOptions(origin="derived"))
     assert _consolidate(service, agent, similarity=0.9).groups == []
     assert brain.asked("consolidate") == []
 
@@ -112,3 +111,18 @@ def _derived():  # type: ignore[no-untyped-def]
     from engramdb.models.memories import WriteOptions
 
     return WriteOptions(origin="derived")
+
+
+def test_a_value_merged_away_is_not_extracted_again(service: MemoryService, agent: Caller, brain: Brain) -> None:
+    derived_current(service)
+    _seed(service, agent)
+    brain.merge = {"merge": True, "text": "The user loves mountain hikes."}  # other words than the originals'
+    [group] = _consolidate(service, agent, similarity=0.9).groups
+    assert group.action == "merged"
+
+    brain.facts = [fact("user", "likes", "The user likes hiking in the mountains!!"),
+                   fact("user", "likes", "The user likes sailing.")]  # the positive control
+    result = extract(service, agent, "The user likes hiking in the mountains!! The user likes sailing.")
+    again = item(result, "mountains")
+    assert again.action == "duplicate" and "merged into" in again.reason
+    assert item(result, "sailing").action == "created"

@@ -13,6 +13,7 @@ from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.errors import ModelFailedError, ModelOutputError, ModelTimeoutError
 from engramdb.models.assist import UsageQuery
+from engramdb.models.lifecycle import ReviewQuery
 from engramdb.models.memories import FactQuery
 from engramdb.storage.port import Store
 from tests.assist.brain import Brain
@@ -26,7 +27,7 @@ GOOD = json.dumps({"facts": [{"turn": 0, "subjectKey": "user", "kind": "pet", "t
 
 def _nothing_written(service: MemoryService, agent: Caller) -> bool:
     return service.list_facts(agent, FactQuery(include_history=True)).facts == [] and \
-        service.review_queue(ADMIN, _review()).items == []  # fmt: skip
+        service.review_queue(ADMIN, ReviewQuery()).items == []  # fmt: skip
 
 
 def test_malformed_json_is_repaired_by_a_second_turn(service: MemoryService, agent: Caller, brain: Brain,

@@ -4,11 +4,10 @@ never outside the writer's scope; refines keeps both; duplicate writes nothing."
 
 from __future__ import annotations
 
-from typing import Any
-
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
-from engramdb.models.lifecycle import RejectDecision, ReviewDecision
+from engramdb.models.admin import AuditQuery
+from engramdb.models.lifecycle import RejectDecision, ReviewDecision, ReviewQuery
 from engramdb.models.memories import MemoryQuery
 from engramdb.models.policy import TenantPolicy
 from tests.assist.brain import Brain
@@ -24,8 +23,6 @@ def _links(service: MemoryService, caller: Caller, fact_id: str) -> list[tuple[s
 
 
 def _audit_reasons(service: MemoryService, action: str) -> list[str]:
-    from engramdb.models.admin import AuditQuery
-
     return [e.reason or "" for e in service.audit(ADMIN, AuditQuery(action=action, limit=500)).entries]
 
 
@@ -143,7 +140,7 @@ def test_duplicate_writes_nothing(service: MemoryService, agent: Caller, brain: 
     hiking = item(result, "loves going hiking")
     assert hiking.action == "duplicate" and hiking.status == "active"
     assert item(result, "chess").action == "parked"
-    pending = [r.fact.event["text"] for r in service.review_queue(ADMIN, _queue()).items]
+    pending = [r.fact.event["text"] for r in service.review_queue(ADMIN, ReviewQuery()).items]
     assert pending == ["The user plays chess."]
     assert any(r.startswith("duplicate (0.90)") for r in _audit_reasons(service, "model.verdict"))
 
@@ -184,9 +181,3 @@ def test_no_judgement_when_the_policy_asks_for_none(service: MemoryService, agen
     brain.facts = [fact("user", "job", "The user works at Globex now.")]
     assert item(extract(service, agent, "The user works at Globex now."), "Globex").action == "parked"
     assert brain.asked("judge") == []
-
-
-def _queue() -> Any:
-    from engramdb.models.lifecycle import ReviewQuery
-
-    return ReviewQuery()

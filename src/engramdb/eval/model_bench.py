@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from engramdb import clock
-from engramdb.eval.machine import machine_info
+from engramdb.eval.machine import load_average, machine_info
 
 ACTIVITIES = ["hiking", "chess", "jazz", "kayaking", "pottery", "sailing", "tennis", "baking", "climbing", "opera",
               "cycling", "poetry", "gardening", "skiing", "surfing", "knitting", "running", "painting", "rowing",
@@ -158,6 +158,7 @@ def _recalls(http: httpx.Client, queries: list[str]) -> dict[str, Any]:
 
 
 def _measure(http: httpx.Client, config: ModelBenchConfig, progress: Callable[[str], None]) -> dict[str, Any]:
+    load_before = load_average()
     rng = random.Random(config.seed)
     progress(f"seeding {config.seed_memories} episodes and {config.seed_facts} facts")
     _seed(http, config, rng)
@@ -176,7 +177,8 @@ def _measure(http: httpx.Client, config: ModelBenchConfig, progress: Callable[[s
     busy["jobsDoneDuring"] = sum(1 for j in http.get("/v1/model-jobs", params={"state": "done", "limit": 500})
                                  .json()["jobs"])  # fmt: skip
     finished = _wait(http, jobs, progress)
-    return _report(config, idle, busy, writes, finished)
+    return {**_report(config, idle, busy, writes, finished), "loadAverage": {"before": load_before,
+                                                                             "after": load_average()}}
 
 
 def _wait(http: httpx.Client, jobs: list[str], progress: Callable[[str], None]) -> list[dict[str, Any]]:
