@@ -72,6 +72,9 @@ class LLMSettings(BaseModel):
         True, description="run the queue's threads in a process of their own beside the server (engram models "
         "work), so recall never waits on them; false: threads inside the server process"
     )
+    worker_nice: int = Field(
+        10, ge=0, le=19, description="the worker process's niceness: on a busy machine the server (recall) runs first"
+    )
     job_attempts: int = Field(5, ge=1, le=50, description="tries of a queued job before it is marked failed")
     job_backoff_seconds: float = Field(
         2.0, gt=0, description="wait before a failed job's first retry; doubles each time, at most ten minutes"

@@ -23,6 +23,7 @@ def test_extracted_facts_are_derived_pending_and_name_their_turn_and_prompt(
     assert (lisbon.action, lisbon.status, lisbon.source_event_id) == ("parked", "pending_review", "turn-9")
     stored = service.get_fact(agent, lisbon.fact_id or "", MemoryQuery())
     assert stored.origin == "derived" and stored.event["trustClass"] == "mixed"
+    assert stored.embedding.state == "ready"  # the vector judgement computed, kept: no second embedding
     assert stored.valid_from == "2026-09-01T10:00:00.000000Z"
     assert result.prompt_versions["extract"] in stored.event["provenance"]  # the prompt version, with the fact
     assert result.prompt_versions["extract"].startswith("extract.v1#")

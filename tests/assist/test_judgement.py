@@ -179,5 +179,7 @@ def test_no_judgement_when_the_policy_asks_for_none(service: MemoryService, agen
     service.put_policy(ADMIN, TenantPolicy.model_validate(policy.wire()))
     stated(service, agent, "The user works at Acme.", kind="employer")
     brain.facts = [fact("user", "job", "The user works at Globex now.")]
-    assert item(extract(service, agent, "The user works at Globex now."), "Globex").action == "parked"
-    assert brain.asked("judge") == []
+    globex = item(extract(service, agent, "The user works at Globex now."), "Globex")
+    assert globex.action == "parked" and brain.asked("judge") == []
+    assert state(service, agent, globex.fact_id or "") == "pending_review"
+    assert service.get_fact(agent, globex.fact_id or "", MemoryQuery()).embedding.state == "pending"  # the worker's

@@ -163,6 +163,7 @@ def _models_table(result: dict[str, Any]) -> Table:
     for name, stats, target in rows:
         table.add_row(name, f"{stats['p50']:.2f}", f"{stats['p95']:.2f}", target)
     throughput = result["throughput"]
+    table.add_row("worker process CPU per turn (mean), ms", f"{result['workerCpuMsPerTurn']:.1f}", "", "")
     table.add_row("turns/s through the queue", f"{throughput['turnsPerSecond']:.1f}", "", ">= 20")
     return table
 

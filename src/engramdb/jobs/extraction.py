@@ -22,6 +22,7 @@ from engramdb.core.assist.extraction import turns_for
 from engramdb.core.assist.work import Work
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError, InternalError
+from engramdb.jobs.embedding import drain as embed_drain
 from engramdb.models.assist import ExtractResult
 from engramdb.storage.port import TenantStore
 
@@ -67,10 +68,16 @@ def drain(service: MemoryService, tenant_name: str, lease_seconds: float = 300.0
 
 
 class ExtractionWorker:
-    """``threads`` background threads working through every tenant's queue."""
+    """``threads`` background threads working through every tenant's queue.
 
-    def __init__(self, service: MemoryService, *, threads: int, poll_seconds: float = 0.5) -> None:
+    ``embed``: after a job, embed what it wrote here (in a worker process, so that the server's
+    embedding worker, beside recall, has nothing to do for it); one thread at a time does it.
+    """
+
+    def __init__(self, service: MemoryService, *, threads: int, poll_seconds: float = 0.5, embed: bool = False) -> None:
         self._service = service
+        self._embed = embed
+        self._embedding = threading.Lock()
         self._threads = [threading.Thread(target=self._run, name=f"engram-extract-{i}", daemon=True)
                          for i in range(threads)]  # fmt: skip
         self._poll = poll_seconds
@@ -105,6 +112,11 @@ class ExtractionWorker:
             claimed = queue.claim(tenant, name, lease)
             if claimed is not None:
                 run_claimed(self._service, tenant, claimed)
+                if self._embed and self._embedding.acquire(blocking=False):  # another thread is at it: it takes ours
+                    try:
+                        embed_drain(tenant, self._service.embedder, self._service.settings.embed_batch_size)
+                    finally:
+                        self._embedding.release()
                 return True
         return False
 

@@ -20,7 +20,7 @@ from engramdb.core.tombstones import value_hash
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.assist import DerivedItem, ExtractRequest, VerdictView
 from engramdb.storage.assist.port import SlotText
-from engramdb.storage.port import MemoryRecord
+from engramdb.storage.port import MemoryRecord, Vector
 
 MIN_TEXT = 5
 SLOTS_SHOWN = 100  # the scope's slots the extraction prompt lists, so the model reuses their keys
@@ -72,6 +72,7 @@ class Candidate:
     duplicate_of: MemoryRecord | None = None  # a current fact a duplicate verdict names
     ignored: list[str] = field(default_factory=list)  # verdicts that named no fact shown with it
     evidence: list[MemoryRecord] = field(default_factory=list)  # what a reflection or a merge rests on
+    vector: Vector | None = None  # its text's embedding (judgement made it; the written fact keeps it)
 
     @property
     def value(self) -> str:

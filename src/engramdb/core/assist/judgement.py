@@ -31,6 +31,7 @@ def neighbours(work: Work, candidates: list[Candidate]) -> list[list[MemoryRecor
     found: list[list[MemoryRecord]] = []
     with work.tenant.reading() as tenant:
         for candidate, vector in zip(candidates, vectors, strict=True):
+            candidate.vector = vector
             outcome = recall(tenant, work.embedder, scope_key=work.scope_key, query=candidate.text, filt=filt,
                              limit=limit, settings=settings, vector=vector)  # fmt: skip
             found.append([h.record for h in outcome.hits])

@@ -9,6 +9,7 @@ applies it (a consolidation then retires its originals), rejection marks it ``re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engramdb.contract.canonical import sha256_hex
 from engramdb.core import facts
@@ -41,8 +42,6 @@ def record_link(
 
 def set_state(tx: Transaction, link: LinkRecord, state: str, at: str, reason: str | None = None) -> LinkRecord:
     """The same link in another state (its reason kept unless a new one is given)."""
-    from dataclasses import replace
-
     return tx.put_link(replace(link, state=state, updated_at=at, reason=reason or link.reason))
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from engramdb import clock
 from engramdb.contract.events import FactWrite
 from engramdb.core import facts
@@ -64,7 +66,20 @@ def write(
             items.append(item)
         tx.record_calls(work.ledger())
     work.recorded = True
+    _keep_vectors(work, candidates, items)
     return items
+
+
+def _keep_vectors(work: Work, candidates: list[Candidate], items: list[DerivedItem]) -> None:
+    """The facts just written get the vectors judgement already computed for their texts: the
+    embedding worker has nothing left to do for them (the vector arm finds them at once)."""
+    written = [(c, i) for c, i in zip(candidates, items, strict=True)
+               if c.vector is not None and i.fact_id and i.action in ("created", "updated", "parked", "history")]
+    rows = [work.tenant.get_memory(work.scope_key, "MEMORY_FACT", i.fact_id or "") for _, i in written]
+    kept = [(row.rowid, c.vector) for (c, _), row in zip(written, rows, strict=True)
+            if c.vector is not None and row is not None and row.embed_state != "ready" and row.text == c.text]
+    if kept:
+        work.tenant.save_embeddings([r for r, _ in kept], np.stack([v for _, v in kept]), work.embedder.model_id)
 
 
 def _write_one(work: Work, tx: Transaction, candidate: Candidate, versions: tuple[str, ...]) -> DerivedItem:

@@ -110,7 +110,7 @@ class ChatModel:
         messages = prompt.messages(data)
         problem = ""
         for attempt in range(self.settings.repair_attempts + 1):
-            content = self._complete(prompt, messages, ledger, last=attempt == self.settings.repair_attempts)
+            content = self._complete(prompt, messages, ledger)
             try:
                 return prompt.check(parse_json(content))
             except ValueError as error:
@@ -122,7 +122,7 @@ class ChatModel:
         raise ModelOutputError(f"the model's answer to {prompt.name} was not usable JSON after {tries} attempt(s): "
                                f"{problem}", retryable=False)  # fmt: skip
 
-    def _complete(self, prompt: Prompt, messages: list[dict[str, str]], ledger: Ledger, *, last: bool) -> str:
+    def _complete(self, prompt: Prompt, messages: list[dict[str, str]], ledger: Ledger) -> str:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.settings.temperature,
                                 "max_tokens": self.settings.max_tokens, "stream": False}  # fmt: skip
         if self.settings.structured_output == "json_schema":
