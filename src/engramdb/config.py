@@ -57,7 +57,7 @@ class LLMSettings(BaseModel):
     model: str = Field("", description="the model name the endpoint knows, e.g. qwen2.5:7b-instruct or gpt-4o-mini")
     api_key: SecretStr | None = Field(None, description="bearer key for the endpoint (hosted models)")
     timeout_seconds: float = Field(30.0, gt=0, description="seconds to wait for one answer")
-    max_concurrency: int = Field(4, ge=1, le=64, description="calls in flight at once, per server process")
+    max_concurrency: int = Field(8, ge=1, le=64, description="calls in flight at once, per process")
     repair_attempts: int = Field(1, ge=0, le=3, description="extra turns that ask the model to fix unusable JSON")
     structured_output: Literal["json_schema", "json_object", "prompt"] = Field(
         "json_schema", description="how the JSON shape is asked for: json_schema (response_format with the "
@@ -67,7 +67,7 @@ class LLMSettings(BaseModel):
     max_tokens: int = Field(1024, ge=16, description="answer length cap per call")
     prompt_cost_per_million: float = Field(0.0, ge=0, description="price of a million prompt tokens (0: local)")
     completion_cost_per_million: float = Field(0.0, ge=0, description="price of a million completion tokens")
-    workers: int = Field(4, ge=0, le=64, description="threads of the background extraction queue (0: none)")
+    workers: int = Field(8, ge=0, le=64, description="threads of the background extraction queue (0: none)")
     worker_process: bool = Field(
         True, description="run the queue's threads in a process of their own beside the server (engram models "
         "work), so recall never waits on them; false: threads inside the server process"

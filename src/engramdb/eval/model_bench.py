@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -50,7 +51,7 @@ class ModelBenchConfig:
     seed_facts: int = 100  # stated facts in the scope (the neighbours judgement finds)
     queries: int = 200  # recall queries per phase
     model_ms: float = 50.0  # the scripted model's answer time
-    workers: int = 4  # the server's extraction threads (llm.workers)
+    workers: int = 8  # the server's extraction threads (llm.workers)
     embedder: str = "minilm"
     seed: int = 7
 
@@ -160,14 +161,9 @@ def _seed(http: httpx.Client, config: ModelBenchConfig, rng: random.Random) -> N
 
 
 def _recalls(http: httpx.Client, queries: list[str]) -> dict[str, Any]:
-    client, server = [], []
-    for query in queries:
-        started = time.perf_counter()
-        answer = http.post("/v1/recall", json={"query": query, "limit": 8})
-        client.append((time.perf_counter() - started) * 1000)
-        answer.raise_for_status()
-        server.append(float(answer.json()["timings"]["searchMs"]))
-    return {"clientMs": _stats(client), "serverSearchMs": _stats(server)}
+    times: dict[str, list[float]] = {"clientMs": [], "serverSearchMs": []}
+    _timed(http, queries, times)
+    return {k: _stats(v) for k, v in times.items()}
 
 
 def _measure(
@@ -179,29 +175,68 @@ def _measure(
     progress(f"seeding {config.seed_memories} episodes and {config.seed_facts} facts")
     _seed(http, config, rng)
     queries = [f"where does the user like {rng.choice(ACTIVITIES)}?" for _ in range(config.queries)]
-    progress(f"recall, no queue ({config.queries} queries)")
     before = _recalls(http, queries)
     progress(f"writing {config.turns} episodes with extract=true (no worker yet)")
-    writes, jobs = [], []
-    for i in range(config.turns):
-        started = time.perf_counter()
-        answer = http.post("/v1/episodes", params={"extract": "true"}, json=_turn(rng, i, f"run-{i // 10}"))
-        writes.append((time.perf_counter() - started) * 1000)
-        jobs.append(answer.json()["extractionJobId"])
-    _embedded(http)
-    progress("recall, the queue full and idle")
-    idle = _recalls(http, queries)
+    jobs, writes = _enqueue(http, rng, config.turns, "a")
     with workers() as pid:
-        progress(f"recall while {config.workers} workers run the queue")
-        busy = _recalls(http, queries)
-        busy["jobsDoneDuring"] = len(http.get("/v1/model-jobs", params={"state": "done", "limit": 500}).json()["jobs"])
+        progress(f"{config.workers} workers run the queue (nothing else asked of the server)")
         finished = _wait(http, jobs, progress)
         worker_cpu = cpu_seconds(pid)
+        os.kill(pid, signal.SIGSTOP)  # paused: the queue fills again, then runs in blocks between paused ones
+        try:
+            progress(f"recall, in blocks: workers paused / running ({config.turns} more turns queued)")
+            _enqueue(http, rng, config.turns, "b")
+            idle, busy = _alternate(http, queries, pid)
+        finally:
+            os.kill(pid, signal.SIGCONT)
     report = _report(config, idle, busy, writes, finished)
-    # Load-proof: the CPU the worker process spent (start-up and model loading included), per turn.
-    report["workerCpuMsPerTurn"] = worker_cpu * 1000 / max(1, report["jobs"]["done"])
-    report["recall"]["beforeTheTurns"] = before
+    report["recall"]["beforeAnyTurn"] = before
+    report["workerProcessCpuMsPerTurn"] = worker_cpu * 1000 / max(1, report["jobs"]["done"])  # start-up included
     return {**report, "loadAverage": {"before": load_before, "after": load_average()}}
+
+
+def _enqueue(http: httpx.Client, rng: random.Random, turns: int, tag: str) -> tuple[list[str], list[float]]:
+    """Write ``turns`` episodes with extract=true; return their jobs and each write's time (ms)."""
+    jobs, writes = [], []
+    for i in range(turns):
+        started = time.perf_counter()
+        answer = http.post("/v1/episodes", params={"extract": "true"}, json=_turn(rng, i, f"{tag}-{i // 10}"))
+        writes.append((time.perf_counter() - started) * 1000)
+        jobs.append(str(answer.json()["extractionJobId"]))
+    _embedded(http)
+    return jobs, writes
+
+
+def _alternate(http: httpx.Client, queries: list[str], pid: int, block: int = 10) -> tuple[dict[str, Any], ...]:
+    """The same queries with the workers paused and running, block after block (so the machine's
+    other load falls on both alike): (paused, running)."""
+    paused: dict[str, list[float]] = {"clientMs": [], "serverSearchMs": []}
+    running: dict[str, list[float]] = {"clientMs": [], "serverSearchMs": []}
+    done_before = _done(http)
+    for start in range(0, len(queries), block):
+        chunk = queries[start : start + block]
+        _timed(http, chunk, paused)
+        os.kill(pid, signal.SIGCONT)
+        time.sleep(0.2)  # the workers are back at it
+        _timed(http, chunk, running)
+        os.kill(pid, signal.SIGSTOP)
+    idle: dict[str, Any] = {k: _stats(v) for k, v in paused.items()}
+    busy: dict[str, Any] = {k: _stats(v) for k, v in running.items()}
+    busy["jobsDoneDuring"] = _done(http) - done_before
+    return idle, busy
+
+
+def _done(http: httpx.Client) -> int:
+    return len(http.get("/v1/model-jobs", params={"state": "done", "limit": 500}).json()["jobs"])
+
+
+def _timed(http: httpx.Client, queries: list[str], into: dict[str, list[float]]) -> None:
+    for query in queries:
+        started = time.perf_counter()
+        answer = http.post("/v1/recall", json={"query": query, "limit": 8})
+        into["clientMs"].append((time.perf_counter() - started) * 1000)
+        answer.raise_for_status()
+        into["serverSearchMs"].append(float(answer.json()["timings"]["searchMs"]))
 
 
 def _embedded(http: httpx.Client) -> None:
@@ -225,6 +260,7 @@ def _report(config: ModelBenchConfig, idle: dict[str, Any], busy: dict[str, Any]
             jobs: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
     done = [j for j in jobs if j["state"] == "done"]
     overhead, runs, model, calls, candidates = [], [], [], [], []
+    cpu = [float(j["cpuMs"]) for j in done if j.get("cpuMs") is not None]
     for job in done:
         run_ms = (clock.parse(job["finishedAt"]) - clock.parse(job["startedAt"])).total_seconds() * 1000
         usage = job["result"]["usage"]
@@ -244,7 +280,8 @@ def _report(config: ModelBenchConfig, idle: dict[str, Any], busy: dict[str, Any]
         "config": vars(config), "machine": machine_info(), "date": clock.now_text(),
         "jobs": {"done": len(done), "failed": len(jobs) - len(done), "actions": actions,
                  "modelCallsPerTurn": statistics.fmean(calls), "candidatesPerTurn": statistics.fmean(candidates)},
-        "overheadMsPerTurn": _stats(overhead), "jobRunMs": _stats(runs), "modelMsPerTurn": _stats(model),
+        "overheadMsPerTurn": _stats(overhead), "cpuMsPerTurn": _stats(cpu), "jobRunMs": _stats(runs),
+        "modelMsPerTurn": _stats(model),
         "episodeWriteWithExtractMs": _stats(writes),
         "throughput": {"turns": len(done), "seconds": span, "turnsPerSecond": len(done) / span if span else 0.0},
         "recall": {"idle": idle, "whileExtracting": busy},  # the same corpus: the queue full, then worked

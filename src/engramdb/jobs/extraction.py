@@ -35,7 +35,7 @@ def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Clai
     work: Work | None = None
     result: ExtractResult | None = None
     error: EngramError | None = None
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.thread_time()
     try:
         if job.attempts > job.max_attempts:
             raise InternalError(f"taken {job.attempts - 1} times without finishing (did its worker stop?)")
@@ -51,7 +51,8 @@ def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Clai
     with tenant.transaction() as tx:
         if work is not None and not work.recorded:  # a finished run recorded its calls with its writes
             tx.record_calls(work.ledger())
-        state = queue.finish(tx, job, result, error, service.settings.llm.job_backoff_seconds)
+        spent = (time.thread_time() - cpu) * 1000  # this thread's CPU: waiting for the model costs none
+        state = queue.finish(tx, job, result, error, service.settings.llm.job_backoff_seconds, cpu_ms=spent)
     service.written.set()
     log.debug("model job %s: %s in %.0f ms", job.job_id, state, (time.perf_counter() - started) * 1000)
     return state

@@ -129,6 +129,7 @@ class ModelJobView(ResponseModel):
     updated_at: str = Field(description="when its state last changed")
     started_at: str | None = Field(None, description="when its current or last try began")
     finished_at: str | None = Field(None, description="when it ended (done or failed)")
+    cpu_ms: float | None = Field(None, description="CPU time its last try took in its worker (the model's time apart)")
 
 
 class ModelJobQuery(ScopeQuery):

@@ -83,20 +83,21 @@ def revoked(tenant: TenantStore, job: JobRecord) -> bool:
 
 
 def finish(
-    tx: Transaction, job: JobRecord, result: ExtractResult | None, error: EngramError | None, backoff: float = 2.0
-) -> str:
+    tx: Transaction, job: JobRecord, result: ExtractResult | None, error: EngramError | None, backoff: float = 2.0,
+    cpu_ms: float | None = None,
+) -> str:  # fmt: skip
     """Record a run's end: done, queued again after a backoff, or failed; return the new state."""
     now = clock.now_text()
     if error is None:
         assert result is not None
-        tx.finish_job(job.job_id, state="done", at=now, next_at=now, error=None,
+        tx.finish_job(job.job_id, state="done", at=now, next_at=now, error=None, cpu_ms=cpu_ms,
                       result_json=result.model_dump_json(by_alias=True, exclude_none=True))  # fmt: skip
         return "done"
     message = f"{error.code}: {error.message}"[:1000]
     retry = isinstance(error, ModelFailedError) and error.retryable and job.attempts < job.max_attempts
     state = "queued" if retry else "failed"
     due = clock.later(backoff_seconds(job.attempts, backoff)) if retry else now
-    tx.finish_job(job.job_id, state=state, at=now, next_at=due, error=message, result_json=None)
+    tx.finish_job(job.job_id, state=state, at=now, next_at=due, error=message, result_json=None, cpu_ms=cpu_ms)
     log.log(logging.INFO if retry else logging.WARNING, "model job %s %s after attempt %d: %s", job.job_id,
             "queued again" if retry else "failed", job.attempts, message)  # fmt: skip
     return state
@@ -110,4 +111,5 @@ def job_view(job: JobRecord) -> ModelJobView:
         error=job.error, scope=scope, input=json.loads(job.input_json),
         result=ExtractResult.model_validate_json(job.result_json) if job.result_json else None,
         created_at=job.created_at, updated_at=job.updated_at, started_at=job.started_at, finished_at=job.finished_at,
+        cpu_ms=job.run_cpu_ms,
     )  # fmt: skip

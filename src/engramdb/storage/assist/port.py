@@ -21,7 +21,8 @@ from engramdb.storage.records import MemoryRecord
 LINK_COLUMNS = ("link_id, scope_key, link_type, from_id, to_id, to_source, state, verdict, confidence, reason, "
                 "prompt_version, model, created_at, updated_at")  # fmt: skip
 JOB_COLUMNS = ("job_id, kind, scope_key, scope_json, input_json, state, attempts, max_attempts, next_at, error, "
-               "result_json, actor_key_id, actor_role, created_at, updated_at, started_at, finished_at")  # fmt: skip
+               "result_json, actor_key_id, actor_role, created_at, updated_at, started_at, finished_at, "
+               "run_cpu_ms")  # fmt: skip
 CALL_COLUMNS = ("at, purpose, model, prompt_version, scope_key, job_id, actor_key_id, prompt_tokens, "
                 "completion_tokens, estimated, cost, latency_ms, outcome, error")  # fmt: skip
 
@@ -67,6 +68,7 @@ class JobRecord:
     updated_at: str
     started_at: str | None = None
     finished_at: str | None = None
+    run_cpu_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -133,8 +135,9 @@ class AssistWrites(Protocol):
         ...
 
     def finish_job(
-        self, job_id: str, *, state: str, at: str, next_at: str, error: str | None, result_json: str | None
-    ) -> None:
+        self, job_id: str, *, state: str, at: str, next_at: str, error: str | None, result_json: str | None,
+        cpu_ms: float | None = None,
+    ) -> None:  # fmt: skip
         """Record a job's end (done, failed) or its next try (queued at ``next_at``)."""
         ...
 

@@ -79,13 +79,14 @@ class AssistTransactionSQL:
         return JobRecord(*rows[0]) if rows else None
 
     def finish_job(
-        self, job_id: str, *, state: str, at: str, next_at: str, error: str | None, result_json: str | None
-    ) -> None:
+        self, job_id: str, *, state: str, at: str, next_at: str, error: str | None, result_json: str | None,
+        cpu_ms: float | None = None,
+    ) -> None:  # fmt: skip
         finished = at if state in ("done", "failed") else None
         self._assist_run(
             "UPDATE model_jobs SET state = ?, next_at = ?, error = ?, result_json = coalesce(?, result_json), "
-            "updated_at = ?, finished_at = ? WHERE job_id = ? RETURNING job_id",
-            (state, next_at, error, result_json, at, finished, job_id),
+            "updated_at = ?, finished_at = ?, run_cpu_ms = ? WHERE job_id = ? RETURNING job_id",
+            (state, next_at, error, result_json, at, finished, cpu_ms, job_id),
         )
 
     def record_calls(self, calls: Sequence[ModelCall]) -> None:

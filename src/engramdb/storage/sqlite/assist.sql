@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS model_jobs (
     created_at   TEXT NOT NULL,
     updated_at   TEXT NOT NULL,
     started_at   TEXT,             -- when its current (or last) run began
-    finished_at  TEXT
+    finished_at  TEXT,
+    run_cpu_ms   REAL              -- CPU time its last run took in its worker thread
 );
 CREATE INDEX IF NOT EXISTS model_jobs_due ON model_jobs (state, next_at);
 CREATE INDEX IF NOT EXISTS model_jobs_by_scope ON model_jobs (scope_key, created_at);

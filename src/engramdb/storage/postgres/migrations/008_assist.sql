@@ -40,6 +40,7 @@ CREATE TABLE {schema}.model_jobs (
     updated_at   TEXT NOT NULL,
     started_at   TEXT,
     finished_at  TEXT,
+    run_cpu_ms   DOUBLE PRECISION,
     PRIMARY KEY (tenant, job_id)
 );
 CREATE INDEX model_jobs_due ON {schema}.model_jobs (tenant, state, next_at);
