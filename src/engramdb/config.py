@@ -41,6 +41,11 @@ class RetrievalSettings(BaseModel):
     date_after_days: float = Field(7.0, ge=0, description="days after a named date that still count as in it")
     date_decay_days: float = Field(7.0, gt=0, description="the date feature falls by e every N days further away")
     candidate_pool: int = Field(200, description="rows each arm contributes before fusion")
+    expand_top: int = Field(
+        0, ge=0, le=10, description="follow relationships one hop from this many top hits (0 = off; a request's "
+        "expand overrides it): linked facts and episodes compete for places, linked records are listed"
+    )
+    expand_weight: float = Field(0.5, ge=0, le=1, description="a linked memory's score: this share of its hit's")
     common_term_fraction: float = Field(
         1.0, description="the lexical arm skips words found in more than this share of the scope (1 = never)"
     )

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
 from engramdb.models.api import FactQuery, RecallRequest, RetractRequest
+from engramdb.models.knowledge import LinkRequest, RecordChange, RecordSearch, RecordWrite
 from engramdb.storage.postgres.store import PostgresStore
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
@@ -46,9 +48,25 @@ def _seed(home: Path) -> None:
     wrong = service.write_fact(OP, FactWrite.model_validate(fact_body("Deploys on Friday", kind="deploy", scope=SCOPE)))
     service.retract_fact(OP, wrong.id, RetractRequest.model_validate({"reason": "never", "scope": SCOPE}))
     auth.create_key(store, tenant="acme", role="agent", grant=SCOPE)
+    _seed_knowledge(service, current.id)
     drain(store.tenant("acme"), service.embedder)
     assert current.outcome == "superseded"
     store.close()
+
+
+def _seed_knowledge(service: MemoryService, fact_id: str) -> None:
+    session = {"title": "Database choice", "DECISION": [{"title": "Move to PostgreSQL for the ledger service"}]}
+    written = service.write_records(OP, RecordWrite.model_validate(
+        {"label": "SESSION", "data": session, "mergeBy": ["title"], "scope": SCOPE}))  # fmt: skip
+    service.update_record(OP, written.records[0].id, RecordChange.model_validate(
+        {"properties": {"mood": "settled"}, "scope": SCOPE}))  # fmt: skip
+    dana = service.write_records(OP, RecordWrite.model_validate({"label": "ENTITY", "data": {"name": "Dana"},
+                                                                 "scope": SCOPE})).records[0]  # fmt: skip
+    mention = {"source": {"id": fact_id, "kind": "MEMORY_FACT"}, "target": dana.id, "type": "MENTIONS", "scope": SCOPE}
+    service.link_records(OP, LinkRequest.model_validate(mention))
+    episode = service.write_episode(OP, EpisodeWrite.model_validate(episode_body("We chose PostgreSQL", scope=SCOPE)))
+    derived = fact_body("The ledger runs on PostgreSQL", kind="ledger-db", sourceEventId=episode.id, scope=SCOPE)
+    service.write_fact(OP, FactWrite.model_validate(derived))  # DERIVED_FROM its episode
 
 
 def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_path: Path, pg_url: str) -> None:
@@ -72,11 +90,19 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
         src, dst = sqlite.tenant("acme"), pg.tenant("acme")
         assert list(src.export_rows()) == list(dst.export_rows())  # every row, byte for byte
         assert audit.verify(dst).ok and audit.verify(dst).checked == audit.verify(src).checked
-        assert dst.embedding_counts() == src.embedding_counts() == {"pending": 0, "ready": 23, "failed": 0}
+        assert dst.embedding_counts() == src.embedding_counts() == {"pending": 0, "ready": 25, "failed": 0}
         service = MemoryService(pg, HashingEmbedder(), Settings(embedder="hashing"))
         found = service.recall(OP, RecallRequest.model_validate({"query": "which database", "scope": SCOPE}))
         assert "Uses PostgreSQL" in [m.text for m in found.memories]
         assert "Uses MongoDB" not in [m.text for m in found.memories]
+        # The knowledge plane came along: records, their history, relationships to memories, vectors.
+        tasks = service.search_records(OP, RecordSearch.model_validate(
+            {"labels": ["DECISION"], "where": {"SESSION": {"title": "Database choice"}}, "scope": SCOPE,
+             "query": "ledger database"}))  # fmt: skip
+        assert [r.properties["title"] for r in tasks.records] == ["Move to PostgreSQL for the ledger service"]
+        assert tasks.records[0].score is not None  # its text's vector was imported
+        kinds = Counter(table for table, _ in dst.export_rows())
+        assert kinds["records"] == 3 and kinds["record_history"] == 1 and kinds["relationships"] == 3
         with pytest.raises(Exception, match="retired"):  # the tombstone came along
             again = fact_body("uses mongodb", kind="db", sourceEventId="c", scope=SCOPE)
             service.write_fact(OP, FactWrite.model_validate(again))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import multiprocessing
 import sqlite3
 import threading
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,28 +21,15 @@ from engramdb.models.api import RecallRequest
 from engramdb.storage.port import CandidateFilter, Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
+from tests.stores import open_store, store_spec
 
 SCOPE = scope_fields()
 EVENTS = [episode_body(f"event number {i} about topic {i % 17}", f"ack {i}", turn=i, scope=SCOPE) for i in range(500)]
 
 
-def _open(spec: tuple[str, ...]) -> Store:
-    if spec[0] == "sqlite":
-        return SQLiteStore(Path(spec[1]))
-    from engramdb.storage.postgres.store import PostgresStore
-
-    return PostgresStore(spec[1], schema=spec[2])
-
-
-def _spec(store: Store) -> tuple[str, ...]:
-    if isinstance(store, SQLiteStore):
-        return ("sqlite", str(store.home))
-    return ("postgres", store.url, store.schema)  # type: ignore[attr-defined]
-
-
 def _deliver_all(spec: tuple[str, ...], worker: int, start: Any) -> int:
     """Deliver every event once, from a fresh process with its own store and connections."""
-    store = _open(spec)
+    store = open_store(spec)
     service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
     caller = Caller(tenant="t1", key_id=f"worker-{worker}", role="admin")
     start.wait()
@@ -61,7 +47,7 @@ def test_eight_processes_delivering_the_same_500_events_leave_500_rows(store: St
     with ctx.Manager() as manager:
         start = manager.Event()
         with ctx.Pool(8) as pool:
-            results = [pool.apply_async(_deliver_all, (_spec(store), w, start)) for w in range(8)]
+            results = [pool.apply_async(_deliver_all, (store_spec(store), w, start)) for w in range(8)]
             start.set()
             created = [r.get(timeout=240) for r in results]
     assert sum(created) == 500  # exactly one delivery of each event created it
@@ -235,7 +221,7 @@ def test_a_second_process_sees_writes_of_the_first(
 ) -> None:
     """Rows another store instance writes are searched (SQLite: the vector copy refreshes)."""
     before = _recall(service, operator, "kangaroo")
-    other = _open(_spec(service.store))
+    other = open_store(store_spec(service.store))
     try:
         writer = MemoryService(other, HashingEmbedder(), settings)
         writer.write_fact(operator, FactWrite.model_validate(fact_body("A kangaroo boxed", scope=SCOPE)))
@@ -298,10 +284,10 @@ def _forget_invalid_at_after_a_supersession(store: Store) -> None:
         fact_body("Uses vim", kind="editor", sourceEventId="a", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)))
     new = service.write_fact(caller, FactWrite.model_validate(
         fact_body("Uses emacs", kind="editor", sourceEventId="b", validFrom="2026-02-01T00:00:00Z", scope=SCOPE)))
-    spec = _spec(store)
+    spec = store_spec(store)
     _forget_invalid_at(store)
     store.close()
-    reopened = _open(spec)
+    reopened = open_store(spec)
     try:
         key = auth.scope_key(Scope.model_validate(SCOPE))
         upgraded = reopened.tenant("t1").get_memory(key, "MEMORY_FACT", old.id)

@@ -87,10 +87,38 @@ def _tour(run: Run, tag: str, tmp_path: Path) -> None:
     recalled = run("recall", "where is staging", "--explain", *s)
     assert recalled["memories"][0]["id"] == written["id"] and recalled["memories"][0]["explain"]
     assert run("recall", "staging", "--context", *s, as_json=False).startswith("Historical memory follows.")
+    _knowledge_tour(run, s, tag)
     created = run("keys", "create", "--role", "reviewer", "--label", tag)
     assert created["key"].startswith("egm.t1.")
     assert created["keyId"] in {k["keyId"] for k in run("keys", "list")["keys"]}
     assert f"revoked {created['keyId']}" in run("keys", "revoke", created["keyId"], as_json=False)
+
+
+def _knowledge_tour(run: Run, s: list[str], tag: str) -> None:
+    session = {"title": f"Billing kickoff ({tag})", "DECISION": [{"title": "Use TypeScript"}],
+               "TASK": [{"title": "Write the invoice migration", "status": "open"}]}  # fmt: skip
+    written = run("records", "write", "--label", "SESSION", "--data", json.dumps(session), "--merge-by", "title", *s)
+    assert (written["created"], written["relationships"]) == (3, 2)
+    again = run("records", "write", "--label", "SESSION", "--data", json.dumps(session), "--merge-by", "title", *s)
+    assert (again["created"], again["unchanged"]) == (0, 3)  # the same import twice is one graph
+    sid = written["records"][0]["id"]
+    assert run("records", "get", sid, *s)["properties"]["title"] == session["title"]
+    assert run("records", "update", sid, "--properties", '{"mood": "calm"}', *s)["version"] == 2
+    assert [v["version"] for v in run("records", "history", sid, *s)["versions"]] == [1, 2]
+    where = json.dumps({"status": "open", "SESSION": {"title": {"$contains": tag}}})
+    tasks = run("records", "search", "--labels", "TASK", "--where", where, *s)
+    assert [r["properties"]["title"] for r in tasks["records"]] == ["Write the invoice migration"]
+    alice = run("records", "write", "--label", "ENTITY", "--data", '{"name": "Alice"}', *s)["records"][0]["id"]
+    task = tasks["records"][0]["id"]
+    assert run("records", "link", task, "MENTIONS", alice, *s)["type"] == "MENTIONS"
+    assert {r["type"] for r in run("records", "relationships", task, *s)["relationships"]} == {"HAS_TASK", "MENTIONS"}
+    assert run("records", "schema", *s)["labels"][0]["label"] == "DECISION"
+    assert len(run("records", "export", "--labels", "SESSION", *s)["records"]) == 3
+    assert run("records", "unlink", task, "MENTIONS", alice, *s)["deleted"] is True
+    preview = run("records", "delete-where", "--labels", "ENTITY", "--dry-run", *s)
+    assert preview["records"] == [alice] and preview["dryRun"]
+    gone = run("records", "delete", sid, "--cascade", *s)
+    assert len(gone["records"]) == 3 and not gone["dryRun"]
 
 
 @pytest.mark.parametrize("mode", ["local", "remote"])

@@ -46,14 +46,24 @@ def test_every_route_documents_the_problems_it_can_answer(document: dict[str, An
     assert "422" in operation(document, "recall")["responses"]  # positive control for the walk
 
 
+_SUBSCHEMAS = ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "$defs")
+
+
 def _properties(schema: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-    if isinstance(schema, dict):
-        yield from (schema.get("properties") or {}).items()
-        for value in schema.values():
-            yield from _properties(value)
-    elif isinstance(schema, list):
+    """Each (name, schema) of a model's properties, nested models included; a property that is itself
+    named "properties" is a property, not a map of them."""
+    if isinstance(schema, list):
         for value in schema:
             yield from _properties(value)
+        return
+    if not isinstance(schema, dict):
+        return
+    for name, prop in (schema.get("properties") or {}).items():
+        yield name, prop
+        yield from _properties(prop)
+    for key in _SUBSCHEMAS:
+        value = schema.get(key)
+        yield from _properties(list(value.values()) if key == "$defs" and isinstance(value, dict) else value)
 
 
 def test_every_property_and_parameter_is_described(document: dict[str, Any]) -> None:
@@ -135,6 +145,27 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         key = check("create_key", admin.post("/v1/keys", json={"role": "reviewer"})).json()
         check("list_keys", admin.get("/v1/keys"))
         check("revoke_key", admin.delete(f"/v1/keys/{key['keyId']}"))
+        # The knowledge plane.
+        written = check("write_records", agent.post("/v1/records", json=BY_NAME["write_records"].example)).json()
+        session = written["records"][0]["id"]
+        check("get_record", agent.get(f"/v1/records/{session}"))
+        check("update_record", agent.patch(f"/v1/records/{session}", json={"properties": {"mood": "calm"}}))
+        check("record_history", agent.get(f"/v1/records/{session}/history"))
+        tasks = check("search_records", agent.post("/v1/records/search", json=BY_NAME["search_records"].example))
+        task = tasks.json()["records"][0]["id"]
+        counts = {"labels": ["TASK"], "aggregate": {"n": {"fn": "count"}}, "groupBy": ["status"]}
+        assert check("search_records", agent.post("/v1/records/search", json=counts)).json()["aggregates"]
+        alice = {"label": "ENTITY", "data": {"name": "Alice"}, "mergeBy": ["name"]}
+        alice_id = check("write_records", agent.post("/v1/records", json=alice)).json()["records"][0]["id"]
+        mention = {"source": {"id": task}, "target": {"id": alice_id}, "type": "MENTIONS"}
+        check("link_records", agent.post("/v1/relationships", json=mention))
+        check("list_relationships", agent.get("/v1/relationships", params={"id": task}))
+        check("records_schema", agent.get("/v1/records/schema"))
+        check("export_records", agent.post("/v1/records/export", json={"labels": ["SESSION"], "depth": 2}))
+        check("unlink_records", agent.post("/v1/relationships/delete", json=mention))
+        check("delete_records", agent.post("/v1/records/delete", json={"labels": ["ENTITY"], "dryRun": True}))
+        check("delete_record", agent.delete(f"/v1/records/{session}", params={"cascade": "true"}))
+        check("write_records", agent.post("/v1/records", json={"label": "task", "data": {}}))  # 422, a label
         # The problems, one of each kind.
         check("recall", anonymous.post("/v1/recall", json={"query": "x"}))  # 401
         check("audit", agent.get("/v1/audit"))  # 403

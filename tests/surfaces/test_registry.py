@@ -116,6 +116,13 @@ def test_every_declared_service_method_exists_and_takes_what_the_registry_passes
             assert op.permission in PERMISSIONS, op.name
 
 
+def test_a_write_that_can_create_is_routed_as_201() -> None:
+    # The route's status is the documented success; 200 is then the "already stored" answer.
+    creating = [op for op in OPERATIONS if op.created_status]
+    assert {op.name for op in creating} >= {"write_episode", "write_fact", "write_records"}
+    assert [op.name for op in creating if op.status != 201] == []
+
+
 def test_every_mcp_tool_has_a_renderer() -> None:
     from engramdb.api.mcp.tools import RENDERERS
 

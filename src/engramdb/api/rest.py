@@ -86,7 +86,7 @@ def create_app(
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
     problems.install(app)
     install_docs(app)
-    for op in OPERATIONS:
+    for op in sorted(OPERATIONS, key=lambda op: op.path.count("{")):  # /v1/records/schema before /{record_id}
         add_route(app, op)
     install_ui(app)  # the dashboard at /ui (and / redirects there)
     return app

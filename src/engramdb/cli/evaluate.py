@@ -20,8 +20,8 @@ _out = Console()
 _err = Console(stderr=True, soft_wrap=True)
 
 ArmsOpt = Annotated[str | None, typer.Option(
-    "--arms", help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production); "
-                   "default all three, or hybrid through REST",
+    "--arms", help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production), "
+                   "expand (hybrid with one-hop expansion); default the first three, or hybrid through REST",
 )]
 RestOpt = Annotated[bool, typer.Option(
     "--rest", help="through the REST API of a fresh server this command runs on 127.0.0.1",

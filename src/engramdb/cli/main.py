@@ -34,6 +34,7 @@ GROUPS = {
     "audit": "Inspect and verify the audit log.",
     "policy": "The tenant's trust and lifecycle policy.",
     "keys": "Create, list and revoke API keys.",
+    "records": "The knowledge plane: records, relationships, where-queries.",
     "models": "Model-assisted memory: extraction and its queue, reflection, consolidation, usage (docs/models.md).",
 }
 err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them

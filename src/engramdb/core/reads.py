@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import json
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,6 +16,7 @@ from engramdb.contract.format import FormattableMemory, format_context
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
+from engramdb.core.expansion import LinkedRecord, expand
 from engramdb.core.policy import load_policy
 from engramdb.core.recall import Hit, recall
 from engramdb.core.views import memory_view, tombstone_view
@@ -21,7 +24,16 @@ from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.base import ScopeQuery
 from engramdb.models.lifecycle import FactHistory, TombstoneList, TombstoneQuery
 from engramdb.models.memories import EpisodeList, EpisodeQuery, FactList, FactQuery, MemoryQuery, MemoryView
-from engramdb.models.recall import ArmExplain, Explain, RecalledMemory, RecalledSession, RecallRequest, RecallResponse
+from engramdb.models.recall import (
+    ArmExplain,
+    Explain,
+    Link,
+    RecalledMemory,
+    RecalledRecord,
+    RecalledSession,
+    RecallRequest,
+    RecallResponse,
+)
 from engramdb.storage.port import BELIEVED_STATUSES, CandidateFilter, EpisodePosition, MemoryRecord, Source
 
 
@@ -106,16 +118,26 @@ class ReadOperations(ServiceBase):
                 limit=body.limit, settings=self.settings.retrieval,
                 trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight, sessions=body.sessions,
             )  # fmt: skip
+            top = self.settings.retrieval.expand_top if body.expand is None else body.expand
+            expanded = None
+            if top > 0:
+                started = time.perf_counter()
+                expanded = expand(tenant, auth.scope_key(scope), outcome.hits, filt, top=top, limit=body.limit,
+                                  weight=self.settings.retrieval.expand_weight)  # fmt: skip
+                outcome = replace(outcome, hits=expanded.hits,
+                                  timings={**outcome.timings, "expandMs": (time.perf_counter() - started) * 1000})
         as_of = _canonical(body.as_of)
         memories = [_recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain)
                     for hit in outcome.hits]  # fmt: skip
-        context = format_context([FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin)
-                                  for m in memories])  # fmt: skip
+        records = [_linked_record(r) for r in expanded.records] if expanded else None
+        context = format_context([*(FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin)
+                                    for m in memories), *(record_context(r) for r in records or ())])  # fmt: skip
         sessions = [
             RecalledSession(session_id=s.session_id, score=s.score, memory_ids=[r.memory_id for r in s.records[:10]])
             for s in outcome.sessions
         ] if body.sessions else None  # fmt: skip
-        return RecallResponse(memories=memories, sessions=sessions, context=context, timings=outcome.timings)
+        return RecallResponse(memories=memories, sessions=sessions, records=records, context=context,
+                              timings=outcome.timings)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -184,9 +206,27 @@ def _recalled(hit: Hit, explain: bool) -> RecalledMemory:
             features=hit.features,
             total=hit.score,
         )
+    if hit.via is not None:
+        details["linked"] = Link(type=hit.via[0], memory_id=hit.via[1])
     return RecalledMemory(
         id=record.memory_id, source=record.source, text=record.text, score=hit.score,
         trust_class=record.trust_class, status=record.status, origin=record.origin, confidence=record.confidence,
         observed_at=record.observed_at, recorded_at=record.recorded_at, session_id=record.session_id,
         subject_key=record.subject_key, kind=record.kind, embedding_state=record.embed_state, **details,
     )  # fmt: skip
+
+
+def _linked_record(linked: LinkedRecord) -> RecalledRecord:
+    row = linked.row
+    return RecalledRecord(id=row.record_id, label=row.label, properties=json.loads(row.properties_json),
+                          origin=row.origin, score=linked.score, updated_at=row.updated_at,
+                          linked=Link(type=linked.via, memory_id=linked.linked_from))  # fmt: skip
+
+
+def record_context(record: RecalledRecord) -> FormattableMemory:
+    """A linked record in the context block: its label, then one property per line."""
+    lines = [f"{name}: {json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value}"
+             for name, value in record.properties.items()]  # fmt: skip
+    # Records carry no trust class: what the host stated is trusted, what a model derived is not.
+    trust = "trusted" if record.origin == "stated" else "mixed"
+    return FormattableMemory(record.label, "\n".join(lines), record.score, trust, "active", record.origin)

@@ -58,6 +58,7 @@ class Hit:
     score: float
     arms: dict[str, dict[str, float]] = field(default_factory=dict)  # arm -> rank, raw, contribution, weight
     features: dict[str, float] = field(default_factory=dict)  # feature -> contribution
+    via: tuple[str, str] | None = None  # expansion: (relationship type, id of the hit linking it)
 
 
 @dataclass

@@ -37,6 +37,7 @@ def episode_row(event: Episode, scope: Scope, recorded_at: str) -> NewMemory:
         event_json=canonical_json(event.wire()),
         session_id=event.external_session_id,
         active_from=recorded_at,
+        source_event_id=event.source_event_id,
     )
 
 
@@ -63,4 +64,5 @@ def fact_row(event: Fact, scope: Scope, recorded_at: str, origin: str = "stated"
         valid_until=clock.normalize(event.valid_until) if event.valid_until else None,
         supersedes_id=event.supersedes_fact_id,
         active_from=recorded_at if event.active else None,
+        source_event_id=event.source_event_id,
     )

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from engramdb.core.admin import AdminOperations
 from engramdb.core.deriving import DerivingOperations
+from engramdb.core.knowledge.deleting import KnowledgeDeleting
+from engramdb.core.knowledge.reading import KnowledgeReading
+from engramdb.core.knowledge.writing import KnowledgeWriting
 from engramdb.core.reads import ReadOperations, TimeTravel, as_believed, lifecycle_filter
 from engramdb.core.review import ReviewOperations
 from engramdb.core.rows import episode_row, fact_row
@@ -17,5 +20,8 @@ from engramdb.core.writes import MAX_BATCH, WriteOperations
 __all__ = ["MAX_BATCH", "MemoryService", "TimeTravel", "as_believed", "episode_row", "fact_row", "lifecycle_filter"]
 
 
-class MemoryService(WriteOperations, ReadOperations, ReviewOperations, AdminOperations, DerivingOperations):
+class MemoryService(
+    WriteOperations, ReadOperations, ReviewOperations, AdminOperations, KnowledgeWriting, KnowledgeReading,
+    KnowledgeDeleting, DerivingOperations,
+):
     """The operations of EngramDB over one store and one embedder."""

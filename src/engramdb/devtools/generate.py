@@ -15,7 +15,7 @@ from typing import Any
 
 from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
-from engramdb.models import operations, operations_models
+from engramdb.models import operations, operations_knowledge, operations_models
 from engramdb.models.operation import Operation
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -23,10 +23,9 @@ ROOT = Path(__file__).resolve().parents[3]
 AREAS: dict[str, tuple[str, ...]] = {
     "memory": ("service", "memories", "lifecycle", "recall"),
     "governance": ("review", "audit", "policy", "keys"),
+    "knowledge": ("knowledge",),
     "models": ("models",),
 }
-# Where an area's operations are declared (``ops`` in its module), when not in operations.py.
-DECLARED_IN = {"models": "operations_models"}
 HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``engramdb.models.operations``.
 
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
@@ -39,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from engramdb.contract.events import {contract}
-from engramdb.models import {declared} as ops
+{declared}
 from engramdb.models.api import (
 {models}
 )
@@ -54,16 +53,20 @@ T = TypeVar("T")
 CONTRACT = {"EpisodeWrite", "FactWrite", "ScopeFields"}
 
 
+# Where each operation's typed constant is declared (its module's alias in the generated files).
+DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "models_ops": operations_models}
+
+
 def _constant(op: Operation[Any]) -> str:
-    modules = (vars(operations), vars(operations_models))
-    return next(name for names in modules for name, value in names.items() if value is op)
+    return next(f"{alias}.{name}" for alias, module in DECLARED.items()
+                for name, value in vars(module).items() if value is op)  # fmt: skip
 
 
 def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
     sig = signature_of(op, models)
     query = "{" + ", ".join(f'"{n}": {n}' for n, _ in sig.query) + "}"
     path = "(" + ", ".join(sig.path) + ("," if len(sig.path) == 1 else "") + ")"
-    const = f"ops.{_constant(op)}"
+    const = _constant(op)
     call = f"self.call({const}, inputs_for({const}, {path}, {sig.body or 'None'}, {query}))"
     head = f"    {'async ' if asynchronous else ''}def {op.name}("
     flat = f"{head}{', '.join(['self', *sig.params])}) -> {sig.returns}:"
@@ -82,8 +85,10 @@ def _area(area: str, ops: list[Operation[Any]]) -> str:
     asynchronous = [_method(op, models, asynchronous=True) for op in ops]
     contract = ", ".join(sorted(models & CONTRACT))
     imported = "\n".join(f"    {m}," for m in sorted(models - CONTRACT, key=str.lower))  # as ruff orders them
-    head = HEADER.format(area=area, Area=area.title(), contract=contract, models=imported,
-                         declared=DECLARED_IN.get(area, "operations"))
+    aliases = sorted({_constant(op).split(".")[0] for op in ops})
+    declared = "\n".join(f"from engramdb.models import {DECLARED[a].__name__.rsplit('.', 1)[1]} as {a}"
+                          for a in aliases)  # fmt: skip
+    head = HEADER.format(area=area, Area=area.title(), contract=contract, models=imported, declared=declared)
     if not contract:
         head = head.replace("from engramdb.contract.events import \n", "")
     out = head + f'\n\nclass Sync{area.title()}Methods:\n    """The {area} operations as blocking methods."""\n\n'

@@ -80,6 +80,7 @@ def _query_params(model: type[BaseModel] | None, models: set[str]) -> list[tuple
     if model is None:
         return []
     fields: Mapping[str, FieldInfo] = wire_fields(model)
+    required: list[tuple[str, str]] = []  # keyword-only, so they may come first
     out: list[tuple[str, str]] = []
     if any(name in SCOPE_NAMES for name in fields):
         models.add("ScopeFields")
@@ -89,8 +90,10 @@ def _query_params(model: type[BaseModel] | None, models: set[str]) -> list[tuple
             continue
         name = snake(wire)
         annotation = type_text(info.annotation, models)
-        default = None if info.is_required() else info.default
-        if default is None and "None" not in annotation:
+        if info.is_required():
+            required.append((name, f"{name}: {annotation}"))
+            continue
+        if info.default is None and "None" not in annotation:
             annotation += " | None"
-        out.append((name, f"{name}: {annotation} = {default!r}"))
-    return out
+        out.append((name, f"{name}: {annotation} = {info.default!r}"))
+    return required + out

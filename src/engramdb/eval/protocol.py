@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 ARMS_NOTE = ("bm25 and vector: the production recall with the other arm's fusion weight and the neighbour lift "
              "at 0 (the other arm's rows can still fill the tail when the weighted arm returns fewer than "
-             "limit); hybrid: the default retrieval settings")  # fmt: skip
+             "limit); hybrid: the default retrieval settings; expand: hybrid following relationships one hop from the "
+             "top three hits (retrieval.expandTop = 3)")  # fmt: skip
 TURN_RECALL_NOTE = "fraction of the question's evidence turns covered by the first k documents"
 
 

@@ -49,7 +49,8 @@ from engramdb.models.api import MAX_LIMIT, RecallRequest
 
 log = logging.getLogger(__name__)
 
-ARMS = ("bm25", "vector", "hybrid")
+ARMS = ("bm25", "vector", "hybrid", "expand")
+EXPAND_TOP = 3  # the expand arm: hybrid, following links one hop from the top three hits
 DATASETS = ("locomo", "longmemeval")
 KS = (1, 5, 10, 20)
 
@@ -109,7 +110,8 @@ class EvalConfig:
 
 def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
     """Return the retrieval settings of an arm: one arm alone (the other's fusion weight, the
-    neighbour lift and the date feature at 0), or ``base`` for hybrid."""
+    neighbour lift and the date feature at 0), ``base`` for hybrid, and hybrid with recall's one-hop
+    expansion for expand."""
     alone = {"fusion": "weighted", "neighbour_weight": 0.0, "second_neighbour_weight": 0.0, "date_weight": 0.0}
     if arm == "bm25":
         return base.model_copy(update={**alone, "dense_weight": 0.0, "lexical_weight": 1.0})
@@ -117,6 +119,8 @@ def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
         return base.model_copy(update={**alone, "dense_weight": 1.0, "lexical_weight": 0.0})
     if arm == "hybrid":
         return base
+    if arm == "expand":
+        return base.model_copy(update={"expand_top": EXPAND_TOP})
     raise ValueError(f"unknown arm {arm!r}")
 
 

@@ -63,7 +63,7 @@ def run(
     home.chmod(0o755)
     throwaway = "postgres" in backends and pg_url is None
     try:
-        with _postgres(home, pg_url if "postgres" in backends else None, throwaway) as url:
+        with postgres_server(home, pg_url if "postgres" in backends else None, throwaway) as url:
             results = []
             for total in totals:
                 for backend in backends:
@@ -79,14 +79,14 @@ def run(
     return {
         "benchmark": "scale", "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform(), "memoryMb": _memory_mb()},
+                    "platform": platform.platform(), "memoryMb": memory_mb()},
         "postgres": postgres,
         "results": results,
     }  # fmt: skip
 
 
 @contextmanager
-def _postgres(home: Path, pg_url: str | None, throwaway: bool) -> Iterator[str | None]:
+def postgres_server(home: Path, pg_url: str | None, throwaway: bool) -> Iterator[str | None]:
     """Yield the PostgreSQL URL to use: the given one, or a throwaway server's (stopped after)."""
     if not throwaway:
         yield pg_url
@@ -245,10 +245,10 @@ def _ms(values: Sequence[float], percentile: int) -> float:
     return round(float(np.percentile(values, percentile)), 2)
 
 
-def _memory_mb() -> int:
+def memory_mb() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
 
 
 def shared_buffers_mb() -> int:
     """A quarter of the machine's memory, as the PostgreSQL manual suggests to start with."""
-    return max(128, _memory_mb() // 4)
+    return max(128, memory_mb() // 4)

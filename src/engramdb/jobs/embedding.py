@@ -46,13 +46,32 @@ def embed_batch(tenant: TenantStore, embedder: Embedder, batch_size: int) -> int
     return len(jobs)
 
 
+def embed_record_batch(tenant: TenantStore, embedder: Embedder, batch_size: int) -> int:
+    """Embed one batch of due record texts (the knowledge plane's semantic search)."""
+    jobs = tenant.record_embedding_jobs(batch_size, clock.now_text())
+    if not jobs:
+        return 0
+    ids = [job_id for job_id, _, _ in jobs]
+    try:
+        vectors = embedder.embed([text for _, text, _ in jobs])
+    except Exception as error:  # the job boundary: record, log, retry later
+        log.exception("embedding %d record texts failed", len(jobs))
+        tenant.record_record_embedding_failure(ids, f"{type(error).__name__}: {error}"[:1000],
+                                               [clock.later(backoff_seconds(a)) for _, _, a in jobs])  # fmt: skip
+        return len(jobs)
+    tenant.save_record_embeddings(ids, vectors, embedder.model_id)
+    return len(jobs)
+
+
 def drain(tenant: TenantStore, embedder: Embedder, batch_size: int = 64) -> int:
-    """Embed every due row of a tenant now; return how many rows were handled.
+    """Embed every due row (memories, then record texts) of a tenant now; return how many.
 
     Rows that fail are rescheduled at least a second later, so this always ends.
     """
     total = 0
     while done := embed_batch(tenant, embedder, batch_size):
+        total += done
+    while done := embed_record_batch(tenant, embedder, batch_size):
         total += done
     return total
 
@@ -102,4 +121,5 @@ class EmbeddingWorker:
             tenant = self._store.tenant(name)
             tenant.expire_due(clock.now_text(), _SYSTEM)
             handled += embed_batch(tenant, self._embedder, self._batch_size)
+            handled += embed_record_batch(tenant, self._embedder, self._batch_size)
         return handled > 0

@@ -18,7 +18,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel
 
 Out = TypeVar("Out")
-Method = Literal["GET", "POST", "PUT", "DELETE"]
+Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,13 @@ class Problem(ResponseModel):
     request_id: str | None = Field(None, description="500: the id under which the server logged the failure")
 
 
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "dict", "list", "none", "null"})
+
+
 def _field(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in loc) or "body"
+    # A union's errors carry the member tried as a step (data.dict[str,any]): not a field.
+    steps = [str(p) for p in loc if not (isinstance(p, str) and (p in _TYPE_TAGS or "[" in p))]
+    return ".".join(steps) or "body"
 
 
 def validation_problem(errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, field_validator
 
 from engramdb.contract.events import KeptDateTime, ScopeFields, WireModel
@@ -30,6 +32,11 @@ class RecallRequest(WireModel):
     sessions: int = Field(
         0, ge=0, le=MAX_LIMIT,
         description="also rank up to this many sessions by their best-matching episode (0 = none)",
+    )  # fmt: skip
+    expand: int | None = Field(
+        None, ge=0, le=10,
+        description="follow relationships one hop from this many top hits: a fact's episode, an episode's "
+        "facts, linked records (default: the server's retrieval.expandTop; 0 = off)",
     )  # fmt: skip
 
     @field_validator("query")
@@ -64,6 +71,13 @@ class Explain(ResponseModel):
     total: float = Field(description="the score: the arms' contributions plus the features'")
 
 
+class Link(ResponseModel):
+    """How an expanded memory or record is linked to a top hit of the recall."""
+
+    type: str = Field(description="the relationship's type, e.g. DERIVED_FROM or MENTIONS")
+    memory_id: str = Field(description="the id of the top hit it is linked to")
+
+
 class RecalledMemory(ResponseModel):
     """A memory recall returns, with the facts a reader needs to weigh it."""
 
@@ -82,6 +96,19 @@ class RecalledMemory(ResponseModel):
     kind: str | None = Field(None, description="the fact's kind")
     embedding_state: str = Field(description="pending, ready or failed: whether the vector arm could rank it")
     explain: Explain | None = Field(None, description="the score's breakdown, when asked for")
+    linked: Link | None = Field(None, description="expansion: how a top hit links to it (absent for direct hits)")
+
+
+class RecalledRecord(ResponseModel):
+    """A record linked to a top hit (a DECISION, a TASK, an ENTITY)."""
+
+    id: str = Field(description="the record's id")
+    label: str = Field(description="its UPPER_CASE label")
+    properties: dict[str, Any] = Field(description="its properties")
+    origin: str = Field(description="stated (the host wrote it) or derived (a model did)")
+    score: float = Field(description="its share of the linking hit's score")
+    updated_at: str = Field(description="record time its properties last changed")
+    linked: Link = Field(description="how a top hit links to it")
 
 
 class RecalledSession(ResponseModel):
@@ -97,6 +124,9 @@ class RecallResponse(ResponseModel):
 
     memories: list[RecalledMemory] = Field(description="the memories, best first")
     sessions: list[RecalledSession] | None = Field(None, description="present when the request asked for sessions")
+    records: list[RecalledRecord] | None = Field(
+        None, description="records linked to the top hits, best first (present when recall expanded)"
+    )
     context: str = Field(description="the untrusted-context block to paste into a prompt")
     timings: dict[str, float] = Field(
         default_factory=dict, description="embedMs (embedding the query) and searchMs (both arms and fusion)"

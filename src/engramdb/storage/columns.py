@@ -74,7 +74,7 @@ EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
         "embed_text", "trust_class", "origin", "status", "confidence", "observed_at", "valid_from",
         "valid_until", "recorded_at", "active_from", "retired_at", "supersedes_id",
         "superseded_by_id", "status_reason", "invalid_at", "event_json", "embed_state", "embed_error",
-        "embed_attempts", "embed_next_at", "embed_model", "embedding",
+        "embed_attempts", "embed_next_at", "embed_model", "embedding", "source_event_id",
     ),
     "tombstones": tuple(c.strip() for c in TOMBSTONE_COLUMNS.split(",")),
     "api_keys": ("key_id", "role", "grant_json", "secret_hash", "label", "created_at", "revoked_at"),

@@ -19,6 +19,7 @@ import numpy as np
 from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
 from engramdb.storage.assist.port import AssistReads, AssistWrites
+from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.records import (
     BELIEVED_STATUSES,
     AuditDraft,
@@ -80,7 +81,7 @@ def check_tenant_name(name: str) -> str:
     return name
 
 
-class Transaction(AssistWrites, Protocol):
+class Transaction(KnowledgeWrites, AssistWrites, Protocol):
     """One atomic unit of work on a tenant: everything in it commits together or not at all."""
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
@@ -141,8 +142,12 @@ class Transaction(AssistWrites, Protocol):
         """Append a chained audit entry."""
         ...
 
+    def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
+        """Append chained audit entries, in order, in one go (all at one record time)."""
+        ...
 
-class TenantStore(AssistReads, Protocol):
+
+class TenantStore(KnowledgeReads, AssistReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities

@@ -80,6 +80,7 @@ class NewMemory:
     supersedes_id: str | None = None
     active_from: str | None = None  # record time it became believed; None while not believed
     status_reason: str | None = None  # why it has its status (e.g. why it waits for review)
+    source_event_id: str | None = None  # the turn it came from: a fact's episode, an episode's host turn id
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from engramdb.api.mcp import assist_text, text
+from engramdb.api.mcp import assist_text, knowledge_text, text
 from engramdb.api.problems import problem_body
 from engramdb.contract.bounds import TEXT_CAPS
 from engramdb.core.auth import Caller
@@ -37,7 +37,9 @@ log = logging.getLogger(__name__)
 CallerOf = Callable[[Context], Caller]
 
 
-RENDERERS = {**text.RENDERERS, **assist_text.RENDERERS}
+RENDERERS: dict[str, Callable[[Any, dict[str, Any]], text.ToolOutput]] = {
+    **text.RENDERERS, **knowledge_text.RENDERERS, **assist_text.RENDERERS,
+}
 
 
 def render(tool: str, answer: object, args: dict[str, Any]) -> text.ToolOutput:

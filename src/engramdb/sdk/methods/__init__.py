@@ -6,15 +6,16 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from engramdb.sdk.methods.governance import AsyncGovernanceMethods, SyncGovernanceMethods
+from engramdb.sdk.methods.knowledge import AsyncKnowledgeMethods, SyncKnowledgeMethods
 from engramdb.sdk.methods.memory import AsyncMemoryMethods, SyncMemoryMethods
 from engramdb.sdk.methods.models import AsyncModelsMethods, SyncModelsMethods
 
 __all__ = ["AsyncMethods", "SyncMethods"]
 
 
-class SyncMethods(SyncMemoryMethods, SyncGovernanceMethods, SyncModelsMethods):
+class SyncMethods(SyncMemoryMethods, SyncGovernanceMethods, SyncKnowledgeMethods, SyncModelsMethods):
     """Every operation as a blocking method (``Client``)."""
 
 
-class AsyncMethods(AsyncMemoryMethods, AsyncGovernanceMethods, AsyncModelsMethods):
+class AsyncMethods(AsyncMemoryMethods, AsyncGovernanceMethods, AsyncKnowledgeMethods, AsyncModelsMethods):
     """Every operation as a coroutine method (``AsyncClient``)."""

@@ -15,7 +15,9 @@ from engramdb.storage.columns import (
     embedding_to_text,
     lexical_text,
 )
-from engramdb.storage.postgres.transaction import PostgresTransaction
+from engramdb.storage.knowledge import portable as knowledge
+from engramdb.storage.knowledge.sql import Dialect
+from engramdb.storage.postgres.transaction import PostgresTransaction, runner
 
 
 def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -33,6 +35,7 @@ def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, di
             if table == "memories":
                 row["embedding"] = embedding_to_text(row["embedding"])
             yield table, row
+    yield from knowledge.export_rows(runner(conn), Dialect("%s", tenant), embedding_to_text)
 
 
 # As migration 004 does for stored rows: each superseded fact stops holding where its successor starts.
@@ -43,6 +46,20 @@ _CLOSE_SUPERSEDED = (
     "AND s.source = 'MEMORY_FACT' AND s.memory_id = m.superseded_by_id"
 )
 
+# As migration 007 does: the column from the event, then the DERIVED_FROM links it implies.
+_FILL_SOURCE_EVENTS = (
+    "UPDATE memories SET source_event_id = event_json::jsonb ->> 'sourceEventId' "
+    "WHERE tenant = %s AND source_event_id IS NULL"
+)
+_LINK_DERIVATIONS = (
+    "INSERT INTO relationships (tenant, scope_key, type, source_kind, source, target_kind, target, "
+    "properties_json, created_at) SELECT f.tenant, f.scope_key, 'DERIVED_FROM', 'MEMORY_FACT', f.rowid, "
+    "'EPISODE', e.rowid, '{}', f.recorded_at FROM memories f JOIN memories e ON e.tenant = f.tenant "
+    "AND e.scope_key = f.scope_key AND e.source = 'EPISODE' "
+    "AND (e.memory_id = f.source_event_id OR e.source_event_id = f.source_event_id) "
+    "WHERE f.tenant = %s AND f.source = 'MEMORY_FACT' AND f.source_event_id IS NOT NULL ON CONFLICT DO NOTHING"
+)
+
 
 def import_rows(
     conn: psycopg.Connection, tenant: str, rows: Iterable[tuple[str, dict[str, Any]]]
@@ -50,21 +67,27 @@ def import_rows(
     """Insert exported rows verbatim (inside the caller's transaction) into an empty tenant."""
     busy = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM memories WHERE tenant = %s) "
-        "OR EXISTS (SELECT 1 FROM audit_log WHERE tenant = %s)", (tenant, tenant),
+        "OR EXISTS (SELECT 1 FROM audit_log WHERE tenant = %s) OR EXISTS (SELECT 1 FROM records WHERE tenant = %s)",
+        (tenant, tenant, tenant),
     ).fetchone()  # fmt: skip
     if busy and busy[0]:
         raise ConflictError("the target tenant is not empty; import needs an empty tenant", field="tenant")
     tx = PostgresTransaction(conn, tenant)
     counts: dict[str, int] = {}
+    graph = knowledge.Importer(runner(conn), Dialect("%s", tenant), embedding_from_text)
     for table, row in rows:
         if table == "meta":
             tx.put_meta(row["key"], row["value"])
         elif table in EXPORT_COLUMNS:
             _insert(conn, tenant, table, row, tx.seq)
+        elif table in knowledge.TABLES:
+            graph.add(table, row)
         else:
             raise ConflictError(f"unknown table {table!r} in the import", field="table")
         counts[table] = counts.get(table, 0) + 1
     conn.execute(_CLOSE_SUPERSEDED, (tenant,))  # an export from before invalid_at carries none
+    conn.execute(_FILL_SOURCE_EVENTS, (tenant,))  # nor one from before source_event_id
+    conn.execute(_LINK_DERIVATIONS, (tenant,))
     return counts
 
 

@@ -27,7 +27,8 @@ from engramdb.storage.postgres.tenant import PostgresTenantStore
 log = logging.getLogger(__name__)
 
 MIGRATIONS = ("001_initial.sql", "002_session_order.sql", "003_recall_columns_inline.sql",
-              "004_invalid_at.sql", "005_episodes_by_observed.sql", "008_assist.sql")
+              "004_invalid_at.sql", "005_episodes_by_observed.sql", "006_knowledge.sql",
+              "007_source_events.sql", "008_assist.sql")
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
@@ -85,7 +86,8 @@ class PostgresStore:
     def maintain(self) -> None:
         # As the URL's user (the tables' owner): the engram_app role may not vacuum them.
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
-            for table in ("memories", "tombstones", "audit_log"):
+            for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
+                          "record_history", "record_vectors"):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
 
     def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:

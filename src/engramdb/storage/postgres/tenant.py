@@ -46,6 +46,7 @@ from engramdb.storage.port import (
     Vector,
 )
 from engramdb.storage.postgres import portable
+from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.transaction import PostgresTransaction
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-class PostgresTenantStore(AssistStoreSQL):
+class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL):
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="ts_rank (tsvector)")
@@ -67,6 +68,7 @@ class PostgresTenantStore(AssistStoreSQL):
         self.path = f"postgresql:{store.schema}:{name}"
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
         self._search = PostgresSearch(name, self._all, self._held)
+        super().__init__(name, self._unprepared, self._conn)
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:
@@ -108,6 +110,13 @@ class PostgresTenantStore(AssistStoreSQL):
 
     def _assist_read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return self._all(sql.replace("?", "%s"), params)
+
+    def _unprepared(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        # A where-query's best plan depends on its values (a rare equality, a common one): never let
+        # a prepared statement settle on a generic plan that ignores them.
+        with self._conn() as conn:
+            cursor = conn.execute(sql, params, prepare=False)
+            return cursor.fetchall() if cursor.description else []
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = self._all(sql, params)

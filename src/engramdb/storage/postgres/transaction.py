@@ -17,6 +17,9 @@ from engramdb import clock
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body, placeholders
 from engramdb.storage.common import next_audit_entry
+from engramdb.storage.knowledge.rows import Run, RunMany
+from engramdb.storage.knowledge.sql import Dialect
+from engramdb.storage.knowledge.writes import GraphWrites
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -27,10 +30,31 @@ from engramdb.storage.port import (
 )
 
 
-class PostgresTransaction(AssistTransactionSQL):
-    """The Transaction port over one connection inside one transaction."""
+def runner(conn: psycopg.Connection) -> Run:
+    """Run one statement on ``conn`` and return its rows (none for a statement without them)."""
+
+    def run(sql: str, params: Sequence[Any]) -> list[Any]:
+        cursor = conn.execute(sql, params)
+        return cursor.fetchall() if cursor.description else []
+
+    return run
+
+
+def many_runner(conn: psycopg.Connection) -> RunMany:
+    """Run one statement over many rows of parameters (psycopg pipelines them)."""
+
+    def run_many(sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with conn.cursor() as cursor:
+            cursor.executemany(sql, rows)
+
+    return run_many
+
+
+class PostgresTransaction(GraphWrites, AssistTransactionSQL):
+    """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
+        super().__init__(runner(conn), Dialect("%s", tenant, links_as_sets=True), many_runner(conn))
         self._conn = conn
         self._tenant = tenant
         row = conn.execute(
@@ -47,8 +71,8 @@ class PostgresTransaction(AssistTransactionSQL):
                    privacy_scope, participant_scope_hash, sandbox_eligible, session_id,
                    subject_key, kind, text, embed_text, lexical_body, trust_class, origin, status,
                    confidence, observed_at, valid_from, valid_until, recorded_at, active_from,
-                   supersedes_id, status_reason, event_json, change_seq)
-               VALUES ({",".join(["%s"] * 28)})
+                   supersedes_id, status_reason, event_json, change_seq, source_event_id)
+               VALUES ({",".join(["%s"] * 29)})
                ON CONFLICT (tenant, scope_key, source, memory_id) DO NOTHING
                RETURNING {MEMORY_COLUMNS}""",
             (
@@ -58,10 +82,14 @@ class PostgresTransaction(AssistTransactionSQL):
                 row.embed_text, lexical_body(row), row.trust_class, row.origin, row.status,
                 row.confidence, row.observed_at, row.valid_from, row.valid_until,
                 row.recorded_at, row.active_from, row.supersedes_id, row.status_reason, row.event_json,
-                self.seq,
+                self.seq, row.source_event_id,
             ),
         ).fetchone()  # fmt: skip
-        return MemoryRecord(*inserted) if inserted else None
+        if not inserted:
+            return None
+        record = MemoryRecord(*inserted)
+        self.link_derivation(record, row.source_event_id)
+        return record
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
         row = self._conn.execute(
@@ -154,16 +182,20 @@ class PostgresTransaction(AssistTransactionSQL):
         return cursor.rowcount == 1
 
     def audit(self, draft: AuditDraft) -> AuditEntry:
+        return self.audit_many([draft])[0]
+
+    def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
         last = self._conn.execute(
-            "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
-            (self._tenant,),
-        ).fetchone()
-        entry = next_audit_entry(draft, last, clock.now_text())
-        self._conn.execute(
-            f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
-            (self._tenant, *astuple(entry)),
-        )
-        return entry
+            "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1", (self._tenant,),
+        ).fetchone()  # fmt: skip
+        at, entries = clock.now_text(), []
+        for draft in drafts:  # chained here, written in one go
+            entries.append(next_audit_entry(draft, last, at))
+            last = (entries[-1].seq, entries[-1].hash)
+        with self._conn.cursor() as cursor:
+            cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
+                               [(self._tenant, *astuple(e)) for e in entries])  # fmt: skip
+        return entries
 
     def put_meta(self, key: str, value: str) -> None:
         self._conn.execute(

@@ -6,7 +6,12 @@ import sqlite3
 from importlib import resources
 
 from engramdb.storage.sqlite.connection import Connections
-from engramdb.storage.sqlite.sql import CLOSE_SUPERSEDED_SQL
+from engramdb.storage.sqlite.sql import (
+    CLOSE_SUPERSEDED_SQL,
+    FILL_SOURCE_EVENTS_SQL,
+    LINK_DERIVATIONS_SQL,
+    SOURCE_EVENTS_INDEX_SQL,
+)
 
 EPISODES_BY_OBSERVED_SQL = (
     "CREATE INDEX IF NOT EXISTS memories_by_observed ON memories (scope_key, observed_at, rowid) "
@@ -19,7 +24,7 @@ def migrate(db: Connections) -> None:
     if db.fetchone("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"):
         _upgrade(db)
         return
-    script = _script("schema.sql") + _script("assist.sql")
+    script = _script("schema.sql") + _script("knowledge.sql") + _script("assist.sql")
     with db.write() as conn:
         # Another process may have created it between our check and our lock.
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
@@ -44,6 +49,18 @@ def _upgrade(db: Connections) -> None:
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_by_observed'"):
         with db.write() as conn:  # episodes were listed only through recall
             conn.execute(EPISODES_BY_OBSERVED_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='records'"):
+        with db.write() as conn:  # before the knowledge plane
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='records'").fetchone():
+                for statement in _statements(_script("knowledge.sql")):
+                    conn.execute(statement)
+    if "source_event_id" not in _memory_columns(db):
+        with db.write() as conn:  # facts named their episode only inside the event
+            if "source_event_id" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}:
+                conn.execute("ALTER TABLE memories ADD COLUMN source_event_id TEXT")
+                conn.execute(FILL_SOURCE_EVENTS_SQL)
+                conn.execute(SOURCE_EVENTS_INDEX_SQL)
+                conn.execute(LINK_DERIVATIONS_SQL)
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='model_jobs'"):
         with db.write() as conn:  # before model-assisted memory (IF NOT EXISTS: another process may race)
             for statement in _statements(_script("assist.sql")):

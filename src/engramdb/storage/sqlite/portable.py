@@ -13,8 +13,9 @@ from engramdb.storage.columns import (
     embedding_from_text,
     embedding_to_text,
 )
-from engramdb.storage.sqlite.sql import CLOSE_SUPERSEDED_SQL
-from engramdb.storage.sqlite.transaction import SQLiteTransaction
+from engramdb.storage.knowledge import portable as knowledge
+from engramdb.storage.sqlite.sql import CLOSE_SUPERSEDED_SQL, FILL_SOURCE_EVENTS_SQL, LINK_DERIVATIONS_SQL
+from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, runner
 
 
 def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -30,25 +31,37 @@ def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]
                 row["sandbox_eligible"] = bool(row["sandbox_eligible"])
                 row["embedding"] = embedding_to_text(row["embedding"])
             yield table, row
+    yield from knowledge.export_rows(runner(conn), SQLITE, embedding_to_text)
 
 
 def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
     """Insert exported rows verbatim (inside the caller's transaction) into an empty tenant."""
-    if conn.execute("SELECT EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM audit_log)").fetchone()[0]:
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM audit_log) "
+                    "OR EXISTS (SELECT 1 FROM records)").fetchone()[0]:
         raise ConflictError("the target tenant is not empty; import needs an empty tenant", field="tenant")
     tx = SQLiteTransaction(conn)
     seq = tx._change_seq()
     counts: dict[str, int] = {}
+    graph = knowledge.Importer(runner(conn), SQLITE, _vector_bytes)
     for table, row in rows:
         if table == "meta":
             tx.put_meta(row["key"], row["value"])
         elif table in EXPORT_COLUMNS:
             _insert(conn, table, row, seq)
+        elif table in knowledge.TABLES:
+            graph.add(table, row)
         else:
             raise ConflictError(f"unknown table {table!r} in the import", field="table")
         counts[table] = counts.get(table, 0) + 1
     conn.execute(CLOSE_SUPERSEDED_SQL)  # an export from before invalid_at carries none
+    conn.execute(FILL_SOURCE_EVENTS_SQL)  # nor one from before source_event_id
+    conn.execute(LINK_DERIVATIONS_SQL)
     return counts
+
+
+def _vector_bytes(text: str | None) -> bytes | None:
+    vector = embedding_from_text(text)
+    return None if vector is None else vector.tobytes()
 
 
 def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any], seq: int) -> None:

@@ -35,6 +35,7 @@ CREATE TABLE memories (
     superseded_by_id       TEXT,
     status_reason          TEXT,
     invalid_at             TEXT,   -- valid time a successor holds from (set when it is recorded)
+    source_event_id        TEXT,   -- the contract's sourceEventId: what DERIVED_FROM links follow
     event_json             TEXT    NOT NULL,
     change_seq             INTEGER NOT NULL,
     embed_state            TEXT    NOT NULL DEFAULT 'pending'
@@ -54,6 +55,7 @@ CREATE INDEX memories_by_observed ON memories (scope_key, observed_at, rowid) WH
 CREATE INDEX memories_by_expiry ON memories (valid_until) WHERE status = 'active';
 CREATE INDEX memories_by_supersedes ON memories (scope_key, supersedes_id);
 CREATE INDEX memories_by_superseded_by ON memories (scope_key, superseded_by_id);
+CREATE INDEX memories_by_source_event ON memories (scope_key, source_event_id) WHERE source_event_id IS NOT NULL;
 CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
     WHERE embed_state != 'ready';
 

@@ -33,6 +33,24 @@ CLOSE_SUPERSEDED_SQL = (
     "WHERE source = 'MEMORY_FACT' AND superseded_by_id IS NOT NULL AND invalid_at IS NULL"
 )
 
+# Files and exports made before facts were linked to their episodes: the column from the event,
+# then every DERIVED_FROM link it implies (``GraphWrites.link_derivation`` makes them from now on).
+FILL_SOURCE_EVENTS_SQL = (
+    "UPDATE memories SET source_event_id = json_extract(event_json, '$.sourceEventId') "
+    "WHERE source_event_id IS NULL"
+)
+LINK_DERIVATIONS_SQL = (
+    "INSERT INTO relationships (scope_key, type, source_kind, source, target_kind, target, properties_json, "
+    "created_at) SELECT f.scope_key, 'DERIVED_FROM', 'MEMORY_FACT', f.rowid, 'EPISODE', e.rowid, '{}', "
+    "f.recorded_at FROM memories f JOIN memories e ON e.scope_key = f.scope_key AND e.source = 'EPISODE' "
+    "AND (e.memory_id = f.source_event_id OR e.source_event_id = f.source_event_id) "
+    "WHERE f.source = 'MEMORY_FACT' AND f.source_event_id IS NOT NULL ON CONFLICT DO NOTHING"
+)
+SOURCE_EVENTS_INDEX_SQL = (
+    "CREATE INDEX IF NOT EXISTS memories_by_source_event ON memories (scope_key, source_event_id) "
+    "WHERE source_event_id IS NOT NULL"
+)
+
 
 def memory(row: Sequence[Any]) -> MemoryRecord:
     return MemoryRecord(*row)

@@ -32,6 +32,7 @@ from engramdb.storage.port import (
 )
 from engramdb.storage.sqlite import portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
+from engramdb.storage.sqlite.knowledge_store import SQLiteKnowledge
 from engramdb.storage.sqlite.migrations import migrate
 from engramdb.storage.sqlite.scope_copy import (
     COPY_ROW_SQL,
@@ -57,7 +58,7 @@ T = TypeVar("T")
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-class SQLiteTenantStore(AssistStoreSQL):
+class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="bm25 (in-memory index, FTS5 porter tokens)")
@@ -70,6 +71,7 @@ class SQLiteTenantStore(AssistStoreSQL):
         self._db = Connections(path, synchronous=synchronous, busy_timeout=busy_timeout)
         self._copies = cache
         migrate(self._db)
+        super().__init__(self._db)
 
     @contextmanager
     def reading(self) -> Iterator[SQLiteTenantStore]:

@@ -10,6 +10,9 @@ from typing import Any
 from engramdb import clock
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.common import next_audit_entry
+from engramdb.storage.knowledge.rows import Run, RunMany
+from engramdb.storage.knowledge.sql import Dialect
+from engramdb.storage.knowledge.writes import GraphWrites
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -27,11 +30,28 @@ from engramdb.storage.sqlite.sql import (
     tombstone,
 )
 
+SQLITE = Dialect("?", rowid_only=" NOT INDEXED")
 
-class SQLiteTransaction(AssistTransactionSQL):
-    """The Transaction port over the tenant's writer connection."""
+
+def runner(conn: sqlite3.Connection) -> Run:
+    """Run one statement on ``conn`` and return its rows."""
+    return lambda sql, params: conn.execute(sql, params).fetchall()
+
+
+def many_runner(conn: sqlite3.Connection) -> RunMany:
+    """Run one statement over many rows of parameters."""
+
+    def run_many(sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        conn.executemany(sql, rows)
+
+    return run_many
+
+
+class SQLiteTransaction(GraphWrites, AssistTransactionSQL):
+    """The Transaction port over the tenant's writer connection (records and relationships too)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(runner(conn), SQLITE, many_runner(conn))
         self._conn = conn
         self._seq: int | None = None
 
@@ -53,8 +73,8 @@ class SQLiteTransaction(AssistTransactionSQL):
                    privacy_scope, participant_scope_hash, sandbox_eligible, session_id,
                    subject_key, kind, text, embed_text, trust_class, origin, status, confidence,
                    observed_at, valid_from, valid_until, recorded_at, active_from, supersedes_id,
-                   status_reason, event_json, change_seq)
-               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                   status_reason, event_json, change_seq, source_event_id)
+               VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                ON CONFLICT (scope_key, source, memory_id) DO NOTHING""",
             (
                 row.source, row.memory_id, scope.scope_key, scope.agent_id, scope.profile_id,
@@ -63,11 +83,14 @@ class SQLiteTransaction(AssistTransactionSQL):
                 row.trust_class, row.origin, row.status, row.confidence, row.observed_at,
                 row.valid_from, row.valid_until, row.recorded_at, row.active_from,
                 row.supersedes_id, row.status_reason, row.event_json, self._change_seq(),
+                row.source_event_id,
             ),
         )  # fmt: skip
         if cursor.rowcount != 1:
             return None
-        return self._by_rowid(int(cursor.lastrowid or 0))
+        record = self._by_rowid(int(cursor.lastrowid or 0))
+        self.link_derivation(record, row.source_event_id)
+        return record
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
         row = self._conn.execute(
@@ -155,15 +178,17 @@ class SQLiteTransaction(AssistTransactionSQL):
         return cursor.rowcount == 1
 
     def audit(self, draft: AuditDraft) -> AuditEntry:
-        last = self._conn.execute(
-            "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
-        entry = next_audit_entry(draft, last, clock.now_text())
-        self._conn.execute(
-            f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            astuple(entry),
-        )
-        return entry
+        return self.audit_many([draft])[0]
+
+    def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
+        last = self._conn.execute("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
+        at, entries = clock.now_text(), []
+        for draft in drafts:  # chained here, written in one go
+            entries.append(next_audit_entry(draft, last, at))
+            last = (entries[-1].seq, entries[-1].hash)
+        self._conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                               [astuple(e) for e in entries])  # fmt: skip
+        return entries
 
     def put_meta(self, key: str, value: str) -> None:
         """Set a tenant-level setting (the policy document)."""

@@ -1,0 +1,64 @@
+"""Recall's one-hop expansion: what its top hits link to.
+
+A fact recalled brings the episode it was derived from; an episode brings the facts derived from
+it; either brings the records linked to it (a DECISION, a TASK, the ENTITY it mentions). Linked
+memories pass the same lifecycle filter as the hits (a retracted fact never returns this way)
+and compete for the same places, scored at a share of the hit that links them; linked records
+are listed beside the memories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engramdb.core.recall import Hit
+from engramdb.storage.knowledge.port import NodeRef, RecordRow
+from engramdb.storage.port import CandidateFilter, TenantStore
+
+MAX_RECORDS = 10  # linked records listed beside the memories
+
+
+@dataclass(frozen=True)
+class LinkedRecord:
+    row: RecordRow
+    score: float
+    via: str  # the relationship's type
+    linked_from: str  # the id of the hit it is linked to
+
+
+@dataclass(frozen=True)
+class Expansion:
+    hits: list[Hit]  # the hits and the linked memories, best first, at most ``limit``
+    records: list[LinkedRecord]
+
+
+def expand(
+    tenant: TenantStore, scope_key: str, hits: Sequence[Hit], filt: CandidateFilter, *, top: int, weight: float,
+    limit: int,
+) -> Expansion:  # fmt: skip
+    """Follow the relationships of the first ``top`` hits one hop."""
+    seeds = {NodeRef(h.record.source, h.record.rowid): h for h in hits[:top]}
+    memories: dict[int, tuple[float, str, str]] = {}  # rowid -> (score, via, linked from)
+    records: dict[int, tuple[float, str, str]] = {}
+    for edge in tenant.edges(scope_key, list(seeds)):
+        for near, far in ((edge.source, edge.target), (edge.target, edge.source)):
+            seed = seeds.get(near)
+            if seed is None or far in seeds:
+                continue
+            found = (seed.score * weight, edge.type, seed.record.memory_id)
+            pool = records if far.kind == "RECORD" else memories
+            if far.rowid not in pool or pool[far.rowid][0] < found[0]:
+                pool[far.rowid] = found
+    # A hit that is also linked keeps the better of its own score and the link's.
+    direct = {h.record.rowid: h for h in hits if h.score >= memories.get(h.record.rowid, (0.0,))[0]}
+    wanted = [r for r in memories if r not in direct]
+    admitted = tenant.admitted(scope_key, wanted, filt)
+    rows = tenant.records(admitted, with_event=False)
+    linked = [Hit(rows[r], memories[r][0], features={"linked": memories[r][0]}, via=memories[r][1:])
+              for r in admitted if r in rows]  # fmt: skip
+    ranked = sorted([*direct.values(), *linked], key=lambda h: (-h.score, h.record.rowid))[:limit]
+    found_rows = tenant.record_rows(scope_key, list(records))
+    listed = sorted((LinkedRecord(found_rows[r], score, via, origin) for r, (score, via, origin) in records.items()
+                     if r in found_rows), key=lambda x: (-x.score, x.row.created_at))  # fmt: skip
+    return Expansion(ranked, listed[:MAX_RECORDS])

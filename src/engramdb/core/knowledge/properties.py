@@ -1,0 +1,136 @@
+"""A record's properties: what a name and a value may be, and how nested objects become records.
+
+Properties are schema-free JSON under camelCase names: strings, numbers, booleans, date-times and
+lists of them. A nested object (or a list of objects) is not a property: it becomes a child
+record, labelled by its key (``DECISION``, or ``ownerInfo`` -> ``OWNER_INFO``) and linked to its
+parent by ``HAS_<LABEL>``. Each scalar is kept beside the record as a typed value the
+where-language can compare; date-times are kept in the canonical UTC form, so text order is time
+order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engramdb import clock
+from engramdb.contract.events import check_date_time, check_keepable
+from engramdb.errors import InvalidInputError
+from engramdb.storage.knowledge.port import Value
+
+LABEL = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+PROPERTY = re.compile(r"[a-z][A-Za-z0-9_]{0,63}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+MAX_PROPERTIES = 256
+MAX_STRING = 16_000
+MAX_LIST = 1_000
+MAX_DEPTH = 8
+MAX_RECORDS = 10_000  # in one write, children included
+
+
+@dataclass
+class Draft:
+    """A record about to be written, with the children nested under it."""
+
+    label: str
+    properties: dict[str, Any]
+    path: str  # where it sits in the request, for error messages: data.TASK[2]
+    children: list[tuple[str, Draft]] = field(default_factory=list)  # (relationship type, child)
+
+    def count(self) -> int:
+        """This record and all below it."""
+        return 1 + sum(child.count() for _, child in self.children)
+
+
+def check_label(label: str, field_name: str = "label") -> str:
+    if not isinstance(label, str) or not LABEL.fullmatch(label):
+        raise InvalidInputError(f"{field_name} must be UPPER_CASE (A-Z, 0-9, _; 1-64 characters), e.g. DECISION; "
+                                f"got {label!r}", field=field_name)  # fmt: skip
+    return label
+
+
+def check_property(name: str, field_name: str) -> str:
+    if not PROPERTY.fullmatch(name):
+        raise InvalidInputError(f"{field_name}: property names are camelCase (a-z first, then letters, digits, _; "
+                                f"at most 64), got {name!r}", field=field_name)  # fmt: skip
+    return name
+
+
+def label_of_key(key: str) -> str:
+    """The label of the records nested under ``key``: itself if UPPER_CASE, else UPPER_SNAKE."""
+    return key if LABEL.fullmatch(key) else re.sub(r"(?<!^)(?=[A-Z])", "_", key).upper()
+
+
+def draft(label: str, data: Any, path: str = "data", depth: int = 0) -> Draft:
+    """Validate ``data`` as a record of ``label``; nested objects become its children."""
+    check_label(label)
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(f"{path} must be a JSON object of properties", field=path)
+    if depth > MAX_DEPTH:
+        raise InvalidInputError(f"{path}: records nest at most {MAX_DEPTH} levels", field=path)
+    record = Draft(label, {}, path)
+    for key, value in data.items():
+        where = f"{path}.{key}"
+        if _is_child(value):
+            child_label = label_of_key(key)
+            check_label(child_label, where)
+            items = value if isinstance(value, list) else [value]
+            record.children += [(f"HAS_{child_label}", draft(child_label, item, f"{where}[{i}]", depth + 1))
+                                for i, item in enumerate(items)]  # fmt: skip
+            continue
+        check_property(key, where)
+        if value is None:
+            continue  # absent (a null never becomes a value)
+        values(key, value, where)  # validates
+        record.properties[key] = value
+    if len(record.properties) > MAX_PROPERTIES:
+        raise InvalidInputError(f"{path} has {len(record.properties)} properties; the limit is {MAX_PROPERTIES}",
+                                field=path)  # fmt: skip
+    return record
+
+
+def _is_child(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return True
+    return isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) for v in value)
+
+
+def values(name: str, value: Any, where: str | None = None) -> list[Value]:
+    """The typed values of one property (one per list element); InvalidInputError if it has none."""
+    where = where or name
+    items = value if isinstance(value, list) else [value]
+    if isinstance(value, list) and len(value) > MAX_LIST:
+        raise InvalidInputError(f"{where} holds {len(value)} items; the limit is {MAX_LIST}", field=where)
+    return [scalar(name, item, where) for item in items]
+
+
+def scalar(name: str, value: Any, where: str) -> Value:
+    """One typed value: a string, a number, a boolean or a date-time."""
+    if isinstance(value, bool):
+        return Value(name, "boolean", number=1.0 if value else 0.0)
+    if isinstance(value, (int, float)):
+        if value != value or value in (float("inf"), float("-inf")) or abs(value) > 2**53:
+            raise InvalidInputError(f"{where} must be a finite number of at most 2^53", field=where)
+        return Value(name, "number", number=float(value))
+    if isinstance(value, str):
+        if len(value) > MAX_STRING:
+            raise InvalidInputError(f"{where} is {len(value)} characters; the limit is {MAX_STRING}", field=where)
+        moment = as_datetime(value)
+        return Value(name, "datetime", text=moment) if moment else Value(name, "string", text=value)
+    kind = "a list in a list" if isinstance(value, list) else type(value).__name__
+    raise InvalidInputError(f"{where} must be a string, number, boolean or date-time (or a list of them), "
+                            f"not {kind}", field=where)  # fmt: skip
+
+
+def as_datetime(text: str) -> str | None:
+    """The canonical form of an RFC 3339 date-time or a YYYY-MM-DD date, else None."""
+    try:
+        if _DATE.fullmatch(text):
+            check_date_time(f"{text}T00:00:00Z")
+            return clock.normalize(f"{text}T00:00:00Z")
+        check_keepable(check_date_time(text))
+        return clock.normalize(text)
+    except ValueError:
+        return None

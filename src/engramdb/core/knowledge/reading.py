@@ -1,0 +1,175 @@
+"""Reading the knowledge plane: one record, its history and links, searches, the scope's schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.base import ServiceBase
+from engramdb.core.knowledge.properties import check_label, check_property
+from engramdb.core.knowledge.views import NOUNS, record_view, relationship_view
+from engramdb.core.knowledge.where import PSEUDO, parse
+from engramdb.errors import InvalidInputError, NotFoundError
+from engramdb.models.knowledge import (
+    AggregateRow,
+    ExportRequest,
+    GraphExport,
+    KnowledgeSchema,
+    RecordHistory,
+    RecordQuery,
+    RecordSearch,
+    RecordSearchResult,
+    RecordVersion,
+    RecordView,
+    RelationshipList,
+    RelationshipQuery,
+    SchemaEdge,
+    SchemaLabel,
+    SchemaProperty,
+    SchemaQuery,
+)
+from engramdb.storage.knowledge.port import Aggregate, Edge, NodeRef, Order, Query, RecordRow
+from engramdb.storage.port import TenantStore
+
+
+class KnowledgeReading(ServiceBase):
+    """Records and relationships: read, search, summarise, export."""
+
+    def get_record(self, caller: Caller, record_id: str, query: RecordQuery) -> RecordView:
+        tenant, scope_key = self._scoped(caller, query.named_scope_fields())
+        return record_view(_record(tenant, scope_key, record_id))
+
+    def record_history(self, caller: Caller, record_id: str, query: RecordQuery) -> RecordHistory:
+        """Every version of the record's properties, oldest first (the last one is current)."""
+        tenant, scope_key = self._scoped(caller, query.named_scope_fields())
+        row = _record(tenant, scope_key, record_id)
+        versions = [RecordVersion(version=h.version, properties=json.loads(h.properties_json), until=h.replaced_at)
+                    for h in tenant.record_history(row.rowid)]  # fmt: skip
+        versions.append(RecordVersion(version=row.version, properties=json.loads(row.properties_json)))
+        return RecordHistory(versions=versions)
+
+    def list_relationships(self, caller: Caller, query: RelationshipQuery) -> RelationshipList:
+        """A node's relationships (a record's, an episode's or a fact's), oldest first."""
+        tenant, scope_key = self._scoped(caller, query.named_scope_fields())
+        if query.type is not None:
+            check_label(query.type, "type")
+        rowid = tenant.node_rowid(scope_key, query.kind, query.id)
+        if rowid is None:
+            raise NotFoundError(f"no {NOUNS[query.kind]} {query.id} in this scope", id=query.id)
+        node = NodeRef(query.kind, rowid)
+        edges = [e for e in tenant.edges(scope_key, [node]) if query.type in (None, e.type)
+                 and (query.direction == "both" or (e.source == node) == (query.direction == "out"))]  # fmt: skip
+        return RelationshipList(relationships=_relationships(tenant, edges))
+
+    def records_schema(self, caller: Caller, query: SchemaQuery) -> KnowledgeSchema:
+        """The scope's labels, their properties and kinds, and the relationships between labels."""
+        tenant, scope_key = self._scoped(caller, query.named_scope_fields())
+        if query.label is not None:
+            check_label(query.label, "label")
+        edges: dict[str, list[SchemaEdge]] = {}
+        for source, kind, target, count in tenant.edge_summary(scope_key):
+            edges.setdefault(source, []).append(SchemaEdge(type=kind, target=target, count=count))
+        labels = [SchemaLabel(label=label, records=count, relationships=edges.get(label, []),
+                              properties=[SchemaProperty(name=n, kind=k, records=c) for n, k, c in props])
+                  for label, count, props in tenant.schema_summary(scope_key)
+                  if query.label in (None, label)]  # fmt: skip
+        return KnowledgeSchema(labels=labels)
+
+    def search_records(self, caller: Caller, body: RecordSearch) -> RecordSearchResult:
+        """Records matching a where (ordered and paged), their aggregates, or a semantic search."""
+        tenant, scope_key = self._scoped(caller, body.scope.named_scope_fields() if body.scope else {})
+        query = search_query(body.labels, body.where, body.order_by, body.limit, body.skip)
+        total = tenant.count_records(scope_key, query) if body.count else None
+        if body.aggregate is not None:
+            aggregates = self._aggregates(tenant, scope_key, query, body)
+            return RecordSearchResult(records=[], total=total, aggregates=aggregates)
+        if body.query is None:
+            page = tenant.search_records(scope_key, query)
+            return RecordSearchResult(records=[record_view(r) for r in page], total=_total(total, len(page), body))
+        if body.property is not None:
+            check_property(body.property, "property")
+        vector = self.embedder.embed([body.query])[0]
+        ranked = tenant.record_vector_candidates(scope_key, vector, query, body.property, body.limit + body.skip)
+        ranked = ranked[body.skip :]
+        rows = tenant.record_rows(scope_key, [rowid for rowid, _ in ranked])
+        found = [record_view(rows[rowid], round(score, 6)) for rowid, score in ranked if rowid in rows]
+        return RecordSearchResult(records=found, total=_total(total, len(found), body))
+
+    def _aggregates(self, tenant: TenantStore, scope_key: str, query: Query, body: RecordSearch) -> list[AggregateRow]:
+        assert body.aggregate is not None
+        specs = []
+        for alias, spec in body.aggregate.items():
+            if spec.fn != "count" and spec.field is None:
+                raise InvalidInputError(f"aggregate.{alias}: {spec.fn} needs a field", field=f"aggregate.{alias}.field")
+            if spec.field is not None:
+                check_property(spec.field, f"aggregate.{alias}.field")
+            specs.append(Aggregate(alias, spec.fn, spec.field))
+        group_by = [check_property(name, "groupBy") for name in body.group_by]
+        rows = tenant.aggregate_records(scope_key, query, group_by, specs)
+        return [AggregateRow(group=dict(zip(group_by, keys, strict=True)),
+                             values={a.alias: _number(v) for a, v in zip(specs, values, strict=True)})
+                for keys, values in rows]  # fmt: skip
+
+    def export_records(self, caller: Caller, body: ExportRequest) -> GraphExport:
+        """The matching records and what they link to, ``depth`` hops out, with the relationships."""
+        tenant, scope_key = self._scoped(caller, body.scope.named_scope_fields() if body.scope else {})
+        query = search_query(body.labels, body.where, {}, body.limit, 0)
+        rows = {r.rowid: r for r in tenant.search_records(scope_key, query)}
+        frontier, edges = [NodeRef("RECORD", rowid) for rowid in rows], {}
+        seen = set(frontier)
+        for _ in range(body.depth):
+            found = tenant.edges(scope_key, frontier)
+            edges.update({e.rowid: e for e in found})
+            frontier = [n for e in found for n in (e.source, e.target) if n not in seen]
+            seen.update(frontier)
+            more = tenant.record_rows(scope_key, [n.rowid for n in frontier if n.kind == "RECORD"])
+            rows.update(more)
+        return GraphExport(records=[record_view(r) for r in rows.values()],
+                           relationships=_relationships(tenant, list(edges.values())))  # fmt: skip
+
+    def _scoped(self, caller: Caller, named: dict[str, Any]) -> tuple[TenantStore, str]:
+        auth.require(caller, "memory.read")
+        return self._tenant(caller), auth.scope_key(auth.resolve_scope(caller, named))
+
+
+def search_query(
+    labels: Sequence[str], where: Mapping[str, Any], order_by: Mapping[str, str], limit: int, skip: int
+) -> Query:
+    """A validated query: labels UPPER_CASE, the where parsed, the order on properties or $ fields."""
+    for i, label in enumerate(labels):
+        check_label(label, f"labels[{i}]")
+    order = []
+    for name, way in order_by.items():
+        if name not in PSEUDO:
+            check_property(name, f"orderBy.{name}")
+        order.append(Order(name, way == "desc"))
+    return Query(labels=tuple(labels), where=parse(where), order=tuple(order), limit=limit, skip=skip)
+
+
+def _total(counted: int | None, found: int, body: RecordSearch) -> int | None:
+    """The count when asked; else known only when this page holds the last match."""
+    if counted is not None:
+        return counted
+    return body.skip + found if found < body.limit and (found or not body.skip) else None
+
+
+def _record(tenant: TenantStore, scope_key: str, record_id: str) -> RecordRow:
+    row = tenant.get_record(scope_key, record_id)
+    if row is None:
+        raise NotFoundError(f"no record {record_id} in this scope", id=record_id)
+    return row
+
+
+def _relationships(tenant: TenantStore, edges: Sequence[Edge]) -> list[Any]:
+    ids = tenant.node_ids([n for e in edges for n in (e.source, e.target)])
+    return [relationship_view(e, ids) for e in edges if e.source in ids and e.target in ids]
+
+
+def _number(value: Any) -> float | int | None:
+    if value is None:
+        return None
+    return int(value) if float(value).is_integer() else round(float(value), 6)
+

@@ -1,0 +1,64 @@
+"""Stored records and relationships as the models every surface shows; requests as stored rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.core.knowledge.properties import Draft, values
+from engramdb.models.knowledge import NodeView, RecordView, RelationshipView
+from engramdb.storage.knowledge.port import Edge, NewRecord, NodeRef, RecordRow
+from engramdb.storage.records import ScopeColumns
+
+NOUNS = {"RECORD": "record", "EPISODE": "episode", "MEMORY_FACT": "fact"}
+MIN_EMBEDDED = 8  # shorter strings (a status, a name) are matched by the where, not by meaning
+
+
+def new_record_id() -> str:
+    """A server-made id: 48 bits of milliseconds then 80 random bits, as 32 hex (sorts by time)."""
+    return f"{int(time.time() * 1000):012x}{os.urandom(10).hex()}"
+
+
+def record_view(row: RecordRow, score: float | None = None) -> RecordView:
+    return RecordView(id=row.record_id, label=row.label, properties=json.loads(row.properties_json),
+                      origin=row.origin, version=row.version, created_at=row.created_at,
+                      updated_at=row.updated_at, score=score)  # fmt: skip
+
+
+def relationship_view(edge: Edge, ids: Mapping[NodeRef, str]) -> RelationshipView:
+    return RelationshipView(
+        type=edge.type, source=NodeView(kind=edge.source.kind, id=ids[edge.source]),
+        target=NodeView(kind=edge.target.kind, id=ids[edge.target]),
+        properties=json.loads(edge.properties_json), created_at=edge.created_at,
+    )  # fmt: skip
+
+
+def new_record(
+    scope: ScopeColumns, draft: Draft, properties: Mapping[str, Any], *, merge_key: str | None, origin: str, at: str,
+) -> NewRecord:  # fmt: skip
+    """The storage row of a record with ``properties``."""
+    typed = tuple(v for name, value in properties.items() for v in values(name, value, f"{draft.path}.{name}"))
+    texts = tuple((name, value) for name, value in properties.items()
+                  if isinstance(value, str) and len(value) >= MIN_EMBEDDED and any(c.isalpha() for c in value)
+                  and not any(v.kind == "datetime" for v in typed if v.name == name))  # fmt: skip
+    return NewRecord(scope=scope, record_id=new_record_id(), label=draft.label,
+                     properties_json=canonical_json(dict(properties)), values=typed, texts=texts,
+                     merge_key=merge_key, origin=origin, at=at)  # fmt: skip
+
+
+def merge_key(label: str, identity: Mapping[str, Any]) -> str:
+    """The digest that identifies a record of ``label`` among those merged by the same values."""
+    return sha256_hex(canonical_json({"label": label, "identity": dict(identity)}))
+
+
+def child_key(parent_id: str, relation: str, draft: Draft) -> str:
+    """A nested record without mergeBy values is identified by its content under its parent."""
+    return merge_key(draft.label, {"parent": parent_id, "relation": relation, "properties": draft.properties})
+
+
+def by_id(rows: Sequence[RecordRow]) -> dict[int, RecordRow]:
+    return {row.rowid: row for row in rows}

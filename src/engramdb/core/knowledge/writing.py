@@ -1,0 +1,142 @@
+"""Writing the knowledge plane: nested records with idempotent upserts, changes, links, deletes.
+
+Every mutation is audited in the transaction that makes it. A record belongs to one scope; a
+relationship joins two nodes of the same scope (another scope's node is not found, so not
+linkable: no existence oracle).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engramdb import clock
+from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.contract.events import ScopeFields
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.base import ServiceBase
+from engramdb.core.knowledge.importing import write_forest
+from engramdb.core.knowledge.properties import MAX_RECORDS, Draft, check_label, check_property, draft
+from engramdb.core.knowledge.views import NOUNS, new_record, record_view, relationship_view
+from engramdb.errors import InvalidInputError, NotFoundError
+from engramdb.models.knowledge import (
+    LinkRequest,
+    NodeSpec,
+    RecordChange,
+    RecordOptions,
+    RecordsWritten,
+    RecordView,
+    RelationshipView,
+    Unlinked,
+    UnlinkRequest,
+)
+from engramdb.storage.knowledge.port import NodeRef, RecordRow
+from engramdb.storage.port import Transaction
+
+
+class KnowledgeWriting(ServiceBase):
+    """Records and relationships: write, change, link, unlink."""
+
+    def write_records(self, caller: Caller, body: Any, query: RecordOptions | None = None) -> RecordsWritten:
+        """Store records (nested children included); ``mergeBy`` makes a write idempotent."""
+        auth.require(caller, "memory.write")
+        scope = auth.scope_columns(auth.resolve_scope(caller, _named(body.scope)))
+        roots = _drafts(body.label, body.data)
+        merge_by = [check_property(name, "mergeBy") for name in body.merge_by or []]
+        for root in roots:
+            missing = [name for name in merge_by if name not in root.properties]
+            if missing:
+                raise InvalidInputError(f"mergeBy names {missing[0]!r}, which {root.path} does not have",
+                                        field="mergeBy")  # fmt: skip
+        origin = (query.origin if query else None) or "stated"
+        with self._tenant(caller).transaction() as tx:
+            rows, tally = write_forest(tx, caller, scope, roots, merge_by, origin, clock.now_text())
+        self.written.set()
+        return RecordsWritten(records=[record_view(row) for row in rows], created=tally.created,
+                              updated=tally.updated, unchanged=tally.unchanged,
+                              relationships=tally.relationships)  # fmt: skip
+
+    def update_record(self, caller: Caller, record_id: str, body: RecordChange) -> RecordView:
+        """Set (or, with null, remove) properties of a record; the old ones go to its history."""
+        auth.require(caller, "memory.write")
+        scope = auth.scope_columns(auth.resolve_scope(caller, _named(body.scope)))
+        with self._tenant(caller).transaction() as tx:
+            row = tx.locked_record(scope.scope_key, record_id)
+            if row is None:
+                raise NotFoundError(f"no record {record_id} in this scope", id=record_id)
+            properties = {**json.loads(row.properties_json), **body.properties}
+            node = draft(row.label, {k: v for k, v in properties.items() if v is not None}, "properties")
+            if node.children:
+                raise InvalidInputError("properties cannot hold nested records (write them as records and link "
+                                        "them)", field="properties")  # fmt: skip
+            if canonical_json(node.properties) == row.properties_json:
+                return record_view(row)
+            updated = tx.replace_properties(row, new_record(scope, node, node.properties, merge_key=None,
+                                                            origin=row.origin, at=clock.now_text()))  # fmt: skip
+            _audit_record(tx, caller, "record.update", updated, before=row)
+        self.written.set()
+        return record_view(updated)
+
+    def link_records(self, caller: Caller, body: LinkRequest) -> RelationshipView:
+        """Create a typed, directed relationship between two nodes of one scope (idempotent)."""
+        auth.require(caller, "memory.write")
+        scope_key = auth.scope_key(auth.resolve_scope(caller, _named(body.scope)))
+        check_label(body.type, "type")
+        for name in body.properties:
+            check_property(name, f"properties.{name}")
+        tenant = self._tenant(caller)
+        source, target = (_node(tenant, scope_key, spec, side) for spec, side in
+                          ((body.source, "source"), (body.target, "target")))  # fmt: skip
+        with tenant.transaction() as tx:
+            edge, created = tx.link(scope_key, body.type, source, target, canonical_json(body.properties),
+                                    clock.now_text())  # fmt: skip
+            if created:
+                tx.audit(caller.audit("relationship.create", target_kind="RELATIONSHIP", scope_key=scope_key,
+                                      target_id=f"{body.source.id}-{body.type}->{body.target.id}"))  # fmt: skip
+        return relationship_view(edge, {source: body.source.id, target: body.target.id})
+
+    def unlink_records(self, caller: Caller, body: UnlinkRequest) -> Unlinked:
+        auth.require(caller, "memory.write")
+        scope_key = auth.scope_key(auth.resolve_scope(caller, _named(body.scope)))
+        tenant = self._tenant(caller)
+        source = _node(tenant, scope_key, body.source, "source")
+        target = _node(tenant, scope_key, body.target, "target")
+        with tenant.transaction() as tx:
+            deleted = tx.unlink(scope_key, body.type, source, target)
+            if deleted:
+                tx.audit(caller.audit("relationship.delete", target_kind="RELATIONSHIP", scope_key=scope_key,
+                                      target_id=f"{body.source.id}-{body.type}->{body.target.id}"))  # fmt: skip
+        return Unlinked(deleted=deleted)
+
+
+def _named(scope: ScopeFields | None) -> dict[str, Any]:
+    return scope.named_scope_fields() if scope else {}
+
+
+def _drafts(label: str, data: Any) -> list[Draft]:
+    check_label(label)
+    items = data if isinstance(data, list) else [data]
+    if not items:
+        raise InvalidInputError("data holds no record", field="data")
+    paths = [f"data[{i}]" for i in range(len(items))] if isinstance(data, list) else ["data"]
+    roots = [draft(label, item, path) for item, path in zip(items, paths, strict=True)]
+    total = sum(root.count() for root in roots)
+    if total > MAX_RECORDS:
+        raise InvalidInputError(f"data holds {total} records; one write takes at most {MAX_RECORDS}", field="data")
+    return roots
+
+
+def _node(tenant: Any, scope_key: str, spec: NodeSpec, side: str) -> NodeRef:
+    rowid = tenant.node_rowid(scope_key, spec.kind, spec.id)
+    if rowid is None:  # another scope's node is not found either: 422, not 403 (no existence oracle)
+        raise InvalidInputError(f"{side}.id: no {NOUNS[spec.kind]} {spec.id} in this scope", field=f"{side}.id")
+    return NodeRef(spec.kind, rowid)
+
+
+def _audit_record(
+    tx: Transaction, caller: Caller, action: str, row: RecordRow, before: RecordRow | None = None
+) -> None:
+    tx.audit(caller.audit(action, target_kind="RECORD", target_id=row.record_id, scope_key=row.scope_key,
+                          before_digest=sha256_hex(before.properties_json) if before else None,
+                          after_digest=sha256_hex(row.properties_json)))  # fmt: skip

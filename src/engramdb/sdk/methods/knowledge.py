@@ -1,0 +1,204 @@
+"""Typed SDK methods for the knowledge operations, generated from ``engramdb.models.operations``.
+
+Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from engramdb.contract.events import ScopeFields
+from engramdb.models import operations_knowledge as knowledge_ops
+from engramdb.models.api import (
+    Deleted,
+    DeleteRequest,
+    ExportRequest,
+    GraphExport,
+    KnowledgeSchema,
+    LinkRequest,
+    RecordChange,
+    RecordHistory,
+    RecordSearch,
+    RecordSearchResult,
+    RecordsWritten,
+    RecordView,
+    RecordWrite,
+    RelationshipList,
+    RelationshipView,
+    Unlinked,
+    UnlinkRequest,
+)
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+from engramdb.sdk.operations import inputs_for
+
+__all__ = ["AsyncKnowledgeMethods", "Literal", "SyncKnowledgeMethods"]
+
+T = TypeVar("T")
+
+
+class SyncKnowledgeMethods:
+    """The knowledge operations as blocking methods."""
+
+    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    def write_records(
+        self,
+        body: RecordWrite | Mapping[str, Any],
+        *,
+        origin: Literal["stated", "derived"] | None = None,
+    ) -> RecordsWritten:
+        """Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert."""
+        return self.call(knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin}))
+
+    def get_record(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordView:
+        """One record of the caller's scope."""
+        return self.call(knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope}))
+
+    def update_record(self, record_id: str, body: RecordChange | Mapping[str, Any]) -> RecordView:
+        """Set properties of a record (null removes one); the previous ones stay in its history."""
+        return self.call(knowledge_ops.UPDATE_RECORD, inputs_for(knowledge_ops.UPDATE_RECORD, (record_id,), body, {}))
+
+    def record_history(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordHistory:
+        """Every version of a record's properties, oldest first."""
+        return self.call(knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope}))
+
+    def list_relationships(
+        self,
+        *,
+        id: str,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = 'RECORD',
+        type: str | None = None,
+        direction: Literal["out", "in", "both"] = 'both',
+    ) -> RelationshipList:
+        """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
+        return self.call(knowledge_ops.LIST_RELATIONSHIPS, inputs_for(knowledge_ops.LIST_RELATIONSHIPS, (), None, {"id": id, "scope": scope, "kind": kind, "type": type, "direction": direction}))
+
+    def delete_record(
+        self,
+        record_id: str,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        dry_run: bool = False,
+        cascade: bool = False,
+    ) -> Deleted:
+        """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
+        return self.call(knowledge_ops.DELETE_RECORD, inputs_for(knowledge_ops.DELETE_RECORD, (record_id,), None, {"scope": scope, "dry_run": dry_run, "cascade": cascade}))
+
+    def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
+        """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
+        return self.call(knowledge_ops.SEARCH_RECORDS, inputs_for(knowledge_ops.SEARCH_RECORDS, (), body, {}))
+
+    def delete_records(self, body: DeleteRequest | Mapping[str, Any]) -> Deleted:
+        """Delete the records a where matches; dryRun answers what would go."""
+        return self.call(knowledge_ops.DELETE_RECORDS, inputs_for(knowledge_ops.DELETE_RECORDS, (), body, {}))
+
+    def link_records(self, body: LinkRequest | Mapping[str, Any]) -> RelationshipView:
+        """Create a typed, directed relationship between two records (or a record and a memory) of one scope."""
+        return self.call(knowledge_ops.LINK_RECORDS, inputs_for(knowledge_ops.LINK_RECORDS, (), body, {}))
+
+    def unlink_records(self, body: UnlinkRequest | Mapping[str, Any]) -> Unlinked:
+        """Remove a relationship."""
+        return self.call(knowledge_ops.UNLINK_RECORDS, inputs_for(knowledge_ops.UNLINK_RECORDS, (), body, {}))
+
+    def records_schema(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        label: str | None = None,
+    ) -> KnowledgeSchema:
+        """The scope's labels, their properties and kinds, and the relationships between labels."""
+        return self.call(knowledge_ops.RECORDS_SCHEMA, inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}))
+
+    def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
+        """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""
+        return self.call(knowledge_ops.EXPORT_RECORDS, inputs_for(knowledge_ops.EXPORT_RECORDS, (), body, {}))
+
+
+class AsyncKnowledgeMethods:
+    """The knowledge operations as coroutine methods."""
+
+    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    async def write_records(
+        self,
+        body: RecordWrite | Mapping[str, Any],
+        *,
+        origin: Literal["stated", "derived"] | None = None,
+    ) -> RecordsWritten:
+        """Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert."""
+        return await self.call(knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin}))
+
+    async def get_record(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordView:
+        """One record of the caller's scope."""
+        return await self.call(knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope}))
+
+    async def update_record(self, record_id: str, body: RecordChange | Mapping[str, Any]) -> RecordView:
+        """Set properties of a record (null removes one); the previous ones stay in its history."""
+        return await self.call(knowledge_ops.UPDATE_RECORD, inputs_for(knowledge_ops.UPDATE_RECORD, (record_id,), body, {}))
+
+    async def record_history(
+        self,
+        record_id: str,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+    ) -> RecordHistory:
+        """Every version of a record's properties, oldest first."""
+        return await self.call(knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope}))
+
+    async def list_relationships(
+        self,
+        *,
+        id: str,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = 'RECORD',
+        type: str | None = None,
+        direction: Literal["out", "in", "both"] = 'both',
+    ) -> RelationshipList:
+        """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
+        return await self.call(knowledge_ops.LIST_RELATIONSHIPS, inputs_for(knowledge_ops.LIST_RELATIONSHIPS, (), None, {"id": id, "scope": scope, "kind": kind, "type": type, "direction": direction}))
+
+    async def delete_record(
+        self,
+        record_id: str,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        dry_run: bool = False,
+        cascade: bool = False,
+    ) -> Deleted:
+        """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
+        return await self.call(knowledge_ops.DELETE_RECORD, inputs_for(knowledge_ops.DELETE_RECORD, (record_id,), None, {"scope": scope, "dry_run": dry_run, "cascade": cascade}))
+
+    async def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
+        """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
+        return await self.call(knowledge_ops.SEARCH_RECORDS, inputs_for(knowledge_ops.SEARCH_RECORDS, (), body, {}))
+
+    async def delete_records(self, body: DeleteRequest | Mapping[str, Any]) -> Deleted:
+        """Delete the records a where matches; dryRun answers what would go."""
+        return await self.call(knowledge_ops.DELETE_RECORDS, inputs_for(knowledge_ops.DELETE_RECORDS, (), body, {}))
+
+    async def link_records(self, body: LinkRequest | Mapping[str, Any]) -> RelationshipView:
+        """Create a typed, directed relationship between two records (or a record and a memory) of one scope."""
+        return await self.call(knowledge_ops.LINK_RECORDS, inputs_for(knowledge_ops.LINK_RECORDS, (), body, {}))
+
+    async def unlink_records(self, body: UnlinkRequest | Mapping[str, Any]) -> Unlinked:
+        """Remove a relationship."""
+        return await self.call(knowledge_ops.UNLINK_RECORDS, inputs_for(knowledge_ops.UNLINK_RECORDS, (), body, {}))
+
+    async def records_schema(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        label: str | None = None,
+    ) -> KnowledgeSchema:
+        """The scope's labels, their properties and kinds, and the relationships between labels."""
+        return await self.call(knowledge_ops.RECORDS_SCHEMA, inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}))
+
+    async def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
+        """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""
+        return await self.call(knowledge_ops.EXPORT_RECORDS, inputs_for(knowledge_ops.EXPORT_RECORDS, (), body, {}))

@@ -1,0 +1,107 @@
+"""The knowledge plane in ``engram export`` / ``engram import``: rows named by ids, not rowids.
+
+Row ids are local to a store, so an exported row names records by ``record_id`` and memories by
+their ``memory_id`` (each within its scope); an import resolves them in the target. Records come
+before what refers to them, so one pass in export order imports everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from engramdb.errors import ConflictError
+from engramdb.storage.knowledge.rows import Run
+from engramdb.storage.knowledge.sql import Dialect
+
+RECORD_FIELDS = ("record_id", "scope_key", "agent_id", "profile_id", "privacy_scope", "participant_scope_hash",
+                 "sandbox_eligible", "label", "properties_json", "merge_key", "origin", "version", "created_at",
+                 "updated_at")  # fmt: skip
+VALUE_FIELDS = ("label", "name", "kind", "text_key", "text_value", "text_fold", "number_value")
+HISTORY_FIELDS = ("version", "properties_json", "replaced_at")
+VECTOR_FIELDS = ("name", "text", "embed_state", "embed_error", "embed_attempts", "embed_next_at", "embed_model",
+                 "embedding")  # fmt: skip
+OWNED = {"record_values": VALUE_FIELDS, "record_history": HISTORY_FIELDS, "record_vectors": VECTOR_FIELDS}
+TABLES = ("records", "record_values", "record_history", "record_vectors", "relationships")
+_NODE = ("CASE {side}_kind WHEN 'RECORD' THEN (SELECT record_id FROM records n WHERE n.rowid = e.{side}) "
+         "ELSE (SELECT memory_id FROM memories n WHERE n.rowid = e.{side}) END")  # fmt: skip
+
+
+def export_rows(run: Run, d: Dialect, encode: Callable[[Any], str | None]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every record, value, earlier version, text vector and relationship of the tenant."""
+    owned, params = d.owned("r")
+    where = f"WHERE {owned}1 = 1"
+    for row in run(f"SELECT {', '.join(RECORD_FIELDS)} FROM records r {where} ORDER BY r.rowid", params):
+        yield "records", {**dict(zip(RECORD_FIELDS, row, strict=True)), "sandbox_eligible": bool(row[6])}
+    for table, fields in (("record_values", VALUE_FIELDS), ("record_history", HISTORY_FIELDS),
+                          ("record_vectors", VECTOR_FIELDS)):  # fmt: skip
+        columns = ", ".join(f"t.{f}" for f in fields)
+        for row in run(f"SELECT r.record_id, r.scope_key, {columns} FROM {table} t JOIN records r "
+                       f"ON r.rowid = t.record {where} ORDER BY r.rowid", params):  # fmt: skip
+            out = {"record_id": row[0], "scope_key": row[1], **dict(zip(fields, row[2:], strict=True))}
+            if table == "record_vectors":
+                out["embedding"] = encode(out["embedding"])
+            yield table, out
+    owned, params = d.owned("e")
+    sides = ", ".join(_NODE.format(side=side) for side in ("source", "target"))
+    for row in run(f"SELECT e.scope_key, e.type, e.source_kind, e.target_kind, e.properties_json, e.created_at, "
+                   f"{sides} FROM relationships e WHERE {owned}1 = 1 ORDER BY e.rowid", params):  # fmt: skip
+        yield "relationships", dict(zip(("scope_key", "type", "source_kind", "target_kind", "properties_json",
+                                         "created_at", "source_id", "target_id"), row, strict=True))  # fmt: skip
+
+
+class Importer:
+    """Imports the knowledge plane's rows, in export order, into a tenant that holds none."""
+
+    def __init__(self, run: Run, d: Dialect, decode: Callable[[str | None], Any]) -> None:
+        self._run = run
+        self._d = d
+        self._decode = decode
+        self._records: dict[tuple[str, str], int] = {}  # (scope, record id) -> rowid here
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        tenant = ["tenant"] if self._d.tenant is not None else []
+        lead = [self._d.tenant] if self._d.tenant is not None else []
+        if table == "records":
+            values = [row[f] for f in RECORD_FIELDS]
+            rowid = self._insert("records", [*tenant, *RECORD_FIELDS], [*lead, *values], returning=True)
+            self._records[(row["scope_key"], row["record_id"])] = rowid
+            return
+        if table == "relationships":
+            source = self._node(row, "source")
+            target = self._node(row, "target")
+            fields = ["scope_key", "type", "source_kind", "source", "target_kind", "target", "properties_json",
+                      "created_at"]  # fmt: skip
+            values = [row["scope_key"], row["type"], row["source_kind"], source, row["target_kind"], target,
+                      row["properties_json"], row["created_at"]]  # fmt: skip
+            self._insert(table, [*tenant, *fields], [*lead, *values])
+            return
+        owned = OWNED[table]
+        record = self._record(row["scope_key"], row["record_id"])
+        values = [self._decode(row.get(f)) if f == "embedding" else row.get(f) for f in owned]
+        scoped = ["scope_key"] if table != "record_history" else []
+        scope = [row["scope_key"]] if table != "record_history" else []
+        self._insert(table, [*tenant, "record", *scoped, *owned], [*lead, record, *scope, *values])
+
+    def _node(self, row: dict[str, Any], side: str) -> int:
+        kind, node_id, scope = row[f"{side}_kind"], row[f"{side}_id"], row["scope_key"]
+        if kind == "RECORD":
+            return self._record(scope, node_id)
+        owned, params = self._d.owned("m")
+        m = self._d.mark
+        found = self._run(f"SELECT m.rowid FROM memories m WHERE {owned}m.scope_key = {m} AND m.source = {m} "
+                          f"AND m.memory_id = {m}", [*params, scope, kind, node_id])  # fmt: skip
+        if not found:
+            raise ConflictError(f"the import links to {kind} {node_id}, which it does not hold", field="relationships")
+        return int(found[0][0])
+
+    def _record(self, scope: str, record_id: str) -> int:
+        rowid = self._records.get((scope, record_id))
+        if rowid is None:
+            raise ConflictError(f"the import refers to record {record_id} before it holds it", field="records")
+        return rowid
+
+    def _insert(self, table: str, fields: list[str], values: list[Any], *, returning: bool = False) -> int:
+        rows = self._run(f"INSERT INTO {table} ({', '.join(fields)}) VALUES ({self._d.marks(len(values))})"
+                         + (" RETURNING rowid" if returning else ""), values)  # fmt: skip
+        return int(rows[0][0]) if returning else 0

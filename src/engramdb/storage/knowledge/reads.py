@@ -1,0 +1,232 @@
+"""The knowledge plane's reads and its embedding bookkeeping: one implementation for both backends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engramdb.storage.columns import filter_clause
+from engramdb.storage.knowledge.port import Aggregate, Edge, HistoryRow, NodeRef, Query, RecordRow, Value
+from engramdb.storage.knowledge.rows import EDGE_COLUMNS, Run, edge, in_clause, record_row
+from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, drivers, order_by
+from engramdb.storage.records import CandidateFilter
+
+RARE = 2_000  # an equality this rare finds a page faster than walking the label newest first
+COMMON = 100_000  # how far the sizes of equalities are counted when choosing where to start
+
+
+class GraphReads:
+    """The knowledge plane's reads."""
+
+    def __init__(self, run: Run, dialect: Dialect) -> None:
+        self._run = run
+        self._d = dialect
+
+    def get_record(self, scope_key: str, record_id: str) -> RecordRow | None:
+        owned, params = self._d.owned("r")
+        m = self._d.mark
+        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} "
+                         f"AND r.record_id = {m}", [*params, scope_key, record_id])  # fmt: skip
+        return record_row(rows[0]) if rows else None
+
+    def record_rows(self, scope_key: str, rowids: Sequence[int]) -> dict[int, RecordRow]:
+        if not rowids:
+            return {}
+        owned, params = self._d.owned("r")
+        clause = in_clause("r.rowid", rowids, self._d)
+        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {self._d.mark} "
+                         f"AND {clause.sql}", [*params, scope_key, *clause.params])  # fmt: skip
+        return {r[0]: record_row(r) for r in rows}
+
+    def _roots(self, scope_key: str, query: Query, *, whole: bool) -> Compiled:
+        """The compiled roots, found from the equality with the fewest records where that helps.
+
+        SQLite has no per-value statistics, so it is told: a page in record-time order walks the
+        label newest first and stops early unless an equality is rare (at most ``RARE`` records);
+        a whole evaluation (count, aggregates, an order by property) starts from the rarest
+        equality. PostgreSQL's planner has the statistics and decides alone.
+        """
+        compiler = WhereCompiler(self._d, scope_key, whole=whole)
+        found = drivers(query.where)
+        if not self._d.rowid_only or not found:
+            return compiler.roots(query)
+        cap = COMMON if whole else RARE
+        sizes = []
+        for node in found:
+            sample = compiler.value_set(node, query.labels, limit=cap + 1)
+            sizes.append(int(self._run(f"SELECT count(*) FROM ({sample.sql}) s", sample.params)[0][0]))
+        size, best = min(zip(sizes, range(len(found)), strict=True))
+        by_time = all(o.name == "$createdAt" for o in query.order)
+        chosen = found[best] if whole or not by_time or size <= RARE else None
+        return WhereCompiler(self._d, scope_key, whole=whole).roots(query, driver=chosen)
+
+    def search_records(self, scope_key: str, query: Query) -> list[RecordRow]:
+        roots = self._roots(scope_key, query, whole=False)
+        order = order_by(query, self._d)
+        m = self._d.mark
+        columns = ", ".join("r." + c.strip() for c in RECORD_COLUMNS.split(","))
+        rows = self._run(f"{roots.prefix}SELECT {columns} {roots.sql}{order.sql} LIMIT {m} OFFSET {m}",
+                         [*roots.prefix_params, *roots.params, *order.params, query.limit, query.skip])  # fmt: skip
+        return [record_row(r) for r in rows]
+
+    def count_records(self, scope_key: str, query: Query) -> int:
+        roots = self._roots(scope_key, query, whole=True)
+        return int(self._run(f"{roots.prefix}SELECT count(*) {roots.sql}", [*roots.prefix_params, *roots.params])[0][0])
+
+    def aggregate_records(
+        self, scope_key: str, query: Query, group_by: Sequence[str], aggregates: Sequence[Aggregate]
+    ) -> list[tuple[tuple[object, ...], tuple[float | None, ...]]]:
+        roots = self._roots(scope_key, query, whole=True)
+        m = self._d.mark
+        selects, joins, join_params = [], [], []
+        for i, name in enumerate(group_by):  # one row per value of each grouping property
+            joins.append(f"LEFT JOIN record_values g{i} ON g{i}.record = r.rowid AND g{i}.name = {m}")
+            join_params.append(name)
+            selects.append(f"g{i}.kind, g{i}.text_value, g{i}.number_value")
+        folds, fold_params = [], []
+        for agg in aggregates:
+            if agg.fn == "count":
+                folds.append("count(DISTINCT r.rowid)")
+                continue
+            folds.append(f"{agg.fn}((SELECT min(a.number_value) FROM record_values a WHERE a.record = r.rowid "
+                         f"AND a.name = {m} AND a.kind = 'number'))")  # fmt: skip
+            fold_params.append(agg.name or "")
+        folds = folds or ["count(DISTINCT r.rowid)"]
+        groups = ", ".join(selects)
+        sql = (f"{roots.prefix}SELECT {groups + ', ' if groups else ''}{', '.join(folds)} FROM records r "
+               f"{' '.join(joins)} WHERE r.rowid IN (SELECT r.rowid {roots.sql})"
+               + (f" GROUP BY {groups} ORDER BY {groups}" if groups else ""))  # fmt: skip
+        out = []
+        # Placeholders in statement order: the related sets, the folds, the joins, the where.
+        for row in self._run(sql, [*roots.prefix_params, *fold_params, *join_params, *roots.params]):
+            keys = tuple(_group_value(row[3 * i : 3 * i + 3]) for i in range(len(group_by)))
+            out.append((keys, tuple(row[3 * len(group_by) :])))
+        return out
+
+    def record_values(self, rowids: Sequence[int]) -> dict[int, list[Value]]:
+        out: dict[int, list[Value]] = {}
+        if not rowids:
+            return out
+        owned, params = self._d.owned("v")
+        clause = in_clause("v.record", rowids, self._d)
+        for record, name, kind, text, number in self._run(
+            f"SELECT v.record, v.name, v.kind, v.text_value, v.number_value FROM record_values v "
+            f"WHERE {owned}{clause.sql}", params + clause.params):  # fmt: skip
+            out.setdefault(record, []).append(Value(name, kind, text, number))
+        return out
+
+    def edges(self, scope_key: str, nodes: Sequence[NodeRef], types: Sequence[str] = ()) -> list[Edge]:
+        if not nodes:
+            return []
+        m = self._d.mark
+        owned, params = self._d.owned("relationships")
+        ends = " OR ".join(f"({side}_kind = {m} AND {side} = {m})" for _ in nodes for side in ("source", "target"))
+        ends_params = [x for n in nodes for _ in ("source", "target") for x in (n.kind, n.rowid)]
+        typed = f" AND type IN ({self._d.marks(len(types))})" if types else ""
+        rows = self._run(f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND ({ends})"
+                         f"{typed} ORDER BY rowid", [*params, scope_key, *ends_params, *types])  # fmt: skip
+        return [edge(r) for r in rows]
+
+    def admitted(self, scope_key: str, rowids: Sequence[int], filt: CandidateFilter) -> list[int]:
+        if not rowids:
+            return []
+        owned, params = self._d.owned("m")
+        clause = in_clause("m.rowid", rowids, self._d)
+        lifecycle, lifecycle_params = filter_clause(filt, "m", self._d.mark)
+        sql = f"SELECT m.rowid FROM memories m WHERE {owned}m.scope_key = {self._d.mark} AND {clause.sql}{lifecycle}"
+        rows = self._run(sql, [*params, scope_key, *clause.params, *lifecycle_params])
+        return [int(r[0]) for r in rows]
+
+    def record_history(self, rowid: int) -> list[HistoryRow]:
+        owned, params = self._d.owned("record_history")
+        rows = self._run(f"SELECT version, properties_json, replaced_at FROM record_history WHERE {owned}"
+                         f"record = {self._d.mark} ORDER BY version", [*params, rowid])  # fmt: skip
+        return [HistoryRow(*r) for r in rows]
+
+    def node_rowid(self, scope_key: str, kind: str, node_id: str) -> int | None:
+        m = self._d.mark
+        if kind == "RECORD":
+            found = self.get_record(scope_key, node_id)
+            return found.rowid if found else None
+        owned, params = self._d.owned("memories")
+        rows = self._run(f"SELECT rowid FROM memories WHERE {owned}scope_key = {m} AND source = {m} "
+                         f"AND memory_id = {m}", [*params, scope_key, kind, node_id])  # fmt: skip
+        return int(rows[0][0]) if rows else None
+
+    def node_ids(self, nodes: Sequence[NodeRef]) -> dict[NodeRef, str]:
+        out: dict[NodeRef, str] = {}
+        for kind, table, column in (("RECORD", "records", "record_id"), ("MEMORY", "memories", "memory_id")):
+            wanted = [n.rowid for n in nodes if (n.kind == "RECORD") == (kind == "RECORD")]
+            if not wanted:
+                continue
+            owned, params = self._d.owned(table)
+            clause = in_clause("rowid", wanted, self._d)
+            extra = ", source" if table == "memories" else ", 'RECORD'"
+            for rowid, public, source in self._run(f"SELECT rowid, {column}{extra} FROM {table} WHERE {owned}"
+                                                   f"{clause.sql}", params + clause.params):  # fmt: skip
+                out[NodeRef(source, rowid)] = public
+        return out
+
+    def schema_summary(self, scope_key: str) -> list[tuple[str, int, list[tuple[str, str, int]]]]:
+        m = self._d.mark
+        owned, params = self._d.owned("r")
+        counts = self._run(f"SELECT r.label, count(*) FROM records r WHERE {owned}r.scope_key = {m} "
+                           "GROUP BY r.label ORDER BY r.label", [*params, scope_key])  # fmt: skip
+        props: dict[str, list[tuple[str, str, int]]] = {}
+        for label, name, kind, count in self._run(
+            f"SELECT r.label, v.name, v.kind, count(DISTINCT v.record) FROM record_values v JOIN records r "
+            f"ON r.rowid = v.record WHERE {owned}r.scope_key = {m} GROUP BY r.label, v.name, v.kind "
+            "ORDER BY r.label, v.name, v.kind", [*params, scope_key]):  # fmt: skip
+            props.setdefault(label, []).append((name, kind, int(count)))
+        return [(label, int(count), props.get(label, [])) for label, count in counts]
+
+    def edge_summary(self, scope_key: str) -> list[tuple[str, str, str, int]]:
+        owned, params = self._d.owned("e")
+        rows = self._run(
+            f"SELECT s.label, e.type, t.label, count(*) FROM relationships e JOIN records s ON s.rowid = e.source "
+            f"JOIN records t ON t.rowid = e.target WHERE {owned}e.scope_key = {self._d.mark} "
+            "AND e.source_kind = 'RECORD' AND e.target_kind = 'RECORD' GROUP BY s.label, e.type, t.label "
+            "ORDER BY s.label, e.type, t.label", [*params, scope_key])  # fmt: skip
+        return [(a, b, c, int(n)) for a, b, c, n in rows]
+
+
+class GraphEmbeddings:
+    """The vectors of record texts: what is due, and storing the outcome (on a writing connection)."""
+
+    def __init__(self, run: Run, dialect: Dialect, encode: Callable[[Any], Any]) -> None:
+        self._run = run
+        self._d = dialect
+        self._encode = encode  # a vector as the driver stores it
+
+    def jobs(self, limit: int, now: str) -> list[tuple[int, str, int]]:
+        m = self._d.mark
+        owned, params = self._d.owned("record_vectors")
+        rows = self._run(f"SELECT rowid, text, embed_attempts FROM record_vectors WHERE {owned}(embed_state = "
+                         f"'pending' OR (embed_state = 'failed' AND embed_next_at <= {m})) ORDER BY rowid "
+                         f"LIMIT {m}", [*params, now, limit])  # fmt: skip
+        return [(int(a), str(b), int(c)) for a, b, c in rows]
+
+    def save(self, ids: Sequence[int], vectors: Any, model: str) -> None:
+        m = self._d.mark
+        owned, params = self._d.owned("record_vectors")
+        for rowid, vector in zip(ids, vectors, strict=True):
+            self._run(f"UPDATE record_vectors SET embedding = {m}, embed_state = 'ready', embed_model = {m}, "
+                      f"embed_error = NULL WHERE {owned}rowid = {m}", [self._encode(vector), model, *params, rowid])
+
+    def failed(self, ids: Sequence[int], error: str, next_at: Sequence[str]) -> None:
+        m = self._d.mark
+        owned, params = self._d.owned("record_vectors")
+        for rowid, when in zip(ids, next_at, strict=True):
+            self._run(f"UPDATE record_vectors SET embed_state = 'failed', embed_error = {m}, embed_next_at = {m}, "
+                      f"embed_attempts = embed_attempts + 1 WHERE {owned}rowid = {m}", [error, when, *params, rowid])
+
+
+def _group_value(cells: Sequence[Any]) -> object:
+    kind, text, number = cells
+    if kind is None:
+        return None
+    if kind == "boolean":
+        return bool(number)
+    if kind == "number":
+        return int(number) if float(number).is_integer() else float(number)
+    return text

@@ -1,0 +1,83 @@
+"""Recall's one-hop expansion, on both backends: a fact brings its episode, an episode its facts
+and the records linked to it; nothing retired comes back that way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.core.auth import Caller
+from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import drain
+from engramdb.models.knowledge import LinkRequest, RecordWrite
+from engramdb.models.lifecycle import RetractRequest
+from engramdb.models.recall import RecallRequest, RecallResponse
+from tests.factories import episode_body, fact_body, scope_fields
+
+MINE = scope_fields()
+
+
+def _episode(service: MemoryService, caller: Caller, text: str, turn: int, session: str = "budget") -> str:
+    body = episode_body(text, "Noted.", turn=turn, session=session, scope=MINE)
+    return service.write_episode(caller, EpisodeWrite.model_validate(body)).id
+
+
+def _fact(service: MemoryService, caller: Caller, text: str, kind: str, source: str) -> str:
+    body = fact_body(text, kind=kind, sourceEventId=source, scope=MINE)
+    return service.write_fact(caller, FactWrite.model_validate(body)).id
+
+
+def _recall(service: MemoryService, caller: Caller, query: str, **options: Any) -> RecallResponse:
+    return service.recall(caller, RecallRequest.model_validate({"query": query, "scope": MINE, **options}))
+
+
+def _world(service: MemoryService, caller: Caller) -> dict[str, str]:
+    ids = {"turn": _episode(service, caller, "We talked about the quarterly budget spreadsheet", 1)}
+    ids["fact"] = _fact(service, caller, "The invoice service is written in Go", "invoice-language", ids["turn"])
+    for i in range(2, 8):  # unrelated turns, so the linked one is not simply among the hits
+        _episode(service, caller, f"Small talk about the weather on day {i}", i, "chat")
+    drain(service.store.tenant("t1"), service.embedder)
+    return ids
+
+
+def test_a_fact_brings_the_episode_it_came_from(service: MemoryService, operator: Caller) -> None:
+    ids = _world(service, operator)
+    plain = _recall(service, operator, "invoice service language", limit=3)
+    assert plain.memories[0].id == ids["fact"] and plain.records is None and "expandMs" not in plain.timings
+    top = plain.memories[0].score
+    assert all(m.linked is None and m.score < top / 2 for m in plain.memories[1:])
+    expanded = _recall(service, operator, "invoice service language", limit=3, expand=1)
+    assert [m.id for m in expanded.memories[:2]] == [ids["fact"], ids["turn"]] and "expandMs" in expanded.timings
+    turn = expanded.memories[1]
+    assert turn.linked is not None and (turn.linked.type, turn.linked.memory_id) == ("DERIVED_FROM", ids["fact"])
+    assert turn.score == pytest.approx(top * service.settings.retrieval.expand_weight)
+    assert expanded.memories[0].linked is None and len(expanded.memories) == 3
+
+
+def test_an_episode_brings_its_facts_and_linked_records(service: MemoryService, operator: Caller) -> None:
+    ids = _world(service, operator)
+    decision = service.write_records(operator, RecordWrite.model_validate({
+        "label": "DECISION", "data": {"title": "Freeze the budget until March"}, "scope": MINE})).records[0]
+    service.link_records(operator, LinkRequest.model_validate({
+        "source": {"id": ids["turn"], "kind": "EPISODE"}, "target": decision.id, "type": "PRODUCES", "scope": MINE}))
+    expanded = _recall(service, operator, "quarterly budget spreadsheet", limit=3, expand=1)
+    assert expanded.memories[0].id == ids["turn"]
+    assert ids["fact"] in [m.id for m in expanded.memories]
+    assert expanded.records is not None and [r.id for r in expanded.records] == [decision.id]
+    assert (expanded.records[0].linked.type, expanded.records[0].linked.memory_id) == ("PRODUCES", ids["turn"])
+    assert "source=DECISION" in expanded.context and "Freeze the budget until March" in expanded.context
+    assert "source=DECISION" not in _recall(service, operator, "quarterly budget spreadsheet", limit=3).context
+
+
+def test_a_retracted_fact_never_returns_through_a_link(service: MemoryService, operator: Caller) -> None:
+    ids = _world(service, operator)
+    kept = _fact(service, operator, "The budget owner is Dana", "budget-owner", ids["turn"])
+    service.retract_fact(operator, ids["fact"], RetractRequest.model_validate({"reason": "wrong", "scope": MINE}))
+    expanded = _recall(service, operator, "quarterly budget spreadsheet", limit=5, expand=1)
+    found = [m.id for m in expanded.memories]
+    assert found[0] == ids["turn"] and kept in found  # the positive control: a current linked fact comes
+    assert ids["fact"] not in found
+    history = _recall(service, operator, "quarterly budget spreadsheet", limit=5, expand=1, includeHistory=True)
+    assert ids["fact"] in [m.id for m in history.memories]  # asked for history, it is there, marked
