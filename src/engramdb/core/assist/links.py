@@ -1,9 +1,10 @@
 """Links between memories that a model's work made, with its verdict, reason and confidence.
 
-This module is the one place that stores them (``model_links``), so that they can later be kept
-as relationships of the knowledge plane (SUPERSEDES, REFINES, COEXISTS, CONSOLIDATES and
-DERIVED_FROM map one to one). A link from a fact awaiting review is ``proposed``: approval
-applies it (a consolidation then retires its originals), rejection marks it ``rejected``.
+This module is the one place that stores them (``model_links``); the knowledge plane lists the ones
+that hold (applied or proposed) among a fact's or an episode's relationships (SUPERSEDES, REFINES,
+COEXISTS, CONSOLIDATES and DERIVED_FROM are its relationship types). A link from a fact awaiting
+review is ``proposed``: approval applies it (a consolidation then retires its originals),
+rejection marks it ``rejected``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import replace
 from engramdb.contract.canonical import sha256_hex
 from engramdb.core import facts
 from engramdb.core.auth import Caller
+from engramdb.models.knowledge import NodeView, RelationshipView
 from engramdb.storage.assist.port import LinkRecord
 from engramdb.storage.port import MemoryRecord, Transaction
 
@@ -84,3 +86,25 @@ def retire_consolidated(tx: Transaction, caller: Caller, original: MemoryRecord,
     (it was not wrong; undoing the merge makes it current again)."""
     facts.retire(tx, original, caller, status="superseded", at=at, reason=f"consolidated into {merged_id}",
                  successor=merged_id, tombstone=False)  # fmt: skip
+
+
+def as_relationships(
+    found: Sequence[LinkRecord], node_id: str, *, type: str | None, direction: str
+) -> list[RelationshipView]:
+    """The links of ``node_id`` that hold (applied, or proposed while their fact awaits review) as
+    relationships of the knowledge plane; the verdict and its reason are the properties."""
+    views = []
+    for link in found:
+        outgoing = link.from_id == node_id
+        if link.state not in ("applied", "proposed") or type not in (None, link.link_type):
+            continue
+        if direction != "both" and outgoing != (direction == "out"):
+            continue
+        properties = {"by": "model", "state": link.state, "verdict": link.verdict, "confidence": link.confidence,
+                      "reason": link.reason, "promptVersion": link.prompt_version, "model": link.model}  # fmt: skip
+        views.append(RelationshipView(
+            type=link.link_type, source=NodeView(kind="MEMORY_FACT", id=link.from_id),
+            target=NodeView(kind="EPISODE" if link.to_source == "EPISODE" else "MEMORY_FACT", id=link.to_id),
+            properties={k: v for k, v in properties.items() if v is not None}, created_at=link.created_at,
+        ))  # fmt: skip
+    return views
