@@ -95,7 +95,11 @@ def _process(args: list[str], env: dict[str, str], ready: Callable[[], bool], wh
             yield proc.pid
         finally:
             proc.terminate()
-            proc.wait(30)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:  # a loaded machine: never leave it behind, nor lose the results
+                proc.kill()
+                proc.wait()
 
 
 def _up(url: str) -> Callable[[], bool]:
