@@ -17,7 +17,7 @@ import pytest
 
 from engramdb.integrations.hermes.provider import EngramMemoryProvider
 from tests.conftest import LiveServer
-from tests.sdk.chat_server import ScriptedChat
+from tests.sdk.chat_server import Reply, ScriptedChat
 
 DRIVER = Path(__file__).with_name("hermes_driver.py")
 ALICE = {"userId": "alice", "privacyScope": "private", "sandboxEligible": False}
@@ -26,12 +26,12 @@ ALICE = {"userId": "alice", "privacyScope": "private", "sandboxEligible": False}
 MATCHA = "The user drinks a matcha latte every morning."
 
 
-def _reply(messages: list[dict[str, Any]]) -> str | dict[str, Any]:
+def _reply(messages: list[dict[str, Any]]) -> str | Reply:
     last = messages[-1]
     if last.get("role") == "tool":  # the memory tool answered: the turn ends
         return "Noted."
     if str(last.get("content")).startswith("Please remember"):  # the model stores a fact with its tool
-        return {"tool": "engramdb_remember", "arguments": {"subject": "user", "kind": "morning-drink", "text": MATCHA}}
+        return Reply(tool="engramdb_remember", arguments={"subject": "user", "kind": "morning-drink", "text": MATCHA})
     return "Noted." if "favourite colour is" in str(last.get("content")) else "Let me think."
 
 
@@ -158,6 +158,24 @@ def test_subagent_and_group_contexts_neither_write_nor_recall(
     assert primary.session is not None and primary.session.delivery.pending + primary.session.end_session(5) >= 1
     assert [t["name"] for t in primary.get_tool_schemas()] == ["engramdb_recall", "engramdb_remember"]
     primary.shutdown()
+
+
+def test_extraction_configured_queues_each_turn_and_a_server_without_a_model_is_said_once(
+    hermes_home: Path, host_key: str, monkeypatch: pytest.MonkeyPatch, server: LiveServer
+) -> None:
+    plain = _provider(hermes_home, host_key, monkeypatch)  # the control: extraction off by default
+    assert plain.session is not None and plain.session.extract is False
+    plain.shutdown()
+    config = hermes_home / "engramdb" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "extraction": "true"}))
+    provider = _provider(hermes_home, host_key, monkeypatch)
+    assert provider.session is not None and provider.session.extract is True
+    provider.sync_turn("My favourite colour is olive.", "Noted.")
+    provider.on_session_end([])
+    # This server has no model: the turn is stored all the same, and the provider says why once.
+    assert provider.extraction_note and "model_not_configured" in provider.extraction_note
+    assert any("olive" in text for text in _episodes(server, host_key, "favourite colour olive"))
+    provider.shutdown()
 
 
 def test_availability_needs_no_network_and_a_refused_key_raises_at_initialize(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engramdb import Memory, UnavailableError
-from engramdb.errors import InvalidInputError
+from engramdb.errors import InvalidInputError, ModelNotConfiguredError
 from engramdb.integrations.mem0 import turns
 from tests.conftest import LiveServer
 
@@ -70,7 +70,7 @@ def _update_corrects_delete_retracts_and_history_shows_both(m: Memory) -> None:
 
 def _what_this_version_cannot_do_is_said_and_changes_nothing(m: Memory) -> None:
     episode = m.add("I moved to Porto.", user_id="alice")["results"][0]
-    with pytest.raises(UnavailableError, match="infer=True"):
+    with pytest.raises(ModelNotConfiguredError, match="model"):  # no model here: said, and nothing stored
         m.add("I moved to Faro.", user_id="alice", infer=True)
     with pytest.raises(UnavailableError, match="deletion"):
         m.delete(episode["id"], user_id="alice")

@@ -27,6 +27,7 @@ class ServiceBase:
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
         self._salts: dict[str, str] = {}  # tenant -> its participant salt
+        self.queued = threading.Event()  # wakes the extraction workers (a model job was queued)
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)

@@ -25,7 +25,7 @@ from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
 from engramdb.core.lexical import bm25_idf
 from engramdb.core.relevance import Narrowing, QueryWords, relevance
-from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
+from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore, Vector
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 64
@@ -102,16 +102,18 @@ def recall(
     trust_weight: Callable[[MemoryRecord], float] = lambda record: 1.0,
     sessions: int = 0,
     narrow: Narrowing = _ALL,
+    vector: Vector | None = None,
 ) -> RecallOutcome:
     """Return the top ``limit`` memories of one scope for ``query`` (and its top ``sessions``).
 
     ``narrow`` keeps only memories whose fields pass its filters and whose relevance reaches its
     floor; with filters the arms' pools are ``FILTERED_POOL`` times larger, since the filters
-    apply to what the arms return.
+    apply to what the arms return. ``vector`` is the query's embedding when the caller already
+    has it (several queries embedded in one batch).
     """
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    vector = embedder.embed([query])[0]
+    vector = embedder.embed([query])[0] if vector is None else vector
     timings["embedMs"] = (time.perf_counter() - started) * 1000
 
     started = time.perf_counter()

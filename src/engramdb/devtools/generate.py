@@ -3,7 +3,7 @@
     python -m engramdb.devtools.generate          # rewrite the files
     python -m engramdb.devtools.generate --check  # exit 1, naming the stale files
 
-Writes the typed SDK methods (``src/engramdb/sdk/methods.py``), the API reference
+Writes the typed SDK methods (``src/engramdb/sdk/methods/``, a module per area), the API reference
 (``docs/api.md``) and the REST table of the README (between its ``ops:rest`` markers).
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
-from engramdb.models import operations, operations_integrations, operations_knowledge
+from engramdb.models import operations, operations_integrations, operations_knowledge, operations_models
 from engramdb.models.operation import Operation
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -24,6 +24,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "memory": ("service", "memories", "lifecycle", "recall"),
     "governance": ("review", "audit", "policy", "keys"),
     "knowledge": ("knowledge",),
+    "models": ("models",),
     "integrations": ("integrations",),
 }
 HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``engramdb.models.operations``.
@@ -55,7 +56,8 @@ LINE_LENGTH = 120  # ruff's, in pyproject.toml
 
 
 # Where each operation's typed constant is declared (its module's alias in the generated files).
-DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "integration_ops": operations_integrations}
+DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "models_ops": operations_models,
+            "integration_ops": operations_integrations}
 
 
 def _constant(op: Operation[Any]) -> str:
@@ -103,6 +105,12 @@ def _area(area: str, ops: list[Operation[Any]]) -> str:
     return out
 
 
+def _class_line(name: str, bases: list[str]) -> str:
+    """``class NAME(BASES):``, the bases on a line of their own when one line would be too long."""
+    flat = f"class {name}({', '.join(bases)}):"
+    return flat if len(flat) <= LINE_LENGTH else f"class {name}(\n    {', '.join(bases)},\n):"
+
+
 def sdk_methods() -> dict[str, str]:
     """The modules of ``engramdb.sdk.methods``: one per area, and the package joining them."""
     by_area: dict[str, list[Operation[Any]]] = {area: [] for area in AREAS}
@@ -120,9 +128,9 @@ def sdk_methods() -> dict[str, str]:
         'Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.\n"""\n\n'
         f"from __future__ import annotations\n\n{imports}\n\n"
         '__all__ = ["AsyncMethods", "SyncMethods"]\n\n\n'
-        f"class SyncMethods({', '.join(f'Sync{n}Methods' for n in names)}):\n"
+        f"{_class_line('SyncMethods', [f'Sync{n}Methods' for n in names])}\n"
         '    """Every operation as a blocking method (``Client``)."""\n\n\n'
-        f"class AsyncMethods({', '.join(f'Async{n}Methods' for n in names)}):\n"
+        f"{_class_line('AsyncMethods', [f'Async{n}Methods' for n in names])}\n"
         '    """Every operation as a coroutine method (``AsyncClient``)."""\n'
     )
     return modules

@@ -1,7 +1,6 @@
 """Where agents already live: EngramDB inside other frameworks, all built on the SDK.
 
     target.py      what an integration calls: a server (``Client``) or this process (``engramdb.embedded``)
-    extraction.py  model-assisted extraction: the one call point (not available in this version)
     mem0.py        ``engramdb.Memory``: a Mem0-style API (add, search, get_all, get, update, delete, history)
     langgraph.py   ``EngramStore``: LangGraph's ``BaseStore`` over EngramDB
     claude_code.py ``engram hook ...``: Claude Code's hooks (recall before a prompt, episodes after a turn)

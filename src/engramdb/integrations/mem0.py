@@ -7,8 +7,10 @@
     m.search("what does alice eat?", user_id="alice", threshold=0.3)
 
 What differs from Mem0, on purpose (docs/migrate-from-mem0.md): ``add`` stores each user/assistant
-turn as an episode (``infer=True`` needs model-assisted extraction, which this version does not
-have: it raises ``UnavailableError`` and stores nothing); ``update`` corrects a fact, so the new
+turn as an episode; ``infer=True`` also has the server's model extract facts and judge them
+against the current ones (``POST /v1/memories``: derived facts, by default waiting for review);
+with no model configured it raises ``ModelNotConfiguredError`` (501, saying how to configure one)
+and stores nothing; ``update`` corrects a fact, so the new
 value gets a new id and the old one stays in ``history``; ``delete`` retracts a fact (its value is
 refused from then on and its history kept: a retraction, not an erasure) and ``delete_all`` and
 deleting an episode wait for deletion, which this version does not have.
@@ -24,8 +26,8 @@ from typing import Any
 
 from engramdb.contract.canonical import canonical_json
 from engramdb.errors import InvalidInputError, NotFoundError, UnavailableError
-from engramdb.integrations.extraction import extract_facts
 from engramdb.integrations.target import Scoped, open_target
+from engramdb.models.derive import AddResult
 from engramdb.models.memories import MemoryView
 
 Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
@@ -87,11 +89,14 @@ class Memory:
     def add(self, messages: Messages, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None, metadata: Mapping[str, Any] | None = None,
             infer: bool = False) -> dict[str, Any]:  # fmt: skip
-        """Store each user/assistant turn of ``messages`` as one episode; ``{"results": [...]}``."""
-        if infer:
-            extract_facts([m for m in ([messages] if isinstance(messages, (str, Mapping)) else messages)
-                           if isinstance(m, Mapping)])  # fmt: skip
+        """Store each user/assistant turn of ``messages`` as one episode; ``{"results": [...]}``.
+        ``infer``: the server's model also extracts facts (each result says what became of one)."""
         scope, add_id = self._scope(user_id, agent_id), uuid.uuid4().hex
+        if infer:
+            return _inferred(self._calls.call("add", {"messages": [
+                {"role": role, "content": text} for user, assistant in turns(messages)
+                for role, text in (("user", user), ("assistant", assistant)) if text
+            ], "infer": True, "sessionId": run_id}, scope), user_id or self.user_id)  # fmt: skip
         results = []
         for index, (user, assistant) in enumerate(turns(messages)):
             body = {"userText": user, "assistantText": assistant, "externalSessionId": run_id or "mem0",
@@ -218,6 +223,19 @@ def _metadata(view: MemoryView) -> dict[str, Any]:
         loaded = json.loads(provenance[len(_PROVENANCE) :])
         return loaded if isinstance(loaded, dict) else {}
     return {}
+
+
+# What became of a derived fact, in Mem0's words (parked: written, waiting for a reviewer).
+_EVENTS = {"created": "ADD", "updated": "UPDATE", "parked": "ADD", "skipped": "NONE"}
+
+
+def _inferred(result: AddResult, user_id: str | None) -> dict[str, Any]:
+    """``add(infer=True)``'s answer: one result per candidate fact, and the episodes stored."""
+    results = [{"id": item.fact_id, "memory": item.text, "event": _EVENTS[group], "status": item.status,
+                "reason": item.reason, "user_id": user_id, "kind": "fact", "subject": item.subject_key,
+                "fact_kind": item.kind}  # fmt: skip
+               for group in _EVENTS for item in getattr(result, group)]
+    return {"results": results, "episodes": result.episodes}
 
 
 def _item(view: MemoryView, user_id: str | None) -> dict[str, Any]:

@@ -20,7 +20,8 @@ CONFIG_FIELDS: tuple[dict[str, Any], ...] = (
     {"key": "user_id", "description": "the person on the CLI (the server hashes it; gateway sessions use the "
      "platform's user id)", "default": ""},
     {"key": "recall_timeout_ms", "description": "recall budget before each turn (fail-open)", "default": "300"},
-    {"key": "extraction", "description": "extract facts at session end (needs model-assisted extraction)",
+    {"key": "extraction", "description": "have the server's model extract facts from each turn (derived; "
+     "reviewed by default)",
      "default": "false", "choices": ["true", "false"]},
 )  # fmt: skip
 

@@ -60,9 +60,9 @@ CONFIG_SCHEMA = ProviderConfigSchema(
                       description="The person on the CLI; the server hashes it. Gateways use the platform's id."),
         ProviderField(key="recall_timeout_ms", label="Recall budget (ms)", kind=KIND_TEXT, default="300",
                       description="How long recall may take before each turn; no memory past it."),
-        ProviderField(key="extraction", label="Extract facts at session end", kind=KIND_SELECT, default="false",
+        ProviderField(key="extraction", label="Extract facts from each turn", kind=KIND_SELECT, default="false",
                       options=(ProviderFieldOption("false", "Off"), ProviderFieldOption("true", "On")),
-                      description="Needs model-assisted extraction (not in this EngramDB version)."),
+                      description="The server's model extracts facts (derived; a reviewer approves them by default)."),
     ),
 )
 '''

@@ -11,8 +11,9 @@ Hermes' hook -> what EngramDB does:
     queue_prefetch    start the next turn's recall early
     sync_turn         one episode per completed turn, on disk (the outbox) before it returns
     on_pre_compress   the last eligible pair, before Hermes compresses the transcript
-    on_session_end    extraction when configured (not available in this version: said once), then a
-                      bounded flush
+    on_session_end    a bounded flush; with ``extraction`` configured each delivered turn has
+                      also queued the server's model extraction (derived facts; a server with no
+                      model stores the turns alone, and that is said once)
     on_session_switch the new session id and its own turn counter
     tools             engramdb_recall and engramdb_remember, in the session's fixed scope (no scope
                       argument); what the model remembers is ``derived`` (the trust policy applies)
@@ -32,8 +33,6 @@ from typing import Any
 
 from agent.memory_provider import MemoryProvider
 
-from engramdb.errors import EngramError
-from engramdb.integrations.extraction import extract_facts
 from engramdb.integrations.hermes.config import CONFIG_FIELDS, ProviderConfig, write_config
 from engramdb.sdk.host import HostContext
 from engramdb.sdk.session import MemorySession
@@ -90,7 +89,8 @@ class EngramMemoryProvider(MemoryProvider):  # type: ignore[misc]  # hermes-agen
         self.initialized = True
         self.session = MemorySession(config.url, api_key=config.api_key, host=host, session_id=session_id,
                                      profile_dir=Path(hermes_home) / "engramdb" / "outbox",
-                                     recall_timeout=config.recall_timeout, flush_timeout=SHUTDOWN_SECONDS)  # fmt: skip
+                                     recall_timeout=config.recall_timeout, flush_timeout=SHUTDOWN_SECONDS,
+                                     extract=config.extraction)  # fmt: skip
         if not self.session.verdict.can_write:
             log.info("EngramDB memory: no writes in this context (%s)", self.session.verdict.reason)
 
@@ -121,16 +121,11 @@ class EngramMemoryProvider(MemoryProvider):  # type: ignore[misc]  # hermes-agen
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         if self.session is None:
             return
-        if self.config and self.config.extraction and self.session.verdict.can_write:
-            try:
-                for body in extract_facts(messages):
-                    self.session.remember(str(body["subjectKey"]), str(body["kind"]), str(body["text"]),
-                                          origin="derived")  # fmt: skip
-            except EngramError as error:  # said once, in the log and on the provider; the turns are stored
-                if self.extraction_note is None:
-                    log.warning("EngramDB memory: %s", error.message)
-                self.extraction_note = error.message
         self.session.end_session()
+        unavailable = self.session.extraction_unavailable
+        if unavailable and self.extraction_note is None:  # said once; the turns are stored all the same
+            log.warning("EngramDB memory: turns stored without extraction: %s", unavailable)
+            self.extraction_note = unavailable
 
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "", reset: bool = False,
                           rewound: bool = False, **kwargs: Any) -> None:  # fmt: skip

@@ -9,13 +9,18 @@ from engramdb.sdk.methods.governance import AsyncGovernanceMethods, SyncGovernan
 from engramdb.sdk.methods.integrations import AsyncIntegrationsMethods, SyncIntegrationsMethods
 from engramdb.sdk.methods.knowledge import AsyncKnowledgeMethods, SyncKnowledgeMethods
 from engramdb.sdk.methods.memory import AsyncMemoryMethods, SyncMemoryMethods
+from engramdb.sdk.methods.models import AsyncModelsMethods, SyncModelsMethods
 
 __all__ = ["AsyncMethods", "SyncMethods"]
 
 
-class SyncMethods(SyncMemoryMethods, SyncGovernanceMethods, SyncKnowledgeMethods, SyncIntegrationsMethods):
+class SyncMethods(
+    SyncMemoryMethods, SyncGovernanceMethods, SyncKnowledgeMethods, SyncModelsMethods, SyncIntegrationsMethods,
+):
     """Every operation as a blocking method (``Client``)."""
 
 
-class AsyncMethods(AsyncMemoryMethods, AsyncGovernanceMethods, AsyncKnowledgeMethods, AsyncIntegrationsMethods):
+class AsyncMethods(
+    AsyncMemoryMethods, AsyncGovernanceMethods, AsyncKnowledgeMethods, AsyncModelsMethods, AsyncIntegrationsMethods,
+):
     """Every operation as a coroutine method (``AsyncClient``)."""
