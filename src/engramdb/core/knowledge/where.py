@@ -144,8 +144,8 @@ def _component(name: str, part: str, operand: Any, path: str) -> Node:
 def _component_compare(name: str, part: str, op: str, number: Any, path: str) -> Component:
     if op not in COMPARISONS:
         raise InvalidInputError(f"{path}: a date-time part compares with {', '.join(COMPARISONS)}", field=path)
-    if not isinstance(number, int) or isinstance(number, bool):
-        raise InvalidInputError(f"{path} takes a whole number", field=path)
+    if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= 9999:
+        raise InvalidInputError(f"{path} takes a whole number from 0 to 9999", field=path)
     return Component(name, part[1:], op, number)
 
 
