@@ -144,6 +144,8 @@ class GraphReads:
         return [HistoryRow(*r) for r in rows]
 
     def node_rowid(self, scope_key: str, kind: str, node_id: str) -> int | None:
+        if "\x00" in node_id:  # names nothing stored (and PostgreSQL's text cannot carry it)
+            return None
         m = self._d.mark
         if kind == "RECORD":
             found = self.get_record(scope_key, node_id)
