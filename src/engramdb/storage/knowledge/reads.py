@@ -219,12 +219,15 @@ class GraphEmbeddings:
                          f"LIMIT {m}", [*params, now, limit])  # fmt: skip
         return [(int(a), str(b), int(c)) for a, b, c in rows]
 
-    def save(self, ids: Sequence[int], vectors: Any, model: str) -> None:
+    def save(self, ids: Sequence[int], texts: Sequence[str], vectors: Any, model: str) -> None:
+        """Store each vector if its row still holds the text embedded: a record changed meanwhile
+        has its new text pending in the same row, which must not be marked ready with the old vector."""
         m = self._d.mark
         owned, params = self._d.owned("record_vectors")
-        for rowid, vector in zip(ids, vectors, strict=True):
+        for rowid, text, vector in zip(ids, texts, vectors, strict=True):
             self._run(f"UPDATE record_vectors SET embedding = {m}, embed_state = 'ready', embed_model = {m}, "
-                      f"embed_error = NULL WHERE {owned}rowid = {m}", [self._encode(vector), model, *params, rowid])
+                      f"embed_error = NULL WHERE {owned}rowid = {m} AND text = {m}",
+                      [self._encode(vector), model, *params, rowid, text])  # fmt: skip
 
     def failed(self, ids: Sequence[int], error: str, next_at: Sequence[str]) -> None:
         m = self._d.mark
