@@ -44,3 +44,17 @@ def test_a_lone_surrogate_in_an_episode_or_fact_is_refused_naming_the_field(serv
         stored = http.post("/v1/episodes", content=fine, headers=JSON)
         assert stored.status_code == 201, stored.text
         assert http.get("/v1/episodes").json()["episodes"][0]["event"]["userText"] == "Use TypeScript."
+
+
+def test_a_problem_quoting_a_lone_surrogate_is_still_json(server: LiveServer) -> None:
+    """A 422 whose field or message quotes a lone surrogate the client sent (a where's key, a nested
+    record's key) could not be encoded as UTF-8 and became a 500."""
+    with server.client(server.key()) as http:
+        for path, raw, field in (("/v1/records/search", '{"where": {"\\ud800": 1}}', "where.\ud800"),
+                                 ("/v1/records", '{"label": "NOTE", "data": {"\\udfff": {}}}', "data.\udfff")):
+            answer = http.post(path, content=raw.encode(), headers=JSON)
+            assert answer.status_code == 422, answer.text
+            assert answer.headers["content-type"].startswith("application/json")
+            assert answer.json()["field"] == field
+        named = http.post("/v1/records/search", json={"where": {"Bad Name": 1}})  # the positive control
+        assert named.status_code == 422 and named.json()["field"] == "where.Bad Name"
