@@ -20,6 +20,7 @@ class ServiceBase:
         self.queries = QueryVectorCache(embedder, settings.query_cache_size)  # recall's query vectors
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
+        self.queued = threading.Event()  # wakes the extraction workers (a model job was queued)
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)
