@@ -102,6 +102,10 @@ class KnowledgeWriting(ServiceBase):
         source, target = (_node(tenant, scope_key, spec, side) for spec, side in
                           ((body.source, "source"), (body.target, "target")))  # fmt: skip
         with tenant.transaction() as tx:
+            for node, spec, side in ((source, body.source, "source"), (target, body.target, "target")):
+                if not tx.holds(scope_key, node):  # deleted since it was found: no edge to a reused rowid
+                    raise InvalidInputError(f"{side}.id: no {NOUNS[spec.kind]} {spec.id} in this scope",
+                                            field=f"{side}.id")  # fmt: skip
             edge, created = tx.link(scope_key, body.type, source, target, canonical_json(properties),
                                     clock.now_text())  # fmt: skip
             if created:

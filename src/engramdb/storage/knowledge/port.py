@@ -200,6 +200,10 @@ class KnowledgeWrites(Protocol):
         """Delete records with their values, vectors, history and relationships: (records, edges)."""
         ...
 
+    def holds(self, scope_key: str, node: NodeRef) -> bool:
+        """Whether ``node`` is still in ``scope_key``, held so until the transaction ends."""
+        ...
+
     def link(self, scope_key: str, type: str, source: NodeRef, target: NodeRef,
              properties_json: str, at: str) -> tuple[Edge, bool]:  # fmt: skip
         """Create a relationship (or return the one that exists): (edge, created)."""

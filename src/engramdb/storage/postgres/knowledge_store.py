@@ -27,7 +27,7 @@ class PostgresKnowledge(GraphReads):
     def __init__(
         self, tenant: str, run: Run, connect: Callable[[], AbstractContextManager[psycopg.Connection]]
     ) -> None:
-        self._dialect = Dialect("%s", tenant, links_as_sets=True)
+        self._dialect = Dialect("%s", tenant, links_as_sets=True, share_lock=" FOR SHARE")
         super().__init__(run, self._dialect)
         self._connect = connect
 
