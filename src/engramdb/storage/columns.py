@@ -18,7 +18,7 @@ MEMORY_COLUMNS = (
 )
 AUDIT_COLUMNS = (
     "seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, "
-    "before_digest, after_digest, reason, prev_hash, hash"
+    "before_digest, after_digest, reason, prev_hash, hash, reason_digest, reason_nonce"
 )
 TOMBSTONE_COLUMNS = (
     "tombstone_id, scope_key, subject_key, kind, value_hash, fact_id, reason, created_at, "

@@ -199,6 +199,8 @@ class AuditEntry:
     reason: str | None
     prev_hash: str
     hash: str
+    reason_digest: str | None = None  # what the chain covers of the reason (None: the text itself)
+    reason_nonce: str | None = None  # salts the digest; erased with the reason
 
 
 @dataclass(frozen=True)

@@ -192,7 +192,7 @@ class PostgresTransaction(GraphWrites):
             entries.append(next_audit_entry(draft, last, at))
             last = (entries[-1].seq, entries[-1].hash)
         with self._conn.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
+            cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 16)})",
                                [(self._tenant, *astuple(e)) for e in entries])  # fmt: skip
         return entries
 

@@ -63,6 +63,19 @@ def _upgrade(db: Connections) -> None:
                 conn.execute(LINK_DERIVATIONS_SQL)
 
 
+    if "reason_digest" not in {r[1] for r in db.fetchall("PRAGMA table_info(audit_log)")}:
+        with db.write() as conn:  # audit reasons were chained as text, so they could not be erased
+            if "reason_digest" not in {r[1] for r in conn.execute("PRAGMA table_info(audit_log)")}:
+                conn.execute("ALTER TABLE audit_log ADD COLUMN reason_digest TEXT")
+                conn.execute("ALTER TABLE audit_log ADD COLUMN reason_nonce TEXT")
+                conn.execute("DROP TRIGGER IF EXISTS audit_log_no_update")
+                for statement in _statements(_script("schema.sql")):
+                    if statement.startswith("CREATE TRIGGER audit_log_no_update") or statement.startswith(
+                        "CREATE TRIGGER audit_log_erase_only"
+                    ):
+                        conn.execute(statement)
+
+
 def _memory_columns(db: Connections) -> set[str]:
     return {r[1] for r in db.fetchall("PRAGMA table_info(memories)")}
 

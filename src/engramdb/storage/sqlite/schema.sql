@@ -102,11 +102,21 @@ CREATE TABLE audit_log (
     after_digest  TEXT,
     reason        TEXT,
     prev_hash     TEXT NOT NULL,
-    hash          TEXT NOT NULL
+    hash          TEXT NOT NULL,
+    reason_digest TEXT,  -- the chain covers this, not the reason, so the reason can be erased
+    reason_nonce  TEXT
 );
-CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE OF
+    seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, before_digest,
+    after_digest, prev_hash, hash, reason_digest ON audit_log
 BEGIN
     SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
+-- The one change allowed: erasing a reason (and its nonce) that has a digest in the chain.
+CREATE TRIGGER audit_log_erase_only BEFORE UPDATE OF reason, reason_nonce ON audit_log
+WHEN NEW.reason IS NOT NULL OR NEW.reason_nonce IS NOT NULL OR OLD.reason_digest IS NULL
+BEGIN
+    SELECT RAISE(ABORT, 'audit_log is append-only (a reason can only be erased)');
 END;
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN

@@ -185,7 +185,7 @@ class SQLiteTransaction(GraphWrites):
         for draft in drafts:  # chained here, written in one go
             entries.append(next_audit_entry(draft, last, at))
             last = (entries[-1].seq, entries[-1].hash)
-        self._conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        self._conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * 15)})",
                                [astuple(e) for e in entries])  # fmt: skip
         return entries
 
