@@ -60,6 +60,7 @@ PERMISSIONS: dict[str, Permission] = {
     "memory.read": Permission("read memories", frozenset({"agent", "host", "reviewer", "admin"})),
     "keys.manage": Permission("manage keys", frozenset({"admin"})),
     "policy.write": Permission("change the policy", frozenset({"admin"})),
+    "participant.forget": Permission("forget a participant", frozenset({"admin"})),
     "audit.read": Permission("read the audit log", frozenset({"reviewer", "admin"})),
     "review.read": Permission("read the review queue", frozenset({"reviewer", "admin"})),
     "review.decide": Permission("decide reviews", frozenset({"reviewer", "admin"})),

@@ -15,7 +15,7 @@ from typing import Any
 
 from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
-from engramdb.models import operations, operations_knowledge
+from engramdb.models import operations, operations_aging, operations_knowledge
 from engramdb.models.operation import Operation
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -24,6 +24,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "memory": ("service", "memories", "lifecycle", "recall"),
     "governance": ("review", "audit", "policy", "keys"),
     "knowledge": ("knowledge",),
+    "aging": ("erasure", "aging", "jobs"),
 }
 HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``engramdb.models.operations``.
 
@@ -53,7 +54,7 @@ CONTRACT = {"EpisodeWrite", "FactWrite", "ScopeFields"}
 
 
 # Where each operation's typed constant is declared (its module's alias in the generated files).
-DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge}
+DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "aging_ops": operations_aging}
 
 
 def _constant(op: Operation[Any]) -> str:

@@ -27,6 +27,7 @@ from engramdb.models.base import (
     ScopeQuery,
     ScopeView,
 )
+from engramdb.models.erasure import DeleteMemoryQuery, ForgetRequest, Forgotten, MemoryDeleted
 from engramdb.models.knowledge import (
     AggregateRow,
     AggregateSpec,
@@ -111,6 +112,7 @@ __all__ = [
     "AuditVerdict",
     "AuditView",
     "CorrectRequest",
+    "DeleteMemoryQuery",
     "DeleteQuery",
     "DeleteRequest",
     "Deleted",
@@ -126,6 +128,8 @@ __all__ = [
     "FactList",
     "FactQuery",
     "FieldProblem",
+    "ForgetRequest",
+    "Forgotten",
     "GraphExport",
     "Health",
     "KeyCreateRequest",
@@ -136,6 +140,7 @@ __all__ = [
     "LiftRequest",
     "Link",
     "LinkRequest",
+    "MemoryDeleted",
     "MemoryQuery",
     "MemoryView",
     "NodeSpec",

@@ -82,6 +82,10 @@ class LRU(Generic[K, V]):
                 self._items.move_to_end(key)
             return value
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
     def put(self, key: K, value: V) -> None:
         with self._lock:
             self._items[key] = value

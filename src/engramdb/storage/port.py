@@ -31,6 +31,7 @@ from engramdb.storage.records import (
     EmbedJob,
     EmbedState,
     EpisodePosition,
+    Erasure,
     KeyRecord,
     MemoryRecord,
     NewMemory,
@@ -53,6 +54,7 @@ __all__ = [
     "EmbedJob",
     "EmbedState",
     "EpisodePosition",
+    "Erasure",
     "KeyRecord",
     "MemoryRecord",
     "NewMemory",
@@ -136,6 +138,19 @@ class Transaction(KnowledgeWrites, Protocol):
 
     def lift_tombstone(self, tombstone_id: str, *, at: str, by: str | None, reason: str) -> bool:
         """Lift an unlifted tombstone; return False if there was none."""
+        ...
+
+    def participant_scopes(self, participant_hash: str) -> list[str]:
+        """Return the scope keys holding memories or records of this participant."""
+        ...
+
+    def erase_scopes(self, scope_keys: Sequence[str]) -> Erasure:
+        """Delete every row of these scopes (memories, tombstones, records and all beside them) and
+        erase the reasons of audit entries about them; return what went."""
+        ...
+
+    def delete_memory_rows(self, scope_key: str, rows: Sequence[MemoryRecord]) -> int:
+        """Delete these memories of one scope, their relationships and their audit reasons."""
         ...
 
     def audit(self, draft: AuditDraft) -> AuditEntry:
@@ -306,6 +321,18 @@ class TenantStore(KnowledgeReads, Protocol):
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         """Load exported rows into this (empty) tenant verbatim; return counts per table."""
+        ...
+
+    def participant_scopes(self, participant_hash: str) -> list[str]:
+        """Return the scope keys holding memories or records of this participant."""
+        ...
+
+    def erasure_preview(self, scope_keys: Sequence[str]) -> Erasure:
+        """Return what ``erase_scopes`` would take, taking nothing."""
+        ...
+
+    def scrub(self) -> None:
+        """Make what an erasure deleted leave the storage files (not only the tables)."""
         ...
 
     def close(self) -> None:

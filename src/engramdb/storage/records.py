@@ -204,6 +204,19 @@ class AuditEntry:
 
 
 @dataclass(frozen=True)
+class Erasure:
+    """What an erasure took (or, previewed, would take)."""
+
+    scopes: int = 0
+    memories: int = 0
+    records: int = 0
+    relationships: int = 0
+    tombstones: int = 0
+    audit_reasons_erased: int = 0
+    audit_reasons_kept: int = 0  # written before reasons had digests: erasing them would break the chain
+
+
+@dataclass(frozen=True)
 class KeyRecord:
     """An API key as stored: the secret only as a hash."""
 

@@ -5,6 +5,7 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 
 from __future__ import annotations
 
+from engramdb.sdk.methods.aging import AsyncAgingMethods, SyncAgingMethods
 from engramdb.sdk.methods.governance import AsyncGovernanceMethods, SyncGovernanceMethods
 from engramdb.sdk.methods.knowledge import AsyncKnowledgeMethods, SyncKnowledgeMethods
 from engramdb.sdk.methods.memory import AsyncMemoryMethods, SyncMemoryMethods
@@ -12,9 +13,9 @@ from engramdb.sdk.methods.memory import AsyncMemoryMethods, SyncMemoryMethods
 __all__ = ["AsyncMethods", "SyncMethods"]
 
 
-class SyncMethods(SyncMemoryMethods, SyncGovernanceMethods, SyncKnowledgeMethods):
+class SyncMethods(SyncMemoryMethods, SyncGovernanceMethods, SyncKnowledgeMethods, SyncAgingMethods):
     """Every operation as a blocking method (``Client``)."""
 
 
-class AsyncMethods(AsyncMemoryMethods, AsyncGovernanceMethods, AsyncKnowledgeMethods):
+class AsyncMethods(AsyncMemoryMethods, AsyncGovernanceMethods, AsyncKnowledgeMethods, AsyncAgingMethods):
     """Every operation as a coroutine method (``AsyncClient``)."""

@@ -121,6 +121,10 @@ class PostgresSearch:
         self._held = held
         self._term_counts: LRU[tuple[str, str], tuple[int, int]] = LRU(50_000)
 
+    def forget_cached(self) -> None:
+        """Drop the cached term counts (their keys are words of queries, and rows went)."""
+        self._term_counts.clear()
+
     def _row(self, sql: str, params: Sequence[Any]) -> Any:
         rows = self._rows(sql, params)
         return rows[0] if rows else None

@@ -90,6 +90,15 @@ class PostgresStore:
                           "record_history", "record_vectors"):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
 
+    def rewrite_tables(self) -> None:
+        """Rewrite every table that holds text (VACUUM FULL), so deleted rows leave the heap files,
+        the TOAST tables and the indexes (a plain VACUUM only marks their space reusable). It
+        locks each table while it runs; erasures are rare."""
+        with translated(), psycopg.connect(self.url, autocommit=True) as conn:
+            for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
+                          "record_history", "record_vectors"):
+                conn.execute(f"VACUUM FULL {self.schema}.{table}")
+
     def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:
         check_tenant_name(name)
         with self._lock:

@@ -16,6 +16,7 @@ import numpy as np
 import psycopg
 
 from engramdb.errors import ConflictError
+from engramdb.storage import erasure
 from engramdb.storage.columns import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -36,6 +37,7 @@ from engramdb.storage.port import (
     Capabilities,
     EmbedJob,
     EpisodePosition,
+    Erasure,
     KeyRecord,
     MemoryRecord,
     ScopeColumns,
@@ -117,6 +119,18 @@ class PostgresTenantStore(PostgresKnowledge):
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = self._all(sql, params)
         return rows[0] if rows else None
+
+    # -- erasure ---------------------------------------------------------------------------
+
+    def participant_scopes(self, participant_hash: str) -> list[str]:
+        return erasure.participant_scopes(self._all, self._dialect, participant_hash)
+
+    def erasure_preview(self, scope_keys: Sequence[str]) -> Erasure:
+        return erasure.preview(self._all, self._dialect, scope_keys)
+
+    def scrub(self) -> None:
+        self._search.forget_cached()
+        self._store.rewrite_tables()
 
     # -- reads ----------------------------------------------------------------------------
 

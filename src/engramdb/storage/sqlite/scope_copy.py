@@ -58,6 +58,7 @@ class ScopeCopy:
 
     def __init__(self) -> None:
         self.seq = 0
+        self.erasures = 0  # the tenant's erasure count when this copy started
         self.dimension = 0
         self._size = 0
         self._position: dict[int, int] = {}
@@ -271,6 +272,12 @@ class ScopeCache:
                 vectors = self._scopes[scope_key] = ScopeCopy()
             self._scopes.move_to_end(scope_key)
             self._evict(keep=scope_key)
+            return vectors
+
+    def reset(self, scope_key: str) -> ScopeCopy:
+        """Replace a scope's copy with an empty one (it reloads from the file) and return it."""
+        with self._guard:
+            vectors = self._scopes[scope_key] = ScopeCopy()
             return vectors
 
     def clear(self) -> None:

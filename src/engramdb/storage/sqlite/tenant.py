@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from engramdb.errors import ConflictError
+from engramdb.storage import erasure
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.port import (
@@ -21,6 +22,7 @@ from engramdb.storage.port import (
     Capabilities,
     EmbedJob,
     EpisodePosition,
+    Erasure,
     KeyRecord,
     MemoryRecord,
     ScopeColumns,
@@ -51,7 +53,7 @@ from engramdb.storage.sqlite.sql import (
     placeholders,
     tombstone,
 )
-from engramdb.storage.sqlite.transaction import SQLiteTransaction
+from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction
 
 T = TypeVar("T")
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
@@ -228,13 +230,17 @@ class SQLiteTenantStore(SQLiteKnowledge):
         Under the scope's lock: a refresh grows arrays that a reader would otherwise hold views of.
         """
         cache_key = f"{self.path}:{scope_key}"
-        copy = self._copies.scope(cache_key)
         with self._copies.lock_for(cache_key):
-            self._refresh(copy, scope_key)
+            counters = dict(self._db.fetchall("SELECT key, value FROM meta WHERE key IN ('change_seq', 'erasures')"))
+            erasures = int(counters.get("erasures", 0))
+            copy = self._copies.scope(cache_key)
+            if copy.erasures != erasures:  # rows were deleted: the copy may hold them, start again
+                copy = self._copies.reset(cache_key)
+                copy.erasures = erasures
+            self._refresh(copy, scope_key, int(counters["change_seq"]))
             return read(copy)
 
-    def _refresh(self, copy: ScopeCopy, scope_key: str) -> None:
-        current = int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0])
+    def _refresh(self, copy: ScopeCopy, scope_key: str, current: int) -> None:
         if current <= copy.seq:
             return
         rows = self._db.fetchall(
@@ -243,6 +249,18 @@ class SQLiteTenantStore(SQLiteKnowledge):
         )
         copy.apply(rows_from(rows))
         copy.seq = current
+
+    # -- erasure ---------------------------------------------------------------------------
+
+    def participant_scopes(self, participant_hash: str) -> list[str]:
+        return erasure.participant_scopes(self._db.fetchall, SQLITE, participant_hash)
+
+    def erasure_preview(self, scope_keys: Sequence[str]) -> Erasure:
+        return erasure.preview(self._db.fetchall, SQLITE, scope_keys)
+
+    def scrub(self) -> None:
+        # secure_delete zeroed the deleted cells in the pages; the WAL still holds older frames.
+        self._db.checkpoint()
 
     # -- lifecycle upkeep -------------------------------------------------------------------
 

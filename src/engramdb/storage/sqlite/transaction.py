@@ -9,9 +9,9 @@ from typing import Any
 
 from engramdb import clock
 from engramdb.storage.common import next_audit_entry
+from engramdb.storage.erasure import ErasureWrites
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
-from engramdb.storage.knowledge.writes import GraphWrites
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -46,7 +46,7 @@ def many_runner(conn: sqlite3.Connection) -> RunMany:
     return run_many
 
 
-class SQLiteTransaction(GraphWrites):
+class SQLiteTransaction(ErasureWrites):
     """The Transaction port over the tenant's writer connection (records and relationships too)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -64,6 +64,11 @@ class SQLiteTransaction(GraphWrites):
             ).fetchone()
             self._seq = int(row[0])
         return self._seq
+
+    def _erased(self) -> None:
+        # Copies refresh by change_seq, which cannot tell a deletion: a new erasure count drops them.
+        self._conn.execute("INSERT INTO meta (key, value) VALUES ('erasures', '1') "
+                           "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
         scope = row.scope
