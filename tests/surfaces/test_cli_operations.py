@@ -87,10 +87,21 @@ def _tour(run: Run, tag: str, tmp_path: Path) -> None:
     assert recalled["memories"][0]["id"] == written["id"] and recalled["memories"][0]["explain"]
     assert run("recall", "staging", "--context", *s, as_json=False).startswith("Historical memory follows.")
     _knowledge_tour(run, s, tag)
+    _erasure_tour(run, s, scope, written["id"], new["id"], fact["id"])
     created = run("keys", "create", "--role", "reviewer", "--label", tag)
     assert created["key"].startswith("egm.t1.")
     assert created["keyId"] in {k["keyId"] for k in run("keys", "list")["keys"]}
     assert f"revoked {created['keyId']}" in run("keys", "revoke", created["keyId"], as_json=False)
+
+
+def _erasure_tour(run: Run, s: list[str], scope: dict[str, Any], episode: str, fact: str, older: str) -> None:
+    assert run("episodes", "delete", episode, "--dry-run", *s) == {"dryRun": True, "memories": [episode]}
+    assert sorted(run("facts", "delete", fact, *s)["memories"]) == sorted([fact, older])  # every version
+    preview = run("forget", "--participant", scope["participantScopeHash"], "--dry-run")
+    assert preview["dryRun"] and preview["memories"] >= 4
+    done = run("forget", "--participant", scope["participantScopeHash"])
+    assert (done["dryRun"], done["memories"]) == (False, preview["memories"])
+    assert run("episodes", "list", *s)["episodes"] == [] and run("audit", "verify")["verified"]
 
 
 def _knowledge_tour(run: Run, s: list[str], tag: str) -> None:

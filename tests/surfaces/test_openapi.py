@@ -165,6 +165,12 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("delete_records", agent.post("/v1/records/delete", json={"labels": ["ENTITY"], "dryRun": True}))
         check("delete_record", agent.delete(f"/v1/records/{session}", params={"cascade": "true"}))
         check("write_records", agent.post("/v1/records", json={"label": "task", "data": {}}))  # 422, a label
+        # Erasure.
+        check("delete_episode", agent.delete(f"/v1/episodes/{episode['id']}", params={"dryRun": "true"}))
+        check("delete_fact", agent.delete(f"/v1/facts/{new['id']}"))
+        forget = {"participantScopeHash": scope_fields()["participantScopeHash"], "dryRun": True}
+        check("forget_participant", admin.post("/v1/forget", json=forget))
+        check("forget_participant", agent.post("/v1/forget", json=forget))  # 403
         # The problems, one of each kind.
         check("recall", anonymous.post("/v1/recall", json={"query": "x"}))  # 401
         check("audit", agent.get("/v1/audit"))  # 403
