@@ -34,8 +34,8 @@ def test_forget_is_for_admin_keys_only_and_bad_input_is_named(server: LiveServer
     forget = {"participantScopeHash": scope_fields()["participantScopeHash"]}
     with server.client(server.key()) as agent:
         agent.post("/v1/episodes", json=episode_body("Alice's turn"))
-    for role in ("agent", "host", "reviewer"):
-        grant = {"agentId": "coder", "profileId": "default"} if role == "host" else scope_fields() if role == "agent" else {}
+    grants = {"agent": scope_fields(), "host": {"agentId": "coder", "profileId": "default"}, "reviewer": {}}
+    for role, grant in grants.items():
         with server.client(server.key(role=role, **grant)) as caller:
             refused = caller.post("/v1/forget", json=forget)
             assert refused.status_code == 403 and refused.json()["code"] == "forbidden", (role, refused.text)
