@@ -65,6 +65,8 @@ class Settings(BaseSettings):
     sqlite_synchronous: str = Field("NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)")
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
+    aging_interval_seconds: float = Field(3600.0, gt=0, description="how often the aging job sweeps every tenant")
+    usage_flush_seconds: float = Field(5.0, gt=0, description="how often recall's use counts are written")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
 
     def store_options(self) -> dict[str, object]:

@@ -20,6 +20,7 @@ from engramdb.config import Settings, tune_process
 from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import EmbeddingWorker
+from engramdb.jobs.supervisor import Supervisor, server_jobs
 from engramdb.models.operations import OPERATIONS
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
@@ -58,14 +59,20 @@ def create_app(
             log.warning("the embedder failed to warm up; recall will try it again", exc_info=True)
         worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
                                  poll_seconds=settings.embed_poll_seconds)  # fmt: skip
+        supervisor = Supervisor(server_jobs(store, service.usage, aging_seconds=settings.aging_interval_seconds,
+                                            usage_seconds=settings.usage_flush_seconds))  # fmt: skip
+        service.supervisor = supervisor
         if run_worker:
             worker.start()
+            supervisor.start()
         try:
             async with mcp.running():
                 yield
         finally:
             if run_worker:
+                supervisor.stop()
                 worker.stop()
+                service.usage.flush(store)  # the last few seconds of use counts
             store.close()
 
     app = FastAPI(title="EngramDB", version=__version__, summary="Long-term memory for LLM agents.",

@@ -27,7 +27,7 @@ from engramdb.models.operations import OPERATIONS
 
 GROUPS = {
     "episodes": "Episodes: write, get and list a scope's turns.",
-    "facts": "Facts: get, list, correct, retract and their history.",
+    "facts": "Facts: get, list, correct, retract, mark, restore, delete and their history.",
     "tombstones": "Values refused in a scope, and lifting them.",
     "scopes": "The scopes of the tenant that hold memories.",
     "review": "The review queue: facts awaiting a person.",
@@ -35,6 +35,7 @@ GROUPS = {
     "policy": "The tenant's trust and lifecycle policy.",
     "keys": "Create, list and revoke API keys.",
     "records": "The knowledge plane: records, relationships, where-queries.",
+    "jobs": "The server's background jobs (aging, usage), and running the aging sweep now.",
 }
 err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
 

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
+from engramdb import clock
 from engramdb.config import Settings
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
+from engramdb.core.usage import UsageBuffer
+from engramdb.models.aging import JobView
 from engramdb.storage.port import Store, TenantStore
+
+
+class JobBoard(Protocol):
+    """What the service shows of the server's background jobs (jobs/supervisor.py has them)."""
+
+    def views(self) -> list[JobView]: ...
 
 
 class ServiceBase:
@@ -18,6 +28,9 @@ class ServiceBase:
         self.embedder = embedder
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
+        self.usage = UsageBuffer()  # recall's hits, written in batches by the usage job
+        self.supervisor: JobBoard | None = None  # set by the server that runs the jobs
+        self.now = clock.utc_now  # when aging's marks (use, restore) happen; tests move it
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)

@@ -109,6 +109,8 @@ class ReadOperations(ServiceBase):
                                 exclude_session_id=body.exclude_session_id)  # fmt: skip
         if body.include_pending and filt.statuses is not None:
             filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
+        if body.include_archived and filt.statuses is not None and "archived" not in filt.statuses:
+            filt = replace(filt, statuses=(*filt.statuses, "archived"))
         with self._tenant(caller).reading() as tenant:
             # Read on first use (after the query is embedded): on PostgreSQL the first read takes
             # the block's connection, which should not sit idle while the embedder works.
@@ -126,6 +128,7 @@ class ReadOperations(ServiceBase):
                                   weight=self.settings.retrieval.expand_weight)  # fmt: skip
                 outcome = replace(outcome, hits=expanded.hits,
                                   timings={**outcome.timings, "expandMs": (time.perf_counter() - started) * 1000})
+        self.usage.note(caller.tenant, [hit.record.rowid for hit in outcome.hits], clock.to_text(self.now()))
         as_of = _canonical(body.as_of)
         memories = [_recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain)
                     for hit in outcome.hits]  # fmt: skip

@@ -19,6 +19,7 @@ from engramdb.models.admin import (
     KeyView,
     Role,
 )
+from engramdb.models.aging import AgingRun, JobList, JobView, MarkRequest, MemoryMarks, RestoreRequest
 from engramdb.models.base import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -106,6 +107,7 @@ __all__ = [
     "MAX_LIMIT",
     "AggregateRow",
     "AggregateSpec",
+    "AgingRun",
     "ArmExplain",
     "AuditPage",
     "AuditQuery",
@@ -132,6 +134,8 @@ __all__ = [
     "Forgotten",
     "GraphExport",
     "Health",
+    "JobList",
+    "JobView",
     "KeyCreateRequest",
     "KeyCreated",
     "KeyList",
@@ -140,7 +144,9 @@ __all__ = [
     "LiftRequest",
     "Link",
     "LinkRequest",
+    "MarkRequest",
     "MemoryDeleted",
+    "MemoryMarks",
     "MemoryQuery",
     "MemoryView",
     "NodeSpec",
@@ -166,6 +172,7 @@ __all__ = [
     "RelationshipList",
     "RelationshipView",
     "ResponseModel",
+    "RestoreRequest",
     "RetractRequest",
     "ReviewDecision",
     "ReviewItem",

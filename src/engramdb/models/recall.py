@@ -29,6 +29,8 @@ class RecallRequest(WireModel):
         False, description="also return retired (superseded, retracted, expired, archived) memories, marked"
     )
     include_pending: bool = Field(False, description="also return facts awaiting review, marked as such")
+    include_archived: bool = Field(
+        False, description="also return archived memories (they left recall by the aging policy)")
     sessions: int = Field(
         0, ge=0, le=MAX_LIMIT,
         description="also rank up to this many sessions by their best-matching episode (0 = none)",

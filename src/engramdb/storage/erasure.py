@@ -15,11 +15,22 @@ and a truncating WAL checkpoint; PostgreSQL: a table rewrite).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from engramdb.storage.knowledge.rows import Run, chunks
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.knowledge.writes import GraphWrites
-from engramdb.storage.records import Erasure, MemoryRecord
+from engramdb.storage.records import Erasure
+
+
+class MemoryKey(Protocol):
+    """What deleting a memory row needs of it (a MemoryRecord or an aging row)."""
+
+    @property
+    def rowid(self) -> int: ...
+    @property
+    def memory_id(self) -> str: ...
+
 
 # Tables holding a scope's rows, children first (record_history has no scope: it goes by record).
 _SCOPED = ("relationships", "record_values", "record_vectors", "records", "tombstones", "memories")
@@ -78,7 +89,7 @@ class ErasureWrites(GraphWrites):
         self._erased()
         return before
 
-    def delete_memory_rows(self, scope_key: str, rows: Sequence[MemoryRecord]) -> int:
+    def delete_memory_rows(self, scope_key: str, rows: Sequence[MemoryKey]) -> int:
         """Delete these memories of one scope (and the relationships touching them), and erase the
         reasons of the audit entries about them; return how many rows went."""
         if not rows:

@@ -19,6 +19,8 @@ from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
 
 # Audit hashing lives in core (pure); re-exported for callers that still import it from here.
+from engramdb.storage.aging import AgingRow, AgingStore
+from engramdb.storage.erasure import MemoryKey
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.records import (
     BELIEVED_STATUSES,
@@ -45,6 +47,8 @@ from engramdb.storage.records import (
 __all__ = [
     "BELIEVED_STATUSES",
     "GENESIS_HASH",
+    "AgingRow",
+    "AgingStore",
     "AuditDraft",
     "AuditEntry",
     "AuditFilter",
@@ -56,6 +60,7 @@ __all__ = [
     "EpisodePosition",
     "Erasure",
     "KeyRecord",
+    "MemoryKey",
     "MemoryRecord",
     "NewMemory",
     "ScopeColumns",
@@ -149,8 +154,20 @@ class Transaction(KnowledgeWrites, Protocol):
         erase the reasons of audit entries about them; return what went."""
         ...
 
-    def delete_memory_rows(self, scope_key: str, rows: Sequence[MemoryRecord]) -> int:
+    def delete_memory_rows(self, scope_key: str, rows: Sequence[MemoryKey]) -> int:
         """Delete these memories of one scope, their relationships and their audit reasons."""
+        ...
+
+    def set_marks(self, rowid: int, *, pinned: bool | None, importance: float | None) -> None:
+        """Pin or unpin a row and set its importance (None leaves a mark as it is)."""
+        ...
+
+    def marks(self, rowid: int) -> tuple[bool, float | None]:
+        """Return a row's pin and importance."""
+        ...
+
+    def touch(self, rowid: int, at: str) -> None:
+        """Count a row as used at ``at``."""
         ...
 
     def audit(self, draft: AuditDraft) -> AuditEntry:
@@ -166,6 +183,7 @@ class TenantStore(KnowledgeReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities
+    aging: AgingStore  # what a sweep weighs, retention ends, and recall's batched use counts
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """Return a write transaction (serialised with every other writer of the tenant)."""

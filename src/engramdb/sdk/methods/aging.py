@@ -12,9 +12,15 @@ from typing import Any, Literal, TypeVar
 from engramdb.contract.events import ScopeFields
 from engramdb.models import operations_aging as aging_ops
 from engramdb.models.api import (
+    AgingRun,
     ForgetRequest,
     Forgotten,
+    JobList,
+    MarkRequest,
     MemoryDeleted,
+    MemoryMarks,
+    MemoryView,
+    RestoreRequest,
 )
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
@@ -55,6 +61,30 @@ class SyncAgingMethods:
         """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
         return self.call(aging_ops.DELETE_FACT, inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}))
 
+    def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+        """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""
+        return self.call(aging_ops.MARK_FACT, inputs_for(aging_ops.MARK_FACT, (fact_id,), body, {}))
+
+    def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+        """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
+        return self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
+
+    def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
+        """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""
+        return self.call(aging_ops.RESTORE_FACT, inputs_for(aging_ops.RESTORE_FACT, (fact_id,), body, {}))
+
+    def restore_episode(self, event_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
+        """Bring an archived episode back into recall (audited); 409 unless it is archived."""
+        return self.call(aging_ops.RESTORE_EPISODE, inputs_for(aging_ops.RESTORE_EPISODE, (event_id,), body, {}))
+
+    def list_jobs(self) -> JobList:
+        """The server's background jobs: last run, next run, what each did and its last error."""
+        return self.call(aging_ops.LIST_JOBS, inputs_for(aging_ops.LIST_JOBS, (), None, {}))
+
+    def run_aging(self) -> AgingRun:
+        """Run the aging sweep of the caller's tenant now (archive, retention); admin keys only."""
+        return self.call(aging_ops.RUN_AGING, inputs_for(aging_ops.RUN_AGING, (), None, {}))
+
 
 class AsyncAgingMethods:
     """The aging operations as coroutine methods."""
@@ -85,3 +115,31 @@ class AsyncAgingMethods:
     ) -> MemoryDeleted:
         """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
         return await self.call(aging_ops.DELETE_FACT, inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}))
+
+    async def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+        """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""
+        return await self.call(aging_ops.MARK_FACT, inputs_for(aging_ops.MARK_FACT, (fact_id,), body, {}))
+
+    async def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+        """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
+        return await self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
+
+    async def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
+        """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""
+        return await self.call(aging_ops.RESTORE_FACT, inputs_for(aging_ops.RESTORE_FACT, (fact_id,), body, {}))
+
+    async def restore_episode(
+        self,
+        event_id: str,
+        body: RestoreRequest | Mapping[str, Any] | None = None,
+    ) -> MemoryView:
+        """Bring an archived episode back into recall (audited); 409 unless it is archived."""
+        return await self.call(aging_ops.RESTORE_EPISODE, inputs_for(aging_ops.RESTORE_EPISODE, (event_id,), body, {}))
+
+    async def list_jobs(self) -> JobList:
+        """The server's background jobs: last run, next run, what each did and its last error."""
+        return await self.call(aging_ops.LIST_JOBS, inputs_for(aging_ops.LIST_JOBS, (), None, {}))
+
+    async def run_aging(self) -> AgingRun:
+        """Run the aging sweep of the caller's tenant now (archive, retention); admin keys only."""
+        return await self.call(aging_ops.RUN_AGING, inputs_for(aging_ops.RUN_AGING, (), None, {}))

@@ -17,6 +17,7 @@ import psycopg
 
 from engramdb.errors import ConflictError
 from engramdb.storage import erasure
+from engramdb.storage.aging import AgingStore
 from engramdb.storage.columns import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -70,6 +71,11 @@ class PostgresTenantStore(PostgresKnowledge):
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
         self._search = PostgresSearch(name, self._all, self._held)
         super().__init__(name, self._unprepared, self._conn)
+        self.aging = AgingStore(self._all, self._dialect, self._write_many)
+
+    def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._conn() as conn, conn.cursor() as cursor:
+            cursor.executemany(sql, rows)
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:

@@ -14,9 +14,9 @@ from typing import Any
 import psycopg
 
 from engramdb import clock
+from engramdb.storage.aging import AgingWrites
 from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body, placeholders
 from engramdb.storage.common import next_audit_entry
-from engramdb.storage.erasure import ErasureWrites
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
@@ -49,7 +49,7 @@ def many_runner(conn: psycopg.Connection) -> RunMany:
     return run_many
 
 
-class PostgresTransaction(ErasureWrites):
+class PostgresTransaction(AgingWrites):
     """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:

@@ -45,6 +45,10 @@ CREATE TABLE memories (
     embed_next_at          TEXT,
     embed_model            TEXT,
     embedding              BLOB,
+    importance             REAL,              -- set by a person; NULL: the source's prior
+    pinned                 INTEGER DEFAULT 0, -- pinned by a person: never archived (NULL reads as 0)
+    use_count              INTEGER DEFAULT 0, -- times recalled (recorded in batches)
+    last_used_at           TEXT,
     -- Idempotence is a constraint, not a check-then-insert: eventIds of two participants can
     -- collide (the hash omits participantScopeHash), so the scope is part of the key.
     UNIQUE (scope_key, source, memory_id)
@@ -56,6 +60,7 @@ CREATE INDEX memories_by_expiry ON memories (valid_until) WHERE status = 'active
 CREATE INDEX memories_by_supersedes ON memories (scope_key, supersedes_id);
 CREATE INDEX memories_by_superseded_by ON memories (scope_key, superseded_by_id);
 CREATE INDEX memories_by_source_event ON memories (scope_key, source_event_id) WHERE source_event_id IS NOT NULL;
+CREATE INDEX memories_by_recorded ON memories (recorded_at) WHERE status = 'active';
 CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
     WHERE embed_state != 'ready';
 

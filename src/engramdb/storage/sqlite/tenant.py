@@ -11,6 +11,7 @@ import numpy as np
 
 from engramdb.errors import ConflictError
 from engramdb.storage import erasure
+from engramdb.storage.aging import AgingStore
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.port import (
@@ -73,6 +74,11 @@ class SQLiteTenantStore(SQLiteKnowledge):
         self._copies = cache
         migrate(self._db)
         super().__init__(self._db)
+        self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
+
+    def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._db.write() as conn:
+            conn.executemany(sql, rows)
 
     @contextmanager
     def reading(self) -> Iterator[SQLiteTenantStore]:

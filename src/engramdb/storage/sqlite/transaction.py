@@ -8,8 +8,8 @@ from dataclasses import astuple
 from typing import Any
 
 from engramdb import clock
+from engramdb.storage.aging import AgingWrites
 from engramdb.storage.common import next_audit_entry
-from engramdb.storage.erasure import ErasureWrites
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
@@ -46,7 +46,7 @@ def many_runner(conn: sqlite3.Connection) -> RunMany:
     return run_many
 
 
-class SQLiteTransaction(ErasureWrites):
+class SQLiteTransaction(AgingWrites):
     """The Transaction port over the tenant's writer connection (records and relationships too)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
