@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from engramdb import __version__
-from engramdb.cli import operator
+from engramdb.cli import maintenance, operator
 from engramdb.cli.bench import bench_app
 from engramdb.cli.commands import command_for
 from engramdb.cli.evaluate import eval_app
@@ -69,6 +69,7 @@ def build() -> typer.Typer:
     app.command("mcp")(operator.mcp)
     app.command("export")(operator.export_tenant)
     app.command("import")(operator.import_tenant)
+    app.command("reembed")(maintenance.reembed)
     app.add_typer(bench_app, name="bench")
     app.add_typer(eval_app, name="eval")
     return app

@@ -96,7 +96,8 @@ class RecalledMemory(ResponseModel):
     session_id: str | None = Field(None, description="the episode's session (externalSessionId)")
     subject_key: str | None = Field(None, description="the fact's subject")
     kind: str | None = Field(None, description="the fact's kind")
-    embedding_state: str = Field(description="pending, ready or failed: whether the vector arm could rank it")
+    embedding_state: str = Field(
+        description="pending, ready, failed or stale (another model's vector): whether the vector arm could rank it")
     explain: Explain | None = Field(None, description="the score's breakdown, when asked for")
     linked: Link | None = Field(None, description="expansion: how a top hit links to it (absent for direct hits)")
 

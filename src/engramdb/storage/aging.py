@@ -67,6 +67,22 @@ class AgingStore:
                          f"ORDER BY rowid LIMIT {m}", [*params, source, before, limit])  # fmt: skip
         return [_aging_row(r) for r in rows]
 
+    def stale_vectors(self, model: str, *, after_rowid: int, limit: int) -> list[tuple[int, str]]:
+        """Rows whose vector is another model's: ``(rowid, text to embed)``, in rowid order."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        rows = self._run(f"SELECT rowid, embed_text FROM memories WHERE {owned}embed_state = 'ready' "
+                         f"AND (embed_model IS NULL OR embed_model <> {m}) AND rowid > {m} ORDER BY rowid LIMIT {m}",
+                         [*params, model, after_rowid, limit])  # fmt: skip
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def stale_count(self, model: str) -> int:
+        """How many rows have a vector of another model (the re-embedding backlog)."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        return int(self._run(f"SELECT count(*) FROM memories WHERE {owned}embed_state = 'ready' "
+                             f"AND (embed_model IS NULL OR embed_model <> {m})", [*params, model])[0][0])
+
     def record_use(self, uses: Sequence[tuple[int, int, str]]) -> None:
         """Add recalls to rows: ``(rowid, times, last at)`` each, in one statement per chunk."""
         m = self._d.mark

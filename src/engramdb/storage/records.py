@@ -115,6 +115,7 @@ class MemoryRecord:
     # Valid time from which a successor holds (its validFrom), set when the successor is
     # recorded; validUntil stays as the claim was written.
     invalid_at: str | None = None
+    embed_model: str | None = None  # the model its vector came from (another model's vector is stale)
 
 
 # Statuses of memories that were believed at some time (pending and rejected never were).
@@ -140,6 +141,7 @@ class CandidateFilter:
     believed_by: str | None = None  # active (or retired as history) on or before it, retired or not
     valid_at: str | None = None
     expires_after: str | None = None
+    vector_model: str | None = None  # the vector arm compares only vectors of this model (None: any)
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,8 @@ class ReadingBlock:
 _CANDIDATES = """
 WITH scope AS MATERIALIZED (  -- scores first, so the sort below moves narrow rows
     SELECT m.rowid, m.source, m.session_id,
-           CASE WHEN m.embed_state = 'ready' AND vector_dims(m.embedding) = %s AND f.ok
+           CASE WHEN m.embed_state = 'ready' AND vector_dims(m.embedding) = %s
+                     AND m.embed_model IS NOT DISTINCT FROM coalesce(%s, m.embed_model) AND f.ok
                 THEN m.embedding <=> %s END AS distance,
            CASE WHEN {matches} AND f.ok THEN ts_rank(m.tsv, q.q)::float8 END AS rank,
            CASE WHEN {matches} THEN ARRAY[{hits}]::int[] END AS hits
@@ -151,9 +152,9 @@ class PostgresSearch:
         rows = self._rows(
             "SELECT m.rowid, 1 - (m.embedding <=> %s) AS score FROM memories m "
             "WHERE m.tenant = %s AND m.scope_key = %s AND m.embed_state = 'ready' "
-            f"AND vector_dims(m.embedding) = %s{where} "
-            "ORDER BY m.embedding <=> %s, m.rowid LIMIT %s",
-            [vector, self._tenant, scope_key, len(vector), *params, vector, limit],
+            f"AND vector_dims(m.embedding) = %s AND m.embed_model IS NOT DISTINCT FROM coalesce(%s, m.embed_model)"
+            f"{where} ORDER BY m.embedding <=> %s, m.rowid LIMIT %s",
+            [vector, self._tenant, scope_key, len(vector), filt.vector_model, *params, vector, limit],
         )
         return [Candidate(r[0], float(r[1])) for r in rows]
 
@@ -164,7 +165,8 @@ class PostgresSearch:
         vector = np.asarray(query, dtype=np.float32)
         terms = list(dict.fromkeys(terms))
         sql, params = _candidates_statement(terms, where, params)
-        rows = self._rows(sql, [len(vector), vector, *params, self._tenant, scope_key, limit, limit])
+        rows = self._rows(sql, [len(vector), filt.vector_model, vector, *params, self._tenant, scope_key, limit,
+                                limit])  # fmt: skip
         arms: tuple[list[Candidate], list[Candidate]] = ([], [])
         size, counts = 0, []
         for arm, rowid, score, extra in rows:

@@ -59,6 +59,7 @@ class ScopeCopy:
     def __init__(self) -> None:
         self.seq = 0
         self.erasures = 0  # the tenant's erasure count when this copy started
+        self.model: str | None = None  # whose vectors it holds (None: any of the one dimension)
         self.dimension = 0
         self._size = 0
         self._position: dict[int, int] = {}
@@ -296,7 +297,7 @@ class ScopeCache:
 
 COPY_ROW_SQL = (
     "SELECT rowid, source, status, session_id, "
-    "CASE WHEN embed_state = 'ready' THEN embedding END, "
+    "CASE WHEN embed_state = 'ready' AND (? IS NULL OR embed_model = ?) THEN embedding END, "
     "active_from, retired_at, valid_from, valid_until, invalid_at, text, subject_key, kind FROM memories"
 )
 

@@ -214,7 +214,7 @@ class SQLiteTenantStore(SQLiteKnowledge):
     def vector_candidates(
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
-        return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit))
+        return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit), filt.vector_model)
 
     def candidates(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
@@ -230,19 +230,22 @@ class SQLiteTenantStore(SQLiteKnowledge):
             scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms})
         )
 
-    def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
+    def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T], model: str | None = None) -> T:
         """Bring the scope's in-memory copy up to date with every committed write, then read it.
 
         Under the scope's lock: a refresh grows arrays that a reader would otherwise hold views of.
+        A copy holds the vectors of one model (``model``; None keeps the copy's own).
         """
         cache_key = f"{self.path}:{scope_key}"
         with self._copies.lock_for(cache_key):
             counters = dict(self._db.fetchall("SELECT key, value FROM meta WHERE key IN ('change_seq', 'erasures')"))
             erasures = int(counters.get("erasures", 0))
             copy = self._copies.scope(cache_key)
-            if copy.erasures != erasures:  # rows were deleted: the copy may hold them, start again
+            if copy.erasures != erasures or (model is not None and copy.model != model):
+                # rows were deleted (the copy may hold them), or its vectors are another model's
+                model = model if model is not None else copy.model
                 copy = self._copies.reset(cache_key)
-                copy.erasures = erasures
+                copy.erasures, copy.model = erasures, model
             self._refresh(copy, scope_key, int(counters["change_seq"]))
             return read(copy)
 
@@ -251,7 +254,7 @@ class SQLiteTenantStore(SQLiteKnowledge):
             return
         rows = self._db.fetchall(
             f"{COPY_ROW_SQL} WHERE scope_key = ? AND change_seq > ? ORDER BY rowid",
-            (scope_key, copy.seq),
+            (copy.model, copy.model, scope_key, copy.seq),
         )
         copy.apply(rows_from(rows))
         copy.seq = current
