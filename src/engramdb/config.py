@@ -58,6 +58,7 @@ class Settings(BaseSettings):
     home: Path = Field(Path(".engram"), description="data folder of the embedded store")
     database_url: str | None = Field(None, description="storage URL; default: SQLite under home")
     pg_schema: str = Field("engram", description="PostgreSQL schema of EngramDB's tables")
+    pg_bin: str | None = Field(None, description="folder of pg_dump and pg_restore for backups (default: PATH)")
     host: str = Field("127.0.0.1", description="address the server listens on")
     port: int = Field(8377, description="port the server listens on")
     embedder: str = Field("minilm", description="'minilm', 'hashing[:DIM]' or 'openai:URL|MODEL'")

@@ -70,6 +70,8 @@ def build() -> typer.Typer:
     app.command("export")(operator.export_tenant)
     app.command("import")(operator.import_tenant)
     app.command("reembed")(maintenance.reembed)
+    app.command("backup")(maintenance.backup)
+    app.command("restore")(maintenance.restore)
     app.add_typer(bench_app, name="bench")
     app.add_typer(eval_app, name="eval")
     return app

@@ -3,16 +3,21 @@ restoring them. They work on the data folder (or the configured PostgreSQL), not
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
+from engramdb import clock
 from engramdb.cli.context import open_local_store, settings_for
 from engramdb.cli.operator import HomeOpt
+from engramdb.errors import EngramError
 
 out = Console()
+MANIFEST = "engram-backup.json"
 
 
 def reembed(
@@ -44,5 +49,57 @@ def reembed(
                                       progress=advance)  # fmt: skip
                 bar.update(task, completed=done, total=max(done, backlog[name]))
         out.print(f"re-embedded {sum(backlog.values())} memories with {embedder.model_id}")
+    finally:
+        store.close()
+
+
+def backup(
+    dest: Annotated[str, typer.Argument(help="folder to write the backup into (new or empty)")],
+    home: HomeOpt = None,
+) -> None:
+    """Copy every tenant, consistently, while the server keeps serving (SQLite: the online backup
+    API; PostgreSQL: pg_dump of the schema)."""
+    settings = settings_for(home)
+    target = Path(dest)
+    if target.exists() and any(target.iterdir()):
+        raise EngramError(f"{dest} is not empty", field="dest")
+    store = open_local_store(home)
+    tenants: list[str] = []
+    try:
+        started, tenants = clock.now_text(), store.tenant_names()
+        store.backup(target, pg_bin=settings.pg_bin)
+        manifest = {"format": "engramdb-backup", "version": 1, "startedAt": started, "finishedAt": clock.now_text(),
+                    "backend": settings.storage_url().split(":", 1)[0], "schema": settings.pg_schema,
+                    "tenants": tenants}  # fmt: skip
+        (target / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    finally:
+        store.close()
+    out.print(f"backed up {len(tenants)} tenant(s) to {dest}")
+
+
+def restore(
+    source: Annotated[str, typer.Argument(help="a folder written by engram backup")],
+    home: HomeOpt = None,
+) -> None:
+    """Restore a backup into an empty home (or a PostgreSQL database without the schema), then
+    verify every tenant's audit chain."""
+    from engramdb.core import audit
+    from engramdb.storage.registry import restore_backup
+
+    settings = settings_for(home)
+    folder = Path(source)
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError) as error:
+        raise EngramError(f"{source} is not an engram backup: {error}", field="source") from error
+    restore_backup(settings.storage_url(), folder, schema=manifest.get("schema") or settings.pg_schema,
+                   pg_bin=settings.pg_bin)  # fmt: skip
+    store = open_local_store(home)
+    try:
+        for name in store.tenant_names():
+            verdict = audit.verify(store.tenant(name))
+            if not verdict.ok:
+                raise EngramError(f"tenant {name}: audit chain broken at entry {verdict.broken_seq}: {verdict.problem}")
+            out.print(f"restored tenant {name}: audit chain verified ({verdict.checked} entries)")
     finally:
         store.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -371,6 +372,10 @@ class Store(Protocol):
 
     def maintain(self) -> None:
         """Tidy the storage after a bulk load (statistics, dead rows); safe while serving."""
+        ...
+
+    def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
+        """Write a consistent copy of every tenant into the folder ``dest``; safe while serving."""
         ...
 
     def close(self) -> None:

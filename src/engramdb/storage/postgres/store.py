@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
+from pathlib import Path
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -21,6 +22,7 @@ from psycopg_pool import ConnectionPool
 from engramdb import clock
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.storage.port import check_tenant_name
+from engramdb.storage.postgres.backup import dump_schema
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.tenant import PostgresTenantStore
 
@@ -89,6 +91,11 @@ class PostgresStore:
             for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
                           "record_history", "record_vectors"):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
+
+    def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
+        """Dump EngramDB's schema (every tenant) with pg_dump, as of one instant, into ``dest``."""
+        dest.mkdir(parents=True, exist_ok=True)
+        dump_schema(self.url, self.schema, dest, pg_bin)
 
     def rewrite_tables(self) -> None:
         """Rewrite every table that holds text (VACUUM FULL), so deleted rows leave the heap files,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
+from engramdb.storage.sqlite.backup import copy_tenant
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT
 from engramdb.storage.sqlite.scope_copy import ScopeCache
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
@@ -46,6 +47,12 @@ class SQLiteStore:
 
     def tenant_names(self) -> list[str]:
         return sorted(p.stem for p in self._dir.glob("*.sqlite3"))
+
+    def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
+        """Copy every tenant, each as of one instant, into ``dest/tenants`` (the server may serve)."""
+        (dest / "tenants").mkdir(parents=True, exist_ok=True)
+        for name in self.tenant_names():
+            copy_tenant(self.tenant(name).connections, dest / "tenants" / f"{name}.sqlite3")
 
     def maintain(self) -> None:
         for name in self.tenant_names():

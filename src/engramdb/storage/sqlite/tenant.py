@@ -75,6 +75,7 @@ class SQLiteTenantStore(SQLiteKnowledge):
         migrate(self._db)
         super().__init__(self._db)
         self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
+        self.connections = self._db  # a backup reads the file through them
 
     def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._db.write() as conn:
