@@ -65,16 +65,34 @@ class Settings(BaseSettings):
     embedder_api_key: str | None = Field(None, description="bearer key for an openai: embedder")
     sqlite_synchronous: str = Field("NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)")
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
+    memory_mb: float = Field(
+        1024, gt=0, description="memory the in-memory scope copies may hold (MB); least recently used scopes are "
+        "dropped beyond it and reloaded on their next recall",
+    )
+    ann_min_rows: int = Field(
+        200_000, ge=1, description="ready vectors in one scope before its vector arm searches k-means lists "
+        "(approximate) instead of every row (exact)",
+    )
+    ann_probe_share: float = Field(0.05, gt=0, le=1, description="share of a large scope's lists a query scans")
+    pg_copy_min_rows: int = Field(
+        10_000, ge=1, description="PostgreSQL: memories in one scope before it is answered from an in-memory copy "
+        "(BM25 and int8 vectors) instead of a scan of its rows per query",
+    )
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
     aging_interval_seconds: float = Field(3600.0, gt=0, description="how often the aging job sweeps every tenant")
     usage_flush_seconds: float = Field(5.0, gt=0, description="how often recall's use counts are written")
+    query_cache_size: int = Field(
+        1024, ge=0, description="recent recall queries whose vectors are kept, by model and text (0 = off)"
+    )
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
 
     def store_options(self) -> dict[str, object]:
         """Options for ``open_store`` beside the URL."""
+        copies = {"memory_mb": self.memory_mb, "ann_min_rows": self.ann_min_rows,
+                  "ann_probe_share": self.ann_probe_share}  # fmt: skip
         if self.database_url:
-            return {"schema": self.pg_schema}
-        return {"synchronous": self.sqlite_synchronous}
+            return {"schema": self.pg_schema, "copy_min_rows": self.pg_copy_min_rows, **copies}
+        return {"synchronous": self.sqlite_synchronous, **copies}
 
     def storage_url(self) -> str:
         """Return the storage URL (the embedded SQLite default when none is set)."""

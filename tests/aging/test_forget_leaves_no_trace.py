@@ -21,7 +21,7 @@ import pytest
 
 from engramdb.config import Settings
 from engramdb.contract.events import EpisodeWrite, FactWrite
-from engramdb.core import audit
+from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
@@ -71,7 +71,8 @@ def marked(backend: str, settings: Settings, request: pytest.FixtureRequest) -> 
         from engramdb.storage.postgres.store import PostgresStore
 
         url, data = request.getfixturevalue("private_pg")
-        store = PostgresStore(url, schema=f"t_{uuid.uuid4().hex[:12]}")
+        # copy_min_rows=1: every scope is answered from an in-memory copy, which must forget too
+        store = PostgresStore(url, schema=f"t_{uuid.uuid4().hex[:12]}", copy_min_rows=1)
 
         def holding(needle: str) -> list[str]:
             checkpoint(url)
@@ -113,6 +114,9 @@ def test_forgetting_a_participant_leaves_no_byte_of_their_text(
     _fill(service, operator, bob, kept)
     bob_facts = service.list_facts(operator, FactQuery.model_validate({**bob, "includeHistory": True})).facts
     assert holding(gone), "positive control: the marker is in the files before the erasure"
+    tenant, alice_key = store.tenant("t1"), auth.scope_key(auth.resolve_scope(operator, alice))
+    word = f"{gone}user"  # a query word, as recall asks (the index stems it)
+    assert tenant.term_counts(alice_key, [word])[1][word] == 1, "positive control: the copy holds the word"
 
     preview = service.forget_participant(operator, ForgetRequest(participantScopeHash=alice["participantScopeHash"],
                                                                  dryRun=True))  # fmt: skip
@@ -129,5 +133,6 @@ def test_forgetting_a_participant_leaves_no_byte_of_their_text(
     mine = service.recall(operator, RecallRequest.model_validate({"query": f"{gone}user", "scope": alice}))
     theirs = service.recall(operator, RecallRequest.model_validate({"query": f"{kept}user", "scope": bob}))
     assert mine.memories == [] and theirs.memories, "in-memory copies forgot too; the other scope still recalls"
+    assert tenant.term_counts(alice_key, [word]) == (0, {word: 0}), "the scope's in-memory copy forgot"
     records = service.search_records(operator, RecordSearch.model_validate({"scope": alice, "limit": 100}))
     assert records.records == []

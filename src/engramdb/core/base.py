@@ -9,6 +9,7 @@ from engramdb import clock
 from engramdb.config import Settings
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
+from engramdb.core.embedding_cache import QueryVectorCache
 from engramdb.core.usage import UsageBuffer
 from engramdb.models.aging import JobView
 from engramdb.storage.port import Store, TenantStore
@@ -26,6 +27,7 @@ class ServiceBase:
     def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
         self.store = store
         self.embedder = embedder
+        self.queries = QueryVectorCache(embedder, settings.query_cache_size)  # recall's query vectors
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
         self.usage = UsageBuffer()  # recall's hits, written in batches by the usage job

@@ -9,7 +9,7 @@ does the same for the query embedding. Everything else passes through unchanged.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -136,6 +136,9 @@ class TimedStore:
 
     def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
         self._inner.backup(dest, pg_bin=pg_bin)
+
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
+        return self._inner.warm(stop)
 
     def close(self) -> None:
         self._inner.close()

@@ -63,6 +63,12 @@ class PostgresTransaction(AgingWrites):
         ).fetchone()
         self.seq = int(row[0]) if row else 0
 
+    def _erased(self) -> None:
+        # In-memory copies of large scopes refresh by change_seq, which cannot tell a deletion.
+        self._conn.execute("INSERT INTO meta (tenant, key, value) VALUES (%s, 'erasures', '1') "
+                           "ON CONFLICT (tenant, key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
+                           (self._tenant,))  # fmt: skip
+
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
         scope = row.scope
         inserted = self._conn.execute(
