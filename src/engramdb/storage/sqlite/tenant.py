@@ -12,7 +12,7 @@ import numpy as np
 from engramdb.errors import ConflictError
 from engramdb.storage import erasure
 from engramdb.storage.aging import AgingStore
-from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause, lexical_text
+from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.port import (
     AuditDraft,
@@ -35,16 +35,18 @@ from engramdb.storage.port import (
 )
 from engramdb.storage.scope_cache import ScopeCache, read_copy
 from engramdb.storage.scope_cache import Source as CopySource
-from engramdb.storage.scope_copy import CopyRow, ScopeCopy, encode
+from engramdb.storage.scope_copy import ScopeCopy, encode
 from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
 from engramdb.storage.sqlite.knowledge_store import SQLiteKnowledge
 from engramdb.storage.sqlite.migrations import migrate
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
+    COPY_ROW_SQL,
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     audit_entry,
+    copy_rows,
     episodes_clause,
     filter_clause,
     memory,
@@ -54,19 +56,6 @@ from engramdb.storage.sqlite.sql import (
 from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction
 
 T = TypeVar("T")
-_COPY_ROW_SQL = (
-    "SELECT rowid, source, status, session_id, "
-    "CASE WHEN embed_state = 'ready' AND (? IS NULL OR embed_model = ?) THEN embedding END, "
-    "active_from, retired_at, valid_from, valid_until, invalid_at, text, subject_key, kind FROM memories"
-)
-
-
-def _copy_rows(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
-    """Return cache rows from the columns of ``_COPY_ROW_SQL``, in order."""
-    return [CopyRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], body=lexical_text(r[10], r[11], r[12]))
-            for r in records]  # fmt: skip
-
-
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
@@ -253,8 +242,8 @@ class SQLiteTenantStore(SQLiteKnowledge):
             current_seq=lambda: int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0]),
             changed_ids=lambda seq: [r[0] for r in self._db.fetchall(
                 "SELECT rowid FROM memories WHERE scope_key = ? AND change_seq > ?", (scope_key, seq))],
-            rows=lambda ids: _copy_rows(self._db.fetchall(
-                f"{_COPY_ROW_SQL} WHERE rowid IN ({placeholders(ids)}) ORDER BY rowid",
+            rows=lambda ids: copy_rows(self._db.fetchall(
+                f"{COPY_ROW_SQL} WHERE rowid IN ({placeholders(ids)}) ORDER BY rowid",
                 [self._vector_model, self._vector_model, *ids])),
             generation=lambda: (self._db.fetchone("SELECT value FROM meta WHERE key = 'erasures'"), self._vector_model),
         )  # fmt: skip
