@@ -116,6 +116,8 @@ def _aging_tour(run: Run, s: list[str], scope: dict[str, Any], episode: str, fac
 def _erasure_tour(run: Run, s: list[str], scope: dict[str, Any], episode: str, fact: str, older: str) -> None:
     assert run("episodes", "delete", episode, "--dry-run", *s) == {"dryRun": True, "memories": [episode]}
     assert sorted(run("facts", "delete", fact, *s)["memories"]) == sorted([fact, older])  # every version
+    exported = run("participants", "export", "--participant", scope["participantScopeHash"])
+    assert exported["rows"] and {line["table"] for line in exported["rows"]} >= {"memories", "tombstones"}
     preview = run("forget", "--participant", scope["participantScopeHash"], "--dry-run")
     assert preview["dryRun"] and preview["memories"] >= 4
     done = run("forget", "--participant", scope["participantScopeHash"])

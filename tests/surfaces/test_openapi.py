@@ -193,6 +193,8 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("delete_episode", agent.delete(f"/v1/episodes/{episode['id']}", params={"dryRun": "true"}))
         check("delete_fact", agent.delete(f"/v1/facts/{new['id']}"))
         forget = {"participantScopeHash": scope_fields()["participantScopeHash"], "dryRun": True}
+        whose = {"participantScopeHash": forget["participantScopeHash"]}
+        check("export_participant", admin.get("/v1/export", params=whose))
         check("forget_participant", admin.post("/v1/forget", json=forget))
         check("forget_participant", agent.post("/v1/forget", json=forget))  # 403
         # The problems, one of each kind.

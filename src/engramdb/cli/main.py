@@ -35,6 +35,7 @@ GROUPS = {
     "policy": "The tenant's trust and lifecycle policy.",
     "keys": "Create, list and revoke API keys.",
     "records": "The knowledge plane: records, relationships, where-queries.",
+    "participants": "One participant's data: export it (JSON lines); `engram forget` erases it.",
     "jobs": "The server's background jobs (aging, usage), and running the aging sweep now.",
 }
 err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them

@@ -61,6 +61,7 @@ PERMISSIONS: dict[str, Permission] = {
     "keys.manage": Permission("manage keys", frozenset({"admin"})),
     "policy.write": Permission("change the policy", frozenset({"admin"})),
     "participant.forget": Permission("forget a participant", frozenset({"admin"})),
+    "participant.export": Permission("export a participant's data", frozenset({"admin"})),
     # A person's marks: the agent's own key (a model) may not pin or protect its memories.
     "memory.mark": Permission("pin memories or set their importance", frozenset({"host", "reviewer", "admin"})),
     "jobs.read": Permission("read the background jobs", frozenset({"reviewer", "admin"})),

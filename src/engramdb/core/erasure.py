@@ -9,15 +9,27 @@ exists elsewhere is not the caller's to learn.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from typing import Any
 
+from engramdb import clock
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
-from engramdb.errors import NotFoundError
-from engramdb.models.erasure import DeleteMemoryQuery, ForgetRequest, Forgotten, MemoryDeleted
+from engramdb.errors import InvalidInputError, NotFoundError
+from engramdb.models.erasure import (
+    DeleteMemoryQuery,
+    ExportLine,
+    ForgetRequest,
+    Forgotten,
+    MemoryDeleted,
+    ParticipantExport,
+    ParticipantQuery,
+)
 from engramdb.storage.port import Erasure, MemoryRecord, Source, TenantStore
 
 log = logging.getLogger(__name__)
+_TENANT_WIDE = ("meta", "api_keys", "audit_log")
 
 
 class ErasureOperations(ServiceBase):
@@ -37,6 +49,17 @@ class ErasureOperations(ServiceBase):
         tenant.scrub()
         log.info("forgot a participant: %s", _summary(erased))
         return _forgotten(erased, dry_run=False)
+
+    def export_participant(self, caller: Caller, query: ParticipantQuery) -> ParticipantExport:
+        """Everything of one participant in the caller's tenant, as export lines (admin only)."""
+        auth.require(caller, "participant.export")
+        participant = query.participant_scope_hash
+        if participant is None:
+            raise InvalidInputError("participantScopeHash is required", field="participantScopeHash")
+        tenant = self._tenant(caller)
+        rows = [ExportLine(table=t, row=r) for t, r in participant_rows(tenant, participant)]
+        return ParticipantExport(tenant=caller.tenant, participant_scope_hash=participant,
+                                 exported_at=clock.now_text(), rows=rows)  # fmt: skip
 
     def delete_episode(self, caller: Caller, event_id: str, query: DeleteMemoryQuery) -> MemoryDeleted:
         return self._delete_memory(caller, "EPISODE", event_id, query)
@@ -61,6 +84,15 @@ class ErasureOperations(ServiceBase):
                                   reason=f"deleted {gone} row(s) (every version)"))  # fmt: skip
         tenant.scrub()
         return MemoryDeleted(dry_run=False, memories=ids)
+
+
+def participant_rows(tenant: TenantStore, participant: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The export rows (``engram export`` format) of one participant's scopes: memories, tombstones
+    and the knowledge plane; never keys, the audit chain or the tenant's policy."""
+    scopes = set(tenant.participant_scopes(participant))
+    for table, row in tenant.export_rows():
+        if table not in _TENANT_WIDE and row.get("scope_key") in scopes:
+            yield table, row
 
 
 def _rows(tenant: TenantStore, scope_key: str, source: Source, memory_id: str) -> list[MemoryRecord]:

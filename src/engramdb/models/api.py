@@ -28,7 +28,15 @@ from engramdb.models.base import (
     ScopeQuery,
     ScopeView,
 )
-from engramdb.models.erasure import DeleteMemoryQuery, ForgetRequest, Forgotten, MemoryDeleted
+from engramdb.models.erasure import (
+    DeleteMemoryQuery,
+    ExportLine,
+    ForgetRequest,
+    Forgotten,
+    MemoryDeleted,
+    ParticipantExport,
+    ParticipantQuery,
+)
 from engramdb.models.knowledge import (
     AggregateRow,
     AggregateSpec,
@@ -125,6 +133,7 @@ __all__ = [
     "EpisodeList",
     "EpisodeQuery",
     "Explain",
+    "ExportLine",
     "ExportRequest",
     "FactHistory",
     "FactList",
@@ -151,6 +160,8 @@ __all__ = [
     "MemoryView",
     "NodeSpec",
     "NodeView",
+    "ParticipantExport",
+    "ParticipantQuery",
     "Problem",
     "QueryModel",
     "RecallRequest",

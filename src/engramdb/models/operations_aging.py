@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from engramdb.models.aging import AgingRun, JobList, MarkRequest, MemoryMarks, RestoreRequest
-from engramdb.models.erasure import DeleteMemoryQuery, ForgetRequest, Forgotten, MemoryDeleted
+from engramdb.models.erasure import (
+    DeleteMemoryQuery,
+    ForgetRequest,
+    Forgotten,
+    MemoryDeleted,
+    ParticipantExport,
+    ParticipantQuery,
+)
 from engramdb.models.memories import MemoryView
 from engramdb.models.operation import Cli, Operation
 
@@ -21,6 +28,15 @@ FORGET_PARTICIPANT = Operation(
     "in one transaction; audit entries about them lose their reasons but keep their place, so the chain still "
     "verifies; one content-free entry records the erasure. See docs/aging.md for what stays in WAL and backups.",
     cli=Cli(("forget",)),
+)  # fmt: skip
+
+EXPORT_PARTICIPANT = Operation(
+    name="export_participant", method="GET", path="/v1/export", tag="erasure", output=ParticipantExport,
+    permission="participant.export", query=ParticipantQuery,
+    summary="Everything of one participant in the tenant (admin keys only), as the lines engram import reads.",
+    description="Memories with every version, tombstones and records of every scope of the participant; never "
+    "keys or the audit chain. `engram export --participant HASH` writes the same rows as a JSONL file.",
+    cli=Cli(("participants", "export")),
 )  # fmt: skip
 
 DELETE_EPISODE = Operation(
@@ -83,6 +99,6 @@ RUN_AGING = Operation(
 )  # fmt: skip
 
 AGING_OPERATIONS: tuple[Operation[Any], ...] = (
-    FORGET_PARTICIPANT, DELETE_EPISODE, DELETE_FACT, MARK_FACT, MARK_EPISODE, RESTORE_FACT, RESTORE_EPISODE,
-    LIST_JOBS, RUN_AGING,
+    FORGET_PARTICIPANT, EXPORT_PARTICIPANT, DELETE_EPISODE, DELETE_FACT, MARK_FACT, MARK_EPISODE, RESTORE_FACT,
+    RESTORE_EPISODE, LIST_JOBS, RUN_AGING,
 )  # fmt: skip

@@ -20,6 +20,7 @@ from engramdb.models.api import (
     MemoryDeleted,
     MemoryMarks,
     MemoryView,
+    ParticipantExport,
     RestoreRequest,
 )
 from engramdb.models.inputs import Inputs
@@ -40,6 +41,10 @@ class SyncAgingMethods:
     def forget_participant(self, body: ForgetRequest | Mapping[str, Any]) -> Forgotten:
         """Erase everything of one participant in the tenant (admin keys only); dryRun previews."""
         return self.call(aging_ops.FORGET_PARTICIPANT, inputs_for(aging_ops.FORGET_PARTICIPANT, (), body, {}))
+
+    def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
+        """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
+        return self.call(aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope}))
 
     def delete_episode(
         self,
@@ -95,6 +100,10 @@ class AsyncAgingMethods:
     async def forget_participant(self, body: ForgetRequest | Mapping[str, Any]) -> Forgotten:
         """Erase everything of one participant in the tenant (admin keys only); dryRun previews."""
         return await self.call(aging_ops.FORGET_PARTICIPANT, inputs_for(aging_ops.FORGET_PARTICIPANT, (), body, {}))
+
+    async def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
+        """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
+        return await self.call(aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope}))
 
     async def delete_episode(
         self,
