@@ -37,6 +37,7 @@ GROUPS = {
     "records": "The knowledge plane: records, relationships, where-queries.",
     "participants": "One participant's data: export it (JSON lines); `engram forget` erases it.",
     "jobs": "The server's background jobs (aging, usage), and running the aging sweep now.",
+    "models": "Model-assisted memory: extraction and its queue, reflection, consolidation, usage (docs/models.md).",
 }
 err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
 
@@ -64,6 +65,7 @@ def build() -> typer.Typer:
         if op.cli is not None:
             *words, name = op.cli.command
             (groups[words[0]] if words else app).command(name)(command_for(op))
+    groups["models"].command("work")(operator.work)  # the queue's workers (engram serve starts them)
     for name, group in groups.items():
         app.add_typer(group, name=name)
     app.command()(operator.serve)

@@ -34,6 +34,7 @@ class ServiceBase:
         self.supervisor: JobBoard | None = None  # set by the server that runs the jobs
         self.now = clock.utc_now  # when aging's marks (use, restore) happen; tests move it
         self._backlog_cache: tuple[float, int] = (float("-inf"), 0)  # (when counted, re-embedding backlog)
+        self.queued = threading.Event()  # wakes the extraction workers (a model job was queued)
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)

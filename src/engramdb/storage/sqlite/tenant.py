@@ -12,6 +12,7 @@ import numpy as np
 from engramdb.errors import ConflictError
 from engramdb.storage import erasure
 from engramdb.storage.aging import AgingStore
+from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.port import (
@@ -59,7 +60,7 @@ T = TypeVar("T")
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-class SQLiteTenantStore(SQLiteKnowledge):
+class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="bm25 (in-memory index, FTS5 porter tokens)")
@@ -94,6 +95,9 @@ class SQLiteTenantStore(SQLiteKnowledge):
     def transaction(self) -> Iterator[SQLiteTransaction]:
         with self._db.write() as conn:
             yield SQLiteTransaction(conn)
+
+    def _assist_read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self._db.fetchall(sql, params)
 
     # -- reads ----------------------------------------------------------------------------
 
