@@ -8,6 +8,7 @@ erasure, and another participant's marker is still found (and their memories lis
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -19,6 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from engramdb import clock
 from engramdb.config import Settings
 from engramdb.contract.events import EpisodeWrite, FactWrite
 from engramdb.core import audit, auth
@@ -30,6 +32,7 @@ from engramdb.models.knowledge import RecordSearch, RecordWrite
 from engramdb.models.lifecycle import CorrectRequest, LiftRequest, RejectDecision, RetractRequest, TombstoneQuery
 from engramdb.models.memories import FactQuery
 from engramdb.models.recall import RecallRequest
+from engramdb.storage.assist.port import JobRecord, LinkRecord
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.aging.rawbytes import checkpoint, files_holding
@@ -99,7 +102,19 @@ def _fill(service: MemoryService, caller: Caller, scope: dict[str, Any], m: str)
     service.reject(caller, pending.memory.id, RejectDecision(reason=f"{m}rejection reason"))
     service.write_records(caller, RecordWrite.model_validate({"label": "SESSION", "scope": scope, "data": {
         "title": f"{m}record title", "TASK": [{"title": f"{m}child task"}]}}))  # fmt: skip
+    _model_rows(service.store, scope, m, pending.memory.id, corrected.memory.id)
     service.recall(caller, RecallRequest.model_validate({"query": f"{m}user", "scope": scope}))  # loads copies
+
+
+def _model_rows(store: Store, scope: dict[str, Any], m: str, derived: str, other: str) -> None:
+    """What model-assisted memory keeps of a scope: a judged link's reason, a turn queued for extraction."""
+    key = auth.scope_key(auth.resolve_scope(Caller(tenant="t1", key_id="t", role="admin"), scope))
+    at = clock.now_text()
+    with store.tenant("t1").transaction() as tx:
+        tx.put_link(LinkRecord(f"link-{m}", key, "REFINES", derived, other, "MEMORY_FACT", "proposed", "refines", 0.9,
+                               f"{m}model reason", "v1", "scripted", at, at))  # fmt: skip
+        tx.enqueue_job(JobRecord(f"job-{m}", "extract", key, json.dumps(scope), json.dumps({"text": f"{m}queued turn"}),
+                                 "queued", 0, 3, at, None, None, "t", "admin", at, at))  # fmt: skip
 
 
 def test_forgetting_a_participant_leaves_no_byte_of_their_text(

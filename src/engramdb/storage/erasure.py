@@ -3,8 +3,9 @@
 A participant's memories are the rows of every scope whose participantScopeHash is theirs (the
 scope key is a digest over all five scope fields, so a scope belongs to one participant). Erasing
 them deletes memories (every version), tombstones, records with their values, vectors, history
-and relationships, and erases the reasons of the audit entries about those scopes. The audit
-chain covers a salted digest of each reason (core/audit.py), so the chain still verifies; entries
+and relationships, a model's links and queued jobs (their texts), and erases the reasons of the
+audit entries about those scopes. The audit chain covers a salted digest of each reason
+(core/audit.py), so the chain still verifies; entries
 written before reasons had digests keep their reasons (erasing them would break the chain) and
 are counted as kept.
 
@@ -33,7 +34,9 @@ class MemoryKey(Protocol):
 
 
 # Tables holding a scope's rows, children first (record_history has no scope: it goes by record).
-_SCOPED = ("relationships", "record_values", "record_vectors", "records", "tombstones", "memories")
+# model_links and model_jobs hold a model's reasons and the turns queued for extraction.
+_SCOPED = ("relationships", "record_values", "record_vectors", "records", "tombstones", "model_links", "model_jobs",
+           "memories")  # fmt: skip
 
 
 def participant_scopes(run: Run, d: Dialect, participant_hash: str) -> list[str]:
@@ -86,6 +89,8 @@ class ErasureWrites(GraphWrites):
                 owned, params = self._d.owned(table)
                 self._run(f"DELETE FROM {table} WHERE {owned}scope_key IN ({marks})", [*params, *chunk])
             self._erase_reasons(f"scope_key IN ({marks})", list(chunk))
+            owned, params = self._d.owned("model_calls")  # the usage ledger stays; its error text goes
+            self._run(f"UPDATE model_calls SET error = NULL WHERE {owned}scope_key IN ({marks})", [*params, *chunk])
         self._erased()
         return before
 
@@ -104,6 +109,10 @@ class ErasureWrites(GraphWrites):
         gone = self._run(f"DELETE FROM memories WHERE {owned}scope_key = {m} AND rowid IN ({marks}) RETURNING 1",
                          [*params, scope_key, *rowids])  # fmt: skip
         ids = sorted({r.memory_id for r in rows})
+        owned, params = self._d.owned("model_links")
+        id_marks = self._d.marks(len(ids))
+        self._run(f"DELETE FROM model_links WHERE {owned}scope_key = {m} AND (from_id IN ({id_marks}) "
+                  f"OR to_id IN ({id_marks}))", [*params, scope_key, *ids, *ids])  # fmt: skip
         self._erase_reasons(f"scope_key = {m} AND target_id IN ({self._d.marks(len(ids))})", [scope_key, *ids])
         self._erased()
         return len(gone)

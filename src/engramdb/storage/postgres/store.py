@@ -115,7 +115,7 @@ class PostgresStore:
         locks each table while it runs; erasures are rare."""
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
             for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
-                          "record_history", "record_vectors"):
+                          "record_history", "record_vectors", "model_links", "model_jobs", "model_calls"):
                 conn.execute(f"VACUUM FULL {self.schema}.{table}")
 
     def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:

@@ -18,3 +18,6 @@ BEGIN
     RAISE EXCEPTION 'audit_log is append-only (a reason can only be erased)';
 END $$;
 GRANT UPDATE (reason, reason_nonce) ON {schema}.audit_log TO engram_app;
+-- Erasure takes a scope's model links and queued jobs, and the error text of its ledger rows.
+GRANT DELETE ON {schema}.model_links, {schema}.model_jobs TO engram_app;
+GRANT UPDATE (error) ON {schema}.model_calls TO engram_app;
