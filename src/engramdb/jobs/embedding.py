@@ -60,7 +60,7 @@ def embed_record_batch(tenant: TenantStore, embedder: Embedder, batch_size: int)
         tenant.record_record_embedding_failure(ids, f"{type(error).__name__}: {error}"[:1000],
                                                [clock.later(backoff_seconds(a)) for _, _, a in jobs])  # fmt: skip
         return len(jobs)
-    tenant.save_record_embeddings(ids, vectors, embedder.model_id)
+    tenant.save_record_embeddings(ids, [text for _, text, _ in jobs], vectors, embedder.model_id)
     return len(jobs)
 
 

@@ -54,7 +54,8 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL):
     """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
-        super().__init__(runner(conn), Dialect("%s", tenant, links_as_sets=True), many_runner(conn))
+        dialect = Dialect("%s", tenant, links_as_sets=True, share_lock=" FOR SHARE")
+        super().__init__(runner(conn), dialect, many_runner(conn))
         self._conn = conn
         self._tenant = tenant
         row = conn.execute(
