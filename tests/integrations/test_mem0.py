@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engramdb import Memory, UnavailableError
-from engramdb.errors import InvalidInputError, ModelNotConfiguredError
+from engramdb import Memory
+from engramdb.errors import AuthorizationError, InvalidInputError, ModelNotConfiguredError
 from engramdb.integrations.mem0 import turns
 from tests.conftest import LiveServer
 
@@ -68,19 +68,33 @@ def _update_corrects_delete_retracts_and_history_shows_both(m: Memory) -> None:
     assert m.get(updated["id"], user_id="alice")["status"] == "retracted"  # type: ignore[index]  # kept, not erased
 
 
-def _what_this_version_cannot_do_is_said_and_changes_nothing(m: Memory) -> None:
+def _what_cannot_be_done_is_said_and_changes_nothing(m: Memory) -> None:
     episode = m.add("I moved to Porto.", user_id="alice")["results"][0]
     with pytest.raises(ModelNotConfiguredError, match="model"):  # no model here: said, and nothing stored
         m.add("I moved to Faro.", user_id="alice", infer=True)
-    with pytest.raises(UnavailableError, match="deletion"):
-        m.delete(episode["id"], user_id="alice")
-    with pytest.raises(UnavailableError, match="deletion"):
-        m.delete_all(user_id="alice")
     with pytest.raises(InvalidInputError, match="never edited"):
         m.update(episode["id"], "x", user_id="alice")
     assert [r["id"] for r in m.get_all(user_id="alice")["results"]] == [episode["id"]]  # nothing else happened
     with pytest.raises(InvalidInputError, match="user_id"):
         m.get_all()
+
+
+def test_deleting_an_episode_erases_it_and_delete_all_forgets_the_user(embedded: Memory) -> None:
+    m = embedded  # the embedded operator is an admin: forgetting a user needs one
+    kept, gone = (m.add(f"I moved to {city}.", user_id="alice")["results"][0] for city in ("Porto", "Faro"))
+    bob = m.add("I moved to Braga.", user_id="bob")["results"][0]
+    m.delete(gone["id"], user_id="alice")
+    assert [r["id"] for r in m.get_all(user_id="alice")["results"]] == [kept["id"]]  # only that one went
+    assert m.delete_all(user_id="alice")["deleted"]["memories"] == 1
+    assert m.get_all(user_id="alice")["results"] == []
+    assert [r["id"] for r in m.get_all(user_id="bob")["results"]] == [bob["id"]]  # another user's stay
+
+
+def test_delete_all_with_a_host_key_is_refused_and_changes_nothing(remote: Memory) -> None:
+    episode = remote.add("I moved to Porto.", user_id="alice")["results"][0]
+    with pytest.raises(AuthorizationError):
+        remote.delete_all(user_id="alice")
+    assert [r["id"] for r in remote.get_all(user_id="alice")["results"]] == [episode["id"]]
 
 
 # Each check runs embedded (this process) and against a real server.
@@ -102,9 +116,9 @@ def test_update_corrects_delete_retracts_and_history_shows_both_remote(remote: M
     _update_corrects_delete_retracts_and_history_shows_both(remote)
 
 
-def test_what_this_version_cannot_do_is_said_and_changes_nothing_embedded(embedded: Memory) -> None:
-    _what_this_version_cannot_do_is_said_and_changes_nothing(embedded)
+def test_what_cannot_be_done_is_said_and_changes_nothing_embedded(embedded: Memory) -> None:
+    _what_cannot_be_done_is_said_and_changes_nothing(embedded)
 
 
-def test_what_this_version_cannot_do_is_said_and_changes_nothing_remote(remote: Memory) -> None:
-    _what_this_version_cannot_do_is_said_and_changes_nothing(remote)
+def test_what_cannot_be_done_is_said_and_changes_nothing_remote(remote: Memory) -> None:
+    _what_cannot_be_done_is_said_and_changes_nothing(remote)

@@ -15,7 +15,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -119,7 +119,8 @@ def recall(
     started = time.perf_counter()
     pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
-    dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
+    # Only vectors of this embedder are compared: another model's are stale (found by words only).
+    dense, lexical = store.candidates(scope_key, vector, terms, replace(filt, vector_model=embedder.model_id), pool)
     arms = {
         "dense": [(c.rowid, c.score) for c in dense],
         "lexical": [(c.rowid, c.score) for c in lexical],

@@ -15,7 +15,13 @@ from typing import Any
 
 from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
-from engramdb.models import operations, operations_integrations, operations_knowledge, operations_models
+from engramdb.models import (
+    operations,
+    operations_aging,
+    operations_integrations,
+    operations_knowledge,
+    operations_models,
+)
 from engramdb.models.operation import Operation
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -24,6 +30,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "memory": ("service", "memories", "lifecycle", "recall"),
     "governance": ("review", "audit", "policy", "keys"),
     "knowledge": ("knowledge",),
+    "aging": ("erasure", "aging", "jobs"),
     "models": ("models",),
     "integrations": ("integrations",),
 }
@@ -56,8 +63,8 @@ LINE_LENGTH = 120  # ruff's, in pyproject.toml
 
 
 # Where each operation's typed constant is declared (its module's alias in the generated files).
-DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "models_ops": operations_models,
-            "integration_ops": operations_integrations}
+DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "aging_ops": operations_aging,
+            "models_ops": operations_models, "integration_ops": operations_integrations}
 
 
 def _constant(op: Operation[Any]) -> str:
@@ -105,12 +112,6 @@ def _area(area: str, ops: list[Operation[Any]]) -> str:
     return out
 
 
-def _class_line(name: str, bases: list[str]) -> str:
-    """``class NAME(BASES):``, the bases on a line of their own when one line would be too long."""
-    flat = f"class {name}({', '.join(bases)}):"
-    return flat if len(flat) <= LINE_LENGTH else f"class {name}(\n    {', '.join(bases)},\n):"
-
-
 def sdk_methods() -> dict[str, str]:
     """The modules of ``engramdb.sdk.methods``: one per area, and the package joining them."""
     by_area: dict[str, list[Operation[Any]]] = {area: [] for area in AREAS}
@@ -128,9 +129,9 @@ def sdk_methods() -> dict[str, str]:
         'Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.\n"""\n\n'
         f"from __future__ import annotations\n\n{imports}\n\n"
         '__all__ = ["AsyncMethods", "SyncMethods"]\n\n\n'
-        f"{_class_line('SyncMethods', [f'Sync{n}Methods' for n in names])}\n"
+        f"class SyncMethods(\n{''.join(f'    Sync{n}Methods,{chr(10)}' for n in names)}):\n"
         '    """Every operation as a blocking method (``Client``)."""\n\n\n'
-        f"{_class_line('AsyncMethods', [f'Async{n}Methods' for n in names])}\n"
+        f"class AsyncMethods(\n{''.join(f'    Async{n}Methods,{chr(10)}' for n in names)}):\n"
         '    """Every operation as a coroutine method (``AsyncClient``)."""\n'
     )
     return modules

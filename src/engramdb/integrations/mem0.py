@@ -12,8 +12,9 @@ against the current ones (``POST /v1/memories``: derived facts, by default waiti
 with no model configured it raises ``ModelNotConfiguredError`` (501, saying how to configure one)
 and stores nothing; ``update`` corrects a fact, so the new
 value gets a new id and the old one stays in ``history``; ``delete`` retracts a fact (its value is
-refused from then on and its history kept: a retraction, not an erasure) and ``delete_all`` and
-deleting an episode wait for deletion, which this version does not have.
+refused from then on and its history kept: a retraction, not an erasure); deleting an episode
+erases it, and ``delete_all`` forgets the user (``POST /v1/forget``: every scope of the tenant,
+admin keys only, as the embedded operator is).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from engramdb.contract.canonical import canonical_json
-from engramdb.errors import InvalidInputError, NotFoundError, UnavailableError
+from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.integrations.target import Scoped, open_target
 from engramdb.models.derive import AddResult
 from engramdb.models.memories import MemoryView
@@ -127,17 +128,17 @@ class Memory:
     def delete(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any]:
         """Retract a fact: no longer current or recalled, its value refused from now on, its history kept."""
         scope = self._scope(user_id)
-        if self._find(memory_id, scope).source == "EPISODE":
-            raise UnavailableError("deleting an episode needs deletion (forgetting), which this version does "
-                                   "not have; nothing was changed", field="memory_id")  # fmt: skip
+        if self._find(memory_id, scope).source == "EPISODE":  # what was said: erased, not retracted
+            self._calls.call("delete_episode", {"event_id": memory_id}, scope)
+            return {"message": "Memory deleted (the episode is erased)", "id": memory_id}
         self._calls.call("retract_fact", {"fact_id": memory_id, "reason": "deleted through engramdb.Memory"}, scope)
         return {"message": "Memory retracted (its history is kept; it is not erased)", "id": memory_id}
 
     def delete_all(self, *, user_id: str | None = None) -> dict[str, Any]:
-        """Not in this version: deleting a user's memories needs deletion (forgetting)."""
-        self._scope(user_id)
-        raise UnavailableError("delete_all needs deletion (forgetting), which this version does not have; "
-                               "nothing was changed", field="user_id")  # fmt: skip
+        """Forget the user: every memory of theirs in every scope of the tenant is erased (admin keys)."""
+        participant = self._scope(user_id)["participantScopeHash"]
+        gone = self._calls.call("forget_participant", {"participantScopeHash": participant}, {})
+        return {"message": "Memories deleted (erased, not retracted)", "deleted": gone.wire()}
 
     # -- reads ------------------------------------------------------------------------------
 

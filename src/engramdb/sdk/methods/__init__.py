@@ -5,6 +5,7 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 
 from __future__ import annotations
 
+from engramdb.sdk.methods.aging import AsyncAgingMethods, SyncAgingMethods
 from engramdb.sdk.methods.governance import AsyncGovernanceMethods, SyncGovernanceMethods
 from engramdb.sdk.methods.integrations import AsyncIntegrationsMethods, SyncIntegrationsMethods
 from engramdb.sdk.methods.knowledge import AsyncKnowledgeMethods, SyncKnowledgeMethods
@@ -15,12 +16,22 @@ __all__ = ["AsyncMethods", "SyncMethods"]
 
 
 class SyncMethods(
-    SyncMemoryMethods, SyncGovernanceMethods, SyncKnowledgeMethods, SyncModelsMethods, SyncIntegrationsMethods,
+    SyncMemoryMethods,
+    SyncGovernanceMethods,
+    SyncKnowledgeMethods,
+    SyncAgingMethods,
+    SyncModelsMethods,
+    SyncIntegrationsMethods,
 ):
     """Every operation as a blocking method (``Client``)."""
 
 
 class AsyncMethods(
-    AsyncMemoryMethods, AsyncGovernanceMethods, AsyncKnowledgeMethods, AsyncModelsMethods, AsyncIntegrationsMethods,
+    AsyncMemoryMethods,
+    AsyncGovernanceMethods,
+    AsyncKnowledgeMethods,
+    AsyncAgingMethods,
+    AsyncModelsMethods,
+    AsyncIntegrationsMethods,
 ):
     """Every operation as a coroutine method (``AsyncClient``)."""
