@@ -25,6 +25,7 @@ from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
 from engramdb.storage.erasure import MemoryKey
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
+from engramdb.storage.participants import ParticipantSalts
 from engramdb.storage.records import (
     BELIEVED_STATUSES,
     AuditDraft,
@@ -182,7 +183,7 @@ class Transaction(KnowledgeWrites, AssistWrites, Protocol):
         ...
 
 
-class TenantStore(KnowledgeReads, AssistReads, Protocol):
+class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities
@@ -226,10 +227,6 @@ class TenantStore(KnowledgeReads, AssistReads, Protocol):
 
     def set_policy(self, policy_json: str, audit: AuditDraft) -> None:
         """Store the tenant's policy document (audited)."""
-        ...
-
-    def participant_salt(self, audit: AuditDraft) -> str:
-        """Return the tenant's secret participant salt, made (and audited) on first use."""
         ...
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:

@@ -7,7 +7,6 @@ EngramDB errors (storage/postgres/sqlstates.py).
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
@@ -31,6 +30,7 @@ from engramdb.storage.columns import (
     filter_clause,
 )
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.participants import ParticipantSaltStore
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL):
+class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStore):
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="ts_rank (tsvector)")
@@ -286,17 +286,6 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL):
         with self.transaction() as tx:
             tx.put_meta("policy", policy_json)
             tx.audit(audit)
-
-    def participant_salt(self, audit: AuditDraft) -> str:
-        sql = "SELECT value FROM meta WHERE tenant = %s AND key = 'participant_salt'"
-        with self.transaction() as tx:  # made once, under the write lock: two first users agree
-            row = tx.query(sql, (self.name,))
-            if row:
-                return str(row[0][0])
-            salt = secrets.token_hex(32)
-            tx.put_meta("participant_salt", salt)
-            tx.audit(audit)
-            return salt
 
     # -- embeddings -----------------------------------------------------------------------
 

@@ -211,6 +211,12 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL):
             (self._tenant, key, value),
         )
 
+    def get_meta(self, key: str) -> str | None:
+        """A tenant-level setting, read inside this transaction."""
+        cursor = self._conn.execute("SELECT value FROM meta WHERE tenant = %s AND key = %s", (self._tenant, key))
+        found = cursor.fetchone()
+        return str(found[0]) if found else None
+
     def query(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """Run a read inside this transaction (``%s`` placeholders)."""
         return self._conn.execute(sql, params).fetchall()

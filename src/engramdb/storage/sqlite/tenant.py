@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from engramdb.errors import ConflictError
-from engramdb.storage import erasure
+from engramdb.storage import erasure, participants
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
@@ -61,7 +60,7 @@ T = TypeVar("T")
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL):
+class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.ParticipantSaltStore):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="bm25 (in-memory index, FTS5 porter tokens)")
@@ -297,17 +296,6 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL):
         with self.transaction() as tx:
             tx.put_meta("policy", policy_json)
             tx.audit(audit)
-
-    def participant_salt(self, audit: AuditDraft) -> str:
-        sql = "SELECT value FROM meta WHERE key = 'participant_salt'"
-        with self.transaction() as tx:  # made once, under the write lock: two first users agree
-            row = tx.query(sql, ())
-            if row:
-                return str(row[0][0])
-            salt = secrets.token_hex(32)
-            tx.put_meta("participant_salt", salt)
-            tx.audit(audit)
-            return salt
 
     # -- embeddings -----------------------------------------------------------------------
 

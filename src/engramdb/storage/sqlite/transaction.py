@@ -203,6 +203,11 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
             (key, value),
         )
 
+    def get_meta(self, key: str) -> str | None:
+        """A tenant-level setting, read inside this transaction."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
     def query(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """Run a read inside this transaction (sees its own writes)."""
         return self._conn.execute(sql, params).fetchall()
