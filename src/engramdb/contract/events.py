@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -25,12 +25,14 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 
 from engramdb import clock
-from engramdb.contract.bounds import check_caps, check_safe_integer, strip_nul
+from engramdb.contract.bounds import LONE_SURROGATE, check_caps, check_safe_integer, has_lone_surrogate, strip_nul
 from engramdb.contract.canonical import event_id, fact_id
 from engramdb.errors import InvalidInputError
 
@@ -168,7 +170,24 @@ class WireModel(BaseModel):
         # (so the error names the field), instead of counting as "absent".
         if isinstance(data, dict) and None in data.values():
             data = {k: _NULL if v is None else v for k, v in data.items()}
-        return data
+        # NUL characters are dropped from every string, as write bodies always did: no store keeps
+        # them (PostgreSQL text cannot hold one).
+        return strip_nul(data) if isinstance(data, dict) and cls.strips_nul else data
+
+    # False on the contract's own event shapes, whose verdict must be the JSON Schema's (a NUL is a
+    # character there); every body that reaches a store is a request model that strips them.
+    strips_nul: ClassVar[bool] = True
+    # Fields whose items are validated one by one later (a batch's items), so one bad item is
+    # refused alone instead of failing the whole body here.
+    checked_per_item: ClassVar[frozenset[str]] = frozenset()
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _encodable(cls, value: Any, info: ValidationInfo) -> Any:
+        # Refused here, naming the field, instead of failing in the store's UTF-8 encoder.
+        if info.field_name not in cls.checked_per_item and has_lone_surrogate(value):
+            raise ValueError(LONE_SURROGATE)
+        return value
 
     def wire(self) -> dict[str, Any]:
         """Return the JSON-ready dict with camelCase keys and unset optionals dropped."""
@@ -207,6 +226,8 @@ class _EpisodeBody(WireModel):
 class Episode(Scope, _EpisodeBody):
     """A contract ``episode`` event: one completed user/assistant turn and its summary."""
 
+    strips_nul = False
+
     schema_version: SchemaVersion
     event_type: Literal["episode"]
     event_id: Hex64
@@ -235,6 +256,8 @@ class _FactBody(WireModel):
 
 class Fact(Scope, _FactBody):
     """A contract ``fact`` event: a claim about ``subjectKey`` of a ``kind``."""
+
+    strips_nul = False
 
     schema_version: SchemaVersion
     event_type: Literal["fact"]

@@ -9,11 +9,13 @@ them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate, strip_nul
 from engramdb.contract.events import FIELD_DESCRIPTIONS, KeptDateTime
 
 MAX_LIMIT = 50
@@ -44,6 +46,20 @@ class QueryModel(BaseModel):
         extra="ignore",
         frozen=True,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_nul(cls, data: Any) -> Any:
+        # Dropped as write bodies drop them, so a filter matches what was stored (and PostgreSQL,
+        # whose text cannot hold a NUL, is never sent one).
+        return strip_nul(dict(data)) if isinstance(data, Mapping) else data
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _encodable(cls, value: Any) -> Any:
+        if has_lone_surrogate(value):  # refused naming the parameter, not failing in the store
+            raise ValueError(LONE_SURROGATE)
+        return value
 
     def wire(self) -> dict[str, Any]:
         """Return the parameters that are set, camelCase, as JSON values."""
