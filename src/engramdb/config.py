@@ -6,8 +6,9 @@ Read once in an entry point and passed down; nothing reads the environment at im
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -62,10 +63,25 @@ class Settings(BaseSettings):
     port: int = Field(8377, description="port the server listens on")
     embedder: str = Field("minilm", description="'minilm', 'hashing[:DIM]' or 'openai:URL|MODEL'")
     embedder_api_key: str | None = Field(None, description="bearer key for an openai: embedder")
-    sqlite_synchronous: str = Field("NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)")
+    sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
+        "NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)"
+    )
+    max_body_bytes: int = Field(
+        16 * 1024 * 1024, ge=1024,
+        description="largest request body read, in bytes (413 past it; a full batch of 100 episodes fits)",
+    )
+    rate_limit_per_second: float = Field(
+        0, ge=0, description="requests a second each key may make on average (429 with Retry-After past it; 0 = off)"
+    )
+    rate_limit_burst: int = Field(100, ge=1, description="requests a key may make at once before the rate applies")
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+
+    @field_validator("sqlite_synchronous", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:  # "full" means FULL; "FUL" is refused, not run as NORMAL
+        return value.upper() if isinstance(value, str) else value
 
     def store_options(self) -> dict[str, object]:
         """Options for ``open_store`` beside the URL."""

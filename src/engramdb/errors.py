@@ -6,12 +6,13 @@
     ├── AuthorizationError       403  the key's role or scope grant does not cover the request
     ├── NotFoundError            404  no such memory (in the caller's scope)
     ├── ConflictError            409  the request conflicts with stored state
+    ├── PayloadTooLargeError     413  the body is over the server's limit
     ├── BackendUnavailableError  503  the store is busy, locked or unreachable; retryable
     ├── EmbeddingFailedError     502  the embedder failed; retryable per failure (a timeout is)
     ├── InternalError            500  an unexpected failure; its cause is logged, never answered
     │  the SDK's own, for answers it cannot map and failures with no answer:
     ├── ClientRequestError       4xx  a 4xx whose code the SDK does not know
-    ├── RateLimitedError         429  slow down; retryable
+    ├── RateLimitedError         429  slow down (the key is over its rate limit); retryable
     ├── ServerError              5xx  a 5xx whose code the SDK does not know; retryable
     ├── TransportError           ---  no HTTP answer at all (refused, reset, DNS); retryable
     │   └── RequestTimeoutError  ---  no answer within the timeout; retryable
@@ -72,6 +73,11 @@ class NotFoundError(EngramError):
 class ConflictError(EngramError):
     code = "conflict"
     http_status = 409
+
+
+class PayloadTooLargeError(EngramError):
+    code = "payload_too_large"
+    http_status = 413
 
 
 class BackendUnavailableError(EngramError):

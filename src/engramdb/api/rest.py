@@ -10,9 +10,11 @@ import anyio.to_thread
 from fastapi import FastAPI
 from starlette.routing import Route
 
-from engramdb import __version__
+from engramdb import __version__, metrics
 from engramdb.api import problems
+from engramdb.api.guard import RateLimiter, RequestGuard
 from engramdb.api.mcp import http_endpoint
+from engramdb.api.observe import Observe, install_metrics
 from engramdb.api.openapi import install_docs
 from engramdb.api.routes import add_route
 from engramdb.api.ui import install_ui
@@ -73,9 +75,24 @@ def create_app(
     app.state.service = service
     app.state.store = store
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
-    problems.install(app)
+    rate = settings.rate_limit_per_second
+    limiter = RateLimiter(rate, settings.rate_limit_burst) if rate else None
+    app.add_middleware(RequestGuard, store=store, max_body_bytes=settings.max_body_bytes, limiter=limiter)
+    app.add_middleware(Observe)  # outside the guard: its refusals are timed, counted and logged too
+    metrics.watch_backlog(lambda: _backlog(store))
+    problems.install(app)  # its request-id boundary goes outside the guard, so refusals carry the id
     install_docs(app)
     for op in sorted(OPERATIONS, key=lambda op: op.path.count("{")):  # /v1/records/schema before /{record_id}
         add_route(app, op)
+    install_metrics(app)
     install_ui(app)  # the dashboard at /ui (and / redirects there)
     return app
+
+
+def _backlog(store: Store) -> float:
+    """Rows waiting for a vector in every tenant (pending, or failed and due to be tried again)."""
+    total = 0
+    for name in store.tenant_names():
+        counts = store.tenant(name).embedding_counts()
+        total += counts.get("pending", 0) + counts.get("failed", 0)
+    return float(total)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engramdb import clock
+from engramdb import clock, metrics
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
@@ -102,11 +102,14 @@ def recall(
     started = time.perf_counter()
     vector = embedder.embed([query])[0]
     timings["embedMs"] = (time.perf_counter() - started) * 1000
+    metrics.RECALL_STAGE.labels("embed").observe(timings["embedMs"] / 1000)
 
     started = time.perf_counter()
     pool = max(settings.candidate_pool, limit)
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
     dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
+    metrics.RECALL_CANDIDATES.labels("dense").observe(len(dense))
+    metrics.RECALL_CANDIDATES.labels("lexical").observe(len(lexical))
     arms = {
         "dense": [(c.rowid, c.score) for c in dense],
         "lexical": [(c.rowid, c.score) for c in lexical],
@@ -128,6 +131,7 @@ def recall(
     hits = _with_features(contenders, lift, records, settings, trust_weight, date, shares)
     ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
+    metrics.RECALL_STAGE.labels("search").observe(timings["searchMs"] / 1000)
     return RecallOutcome(hits=hits[:limit], timings=timings, sessions=ranked_sessions)
 
 

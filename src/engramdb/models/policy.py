@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
+from engramdb.contract.bounds import TEXT_CAPS
 from engramdb.models.base import ResponseModel
 
 DEFAULT_MULTI_VALUED = ["likes", "dislikes", "note", "interest", "skill", "goal", "event"]
@@ -38,13 +39,16 @@ DEFAULT_TRUST: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+MAX_MULTI_VALUED_KINDS = 1_000  # a bound on the list; each kind is bounded as a fact write's is
+
+
 class TenantPolicy(ResponseModel):
     """Per-tenant policy (``GET``/``PUT /v1/policy``); defaults apply until an admin sets one."""
 
     model_config = ConfigDict(extra="forbid")  # a misspelt setting must not be dropped silently
 
     multi_valued_kinds: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_MULTI_VALUED),
+        default_factory=lambda: list(DEFAULT_MULTI_VALUED), max_length=MAX_MULTI_VALUED_KINDS,
         description="kinds whose facts coexist; every other kind holds one current value per subject",
     )
     tombstone_policy: Literal["refuse", "review"] = Field(
@@ -59,6 +63,15 @@ class TenantPolicy(ResponseModel):
         },
         description="trustClass -> origin (stated|derived) -> {status, weight}; missing cells take the defaults",
     )
+
+    @field_validator("multi_valued_kinds")
+    @classmethod
+    def _bounded_kinds(cls, kinds: list[str]) -> list[str]:
+        cap = TEXT_CAPS["kind"]
+        for kind in kinds:
+            if not 1 <= len(kind) <= cap:
+                raise ValueError(f"each kind has 1 to {cap} characters, as a fact's kind does ({len(kind)} given)")
+        return kinds
 
     @field_validator("trust", mode="before")
     @classmethod
