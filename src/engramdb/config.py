@@ -76,6 +76,14 @@ class Settings(BaseSettings):
     rate_limit_burst: int = Field(100, ge=1, description="requests a key may make at once before the rate applies")
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
+    audit_key_file: Path | None = Field(
+        None, description="the key that MACs the audit chain's anchors (default: audit.key in home; keep it "
+        "where the database's writer cannot read it)",
+    )
+    audit_anchor_dir: Path | None = Field(
+        None, description="where the audit chain's heads are anchored, one append-only file per tenant "
+        "(default: audit-anchors in home)",
+    )
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
 
     @field_validator("sqlite_synchronous", mode="before")
@@ -88,6 +96,12 @@ class Settings(BaseSettings):
         if self.database_url:
             return {"schema": self.pg_schema}
         return {"synchronous": self.sqlite_synchronous}
+
+    def anchor_paths(self) -> tuple[Path, Path]:
+        """The audit anchors' folder (by default one per database: SQLite's, or each PostgreSQL schema's)
+        and key file."""
+        default = self.home / "audit-anchors" / (f"pg-{self.pg_schema}" if self.database_url else "sqlite")
+        return (self.audit_anchor_dir or default, self.audit_key_file or self.home / "audit.key")
 
     def storage_url(self) -> str:
         """Return the storage URL (the embedded SQLite default when none is set)."""

@@ -59,7 +59,7 @@ def create_app(
         except Exception:  # the server still serves: writes land, and recall reports the embedder's failure
             log.warning("the embedder failed to warm up; recall will try it again", exc_info=True)
         worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
-                                 poll_seconds=settings.embed_poll_seconds)  # fmt: skip
+                                 poll_seconds=settings.embed_poll_seconds, anchors=service.anchors)  # fmt: skip
         if run_worker:
             worker.start()
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from engramdb.config import Settings
+from engramdb.core.anchor import Anchors
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
 from engramdb.storage.port import Store, TenantStore
@@ -18,6 +19,7 @@ class ServiceBase:
         self.embedder = embedder
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
+        self.anchors = Anchors(*settings.anchor_paths())  # the audit chain's heads, outside the database
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)

@@ -13,6 +13,7 @@ import logging
 import threading
 
 from engramdb import clock, metrics
+from engramdb.core.anchor import Anchors
 from engramdb.core.embedding import Embedder
 from engramdb.storage.port import AuditDraft, Store, TenantStore
 
@@ -91,7 +92,9 @@ class EmbeddingWorker:
         *,
         batch_size: int = 64,
         poll_seconds: float = 0.5,
+        anchors: Anchors | None = None,
     ) -> None:
+        self._anchors = anchors
         self._store = store
         self._embedder = embedder
         self._wake = wake
@@ -128,4 +131,6 @@ class EmbeddingWorker:
             tenant.expire_due(clock.now_text(), _SYSTEM)
             handled += embed_batch(tenant, self._embedder, self._batch_size)
             handled += embed_record_batch(tenant, self._embedder, self._batch_size)
+            if self._anchors is not None:  # the chain's head, anchored outside the database
+                self._anchors.advance(name, tenant)
         return handled > 0
