@@ -74,6 +74,10 @@ class Settings(BaseSettings):
         0, ge=0, description="requests a second each key may make on average (429 with Retry-After past it; 0 = off)"
     )
     rate_limit_burst: int = Field(100, ge=1, description="requests a key may make at once before the rate applies")
+    max_in_flight: int = Field(
+        32, ge=0, description="requests served at once; past it a request is refused at once with 503 and "
+        "Retry-After instead of queueing (0 = no limit)",
+    )
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
     audit_key_file: Path | None = Field(

@@ -8,6 +8,7 @@
     ├── ConflictError            409  the request conflicts with stored state
     ├── PayloadTooLargeError     413  the body is over the server's limit
     ├── BackendUnavailableError  503  the store is busy, locked or unreachable; retryable
+    │   └── OverloadedError      503  the server is at its limit of requests at once; retryable
     ├── EmbeddingFailedError     502  the embedder failed; retryable per failure (a timeout is)
     ├── InternalError            500  an unexpected failure; its cause is logged, never answered
     │  the SDK's own, for answers it cannot map and failures with no answer:
@@ -84,6 +85,12 @@ class BackendUnavailableError(EngramError):
     code = "backend_unavailable"
     http_status = 503
     retryable = True
+
+
+class OverloadedError(BackendUnavailableError):
+    """The server is serving as many requests as it may at once; retry after ``Retry-After``."""
+
+    code = "overloaded"
 
 
 class EmbeddingFailedError(EngramError):

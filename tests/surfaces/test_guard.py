@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from pydantic import ValidationError
 
@@ -124,3 +126,32 @@ def test_settings_are_validated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENGRAM_MAX_BODY_BYTES", "10")
     with pytest.raises(ValidationError, match="max_body_bytes"):
         Settings()
+
+
+def test_past_its_limit_of_requests_at_once_the_server_refuses_at_once(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "home", embedder="hashing", max_in_flight=1)
+    server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
+    server.start()
+    try:
+        token = server.key()
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as held:
+            # One request in flight: its head sent, its body never, so the server is still serving it.
+            held.sendall(f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                         f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode())  # fmt: skip
+            with server.client(token) as http:
+                deadline = time.monotonic() + 10
+                refused = http.get("/v1/facts")
+                while refused.status_code != 503 and time.monotonic() < deadline:  # the head is on its way
+                    refused = http.get("/v1/facts")
+                assert refused.status_code == 503, refused.text
+                assert refused.json()["code"] == "overloaded" and refused.headers["retry-after"] == "1"
+                assert httpx.get(f"{server.url}/healthz").status_code == 200  # health is not counted
+        with server.client(token) as http:  # control: with the held request gone, it is served again
+            deadline = time.monotonic() + 10
+            answer = http.get("/v1/facts")
+            while answer.status_code == 503 and time.monotonic() < deadline:
+                answer = http.get("/v1/facts")
+            assert answer.status_code == 200
+    finally:
+        server.stop()

@@ -7,7 +7,9 @@ In this order, before the application reads a byte of the body:
 2. a request to ``/v1/`` or ``/mcp`` that carries a key or a body is authenticated (401 without
    a valid key), so an anonymous client cannot make the server read, buffer or parse anything;
    the caller rides in the ASGI scope to the route, which does not look the key up again;
-3. the key's request budget is charged (429 with ``Retry-After`` when it is spent).
+3. the key's request budget is charged (429 with ``Retry-After`` when it is spent);
+4. past ``max_in_flight`` requests being served at once, a keyed request is refused at once
+   (503 ``overloaded`` with ``Retry-After``) instead of joining a queue that only grows.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from engramdb.api.mcp.transports import CALLER_KEY
 from engramdb.api.problems import error_response
 from engramdb.core import auth
-from engramdb.errors import EngramError, PayloadTooLargeError, RateLimitedError
+from engramdb.errors import EngramError, OverloadedError, PayloadTooLargeError, RateLimitedError
 from engramdb.storage.port import Store
 
 _KEYED_PREFIXES = ("/v1/", "/mcp")
@@ -68,22 +70,35 @@ class RateLimiter:
 class RequestGuard:
     """ASGI middleware: body limit, key first, rate limit (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, store: Store, max_body_bytes: int, limiter: RateLimiter | None) -> None:
+    def __init__(
+        self, app: ASGIApp, store: Store, max_body_bytes: int, limiter: RateLimiter | None, max_in_flight: int = 0
+    ) -> None:
         self.app, self.store, self.max_body_bytes, self.limiter = app, store, max_body_bytes, limiter
+        self.max_in_flight, self.in_flight = max_in_flight, 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        keyed = scope["path"].startswith(_KEYED_PREFIXES)
         try:
             self._check_declared_length(headers)
-            if scope["path"].startswith(_KEYED_PREFIXES) and _carries_key_or_body(scope, headers):
+            if keyed and self.max_in_flight and self.in_flight >= self.max_in_flight:
+                raise OverloadedError(
+                    f"the server is serving its limit of {self.max_in_flight} requests at once; retry shortly",
+                    retryAfterSeconds=1,
+                )
+            if keyed and _carries_key_or_body(scope, headers):
                 scope[CALLER_KEY] = await self._caller(headers)  # in place: outer layers read the route
         except EngramError as error:
             await _refuse(error, scope, send)
             return
-        await self.app(scope, self._bounded(receive), send)
+        self.in_flight += keyed  # one event loop: no lock needed
+        try:
+            await self.app(scope, self._bounded(receive), send)
+        finally:
+            self.in_flight -= keyed
 
     def _check_declared_length(self, headers: Headers) -> None:
         declared = headers.get("content-length")

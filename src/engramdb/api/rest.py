@@ -77,7 +77,8 @@ def create_app(
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
     rate = settings.rate_limit_per_second
     limiter = RateLimiter(rate, settings.rate_limit_burst) if rate else None
-    app.add_middleware(RequestGuard, store=store, max_body_bytes=settings.max_body_bytes, limiter=limiter)
+    app.add_middleware(RequestGuard, store=store, max_body_bytes=settings.max_body_bytes, limiter=limiter,
+                       max_in_flight=settings.max_in_flight)  # fmt: skip
     app.add_middleware(Observe)  # outside the guard: its refusals are timed, counted and logged too
     metrics.watch_backlog(lambda: _backlog(store))
     problems.install(app)  # its request-id boundary goes outside the guard, so refusals carry the id
