@@ -15,12 +15,14 @@ import pytest
 import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis.errors import HypothesisException
+from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
 from tests.conftest import LiveServer
 
 ROLES = ("agent", "host", "reviewer", "admin")
+# Requests the HTTP client refuses to build (a header with a newline, a URL it cannot encode).
+UNSENDABLE = (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, UnicodeError)
 BUDGET = float(os.environ.get("ENGRAM_FUZZ_SECONDS", "60")) / 2 / len(ROLES)  # per backend and role
 
 
@@ -78,8 +80,11 @@ def _examples(operation: Any, mode: GenerationMode, url: str, session: requests.
         nonlocal sent
         try:
             response = case.call(base_url=url, session=session, timeout=30)
-        except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, ValueError):
+        except UNSENDABLE:
             return  # a request no HTTP client can send is not one the server can get
+        except requests.exceptions.RequestException as error:  # no answer: reset, refused, timed out
+            found.append(f"{case.method} {case.formatted_path} {mode.value}: no answer: {error!r}")
+            return
         sent += 1
         problem = problem_of(response)
         if problem is not None:
@@ -88,7 +93,7 @@ def _examples(operation: Any, mode: GenerationMode, url: str, session: requests.
 
     try:
         send()
-    except HypothesisException:  # nothing left to generate for this operation and mode
+    except Unsatisfiable:  # no invalid input left to generate for this operation (it takes none)
         pass
     return sent
 
