@@ -79,7 +79,23 @@ class Settings(BaseSettings):
         "Retry-After instead of queueing (0 = no limit)",
     )
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
+    memory_mb: float = Field(
+        1024, gt=0, description="memory the in-memory scope copies may hold (MB); least recently used scopes are "
+        "dropped beyond it and reloaded on their next recall",
+    )
+    ann_min_rows: int = Field(
+        200_000, ge=1, description="ready vectors in one scope before its vector arm searches k-means lists "
+        "(approximate) instead of every row (exact)",
+    )
+    ann_probe_share: float = Field(0.05, gt=0, le=1, description="share of a large scope's lists a query scans")
+    pg_copy_min_rows: int = Field(
+        10_000, ge=1, description="PostgreSQL: memories in one scope before it is answered from an in-memory copy "
+        "(BM25 and int8 vectors) instead of a scan of its rows per query",
+    )
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
+    query_cache_size: int = Field(
+        1024, ge=0, description="recent recall queries whose vectors are kept, by model and text (0 = off)"
+    )
     audit_key_file: Path | None = Field(
         None, description="the key that MACs the audit chain's anchors (default: audit.key in home; keep it "
         "where the database's writer cannot read it)",
@@ -97,9 +113,11 @@ class Settings(BaseSettings):
 
     def store_options(self) -> dict[str, object]:
         """Options for ``open_store`` beside the URL."""
+        copies = {"memory_mb": self.memory_mb, "ann_min_rows": self.ann_min_rows,
+                  "ann_probe_share": self.ann_probe_share}  # fmt: skip
         if self.database_url:
-            return {"schema": self.pg_schema}
-        return {"synchronous": self.sqlite_synchronous}
+            return {"schema": self.pg_schema, "copy_min_rows": self.pg_copy_min_rows, **copies}
+        return {"synchronous": self.sqlite_synchronous, **copies}
 
     def anchor_paths(self) -> tuple[Path, Path]:
         """The audit anchors' folder (by default one per database: SQLite's, or each PostgreSQL schema's)

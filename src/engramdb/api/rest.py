@@ -6,7 +6,6 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import anyio.to_thread
 from fastapi import FastAPI
 from starlette.routing import Route
 
@@ -16,6 +15,7 @@ from engramdb.api.guard import RateLimiter, RequestGuard
 from engramdb.api.mcp import http_endpoint
 from engramdb.api.observe import Observe, install_metrics
 from engramdb.api.openapi import install_docs
+from engramdb.api.readiness import Readiness
 from engramdb.api.routes import add_route
 from engramdb.api.ui import install_ui
 from engramdb.config import Settings, tune_process
@@ -50,14 +50,11 @@ def create_app(
     service = MemoryService(store, embedder, settings)
     mcp = http_endpoint(service)  # MCP over streamable HTTP at /mcp (bearer key)
 
+    readiness = Readiness(store, embedder, settings.retrieval)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        # Load the model before the first request: a cold first recall (~0.7 s) would pass the
-        # SDK's 300 ms fail-open budget, and the agent would silently get no memory.
-        try:
-            await anyio.to_thread.run_sync(embedder.embed, ["warm up"])
-        except Exception:  # the server still serves: writes land, and recall reports the embedder's failure
-            log.warning("the embedder failed to warm up; recall will try it again", exc_info=True)
+        readiness.start()  # /healthz answers at once; /readyz once the model and recent scopes are loaded
         worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
                                  poll_seconds=settings.embed_poll_seconds, anchors=service.anchors)  # fmt: skip
         if run_worker:
@@ -68,6 +65,7 @@ def create_app(
         finally:
             if run_worker:
                 worker.stop()
+            readiness.stop()
             store.close()
 
     app = FastAPI(title="EngramDB", version=__version__, summary="Long-term memory for LLM agents.",
@@ -75,6 +73,7 @@ def create_app(
     app.state.service = service
     app.state.store = store
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
+    app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
     rate = settings.rate_limit_per_second
     limiter = RateLimiter(rate, settings.rate_limit_burst) if rate else None
     app.add_middleware(RequestGuard, store=store, max_body_bytes=settings.max_body_bytes, limiter=limiter,

@@ -28,6 +28,7 @@ _bearer = HTTPBearer(
     scheme_name="EngramKey",
     description="An EngramDB key: `egm.<tenant>.<keyId>.<secret>` (engram keys create, or POST /v1/keys).",
 )
+JSON = "application/json"
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
@@ -66,6 +67,10 @@ def _endpoint(op: Operation[Any]) -> Any:
         answer = run(request.app.state.service, op, parts.get("caller"), inputs)
         if answer is None:
             return Response(status_code=204)
+        if type(answer) is op.output:
+            # The service built it from validated parts: serialise it once, in pydantic's core, instead of
+            # FastAPI validating it again (in another worker-thread hop) and encoding a dict with json.dumps.
+            return Response(answer.model_dump_json(by_alias=True), op.answer_status(answer), media_type=JSON)
         response.status_code = op.answer_status(answer)
         return answer
 

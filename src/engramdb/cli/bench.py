@@ -206,6 +206,138 @@ def records(
     console.print(f"JSON written to {out}")
 
 
+@bench_app.command("versus")
+def versus(
+    data: Annotated[Path, typer.Option(help="LoCoMo file")] = Path("../shared/bench/locomo/locomo10.json"),
+    systems: Annotated[str, typer.Option(help="comma-separated: engramdb,mem0")] = "engramdb,mem0",
+    conversations: Annotated[int | None, typer.Option(min=1, help="only the first N conversations")] = None,
+    questions: Annotated[int | None, typer.Option(min=1, help="at most N questions per conversation")] = None,
+    embedder: Annotated[str, typer.Option(help="EngramDB's embedder: minilm (as Mem0's model) or hashing")] = "minilm",
+    mem0_python: Annotated[str | None, typer.Option(
+        help="interpreter with the versus extra for Mem0 (default: this one)")] = None,
+    work: Annotated[Path | None, typer.Option(help="work folder, kept (default: a temporary one)")] = None,
+    out: OutOpt = Path("bench/out/versus.json"),
+    seed: SeedOpt = 7,
+) -> None:
+    """EngramDB and Mem0 OSS on the same LoCoMo turns: recall@k, ingest, latency, memory, disk."""
+    import sys
+
+    from engramdb.eval.versus import report
+    from engramdb.eval.versus.run import Mem0UnavailableError, VersusConfig, run
+
+    config = VersusConfig(data=data, systems=tuple(s.strip() for s in systems.split(",") if s.strip()),
+                          conversations=conversations, questions=questions, embedder=embedder,
+                          mem0_python=mem0_python or sys.executable, work=work, seed=seed)  # fmt: skip
+    try:
+        config.validate()
+        with _bars() as bars:
+            result = run(config, progress=bars)
+    except (ValueError, Mem0UnavailableError) as error:
+        _err.print(f"[red]error:[/red] {error}", highlight=False)
+        raise typer.Exit(1) from error
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    if not _out.is_terminal:
+        _out.width = 150
+    _out.print(report.table(result))
+    for line in report.summary(result):
+        _out.print(line, highlight=False)
+    _out.print(f"JSON written to {out}", highlight=False)
+
+
+class _Bars:
+    """Progress bars on stderr, one per task, grown as the tasks report their totals."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=_err)  # fmt: skip
+        self.tasks: dict[str, Any] = {}
+
+    def __call__(self, task: str, advance: int, total: int | None) -> None:
+        if task not in self.tasks:
+            self.tasks[task] = self.progress.add_task(task, total=total)
+        elif total is not None:
+            self.progress.update(self.tasks[task], total=total)
+        if advance:
+            self.progress.advance(self.tasks[task], advance)
+
+    def __enter__(self) -> _Bars:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+
+def _bars() -> _Bars:
+    return _Bars()
+
+
+@bench_app.command("bigscope")
+def bigscope(
+    backends: Annotated[str, typer.Option(help="comma-separated: sqlite,postgres")] = "sqlite,postgres",
+    layouts: Annotated[str, typer.Option(
+        help="comma-separated: one:N (N memories in one scope) or spread:N:S (N over S scopes)",
+    )] = "one:10000,one:100000,one:1000000,spread:1000000:1000",
+    queries: Annotated[int, typer.Option(help="timed queries per layout (LoCoMo questions)")] = 200,
+    ingest: Annotated[int, typer.Option(help="texts for the ingest comparison (0: skip it)")] = 2000,
+    pg_url: Annotated[str | None, typer.Option(help="PostgreSQL URL (default: a throwaway server)")] = None,
+    data: Annotated[Path, typer.Option(help="the shared benchmark folder (LoCoMo, LongMemEval)")] = Path(
+        "../shared/bench"),
+    cache: Annotated[Path, typer.Option(help="where the corpus's model vectors are cached")] = Path("bench/out/cache"),
+    out: Annotated[Path, typer.Option(help="JSON result file")] = Path("bench/out/bigscope.json"),
+    probe_shares: Annotated[str, typer.Option(
+        help="other ann_probe_share values to time and check where a scope is searched by lists")] = "",
+    restarts: Annotated[int, typer.Option(
+        min=1, help="server restarts timed for the first recall (more: steadier)")] = 1,
+) -> None:
+    """Recall in one very large scope and over many scopes, memory, restart and ingest, both backends."""
+    from engramdb.config import tune_process
+    from engramdb.core.embedding import make_embedder
+    from engramdb.eval import bigscope as big
+    from engramdb.eval.bigscope_corpus import load
+    from engramdb.eval.bigscope_model import Layout
+
+    tune_process()
+    console = Console()
+    chosen = [b.strip() for b in backends.split(",") if b.strip()]
+    if not chosen or set(chosen) - {"sqlite", "postgres"}:
+        raise EngramError("--backends takes sqlite and/or postgres", field="--backends")
+    try:
+        plan = [Layout.parse(part.strip()) for part in layouts.split(",") if part.strip()]
+    except ValueError as error:
+        raise EngramError(str(error), field="--layouts") from error
+
+    def progress(line: str) -> None:
+        console.print(line, highlight=False)
+
+    corpus = load(data, cache, make_embedder("minilm"), progress)
+    shares = [float(x) for x in probe_shares.split(",") if x.strip()]
+    result = big.run(corpus, chosen, plan, queries=queries, pg_url=pg_url, ingest=ingest, progress=progress,
+                     probe_shares=shares, restarts=restarts)  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2))
+    console.print(_bigscope_table(result))
+    console.print(f"JSON written to {out}")
+
+
+def _bigscope_table(result: dict[str, Any]) -> Table:
+    table = Table("backend", "layout", "search p50", "p95", "p99", "dense p50", "lexical p50", "first of scope p50",
+                  "recall@10 vs exact", "ready s", "first after restart", "warm p50 (HTTP)", "peak RSS MB",
+                  "load rows/s", "disk MB", title="bigscope (ms unless said)")  # fmt: skip
+    for r in result["results"]:
+        search, server = r["recall"]["searchMs"], r["server"]
+        table.add_row(r["backend"], r["layout"], str(search["p50"]), str(search["p95"]), str(search["p99"]),
+                      str(r["recall"]["denseArmMs"]["p50"]), str(r["recall"]["lexicalArmMs"]["p50"]),
+                      str(r["recall"]["firstRecallOfScopeMs"]["p50"]), str(r["recallAt10VsExact"]),
+                      f"{server['startToReadyMs'] / 1000:.1f}", str(server["firstRecallMs"]),
+                      str(server["warmRecallMs"].get("p50")), str(server["peakRssMb"]),
+                      str(r["load"]["rowsPerSecond"]), str(r["diskMb"]))  # fmt: skip
+    return table
+
+
 @bench_app.command("load")
 def load(
     rates: Annotated[str, typer.Option(help="offered requests/s, comma-separated, each run in turn")] = "50,100,200",

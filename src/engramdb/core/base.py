@@ -8,6 +8,7 @@ from engramdb.config import Settings
 from engramdb.core.anchor import Anchors
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
+from engramdb.core.embedding_cache import QueryVectorCache
 from engramdb.storage.port import Store, TenantStore
 
 
@@ -17,6 +18,7 @@ class ServiceBase:
     def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
         self.store = store
         self.embedder = embedder
+        self.queries = QueryVectorCache(embedder, settings.query_cache_size)  # recall's query vectors
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
         self.anchors = Anchors(*settings.anchor_paths())  # the audit chain's heads, outside the database

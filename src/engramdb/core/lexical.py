@@ -1,25 +1,26 @@
 """BM25 over an in-memory inverted index of one scope.
 
 SQLite FTS5 scores every row that matches any query word before it can return the best ten,
-which cost 10 ms a query at 10k memories (bench/RESULTS.md). Here each word of a scope keeps
-its postings in two growing arrays, so a query costs one vectorised pass per word over the rows
-that contain it. Words are made the way FTS5's ``porter unicode61 remove_diacritics 2``
-tokenizer makes them (the stems by core/porter.py, a port of FTS5's own stemmer), and scores
-follow FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, IDF floored at 1e-6); tests/core/test_lexical.py
-checks both against FTS5 itself. Document statistics are the scope's own: the scope is the
-corpus a query searches.
+which cost 10 ms a query at 10k memories (bench/RESULTS.md). Here a scope's postings are integer
+arrays grouped by term, so a query costs one vectorised pass per word over the rows that contain
+it; the words themselves live once per process, in a ``Vocabulary`` every scope shares. Words
+are made the way FTS5's ``porter unicode61 remove_diacritics 2`` tokenizer makes them (the stems
+by core/porter.py, a port of FTS5's own stemmer), and scores follow FTS5's ``bm25()`` (k1 = 1.2,
+b = 0.75, IDF floored at 1e-6); tests/core/test_lexical.py checks both against FTS5 itself.
+Document statistics are the scope's own: the scope is the corpus a query searches.
 
 Pure text analysis, no I/O: recall weighs query words with ``bm25_idf`` and SQLite's in-memory
-scope copy (storage/sqlite/scope_copy.py) keeps a ``LexicalIndex`` per scope.
+scope copy (storage/scope_copy.py) keeps a ``LexicalIndex`` per scope.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
 import unicodedata
-from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -67,15 +68,96 @@ def tokenize(text: str) -> list[str]:
     return _stems(_words(text))
 
 
-class LexicalIndex:
-    """Postings of one scope's documents, addressed by the caller's row positions."""
+class Vocabulary:
+    """Words and their stems' term ids, shared by every scope's index in a process.
+
+    A scope's index then holds only integers: with its own dictionaries, an index of 1,000
+    turns took 1.5 MB, most of it dictionary entries and array headers (bench/RESULTS.md).
+    """
 
     def __init__(self) -> None:
         self._term_ids: dict[str, int] = {}  # stem -> term id
         self._word_ids: dict[str, int] = {}  # folded word -> term id (stems each word once)
-        self._positions: list[array[int]] = []  # by term id: positions holding the term
-        self._counts: list[array[float]] = []  # by term id: how often, at each position
-        self._lengths = array("i")
+        self._lock = threading.Lock()
+
+    def word_terms(self, words: Sequence[str]) -> np.ndarray:
+        """Return the term id of each folded word, learning the words not seen before."""
+        get = self._word_ids.get
+        if any(get(w) is None for w in words):
+            self._learn(words)
+        return np.fromiter(map(self._word_ids.__getitem__, words), dtype=np.int64, count=len(words))
+
+    def _learn(self, words: Sequence[str]) -> None:
+        with self._lock:  # two scopes learning one word must give it one id
+            new = [w for w in set(words) if w not in self._word_ids]
+            for word, stem in zip(new, _stems(new), strict=True):
+                term = self._term_ids.get(stem)
+                if term is None:
+                    term = self._term_ids[stem] = len(self._term_ids)
+                self._word_ids[word] = term
+
+    def term(self, stem: str) -> int | None:
+        """Return a stem's term id (None if no document of any scope holds it)."""
+        return self._term_ids.get(stem)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """Postings of some documents, grouped by term: the positions of term ``terms[i]`` are
+    ``positions[offsets[i]:offsets[i + 1]]``, with how often it occurs at each in ``counts``."""
+
+    terms: np.ndarray  # int64, sorted, unique
+    offsets: np.ndarray  # int64, len(terms) + 1
+    positions: np.ndarray  # int32
+    counts: np.ndarray  # uint16
+
+    @classmethod
+    def build(cls, terms: np.ndarray, positions: np.ndarray, counts: np.ndarray) -> _Run:
+        """Group postings given in any order by term (stable: positions keep their order)."""
+        order = np.argsort(terms, kind="stable")
+        terms, positions, counts = terms[order], positions[order], counts[order]
+        starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]]) if len(terms) else np.zeros(0, np.int64)
+        offsets = np.r_[starts, len(terms)].astype(np.int64)
+        return cls(terms[starts], offsets, positions.astype(np.int32), counts.astype(np.uint16))
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        i = int(np.searchsorted(self.terms, term))
+        if i == len(self.terms) or self.terms[i] != term:
+            return _NO_POSITIONS, _NO_COUNTS
+        start, end = self.offsets[i], self.offsets[i + 1]
+        return self.positions[start:end], self.counts[start:end]
+
+    def merged(self, other: _Run) -> _Run:
+        """One run holding both runs' postings (this run's first within each term)."""
+        widths = np.diff(self.offsets), np.diff(other.offsets)
+        terms = np.concatenate([np.repeat(self.terms, widths[0]), np.repeat(other.terms, widths[1])])
+        return _Run.build(terms, np.concatenate([self.positions, other.positions]),
+                          np.concatenate([self.counts, other.counts]))  # fmt: skip
+
+    @property
+    def nbytes(self) -> int:
+        return self.terms.nbytes + self.offsets.nbytes + self.positions.nbytes + self.counts.nbytes
+
+
+_NO_POSITIONS = np.zeros(0, dtype=np.int32)
+_NO_COUNTS = np.zeros(0, dtype=np.uint16)
+
+
+class LexicalIndex:
+    """Postings of one scope's documents, addressed by the caller's row positions.
+
+    New documents arrive in batches; each batch becomes a run of postings grouped by term, and
+    a run is merged into the one before it once it is at least a quarter of its size, so a
+    scope keeps a few runs (a logarithmic number) and a write costs in proportion to its batch.
+    """
+
+    def __init__(self, vocabulary: Vocabulary | None = None) -> None:
+        self._vocabulary = vocabulary or Vocabulary()
+        self._runs: list[_Run] = []
+        self._lengths = np.zeros(0, dtype=np.int32)
         self._documents = 0
         self._total_length = 0
 
@@ -90,59 +172,54 @@ class LexicalIndex:
             flat += words
             sizes.append(len(words))
         lengths = np.array(sizes, dtype=np.int64)
-        self._learn(flat)
-        term = np.fromiter(map(self._word_ids.__getitem__, flat), dtype=np.int64, count=len(flat))
+        term = self._vocabulary.word_terms(flat)
         at = np.repeat(np.asarray(positions, dtype=np.int64), lengths)
         # One sort groups the batch by (term, position); run lengths are the term counts.
         span = int(at.max(initial=0)) + 1
         keys, counts = np.unique(term * span + at, return_counts=True)
-        terms, places = keys // span, (keys % span).astype(np.int32)
-        starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
-        # A batch with no word at all (an emoji, "...") has no postings, only lengths.
-        for start, end in zip(starts, [*starts[1:], len(keys)], strict=True) if len(keys) else ():
-            t = int(terms[start])
-            self._positions[t].frombytes(places[start:end].tobytes())
-            self._counts[t].frombytes(counts[start:end].astype(np.float32).tobytes())
+        if len(keys):  # a batch with no word at all (an emoji, "...") has no postings, only lengths
+            self._runs.append(_Run.build(keys // span, keys % span, np.minimum(counts, 65535)))
+            while len(self._runs) > 1 and 4 * len(self._runs[-1]) >= len(self._runs[-2]):
+                last = self._runs.pop()
+                self._runs[-1] = self._runs[-1].merged(last)
         top = max(positions)
         if top >= len(self._lengths):
-            self._lengths.frombytes(bytes(4 * (top + 1 - len(self._lengths))))
-        for position, length in zip(positions, lengths.tolist(), strict=True):
-            self._lengths[position] = length
+            grown = np.zeros(max(top + 1, 2 * len(self._lengths)), dtype=np.int32)
+            grown[: len(self._lengths)] = self._lengths
+            self._lengths = grown
+        self._lengths[np.asarray(positions, dtype=np.int64)] = lengths
         self._documents += len(positions)
         self._total_length += int(lengths.sum())
 
-    def _learn(self, words: Sequence[str]) -> None:
-        """Give every word not seen before the id of its stem."""
-        new = [w for w in set(words) if w not in self._word_ids]
-        for word, stem in zip(new, _stems(new), strict=True):
-            term = self._term_ids.get(stem)
-            if term is None:
-                term = self._term_ids[stem] = len(self._term_ids)
-                self._positions.append(array("i"))
-                self._counts.append(array("f"))
-            self._word_ids[word] = term
+    @property
+    def nbytes(self) -> int:
+        """Return the bytes the index's arrays hold (the shared vocabulary apart)."""
+        return self._lengths.nbytes + sum(run.nbytes for run in self._runs)
+
+    def _postings(self, stem: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        term = self._vocabulary.term(stem)
+        if term is None:
+            return []
+        return [p for p in (run.postings(term) for run in self._runs) if len(p[0])]
 
     def document_frequency(self, word: str) -> int:
         """Return how many documents contain ``word`` once it is tokenized like the documents."""
-        terms = [self._term_ids.get(stem) for stem in tokenize(word)]
-        return max((len(self._positions[t]) for t in terms if t is not None), default=0)
+        return max((sum(len(p) for p, _ in self._postings(stem)) for stem in tokenize(word)), default=0)
 
     def scores(self, words: Sequence[str], size: int) -> np.ndarray:
         """Return the BM25 score of every position below ``size`` (0 where no word matches)."""
         scores = np.zeros(size, dtype=np.float64)
         if not self._documents:
             return scores
-        lengths = np.frombuffer(self._lengths, dtype=np.int32)
         average = self._total_length / self._documents
         for word in words:
             for stem in tokenize(word):  # every query token counts, as in an FTS5 OR query
-                term = self._term_ids.get(stem)
-                if term is None:
+                postings = self._postings(stem)
+                if not postings:
                     continue
-                positions = np.frombuffer(self._positions[term], dtype=np.int32)
-                counts = np.frombuffer(self._counts[term], dtype=np.float32).astype(np.float64)
-                frequency = len(positions)
-                idf = bm25_idf(self._documents, frequency)
-                norm = K1 * (1 - B + B * lengths[positions] / average)
-                scores[positions] += idf * counts * (K1 + 1) / (counts + norm)
+                idf = bm25_idf(self._documents, sum(len(p) for p, _ in postings))
+                for positions, counts in postings:
+                    tf = counts.astype(np.float64)
+                    norm = K1 * (1 - B + B * self._lengths[positions] / average)
+                    scores[positions] += idf * tf * (K1 + 1) / (tf + norm)
         return scores

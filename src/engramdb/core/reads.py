@@ -114,7 +114,7 @@ class ReadOperations(ServiceBase):
             # the block's connection, which should not sit idle while the embedder works.
             policy = functools.cache(lambda: load_policy(tenant))
             outcome = recall(
-                tenant, self.embedder, scope_key=auth.scope_key(scope), query=query, filt=filt,
+                tenant, self.queries, scope_key=auth.scope_key(scope), query=query, filt=filt,
                 limit=body.limit, settings=self.settings.retrieval,
                 trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight, sessions=body.sessions,
             )  # fmt: skip

@@ -301,7 +301,7 @@ def _with_features(
     date: DateFeature | None,
     shares: dict[str, float],
 ) -> list[Hit]:
-    now = time.time()
+    now = clock.utc_now().timestamp()
     hits: list[Hit] = []
     for row in fused:
         record = records.get(row.rowid)

@@ -49,7 +49,8 @@ def run(config: BenchConfig, progress: Progress = lambda _: None) -> dict[str, A
     temporary = config.home is None
     home = Path(tempfile.mkdtemp(prefix="engram-bench-")) if config.home is None else config.home
     home.mkdir(parents=True, exist_ok=True)
-    settings = Settings(home=home, embedder=config.embedder)
+    # Every query embedded (embedMs stays the model's time): no cache of query vectors.
+    settings = Settings(home=home, embedder=config.embedder, query_cache_size=0)
     embedder = RecordingEmbedder(make_embedder(config.embedder))
     state = BenchRun(config, home, settings, embedder, progress)
     started, load_at_start = time.perf_counter(), load_average()

@@ -9,7 +9,7 @@ does the same for the query embedding. Everything else passes through unchanged.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -132,6 +132,9 @@ class TimedStore:
 
     def maintain(self) -> None:
         self._inner.maintain()
+
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
+        return self._inner.warm(stop)
 
     def close(self) -> None:
         self._inner.close()

@@ -9,7 +9,7 @@ what core has to ask.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -308,6 +308,11 @@ class TenantStore(KnowledgeReads, Protocol):
         """Load exported rows into this (empty) tenant verbatim; return counts per table."""
         ...
 
+    def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
+        """Insert new rows already embedded, each with its audit entry, in one transaction; return
+        how many were new. For benchmarks: the write path embeds after the write returns."""
+        ...
+
     def close(self) -> None:
         """Release connections and caches."""
         ...
@@ -326,6 +331,12 @@ class Store(Protocol):
 
     def maintain(self) -> None:
         """Tidy the storage after a bulk load (statistics, dead rows); safe while serving."""
+        ...
+
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
+        """Load into memory the scopes recall used most recently (as many as the memory limit
+        holds), before a server reports ready; return them as (tenant, scope key), most recent
+        first. ``stop()`` ends it early."""
         ...
 
     def close(self) -> None:

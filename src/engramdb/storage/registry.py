@@ -25,6 +25,5 @@ def open_store(url: str, **options: object) -> Store:
     if parsed.scheme in ("postgresql", "postgres"):
         from engramdb.storage.postgres.store import PostgresStore
 
-        schema = str(options.get("schema") or "engram")
-        return PostgresStore(url, schema=schema)
+        return PostgresStore(url, **options)  # type: ignore[arg-type]  # typed there
     raise InvalidInputError(f"unsupported database URL scheme {parsed.scheme!r}", field="databaseUrl")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 
@@ -23,23 +23,34 @@ from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.storage.port import check_tenant_name
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.tenant import PostgresTenantStore
+from engramdb.storage.scope_cache import ScopeCache
+from engramdb.storage.vector_index import AnnSettings
 
 log = logging.getLogger(__name__)
 
 MIGRATIONS = ("001_initial.sql", "002_session_order.sql", "003_recall_columns_inline.sql",
               "004_invalid_at.sql", "005_episodes_by_observed.sql", "006_knowledge.sql",
-              "007_source_events.sql")
+              "007_source_events.sql", "008_scope_changes.sql")
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
 class PostgresStore:
     """All tenants of a PostgreSQL deployment."""
 
-    def __init__(self, url: str, *, schema: str = "engram", max_connections: int = 8) -> None:
+    def __init__(
+        self, url: str, *, schema: str = "engram", max_connections: int = 8, memory_mb: float = 1024,
+        ann_min_rows: int = 200_000, ann_probe_share: float = 0.05, copy_min_rows: int = 10_000,
+    ) -> None:  # fmt: skip
+        """``copy_min_rows``: a scope holding this many memories is answered from an in-memory
+        copy (storage/postgres/search.py); ``memory_mb`` bounds those copies; ``ann_min_rows`` and
+        ``ann_probe_share`` say when a copy's vector arm turns approximate and what it scans then."""
         if not _SCHEMA.fullmatch(schema):
             raise InvalidInputError("schema names are lower-case letters, digits and _", field="schema")
         self.url = url
         self.schema = schema
+        self.scope_copies = ScopeCache(max_bytes=int(memory_mb * 2**20),
+                                 ann=AnnSettings(min_rows=ann_min_rows, probe_share=ann_probe_share))
+        self.copy_min_rows = copy_min_rows
         self._migrate()
         with translated():
             self._pool = ConnectionPool(
@@ -89,6 +100,24 @@ class PostgresStore:
             for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
                           "record_history", "record_vectors"):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
+
+    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
+        """Load the copies of the large scopes (``copy_min_rows`` memories or more), the most
+        recently written first, until the memory limit is nearly full. (The database's own
+        cache survives a restart of this server; only the copies are in its memory.)"""
+        warmed: list[tuple[str, str]] = []
+        for name in self.tenant_names():
+            tenant = self.tenant(name)
+            with self.connection(name) as conn:
+                large = [r[0] for r in conn.execute(
+                    "SELECT scope_key FROM memories WHERE tenant = %s GROUP BY scope_key HAVING count(*) >= %s "
+                    "ORDER BY max(change_seq) DESC", (name, self.copy_min_rows))]  # fmt: skip
+            for scope_key in large:
+                if stop() or self.scope_copies.nbytes >= 0.9 * self.scope_copies.max_bytes:
+                    return warmed
+                tenant._search.warm(scope_key)
+                warmed.append((name, scope_key))
+        return warmed
 
     def tenant(self, name: str, *, create: bool = False) -> PostgresTenantStore:
         check_tenant_name(name)

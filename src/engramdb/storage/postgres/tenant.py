@@ -38,13 +38,14 @@ from engramdb.storage.port import (
     EpisodePosition,
     KeyRecord,
     MemoryRecord,
+    NewMemory,
     ScopeColumns,
     ScopeStats,
     Source,
     Tombstone,
     Vector,
 )
-from engramdb.storage.postgres import portable
+from engramdb.storage.postgres import bulk, portable
 from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
@@ -66,7 +67,7 @@ class PostgresTenantStore(PostgresKnowledge):
         self.name = name
         self.path = f"postgresql:{store.schema}:{name}"
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
-        self._search = PostgresSearch(name, self._all, self._held)
+        self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
         super().__init__(name, self._unprepared, self._conn)
 
     @contextmanager
@@ -357,6 +358,10 @@ class PostgresTenantStore(PostgresKnowledge):
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with self._conn() as conn:
             return portable.import_rows(conn, self.name, rows)
+
+    def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
+        with self.transaction() as tx:
+            return bulk.load(tx._conn, self.name, tx.seq, rows, vectors, model, audits)
 
     def close(self) -> None:
         """Connections belong to the store's pool; nothing to release per tenant."""

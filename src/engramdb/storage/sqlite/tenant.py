@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from engramdb.errors import ConflictError
-from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
+from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause, lexical_text
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.port import (
     AuditDraft,
@@ -23,23 +23,20 @@ from engramdb.storage.port import (
     EpisodePosition,
     KeyRecord,
     MemoryRecord,
+    NewMemory,
     ScopeColumns,
     ScopeStats,
     Source,
     Tombstone,
     Vector,
 )
-from engramdb.storage.sqlite import portable
+from engramdb.storage.scope_cache import ScopeCache, read_copy
+from engramdb.storage.scope_cache import Source as CopySource
+from engramdb.storage.scope_copy import CopyRow, ScopeCopy, encode
+from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
 from engramdb.storage.sqlite.knowledge_store import SQLiteKnowledge
 from engramdb.storage.sqlite.migrations import migrate
-from engramdb.storage.sqlite.scope_copy import (
-    COPY_ROW_SQL,
-    ScopeCache,
-    ScopeCopy,
-    encode,
-    rows_from,
-)
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -54,6 +51,19 @@ from engramdb.storage.sqlite.sql import (
 from engramdb.storage.sqlite.transaction import SQLiteTransaction
 
 T = TypeVar("T")
+_COPY_ROW_SQL = (
+    "SELECT rowid, source, status, session_id, "
+    "CASE WHEN embed_state = 'ready' THEN embedding END, "
+    "active_from, retired_at, valid_from, valid_until, invalid_at, text, subject_key, kind FROM memories"
+)
+
+
+def _copy_rows(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
+    """Return cache rows from the columns of ``_COPY_ROW_SQL``, in order."""
+    return [CopyRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], body=lexical_text(r[10], r[11], r[12]))
+            for r in records]  # fmt: skip
+
+
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
@@ -206,7 +216,7 @@ class SQLiteTenantStore(SQLiteKnowledge):
     def vector_candidates(
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
-        return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit))
+        return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit, self._vectors))
 
     def candidates(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
@@ -223,26 +233,29 @@ class SQLiteTenantStore(SQLiteKnowledge):
         )
 
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
-        """Bring the scope's in-memory copy up to date with every committed write, then read it.
+        """Read the scope's in-memory copy, brought up to date with every committed write."""
+        source = CopySource(
+            current_seq=lambda: int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0]),
+            changed_ids=lambda seq: [r[0] for r in self._db.fetchall(
+                "SELECT rowid FROM memories WHERE scope_key = ? AND change_seq > ?", (scope_key, seq))],
+            rows=lambda ids: _copy_rows(self._db.fetchall(
+                f"{_COPY_ROW_SQL} WHERE rowid IN ({placeholders(ids)}) ORDER BY rowid", ids)),
+        )  # fmt: skip
+        return read_copy(self._copies, f"{self.path}:{scope_key}", source, read)
 
-        Under the scope's lock: a refresh grows arrays that a reader would otherwise hold views of.
-        """
-        cache_key = f"{self.path}:{scope_key}"
-        copy = self._copies.scope(cache_key)
-        with self._copies.lock_for(cache_key):
-            self._refresh(copy, scope_key)
-            return read(copy)
-
-    def _refresh(self, copy: ScopeCopy, scope_key: str) -> None:
-        current = int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0])
-        if current <= copy.seq:
-            return
-        rows = self._db.fetchall(
-            f"{COPY_ROW_SQL} WHERE scope_key = ? AND change_seq > ? ORDER BY rowid",
-            (scope_key, copy.seq),
-        )
-        copy.apply(rows_from(rows))
-        copy.seq = current
+    def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Read rows' vectors at full precision (the scope copy re-ranks its short list with them)."""
+        rows = []
+        for start in range(0, len(rowids), 10_000):  # under SQLite's limit of bound parameters
+            part = rowids[start : start + 10_000].tolist()
+            rows += self._db.fetchall(f"SELECT rowid, embedding FROM memories WHERE rowid IN ({placeholders(part)}) "
+                                      "AND embed_state = 'ready'", part)  # fmt: skip
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        width = max(len(r[1]) for r in rows)
+        rows = [r for r in rows if len(r[1]) == width]
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        return np.array([r[0] for r in rows], dtype=np.int64), matrix.astype(np.float32)
 
     # -- lifecycle upkeep -------------------------------------------------------------------
 
@@ -351,6 +364,10 @@ class SQLiteTenantStore(SQLiteKnowledge):
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with self._db.write() as conn:
             return portable.import_rows(conn, rows)
+
+    def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
+        with self._db.write() as conn:
+            return bulk.load(conn, rows, vectors, model, audits)
 
     def optimize(self) -> None:
         """Refresh the query planner's statistics (``PRAGMA optimize``)."""

@@ -1,29 +1,28 @@
-"""Both recall arms of one scope over an in-memory copy of it: exact vectors and BM25.
+"""Both recall arms of one scope over an in-memory copy of it: vectors and BM25.
 
 Reading every blob of a large scope from SQLite on each query would dominate recall latency,
-so each scope's ready vectors live in one float32 matrix, and its texts in an inverted index
-(core/lexical.py), beside the columns the filters read. The copy is refreshed
-incrementally: every write stamps its rows with the tenant's ``change_seq``, and a query first
-pulls the rows of its scope stamped after the copy's own sequence (another process may have
-written them), so a memory is found lexically the moment its write returns. Both searches are
-exact; ineligible rows are masked out before the top-k is selected, so a filter can never cost
-a true match its place.
+so each scope's ready vectors live in memory as int8 codes (storage/vector_index.py: exact by
+re-ranking a short list at full precision, read back from the database; lists above a size),
+and its texts in an inverted index (core/lexical.py), beside the columns the filters read. The
+copy is refreshed incrementally: every write stamps its rows with the tenant's ``change_seq``,
+and a query first pulls the rows of its scope stamped after the copy's own sequence (another
+process may have written them), so a memory is found lexically the moment its write returns.
+Ineligible rows are masked out before the top-k is selected, so a filter can never cost a true
+match its place.
+storage/scope_cache.py holds the copies, up to a memory limit.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from engramdb import clock
-from engramdb.core.lexical import LexicalIndex
-from engramdb.storage.columns import lexical_text
+from engramdb.core.lexical import LexicalIndex, Vocabulary
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
+from engramdb.storage.vector_index import AnnSettings, ExactVectors, VectorIndex
 
 _SOURCES = {"EPISODE": 0, "MEMORY_FACT": 1}
 
@@ -56,13 +55,12 @@ def _instant(text: str) -> np.datetime64:
 class ScopeCopy:
     """One scope's ready vectors and inverted index, with what the filters need beside them."""
 
-    def __init__(self) -> None:
+    def __init__(self, vocabulary: Vocabulary | None = None, ann: AnnSettings | None = None) -> None:
         self.seq = 0
-        self.dimension = 0
+        self._ann = ann or AnnSettings()
         self._size = 0
-        self._position: dict[int, int] = {}
-        self._rowids = np.zeros(0, dtype=np.int64)
-        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._rowids = np.zeros(0, dtype=np.int64)  # ascending: rowids only grow
+        self._vectors: VectorIndex | None = None  # once the first vector fixes the dimension
         self._ready = np.zeros(0, dtype=bool)
         self._source = np.zeros(0, dtype=np.int8)
         self._status = np.zeros(0, dtype=np.int16)
@@ -70,42 +68,87 @@ class ScopeCopy:
         self._times = {name: np.zeros(0, dtype="datetime64[us]") for name in _TIMES}
         self._status_codes: dict[str | None, int] = {}
         self._session_codes: dict[str | None, int] = {None: 0}
-        self._lexical = LexicalIndex()
+        self._lexical = LexicalIndex(vocabulary)
         # Episodes written just before and after each one in its session (-1: none).
         self._before = np.zeros(0, dtype=np.int32)
         self._after = np.zeros(0, dtype=np.int32)
         self._last_in_session: dict[int, int] = {}
+        self._bytes = 0
 
     def __len__(self) -> int:
         return self._size
 
-    def apply(self, rows: Sequence[CopyRow]) -> None:
-        """Insert or update rows (the newest state of each wins), a whole batch at once."""
+    @property
+    def dimension(self) -> int:
+        return self._vectors.dimension if self._vectors is not None else 0
+
+    @property
+    def approximate(self) -> bool:
+        """True when the vector arm searches lists (the scope passed ``ann_min_rows``)."""
+        return self._vectors is not None and self._vectors.approximate
+
+    @property
+    def nbytes(self) -> int:
+        """Return the bytes this copy's arrays hold (about what it costs in memory), as of its
+        last change (summing them is not free: a cache of a thousand copies asks after each read)."""
+        return self._bytes
+
+    def _measure(self) -> int:
+        arrays = (self._rowids, self._ready, self._source, self._status, self._session, self._before, self._after,
+                  *self._times.values())  # fmt: skip
+        vectors = self._vectors.nbytes if self._vectors is not None else 0
+        return sum(a.nbytes for a in arrays) + vectors + self._lexical.nbytes + 100 * len(self._session_codes)
+
+    def apply(self, rows: Sequence[CopyRow]) -> bool:
+        """Insert or update rows (the newest state of each wins), a whole batch at once.
+
+        Return False, changing nothing, when a new row's id is below one the copy holds (rows
+        are appended in id order): the caller then rebuilds the copy from scratch.
+        """
         if not rows:
-            return
-        known = len(self._position)
-        positions = np.array([self._position_of(row.rowid) for row in rows], dtype=np.int64)
-        new = [(int(p), row) for p, row in zip(positions, rows, strict=True) if p >= known]
+            return True
+        ids = np.fromiter((row.rowid for row in rows), dtype=np.int64, count=len(rows))
+        positions = self.positions_of(ids)
+        fresh = positions < 0
+        if fresh.any() and self._size and ids[fresh].min() <= self._rowids[self._size - 1]:
+            return False
+        new_ids = np.unique(ids[fresh])
+        first = self._append(new_ids)
+        positions[fresh] = first + np.searchsorted(new_ids, ids[fresh])
+        new = [(int(p), row) for p, row in zip(positions, rows, strict=True) if p >= first]
         if new:  # a row's text is indexed once: texts never change
             self._lexical.add([p for p, _ in new], [row.body for _, row in new])
             self._link(new)
-        ready = np.zeros(len(rows), dtype=bool)
-        blobs = [(i, row.embedding) for i, row in enumerate(rows) if row.embedding is not None]
-        if blobs and self.dimension == 0:
-            self._set_dimension(len(blobs[0][1]) // 4)
-        # A vector of another dimension comes from another embedder: it is not comparable.
-        fitting = [(i, b) for i, b in blobs if len(b) == 4 * self.dimension]
-        if fitting:
-            index = np.array([i for i, _ in fitting], dtype=np.int64)
-            matrix = np.frombuffer(b"".join(b for _, b in fitting), dtype="<f4")
-            self._matrix[positions[index]] = matrix.reshape(len(fitting), self.dimension)
-            ready[index] = True
-        self._ready[positions] = ready
+        self._put_vectors(positions, rows)
         self._source[positions] = [_SOURCES[row.source] for row in rows]
         self._status[positions] = [self._code(self._status_codes, row.status) for row in rows]
         self._session[positions] = [self._code(self._session_codes, row.session_id) for row in rows]
         for name in _TIMES:
             self._times[name][positions] = _instants([getattr(row, name) for row in rows])
+        self._bytes = self._measure()
+        return True
+
+    def _put_vectors(self, positions: np.ndarray, rows: Sequence[CopyRow]) -> None:
+        ready = np.zeros(len(rows), dtype=bool)
+        blobs = [(i, row.embedding) for i, row in enumerate(rows) if row.embedding is not None]
+        if blobs and self._vectors is None:
+            self._vectors = VectorIndex(len(blobs[0][1]) // 4, len(self._rowids), self._ann)
+        # A vector of another dimension comes from another embedder: it is not comparable.
+        fitting = [(i, b) for i, b in blobs if len(b) == 4 * self.dimension]
+        if fitting and self._vectors is not None:
+            index = np.array([i for i, _ in fitting], dtype=np.int64)
+            matrix = np.frombuffer(b"".join(b for _, b in fitting), dtype="<f4").reshape(len(fitting), -1)
+            self._vectors.put(positions[index], matrix.astype(np.float32))
+            ready[index] = True
+        self._ready[positions] = ready
+
+    def positions_of(self, rowids: np.ndarray) -> np.ndarray:
+        """Return each rowid's position in the copy (-1 for a row it does not hold)."""
+        if not self._size:
+            return np.full(len(rowids), -1, dtype=np.int64)
+        held = self._rowids[: self._size]
+        at = np.minimum(np.searchsorted(held, rowids), self._size - 1)
+        return np.where(held[at] == rowids, at, -1).astype(np.int64)
 
     def _link(self, new: Sequence[tuple[int, CopyRow]]) -> None:
         """Chain new episodes to the episode written before them in their session."""
@@ -122,8 +165,7 @@ class ScopeCopy:
     def adjacent(self, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Return, aligned with ``rowids``, the rowids of the episodes written just before and
         after each one in its session (-1: none, or not an episode of this scope)."""
-        get = self._position.get
-        positions = np.fromiter((get(r, -1) for r in rowids), dtype=np.int64, count=len(rowids))
+        positions = self.positions_of(np.asarray(rowids, dtype=np.int64).reshape(-1))
         known = positions >= 0
         out = []
         for links in (self._before, self._after):
@@ -134,50 +176,55 @@ class ScopeCopy:
             out.append(linked)
         return out[0], out[1]
 
-    def _position_of(self, rowid: int) -> int:
-        position = self._position.get(rowid)
-        return self._append(rowid) if position is None else position
-
-    def search(self, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
-        """Return the exact top ``limit`` eligible rows by cosine (vectors are unit length)."""
-        if self._size == 0 or query.shape[0] != self.dimension or limit <= 0:
+    def search(self, query: Vector, filt: CandidateFilter, limit: int, exact: ExactVectors) -> list[Candidate]:
+        """Return the top ``limit`` eligible rows by cosine (vectors are unit length): exact below
+        the approximate size, re-ranked at full precision (``exact`` reads the vectors)."""
+        if self._size == 0 or self._vectors is None or query.shape[0] != self.dimension or limit <= 0:
             return []
-        eligible = self._eligible(filt) & self._ready[: self._size]
-        scores = self._matrix[: self._size] @ query
-        return self._top(scores, eligible, limit)
+        scanned = self._vectors.candidates(query, self._ready[: self._size])
+        scanned = scanned[self._eligible(filt, scanned)]
+        positions, scores = self._vectors.top(query, scanned, self._rowids, limit, exact)
+        return [Candidate(int(r), float(s)) for r, s in zip(self._rowids[positions], scores, strict=True)]
 
     def text_search(self, words: Sequence[str], filt: CandidateFilter, limit: int) -> list[Candidate]:
         """Return the top ``limit`` eligible rows by BM25 (rows no word matches are left out)."""
         if self._size == 0 or not words or limit <= 0:
             return []
         scores = self._lexical.scores(words, self._size)
-        return self._top(scores, self._eligible(filt) & (scores > 0), limit)
+        matched = np.flatnonzero(scores > 0)
+        return self._top(scores, matched[self._eligible(filt, matched)], limit)
 
     def document_frequency(self, word: str) -> int:
         """Return how many of the scope's rows (any status) contain ``word``."""
         return self._lexical.document_frequency(word)
 
-    def _top(self, scores: np.ndarray, eligible: np.ndarray, limit: int) -> list[Candidate]:
-        """The ``limit`` best eligible positions, best first (ties by row order)."""
-        candidates = np.flatnonzero(eligible)
+    def _top(self, scores: np.ndarray, candidates: np.ndarray, limit: int) -> list[Candidate]:
+        """The ``limit`` best of the ``candidates`` positions, best first (ties by row order)."""
         if len(candidates) > limit:
             candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
         order = candidates[np.lexsort((self._rowids[candidates], -scores[candidates]))]
         return [Candidate(int(self._rowids[i]), float(scores[i])) for i in order]
 
-    def _eligible(self, filt: CandidateFilter) -> np.ndarray:
-        """The same predicate as the SQL filter (storage/sqlite/sql.py), vectorised."""
-        n = self._size
-        mask = np.ones(n, dtype=bool)
+    def _eligible(self, filt: CandidateFilter, at: np.ndarray) -> np.ndarray:
+        """The same predicate as the SQL filter (storage/columns.py), over the positions ``at``."""
+        mask = np.ones(len(at), dtype=bool)
         if filt.statuses is not None:
             codes = [self._status_codes[s] for s in filt.statuses if s in self._status_codes]
-            mask &= np.isin(self._status[:n], codes)
-        mask &= np.isin(self._source[:n], [_SOURCES[s] for s in filt.sources])
+            mask &= np.isin(self._status[at], codes)
+        if set(filt.sources) != set(_SOURCES):
+            mask &= np.isin(self._source[at], [_SOURCES[s] for s in filt.sources])
         if filt.exclude_session_id is not None:
             code = self._session_codes.get(filt.exclude_session_id)
             if code is not None:
-                mask &= self._session[:n] != code
-        times = {name: values[:n] for name, values in self._times.items()}
+                mask &= self._session[at] != code
+        eligible: np.ndarray = mask & self._eligible_in_time(filt, at)
+        return eligible
+
+    def _eligible_in_time(self, filt: CandidateFilter, at: np.ndarray) -> np.ndarray:
+        mask = np.ones(len(at), dtype=bool)
+        if filt.as_of is None and filt.believed_by is None and filt.valid_at is None and filt.expires_after is None:
+            return mask
+        times = {name: values[at] for name, values in self._times.items()}
         # NaT stands for NULL: comparisons with it are False.
         if filt.as_of is not None:
             t = _instant(filt.as_of)
@@ -201,18 +248,14 @@ class ScopeCopy:
             mask &= np.isnat(times["valid_until"]) | (times["valid_until"] > t)
         return mask
 
-    def _set_dimension(self, dimension: int) -> None:
-        self.dimension = dimension
-        self._matrix = np.zeros((len(self._rowids), dimension), dtype=np.float32)
-
-    def _append(self, rowid: int) -> int:
-        if self._size == len(self._rowids):
-            self._grow(max(64, 2 * self._size))
-        position = self._size
-        self._rowids[position] = rowid
-        self._position[rowid] = position
-        self._size += 1
-        return position
+    def _append(self, rowids: np.ndarray) -> int:
+        """Append rows (ascending ids above every held one); return the first one's position."""
+        first = self._size
+        if first + len(rowids) > len(self._rowids):
+            self._grow(max(64, 2 * len(self._rowids), first + len(rowids)))
+        self._rowids[first : first + len(rowids)] = rowids
+        self._size += len(rowids)
+        return first
 
     def _grow(self, capacity: int) -> None:
         def grown(array: np.ndarray, fill: int = 0) -> np.ndarray:
@@ -228,8 +271,8 @@ class ScopeCopy:
         self._before = grown(self._before, fill=-1)
         self._after = grown(self._after, fill=-1)
         self._times = {name: grown(values) for name, values in self._times.items()}
-        if self.dimension:
-            self._matrix = grown(self._matrix)
+        if self._vectors is not None:
+            self._vectors.grow(capacity)
 
     @staticmethod
     def _code(codes: dict[str | None, int], value: str | None) -> int:
@@ -247,54 +290,3 @@ def _instants(texts: Sequence[str | None]) -> np.ndarray:
 def encode(vector: np.ndarray) -> bytes:
     """Return the canonical blob of a vector: little-endian float32."""
     return np.asarray(vector, dtype="<f4").tobytes()
-
-
-class ScopeCache:
-    """Per-scope vector copies with a bound on the total number of rows held (LRU by scope)."""
-
-    def __init__(self, max_rows: int = 2_000_000) -> None:
-        self._max_rows = max_rows
-        self._scopes: OrderedDict[str, ScopeCopy] = OrderedDict()
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
-
-    def lock_for(self, scope_key: str) -> threading.Lock:
-        """Return the lock that serialises refreshes of one scope."""
-        with self._guard:
-            return self._locks.setdefault(scope_key, threading.Lock())
-
-    def scope(self, scope_key: str) -> ScopeCopy:
-        """Return the scope's copy (empty with seq 0 when not cached yet)."""
-        with self._guard:
-            vectors = self._scopes.get(scope_key)
-            if vectors is None:
-                vectors = self._scopes[scope_key] = ScopeCopy()
-            self._scopes.move_to_end(scope_key)
-            self._evict(keep=scope_key)
-            return vectors
-
-    def clear(self) -> None:
-        """Drop every copy (they reload on the next query)."""
-        with self._guard:
-            self._scopes.clear()
-
-    def _evict(self, keep: str) -> None:
-        total = sum(len(v) for v in self._scopes.values())
-        for key in list(self._scopes):
-            if total <= self._max_rows:
-                break
-            if key != keep:
-                total -= len(self._scopes.pop(key))
-
-
-COPY_ROW_SQL = (
-    "SELECT rowid, source, status, session_id, "
-    "CASE WHEN embed_state = 'ready' THEN embedding END, "
-    "active_from, retired_at, valid_from, valid_until, invalid_at, text, subject_key, kind FROM memories"
-)
-
-
-def rows_from(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
-    """Return cache rows from the columns of ``COPY_ROW_SQL``, in order."""
-    return [CopyRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], body=lexical_text(r[10], r[11], r[12]))
-            for r in records]  # fmt: skip

@@ -1,0 +1,60 @@
+"""Loading many new memories with their vectors at once: the benchmarks' loader, not a write path.
+
+The rows are the ones the write path stores (the caller builds them with the same functions),
+written already embedded, with one audit entry each, chained as ``Transaction.audit`` chains
+them; ``engram bench bigscope`` checks on a sample that both paths leave the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import astuple
+
+import numpy as np
+import psycopg
+
+from engramdb import clock
+from engramdb.storage.columns import AUDIT_COLUMNS, lexical_body
+from engramdb.storage.common import next_audit_entry
+from engramdb.storage.port import AuditDraft, NewMemory, Vector
+
+_INSERT = """INSERT INTO memories (tenant, source, memory_id, scope_key, agent_id, profile_id, privacy_scope,
+    participant_scope_hash, sandbox_eligible, session_id, subject_key, kind, text, embed_text, lexical_body,
+    trust_class, origin, status, confidence, observed_at, valid_from, valid_until, recorded_at, active_from,
+    supersedes_id, status_reason, event_json, change_seq, embed_state, embed_model, embedding)
+    VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,'ready',%s,%s)
+    ON CONFLICT (tenant, scope_key, source, memory_id) DO NOTHING RETURNING memory_id"""
+
+
+def load(conn: psycopg.Connection, tenant: str, seq: int, rows: Sequence[NewMemory], vectors: Vector, model: str,
+         audits: Sequence[AuditDraft]) -> int:  # fmt: skip
+    """Insert new rows with their vectors ready, audited; return how many were new."""
+    params = []
+    for row, vector in zip(rows, vectors, strict=True):
+        s = row.scope
+        params.append((
+            tenant, row.source, row.memory_id, s.scope_key, s.agent_id, s.profile_id, s.privacy_scope,
+            s.participant_scope_hash, s.sandbox_eligible, row.session_id, row.subject_key, row.kind, row.text,
+            row.embed_text, lexical_body(row), row.trust_class, row.origin, row.status, row.confidence,
+            row.observed_at, row.valid_from, row.valid_until, row.recorded_at, row.active_from, row.supersedes_id,
+            row.status_reason, row.event_json, seq, model, np.asarray(vector, dtype=np.float32),
+        ))  # fmt: skip
+    new: set[str] = set()
+    with conn.cursor() as cursor:
+        cursor.executemany(_INSERT, params, returning=True)
+        while True:
+            new.update(r[0] for r in cursor.fetchall())
+            if not cursor.nextset():
+                break
+    last = conn.execute("SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
+                        (tenant,)).fetchone()  # fmt: skip
+    entries = []
+    for draft in audits:
+        if draft.target_id in new:
+            entry = next_audit_entry(draft, last, clock.now_text())
+            entries.append((tenant, *astuple(entry)))
+            last = (entry.seq, entry.hash)
+    with conn.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
+                           entries)  # fmt: skip
+    return len(new)
