@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from engramdb.core.auth import Caller
@@ -23,6 +22,22 @@ def _anchored(service: MemoryService, operator: Caller) -> Store:
     first = _verify(store)  # verifying anchors the head it verified
     assert first.returncode == 0 and "verified: 18 entries, 10 memories" in first.stdout, first.stdout + first.stderr
     return store
+
+
+def _anchored_here(service: MemoryService, operator: Caller) -> Store:
+    """As _anchored, through the service in this process (the operation the CLI calls), to keep
+    the suite short: the CLI itself is run by the truncation and memory-text cases."""
+    store = _seed(service, operator)
+    first = service.verify_audit(operator)
+    assert first.verified and first.checked == 18 and first.memories_checked == 10, first
+    return store
+
+
+def _broken_here(service: MemoryService, operator: Caller, *words: str) -> None:
+    verdict = service.verify_audit(operator)
+    assert not verdict.verified, verdict
+    for word in words:
+        assert word in (verdict.problem or ""), verdict
 
 
 def _entries(store: Store) -> list[AuditEntry]:
@@ -67,27 +82,27 @@ def test_deleting_the_last_entries_is_detected(service: MemoryService, operator:
 
 
 def test_an_edit_rehashed_to_the_end_is_detected(service: MemoryService, operator: Caller) -> None:
-    store = _anchored(service, operator)
+    store = _anchored_here(service, operator)
     entries = _entries(store)
     entries[6] = AuditEntry(**{**vars(entries[6]), "reason": "nothing happened"})
     _rewrite(store, entries)
-    _broken(store, "entry 18", "rewritten")
+    _broken_here(service, operator, "entry 18", "rewritten")
 
 
 def test_a_deletion_renumbered_is_detected(service: MemoryService, operator: Caller) -> None:
-    store = _anchored(service, operator)
+    store = _anchored_here(service, operator)
     entries = _entries(store)
     _rewrite(store, entries[:3] + entries[4:])  # entry 4 gone, the rest renumbered 4-17, re-hashed
-    _broken(store, "entry 18", "is gone")
+    _broken_here(service, operator, "entry 18", "is gone")
 
 
-def test_a_forged_anchor_is_detected(service: MemoryService, operator: Caller, settings: Any) -> None:
-    store = _anchored(service, operator)
-    anchors = next(Path(_home(store, settings)).glob("audit-anchors/*/t1.jsonl"))
+def test_a_forged_anchor_is_detected(service: MemoryService, operator: Caller) -> None:
+    _anchored_here(service, operator)
+    anchors = service.anchors.file("t1")
     line = json.loads(anchors.read_text().splitlines()[-1])
     with anchors.open("a") as f:  # an attacker without the key appends a head of their own
         f.write(json.dumps({**line, "seq": 5, "hash": "f" * 64}) + "\n")
-    _broken(store, "entry 5", "forged")
+    _broken_here(service, operator, "entry 5", "forged")
 
 
 def test_a_memory_text_edited_in_the_database_is_detected(service: MemoryService, operator: Caller) -> None:
@@ -97,11 +112,13 @@ def test_a_memory_text_edited_in_the_database_is_detected(service: MemoryService
 
 
 def test_a_memory_event_edited_in_the_database_is_detected(service: MemoryService, operator: Caller) -> None:
-    store = _anchored(service, operator)
+    store = _anchored_here(service, operator)
     # Provenance is neither in the id nor in the text: only the audit entry's digest shows this.
     _memory_edit(store, "UPDATE memories SET event_json = replace(event_json, '\"provenance\":\"test\"', "
                         "'\"provenance\":\"forged\"') WHERE event_json LIKE '%\"summary\":\"turn 2\"%'")
-    _broken(store, "altered", "does not match the digest")
+    verdict = service.verify_audit(operator)
+    assert not verdict.verified and verdict.memory_id is not None, verdict
+    assert "does not match the digest" in (verdict.problem or "")
 
 
 def test_the_running_server_anchors_its_head(server: LiveServer) -> None:
@@ -117,14 +134,6 @@ def test_the_running_server_anchors_its_head(server: LiveServer) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"the head {head.seq} was not anchored")
-
-
-def _home(store: Store, settings: Any) -> Path:
-    if isinstance(store, SQLiteStore):
-        return store.home
-    import tempfile
-
-    return Path(tempfile.gettempdir()) / f"engram-{store.schema}"  # type: ignore[attr-defined]
 
 
 def _memory_edit(store: Store, sql: str) -> None:

@@ -1,7 +1,7 @@
 """Schema-driven fuzzing (schemathesis over /openapi.json) with each role's key, on both backends:
 no input answers a 5xx, and every 4xx is problem JSON (a code, a message; a 422 names its field).
 
-Bounded by time: ``ENGRAM_FUZZ_SECONDS`` for the whole test over both backends (60 by default, so
+Bounded by time: ``ENGRAM_FUZZ_SECONDS`` for the whole test over both backends (48 by default, so
 the suite spends about a minute here); bench/RESULTS.md reports a 10-minute run.
 """
 
@@ -26,7 +26,7 @@ ROLES = ("agent", "host", "reviewer", "admin")
 FRAMING = frozenset({"transfer-encoding", "content-length", "connection", "host", "te", "upgrade", "expect",
                      "trailer", "keep-alive", "proxy-connection"})
 UNSENDABLE = (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, UnicodeError)
-BUDGET = float(os.environ.get("ENGRAM_FUZZ_SECONDS", "60")) / 2 / len(ROLES)  # per backend and role
+BUDGET = float(os.environ.get("ENGRAM_FUZZ_SECONDS", "48")) / 2 / len(ROLES)  # per backend and role
 
 
 def _grant(role: str) -> dict[str, Any]:

@@ -38,19 +38,20 @@ def first_altered_memory(tenant: TenantStore) -> tuple[int, str | None, str | No
     return checked, None, None
 
 
-def _write_digests(log: AuditLog) -> dict[str, str | None]:
-    digests: dict[str, str | None] = {}
+def _write_digests(log: AuditLog) -> dict[tuple[str | None, str], str | None]:
+    # By scope and id: an episode's id does not cover its participant, so one id can be in two scopes.
+    digests: dict[tuple[str | None, str], str | None] = {}
     after = 0
     while entries := log.audit_entries(after, PAGE):
         for entry in entries:
             if entry.target_kind in _MEMORY_KINDS and entry.target_id is not None:
-                digests.setdefault(entry.target_id, entry.after_digest)  # the first: the write
+                digests.setdefault((entry.scope_key, entry.target_id), entry.after_digest)  # the first: the write
         after = entries[-1].seq
     return digests
 
 
-def _problem(row: dict[str, Any], written: dict[str, str | None]) -> str | None:
-    memory_id, event_json = row["memory_id"], row["event_json"]
+def _problem(row: dict[str, Any], written: dict[tuple[str | None, str], str | None]) -> str | None:
+    memory_id, event_json, key = row["memory_id"], row["event_json"], (row["scope_key"], row["memory_id"])
     event = json.loads(event_json)
     if row["source"] == "EPISODE":
         computed = event_id(runtime=event["runtime"], agent_id=event["agentId"], profile_id=event["profileId"],
@@ -67,8 +68,8 @@ def _problem(row: dict[str, Any], written: dict[str, str | None]) -> str | None:
         return "its stored event does not hash to its id (the event was edited)"
     if row["text"] != text:
         return "its stored text is not what its event says (the text was edited)"
-    if memory_id not in written:
+    if key not in written:
         return "no audit entry wrote it (it was inserted behind the server's back)"
-    if row["source"] == "EPISODE" and written[memory_id] != sha256_hex(event_json):
+    if row["source"] == "EPISODE" and written[key] != sha256_hex(event_json):
         return "its stored event does not match the digest its audit entry recorded"
     return None
