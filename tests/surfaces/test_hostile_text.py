@@ -129,3 +129,12 @@ def test_numbers_past_their_range_are_refused_naming_the_parameter(
         answer = http.get(path, params=params)
         assert answer.status_code == 422 and answer.json()["field"] == field, answer.text
         assert http.get(path).status_code == 200  # control
+
+
+def test_an_empty_aggregate_is_refused_naming_it(server: LiveServer) -> None:
+    """Found by the fuzz test: {"aggregate": {}} answered 500 on SQLite."""
+    with server.client(server.key()) as http:
+        answer = http.post("/v1/records/search", json={"aggregate": {}})
+        assert answer.status_code == 422 and answer.json()["field"] == "aggregate", answer.text
+        counted = http.post("/v1/records/search", json={"aggregate": {"n": {"fn": "count"}}})
+        assert counted.status_code == 200, counted.text  # control: one aggregate is answered
