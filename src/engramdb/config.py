@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -49,6 +49,47 @@ class RetrievalSettings(BaseModel):
     common_term_fraction: float = Field(
         1.0, description="the lexical arm skips words found in more than this share of the scope (1 = never)"
     )
+
+
+class LLMSettings(BaseModel):
+    """The optional chat model (any OpenAI-compatible ``/chat/completions`` endpoint) behind
+    extraction, conflict judgement, reflection and consolidation (docs/models.md)."""
+
+    base_url: str | None = Field(
+        None, description="the endpoint's base URL, e.g. http://127.0.0.1:11434/v1 (Ollama) or "
+        "https://api.openai.com/v1; unset: model-assisted operations answer 501"
+    )
+    model: str = Field("", description="the model name the endpoint knows, e.g. qwen2.5:7b-instruct or gpt-4o-mini")
+    api_key: SecretStr | None = Field(None, description="bearer key for the endpoint (hosted models)")
+    timeout_seconds: float = Field(30.0, gt=0, description="seconds to wait for one answer")
+    max_concurrency: int = Field(8, ge=1, le=64, description="calls in flight at once, per process")
+    repair_attempts: int = Field(1, ge=0, le=3, description="extra turns that ask the model to fix unusable JSON")
+    structured_output: Literal["json_schema", "json_object", "prompt"] = Field(
+        "json_schema", description="how the JSON shape is asked for: json_schema (response_format with the "
+        "schema), json_object (any JSON object), or prompt (the schema in the prompt only)"
+    )
+    temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature")
+    max_tokens: int = Field(1024, ge=16, description="answer length cap per call")
+    prompt_cost_per_million: float = Field(0.0, ge=0, description="price of a million prompt tokens (0: local)")
+    completion_cost_per_million: float = Field(0.0, ge=0, description="price of a million completion tokens")
+    workers: int = Field(8, ge=0, le=64, description="threads of the background extraction queue (0: none)")
+    worker_process: bool = Field(
+        True, description="run the queue's threads in a process of their own beside the server (engram models "
+        "work), so recall never waits on them; false: threads inside the server process"
+    )
+    worker_nice: int = Field(
+        10, ge=0, le=19, description="the worker process's niceness: on a busy machine the server (recall) runs first"
+    )
+    job_attempts: int = Field(5, ge=1, le=50, description="tries of a queued job before it is marked failed")
+    job_backoff_seconds: float = Field(
+        2.0, gt=0, description="wait before a failed job's first retry; doubles each time, at most ten minutes"
+    )
+    job_lease_seconds: float = Field(300.0, gt=0, description="a running job not finished by then is taken again")
+
+    @property
+    def configured(self) -> bool:
+        """True when a chat model is set."""
+        return bool(self.base_url and self.model)
 
 
 class Settings(BaseSettings):
@@ -105,6 +146,7 @@ class Settings(BaseSettings):
         "(default: audit-anchors in home)",
     )
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @field_validator("sqlite_synchronous", mode="before")
     @classmethod

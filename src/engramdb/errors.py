@@ -10,6 +10,10 @@
     ├── BackendUnavailableError  503  the store is busy, locked or unreachable; retryable
     │   └── OverloadedError      503  the server is at its limit of requests at once; retryable
     ├── EmbeddingFailedError     502  the embedder failed; retryable per failure (a timeout is)
+    ├── ModelNotConfiguredError  501  a model-assisted operation, and no chat model is configured
+    ├── ModelFailedError         502  the chat model failed; retryable per failure
+    │   ├── ModelOutputError     502  its answer stayed unusable after the repair turns
+    │   └── ModelTimeoutError    504  it did not answer within the timeout; retryable
     ├── InternalError            500  an unexpected failure; its cause is logged, never answered
     │  the SDK's own, for answers it cannot map and failures with no answer:
     ├── ClientRequestError       4xx  a 4xx whose code the SDK does not know
@@ -109,6 +113,41 @@ class EmbeddingFailedError(EngramError):
     ) -> None:
         super().__init__(message, field=field, **context)
         self.retryable = retryable
+
+
+class ModelNotConfiguredError(EngramError):
+    """A model-assisted operation (extraction, reflection, consolidation) with no chat model set."""
+
+    code = "model_not_configured"
+    http_status = 501
+
+
+class ModelFailedError(EngramError):
+    """The chat model's endpoint failed: unreachable, an HTTP error, an answer that is not a chat
+    completion. ``retryable`` is per failure, as for ``EmbeddingFailedError``."""
+
+    code = "model_failed"
+    http_status = 502
+    retryable = True
+
+    def __init__(
+        self, message: str, *, retryable: bool = True, field: str | None = None, **context: Any
+    ) -> None:
+        super().__init__(message, field=field, **context)
+        self.retryable = retryable
+
+
+class ModelOutputError(ModelFailedError):
+    """The model answered, but not with JSON of the asked shape, even after the repair turns."""
+
+    code = "model_output_invalid"
+
+
+class ModelTimeoutError(ModelFailedError):
+    """The model did not answer within the configured timeout."""
+
+    code = "model_timeout"
+    http_status = 504
 
 
 class InternalError(EngramError):

@@ -53,6 +53,16 @@ def test_an_episode_arriving_after_its_facts_picks_them_up(service: MemoryServic
     assert _links(service, operator, "MEMORY_FACT", fact) == [("DERIVED_FROM", "MEMORY_FACT", fact, "EPISODE", event)]
 
 
+def test_a_fact_arriving_after_its_episode_finds_it_by_the_hosts_turn_id(
+    service: MemoryService, operator: Caller
+) -> None:
+    event = _episode(service, operator, MINE, sourceEventId="turn-7")
+    fact = _fact(service, operator, "Staging is in Frankfurt", "turn-7")
+    assert _links(service, operator, "MEMORY_FACT", fact) == [("DERIVED_FROM", "MEMORY_FACT", fact, "EPISODE", event)]
+    other = _fact(service, operator, "Deploys happen on Tuesdays", "turn-8")
+    assert _links(service, operator, "MEMORY_FACT", other) == []  # no episode of that turn: the control
+
+
 def test_never_to_another_scopes_episode_with_the_same_id(service: MemoryService, operator: Caller) -> None:
     # eventIds do not cover participantScopeHash: bob's identical turn has alice's eventId.
     event = _episode(service, operator, THEIRS)

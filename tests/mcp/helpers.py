@@ -8,7 +8,7 @@ from mcp_types import CallToolResult, TextContent
 
 TOOLS = {"recall", "remember_fact", "correct_fact", "retract_fact", "list_facts", "fact_history", "save_record",
          "find_records", "delete_records", "link_records", "knowledge_schema",
-         "recent_episodes"}  # fmt: skip
+         "recent_episodes", "extract_facts", "reflect"}  # fmt: skip
 SCOPE_FIELDS = {"agentId", "profileId", "privacyScope", "participantScopeHash", "sandboxEligible"}
 # Any spelling of a scope field, or a scope object, is forbidden in a tool's input schema.
 FORBIDDEN = {name.lower() for name in SCOPE_FIELDS} | {

@@ -1,62 +1,7 @@
-"""A scripted OpenAI-compatible chat server on loopback: records requests, answers from a script."""
+"""The scripted OpenAI-compatible chat server (``engramdb.eval.scripted_chat``), for the tests."""
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from engramdb.eval.scripted_chat import Reply, Script, ScriptedChat, data_of, purpose_of
 
-Script = Callable[[list[dict[str, Any]]], str]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def log_message(self, *args: Any) -> None:
-        return
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
-        if self.path != "/v1/chat/completions":
-            self._answer(404, {"error": {"message": f"no route {self.path}"}})
-            return
-        self.server.chat.requests.append(body)
-        reply = self.server.chat.script(body["messages"])
-        self._answer(200, {
-            "id": f"chatcmpl-{len(self.server.chat.requests)}", "object": "chat.completion",
-            "model": body["model"], "created": 0,
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-        })  # fmt: skip
-
-    def _answer(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    chat: ScriptedChat
-
-
-class ScriptedChat:
-    """``POST /v1/chat/completions`` answered by ``script(messages)``; requests kept in order."""
-
-    def __init__(self, script: Script) -> None:
-        self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.chat = self
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+__all__ = ["Reply", "Script", "ScriptedChat", "data_of", "purpose_of"]

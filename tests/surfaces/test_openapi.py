@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from engramdb.models.operations import BY_NAME, OPERATIONS
+from engramdb.models.operations_models import MODEL_OPERATIONS
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body, scope_fields
 from tests.surfaces.requests import Checker, operation
@@ -175,4 +176,6 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("recall", agent.post("/v1/recall", json={"query": "x", "scope": scope_fields(agentId="other")}))  # 403
     statuses = {status for _, status in check.checked}
     assert {200, 201, 204, 401, 403, 404, 409, 422} <= statuses
-    assert {op.name for op in OPERATIONS} == {name for name, status in check.checked if status < 300}
+    # The model-assisted operations need a model: tests/assist/test_surfaces.py checks theirs, with a scripted one.
+    expected = {op.name for op in OPERATIONS if op not in MODEL_OPERATIONS}
+    assert expected == {name for name, status in check.checked if status < 300}

@@ -27,8 +27,13 @@ PROBLEMS: dict[int, str] = {
     422: "A field is malformed, too long or inconsistent (code invalid_input); field names the first one and "
     "errors lists them all.",
     500: "The server failed (code internal); requestId is what its log names the failure by.",
-    502: "The embedding model failed (code embedding_failed); retryable tells whether a retry may succeed.",
+    501: "No chat model is configured (code model_not_configured): the message says how to set one; nothing "
+    "was written.",
+    502: "The embedding model failed (code embedding_failed), or the chat model (model_failed, or "
+    "model_output_invalid when its answer stayed unusable after the repair turns); retryable tells whether a "
+    "retry may succeed.",
     503: "The store is busy or unreachable (code backend_unavailable, retryable).",
+    504: "The chat model did not answer within llm.timeoutSeconds (code model_timeout, retryable).",
 }
 
 

@@ -61,7 +61,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(EngramError)
     async def engram_error(_: Request, error: EngramError) -> JSONResponse:
-        if error.http_status >= 500:
+        if error.http_status >= 500 and error.http_status != 501:  # 501: a feature not configured, no failure
             log.error("request %s failed: %s", request_id.get(), error.message, exc_info=error)
         return error_response(error)
 

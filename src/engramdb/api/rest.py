@@ -22,6 +22,7 @@ from engramdb.config import Settings, tune_process
 from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import EmbeddingWorker
+from engramdb.jobs.extraction import ExtractionWorker, WorkerProcess
 from engramdb.models.operations import OPERATIONS
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
@@ -57,14 +58,24 @@ def create_app(
         readiness.start()  # /healthz answers at once; /readyz once the model and recent scopes are loaded
         worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
                                  poll_seconds=settings.embed_poll_seconds, anchors=service.anchors)  # fmt: skip
+        # With a model, the extraction queue's workers (never on a request's path), by default in a
+        # process of their own: recall does not share this process's interpreter lock with them.
+        extractors: ExtractionWorker | WorkerProcess | None = None
+        if settings.llm.configured and settings.llm.workers > 0:
+            extractors = WorkerProcess(settings) if settings.llm.worker_process else \
+                ExtractionWorker(service, threads=settings.llm.workers)  # fmt: skip
         if run_worker:
             worker.start()
+            if extractors is not None:
+                extractors.start()
         try:
             async with mcp.running():
                 yield
         finally:
             if run_worker:
                 worker.stop()
+                if extractors is not None:
+                    extractors.stop()
             readiness.stop()
             store.close()
 

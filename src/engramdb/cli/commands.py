@@ -172,8 +172,9 @@ def _plain_type(annotation: Any) -> tuple[Any, list[str]]:
         return _plain_type(next(a for a in args if a is not type(None)))
     if origin is Literal:
         return str, [str(a) for a in args]
-    if origin is list and (args[0] is str or get_origin(args[0]) is Literal):
-        return list, [str(a) for a in get_args(args[0])]
+    inner = get_args(args[0])[0] if origin is list and get_origin(args[0]) is Annotated else args[0] if args else None
+    if origin is list and (inner is str or get_origin(inner) is Literal):  # (a constrained str is a str)
+        return list, [str(a) for a in get_args(inner)]
     if origin in (list, dict) or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
         return dict, []
     return annotation, []

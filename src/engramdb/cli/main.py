@@ -35,6 +35,7 @@ GROUPS = {
     "policy": "The tenant's trust and lifecycle policy.",
     "keys": "Create, list and revoke API keys.",
     "records": "The knowledge plane: records, relationships, where-queries.",
+    "models": "Model-assisted memory: extraction and its queue, reflection, consolidation, usage (docs/models.md).",
 }
 err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
 
@@ -62,6 +63,7 @@ def build() -> typer.Typer:
         if op.cli is not None:
             *words, name = op.cli.command
             (groups[words[0]] if words else app).command(name)(command_for(op))
+    groups["models"].command("work")(operator.work)  # the queue's workers (engram serve starts them)
     for name, group in groups.items():
         app.add_typer(group, name=name)
     app.command()(operator.serve)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import sys
+import threading
 from contextlib import nullcontext
 from typing import Annotated, Any
 
@@ -146,3 +149,38 @@ def truth(flag: str, value: str) -> bool:
     if value.lower() in ("true", "false"):
         return value.lower() == "true"
     raise EngramError(f"{flag} must be true or false", field=flag)
+
+
+def work(home: HomeOpt = None) -> None:
+    """Run the extraction queue's workers on the data folder (or ENGRAM_DATABASE_URL) until stopped.
+
+    ``engram serve`` starts this beside itself when a model is configured (llm.workerProcess); run it
+    yourself to work a queue from other machines or processes.
+    """
+    from engramdb.core.embedding import OnnxMiniLMEmbedder, make_embedder
+    from engramdb.core.service import MemoryService
+    from engramdb.jobs.extraction import ExtractionWorker
+    from engramdb.storage.registry import open_store
+
+    configure_logging(logging.INFO, sys.stderr)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per model call: the ledger has them
+    settings = settings_for(home)
+    if not settings.llm.configured:
+        raise EngramError("no chat model is configured: set ENGRAM_LLM__BASE_URL and ENGRAM_LLM__MODEL "
+                          "(docs/models.md)", field="ENGRAM_LLM__BASE_URL")  # fmt: skip
+    os.nice(settings.llm.worker_nice)  # background work: on a busy machine, recall in the server goes first
+    store = open_store(settings.storage_url(), **settings.store_options())
+    # Background work on a small machine: one thread of the embedding model, not two.
+    embedder = OnnxMiniLMEmbedder(threads=1) if settings.embedder == "minilm" else \
+        make_embedder(settings.embedder, api_key=settings.embedder_api_key)  # fmt: skip
+    service = MemoryService(store, embedder, settings)
+    worker = ExtractionWorker(service, threads=max(1, settings.llm.workers), poll_seconds=0.2, embed=True)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    worker.start()
+    err.print(f"extraction workers: {max(1, settings.llm.workers)} threads, model {settings.llm.model}",
+              highlight=False)  # fmt: skip
+    stop.wait()
+    worker.stop(timeout=30)
+    store.close()

@@ -22,6 +22,7 @@ class ServiceBase:
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
         self.anchors = Anchors(*settings.anchor_paths())  # the audit chain's heads, outside the database
+        self.queued = threading.Event()  # wakes the extraction workers (a model job was queued)
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)

@@ -24,7 +24,7 @@ from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
 from engramdb.core.lexical import bm25_idf
-from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
+from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore, Vector
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 64
@@ -96,11 +96,14 @@ def recall(
     settings: RetrievalSettings,
     trust_weight: Callable[[MemoryRecord], float] = lambda record: 1.0,
     sessions: int = 0,
+    vector: Vector | None = None,
 ) -> RecallOutcome:
-    """Return the top ``limit`` memories of one scope for ``query`` (and its top ``sessions``)."""
+    """Return the top ``limit`` memories of one scope for ``query`` (and its top ``sessions``);
+    ``vector`` is the query's embedding when the caller already has it (several queries embedded
+    in one batch)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    vector = embedder.embed([query])[0]
+    vector = embedder.embed([query])[0] if vector is None else vector
     timings["embedMs"] = (time.perf_counter() - started) * 1000
     metrics.RECALL_STAGE.labels("embed").observe(timings["embedMs"] / 1000)
 

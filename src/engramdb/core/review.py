@@ -9,6 +9,7 @@ from engramdb import clock
 from engramdb.contract.bounds import REASON_CAP, check_text
 from engramdb.contract.events import FactWrite, Scope, ScopeFields
 from engramdb.core import auth, facts
+from engramdb.core.assist import links
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
 from engramdb.core.policy import load_policy
@@ -45,7 +46,9 @@ class ReviewOperations(ServiceBase):
         policy = load_policy(tenant)
         with tenant.transaction() as tx:
             pending = self._pending(caller, tx, fact_id, body.scope)
-            result = facts.approve(tx, pending, caller, policy, at=clock.now_text(), reason=body.reason)
+            now = clock.now_text()
+            result = facts.approve(tx, pending, caller, policy, at=now, reason=body.reason)
+            links.on_approved(tx, caller, _approved(result), at=now)  # a model's proposed links act now
         self.written.set()
         return write_response(result)
 
@@ -55,6 +58,7 @@ class ReviewOperations(ServiceBase):
         with self._tenant(caller).transaction() as tx:
             pending = self._pending(caller, tx, fact_id, body.scope)
             record = facts.reject(tx, pending, caller, reason=reason, at=clock.now_text())
+            links.on_rejected(tx, record, at=record.retired_at or clock.now_text())
         return memory_view(record)
 
     def edit_and_approve(self, caller: Caller, fact_id: str, body: EditAndApprove) -> WriteResponse:
@@ -78,6 +82,7 @@ class ReviewOperations(ServiceBase):
             facts.retire(tx, pending, caller, status="superseded", at=now, reason=why,
                          successor=row.memory_id, invalid_at=row.valid_from, tombstone=False)  # fmt: skip
             result = facts.approve(tx, edited, caller, policy, at=now, reason=why, supersedes=fact_id)
+            links.on_approved(tx, caller, _approved(result), at=now, drafts=(fact_id,))
         self.written.set()
         return write_response(result)
 
@@ -106,3 +111,8 @@ class ReviewOperations(ServiceBase):
             raise ConflictError(f"fact id {fact_id} awaits review in {len(candidates)} scopes; name the scope",
                                 field="scope", id=fact_id)  # fmt: skip
         return candidates[0]
+
+
+def _approved(result: facts.FactOutcome) -> MemoryRecord:
+    assert result.record is not None
+    return result.record

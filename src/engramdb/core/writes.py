@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -12,16 +12,26 @@ from engramdb import clock
 from engramdb.contract.canonical import sha256_hex
 from engramdb.contract.events import EpisodeWrite, FactWrite
 from engramdb.core import auth, facts
+from engramdb.core.assist import queue
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
+from engramdb.core.llm.client import NOT_CONFIGURED
 from engramdb.core.policy import load_policy
 from engramdb.core.rows import episode_row, fact_row
 from engramdb.core.views import memory_view, tombstone_view
-from engramdb.errors import ConflictError, EngramError, InvalidInputError, NotFoundError
+from engramdb.errors import ConflictError, EngramError, InvalidInputError, ModelNotConfiguredError, NotFoundError
+from engramdb.models.assist import ExtractRequest
 from engramdb.models.lifecycle import CorrectRequest, LiftRequest, RetractRequest, TombstoneView
-from engramdb.models.memories import EpisodeBatch, EpisodeBatchResult, MemoryView, WriteOptions, WriteResponse
+from engramdb.models.memories import (
+    EpisodeBatch,
+    EpisodeBatchResult,
+    EpisodeOptions,
+    MemoryView,
+    WriteOptions,
+    WriteResponse,
+)
 from engramdb.models.problems import validation_problem
-from engramdb.storage.port import MemoryRecord, NewMemory
+from engramdb.storage.port import MemoryRecord, NewMemory, Transaction
 
 MAX_BATCH = 100
 
@@ -29,11 +39,20 @@ MAX_BATCH = 100
 class WriteOperations(ServiceBase):
     """Operations that store memories or change what is believed."""
 
-    def write_episode(self, caller: Caller, body: EpisodeWrite) -> WriteResponse:
+    def write_episode(self, caller: Caller, body: EpisodeWrite, query: EpisodeOptions | None = None) -> WriteResponse:
+        """Store an episode; with ``extract``, queue its extraction in the same transaction."""
         auth.require(caller, "memory.write")
         scope = auth.resolve_scope(caller, body.named_scope_fields())
         row = episode_row(body.to_event(scope), scope, clock.now_text())
-        return self._insert_episodes(caller, [row])[0]
+        if query is None or not query.extract:
+            return self._insert_episodes(caller, [row])[0]
+        if not self.settings.llm.configured:
+            raise ModelNotConfiguredError(NOT_CONFIGURED)
+        extract = ExtractRequest.model_validate({"episodeIds": [row.memory_id]})
+        job = queue.new_job(caller, scope, extract, self.settings.llm.job_attempts)
+        answer = self._insert_episodes(caller, [row], then=lambda tx: queue.enqueue(tx, job, caller))[0]
+        self.queued.set()
+        return answer.model_copy(update={"extraction_job_id": job.job_id})
 
     def write_episodes(self, caller: Caller, bodies: Sequence[EpisodeWrite]) -> list[WriteResponse]:
         """Write many episodes in one transaction (bulk import, evaluation ingest)."""
@@ -137,7 +156,9 @@ class WriteOperations(ServiceBase):
             )  # fmt: skip
         return write_response(result)
 
-    def _insert_episodes(self, caller: Caller, rows: Sequence[NewMemory]) -> list[WriteResponse]:
+    def _insert_episodes(
+        self, caller: Caller, rows: Sequence[NewMemory], then: Callable[[Transaction], object] | None = None
+    ) -> list[WriteResponse]:
         responses = []
         with self._tenant(caller).transaction() as tx:
             for row in rows:
@@ -153,6 +174,8 @@ class WriteOperations(ServiceBase):
                 responses.append(WriteResponse(id=record.memory_id, created=created,
                                                outcome="created" if created else "exists",
                                                memory=memory_view(record)))  # fmt: skip
+            if then is not None:
+                then(tx)
         self.written.set()
         return responses
 

@@ -3,7 +3,7 @@
     python -m engramdb.devtools.generate          # rewrite the files
     python -m engramdb.devtools.generate --check  # exit 1, naming the stale files
 
-Writes the typed SDK methods (``src/engramdb/sdk/methods.py``), the API reference
+Writes the typed SDK methods (``src/engramdb/sdk/methods/``, a module per area), the API reference
 (``docs/api.md``) and the REST table of the README (between its ``ops:rest`` markers).
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
-from engramdb.models import operations, operations_knowledge
+from engramdb.models import operations, operations_knowledge, operations_models
 from engramdb.models.operation import Operation
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -24,6 +24,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "memory": ("service", "memories", "lifecycle", "recall"),
     "governance": ("review", "audit", "policy", "keys"),
     "knowledge": ("knowledge",),
+    "models": ("models",),
 }
 HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``engramdb.models.operations``.
 
@@ -53,7 +54,7 @@ CONTRACT = {"EpisodeWrite", "FactWrite", "ScopeFields"}
 
 
 # Where each operation's typed constant is declared (its module's alias in the generated files).
-DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge}
+DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "models_ops": operations_models}
 
 
 def _constant(op: Operation[Any]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from engramdb.api.openapi import responses
@@ -40,7 +41,8 @@ def mcp_table() -> str:
     for op in OPERATIONS:
         if op.mcp is None:
             continue
-        args = ", ".join(f"`{name}`" + ("" if arg.default is ... else f" (default {arg.default!r})")
+        args = ", ".join(f"`{name}`" + ("" if arg.default in (..., inspect.Parameter.empty)  # empty: required
+                                        else f" (default {arg.default!r})")
                          for name, arg in op.mcp.args) or "none"  # fmt: skip
         first = op.mcp.description.split(". ")[0].rstrip(".") + "."
         rows.append(f"| `{op.mcp.tool}` | {args} | `{op.method} {op.path}` | {first} |")

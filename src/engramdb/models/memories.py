@@ -60,6 +60,9 @@ class WriteResponse(ResponseModel):
     )
     superseded_fact_ids: list[str] = Field(default_factory=list, description="facts this write retired")
     memory: MemoryView = Field(description="the memory as stored")
+    extraction_job_id: str | None = Field(
+        None, description="the extraction job an episode written with extract=true queued (GET /v1/model-jobs/{id})"
+    )
 
 
 class EpisodeBatch(WireModel):
@@ -93,6 +96,15 @@ class EpisodeList(ResponseModel):
 
     episodes: list[MemoryView] = Field(description="the episodes, newest observedAt first")
     next_cursor: str | None = Field(None, description="pass as ?cursor= for the next page; absent on the last")
+
+
+class EpisodeOptions(QueryModel):
+    """How an episode is being written."""
+
+    extract: bool = Field(
+        False, description="also queue an extraction of facts from it, in the same transaction (needs a model: "
+        "501 otherwise, and nothing is written); the job runs in the background, never on this write's path",
+    )
 
 
 class WriteOptions(QueryModel):

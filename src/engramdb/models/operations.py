@@ -31,6 +31,7 @@ from engramdb.models.memories import (
     EpisodeBatch,
     EpisodeBatchResult,
     EpisodeList,
+    EpisodeOptions,
     EpisodeQuery,
     FactList,
     FactQuery,
@@ -41,6 +42,7 @@ from engramdb.models.memories import (
 )
 from engramdb.models.operation import Cli, Mcp, McpArg, McpContext, McpVariant, Operation
 from engramdb.models.operations_knowledge import KNOWLEDGE_OPERATIONS
+from engramdb.models.operations_models import MODEL_OPERATIONS
 from engramdb.models.policy import TenantPolicy
 from engramdb.models.recall import RecallRequest, RecallResponse
 from engramdb.models.scopes import ScopeList, ScopeListQuery
@@ -101,8 +103,8 @@ HEALTH = Operation(
 
 WRITE_EPISODE = Operation(
     name="write_episode", method="POST", path="/v1/episodes", tag="memories", output=WriteResponse,
-    permission="memory.write", body=EpisodeWrite, created_status=True, status=201,
-    example=EPISODE_EXAMPLE,
+    permission="memory.write", body=EpisodeWrite, query=EpisodeOptions, created_status=True, status=201,
+    example=EPISODE_EXAMPLE, errors=(501,),
     summary="Store an episode (201), or return the one already stored with this id (200).",
     description="An episode is one completed user/assistant turn plus its summary, as an AgentMemoryEvent "
     "v1 episode event. The scope fields the key fixes and the eventId may be omitted. The memory is found "
@@ -389,6 +391,6 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     HEALTH, WRITE_EPISODE, WRITE_EPISODE_BATCH, WRITE_FACT, GET_EPISODE, GET_FACT, LIST_EPISODES,
     LIST_FACTS, LIST_SCOPES, CORRECT_FACT, RETRACT_FACT, FACT_HISTORY, LIST_TOMBSTONES, LIFT_TOMBSTONE,
     REVIEW_QUEUE, APPROVE, REJECT, EDIT_AND_APPROVE, AUDIT, VERIFY_AUDIT, GET_POLICY, PUT_POLICY, RECALL,
-    CREATE_KEY, LIST_KEYS, REVOKE_KEY, *KNOWLEDGE_OPERATIONS,
+    CREATE_KEY, LIST_KEYS, REVOKE_KEY, *KNOWLEDGE_OPERATIONS, *MODEL_OPERATIONS,
 )  # fmt: skip
 BY_NAME: Mapping[str, Operation[Any]] = {op.name: op for op in OPERATIONS}

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, field_validator
 from engramdb.contract.bounds import TEXT_CAPS
 from engramdb.models.base import ResponseModel
 
-DEFAULT_MULTI_VALUED = ["likes", "dislikes", "note", "interest", "skill", "goal", "event"]
+DEFAULT_MULTI_VALUED = ["likes", "dislikes", "note", "interest", "skill", "goal", "event", "reflection"]
 TRUST_CLASSES = ("trusted", "mixed", "untrusted")
 ORIGINS = ("stated", "derived")
 
@@ -54,6 +54,16 @@ class TenantPolicy(ResponseModel):
     tombstone_policy: Literal["refuse", "review"] = Field(
         "refuse",
         description="re-asserting a tombstoned value: 'refuse' (409) or 'review' (parked pending_review)",
+    )
+
+    model_supersede_threshold: float = Field(
+        0.75, ge=0, le=1,
+        description="a model's supersedes (and duplicate) verdict acts only at or above this confidence; below "
+        "it, both facts stand",
+    )
+    model_neighbours: int = Field(
+        5, ge=0, le=20, description="current facts of the scope (nearest by both recall arms) a model judges each "
+        "extracted fact against (0: no judgement)",
     )
 
     trust: dict[str, dict[str, TrustRule]] = Field(

@@ -95,6 +95,7 @@ class MemorySession:
         cache_size: int = 128,
         outbox: OutboxSettings | None = None,
         multi_valued_kinds: Collection[str] = tuple(DEFAULT_MULTI_VALUED),
+        extract: bool = False,
     ) -> None:
         if client is None and url is None:
             raise ValueError("a MemorySession needs a url or a client")
@@ -106,6 +107,7 @@ class MemorySession:
         self.recall_limit = min(MAX_LIMIT, max(1, recall_limit))
         self.context_chars = min(BLOCK_CAP, max(0, context_chars))
         self.exclude_current_session = exclude_current_session
+        self.extract = extract  # each delivered turn also queues a server-side extraction of facts
         self.flush_timeout = flush_timeout
         self.last_recall: RecallOutcome | None = None
         self.last_skip: str | None = None
@@ -141,6 +143,11 @@ class MemorySession:
     def turn_index(self) -> int:
         """The index the next captured turn of this session will get."""
         return self._state.next_turn
+
+    @property
+    def extraction_unavailable(self) -> str | None:
+        """Why turns are delivered without extraction (the server has no model), or None."""
+        return self.outbox.extraction_unavailable if self.outbox else None
 
     @property
     def last_recall_error(self) -> str | None:
@@ -279,7 +286,7 @@ class MemorySession:
                 event = op.as_model(EpisodeWrite, body).to_event(scope)
                 state = SessionState(self.session_id, max(self._state.next_turn, turn + 1), digest, event.event_id)
                 assert self.outbox is not None  # _writable checked it
-                self.outbox.append_episode(event, session=state)
+                self.outbox.append_episode(event, session=state, extract=self.extract)
             except (InvalidInputError, OutboxFullError) as error:
                 self._skip(error.message)
                 return None

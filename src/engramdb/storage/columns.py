@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from engramdb.storage.assist.port import LINK_COLUMNS
 from engramdb.storage.port import AuditFilter, CandidateFilter, EpisodePosition, NewMemory
 
 MEMORY_COLUMNS = (
@@ -78,9 +79,10 @@ EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "tombstones": tuple(c.strip() for c in TOMBSTONE_COLUMNS.split(",")),
     "api_keys": ("key_id", "role", "grant_json", "secret_hash", "label", "created_at", "revoked_at"),
     "audit_log": tuple(c.strip() for c in AUDIT_COLUMNS.split(",")),
+    "model_links": tuple(c.strip() for c in LINK_COLUMNS.split(",")),
 }  # fmt: skip
 EXPORT_ORDER = {"memories": "rowid", "tombstones": "created_at, tombstone_id",
-                "api_keys": "created_at", "audit_log": "seq"}  # fmt: skip
+                "api_keys": "created_at", "audit_log": "seq", "model_links": "created_at, link_id"}  # fmt: skip
 
 
 def episodes_clause(

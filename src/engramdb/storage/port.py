@@ -15,10 +15,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+# Audit hashing lives in core (pure); re-exported for callers that still import it from here.
 from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
-
-# Audit hashing lives in core (pure); re-exported for callers that still import it from here.
+from engramdb.storage.assist.port import AssistReads, AssistWrites
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.records import (
     BELIEVED_STATUSES,
@@ -81,7 +81,7 @@ def check_tenant_name(name: str) -> str:
     return name
 
 
-class Transaction(KnowledgeWrites, Protocol):
+class Transaction(KnowledgeWrites, AssistWrites, Protocol):
     """One atomic unit of work on a tenant: everything in it commits together or not at all."""
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
@@ -147,7 +147,7 @@ class Transaction(KnowledgeWrites, Protocol):
         ...
 
 
-class TenantStore(KnowledgeReads, Protocol):
+class TenantStore(KnowledgeReads, AssistReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from engramdb.api.mcp import knowledge_text, text
+from engramdb.api.mcp import assist_text, knowledge_text, text
 from engramdb.api.problems import problem_body
 from engramdb.contract.bounds import TEXT_CAPS
 from engramdb.core.auth import Caller
@@ -38,7 +38,7 @@ CallerOf = Callable[[Context], Caller]
 
 
 RENDERERS: dict[str, Callable[[Any, dict[str, Any]], text.ToolOutput]] = {
-    **text.RENDERERS, **knowledge_text.RENDERERS,
+    **text.RENDERERS, **knowledge_text.RENDERERS, **assist_text.RENDERERS,
 }
 
 

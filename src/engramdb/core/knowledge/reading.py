@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engramdb.core import auth
+from engramdb.core.assist.links import as_relationships
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
 from engramdb.core.knowledge.properties import check_label, check_property
@@ -62,7 +63,12 @@ class KnowledgeReading(ServiceBase):
         node = NodeRef(query.kind, rowid)
         edges = [e for e in tenant.edges(scope_key, [node]) if query.type in (None, e.type)
                  and (query.direction == "both" or (e.source == node) == (query.direction == "out"))]  # fmt: skip
-        return RelationshipList(relationships=_relationships(tenant, edges))
+        found = _relationships(tenant, edges)
+        if query.kind != "RECORD":  # and the links a model's work made (verdicts, evidence, merges)
+            found += as_relationships(tenant.links_of(scope_key, query.id), query.id, type=query.type,
+                                      direction=query.direction)  # fmt: skip
+            found.sort(key=lambda r: r.created_at)
+        return RelationshipList(relationships=found)
 
     def records_schema(self, caller: Caller, query: SchemaQuery) -> KnowledgeSchema:
         """The scope's labels, their properties and kinds, and the relationships between labels."""

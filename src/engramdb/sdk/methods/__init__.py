@@ -8,13 +8,14 @@ from __future__ import annotations
 from engramdb.sdk.methods.governance import AsyncGovernanceMethods, SyncGovernanceMethods
 from engramdb.sdk.methods.knowledge import AsyncKnowledgeMethods, SyncKnowledgeMethods
 from engramdb.sdk.methods.memory import AsyncMemoryMethods, SyncMemoryMethods
+from engramdb.sdk.methods.models import AsyncModelsMethods, SyncModelsMethods
 
 __all__ = ["AsyncMethods", "SyncMethods"]
 
 
-class SyncMethods(SyncMemoryMethods, SyncGovernanceMethods, SyncKnowledgeMethods):
+class SyncMethods(SyncMemoryMethods, SyncGovernanceMethods, SyncKnowledgeMethods, SyncModelsMethods):
     """Every operation as a blocking method (``Client``)."""
 
 
-class AsyncMethods(AsyncMemoryMethods, AsyncGovernanceMethods, AsyncKnowledgeMethods):
+class AsyncMethods(AsyncMemoryMethods, AsyncGovernanceMethods, AsyncKnowledgeMethods, AsyncModelsMethods):
     """Every operation as a coroutine method (``AsyncClient``)."""

@@ -48,9 +48,9 @@ class SyncMemoryMethods:
         """Liveness, version, embedder and storage of the server."""
         return self.call(ops.HEALTH, inputs_for(ops.HEALTH, (), None, {}))
 
-    def write_episode(self, body: EpisodeWrite | Mapping[str, Any]) -> WriteResponse:
+    def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
         """Store an episode (201), or return the one already stored with this id (200)."""
-        return self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {}))
+        return self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {"extract": extract}))
 
     def write_episode_batch(
         self,
@@ -155,9 +155,9 @@ class AsyncMemoryMethods:
         """Liveness, version, embedder and storage of the server."""
         return await self.call(ops.HEALTH, inputs_for(ops.HEALTH, (), None, {}))
 
-    async def write_episode(self, body: EpisodeWrite | Mapping[str, Any]) -> WriteResponse:
+    async def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
         """Store an episode (201), or return the one already stored with this id (200)."""
-        return await self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {}))
+        return await self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {"extract": extract}))
 
     async def write_episode_batch(
         self,

@@ -32,6 +32,7 @@ from engramdb.sdk.operations import Call
 from engramdb.sdk.outbox.store import DeadLetter, Entry, OutboxStore, SessionState
 
 log = logging.getLogger(__name__)
+EXTRACT = "extract"  # an episode entry whose delivery also queues its extraction
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,9 @@ def entry_call(entry: Entry) -> Call[WriteResponse]:
         if not isinstance(data, dict):
             raise ValueError("the body is not a JSON object")
         if entry.kind == "episode":
-            return op.call_for(WRITE_EPISODE, op.inputs_for(WRITE_EPISODE, (), EpisodeWrite.model_validate(data), {}))
+            query = {"extract": True} if entry.origin == EXTRACT else {}  # queue its extraction, same transaction
+            episode = EpisodeWrite.model_validate(data)
+            return op.call_for(WRITE_EPISODE, op.inputs_for(WRITE_EPISODE, (), episode, query))
         if entry.kind == "fact" and entry.origin in ("stated", "derived"):
             body = FactWrite.model_validate(data)
             return op.call_for(WRITE_FACT, op.inputs_for(WRITE_FACT, (), body, {"origin": entry.origin}))
@@ -100,14 +103,20 @@ class Outbox:
         self._stopping = False
         self._pause_until = 0.0  # after a server-level failure the whole queue waits, not one entry
         self._random = random.Random(seed)
+        self.extraction_unavailable: str | None = None  # why episodes go without their extraction
         if start:
             self.start()
 
     # -- the host side --------------------------------------------------------------------
 
-    def append_episode(self, event: Episode, *, session: SessionState | None = None) -> bool:
-        """Durably queue an episode; False if the same event is already pending."""
-        return self._append("episode", event.event_id, _json(event.wire()), "stated", session)
+    def append_episode(self, event: Episode, *, session: SessionState | None = None, extract: bool = False) -> bool:
+        """Durably queue an episode; False if the same event is already pending.
+
+        ``extract``: the server also queues an extraction of facts from it (when it has a model;
+        when it has none the episode is delivered without, and ``extraction_unavailable`` says so).
+        """
+        origin = EXTRACT if extract and self.extraction_unavailable is None else "stated"
+        return self._append("episode", event.event_id, _json(event.wire()), origin, session)
 
     def append_fact(self, event: Fact, *, origin: str = "stated") -> bool:
         """Durably queue a fact (``origin="derived"`` when a model wrote it)."""
@@ -237,6 +246,12 @@ class Outbox:
             log.warning("outbox entry %d isolated as a dead letter: %s", entry.seq, error.message)
             self.store.bury(entry, error)
         except EngramError as error:
+            if error.code == "model_not_configured" and entry.origin == EXTRACT:
+                # The server has no model: the turn matters more than its extraction.
+                self.extraction_unavailable = f"{error.code}: {error.message}"
+                log.warning("episodes are delivered without extraction: %s", error.message)
+                self.store.send_plain(entry.seq)
+                return
             # Every 5xx is tried again, even one the server calls final: the event stays on disk
             # until a server takes it (a bug fixed, a table restored), never dropped by a failure.
             if error.retryable or error.http_status >= 500:

@@ -207,6 +207,12 @@ class OutboxStore:
                     error.message[:1000], entry.created_at or 0.0, time.time()))  # fmt: skip
                 db.execute("DELETE FROM pending WHERE seq = ?", (entry.seq,))
 
+    def send_plain(self, seq: int) -> None:
+        """Deliver an episode entry without its extraction (the server has no model): at once."""
+        with self._lock:
+            if not self._closed:
+                self._db.execute("UPDATE pending SET origin = 'stated', next_at = 0 WHERE seq = ?", (seq,))
+
     def expedite(self, now: float) -> None:
         """Make every pending entry due now (replay on start; a flush)."""
         with self._tx() as db:

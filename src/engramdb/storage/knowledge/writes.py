@@ -143,11 +143,13 @@ class GraphWrites:
         if memory.source == "MEMORY_FACT":
             if not source_event_id:
                 return 0
+            # Two index lookups, not an OR of both columns (that reads every episode of the scope).
+            episode = f"SELECT rowid FROM memories WHERE {owned}scope_key = {m} AND source = 'EPISODE' AND "
             select = (f"SELECT {lead}scope_key, 'DERIVED_FROM', 'MEMORY_FACT', "
-                      f"{m}, 'EPISODE', rowid, '{{}}', {m} FROM memories WHERE {owned}scope_key = {m} "
-                      f"AND source = 'EPISODE' AND (memory_id = {m} OR source_event_id = {m})")  # fmt: skip
-            args = [*tenant_params, memory.rowid, memory.recorded_at, *params, memory.scope_key,
-                    source_event_id, source_event_id]  # fmt: skip
+                      f"{m}, 'EPISODE', rowid, '{{}}', {m} FROM memories WHERE {owned}rowid IN "
+                      f"({episode}memory_id = {m} UNION {episode}source_event_id = {m})")  # fmt: skip
+            args = [*tenant_params, memory.rowid, memory.recorded_at, *params, *params, memory.scope_key,
+                    source_event_id, *params, memory.scope_key, source_event_id]  # fmt: skip
         else:
             names = [memory.memory_id, *([source_event_id] if source_event_id else [])]
             select = (f"SELECT {lead}scope_key, 'DERIVED_FROM', "

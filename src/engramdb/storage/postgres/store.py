@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 MIGRATIONS = ("001_initial.sql", "002_session_order.sql", "003_recall_columns_inline.sql",
               "004_invalid_at.sql", "005_episodes_by_observed.sql", "006_knowledge.sql",
-              "007_source_events.sql", "008_scope_changes.sql")
+              "007_source_events.sql", "008_scope_changes.sql", "009_assist.sql")
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import psycopg
 
 from engramdb.errors import ConflictError
+from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-class PostgresTenantStore(PostgresKnowledge):
+class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL):
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="ts_rank (tsvector)")
@@ -107,6 +108,9 @@ class PostgresTenantStore(PostgresKnowledge):
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._conn() as conn:
             return conn.execute(sql, params).fetchall()
+
+    def _assist_read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self._all(sql.replace("?", "%s"), params)
 
     def _unprepared(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         # A where-query's best plan depends on its values (a rare equality, a common one): never let

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from engramdb import clock
+from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body, placeholders
 from engramdb.storage.common import next_audit_entry
 from engramdb.storage.knowledge.rows import Run, RunMany
@@ -49,7 +50,7 @@ def many_runner(conn: psycopg.Connection) -> RunMany:
     return run_many
 
 
-class PostgresTransaction(GraphWrites):
+class PostgresTransaction(GraphWrites, AssistTransactionSQL):
     """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
@@ -206,3 +207,16 @@ class PostgresTransaction(GraphWrites):
     def query(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """Run a read inside this transaction (``%s`` placeholders)."""
         return self._conn.execute(sql, params).fetchall()
+
+    def restore_fact(self, rowid: int, *, reason: str, at: str) -> MemoryRecord:
+        row = self._conn.execute(
+            "UPDATE memories SET status = 'active', status_reason = %s, retired_at = NULL, superseded_by_id = NULL, "
+            f"active_from = %s, change_seq = %s WHERE tenant = %s AND rowid = %s RETURNING {MEMORY_COLUMNS}",
+            (reason, at, self.seq, self._tenant, rowid),
+        ).fetchone()
+        assert row is not None, rowid  # the caller read this row earlier in the same transaction
+        return MemoryRecord(*row)
+
+    def _assist_run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        cursor = self._conn.execute(sql.replace("?", "%s"), params)
+        return cursor.fetchall() if cursor.description else []

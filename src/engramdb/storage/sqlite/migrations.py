@@ -24,7 +24,7 @@ def migrate(db: Connections) -> None:
     if db.fetchone("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"):
         _upgrade(db)
         return
-    script = _script("schema.sql") + _script("knowledge.sql")
+    script = _script("schema.sql") + _script("knowledge.sql") + _script("assist.sql")
     with db.write() as conn:
         # Another process may have created it between our check and our lock.
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
@@ -61,6 +61,10 @@ def _upgrade(db: Connections) -> None:
                 conn.execute(FILL_SOURCE_EVENTS_SQL)
                 conn.execute(SOURCE_EVENTS_INDEX_SQL)
                 conn.execute(LINK_DERIVATIONS_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='model_jobs'"):
+        with db.write() as conn:  # before model-assisted memory (IF NOT EXISTS: another process may race)
+            for statement in _statements(_script("assist.sql")):
+                conn.execute(statement)
 
 
 def _memory_columns(db: Connections) -> set[str]:

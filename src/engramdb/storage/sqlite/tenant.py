@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from engramdb.errors import ConflictError
+from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause, lexical_text
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.port import (
@@ -67,7 +68,7 @@ def _copy_rows(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-class SQLiteTenantStore(SQLiteKnowledge):
+class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="bm25 (in-memory index, FTS5 porter tokens)")
@@ -91,6 +92,9 @@ class SQLiteTenantStore(SQLiteKnowledge):
     def transaction(self) -> Iterator[SQLiteTransaction]:
         with self._db.write() as conn:
             yield SQLiteTransaction(conn)
+
+    def _assist_read(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self._db.fetchall(sql, params)
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from dataclasses import astuple
 from typing import Any
 
 from engramdb import clock
+from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.common import next_audit_entry
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -46,7 +47,7 @@ def many_runner(conn: sqlite3.Connection) -> RunMany:
     return run_many
 
 
-class SQLiteTransaction(GraphWrites):
+class SQLiteTransaction(GraphWrites, AssistTransactionSQL):
     """The Transaction port over the tenant's writer connection (records and relationships too)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -199,6 +200,17 @@ class SQLiteTransaction(GraphWrites):
 
     def query(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """Run a read inside this transaction (sees its own writes)."""
+        return self._conn.execute(sql, params).fetchall()
+
+    def restore_fact(self, rowid: int, *, reason: str, at: str) -> MemoryRecord:
+        self._conn.execute(
+            "UPDATE memories SET status = 'active', status_reason = ?, retired_at = NULL, superseded_by_id = NULL, "
+            "active_from = ?, change_seq = ? WHERE rowid = ?",
+            (reason, at, self._change_seq(), rowid),
+        )
+        return self._by_rowid(rowid)
+
+    def _assist_run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return self._conn.execute(sql, params).fetchall()
 
     def _by_rowid(self, rowid: int) -> MemoryRecord:

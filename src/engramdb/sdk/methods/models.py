@@ -1,0 +1,161 @@
+"""Typed SDK methods for the models operations, generated from ``engramdb.models.operations``.
+
+Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from engramdb.contract.events import ScopeFields
+from engramdb.models import operations_models as models_ops
+from engramdb.models.api import (
+    AddRequest,
+    AddResult,
+    ConsolidateRequest,
+    ConsolidateResult,
+    ExtractRequest,
+    ExtractResult,
+    FactLinks,
+    Message,
+    ModelJobList,
+    ModelJobView,
+    ModelUsage,
+    ReflectRequest,
+    ReflectResult,
+    UndoConsolidation,
+    UndoneConsolidation,
+)
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+from engramdb.sdk.operations import inputs_for
+
+__all__ = ["AsyncModelsMethods", "Literal", "SyncModelsMethods"]
+
+T = TypeVar("T")
+
+
+class SyncModelsMethods:
+    """The models operations as blocking methods."""
+
+    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    def extract(self, body: ExtractRequest | Mapping[str, Any]) -> ExtractResult:
+        """Extract facts from turns or stored episodes now, judge them against current facts, write them derived."""
+        return self.call(models_ops.EXTRACT, inputs_for(models_ops.EXTRACT, (), body, {}))
+
+    def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> ModelJobView:
+        """Queue an extraction for the background workers (202); the job's state is visible at once."""
+        return self.call(models_ops.QUEUE_EXTRACTION, inputs_for(models_ops.QUEUE_EXTRACTION, (), body, {}))
+
+    def list_model_jobs(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        state: Literal["queued", "running", "done", "failed"] | None = None,
+        limit: int = 50,
+    ) -> ModelJobList:
+        """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
+        return self.call(models_ops.LIST_MODEL_JOBS, inputs_for(models_ops.LIST_MODEL_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}))
+
+    def get_model_job(self, job_id: str) -> ModelJobView:
+        """One model job: its state, attempts, last error and, once done, its result."""
+        return self.call(models_ops.GET_MODEL_JOB, inputs_for(models_ops.GET_MODEL_JOB, (job_id,), None, {}))
+
+    def model_usage(self, *, since: str | None = None, recent: int = 20) -> ModelUsage:
+        """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
+        return self.call(models_ops.MODEL_USAGE, inputs_for(models_ops.MODEL_USAGE, (), None, {"since": since, "recent": recent}))
+
+    def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
+        """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
+        return self.call(models_ops.FACT_LINKS, inputs_for(models_ops.FACT_LINKS, (fact_id,), None, {"scope": scope}))
+
+    def reflect(self, body: ReflectRequest | Mapping[str, Any]) -> ReflectResult:
+        """Write reflections (derived, reviewable) over a subject's or a time range's current, stated facts."""
+        return self.call(models_ops.REFLECT, inputs_for(models_ops.REFLECT, (), body, {}))
+
+    def consolidate(self, body: ConsolidateRequest | Mapping[str, Any]) -> ConsolidateResult:
+        """Merge near-duplicate current facts of one slot into one; the originals are retired as consolidated."""
+        return self.call(models_ops.CONSOLIDATE, inputs_for(models_ops.CONSOLIDATE, (), body, {}))
+
+    def undo_consolidation(self, fact_id: str, body: UndoConsolidation | Mapping[str, Any]) -> UndoneConsolidation:
+        """Undo a consolidation: the merged fact is archived and its originals are current again (audited)."""
+        return self.call(models_ops.UNDO_CONSOLIDATION, inputs_for(models_ops.UNDO_CONSOLIDATION, (fact_id,), body, {}))
+
+    def add(
+        self,
+        messages: AddRequest | Mapping[str, Any] | list[Message],
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        infer: bool = True,
+        session_id: str | None = None,
+    ) -> AddResult:
+        """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
+        return self.call(models_ops.ADD, inputs_for(models_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}))
+
+
+class AsyncModelsMethods:
+    """The models operations as coroutine methods."""
+
+    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    async def extract(self, body: ExtractRequest | Mapping[str, Any]) -> ExtractResult:
+        """Extract facts from turns or stored episodes now, judge them against current facts, write them derived."""
+        return await self.call(models_ops.EXTRACT, inputs_for(models_ops.EXTRACT, (), body, {}))
+
+    async def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> ModelJobView:
+        """Queue an extraction for the background workers (202); the job's state is visible at once."""
+        return await self.call(models_ops.QUEUE_EXTRACTION, inputs_for(models_ops.QUEUE_EXTRACTION, (), body, {}))
+
+    async def list_model_jobs(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        state: Literal["queued", "running", "done", "failed"] | None = None,
+        limit: int = 50,
+    ) -> ModelJobList:
+        """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
+        return await self.call(models_ops.LIST_MODEL_JOBS, inputs_for(models_ops.LIST_MODEL_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}))
+
+    async def get_model_job(self, job_id: str) -> ModelJobView:
+        """One model job: its state, attempts, last error and, once done, its result."""
+        return await self.call(models_ops.GET_MODEL_JOB, inputs_for(models_ops.GET_MODEL_JOB, (job_id,), None, {}))
+
+    async def model_usage(self, *, since: str | None = None, recent: int = 20) -> ModelUsage:
+        """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
+        return await self.call(models_ops.MODEL_USAGE, inputs_for(models_ops.MODEL_USAGE, (), None, {"since": since, "recent": recent}))
+
+    async def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
+        """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
+        return await self.call(models_ops.FACT_LINKS, inputs_for(models_ops.FACT_LINKS, (fact_id,), None, {"scope": scope}))
+
+    async def reflect(self, body: ReflectRequest | Mapping[str, Any]) -> ReflectResult:
+        """Write reflections (derived, reviewable) over a subject's or a time range's current, stated facts."""
+        return await self.call(models_ops.REFLECT, inputs_for(models_ops.REFLECT, (), body, {}))
+
+    async def consolidate(self, body: ConsolidateRequest | Mapping[str, Any]) -> ConsolidateResult:
+        """Merge near-duplicate current facts of one slot into one; the originals are retired as consolidated."""
+        return await self.call(models_ops.CONSOLIDATE, inputs_for(models_ops.CONSOLIDATE, (), body, {}))
+
+    async def undo_consolidation(
+        self,
+        fact_id: str,
+        body: UndoConsolidation | Mapping[str, Any],
+    ) -> UndoneConsolidation:
+        """Undo a consolidation: the merged fact is archived and its originals are current again (audited)."""
+        return await self.call(models_ops.UNDO_CONSOLIDATION, inputs_for(models_ops.UNDO_CONSOLIDATION, (fact_id,), body, {}))
+
+    async def add(
+        self,
+        messages: AddRequest | Mapping[str, Any] | list[Message],
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        infer: bool = True,
+        session_id: str | None = None,
+    ) -> AddResult:
+        """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
+        return await self.call(models_ops.ADD, inputs_for(models_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}))

@@ -1,0 +1,1 @@
+"""What model-assisted memory keeps beside the memories: links, the job queue, the call ledger."""

@@ -1,0 +1,112 @@
+"""A model that answers badly, slowly or not at all: repaired, or failed cleanly with nothing
+written and every call in the ledger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.errors import ModelFailedError, ModelOutputError, ModelTimeoutError
+from engramdb.models.assist import UsageQuery
+from engramdb.models.lifecycle import ReviewQuery
+from engramdb.models.memories import FactQuery
+from engramdb.storage.port import Store
+from tests.assist.brain import Brain
+from tests.assist.conftest import llm_settings
+from tests.assist.helpers import ADMIN, extract, fact, item
+from tests.sdk.chat_server import Reply, ScriptedChat
+
+GOOD = json.dumps({"facts": [{"turn": 0, "subjectKey": "user", "kind": "pet", "text": "The user has a cat.",
+                              "confidence": 0.9}]})  # fmt: skip
+
+
+def _nothing_written(service: MemoryService, agent: Caller) -> bool:
+    return service.list_facts(agent, FactQuery(include_history=True)).facts == [] and \
+        service.review_queue(ADMIN, ReviewQuery()).items == []  # fmt: skip
+
+
+def test_malformed_json_is_repaired_by_a_second_turn(service: MemoryService, agent: Caller, brain: Brain,
+                                                     chat: ScriptedChat) -> None:  # fmt: skip
+    brain.raw = ["Sure! Here are the facts: {facts: [turn 0, 'cat']", f"```json\n{GOOD}\n```"]
+    result = extract(service, agent, "I have a cat.")
+    assert item(result, "cat").action == "parked"
+    assert result.usage.calls == 2
+    repair = chat.requests[1]["messages"]
+    assert repair[-2] == {"role": "assistant", "content": "Sure! Here are the facts: {facts: [turn 0, 'cat']"}
+    assert repair[-1]["role"] == "user" and "could not be used" in repair[-1]["content"]
+    calls = service.model_usage(ADMIN, UsageQuery()).recent
+    assert [c.outcome for c in reversed(calls)] == ["invalid", "ok"]
+
+
+def test_a_wrong_shape_is_repaired_too(service: MemoryService, agent: Caller, brain: Brain) -> None:
+    brain.raw = ['{"facts": "the user has a cat"}', GOOD]
+    assert item(extract(service, agent, "I have a cat."), "cat").action == "parked"
+
+
+def test_malformed_json_that_stays_malformed_fails_cleanly(service: MemoryService, agent: Caller, brain: Brain) -> None:
+    brain.raw = ["not json at all", "still not json {"]
+    with pytest.raises(ModelOutputError) as failed:
+        extract(service, agent, "I have a cat.")
+    assert failed.value.http_status == 502 and failed.value.code == "model_output_invalid"
+    assert "2 attempt(s)" in failed.value.message and not failed.value.retryable
+    assert _nothing_written(service, agent)
+    usage = service.model_usage(ADMIN, UsageQuery())
+    assert (usage.total.calls, usage.total.failed) == (2, 2)  # both calls accounted
+    # Positive control: the same request with a usable answer writes its fact.
+    brain.facts = [fact("user", "pet", "The user has a cat.")]
+    assert item(extract(service, agent, "The user has a cat."), "cat").action == "parked"
+
+
+def test_a_timeout_fails_cleanly_and_is_accounted(store: Store, tmp_path: Path, agent: Caller) -> None:
+    brain = Brain(raw=[Reply(GOOD, delay=2.0)], facts=[fact("user", "pet", "The user has a cat.")])
+    chat = ScriptedChat(brain)
+    try:
+        store.tenant("t1", create=True)
+        service = MemoryService(store, HashingEmbedder(), llm_settings(tmp_path, chat.url, timeout_seconds=0.3))
+        with pytest.raises(ModelTimeoutError) as failed:
+            extract(service, agent, "The user has a cat.")
+        assert (failed.value.http_status, failed.value.code, failed.value.retryable) == (504, "model_timeout", True)
+        assert _nothing_written(service, agent)
+        calls = service.model_usage(ADMIN, UsageQuery()).recent
+        assert [(c.outcome, c.purpose) for c in calls] == [("timeout", "extract")]
+        # The next call, answered in time, works (the client is not left broken).
+        assert item(extract(service, agent, "The user has a cat."), "cat").action == "parked"
+    finally:
+        chat.close()
+
+
+def test_an_endpoint_error_says_whether_a_retry_may_help(service: MemoryService, agent: Caller, brain: Brain) -> None:
+    brain.raw = [Reply("overloaded", status=503), Reply("bad request", status=400)]
+    with pytest.raises(ModelFailedError) as busy:
+        extract(service, agent, "I have a cat.")
+    assert (busy.value.code, busy.value.retryable) == ("model_failed", True) and "503" in busy.value.message
+    with pytest.raises(ModelFailedError) as refused:
+        extract(service, agent, "I have a cat.")
+    assert not refused.value.retryable and "STRUCTURED_OUTPUT" in refused.value.message
+    assert _nothing_written(service, agent)
+
+
+def test_no_usage_reported_is_estimated(service: MemoryService, agent: Caller, brain: Brain) -> None:
+    brain.raw = [Reply(GOOD, usage=False)]
+    extract(service, agent, "I have a cat.")
+    [call] = service.model_usage(ADMIN, UsageQuery()).recent
+    assert call.estimated and call.prompt_tokens > 100 and call.completion_tokens > 10
+
+
+def test_an_unreachable_endpoint_is_a_retryable_failure(store: Store, tmp_path: Path, agent: Caller) -> None:
+    store.tenant("t1", create=True)
+    service = MemoryService(store, HashingEmbedder(), llm_settings(tmp_path, "http://127.0.0.1:9/v1"))
+    with pytest.raises(ModelFailedError) as failed:
+        extract(service, agent, "I have a cat.")
+    assert failed.value.retryable and "could not be reached" in failed.value.message
+
+
+def _review():  # type: ignore[no-untyped-def]
+    from engramdb.models.lifecycle import ReviewQuery
+
+    return ReviewQuery()
