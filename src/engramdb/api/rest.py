@@ -85,12 +85,7 @@ def create_app(
     app.state.store = store
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
-    rate = settings.rate_limit_per_second
-    limiter = RateLimiter(rate, settings.rate_limit_burst) if rate else None
-    app.add_middleware(RequestGuard, store=store, max_body_bytes=settings.max_body_bytes, limiter=limiter,
-                       max_in_flight=settings.max_in_flight)  # fmt: skip
-    app.add_middleware(Observe)  # outside the guard: its refusals are timed, counted and logged too
-    metrics.watch_backlog(lambda: _backlog(store))
+    _guard_and_watch(app, settings, store)
     problems.install(app)  # its request-id boundary goes outside the guard, so refusals carry the id
     install_docs(app)
     for op in sorted(OPERATIONS, key=lambda op: op.path.count("{")):  # /v1/records/schema before /{record_id}
@@ -98,6 +93,17 @@ def create_app(
     install_metrics(app)
     install_ui(app)  # the dashboard at /ui (and / redirects there)
     return app
+
+
+def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
+    """The guard in front of the routes (body limit, key first, rate and in-flight limits), and
+    the metrics and access log outside it, so its refusals are timed, counted and logged too."""
+    rate = settings.rate_limit_per_second
+    limiter = RateLimiter(rate, settings.rate_limit_burst) if rate else None
+    app.add_middleware(RequestGuard, store=store, max_body_bytes=settings.max_body_bytes, limiter=limiter,
+                       max_in_flight=settings.max_in_flight)  # fmt: skip
+    app.add_middleware(Observe)
+    metrics.watch_backlog(lambda: _backlog(store))
 
 
 def _backlog(store: Store) -> float:
