@@ -100,6 +100,7 @@ class Settings(BaseSettings):
     home: Path = Field(Path(".engram"), description="data folder of the embedded store")
     database_url: str | None = Field(None, description="storage URL; default: SQLite under home")
     pg_schema: str = Field("engram", description="PostgreSQL schema of EngramDB's tables")
+    pg_bin: str | None = Field(None, description="folder of pg_dump and pg_restore for backups (default: PATH)")
     host: str = Field("127.0.0.1", description="address the server listens on")
     port: int = Field(8377, description="port the server listens on")
     embedder: str = Field("minilm", description="'minilm', 'hashing[:DIM]' or 'openai:URL|MODEL'")
@@ -134,6 +135,8 @@ class Settings(BaseSettings):
         "(BM25 and int8 vectors) instead of a scan of its rows per query",
     )
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
+    aging_interval_seconds: float = Field(3600.0, gt=0, description="how often the aging job sweeps every tenant")
+    usage_flush_seconds: float = Field(5.0, gt=0, description="how often recall's use counts are written")
     query_cache_size: int = Field(
         1024, ge=0, description="recent recall queries whose vectors are kept, by model and text (0 = off)"
     )

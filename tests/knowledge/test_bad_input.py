@@ -32,6 +32,8 @@ SEARCHES: list[tuple[str, dict[str, Any], str]] = [
     ("$in not a list", {"where": {"status": {"$in": "open"}}}, "where.status.$in"),
     ("$exists not a boolean", {"where": {"status": {"$exists": "yes"}}}, "where.status.$exists"),
     ("a date part not a whole number", {"where": {"due": {"$month": "March"}}}, "where.due.$month"),
+    ("a date part past any year", {"where": {"due": {"$year": 10**23}}}, "where.due.$year"),  # was a 500
+    ("a date part past any year, compared", {"where": {"due": {"$year": {"$gt": 2**64}}}}, "where.due.$year.$gt"),
     ("null as a value", {"where": {"status": None}}, "where.status"),
     ("nested deeper than the limit", {"where": DEEP}, "where.A.B.C.D.E"),
     ("too many conditions", {"where": WIDE}, "where.$or[99]"),

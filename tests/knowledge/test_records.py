@@ -103,3 +103,36 @@ def test_every_record_and_relationship_mutation_is_in_the_audit_chain(
     assert audit.verify(service.store.tenant("t1")).ok
     where = DeleteRequest.model_validate({"labels": ["ENTITY"], "where": {"name": "Alice"}, "scope": MINE})
     assert service.delete_records(operator, where).records == [alice.id] and _all(service, operator) == []
+
+
+def test_a_record_deleted_while_a_link_is_made_leaves_no_relationship(
+    service: MemoryService, operator: Caller, monkeypatch: Any
+) -> None:
+    """The ends are checked again inside the link's transaction: a delete that lands between the
+    first check and the write would otherwise leave an edge to a row id the next record reuses."""
+    from engramdb.core.knowledge import writing
+    from engramdb.errors import InvalidInputError
+
+    kept, doomed = (_write(service, operator, "TASK", {"title": t}).records[0].id for t in ("kept", "doomed"))
+    link = {"source": kept, "type": "BLOCKS", "target": doomed, "scope": MINE}
+    found = writing._node
+
+    def found_then_deleted(tenant: Any, scope_key: str, spec: Any, side: str) -> Any:
+        ref = found(tenant, scope_key, spec, side)
+        if spec.id == doomed:  # a concurrent delete commits right after the target was found
+            service.delete_record(operator, doomed, DeleteQuery.model_validate(MINE))
+        return ref
+
+    monkeypatch.setattr(writing, "_node", found_then_deleted)
+    try:
+        service.link_records(operator, LinkRequest.model_validate(link))
+        raise AssertionError("linked a deleted record")
+    except InvalidInputError as error:
+        assert error.field == "target.id"
+    query = RelationshipQuery.model_validate({**MINE, "id": kept})
+    assert service.list_relationships(operator, query).relationships == []
+    monkeypatch.undo()  # positive control: the same link between two live records is made
+    alive = _write(service, operator, "TASK", {"title": "alive"}).records[0].id
+    made = service.link_records(operator, LinkRequest.model_validate({**link, "target": alive}))
+    assert made.target.id == alive
+    assert [r.target.id for r in service.list_relationships(operator, query).relationships] == [alive]

@@ -47,6 +47,7 @@ def _edit(store: Store, *statements: str) -> None:
         with sqlite3.connect(store.tenant("t1").path) as conn:
             conn.execute("DROP TRIGGER audit_log_no_update")
             conn.execute("DROP TRIGGER audit_log_no_delete")
+            conn.execute("DROP TRIGGER audit_log_erase_only")
             for sql in statements:
                 conn.execute(sql)
         return
@@ -83,13 +84,16 @@ def test_a_deleted_row_is_named(service: MemoryService, operator: Caller) -> Non
 
 def test_a_rehashed_row_still_breaks_the_next_link(service: MemoryService, operator: Caller) -> None:
     """Recomputing the edited row's own hash does not help: the next entry's prevHash disagrees."""
+    from engramdb.core.audit import reason_digest
     from engramdb.storage.port import chain_hash
 
     store = _seed(service, operator)
     entry = service.store.tenant("t1").audit_entries(2, 1)[0]
+    digest = reason_digest("forged", "n")
     forged = chain_hash(entry.__class__(**{**vars(entry), "reason": "forged"}), seq=3, at=entry.at,
-                        prev_hash=entry.prev_hash)  # fmt: skip
-    _edit(store, f"UPDATE audit_log SET reason = 'forged', hash = '{forged}' WHERE seq = 3")
+                        prev_hash=entry.prev_hash, reason_digest=digest)  # fmt: skip
+    _edit(store, f"UPDATE audit_log SET reason = 'forged', reason_nonce = 'n', reason_digest = '{digest}', "
+                 f"hash = '{forged}' WHERE seq = 3")
     result = _verify(store)
     assert result.returncode == 1 and "broken at entry 4" in result.stderr
 

@@ -7,6 +7,7 @@ admin key. Each step reads the answer's JSON (``--json``); the tour must reach e
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from engramdb import clock
 from engramdb.cli.main import app
+from engramdb.core import auth
+from engramdb.core.auth import Caller
 from engramdb.models.operations import OPERATIONS
 from engramdb.models.operations_models import MODEL_OPERATIONS
 from tests.conftest import LiveServer
@@ -47,7 +51,10 @@ def _runner(env: dict[str, str], extra: list[str], ran: set[str]) -> Run:
     return run
 
 
-def _tour(run: Run, tag: str, tmp_path: Path) -> None:
+Archive = Callable[[dict[str, Any], str, str], None]
+
+
+def _tour(run: Run, tag: str, tmp_path: Path, archive: Archive) -> None:
     scope = _scope(tag)
     s = _scope_args(scope)
     assert run("health")["status"] == "ok"
@@ -88,10 +95,35 @@ def _tour(run: Run, tag: str, tmp_path: Path) -> None:
     assert recalled["memories"][0]["id"] == written["id"] and recalled["memories"][0]["explain"]
     assert run("recall", "staging", "--context", *s, as_json=False).startswith("Historical memory follows.")
     _knowledge_tour(run, s, tag)
+    _aging_tour(run, s, scope, written["id"], parked[0], archive)
+    _erasure_tour(run, s, scope, written["id"], new["id"], fact["id"])
     created = run("keys", "create", "--role", "reviewer", "--label", tag)
     assert created["key"].startswith("egm.t1.")
     assert created["keyId"] in {k["keyId"] for k in run("keys", "list")["keys"]}
     assert f"revoked {created['keyId']}" in run("keys", "revoke", created["keyId"], as_json=False)
+
+
+def _aging_tour(run: Run, s: list[str], scope: dict[str, Any], episode: str, fact: str, archive: Archive) -> None:
+    assert run("facts", "mark", fact, "--pinned", *s)["pinned"] is True
+    assert run("episodes", "mark", episode, "--importance", "0.9", *s)["importance"] == 0.9
+    archive(scope, "EPISODE", episode)
+    archive(scope, "MEMORY_FACT", fact)
+    assert run("episodes", "restore", episode, *s)["status"] == "active"
+    assert run("facts", "restore", fact, "--reason", "asked again", *s)["status"] == "active"
+    assert {j["name"] for j in run("jobs", "list")["jobs"]} <= {"usage", "aging"}
+    assert run("jobs", "run-aging")["archived"] == 0
+
+
+def _erasure_tour(run: Run, s: list[str], scope: dict[str, Any], episode: str, fact: str, older: str) -> None:
+    assert run("episodes", "delete", episode, "--dry-run", *s) == {"dryRun": True, "memories": [episode]}
+    assert sorted(run("facts", "delete", fact, *s)["memories"]) == sorted([fact, older])  # every version
+    exported = run("participants", "export", "--participant", scope["participantScopeHash"])
+    assert exported["rows"] and {line["table"] for line in exported["rows"]} >= {"memories", "tombstones"}
+    preview = run("forget", "--participant", scope["participantScopeHash"], "--dry-run")
+    assert preview["dryRun"] and preview["memories"] >= 4
+    done = run("forget", "--participant", scope["participantScopeHash"])
+    assert (done["dryRun"], done["memories"]) == (False, preview["memories"])
+    assert run("episodes", "list", *s)["episodes"] == [] and run("audit", "verify")["verified"]
 
 
 def _knowledge_tour(run: Run, s: list[str], tag: str) -> None:
@@ -121,6 +153,15 @@ def _knowledge_tour(run: Run, s: list[str], tag: str) -> None:
     assert len(gone["records"]) == 3 and not gone["dryRun"]
 
 
+def _archive(server: LiveServer, scope: dict[str, Any], source: str, memory_id: str) -> None:
+    """Archive a memory as the aging sweep would on a later day (a test cannot wait 90 days)."""
+    key = auth.scope_key(auth.resolve_scope(Caller(tenant="t1", key_id="t", role="admin"), scope))
+    with server.store.tenant("t1").transaction() as tx:
+        row = tx.get_memory(key, source, memory_id)  # type: ignore[arg-type]
+        assert row is not None
+        tx.set_status(row.rowid, status="archived", reason="weak and old", retired_at=clock.now_text())
+
+
 @pytest.mark.parametrize("mode", ["local", "remote"])
 def test_every_command_runs_on_the_data_folder_and_against_a_server(
     server: LiveServer, tmp_path: Path, mode: str
@@ -132,7 +173,7 @@ def test_every_command_runs_on_the_data_folder_and_against_a_server(
     if mode == "remote":
         for name in ("ENGRAM_HOME", "ENGRAM_DATABASE_URL"):  # nothing local to fall back on
             env.pop(name, None)
-    _tour(_runner(env, extra, ran), mode, tmp_path)
+    _tour(_runner(env, extra, ran), mode, tmp_path, functools.partial(_archive, server))
     # The model-assisted commands need a model: tests/assist/test_cli_tour.py tours them with a scripted one.
     expected = set(COMMANDS.values()) - {op.name for op in MODEL_OPERATIONS}
     assert ran == expected, expected - ran

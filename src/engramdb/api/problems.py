@@ -7,6 +7,7 @@ which the traceback is logged. No driver text, SQL or stack reaches a client.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import uuid
@@ -31,6 +32,14 @@ _GIVEN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 REQUEST_ID_HEADER = "x-request-id"
 
 
+class ProblemResponse(JSONResponse):
+    """Problem JSON with every non-ASCII character escaped: a message and a field may quote what the
+    client sent, a lone surrogate (``\\ud800``) included, which UTF-8 cannot encode."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
 def problem_body(error: EngramError) -> dict[str, Any]:
     """The problem JSON of an EngramError, with the request id the log names it by; a 5xx also
     says whether a retry may help."""
@@ -53,7 +62,7 @@ def error_response(error: EngramError) -> JSONResponse:
     headers = {"WWW-Authenticate": 'Bearer realm="engramdb"'} if isinstance(error, AuthenticationError) else {}
     if error.context.get("retryAfterSeconds") is not None:
         headers["Retry-After"] = str(error.context["retryAfterSeconds"])
-    return JSONResponse(problem_body(error), status_code=error.http_status, headers=headers)
+    return ProblemResponse(problem_body(error), status_code=error.http_status, headers=headers)
 
 
 def install(app: FastAPI) -> None:
@@ -72,11 +81,11 @@ def install(app: FastAPI) -> None:
         if body["field"] == "body" and request.method in ("POST", "PUT", "PATCH") and "json" not in sent:
             body["message"] += f" (the body was sent as {sent or 'no content type'}; send JSON with "
             body["message"] += "Content-Type: application/json)"
-        return JSONResponse(with_request_id(body), status_code=422)
+        return ProblemResponse(with_request_id(body), status_code=422)
 
     @app.exception_handler(ValidationError)
     async def model_invalid(_: Request, error: ValidationError) -> JSONResponse:
-        return JSONResponse(with_request_id(validation_problem(list(error.errors()))), status_code=422)
+        return ProblemResponse(with_request_id(validation_problem(list(error.errors()))), status_code=422)
 
     @app.exception_handler(HTTPException)
     async def routing_error(request: Request, error: HTTPException) -> JSONResponse:
@@ -84,7 +93,7 @@ def install(app: FastAPI) -> None:
                 "message": _routing_message(request, error)}  # fmt: skip
         if error.status_code == 413:  # raised by the guard as a streamed body passed the limit
             body["field"] = "body"
-        return JSONResponse(with_request_id(body), status_code=error.status_code, headers=error.headers)
+        return ProblemResponse(with_request_id(body), status_code=error.status_code, headers=error.headers)
 
     app.add_middleware(RequestBoundary)
 

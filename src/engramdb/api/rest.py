@@ -23,6 +23,7 @@ from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import EmbeddingWorker
 from engramdb.jobs.extraction import ExtractionWorker, WorkerProcess
+from engramdb.jobs.supervisor import Supervisor, server_jobs
 from engramdb.models.operations import OPERATIONS
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
@@ -34,6 +35,12 @@ DESCRIPTION = (
     "`Authorization: Bearer egm.<tenant>.<keyId>.<secret>`. JSON is camelCase; every error is problem "
     "JSON `{code, message, field, ...}`."
 )
+
+
+def _supervisor(store: Store, service: MemoryService, settings: Settings) -> Supervisor:
+    """The jobs this server runs on a schedule (jobs/supervisor.py): usage counts, aging."""
+    return Supervisor(server_jobs(store, service.usage, aging_seconds=settings.aging_interval_seconds,
+                                  usage_seconds=settings.usage_flush_seconds))  # fmt: skip
 
 
 def create_app(
@@ -58,6 +65,7 @@ def create_app(
         readiness.start()  # /healthz answers at once; /readyz once the model and recent scopes are loaded
         worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
                                  poll_seconds=settings.embed_poll_seconds, anchors=service.anchors)  # fmt: skip
+        supervisor = service.supervisor = _supervisor(store, service, settings)
         # With a model, the extraction queue's workers (never on a request's path), by default in a
         # process of their own: recall does not share this process's interpreter lock with them.
         extractors: ExtractionWorker | WorkerProcess | None = None
@@ -66,6 +74,7 @@ def create_app(
                 ExtractionWorker(service, threads=settings.llm.workers)  # fmt: skip
         if run_worker:
             worker.start()
+            supervisor.start()
             if extractors is not None:
                 extractors.start()
         try:
@@ -73,9 +82,11 @@ def create_app(
                 yield
         finally:
             if run_worker:
+                supervisor.stop()
                 worker.stop()
                 if extractors is not None:
                     extractors.stop()
+                service.usage.flush(store)  # the last few seconds of use counts
             readiness.stop()
             store.close()
 

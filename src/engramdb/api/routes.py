@@ -20,6 +20,7 @@ from engramdb.api.openapi import responses
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.operations import run
+from engramdb.errors import InvalidInputError
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 
@@ -63,6 +64,7 @@ def _success(op: Operation[Any]) -> str:
 
 def _endpoint(op: Operation[Any]) -> Any:
     def endpoint(request: Request, response: Response, **parts: Any) -> Any:
+        _refuse_nul(op, parts)
         inputs = Inputs(tuple(parts[p] for p in op.path_params), parts.get("query"), parts.get("body"))
         answer = run(request.app.state.service, op, parts.get("caller"), inputs)
         if answer is None:
@@ -78,6 +80,18 @@ def _endpoint(op: Operation[Any]) -> Any:
     endpoint.__doc__ = op.summary
     endpoint.__signature__ = inspect.Signature(_parameters(op))  # type: ignore[attr-defined]
     return endpoint
+
+
+def _refuse_nul(op: Operation[Any], parts: dict[str, Any]) -> None:
+    """A NUL in a path or query value names nothing stored, and PostgreSQL's text cannot carry one:
+    422 naming the parameter (a body's text has its NULs removed by its model instead)."""
+    named = [(name, parts[name]) for name in op.path_params]
+    query = parts.get("query")
+    if query is not None:
+        named += [(info.alias or name, getattr(query, name)) for name, info in type(query).model_fields.items()]
+    for name, value in named:
+        if any("\x00" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)):
+            raise InvalidInputError(f"{name} holds a NUL character", field=name)
 
 
 def _parameters(op: Operation[Any]) -> list[inspect.Parameter]:

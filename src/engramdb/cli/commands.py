@@ -26,7 +26,7 @@ from engramdb.cli.invoke import Param, run
 from engramdb.contract.events import FIELD_DESCRIPTIONS
 from engramdb.errors import InvalidInputError
 from engramdb.models.base import SCOPE_NAMES
-from engramdb.models.inputs import wire_fields
+from engramdb.models.inputs import scope_slot, wire_fields
 from engramdb.models.operation import OPTION_NAMES, Operation
 
 HIDDEN = {"schemaVersion", "eventType"}  # constants of the contract: nothing to choose
@@ -62,11 +62,13 @@ def _params(op: Operation[Any]) -> list[Param]:
         help=help_, metavar=_snake(name).upper(), show_default=False)], ...)
         for i, (name, help_) in enumerate(op.path_params.items())]  # fmt: skip
     fields = {**wire_fields(op.query), **wire_fields(op.body)}
+    # A scope field of an operation that takes no scope is a plain field (forget's participant).
+    scoped = SCOPE_NAMES if scope_slot(op) is not None else ()
     for name in op.cli.positional:
         params.append(Param(f"arg_{_snake(name)}", name, "field", Annotated[str, typer.Argument(
             help=_describe(name, fields[name]), metavar=_snake(name).upper(), show_default=False)], ...))
     for name, info in fields.items():
-        if name in op.cli.positional or name in HIDDEN or name in SCOPE_NAMES or name in ("scope", "grant"):
+        if name in op.cli.positional or name in HIDDEN or name in scoped or name in ("scope", "grant"):
             continue
         param = _field_param(name, info)
         if name in op.cli.defaults:
@@ -75,7 +77,7 @@ def _params(op: Operation[Any]) -> list[Param]:
         elif info.is_required():
             param = _with_help(param, " (required)")
         params.append(param)
-    if any(n in fields for n in (*SCOPE_NAMES, "scope", "grant")):
+    if any(n in fields for n in (*scoped, "scope", "grant")):
         params += [_scope_param(name, op.cli.local_scope) for name in SCOPE_NAMES]
     return params + _meta_params(op)
 

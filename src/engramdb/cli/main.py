@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from engramdb import __version__
-from engramdb.cli import operator
+from engramdb.cli import maintenance, operator
 from engramdb.cli.bench import bench_app
 from engramdb.cli.commands import command_for
 from engramdb.cli.evaluate import eval_app
@@ -27,7 +27,7 @@ from engramdb.models.operations import OPERATIONS
 
 GROUPS = {
     "episodes": "Episodes: write, get and list a scope's turns.",
-    "facts": "Facts: get, list, correct, retract and their history.",
+    "facts": "Facts: get, list, correct, retract, mark, restore, delete and their history.",
     "tombstones": "Values refused in a scope, and lifting them.",
     "scopes": "The scopes of the tenant that hold memories.",
     "review": "The review queue: facts awaiting a person.",
@@ -35,6 +35,8 @@ GROUPS = {
     "policy": "The tenant's trust and lifecycle policy.",
     "keys": "Create, list and revoke API keys.",
     "records": "The knowledge plane: records, relationships, where-queries.",
+    "participants": "One participant's data: export it (JSON lines); `engram forget` erases it.",
+    "jobs": "The server's background jobs (aging, usage), and running the aging sweep now.",
     "models": "Model-assisted memory: extraction and its queue, reflection, consolidation, usage (docs/models.md).",
 }
 err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
@@ -70,6 +72,9 @@ def build() -> typer.Typer:
     app.command("mcp")(operator.mcp)
     app.command("export")(operator.export_tenant)
     app.command("import")(operator.import_tenant)
+    app.command("reembed")(maintenance.reembed)
+    app.command("backup")(maintenance.backup)
+    app.command("restore")(maintenance.restore)
     app.add_typer(bench_app, name="bench")
     app.add_typer(eval_app, name="eval")
     return app

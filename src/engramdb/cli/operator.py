@@ -102,10 +102,16 @@ def mcp(
 def export_tenant(
     tenant: TenantOpt = DEFAULT_TENANT,
     out_path: Annotated[str | None, typer.Option("--out", help="JSONL file (default: stdout)")] = None,
+    participant: Annotated[str | None, typer.Option(
+        "--participant", help="only this participantScopeHash's memories, tombstones and records")] = None,
     home: HomeOpt = None,
 ) -> None:
-    """Write a tenant (memories with their history, tombstones, keys, audit chain) as JSONL."""
-    rows = open_local_store(home).tenant(tenant).export_rows()
+    """Write a tenant (memories with their history, tombstones, keys, audit chain) as JSONL, or one
+    participant's data (access and portability requests)."""
+    from engramdb.core.erasure import participant_rows
+
+    store = open_local_store(home).tenant(tenant)
+    rows = participant_rows(store, participant) if participant else store.export_rows()
     header = {"format": "engramdb-export", "version": 1, "tenant": tenant, "exportedAt": clock.now_text()}
     with open(out_path, "w", encoding="utf-8") if out_path else nullcontext(sys.stdout) as sink:
         sink.write(json.dumps(header) + "\n")

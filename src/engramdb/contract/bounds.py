@@ -70,6 +70,29 @@ def clean_parameter(name: str, value: str) -> str:
     return value.replace("\x00", "")
 
 
+def check_unicode(body: Mapping[str, Any]) -> None:
+    """Refuse, naming the field, a string holding a lone surrogate: JSON can escape one
+    (``"\\ud800"``), but it is no Unicode text and no store can encode it."""
+    for field, value in body.items():
+        if _has_surrogate(value):
+            raise InvalidInputError(f"{field} holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text",
+                                    field=field)  # fmt: skip
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, Mapping):
+        return any(_has_surrogate(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
 def check_caps(body: Mapping[str, Any]) -> None:
     """Raise InvalidInputError naming the first field longer than its cap."""
     for field, cap in TEXT_CAPS.items():

@@ -32,7 +32,14 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from engramdb import clock
-from engramdb.contract.bounds import LONE_SURROGATE, check_caps, check_safe_integer, has_lone_surrogate, strip_nul
+from engramdb.contract.bounds import (
+    LONE_SURROGATE,
+    check_caps,
+    check_safe_integer,
+    check_unicode,
+    has_lone_surrogate,
+    strip_nul,
+)
 from engramdb.contract.canonical import event_id, fact_id
 from engramdb.errors import InvalidInputError
 
@@ -290,6 +297,7 @@ class _Bounded(WireModel):
     def _bound(cls, data: Any) -> Any:
         if isinstance(data, dict):
             data = strip_nul(data)
+            check_unicode(data)
             check_caps(data)
             check_safe_integer(data, "turnIndex")
             for name in _WRITTEN_TIMES:

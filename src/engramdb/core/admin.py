@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from engramdb import __version__
 from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
@@ -23,13 +25,25 @@ from engramdb.models.policy import TenantPolicy
 from engramdb.models.scopes import ScopeList, ScopeListQuery
 from engramdb.storage.port import AuditFilter
 
+BACKLOG_SECONDS = 30.0
+
 
 class AdminOperations(ServiceBase):
     """Keys, policy, the audit log and health."""
 
     def health(self) -> Health:
         return Health(status="ok", version=__version__, embedder=self.embedder.model_id,
-                      storage=self.settings.storage_url().split(":", 1)[0])  # fmt: skip
+                      storage=self.settings.storage_url().split(":", 1)[0],
+                      reembed_backlog=self._backlog())  # fmt: skip
+
+    def _backlog(self) -> int:
+        """Rows of every tenant with another model's vector; counted at most every 30 s (a scan)."""
+        counted_at, count = self._backlog_cache
+        if time.monotonic() - counted_at > BACKLOG_SECONDS:
+            count = sum(self.store.tenant(name).aging.stale_count(self.embedder.model_id)
+                        for name in self.store.tenant_names())  # fmt: skip
+            self._backlog_cache = (time.monotonic(), count)
+        return count
 
     def audit(self, caller: Caller, query: AuditQuery) -> AuditPage:
         auth.require(caller, "audit.read")

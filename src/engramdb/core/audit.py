@@ -50,6 +50,10 @@ class ChainedEntry(AuditFields, Protocol):
     def prev_hash(self) -> str: ...
     @property
     def hash(self) -> str: ...
+    @property
+    def reason_digest(self) -> str | None: ...
+    @property
+    def reason_nonce(self) -> str | None: ...
 
 
 class AuditLog(Protocol):
@@ -58,10 +62,19 @@ class AuditLog(Protocol):
     def audit_entries(self, after_seq: int, limit: int) -> Sequence[ChainedEntry]: ...
 
 
-def chain_hash(entry: AuditFields, *, seq: int, at: str, prev_hash: str) -> str:
+def reason_digest(reason: str, nonce: str) -> str:
+    """Return what the chain covers of a reason: a digest salted with a random nonce kept beside
+    the text, so that erasing both leaves nothing to guess the text back from."""
+    return sha256_hex(canonical_json({"nonce": nonce, "reason": reason}))
+
+
+def chain_hash(entry: AuditFields, *, seq: int, at: str, prev_hash: str, reason_digest: str | None = None) -> str:
     """Return the hash that chains an audit entry to its predecessor.
 
-    Editing any field of any entry, or removing one, breaks the chain from that entry on.
+    Editing any field of any entry, or removing one, breaks the chain from that entry on. With
+    ``reason_digest`` the chain covers the reason's digest instead of its text, so the text (free,
+    possibly personal) can be erased without breaking the chain; entries written before reasons
+    had digests cover the text itself.
     """
     payload = {
         "seq": seq,
@@ -77,6 +90,9 @@ def chain_hash(entry: AuditFields, *, seq: int, at: str, prev_hash: str) -> str:
         "reason": entry.reason,
         "prevHash": prev_hash,
     }
+    if reason_digest is not None:
+        del payload["reason"]
+        payload["reasonDigest"] = reason_digest
     return sha256_hex(canonical_json(payload))
 
 
@@ -102,8 +118,18 @@ def verify(tenant: AuditLog) -> Verdict:
                 return Verdict(checked, expected_seq, f"entry {expected_seq} is missing")
             if entry.prev_hash != prev_hash:
                 return Verdict(checked, entry.seq, "prevHash does not match the previous entry")
-            if chain_hash(entry, seq=entry.seq, at=entry.at, prev_hash=prev_hash) != entry.hash:
+            if chain_hash(entry, seq=entry.seq, at=entry.at, prev_hash=prev_hash,
+                          reason_digest=entry.reason_digest) != entry.hash:
                 return Verdict(checked, entry.seq, "content does not match its hash (edited)")
+            if not _reason_holds(entry):
+                return Verdict(checked, entry.seq, "reason does not match its digest (edited)")
             prev_hash, expected_seq, checked = entry.hash, expected_seq + 1, checked + 1
         after = entries[-1].seq
     return Verdict(checked)
+
+
+def _reason_holds(entry: ChainedEntry) -> bool:
+    """True unless a reason kept beside its digest was edited (an erased reason holds: it is gone)."""
+    if entry.reason_digest is None or entry.reason is None:
+        return True
+    return reason_digest(entry.reason, entry.reason_nonce or "") == entry.reason_digest

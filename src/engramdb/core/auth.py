@@ -61,6 +61,12 @@ PERMISSIONS: dict[str, Permission] = {
     "memory.read": Permission("read memories", frozenset({"agent", "host", "reviewer", "admin"})),
     "keys.manage": Permission("manage keys", frozenset({"admin"})),
     "policy.write": Permission("change the policy", frozenset({"admin"})),
+    "participant.forget": Permission("forget a participant", frozenset({"admin"})),
+    "participant.export": Permission("export a participant's data", frozenset({"admin"})),
+    # A person's marks: the agent's own key (a model) may not pin or protect its memories.
+    "memory.mark": Permission("pin memories or set their importance", frozenset({"host", "reviewer", "admin"})),
+    "jobs.read": Permission("read the background jobs", frozenset({"reviewer", "admin"})),
+    "jobs.run": Permission("run a background job now", frozenset({"admin"})),
     "audit.read": Permission("read the audit log", frozenset({"reviewer", "admin"})),
     "review.read": Permission("read the review queue", frozenset({"reviewer", "admin"})),
     "review.decide": Permission("decide reviews", frozenset({"reviewer", "admin"})),

@@ -19,7 +19,7 @@ from engramdb.core.base import ServiceBase
 from engramdb.core.expansion import LinkedRecord, expand
 from engramdb.core.policy import load_policy
 from engramdb.core.recall import Hit, recall
-from engramdb.core.views import memory_view, tombstone_view
+from engramdb.core.views import embedding_state, memory_view, tombstone_view
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.base import ScopeQuery
 from engramdb.models.lifecycle import FactHistory, TombstoneList, TombstoneQuery
@@ -54,7 +54,7 @@ class ReadOperations(ServiceBase):
         if record is None:
             noun = "episode" if source == "EPISODE" else "fact"
             raise NotFoundError(f"no {noun} {memory_id} in this scope", id=memory_id)
-        return memory_view(record)
+        return memory_view(record, self.embedder.model_id)
 
     def list_facts(self, caller: Caller, query: FactQuery) -> FactList:
         auth.require(caller, "memory.read")
@@ -109,6 +109,8 @@ class ReadOperations(ServiceBase):
                                 exclude_session_id=body.exclude_session_id)  # fmt: skip
         if body.include_pending and filt.statuses is not None:
             filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
+        if body.include_archived and filt.statuses is not None and "archived" not in filt.statuses:
+            filt = replace(filt, statuses=(*filt.statuses, "archived"))
         with self._tenant(caller).reading() as tenant:
             # Read on first use (after the query is embedded): on PostgreSQL the first read takes
             # the block's connection, which should not sit idle while the embedder works.
@@ -126,8 +128,9 @@ class ReadOperations(ServiceBase):
                                   weight=self.settings.retrieval.expand_weight)  # fmt: skip
                 outcome = replace(outcome, hits=expanded.hits,
                                   timings={**outcome.timings, "expandMs": (time.perf_counter() - started) * 1000})
+        self.usage.note(caller.tenant, [hit.record.rowid for hit in outcome.hits], clock.to_text(self.now()))
         as_of = _canonical(body.as_of)
-        memories = [_recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain)
+        memories = [_recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain, self.embedder.model_id)
                     for hit in outcome.hits]  # fmt: skip
         records = [_linked_record(r) for r in expanded.records] if expanded else None
         context = format_context([*(FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin)
@@ -197,7 +200,7 @@ def _read_cursor(cursor: str | None) -> EpisodePosition | None:
                                 field="cursor") from None  # fmt: skip
 
 
-def _recalled(hit: Hit, explain: bool) -> RecalledMemory:
+def _recalled(hit: Hit, explain: bool, model: str) -> RecalledMemory:
     record = hit.record
     details: dict[str, Any] = {}
     if explain:
@@ -212,7 +215,7 @@ def _recalled(hit: Hit, explain: bool) -> RecalledMemory:
         id=record.memory_id, source=record.source, text=record.text, score=hit.score,
         trust_class=record.trust_class, status=record.status, origin=record.origin, confidence=record.confidence,
         observed_at=record.observed_at, recorded_at=record.recorded_at, session_id=record.session_id,
-        subject_key=record.subject_key, kind=record.kind, embedding_state=record.embed_state, **details,
+        subject_key=record.subject_key, kind=record.kind, embedding_state=embedding_state(record, model), **details,
     )  # fmt: skip
 
 

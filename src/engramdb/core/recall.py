@@ -15,7 +15,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -110,7 +110,8 @@ def recall(
     started = time.perf_counter()
     pool = max(settings.candidate_pool, limit)
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
-    dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
+    # Only vectors of this embedder are compared: another model's are stale (found by words only).
+    dense, lexical = store.candidates(scope_key, vector, terms, replace(filt, vector_model=embedder.model_id), pool)
     metrics.RECALL_CANDIDATES.labels("dense").observe(len(dense))
     metrics.RECALL_CANDIDATES.labels("lexical").observe(len(lexical))
     arms = {

@@ -8,7 +8,9 @@ never to a driver.
 from __future__ import annotations
 
 from engramdb.core.admin import AdminOperations
+from engramdb.core.aging_ops import AgingOperations
 from engramdb.core.deriving import DerivingOperations
+from engramdb.core.erasure import ErasureOperations
 from engramdb.core.knowledge.deleting import KnowledgeDeleting
 from engramdb.core.knowledge.reading import KnowledgeReading
 from engramdb.core.knowledge.writing import KnowledgeWriting
@@ -22,6 +24,6 @@ __all__ = ["MAX_BATCH", "MemoryService", "TimeTravel", "as_believed", "episode_r
 
 class MemoryService(
     WriteOperations, ReadOperations, ReviewOperations, AdminOperations, KnowledgeWriting, KnowledgeReading,
-    KnowledgeDeleting, DerivingOperations,
+    KnowledgeDeleting, ErasureOperations, AgingOperations, DerivingOperations,
 ):
     """The operations of EngramDB over one store and one embedder."""

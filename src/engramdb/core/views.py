@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 from engramdb.models.admin import AuditView, KeyView
 from engramdb.models.base import ScopeView
@@ -12,8 +13,16 @@ from engramdb.models.scopes import ScopeSummary
 from engramdb.storage.port import AuditEntry, KeyRecord, MemoryRecord, ScopeColumns, ScopeStats, Tombstone
 
 
-def memory_view(record: MemoryRecord) -> MemoryView:
-    """Return a stored memory with its lifecycle and embedding state."""
+def embedding_state(record: MemoryRecord, model: str | None) -> Literal["pending", "ready", "failed", "stale"]:
+    """The row's embedding state, ``stale`` when its vector is another model's than ``model``
+    (the vector arm leaves it out; it is found by words until ``engram reembed``)."""
+    if model is not None and record.embed_state == "ready" and record.embed_model != model:
+        return "stale"
+    return record.embed_state
+
+
+def memory_view(record: MemoryRecord, model: str | None = None) -> MemoryView:
+    """Return a stored memory with its lifecycle and embedding state (against the embedder ``model``)."""
     return MemoryView(
         id=record.memory_id,
         source=record.source,
@@ -28,7 +37,8 @@ def memory_view(record: MemoryRecord) -> MemoryView:
         supersedes_fact_id=record.supersedes_id,
         superseded_by_fact_id=record.superseded_by_id,
         status_reason=record.status_reason,
-        embedding=EmbeddingStatus(state=record.embed_state, error=record.embed_error, attempts=record.embed_attempts),
+        embedding=EmbeddingStatus(state=embedding_state(record, model), error=record.embed_error,
+                                  attempts=record.embed_attempts, model=record.embed_model),
         event=json.loads(record.event_json),
     )
 

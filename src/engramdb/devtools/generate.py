@@ -15,7 +15,7 @@ from typing import Any
 
 from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
-from engramdb.models import operations, operations_knowledge, operations_models
+from engramdb.models import operations, operations_aging, operations_knowledge, operations_models
 from engramdb.models.operation import Operation
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -24,6 +24,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "memory": ("service", "memories", "lifecycle", "recall"),
     "governance": ("review", "audit", "policy", "keys"),
     "knowledge": ("knowledge",),
+    "aging": ("erasure", "aging", "jobs"),
     "models": ("models",),
 }
 HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``engramdb.models.operations``.
@@ -54,7 +55,8 @@ CONTRACT = {"EpisodeWrite", "FactWrite", "ScopeFields"}
 
 
 # Where each operation's typed constant is declared (its module's alias in the generated files).
-DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "models_ops": operations_models}
+DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "aging_ops": operations_aging,
+            "models_ops": operations_models}
 
 
 def _constant(op: Operation[Any]) -> str:
@@ -117,9 +119,9 @@ def sdk_methods() -> dict[str, str]:
         'Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.\n"""\n\n'
         f"from __future__ import annotations\n\n{imports}\n\n"
         '__all__ = ["AsyncMethods", "SyncMethods"]\n\n\n'
-        f"class SyncMethods({', '.join(f'Sync{n}Methods' for n in names)}):\n"
+        f"class SyncMethods(\n{''.join(f'    Sync{n}Methods,{chr(10)}' for n in names)}):\n"
         '    """Every operation as a blocking method (``Client``)."""\n\n\n'
-        f"class AsyncMethods({', '.join(f'Async{n}Methods' for n in names)}):\n"
+        f"class AsyncMethods(\n{''.join(f'    Async{n}Methods,{chr(10)}' for n in names)}):\n"
         '    """Every operation as a coroutine method (``AsyncClient``)."""\n'
     )
     return modules

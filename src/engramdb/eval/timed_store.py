@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -132,6 +133,9 @@ class TimedStore:
 
     def maintain(self) -> None:
         self._inner.maintain()
+
+    def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
+        self._inner.backup(dest, pg_bin=pg_bin)
 
     def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
         return self._inner.warm(stop)

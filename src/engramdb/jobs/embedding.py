@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from engramdb import clock, metrics
 from engramdb.core.anchor import Anchors
@@ -63,7 +64,7 @@ def embed_record_batch(tenant: TenantStore, embedder: Embedder, batch_size: int)
         tenant.record_record_embedding_failure(ids, f"{type(error).__name__}: {error}"[:1000],
                                                [clock.later(backoff_seconds(a)) for _, _, a in jobs])  # fmt: skip
         return len(jobs)
-    tenant.save_record_embeddings(ids, vectors, embedder.model_id)
+    tenant.save_record_embeddings(ids, [text for _, text, _ in jobs], vectors, embedder.model_id)
     metrics.EMBEDDED.labels("record").inc(len(jobs))
     return len(jobs)
 
@@ -79,6 +80,24 @@ def drain(tenant: TenantStore, embedder: Embedder, batch_size: int = 64) -> int:
     while done := embed_record_batch(tenant, embedder, batch_size):
         total += done
     return total
+
+
+def reembed(
+    tenant: TenantStore, embedder: Embedder, *, batch_size: int = 64, progress: Callable[[int], None] | None = None
+) -> int:
+    """Embed again, with ``embedder``, every row whose vector another model made; return how many.
+
+    Resumable: each batch commits with the new model's id, so a run that stops is continued by
+    the next one (it asks only for rows still of another model). ``progress`` hears each batch.
+    """
+    done, after = 0, 0
+    while rows := tenant.aging.stale_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
+        vectors = embedder.embed([text for _, text in rows])
+        tenant.save_embeddings([rowid for rowid, _ in rows], vectors, embedder.model_id)
+        done, after = done + len(rows), rows[-1][0]
+        if progress is not None:
+            progress(len(rows))
+    return done
 
 
 class EmbeddingWorker:

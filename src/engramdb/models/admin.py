@@ -55,6 +55,8 @@ class Health(ResponseModel):
     version: str = Field(description="EngramDB's version")
     embedder: str = Field(description="the embedding model's id")
     storage: str = Field(description="the storage backend: sqlite or postgresql")
+    reembed_backlog: int = Field(0, description="memories whose vector another model made: found by words only "
+                                 "until `engram reembed` (counted at most every 30 s)")
 
 
 class AuditView(ResponseModel):

@@ -16,10 +16,12 @@ Origin = Literal["stated", "derived"]
 class EmbeddingStatus(ResponseModel):
     """Whether the memory's vector is ready (the lexical arm finds it either way)."""
 
-    state: Literal["pending", "ready", "failed"] = Field(
-        description="pending (being embedded), ready (the vector arm ranks it) or failed (retried with backoff)"
+    state: Literal["pending", "ready", "failed", "stale"] = Field(
+        description="pending (being embedded), ready (the vector arm ranks it), failed (retried with backoff) or "
+        "stale (embedded by another model: found by words only until `engram reembed`)"
     )
     error: str | None = Field(None, description="why the last attempt failed")
+    model: str | None = Field(None, description="the model its vector came from")
     attempts: int = Field(0, description="embedding attempts so far")
 
 

@@ -41,6 +41,7 @@ from engramdb.models.memories import (
     WriteResponse,
 )
 from engramdb.models.operation import Cli, Mcp, McpArg, McpContext, McpVariant, Operation
+from engramdb.models.operations_aging import AGING_OPERATIONS
 from engramdb.models.operations_knowledge import KNOWLEDGE_OPERATIONS
 from engramdb.models.operations_models import MODEL_OPERATIONS
 from engramdb.models.policy import TenantPolicy
@@ -391,6 +392,6 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     HEALTH, WRITE_EPISODE, WRITE_EPISODE_BATCH, WRITE_FACT, GET_EPISODE, GET_FACT, LIST_EPISODES,
     LIST_FACTS, LIST_SCOPES, CORRECT_FACT, RETRACT_FACT, FACT_HISTORY, LIST_TOMBSTONES, LIFT_TOMBSTONE,
     REVIEW_QUEUE, APPROVE, REJECT, EDIT_AND_APPROVE, AUDIT, VERIFY_AUDIT, GET_POLICY, PUT_POLICY, RECALL,
-    CREATE_KEY, LIST_KEYS, REVOKE_KEY, *KNOWLEDGE_OPERATIONS, *MODEL_OPERATIONS,
+    CREATE_KEY, LIST_KEYS, REVOKE_KEY, *KNOWLEDGE_OPERATIONS, *AGING_OPERATIONS, *MODEL_OPERATIONS,
 )  # fmt: skip
 BY_NAME: Mapping[str, Operation[Any]] = {op.name: op for op in OPERATIONS}

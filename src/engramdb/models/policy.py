@@ -40,6 +40,27 @@ DEFAULT_TRUST: dict[str, dict[str, dict[str, Any]]] = {
 
 
 MAX_MULTI_VALUED_KINDS = 1_000  # a bound on the list; each kind is bounded as a fact write's is
+class AgingPolicy(ResponseModel):
+    """When a memory is archived: weak (rarely or long ago recalled) and old, unless protected."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    archive_below_strength: float = Field(0.25, ge=0, le=1, description="archive when strength falls below this")
+    archive_after_days: float = Field(90, ge=1, description="and the memory was recorded more than this many days ago")
+    half_life_days: float = Field(30, gt=0, description="strength halves every N days without a recall")
+    protect_importance: float = Field(0.8, ge=0, le=1,
+                                      description="memories at least this important are never archived")
+
+
+class RetentionPolicy(ResponseModel):
+    """How long memories are kept at most (enforced by the aging job, audited as system)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episode_days: float | None = Field(
+        None, ge=1, description="erase episodes observed longer ago (none: keep; at least 1)")
+    fact_days: float | None = Field(
+        None, ge=1, description="erase facts recorded longer ago, every status, never pinned ones (none: keep; >= 1)")
 
 
 class TenantPolicy(ResponseModel):
@@ -82,6 +103,8 @@ class TenantPolicy(ResponseModel):
             if not 1 <= len(kind) <= cap:
                 raise ValueError(f"each kind has 1 to {cap} characters, as a fact's kind does ({len(kind)} given)")
         return kinds
+    aging: AgingPolicy = Field(default_factory=AgingPolicy, description="decay and archival (docs/aging.md)")
+    retention: RetentionPolicy = Field(default_factory=RetentionPolicy, description="maximum ages (docs/aging.md)")
 
     @field_validator("trust", mode="before")
     @classmethod

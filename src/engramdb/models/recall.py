@@ -29,6 +29,8 @@ class RecallRequest(WireModel):
         False, description="also return retired (superseded, retracted, expired, archived) memories, marked"
     )
     include_pending: bool = Field(False, description="also return facts awaiting review, marked as such")
+    include_archived: bool = Field(
+        False, description="also return archived memories (they left recall by the aging policy)")
     sessions: int = Field(
         0, ge=0, le=MAX_LIMIT,
         description="also rank up to this many sessions by their best-matching episode (0 = none)",
@@ -94,7 +96,8 @@ class RecalledMemory(ResponseModel):
     session_id: str | None = Field(None, description="the episode's session (externalSessionId)")
     subject_key: str | None = Field(None, description="the fact's subject")
     kind: str | None = Field(None, description="the fact's kind")
-    embedding_state: str = Field(description="pending, ready or failed: whether the vector arm could rank it")
+    embedding_state: str = Field(
+        description="pending, ready, failed or stale (another model's vector): whether the vector arm could rank it")
     explain: Explain | None = Field(None, description="the score's breakdown, when asked for")
     linked: Link | None = Field(None, description="expansion: how a top hit links to it (absent for direct hits)")
 

@@ -15,11 +15,11 @@ MEMORY_COLUMNS = (
     "rowid, source, memory_id, scope_key, text, trust_class, origin, status, confidence, "
     "observed_at, recorded_at, event_json, embed_state, embed_error, embed_attempts, session_id, "
     "subject_key, kind, valid_from, valid_until, retired_at, supersedes_id, superseded_by_id, "
-    "status_reason, active_from, invalid_at"
+    "status_reason, active_from, invalid_at, embed_model"
 )
 AUDIT_COLUMNS = (
     "seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, "
-    "before_digest, after_digest, reason, prev_hash, hash"
+    "before_digest, after_digest, reason, prev_hash, hash, reason_digest, reason_nonce"
 )
 TOMBSTONE_COLUMNS = (
     "tombstone_id, scope_key, subject_key, kind, value_hash, fact_id, reason, created_at, "
@@ -74,7 +74,8 @@ EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
         "embed_text", "trust_class", "origin", "status", "confidence", "observed_at", "valid_from",
         "valid_until", "recorded_at", "active_from", "retired_at", "supersedes_id",
         "superseded_by_id", "status_reason", "invalid_at", "event_json", "embed_state", "embed_error",
-        "embed_attempts", "embed_next_at", "embed_model", "embedding", "source_event_id",
+        "embed_attempts", "embed_next_at", "embed_model", "embedding", "source_event_id", "importance",
+        "pinned", "use_count", "last_used_at",
     ),
     "tombstones": tuple(c.strip() for c in TOMBSTONE_COLUMNS.split(",")),
     "api_keys": ("key_id", "role", "grant_json", "secret_hash", "label", "created_at", "revoked_at"),

@@ -3,22 +3,25 @@ expiring facts, the term-count cache. Each backend supplies only its SQL."""
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from engramdb.core.audit import GENESIS_HASH, chain_hash
+from engramdb.core.audit import GENESIS_HASH, chain_hash, reason_digest
 from engramdb.storage.port import AuditDraft, AuditEntry, MemoryRecord, ScopeColumns, ScopeStats, Transaction
 
 
 def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> AuditEntry:
     """Return the entry that follows ``last`` (its ``(seq, hash)``, or None for the first)."""
     seq, prev_hash = (int(last[0]) + 1, str(last[1])) if last else (1, GENESIS_HASH)
+    nonce = secrets.token_hex(16) if draft.reason is not None else None
+    digest = reason_digest(draft.reason, nonce) if draft.reason is not None and nonce else None
     return AuditEntry(
         seq, at, draft.action, draft.actor_key_id, draft.actor_role, draft.target_kind,
         draft.target_id, draft.scope_key, draft.before_digest, draft.after_digest, draft.reason,
-        prev_hash, chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash),
+        prev_hash, chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash, reason_digest=digest), digest, nonce,
     )  # fmt: skip
 
 
@@ -78,6 +81,10 @@ class LRU(Generic[K, V]):
             if value is not None:
                 self._items.move_to_end(key)
             return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
 
     def put(self, key: K, value: V) -> None:
         with self._lock:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -18,7 +19,11 @@ import numpy as np
 # Audit hashing lives in core (pure); re-exported for callers that still import it from here.
 from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
+
+# Audit hashing lives in core (pure); re-exported for callers that still import it from here.
+from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
+from engramdb.storage.erasure import MemoryKey
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.records import (
     BELIEVED_STATUSES,
@@ -31,6 +36,7 @@ from engramdb.storage.records import (
     EmbedJob,
     EmbedState,
     EpisodePosition,
+    Erasure,
     KeyRecord,
     MemoryRecord,
     NewMemory,
@@ -44,6 +50,8 @@ from engramdb.storage.records import (
 __all__ = [
     "BELIEVED_STATUSES",
     "GENESIS_HASH",
+    "AgingRow",
+    "AgingStore",
     "AuditDraft",
     "AuditEntry",
     "AuditFilter",
@@ -53,7 +61,9 @@ __all__ = [
     "EmbedJob",
     "EmbedState",
     "EpisodePosition",
+    "Erasure",
     "KeyRecord",
+    "MemoryKey",
     "MemoryRecord",
     "NewMemory",
     "ScopeColumns",
@@ -138,6 +148,31 @@ class Transaction(KnowledgeWrites, AssistWrites, Protocol):
         """Lift an unlifted tombstone; return False if there was none."""
         ...
 
+    def participant_scopes(self, participant_hash: str) -> list[str]:
+        """Return the scope keys holding memories or records of this participant."""
+        ...
+
+    def erase_scopes(self, scope_keys: Sequence[str]) -> Erasure:
+        """Delete every row of these scopes (memories, tombstones, records and all beside them) and
+        erase the reasons of audit entries about them; return what went."""
+        ...
+
+    def delete_memory_rows(self, scope_key: str, rows: Sequence[MemoryKey]) -> int:
+        """Delete these memories of one scope, their relationships and their audit reasons."""
+        ...
+
+    def set_marks(self, rowid: int, *, pinned: bool | None, importance: float | None) -> None:
+        """Pin or unpin a row and set its importance (None leaves a mark as it is)."""
+        ...
+
+    def marks(self, rowid: int) -> tuple[bool, float | None]:
+        """Return a row's pin and importance."""
+        ...
+
+    def touch(self, rowid: int, at: str) -> None:
+        """Count a row as used at ``at``."""
+        ...
+
     def audit(self, draft: AuditDraft) -> AuditEntry:
         """Append a chained audit entry."""
         ...
@@ -151,6 +186,7 @@ class TenantStore(KnowledgeReads, AssistReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities
+    aging: AgingStore  # what a sweep weighs, retention ends, and recall's batched use counts
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """Return a write transaction (serialised with every other writer of the tenant)."""
@@ -308,6 +344,18 @@ class TenantStore(KnowledgeReads, AssistReads, Protocol):
         """Load exported rows into this (empty) tenant verbatim; return counts per table."""
         ...
 
+    def participant_scopes(self, participant_hash: str) -> list[str]:
+        """Return the scope keys holding memories or records of this participant."""
+        ...
+
+    def erasure_preview(self, scope_keys: Sequence[str]) -> Erasure:
+        """Return what ``erase_scopes`` would take, taking nothing."""
+        ...
+
+    def scrub(self) -> None:
+        """Make what an erasure deleted leave the storage files (not only the tables)."""
+        ...
+
     def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
         """Insert new rows already embedded, each with its audit entry, in one transaction; return
         how many were new. For benchmarks: the write path embeds after the write returns."""
@@ -331,6 +379,10 @@ class Store(Protocol):
 
     def maintain(self) -> None:
         """Tidy the storage after a bulk load (statistics, dead rows); safe while serving."""
+        ...
+
+    def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
+        """Write a consistent copy of every tenant into the folder ``dest``; safe while serving."""
         ...
 
     def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:

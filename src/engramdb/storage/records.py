@@ -115,6 +115,7 @@ class MemoryRecord:
     # Valid time from which a successor holds (its validFrom), set when the successor is
     # recorded; validUntil stays as the claim was written.
     invalid_at: str | None = None
+    embed_model: str | None = None  # the model its vector came from (another model's vector is stale)
 
 
 # Statuses of memories that were believed at some time (pending and rejected never were).
@@ -140,6 +141,7 @@ class CandidateFilter:
     believed_by: str | None = None  # active (or retired as history) on or before it, retired or not
     valid_at: str | None = None
     expires_after: str | None = None
+    vector_model: str | None = None  # the vector arm compares only vectors of this model (None: any)
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,21 @@ class AuditEntry:
     reason: str | None
     prev_hash: str
     hash: str
+    reason_digest: str | None = None  # what the chain covers of the reason (None: the text itself)
+    reason_nonce: str | None = None  # salts the digest; erased with the reason
+
+
+@dataclass(frozen=True)
+class Erasure:
+    """What an erasure took (or, previewed, would take)."""
+
+    scopes: int = 0
+    memories: int = 0
+    records: int = 0
+    relationships: int = 0
+    tombstones: int = 0
+    audit_reasons_erased: int = 0
+    audit_reasons_kept: int = 0  # written before reasons had digests: erasing them would break the chain
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,9 @@ class Source:
     current_seq: Callable[[], int]
     changed_ids: Callable[[int], Sequence[int]]
     rows: Callable[[Sequence[int]], list[CopyRow]]
+    # What a copy's rows depend on beyond the counter: the tenant's erasures (a deletion leaves no
+    # changed row to refresh) and the model whose vectors it holds. A copy of another is rebuilt.
+    generation: Callable[[], object] = lambda: None
 
 
 def read_copy(cache: ScopeCache, key: str, source: Source, read: Callable[[ScopeCopy], T]) -> T:
@@ -120,8 +123,14 @@ def read_copy(cache: ScopeCache, key: str, source: Source, read: Callable[[Scope
     """
     copy = cache.scope(key)
     with cache.lock_for(key):
+        generation = source.generation()
+        if copy.seq and copy.generation != generation:  # rows were erased, or another model's vectors
+            copy = cache.fresh()
+            cache.replace(key, copy)
+        copy.generation = generation
         if not _refreshed(copy, source):  # rows arrived out of id order: start over
             copy = cache.fresh()
+            copy.generation = generation
             _refreshed(copy, source)
             cache.replace(key, copy)
         answer = read(copy)

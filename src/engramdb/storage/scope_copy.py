@@ -57,6 +57,7 @@ class ScopeCopy:
 
     def __init__(self, vocabulary: Vocabulary | None = None, ann: AnnSettings | None = None) -> None:
         self.seq = 0
+        self.generation: object = None  # what the copy was loaded under (source.generation)
         self._ann = ann or AnnSettings()
         self._size = 0
         self._rowids = np.zeros(0, dtype=np.int64)  # ascending: rowids only grow

@@ -83,12 +83,28 @@ def draft(label: str, data: Any, path: str = "data", depth: int = 0) -> Draft:
         check_property(key, where)
         if value is None:
             continue  # absent (a null never becomes a value)
+        value = storable(value, where)
         values(key, value, where)  # validates
         record.properties[key] = value
     if len(record.properties) > MAX_PROPERTIES:
         raise InvalidInputError(f"{path} has {len(record.properties)} properties; the limit is {MAX_PROPERTIES}",
                                 field=path)  # fmt: skip
     return record
+
+
+def storable(value: Any, where: str) -> Any:
+    """``value`` with NULs taken out of its strings, as memory text has them (PostgreSQL text cannot
+    hold one); a lone surrogate, which is no Unicode text and no store can encode, is refused."""
+    if isinstance(value, list):
+        return [storable(item, where) for item in value]
+    if not isinstance(value, str):
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{where} holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text",
+                                field=where) from None  # fmt: skip
+    return value.replace("\x00", "")
 
 
 def _is_child(value: Any) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engramdb.core.knowledge.properties import LABEL, MAX_LIST, PROPERTY, as_datetime, scalar
+from engramdb.core.knowledge.properties import LABEL, MAX_LIST, PROPERTY, as_datetime, scalar, storable
 from engramdb.errors import InvalidInputError
 from engramdb.storage.knowledge.port import (
     All,
@@ -144,8 +144,8 @@ def _component(name: str, part: str, operand: Any, path: str) -> Node:
 def _component_compare(name: str, part: str, op: str, number: Any, path: str) -> Component:
     if op not in COMPARISONS:
         raise InvalidInputError(f"{path}: a date-time part compares with {', '.join(COMPARISONS)}", field=path)
-    if not isinstance(number, int) or isinstance(number, bool):
-        raise InvalidInputError(f"{path} takes a whole number", field=path)
+    if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= 9999:
+        raise InvalidInputError(f"{path} takes a whole number from 0 to 9999", field=path)
     return Component(name, part[1:], op, number)
 
 
@@ -155,6 +155,7 @@ def _operand(name: str, op: str, value: Any, path: str) -> Value:
                                 + (" (use $exists for absence)" if value is None else ""), field=path)  # fmt: skip
     if op in TEXT_MATCH and not isinstance(value, str):
         raise InvalidInputError(f"{path} takes a string", field=path)
+    value = storable(value, path)  # compared as stored: without NULs
     if name in PSEUDO:
         return _pseudo(name, value, path)
     typed = scalar(name, value, path)

@@ -17,7 +17,15 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
 from engramdb.core.knowledge.importing import write_forest
-from engramdb.core.knowledge.properties import MAX_RECORDS, Draft, check_label, check_property, draft
+from engramdb.core.knowledge.properties import (
+    MAX_RECORDS,
+    Draft,
+    check_label,
+    check_property,
+    draft,
+    storable,
+    values,
+)
 from engramdb.core.knowledge.views import NOUNS, new_record, record_view, relationship_view
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.knowledge import (
@@ -83,13 +91,22 @@ class KnowledgeWriting(ServiceBase):
         auth.require(caller, "memory.write")
         scope_key = auth.scope_key(auth.resolve_scope(caller, _named(body.scope)))
         check_label(body.type, "type")
-        for name in body.properties:
-            check_property(name, f"properties.{name}")
+        properties: dict[str, Any] = {}
+        for name, value in body.properties.items():  # the values a record's properties may hold
+            where = f"properties.{name}"
+            check_property(name, where)
+            if value is not None:
+                properties[name] = storable(value, where)
+                values(name, properties[name], where)
         tenant = self._tenant(caller)
         source, target = (_node(tenant, scope_key, spec, side) for spec, side in
                           ((body.source, "source"), (body.target, "target")))  # fmt: skip
         with tenant.transaction() as tx:
-            edge, created = tx.link(scope_key, body.type, source, target, canonical_json(body.properties),
+            for node, spec, side in ((source, body.source, "source"), (target, body.target, "target")):
+                if not tx.holds(scope_key, node):  # deleted since it was found: no edge to a reused rowid
+                    raise InvalidInputError(f"{side}.id: no {NOUNS[spec.kind]} {spec.id} in this scope",
+                                            field=f"{side}.id")  # fmt: skip
+            edge, created = tx.link(scope_key, body.type, source, target, canonical_json(properties),
                                     clock.now_text())  # fmt: skip
             if created:
                 tx.audit(caller.audit("relationship.create", target_kind="RELATIONSHIP", scope_key=scope_key,

@@ -200,6 +200,10 @@ class KnowledgeWrites(Protocol):
         """Delete records with their values, vectors, history and relationships: (records, edges)."""
         ...
 
+    def holds(self, scope_key: str, node: NodeRef) -> bool:
+        """Whether ``node`` is still in ``scope_key``, held so until the transaction ends."""
+        ...
+
     def link(self, scope_key: str, type: str, source: NodeRef, target: NodeRef,
              properties_json: str, at: str) -> tuple[Edge, bool]:  # fmt: skip
         """Create a relationship (or return the one that exists): (edge, created)."""
@@ -268,6 +272,8 @@ class KnowledgeReads(Protocol):
         """(vector id, text, attempts) of record texts whose vector is pending or due for a retry."""
         ...
 
-    def save_record_embeddings(self, ids: Sequence[int], vectors: Vector, model: str) -> None: ...
+    def save_record_embeddings(self, ids: Sequence[int], texts: Sequence[str], vectors: Vector, model: str) -> None:
+        """Store the vectors of the texts the jobs named; a row whose text changed meanwhile stays due."""
+        ...
 
     def record_record_embedding_failure(self, ids: Sequence[int], error: str, next_at: Sequence[str]) -> None: ...

@@ -7,11 +7,12 @@ from typing import Any
 
 from engramdb.storage.columns import filter_clause
 from engramdb.storage.knowledge.port import Aggregate, Edge, HistoryRow, NodeRef, Query, RecordRow, Value
-from engramdb.storage.knowledge.rows import EDGE_COLUMNS, Run, edge, in_clause, record_row
+from engramdb.storage.knowledge.rows import EDGE_COLUMNS, Run, chunks, edge, in_clause, record_row
 from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, drivers, order_by
 from engramdb.storage.records import CandidateFilter
 
 RARE = 2_000  # an equality this rare finds a page faster than walking the label newest first
+CHUNK = 5_000  # ids bound in one statement (SQLite takes at most 32,766 values)
 COMMON = 100_000  # how far the sizes of equalities are counted when choosing where to start
 
 
@@ -30,13 +31,14 @@ class GraphReads:
         return record_row(rows[0]) if rows else None
 
     def record_rows(self, scope_key: str, rowids: Sequence[int]) -> dict[int, RecordRow]:
-        if not rowids:
-            return {}
         owned, params = self._d.owned("r")
-        clause = in_clause("r.rowid", rowids, self._d)
-        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {self._d.mark} "
-                         f"AND {clause.sql}", [*params, scope_key, *clause.params])  # fmt: skip
-        return {r[0]: record_row(r) for r in rows}
+        out: dict[int, RecordRow] = {}
+        for chunk in chunks(list(dict.fromkeys(rowids)), CHUNK):  # under SQLite's limit of bound values
+            clause = in_clause("r.rowid", chunk, self._d)
+            rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {self._d.mark} "
+                             f"AND {clause.sql}", [*params, scope_key, *clause.params])  # fmt: skip
+            out.update((r[0], record_row(r)) for r in rows)
+        return out
 
     def _roots(self, scope_key: str, query: Query, *, whole: bool) -> Compiled:
         """The compiled roots, found from the equality with the fewest records where that helps.
@@ -116,16 +118,24 @@ class GraphReads:
         return out
 
     def edges(self, scope_key: str, nodes: Sequence[NodeRef], types: Sequence[str] = ()) -> list[Edge]:
-        if not nodes:
-            return []
+        """The relationships touching ``nodes``, oldest first: one IN list per kind of node and
+        chunk (an OR per node grew past SQLite's expression depth at ~500 nodes)."""
         m = self._d.mark
         owned, params = self._d.owned("relationships")
-        ends = " OR ".join(f"({side}_kind = {m} AND {side} = {m})" for _ in nodes for side in ("source", "target"))
-        ends_params = [x for n in nodes for _ in ("source", "target") for x in (n.kind, n.rowid)]
         typed = f" AND type IN ({self._d.marks(len(types))})" if types else ""
-        rows = self._run(f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND ({ends})"
-                         f"{typed} ORDER BY rowid", [*params, scope_key, *ends_params, *types])  # fmt: skip
-        return [edge(r) for r in rows]
+        by_kind: dict[str, list[int]] = {}
+        for node in nodes:
+            by_kind.setdefault(node.kind, []).append(node.rowid)
+        found: dict[int, Edge] = {}
+        for kind, rowids in by_kind.items():
+            for chunk in chunks(list(dict.fromkeys(rowids)), CHUNK):
+                marks = self._d.marks(len(chunk))
+                rows = self._run(f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND "
+                                 f"((source_kind = {m} AND source IN ({marks})) OR "
+                                 f"(target_kind = {m} AND target IN ({marks}))){typed}",
+                                 [*params, scope_key, kind, *chunk, kind, *chunk, *types])  # fmt: skip
+                found.update((e.rowid, e) for e in map(edge, rows))
+        return [found[rowid] for rowid in sorted(found)]
 
     def admitted(self, scope_key: str, rowids: Sequence[int], filt: CandidateFilter) -> list[int]:
         if not rowids:
@@ -144,6 +154,8 @@ class GraphReads:
         return [HistoryRow(*r) for r in rows]
 
     def node_rowid(self, scope_key: str, kind: str, node_id: str) -> int | None:
+        if "\x00" in node_id:  # names nothing stored (and PostgreSQL's text cannot carry it)
+            return None
         m = self._d.mark
         if kind == "RECORD":
             found = self.get_record(scope_key, node_id)
@@ -160,11 +172,12 @@ class GraphReads:
             if not wanted:
                 continue
             owned, params = self._d.owned(table)
-            clause = in_clause("rowid", wanted, self._d)
             extra = ", source" if table == "memories" else ", 'RECORD'"
-            for rowid, public, source in self._run(f"SELECT rowid, {column}{extra} FROM {table} WHERE {owned}"
-                                                   f"{clause.sql}", params + clause.params):  # fmt: skip
-                out[NodeRef(source, rowid)] = public
+            for chunk in chunks(list(dict.fromkeys(wanted)), CHUNK):
+                clause = in_clause("rowid", chunk, self._d)
+                for rowid, public, source in self._run(f"SELECT rowid, {column}{extra} FROM {table} WHERE {owned}"
+                                                       f"{clause.sql}", params + clause.params):  # fmt: skip
+                    out[NodeRef(source, rowid)] = public
         return out
 
     def schema_summary(self, scope_key: str) -> list[tuple[str, int, list[tuple[str, str, int]]]]:
@@ -206,12 +219,15 @@ class GraphEmbeddings:
                          f"LIMIT {m}", [*params, now, limit])  # fmt: skip
         return [(int(a), str(b), int(c)) for a, b, c in rows]
 
-    def save(self, ids: Sequence[int], vectors: Any, model: str) -> None:
+    def save(self, ids: Sequence[int], texts: Sequence[str], vectors: Any, model: str) -> None:
+        """Store each vector if its row still holds the text embedded: a record changed meanwhile
+        has its new text pending in the same row, which must not be marked ready with the old vector."""
         m = self._d.mark
         owned, params = self._d.owned("record_vectors")
-        for rowid, vector in zip(ids, vectors, strict=True):
+        for rowid, text, vector in zip(ids, texts, vectors, strict=True):
             self._run(f"UPDATE record_vectors SET embedding = {m}, embed_state = 'ready', embed_model = {m}, "
-                      f"embed_error = NULL WHERE {owned}rowid = {m}", [self._encode(vector), model, *params, rowid])
+                      f"embed_error = NULL WHERE {owned}rowid = {m} AND text = {m}",
+                      [self._encode(vector), model, *params, rowid, text])  # fmt: skip
 
     def failed(self, ids: Sequence[int], error: str, next_at: Sequence[str]) -> None:
         m = self._d.mark

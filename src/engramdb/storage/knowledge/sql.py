@@ -46,6 +46,9 @@ class Dialect:
     # PostgreSQL, evaluating a where whole (a count, aggregates): a related label is the set of records
     # linked to it, one hashed set its planner joins; a page, and SQLite always, probe each record's links.
     links_as_sets: bool = False
+    # PostgreSQL: a row read to link it is locked until the transaction ends, so a delete committing
+    # meanwhile waits (SQLite's write transaction already excludes every other writer).
+    share_lock: str = ""
 
     def owned(self, alias: str) -> tuple[str, list[Any]]:
         """``<alias>.tenant = ? AND`` where rows carry a tenant, else nothing."""

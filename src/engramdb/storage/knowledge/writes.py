@@ -175,6 +175,13 @@ class GraphWrites:
             created += [edge(r) for r in rows]
         return created
 
+    def holds(self, scope_key: str, node: NodeRef) -> bool:
+        table = "records" if node.kind == "RECORD" else "memories"
+        owned, params = self._d.owned(table)
+        m = self._d.mark
+        return bool(self._run(f"SELECT 1 FROM {table} WHERE {owned}rowid = {m} AND scope_key = {m}"
+                              f"{self._d.share_lock}", [*params, node.rowid, scope_key]))  # fmt: skip
+
     def link(
         self, scope_key: str, type: str, source: NodeRef, target: NodeRef, properties_json: str, at: str
     ) -> tuple[Edge, bool]:

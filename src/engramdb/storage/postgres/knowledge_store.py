@@ -27,7 +27,7 @@ class PostgresKnowledge(GraphReads):
     def __init__(
         self, tenant: str, run: Run, connect: Callable[[], AbstractContextManager[psycopg.Connection]]
     ) -> None:
-        self._dialect = Dialect("%s", tenant, links_as_sets=True)
+        self._dialect = Dialect("%s", tenant, links_as_sets=True, share_lock=" FOR SHARE")
         super().__init__(run, self._dialect)
         self._connect = connect
 
@@ -35,9 +35,9 @@ class PostgresKnowledge(GraphReads):
         with self._connect() as conn:
             return GraphEmbeddings(runner(conn), self._dialect, _vector).jobs(limit, now)
 
-    def save_record_embeddings(self, ids: Sequence[int], vectors: Vector, model: str) -> None:
+    def save_record_embeddings(self, ids: Sequence[int], texts: Sequence[str], vectors: Vector, model: str) -> None:
         with self._connect() as conn:
-            GraphEmbeddings(runner(conn), self._dialect, _vector).save(ids, vectors, model)
+            GraphEmbeddings(runner(conn), self._dialect, _vector).save(ids, texts, vectors, model)
 
     def record_record_embedding_failure(self, ids: Sequence[int], error: str, next_at: Sequence[str]) -> None:
         with self._connect() as conn:

@@ -34,7 +34,8 @@ from engramdb.storage.scope_copy import CopyRow, ScopeCopy
 Rows = Callable[[str, Sequence[Any]], list[Any]]
 T = TypeVar("T")
 _COPY_ROWS = (
-    "SELECT rowid, source, status, session_id, CASE WHEN embed_state = 'ready' THEN vector_send(embedding) END, "
+    "SELECT rowid, source, status, session_id, CASE WHEN embed_state = 'ready' "
+    "AND embed_model IS NOT DISTINCT FROM coalesce(%s, embed_model) THEN vector_send(embedding) END, "
     "active_from, retired_at, valid_from, valid_until, invalid_at, lexical_body FROM memories "
     "WHERE tenant = %s AND rowid = ANY(%s) ORDER BY rowid"
 )
@@ -56,6 +57,7 @@ class ReadingBlock:
     neighbours: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
     frequencies: dict[str, tuple[int, dict[str, int]]] = field(default_factory=dict)
     seqs: dict[str, int] = field(default_factory=dict)  # the change counter as a copy's first read saw it
+    erasures: dict[str, object] = field(default_factory=dict)  # and the erasure counter
 
 
 # Both arms in one pass over the scope: the rows are read once, and each row's episodes one and
@@ -68,7 +70,8 @@ class ReadingBlock:
 _CANDIDATES = """
 WITH scope AS MATERIALIZED (  -- scores first, so the sort below moves narrow rows
     SELECT m.rowid, m.source, m.session_id,
-           CASE WHEN m.embed_state = 'ready' AND vector_dims(m.embedding) = %s AND f.ok
+           CASE WHEN m.embed_state = 'ready' AND vector_dims(m.embedding) = %s
+                     AND m.embed_model IS NOT DISTINCT FROM coalesce(%s, m.embed_model) AND f.ok
                 THEN m.embedding <=> %s END AS distance,
            CASE WHEN {matches} AND f.ok THEN ts_rank(m.tsv, q.q)::float8 END AS rank,
            CASE WHEN {matches} THEN ARRAY[{hits}]::int[] END AS hits
@@ -148,6 +151,7 @@ class PostgresSearch:
         self._copies = copies
         self._copy_min_rows = copy_min_rows
         self._large: set[str] = set()  # scopes answered from the in-memory copy
+        self._vector_model: str | None = None  # whose vectors the copies hold (the running embedder's)
 
     def uses_copy(self, scope_key: str) -> bool:
         """True when the scope is large enough to be answered from the in-memory copy."""
@@ -162,19 +166,27 @@ class PostgresSearch:
         def rows(ids: Sequence[int]) -> list[CopyRow]:
             return [CopyRow(r[0], r[1], r[2], r[3], None if r[4] is None else _floats(r[4]).tobytes(),
                             r[5], r[6], r[7], r[8], r[9], body=r[10])
-                    for r in self._rows(_COPY_ROWS, (self._tenant, list(ids)))]  # fmt: skip
+                    for r in self._rows(_COPY_ROWS, (self._vector_model, self._tenant, list(ids)))]  # fmt: skip
 
         held = self._held.get()
 
-        def current_seq() -> int:
+        asked: dict[str, object] = {}
+
+        def counters() -> tuple[int, object]:
             # A recall reads a scope four or five times; each one's round trip to ask the
-            # counter cost 2-4 ms on a busy machine, so a reading() block asks once per scope.
+            # counters cost 2-4 ms on a busy machine, so a reading() block asks once per scope.
             if held is not None and scope_key in held.seqs:
-                return held.seqs[scope_key]
-            seq = int(self._row("SELECT value FROM meta WHERE tenant = %s AND key = 'change_seq'", (self._tenant,))[0])
+                return held.seqs[scope_key], held.erasures.get(scope_key)
+            if not asked:
+                asked.update(self._rows("SELECT key, value FROM meta WHERE tenant = %s "
+                                        "AND key IN ('change_seq', 'erasures')", (self._tenant,)))  # fmt: skip
+            seq, erasures = int(str(asked["change_seq"])), asked.get("erasures")
             if held is not None:
-                held.seqs[scope_key] = seq
-            return seq
+                held.seqs[scope_key], held.erasures[scope_key] = seq, erasures
+            return seq, erasures
+
+        def current_seq() -> int:
+            return counters()[0]
 
         source = CopySource(
             current_seq=current_seq,
@@ -182,6 +194,7 @@ class PostgresSearch:
                 "SELECT rowid FROM memories WHERE tenant = %s AND scope_key = %s AND change_seq > %s",
                 (self._tenant, scope_key, seq))],
             rows=rows,
+            generation=lambda: (counters()[1], self._vector_model),
         )  # fmt: skip
         return read_copy(self._copies, f"{self._tenant}:{scope_key}", source, read)
 
@@ -195,6 +208,14 @@ class PostgresSearch:
         width = max(len(v) for _, v in vectors)
         vectors = [(r, v) for r, v in vectors if len(v) == width]
         return np.array([r for r, _ in vectors], dtype=np.int64), np.stack([v for _, v in vectors])
+
+    def _use_model(self, model: str | None) -> None:
+        if model is not None:
+            self._vector_model = model  # the copies hold this model's vectors only
+
+    def forget_cached(self) -> None:
+        """Drop the cached term counts (their keys are words of queries, and rows went)."""
+        self._term_counts.clear()
 
     def _row(self, sql: str, params: Sequence[Any]) -> Any:
         rows = self._rows(sql, params)
@@ -219,6 +240,7 @@ class PostgresSearch:
     def vector_candidates(
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
+        self._use_model(filt.vector_model)
         if scope_key in self._large:
             return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit, self._vectors))
         where, params = filter_clause(filt, mark="%s")
@@ -226,15 +248,16 @@ class PostgresSearch:
         rows = self._rows(
             "SELECT m.rowid, 1 - (m.embedding <=> %s) AS score FROM memories m "
             "WHERE m.tenant = %s AND m.scope_key = %s AND m.embed_state = 'ready' "
-            f"AND vector_dims(m.embedding) = %s{where} "
-            "ORDER BY m.embedding <=> %s, m.rowid LIMIT %s",
-            [vector, self._tenant, scope_key, len(vector), *params, vector, limit],
+            f"AND vector_dims(m.embedding) = %s AND m.embed_model IS NOT DISTINCT FROM coalesce(%s, m.embed_model)"
+            f"{where} ORDER BY m.embedding <=> %s, m.rowid LIMIT %s",
+            [vector, self._tenant, scope_key, len(vector), filt.vector_model, *params, vector, limit],
         )
         return [Candidate(r[0], float(r[1])) for r in rows]
 
     def candidates(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> tuple[list[Candidate], list[Candidate]]:
+        self._use_model(filt.vector_model)
         if scope_key in self._large:
             return self._read_copy(scope_key, lambda copy: (copy.search(query, filt, limit, self._vectors),
                                                             copy.text_search(terms, filt, limit)))  # fmt: skip
@@ -242,7 +265,8 @@ class PostgresSearch:
         vector = np.asarray(query, dtype=np.float32)
         terms = list(dict.fromkeys(terms))
         sql, params = _candidates_statement(terms, where, params)
-        rows = self._rows(sql, [len(vector), vector, *params, self._tenant, scope_key, limit, limit])
+        rows = self._rows(sql, [len(vector), filt.vector_model, vector, *params, self._tenant, scope_key, limit,
+                                limit])  # fmt: skip
         arms: tuple[list[Candidate], list[Candidate]] = ([], [])
         size, counts = 0, []
         for arm, rowid, score, extra in rows:

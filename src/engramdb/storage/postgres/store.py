@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
+from pathlib import Path
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -21,6 +22,7 @@ from psycopg_pool import ConnectionPool
 from engramdb import clock
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.storage.port import check_tenant_name
+from engramdb.storage.postgres.backup import dump_schema
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.tenant import PostgresTenantStore
 from engramdb.storage.scope_cache import ScopeCache
@@ -30,7 +32,8 @@ log = logging.getLogger(__name__)
 
 MIGRATIONS = ("001_initial.sql", "002_session_order.sql", "003_recall_columns_inline.sql",
               "004_invalid_at.sql", "005_episodes_by_observed.sql", "006_knowledge.sql",
-              "007_source_events.sql", "008_scope_changes.sql", "009_assist.sql")
+              "007_source_events.sql", "008_scope_changes.sql", "009_assist.sql", "010_erasable_reasons.sql",
+              "011_aging.sql")
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
@@ -100,6 +103,20 @@ class PostgresStore:
             for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
                           "record_history", "record_vectors"):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
+
+    def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
+        """Dump EngramDB's schema (every tenant) with pg_dump, as of one instant, into ``dest``."""
+        dest.mkdir(parents=True, exist_ok=True)
+        dump_schema(self.url, self.schema, dest, pg_bin)
+
+    def rewrite_tables(self) -> None:
+        """Rewrite every table that holds text (VACUUM FULL), so deleted rows leave the heap files,
+        the TOAST tables and the indexes (a plain VACUUM only marks their space reusable). It
+        locks each table while it runs; erasures are rare."""
+        with translated(), psycopg.connect(self.url, autocommit=True) as conn:
+            for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
+                          "record_history", "record_vectors", "model_links", "model_jobs", "model_calls"):
+                conn.execute(f"VACUUM FULL {self.schema}.{table}")
 
     def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
         """Load the copies of the large scopes (``copy_min_rows`` memories or more), the most

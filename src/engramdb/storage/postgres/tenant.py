@@ -16,6 +16,8 @@ import numpy as np
 import psycopg
 
 from engramdb.errors import ConflictError
+from engramdb.storage import erasure
+from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import (
     AUDIT_COLUMNS,
@@ -37,6 +39,7 @@ from engramdb.storage.port import (
     Capabilities,
     EmbedJob,
     EpisodePosition,
+    Erasure,
     KeyRecord,
     MemoryRecord,
     NewMemory,
@@ -70,6 +73,11 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL):
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
         self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
         super().__init__(name, self._unprepared, self._conn)
+        self.aging = AgingStore(self._all, self._dialect, self._write_many)
+
+    def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._conn() as conn, conn.cursor() as cursor:
+            cursor.executemany(sql, rows)
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:
@@ -122,6 +130,18 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL):
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         rows = self._all(sql, params)
         return rows[0] if rows else None
+
+    # -- erasure ---------------------------------------------------------------------------
+
+    def participant_scopes(self, participant_hash: str) -> list[str]:
+        return erasure.participant_scopes(self._all, self._dialect, participant_hash)
+
+    def erasure_preview(self, scope_keys: Sequence[str]) -> Erasure:
+        return erasure.preview(self._all, self._dialect, scope_keys)
+
+    def scrub(self) -> None:
+        self._search.forget_cached()
+        self._store.rewrite_tables()
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -14,12 +14,12 @@ from typing import Any
 import psycopg
 
 from engramdb import clock
+from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body, placeholders
 from engramdb.storage.common import next_audit_entry
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
-from engramdb.storage.knowledge.writes import GraphWrites
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -50,11 +50,12 @@ def many_runner(conn: psycopg.Connection) -> RunMany:
     return run_many
 
 
-class PostgresTransaction(GraphWrites, AssistTransactionSQL):
+class PostgresTransaction(AgingWrites, AssistTransactionSQL):
     """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
-        super().__init__(runner(conn), Dialect("%s", tenant, links_as_sets=True), many_runner(conn))
+        dialect = Dialect("%s", tenant, links_as_sets=True, share_lock=" FOR SHARE")
+        super().__init__(runner(conn), dialect, many_runner(conn))
         self._conn = conn
         self._tenant = tenant
         row = conn.execute(
@@ -63,6 +64,12 @@ class PostgresTransaction(GraphWrites, AssistTransactionSQL):
             (tenant,),
         ).fetchone()
         self.seq = int(row[0]) if row else 0
+
+    def _erased(self) -> None:
+        # In-memory copies of large scopes refresh by change_seq, which cannot tell a deletion.
+        self._conn.execute("INSERT INTO meta (tenant, key, value) VALUES (%s, 'erasures', '1') "
+                           "ON CONFLICT (tenant, key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
+                           (self._tenant,))  # fmt: skip
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
         scope = row.scope
@@ -193,7 +200,7 @@ class PostgresTransaction(GraphWrites, AssistTransactionSQL):
             entries.append(next_audit_entry(draft, last, at))
             last = (entries[-1].seq, entries[-1].hash)
         with self._conn.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
+            cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 16)})",
                                [(self._tenant, *astuple(e)) for e in entries])  # fmt: skip
         return entries
 

@@ -29,6 +29,7 @@ def _connect(path: Path, synchronous: str, busy_timeout: float) -> sqlite3.Conne
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={synchronous}")
         conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA secure_delete=ON")  # deleted text is overwritten, not left in free pages
         conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         return conn
 
@@ -86,6 +87,13 @@ class Connections:
         """Return every row of a read."""
         with self.reading() as conn:
             return conn.execute(sql, params).fetchall()
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database and truncate it to nothing (old frames hold old text)."""
+        with self._write_lock, translated():
+            busy = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if busy:
+                log.warning("the WAL checkpoint of %s was blocked by a reader; it stays until the next one", self.path)
 
     def _reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

@@ -28,9 +28,9 @@ class SQLiteKnowledge(GraphReads):
     def record_embedding_jobs(self, limit: int, now: str) -> list[tuple[int, str, int]]:
         return GraphEmbeddings(self._graph_db.fetchall, SQLITE, _blob).jobs(limit, now)
 
-    def save_record_embeddings(self, ids: Sequence[int], vectors: Vector, model: str) -> None:
+    def save_record_embeddings(self, ids: Sequence[int], texts: Sequence[str], vectors: Vector, model: str) -> None:
         with self._graph_db.write() as conn:
-            GraphEmbeddings(runner(conn), SQLITE, _blob).save(ids, vectors, model)
+            GraphEmbeddings(runner(conn), SQLITE, _blob).save(ids, texts, vectors, model)
 
     def record_record_embedding_failure(self, ids: Sequence[int], error: str, next_at: Sequence[str]) -> None:
         with self._graph_db.write() as conn:

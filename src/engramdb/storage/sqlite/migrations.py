@@ -67,6 +67,31 @@ def _upgrade(db: Connections) -> None:
                 conn.execute(statement)
 
 
+    if "reason_digest" not in {r[1] for r in db.fetchall("PRAGMA table_info(audit_log)")}:
+        with db.write() as conn:  # audit reasons were chained as text, so they could not be erased
+            if "reason_digest" not in {r[1] for r in conn.execute("PRAGMA table_info(audit_log)")}:
+                conn.execute("ALTER TABLE audit_log ADD COLUMN reason_digest TEXT")
+                conn.execute("ALTER TABLE audit_log ADD COLUMN reason_nonce TEXT")
+                conn.execute("DROP TRIGGER IF EXISTS audit_log_no_update")
+                for statement in _statements(_script("schema.sql")):
+                    if statement.startswith("CREATE TRIGGER audit_log_no_update") or statement.startswith(
+                        "CREATE TRIGGER audit_log_erase_only"
+                    ):
+                        conn.execute(statement)
+
+
+    if "pinned" not in _memory_columns(db):
+        with db.write() as conn:  # nothing aged: no importance, pins or use counts
+            if "pinned" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}:
+                for column in AGING_COLUMNS:
+                    conn.execute(f"ALTER TABLE memories ADD COLUMN {column}")
+                conn.execute(RECORDED_INDEX_SQL)
+
+
+AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEGER DEFAULT 0", "last_used_at TEXT")
+RECORDED_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_recorded ON memories (recorded_at) WHERE status = 'active'"
+
+
 def _memory_columns(db: Connections) -> set[str]:
     return {r[1] for r in db.fetchall("PRAGMA table_info(memories)")}
 

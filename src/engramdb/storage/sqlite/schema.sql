@@ -45,6 +45,10 @@ CREATE TABLE memories (
     embed_next_at          TEXT,
     embed_model            TEXT,
     embedding              BLOB,
+    importance             REAL,              -- set by a person; NULL: the source's prior
+    pinned                 INTEGER DEFAULT 0, -- pinned by a person: never archived (NULL reads as 0)
+    use_count              INTEGER DEFAULT 0, -- times recalled (recorded in batches)
+    last_used_at           TEXT,
     -- Idempotence is a constraint, not a check-then-insert: eventIds of two participants can
     -- collide (the hash omits participantScopeHash), so the scope is part of the key.
     UNIQUE (scope_key, source, memory_id)
@@ -56,6 +60,7 @@ CREATE INDEX memories_by_expiry ON memories (valid_until) WHERE status = 'active
 CREATE INDEX memories_by_supersedes ON memories (scope_key, supersedes_id);
 CREATE INDEX memories_by_superseded_by ON memories (scope_key, superseded_by_id);
 CREATE INDEX memories_by_source_event ON memories (scope_key, source_event_id) WHERE source_event_id IS NOT NULL;
+CREATE INDEX memories_by_recorded ON memories (recorded_at) WHERE status = 'active';
 CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
     WHERE embed_state != 'ready';
 
@@ -102,11 +107,21 @@ CREATE TABLE audit_log (
     after_digest  TEXT,
     reason        TEXT,
     prev_hash     TEXT NOT NULL,
-    hash          TEXT NOT NULL
+    hash          TEXT NOT NULL,
+    reason_digest TEXT,  -- the chain covers this, not the reason, so the reason can be erased
+    reason_nonce  TEXT
 );
-CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE OF
+    seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, before_digest,
+    after_digest, prev_hash, hash, reason_digest ON audit_log
 BEGIN
     SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
+-- The one change allowed: erasing a reason (and its nonce) that has a digest in the chain.
+CREATE TRIGGER audit_log_erase_only BEFORE UPDATE OF reason, reason_nonce ON audit_log
+WHEN NEW.reason IS NOT NULL OR NEW.reason_nonce IS NOT NULL OR OLD.reason_digest IS NULL
+BEGIN
+    SELECT RAISE(ABORT, 'audit_log is append-only (a reason can only be erased)');
 END;
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN

@@ -11,9 +11,11 @@ from engramdb.storage.columns import (
     TOMBSTONE_COLUMNS,
     episodes_clause,
     filter_clause,
+    lexical_text,
     placeholders,
 )
 from engramdb.storage.port import AuditEntry, MemoryRecord, Tombstone
+from engramdb.storage.scope_copy import CopyRow
 
 __all__ = [
     "AUDIT_COLUMNS",
@@ -63,3 +65,18 @@ def tombstone(row: Sequence[Any]) -> Tombstone:
 def audit_entry(row: Sequence[Any]) -> AuditEntry:
     return AuditEntry(*row)
 
+
+
+# A scope copy's rows (storage/scope_copy.py); the two parameters name the model whose vectors it
+# holds (None: any), so another embedder's vectors never enter it.
+COPY_ROW_SQL = (
+    "SELECT rowid, source, status, session_id, "
+    "CASE WHEN embed_state = 'ready' AND (? IS NULL OR embed_model = ?) THEN embedding END, "
+    "active_from, retired_at, valid_from, valid_until, invalid_at, text, subject_key, kind FROM memories"
+)
+
+
+def copy_rows(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
+    """Return cache rows from the columns of ``COPY_ROW_SQL``, in order."""
+    return [CopyRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], body=lexical_text(r[10], r[11], r[12]))
+            for r in records]  # fmt: skip

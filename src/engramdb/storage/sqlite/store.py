@@ -13,6 +13,7 @@ from typing import Any
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
 from engramdb.storage.scope_cache import ScopeCache
+from engramdb.storage.sqlite.backup import copy_tenant
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
 from engramdb.storage.vector_index import AnnSettings
@@ -60,6 +61,12 @@ class SQLiteStore:
 
     def tenant_names(self) -> list[str]:
         return sorted(p.stem for p in self._dir.glob("*.sqlite3"))
+
+    def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
+        """Copy every tenant, each as of one instant, into ``dest/tenants`` (the server may serve)."""
+        (dest / "tenants").mkdir(parents=True, exist_ok=True)
+        for name in self.tenant_names():
+            copy_tenant(self.tenant(name).connections, dest / "tenants" / f"{name}.sqlite3")
 
     def maintain(self) -> None:
         for name in self.tenant_names():

@@ -10,8 +10,10 @@ from typing import Any, TypeVar
 import numpy as np
 
 from engramdb.errors import ConflictError
+from engramdb.storage import erasure
+from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
-from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause, lexical_text
+from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.port import (
     AuditDraft,
@@ -22,6 +24,7 @@ from engramdb.storage.port import (
     Capabilities,
     EmbedJob,
     EpisodePosition,
+    Erasure,
     KeyRecord,
     MemoryRecord,
     NewMemory,
@@ -33,38 +36,27 @@ from engramdb.storage.port import (
 )
 from engramdb.storage.scope_cache import ScopeCache, read_copy
 from engramdb.storage.scope_cache import Source as CopySource
-from engramdb.storage.scope_copy import CopyRow, ScopeCopy, encode
+from engramdb.storage.scope_copy import ScopeCopy, encode
 from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
 from engramdb.storage.sqlite.knowledge_store import SQLiteKnowledge
 from engramdb.storage.sqlite.migrations import migrate
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
+    COPY_ROW_SQL,
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     audit_entry,
+    copy_rows,
     episodes_clause,
     filter_clause,
     memory,
     placeholders,
     tombstone,
 )
-from engramdb.storage.sqlite.transaction import SQLiteTransaction
+from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction
 
 T = TypeVar("T")
-_COPY_ROW_SQL = (
-    "SELECT rowid, source, status, session_id, "
-    "CASE WHEN embed_state = 'ready' THEN embedding END, "
-    "active_from, retired_at, valid_from, valid_until, invalid_at, text, subject_key, kind FROM memories"
-)
-
-
-def _copy_rows(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
-    """Return cache rows from the columns of ``_COPY_ROW_SQL``, in order."""
-    return [CopyRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], body=lexical_text(r[10], r[11], r[12]))
-            for r in records]  # fmt: skip
-
-
 _KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
@@ -82,6 +74,17 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL):
         self._copies = cache
         migrate(self._db)
         super().__init__(self._db)
+        self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
+        self.connections = self._db  # a backup reads the file through them
+        self._vector_model: str | None = None  # whose vectors the copies hold (the running embedder's)
+
+    def _use_model(self, model: str | None) -> None:
+        if model is not None:
+            self._vector_model = model
+
+    def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._db.write() as conn:
+            conn.executemany(sql, rows)
 
     @contextmanager
     def reading(self) -> Iterator[SQLiteTenantStore]:
@@ -220,6 +223,7 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL):
     def vector_candidates(
         self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
+        self._use_model(filt.vector_model)
         return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit, self._vectors))
 
     def candidates(
@@ -242,8 +246,10 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL):
             current_seq=lambda: int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0]),
             changed_ids=lambda seq: [r[0] for r in self._db.fetchall(
                 "SELECT rowid FROM memories WHERE scope_key = ? AND change_seq > ?", (scope_key, seq))],
-            rows=lambda ids: _copy_rows(self._db.fetchall(
-                f"{_COPY_ROW_SQL} WHERE rowid IN ({placeholders(ids)}) ORDER BY rowid", ids)),
+            rows=lambda ids: copy_rows(self._db.fetchall(
+                f"{COPY_ROW_SQL} WHERE rowid IN ({placeholders(ids)}) ORDER BY rowid",
+                [self._vector_model, self._vector_model, *ids])),
+            generation=lambda: (self._db.fetchone("SELECT value FROM meta WHERE key = 'erasures'"), self._vector_model),
         )  # fmt: skip
         return read_copy(self._copies, f"{self.path}:{scope_key}", source, read)
 
@@ -260,6 +266,18 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL):
         rows = [r for r in rows if len(r[1]) == width]
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
         return np.array([r[0] for r in rows], dtype=np.int64), matrix.astype(np.float32)
+
+    # -- erasure ---------------------------------------------------------------------------
+
+    def participant_scopes(self, participant_hash: str) -> list[str]:
+        return erasure.participant_scopes(self._db.fetchall, SQLITE, participant_hash)
+
+    def erasure_preview(self, scope_keys: Sequence[str]) -> Erasure:
+        return erasure.preview(self._db.fetchall, SQLITE, scope_keys)
+
+    def scrub(self) -> None:
+        # secure_delete zeroed the deleted cells in the pages; the WAL still holds older frames.
+        self._db.checkpoint()
 
     # -- lifecycle upkeep -------------------------------------------------------------------
 

@@ -8,11 +8,11 @@ from dataclasses import astuple
 from typing import Any
 
 from engramdb import clock
+from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.common import next_audit_entry
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
-from engramdb.storage.knowledge.writes import GraphWrites
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -47,7 +47,7 @@ def many_runner(conn: sqlite3.Connection) -> RunMany:
     return run_many
 
 
-class SQLiteTransaction(GraphWrites, AssistTransactionSQL):
+class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
     """The Transaction port over the tenant's writer connection (records and relationships too)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -65,6 +65,11 @@ class SQLiteTransaction(GraphWrites, AssistTransactionSQL):
             ).fetchone()
             self._seq = int(row[0])
         return self._seq
+
+    def _erased(self) -> None:
+        # Copies refresh by change_seq, which cannot tell a deletion: a new erasure count drops them.
+        self._conn.execute("INSERT INTO meta (key, value) VALUES ('erasures', '1') "
+                           "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
         scope = row.scope
@@ -186,7 +191,7 @@ class SQLiteTransaction(GraphWrites, AssistTransactionSQL):
         for draft in drafts:  # chained here, written in one go
             entries.append(next_audit_entry(draft, last, at))
             last = (entries[-1].seq, entries[-1].hash)
-        self._conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        self._conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * 15)})",
                                [astuple(e) for e in entries])  # fmt: skip
         return entries
 

@@ -1,0 +1,154 @@
+"""Typed SDK methods for the aging operations, generated from ``engramdb.models.operations``.
+
+Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from engramdb.contract.events import ScopeFields
+from engramdb.models import operations_aging as aging_ops
+from engramdb.models.api import (
+    AgingRun,
+    ForgetRequest,
+    Forgotten,
+    JobList,
+    MarkRequest,
+    MemoryDeleted,
+    MemoryMarks,
+    MemoryView,
+    ParticipantExport,
+    RestoreRequest,
+)
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+from engramdb.sdk.operations import inputs_for
+
+__all__ = ["AsyncAgingMethods", "Literal", "SyncAgingMethods"]
+
+T = TypeVar("T")
+
+
+class SyncAgingMethods:
+    """The aging operations as blocking methods."""
+
+    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    def forget_participant(self, body: ForgetRequest | Mapping[str, Any]) -> Forgotten:
+        """Erase everything of one participant in the tenant (admin keys only); dryRun previews."""
+        return self.call(aging_ops.FORGET_PARTICIPANT, inputs_for(aging_ops.FORGET_PARTICIPANT, (), body, {}))
+
+    def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
+        """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
+        return self.call(aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope}))
+
+    def delete_episode(
+        self,
+        event_id: str,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> MemoryDeleted:
+        """Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews."""
+        return self.call(aging_ops.DELETE_EPISODE, inputs_for(aging_ops.DELETE_EPISODE, (event_id,), None, {"scope": scope, "dry_run": dry_run}))
+
+    def delete_fact(
+        self,
+        fact_id: str,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> MemoryDeleted:
+        """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
+        return self.call(aging_ops.DELETE_FACT, inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}))
+
+    def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+        """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""
+        return self.call(aging_ops.MARK_FACT, inputs_for(aging_ops.MARK_FACT, (fact_id,), body, {}))
+
+    def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+        """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
+        return self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
+
+    def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
+        """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""
+        return self.call(aging_ops.RESTORE_FACT, inputs_for(aging_ops.RESTORE_FACT, (fact_id,), body, {}))
+
+    def restore_episode(self, event_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
+        """Bring an archived episode back into recall (audited); 409 unless it is archived."""
+        return self.call(aging_ops.RESTORE_EPISODE, inputs_for(aging_ops.RESTORE_EPISODE, (event_id,), body, {}))
+
+    def list_jobs(self) -> JobList:
+        """The server's background jobs: last run, next run, what each did and its last error."""
+        return self.call(aging_ops.LIST_JOBS, inputs_for(aging_ops.LIST_JOBS, (), None, {}))
+
+    def run_aging(self) -> AgingRun:
+        """Run the aging sweep of the caller's tenant now (archive, retention); admin keys only."""
+        return self.call(aging_ops.RUN_AGING, inputs_for(aging_ops.RUN_AGING, (), None, {}))
+
+
+class AsyncAgingMethods:
+    """The aging operations as coroutine methods."""
+
+    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    async def forget_participant(self, body: ForgetRequest | Mapping[str, Any]) -> Forgotten:
+        """Erase everything of one participant in the tenant (admin keys only); dryRun previews."""
+        return await self.call(aging_ops.FORGET_PARTICIPANT, inputs_for(aging_ops.FORGET_PARTICIPANT, (), body, {}))
+
+    async def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
+        """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
+        return await self.call(aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope}))
+
+    async def delete_episode(
+        self,
+        event_id: str,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> MemoryDeleted:
+        """Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews."""
+        return await self.call(aging_ops.DELETE_EPISODE, inputs_for(aging_ops.DELETE_EPISODE, (event_id,), None, {"scope": scope, "dry_run": dry_run}))
+
+    async def delete_fact(
+        self,
+        fact_id: str,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> MemoryDeleted:
+        """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
+        return await self.call(aging_ops.DELETE_FACT, inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}))
+
+    async def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+        """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""
+        return await self.call(aging_ops.MARK_FACT, inputs_for(aging_ops.MARK_FACT, (fact_id,), body, {}))
+
+    async def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+        """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
+        return await self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
+
+    async def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
+        """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""
+        return await self.call(aging_ops.RESTORE_FACT, inputs_for(aging_ops.RESTORE_FACT, (fact_id,), body, {}))
+
+    async def restore_episode(
+        self,
+        event_id: str,
+        body: RestoreRequest | Mapping[str, Any] | None = None,
+    ) -> MemoryView:
+        """Bring an archived episode back into recall (audited); 409 unless it is archived."""
+        return await self.call(aging_ops.RESTORE_EPISODE, inputs_for(aging_ops.RESTORE_EPISODE, (event_id,), body, {}))
+
+    async def list_jobs(self) -> JobList:
+        """The server's background jobs: last run, next run, what each did and its last error."""
+        return await self.call(aging_ops.LIST_JOBS, inputs_for(aging_ops.LIST_JOBS, (), None, {}))
+
+    async def run_aging(self) -> AgingRun:
+        """Run the aging sweep of the caller's tenant now (archive, retention); admin keys only."""
+        return await self.call(aging_ops.RUN_AGING, inputs_for(aging_ops.RUN_AGING, (), None, {}))

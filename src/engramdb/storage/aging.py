@@ -1,0 +1,120 @@
+"""What memory that ages needs from storage, one implementation for both backends: the rows a
+sweep weighs, the rows retention ends, batched use counts, and a person's marks (pin, importance).
+
+The decisions themselves are core's (core/aging.py); this module only reads and writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engramdb.storage.erasure import ErasureWrites
+from engramdb.storage.knowledge.rows import Run, chunks
+from engramdb.storage.knowledge.sql import Dialect
+
+WriteMany = Callable[[str, Sequence[Sequence[Any]]], None]  # one statement over many rows, committed
+_AGING_COLUMNS = ("rowid, source, memory_id, scope_key, kind, recorded_at, observed_at, importance, "
+                  "coalesce(pinned, 0), coalesce(use_count, 0), last_used_at")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AgingRow:
+    """A memory as aging weighs it."""
+
+    rowid: int
+    source: str
+    memory_id: str
+    scope_key: str
+    kind: str | None
+    recorded_at: str
+    observed_at: str
+    importance: float | None
+    pinned: bool
+    use_count: int
+    last_used_at: str | None
+
+
+def _aging_row(row: Sequence[Any]) -> AgingRow:
+    return AgingRow(int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6],
+                    None if row[7] is None else float(row[7]), bool(row[8]), int(row[9]), row[10])  # fmt: skip
+
+
+class AgingStore:
+    """A tenant's aging reads and batched writes (each write commits on its own)."""
+
+    def __init__(self, run: Run, dialect: Dialect, write_many: WriteMany) -> None:
+        self._run = run
+        self._d = dialect
+        self._write_many = write_many
+
+    def active_rows(self, recorded_before: str, *, after_rowid: int, limit: int) -> list[AgingRow]:
+        """Active episodes and facts recorded before a time, in rowid order (a page after ``after_rowid``)."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        rows = self._run(f"SELECT {_AGING_COLUMNS} FROM memories WHERE {owned}status = 'active' AND recorded_at < {m} "
+                         f"AND rowid > {m} ORDER BY rowid LIMIT {m}", [*params, recorded_before, after_rowid, limit])
+        return [_aging_row(r) for r in rows]
+
+    def expired_rows(self, source: str, before: str, *, limit: int) -> list[AgingRow]:
+        """Rows past a retention limit: episodes observed before ``before``; facts recorded before
+        it (every status; never a pinned one)."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        column, pins = ("observed_at", "") if source == "EPISODE" else ("recorded_at", " AND coalesce(pinned, 0) = 0")
+        rows = self._run(f"SELECT {_AGING_COLUMNS} FROM memories WHERE {owned}source = {m} AND {column} < {m}{pins} "
+                         f"ORDER BY rowid LIMIT {m}", [*params, source, before, limit])  # fmt: skip
+        return [_aging_row(r) for r in rows]
+
+    def stale_vectors(self, model: str, *, after_rowid: int, limit: int) -> list[tuple[int, str]]:
+        """Rows whose vector is another model's: ``(rowid, text to embed)``, in rowid order."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        rows = self._run(f"SELECT rowid, embed_text FROM memories WHERE {owned}embed_state = 'ready' "
+                         f"AND (embed_model IS NULL OR embed_model <> {m}) AND rowid > {m} ORDER BY rowid LIMIT {m}",
+                         [*params, model, after_rowid, limit])  # fmt: skip
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def stale_count(self, model: str) -> int:
+        """How many rows have a vector of another model (the re-embedding backlog)."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        return int(self._run(f"SELECT count(*) FROM memories WHERE {owned}embed_state = 'ready' "
+                             f"AND (embed_model IS NULL OR embed_model <> {m})", [*params, model])[0][0])
+
+    def record_use(self, uses: Sequence[tuple[int, int, str]]) -> None:
+        """Add recalls to rows: ``(rowid, times, last at)`` each, in one statement per chunk."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        for chunk in chunks(list(uses), 500):
+            self._write_many(
+                f"UPDATE memories SET use_count = coalesce(use_count, 0) + {m}, "
+                f"last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < {m} THEN {m} ELSE last_used_at END "
+                f"WHERE {owned}rowid = {m}",
+                [(times, at, at, *params, rowid) for rowid, times, at in chunk])  # fmt: skip
+
+
+class AgingWrites(ErasureWrites):
+    """A person's marks on a memory, inside a store transaction (erasure and knowledge writes too)."""
+
+    def set_marks(self, rowid: int, *, pinned: bool | None, importance: float | None) -> None:
+        """Pin or unpin a row and set its importance (None leaves a mark as it is)."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        self._run(f"UPDATE memories SET pinned = coalesce({m}, pinned), importance = coalesce({m}, importance) "
+                  f"WHERE {owned}rowid = {m}", [None if pinned is None else int(pinned), importance, *params, rowid])
+
+    def touch(self, rowid: int, at: str) -> None:
+        """Count a row as used at ``at`` (a restored memory starts strong again)."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        self._run(f"UPDATE memories SET last_used_at = {m} WHERE {owned}rowid = {m}", [at, *params, rowid])
+
+    def marks(self, rowid: int) -> tuple[bool, float | None]:
+        """Return a row's pin and importance, as this transaction sees them."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        row = self._run(f"SELECT coalesce(pinned, 0), importance FROM memories WHERE {owned}rowid = {m}",
+                        [*params, rowid])[0]  # fmt: skip
+        return bool(row[0]), None if row[1] is None else float(row[1])

@@ -1,0 +1,98 @@
+"""Changing the embedder (hashing -> MiniLM) on both backends: the old vectors are stale (shown as
+such, left out of the vector arm, still found by words), the health check counts them, and
+`engram reembed` (resumable) makes them findable by meaning again."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from engramdb.config import Settings
+from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder, OnnxMiniLMEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import drain, reembed
+from engramdb.models.memories import MemoryQuery
+from engramdb.models.recall import RecallRequest
+from engramdb.storage.port import Store
+from tests.factories import episode_body, fact_body, scope_fields
+from tests.stores import store_spec
+
+SCOPE = scope_fields()
+DOG = "My canine companion is called Biscuit"
+OTHERS = ("The quarterly budget report is due on Friday", "Paris is the capital of France",
+          "The staging server runs PostgreSQL 16", "We moved the standup to ten o'clock")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Iterator[OnnxMiniLMEmbedder]:
+    yield OnnxMiniLMEmbedder(threads=2, batch_size=4)
+
+
+def _recall(service: MemoryService, caller: Caller, query: str, limit: int = 5) -> list[Any]:
+    body = RecallRequest.model_validate({"query": query, "scope": SCOPE, "limit": limit, "expand": 0})
+    return service.recall(caller, body).memories
+
+
+def test_old_vectors_are_stale_found_by_words_then_reembedded_and_found_by_meaning(
+    store: Store, settings: Settings, operator: Caller, minilm: OnnxMiniLMEmbedder
+) -> None:
+    before = MemoryService(store, HashingEmbedder(), settings)
+    dog = before.write_fact(operator, FactWrite.model_validate(fact_body(DOG, kind="note", scope=SCOPE))).memory.id
+    for turn, text in enumerate(OTHERS):
+        before.write_episode(operator, EpisodeWrite.model_validate(episode_body(text, turn=turn, scope=SCOPE)))
+    tenant = store.tenant("t1")
+    drain(tenant, before.embedder)
+    assert before.get_fact(operator, dog, MemoryQuery.model_validate(SCOPE)).embedding.state == "ready"
+
+    after = MemoryService(store, minilm, settings)  # the server restarted with another embedder
+    view = after.get_fact(operator, dog, MemoryQuery.model_validate(SCOPE)).embedding
+    assert (view.state, view.model) == ("stale", before.embedder.model_id)
+    assert after.health().reembed_backlog == 5
+    by_words = _recall(after, operator, "Biscuit")
+    assert [(m.id, m.embedding_state) for m in by_words] == [(dog, "stale")], "found by words, marked stale"
+    by_meaning = _recall(after, operator, "which pet do I own")
+    assert by_meaning == [], "no vector of another model is ever ranked against this one's"
+
+    stopped = []
+
+    def stop_after_one_batch(count: int) -> None:
+        stopped.append(count)
+        raise KeyboardInterrupt  # the operator pressed ^C
+
+    with pytest.raises(KeyboardInterrupt):
+        reembed(tenant, minilm, batch_size=2, progress=stop_after_one_batch)
+    assert tenant.aging.stale_count(minilm.model_id) == 3, "the first batch was kept"
+    assert reembed(tenant, minilm, batch_size=2) == 3, "a second run resumes with what is left"
+    assert tenant.aging.stale_count(minilm.model_id) == 0
+
+    found = _recall(after, operator, "which pet do I own", limit=1)
+    assert [(m.id, m.embedding_state) for m in found] == [(dog, "ready")], "found by meaning again"
+    view = after.get_fact(operator, dog, MemoryQuery.model_validate(SCOPE)).embedding
+    assert (view.state, view.model) == ("ready", minilm.model_id)
+
+
+def test_engram_reembed_shows_progress_and_empties_the_backlog(store: Store, settings: Settings,
+                                                                operator: Caller) -> None:
+    hashing = MemoryService(store, HashingEmbedder(), settings)
+    for turn, text in enumerate(OTHERS):
+        hashing.write_episode(operator, EpisodeWrite.model_validate(episode_body(text, turn=turn, scope=SCOPE)))
+    drain(store.tenant("t1"), hashing.embedder)
+    spec = store_spec(store)
+    env = {**os.environ, "ENGRAM_EMBEDDER": "minilm", "COLUMNS": "120"}
+    if spec[0] == "sqlite":
+        env["ENGRAM_HOME"] = spec[1]
+    else:
+        env.update(ENGRAM_DATABASE_URL=spec[1], ENGRAM_PG_SCHEMA=spec[2])
+    ran = subprocess.run([sys.executable, "-m", "engramdb.cli", "reembed"], env=env, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "4/4" in ran.stdout and "re-embedded 4 memories with all-MiniLM-L6-v2-int8" in ran.stdout, ran.stdout
+    assert store.tenant("t1").aging.stale_count("all-MiniLM-L6-v2-int8") == 0
+    assert store.tenant("t1").aging.stale_count(hashing.embedder.model_id) == 4  # positive control: they moved

