@@ -8,6 +8,7 @@ import json
 import time
 from typing import Any
 
+from engramdb.core.audit import reason_digest
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.storage.port import AuditEntry, Store, chain_hash
@@ -50,7 +51,10 @@ def _rewrite(store: Store, entries: list[AuditEntry]) -> None:
     rows, prev = [], "0" * 64
     for seq, entry in enumerate(entries, start=1):
         fields = {**vars(entry), "seq": seq, "prev_hash": prev}
-        fields["hash"] = prev = chain_hash(AuditEntry(**fields), seq=seq, at=entry.at, prev_hash=fields["prev_hash"])
+        if fields.get("reason_digest") is not None and fields.get("reason") is not None:  # the chain covers it
+            fields["reason_digest"] = reason_digest(fields["reason"], fields.get("reason_nonce") or "")
+        fields["hash"] = prev = chain_hash(AuditEntry(**fields), seq=seq, at=entry.at, prev_hash=fields["prev_hash"],
+                                           reason_digest=fields.get("reason_digest"))  # fmt: skip
         rows.append(fields)
     statements = [f"DELETE FROM audit_log WHERE seq > {len(rows)}"]
     for row in rows:  # in place, row by row: each backend keeps its own bookkeeping columns
