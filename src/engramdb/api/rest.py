@@ -97,7 +97,6 @@ def create_app(
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
     _guard_and_watch(app, settings, store)
-    problems.install(app)  # its request-id boundary goes outside the guard, so refusals carry the id
     install_docs(app)
     for op in sorted(OPERATIONS, key=lambda op: op.path.count("{")):  # /v1/records/schema before /{record_id}
         add_route(app, op)
@@ -115,6 +114,7 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
                        max_in_flight=settings.max_in_flight)  # fmt: skip
     app.add_middleware(Observe)
     metrics.watch_backlog(lambda: _backlog(store))
+    problems.install(app)  # its request-id boundary goes outside both, so refusals carry the id
 
 
 def _backlog(store: Store) -> float:

@@ -63,11 +63,13 @@ LONE_SURROGATE = "holds a lone surrogate (an unpaired \\ud800-\\udfff escape, no
 
 
 def clean_parameter(name: str, value: str) -> str:
-    """A path parameter as the stores can take it: NULs dropped (as writes drop them, so an id
-    read back matches what was stored), a lone surrogate refused naming the parameter."""
+    """A path parameter as the stores can take it, on every surface: a NUL (it names nothing stored)
+    or a lone surrogate is refused naming the parameter."""
     if has_lone_surrogate(value):
         raise InvalidInputError(f"{name} {LONE_SURROGATE}", field=name)
-    return value.replace("\x00", "")
+    if "\x00" in value:
+        raise InvalidInputError(f"{name} holds a NUL character", field=name)
+    return value
 
 
 def check_unicode(body: Mapping[str, Any]) -> None:

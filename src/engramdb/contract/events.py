@@ -25,19 +25,15 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    ValidationInfo,
-    field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 
 from engramdb import clock
 from engramdb.contract.bounds import (
-    LONE_SURROGATE,
     check_caps,
     check_safe_integer,
     check_unicode,
-    has_lone_surrogate,
     strip_nul,
 )
 from engramdb.contract.canonical import event_id, fact_id
@@ -184,18 +180,6 @@ class WireModel(BaseModel):
     # False on the contract's own event shapes, whose verdict must be the JSON Schema's (a NUL is a
     # character there); every body that reaches a store is a request model that strips them.
     strips_nul: ClassVar[bool] = True
-    # Fields whose items are validated one by one later (a batch's items), so one bad item is
-    # refused alone instead of failing the whole body here.
-    checked_per_item: ClassVar[frozenset[str]] = frozenset()
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _encodable(cls, value: Any, info: ValidationInfo) -> Any:
-        # Refused here, naming the field, instead of failing in the store's UTF-8 encoder.
-        if info.field_name not in cls.checked_per_item and has_lone_surrogate(value):
-            raise ValueError(LONE_SURROGATE)
-        return value
-
     def wire(self) -> dict[str, Any]:
         """Return the JSON-ready dict with camelCase keys and unset optionals dropped."""
         return self.model_dump(by_alias=True, exclude_none=True)

@@ -9,13 +9,12 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate, strip_nul
+from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate
 from engramdb.contract.events import FIELD_DESCRIPTIONS, KeptDateTime
 
 MAX_LIMIT = 50
@@ -47,18 +46,16 @@ class QueryModel(BaseModel):
         frozen=True,
     )
 
-    @model_validator(mode="before")
-    @classmethod
-    def _without_nul(cls, data: Any) -> Any:
-        # Dropped as write bodies drop them, so a filter matches what was stored (and PostgreSQL,
-        # whose text cannot hold a NUL, is never sent one).
-        return strip_nul(dict(data)) if isinstance(data, Mapping) else data
-
     @field_validator("*", mode="before")
     @classmethod
-    def _encodable(cls, value: Any) -> Any:
-        if has_lone_surrogate(value):  # refused naming the parameter, not failing in the store
+    def _storable(cls, value: Any) -> Any:
+        # Refused naming the parameter on every surface (the SDK, CLI and MCP too), not failing in the
+        # store: a NUL names nothing stored and PostgreSQL's text cannot carry one; UTF-8 cannot
+        # carry a lone surrogate.
+        if has_lone_surrogate(value):
             raise ValueError(LONE_SURROGATE)
+        if any(isinstance(v, str) and "\x00" in v for v in (value if isinstance(value, list) else [value])):
+            raise ValueError("holds a NUL character")
         return value
 
     def wire(self) -> dict[str, Any]:

@@ -70,8 +70,6 @@ class WriteResponse(ResponseModel):
 class EpisodeBatch(WireModel):
     """Body of ``POST /v1/episodes/batch``: items are validated one by one by the server."""
 
-    checked_per_item = frozenset({"episodes"})
-
     episodes: list[dict[str, Any]] = Field(
         max_length=100, description="episode write bodies, as POST /v1/episodes takes them (at most 100)"
     )
