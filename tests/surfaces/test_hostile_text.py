@@ -140,3 +140,16 @@ def test_an_empty_aggregate_is_refused_naming_it(server: LiveServer) -> None:
         assert answer.status_code == 422 and answer.json()["field"] == "aggregate", answer.text
         counted = http.post("/v1/records/search", json={"aggregate": {"n": {"fn": "count"}}})
         assert counted.status_code == 200, counted.text  # control: one aggregate is answered
+
+
+def test_policy_ages_past_a_century_are_refused(server: LiveServer) -> None:
+    """Found by the fuzz test: an aging policy of 10**20 days made the aging job answer 500."""
+    with server.client(server.key(role="admin")) as http:
+        policy = http.get("/v1/policy").json()
+        huge = {**policy, "aging": {**policy["aging"], "archiveAfterDays": 10**20}}
+        answer = http.put("/v1/policy", json=huge)
+        assert answer.status_code == 422 and "archiveAfterDays" in answer.json()["field"], answer.text
+        assert http.post("/v1/jobs/aging/run").status_code == 200
+        fine = {**policy, "aging": {**policy["aging"], "archiveAfterDays": 36_525}}
+        assert http.put("/v1/policy", json=fine).status_code == 200  # control
+        assert http.post("/v1/jobs/aging/run").status_code == 200

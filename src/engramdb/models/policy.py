@@ -39,6 +39,8 @@ DEFAULT_TRUST: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# Ages past a century are refused (found by the fuzz test: 10**20 days overflowed the aging job's date).
+MAX_DAYS = 36_525
 MAX_MULTI_VALUED_KINDS = 1_000  # a bound on the list; each kind is bounded as a fact write's is
 class AgingPolicy(ResponseModel):
     """When a memory is archived: weak (rarely or long ago recalled) and old, unless protected."""
@@ -46,8 +48,9 @@ class AgingPolicy(ResponseModel):
     model_config = ConfigDict(extra="forbid")
 
     archive_below_strength: float = Field(0.25, ge=0, le=1, description="archive when strength falls below this")
-    archive_after_days: float = Field(90, ge=1, description="and the memory was recorded more than this many days ago")
-    half_life_days: float = Field(30, gt=0, description="strength halves every N days without a recall")
+    archive_after_days: float = Field(90, ge=1, le=MAX_DAYS,
+                                      description="and the memory was recorded more than this many days ago")
+    half_life_days: float = Field(30, gt=0, le=MAX_DAYS, description="strength halves every N days without a recall")
     protect_importance: float = Field(0.8, ge=0, le=1,
                                       description="memories at least this important are never archived")
 
@@ -58,9 +61,10 @@ class RetentionPolicy(ResponseModel):
     model_config = ConfigDict(extra="forbid")
 
     episode_days: float | None = Field(
-        None, ge=1, description="erase episodes observed longer ago (none: keep; at least 1)")
+        None, ge=1, le=MAX_DAYS, description="erase episodes observed longer ago (none: keep; at least 1)")
     fact_days: float | None = Field(
-        None, ge=1, description="erase facts recorded longer ago, every status, never pinned ones (none: keep; >= 1)")
+        None, ge=1, le=MAX_DAYS,
+        description="erase facts recorded longer ago, every status, never pinned ones (none: keep; >= 1)")
 
 
 class TenantPolicy(ResponseModel):
