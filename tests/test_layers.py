@@ -102,7 +102,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "models": (*BASE, f"{OWN}.contract"),
     "sdk": (*BASE, f"{OWN}.contract", f"{OWN}.models"),
     "integrations": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.sdk", f"{OWN}.embedded"),
-    "core": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.config", f"{OWN}.storage.port",
+    "core": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.config", f"{OWN}.metrics", f"{OWN}.storage.port",
              f"{OWN}.storage.records", f"{OWN}.storage.knowledge.port", f"{OWN}.storage.assist.port"),
     "storage": (*BASE, f"{OWN}.contract", f"{OWN}.core.audit", f"{OWN}.core.lexical"),
     "eval": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.config", f"{OWN}.core", f"{OWN}.jobs",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -105,7 +105,21 @@ class Settings(BaseSettings):
     port: int = Field(8377, description="port the server listens on")
     embedder: str = Field("minilm", description="'minilm', 'hashing[:DIM]' or 'openai:URL|MODEL'")
     embedder_api_key: str | None = Field(None, description="bearer key for an openai: embedder")
-    sqlite_synchronous: str = Field("NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)")
+    sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
+        "NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)"
+    )
+    max_body_bytes: int = Field(
+        16 * 1024 * 1024, ge=1024,
+        description="largest request body read, in bytes (413 past it; a full batch of 100 episodes fits)",
+    )
+    rate_limit_per_second: float = Field(
+        0, ge=0, description="requests a second each key may make on average (429 with Retry-After past it; 0 = off)"
+    )
+    rate_limit_burst: int = Field(100, ge=1, description="requests a key may make at once before the rate applies")
+    max_in_flight: int = Field(
+        32, ge=0, description="requests served at once; past it a request is refused at once with 503 and "
+        "Retry-After instead of queueing (0 = no limit)",
+    )
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     memory_mb: float = Field(
         1024, gt=0, description="memory the in-memory scope copies may hold (MB); least recently used scopes are "
@@ -126,8 +140,21 @@ class Settings(BaseSettings):
     query_cache_size: int = Field(
         1024, ge=0, description="recent recall queries whose vectors are kept, by model and text (0 = off)"
     )
+    audit_key_file: Path | None = Field(
+        None, description="the key that MACs the audit chain's anchors (default: audit.key in home; keep it "
+        "where the database's writer cannot read it)",
+    )
+    audit_anchor_dir: Path | None = Field(
+        None, description="where the audit chain's heads are anchored, one append-only file per tenant "
+        "(default: audit-anchors in home)",
+    )
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @field_validator("sqlite_synchronous", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:  # "full" means FULL; "FUL" is refused, not run as NORMAL
+        return value.upper() if isinstance(value, str) else value
 
     def store_options(self) -> dict[str, object]:
         """Options for ``open_store`` beside the URL."""
@@ -136,6 +163,12 @@ class Settings(BaseSettings):
         if self.database_url:
             return {"schema": self.pg_schema, "copy_min_rows": self.pg_copy_min_rows, **copies}
         return {"synchronous": self.sqlite_synchronous, **copies}
+
+    def anchor_paths(self) -> tuple[Path, Path]:
+        """The audit anchors' folder (by default one per database: SQLite's, or each PostgreSQL schema's)
+        and key file."""
+        default = self.home / "audit-anchors" / (f"pg-{self.pg_schema}" if self.database_url else "sqlite")
+        return (self.audit_anchor_dir or default, self.audit_key_file or self.home / "audit.key")
 
     def storage_url(self) -> str:
         """Return the storage URL (the embedded SQLite default when none is set)."""

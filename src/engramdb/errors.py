@@ -6,7 +6,9 @@
     ├── AuthorizationError       403  the key's role or scope grant does not cover the request
     ├── NotFoundError            404  no such memory (in the caller's scope)
     ├── ConflictError            409  the request conflicts with stored state
+    ├── PayloadTooLargeError     413  the body is over the server's limit
     ├── BackendUnavailableError  503  the store is busy, locked or unreachable; retryable
+    │   └── OverloadedError      503  the server is at its limit of requests at once; retryable
     ├── EmbeddingFailedError     502  the embedder failed; retryable per failure (a timeout is)
     ├── ModelNotConfiguredError  501  a model-assisted operation, and no chat model is configured
     ├── ModelFailedError         502  the chat model failed; retryable per failure
@@ -15,7 +17,7 @@
     ├── InternalError            500  an unexpected failure; its cause is logged, never answered
     │  the SDK's own, for answers it cannot map and failures with no answer:
     ├── ClientRequestError       4xx  a 4xx whose code the SDK does not know
-    ├── RateLimitedError         429  slow down; retryable
+    ├── RateLimitedError         429  slow down (the key is over its rate limit); retryable
     ├── ServerError              5xx  a 5xx whose code the SDK does not know; retryable
     ├── TransportError           ---  no HTTP answer at all (refused, reset, DNS); retryable
     │   └── RequestTimeoutError  ---  no answer within the timeout; retryable
@@ -79,10 +81,21 @@ class ConflictError(EngramError):
     http_status = 409
 
 
+class PayloadTooLargeError(EngramError):
+    code = "payload_too_large"
+    http_status = 413
+
+
 class BackendUnavailableError(EngramError):
     code = "backend_unavailable"
     http_status = 503
     retryable = True
+
+
+class OverloadedError(BackendUnavailableError):
+    """The server is serving as many requests as it may at once; retry after ``Retry-After``."""
+
+    code = "overloaded"
 
 
 class EmbeddingFailedError(EngramError):

@@ -180,3 +180,21 @@ def test_secrets_paths_and_tool_text_never_reach_the_outbox_or_the_server(
                    "TOOL-RESULT-MARKER", "TOOL-ARGS", "BEGIN OPENSSH"]:  # fmt: skip
         assert marker not in sent, marker
     assert "billing service is written in TypeScript" in sent and "We use PostgreSQL." in sent
+
+
+def test_lone_surrogates_become_replacement_characters() -> None:
+    captured = clean_pair("half of a pair: \ud83d here", "and a low one \udc00 too")
+    assert isinstance(captured, Captured)
+    assert captured.user == "half of a pair: \ufffd here" and captured.assistant == "and a low one \ufffd too"
+    assert clean_pair("a whole pair \U0001f600 stays", "ok").user == "a whole pair \U0001f600 stays"  # type: ignore[union-attr]
+
+
+def test_a_turn_with_a_lone_surrogate_is_stored_not_raised(make_session: SessionFactory, server: LiveServer,
+                                                             agent_key: str) -> None:  # fmt: skip
+    session: MemorySession = make_session()
+    event_id = session.after_turn("Remember the deploy window \ud800 is Friday.", "Noted \udfff, Friday.")
+    assert event_id is not None, session.last_skip
+    assert session.outbox is not None and session.outbox.flush(10) and session.outbox.dead_letters() == []
+    with Client(server.url, agent_key) as client:
+        stored = client.get_episode(event_id)
+    assert stored.event["userText"] == "Remember the deploy window \ufffd is Friday."

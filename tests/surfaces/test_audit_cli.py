@@ -6,6 +6,8 @@ import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 from engramdb.contract.events import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
@@ -20,7 +22,9 @@ SCOPE = scope_fields()
 def _env(store: Store) -> dict[str, str]:
     if isinstance(store, SQLiteStore):
         return {**os.environ, "ENGRAM_HOME": str(store.home)}
-    return {**os.environ, "ENGRAM_DATABASE_URL": store.url, "ENGRAM_PG_SCHEMA": store.schema}  # type: ignore[attr-defined]
+    home = Path(tempfile.gettempdir()) / f"engram-{store.schema}"  # type: ignore[attr-defined]  # its audit anchors
+    return {**os.environ, "ENGRAM_DATABASE_URL": store.url, "ENGRAM_PG_SCHEMA": store.schema,  # type: ignore[attr-defined]
+            "ENGRAM_HOME": str(home)}  # fmt: skip
 
 
 def _verify(store: Store) -> subprocess.CompletedProcess[str]:
@@ -37,21 +41,23 @@ def _seed(service: MemoryService, operator: Caller) -> Store:
     return service.store
 
 
-def _edit(store: Store, sql: str) -> None:
+def _edit(store: Store, *statements: str) -> None:
     """Change the audit table behind EngramDB's back, bypassing its guards as an attacker would."""
     if isinstance(store, SQLiteStore):
         with sqlite3.connect(store.tenant("t1").path) as conn:
             conn.execute("DROP TRIGGER audit_log_no_update")
             conn.execute("DROP TRIGGER audit_log_no_delete")
             conn.execute("DROP TRIGGER audit_log_erase_only")
-            conn.execute(sql)
+            for sql in statements:
+                conn.execute(sql)
         return
     import psycopg
 
     with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
         conn.execute(f"SET search_path TO {store.schema}")  # type: ignore[attr-defined]
         conn.execute("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only")
-        conn.execute(sql)
+        for sql in statements:
+            conn.execute(sql)  # type: ignore[arg-type]
 
 
 def test_untouched_chain_verifies(service: MemoryService, operator: Caller) -> None:

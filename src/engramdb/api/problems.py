@@ -20,14 +20,14 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engramdb.errors import AuthenticationError, EngramError, NotFoundError
-from engramdb.logs import request_id
+from engramdb.errors import AuthenticationError, EngramError, NotFoundError, PayloadTooLargeError
+from engramdb.logs import problem_note, request_id
 from engramdb.models.problems import request_problem, validation_problem
 
 log = logging.getLogger(__name__)
 
 # Codes for the errors the router raises itself (no route; a route without this method).
-_ROUTING_CODES = {404: NotFoundError.code, 405: "method_not_allowed"}
+_ROUTING_CODES = {404: NotFoundError.code, 405: "method_not_allowed", 413: PayloadTooLargeError.code}
 _GIVEN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 REQUEST_ID_HEADER = "x-request-id"
 
@@ -41,17 +41,27 @@ class ProblemResponse(JSONResponse):
 
 
 def problem_body(error: EngramError) -> dict[str, Any]:
-    """The problem JSON of an EngramError; a 5xx also says whether a retry may help, and the
-    request id the log names it by."""
-    body = error.to_dict()
+    """The problem JSON of an EngramError, with the request id the log names it by; a 5xx also
+    says whether a retry may help."""
+    body = with_request_id(error.to_dict())
     if error.http_status >= 500:
         body["retryable"] = error.retryable
-        body["requestId"] = request_id.get()
     return body
 
 
+def with_request_id(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with ``requestId``: the id in the X-Request-Id header and in the request's log lines."""
+    note = problem_note.get()
+    if note is not None:  # for the access log line and the error counter
+        note["code"] = body.get("code")
+    rid = request_id.get()
+    return {**body, "requestId": rid} if rid else body
+
+
 def error_response(error: EngramError) -> JSONResponse:
-    headers = {"WWW-Authenticate": 'Bearer realm="engramdb"'} if isinstance(error, AuthenticationError) else None
+    headers = {"WWW-Authenticate": 'Bearer realm="engramdb"'} if isinstance(error, AuthenticationError) else {}
+    if error.context.get("retryAfterSeconds") is not None:
+        headers["Retry-After"] = str(error.context["retryAfterSeconds"])
     return ProblemResponse(problem_body(error), status_code=error.http_status, headers=headers)
 
 
@@ -71,17 +81,19 @@ def install(app: FastAPI) -> None:
         if body["field"] == "body" and request.method in ("POST", "PUT", "PATCH") and "json" not in sent:
             body["message"] += f" (the body was sent as {sent or 'no content type'}; send JSON with "
             body["message"] += "Content-Type: application/json)"
-        return ProblemResponse(body, status_code=422)
+        return ProblemResponse(with_request_id(body), status_code=422)
 
     @app.exception_handler(ValidationError)
     async def model_invalid(_: Request, error: ValidationError) -> JSONResponse:
-        return ProblemResponse(validation_problem(list(error.errors())), status_code=422)
+        return ProblemResponse(with_request_id(validation_problem(list(error.errors()))), status_code=422)
 
     @app.exception_handler(HTTPException)
     async def routing_error(request: Request, error: HTTPException) -> JSONResponse:
         body = {"code": _ROUTING_CODES.get(error.status_code, "bad_request"),
                 "message": _routing_message(request, error)}  # fmt: skip
-        return ProblemResponse(body, status_code=error.status_code, headers=error.headers)
+        if error.status_code == 413:  # raised by the guard as a streamed body passed the limit
+            body["field"] = "body"
+        return ProblemResponse(with_request_id(body), status_code=error.status_code, headers=error.headers)
 
     app.add_middleware(RequestBoundary)
 
@@ -90,6 +102,8 @@ def _routing_message(request: Request, error: HTTPException) -> str:
     where = f"{request.method} {request.url.path}"
     if error.status_code == 404:
         return f"no route {where} (the routes are listed at /openapi.json)"
+    if error.status_code == 413:
+        return str(error.detail)
     if error.status_code == 405:  # the router lists the methods the path takes in Allow
         return f"{request.url.path} does not take {request.method}; it takes {(error.headers or {}).get('Allow')}"
     return f"{where}: {error.detail}"

@@ -9,9 +9,11 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.routing import Route
 
-from engramdb import __version__
+from engramdb import __version__, metrics
 from engramdb.api import problems
+from engramdb.api.guard import RateLimiter, RequestGuard
 from engramdb.api.mcp import http_endpoint
+from engramdb.api.observe import Observe, install_metrics
 from engramdb.api.openapi import install_docs
 from engramdb.api.readiness import Readiness
 from engramdb.api.routes import add_route
@@ -62,7 +64,7 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         readiness.start()  # /healthz answers at once; /readyz once the model and recent scopes are loaded
         worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
-                                 poll_seconds=settings.embed_poll_seconds)  # fmt: skip
+                                 poll_seconds=settings.embed_poll_seconds, anchors=service.anchors)  # fmt: skip
         supervisor = service.supervisor = _supervisor(store, service, settings)
         # With a model, the extraction queue's workers (never on a request's path), by default in a
         # process of their own: recall does not share this process's interpreter lock with them.
@@ -94,9 +96,31 @@ def create_app(
     app.state.store = store
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
-    problems.install(app)
+    _guard_and_watch(app, settings, store)
     install_docs(app)
     for op in sorted(OPERATIONS, key=lambda op: op.path.count("{")):  # /v1/records/schema before /{record_id}
         add_route(app, op)
+    install_metrics(app)
     install_ui(app)  # the dashboard at /ui (and / redirects there)
     return app
+
+
+def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
+    """The guard in front of the routes (body limit, key first, rate and in-flight limits), and
+    the metrics and access log outside it, so its refusals are timed, counted and logged too."""
+    rate = settings.rate_limit_per_second
+    limiter = RateLimiter(rate, settings.rate_limit_burst) if rate else None
+    app.add_middleware(RequestGuard, store=store, max_body_bytes=settings.max_body_bytes, limiter=limiter,
+                       max_in_flight=settings.max_in_flight)  # fmt: skip
+    app.add_middleware(Observe)
+    metrics.watch_backlog(lambda: _backlog(store))
+    problems.install(app)  # its request-id boundary goes outside both, so refusals carry the id
+
+
+def _backlog(store: Store) -> float:
+    """Rows waiting for a vector in every tenant (pending, or failed and due to be tried again)."""
+    total = 0
+    for name in store.tenant_names():
+        counts = store.tenant(name).embedding_counts()
+        total += counts.get("pending", 0) + counts.get("failed", 0)
+    return float(total)

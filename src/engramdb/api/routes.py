@@ -15,6 +15,7 @@ from fastapi.openapi.models import Example
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from engramdb.api.mcp.transports import CALLER_KEY
 from engramdb.api.openapi import responses
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -33,7 +34,11 @@ Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
 def authenticated(request: Request, credentials: Credentials) -> Caller:
-    """The caller a request's bearer key belongs to (401 without a valid key)."""
+    """The caller a request's bearer key belongs to (401 without a valid key); the guard in front
+    of the routes has usually looked it up already."""
+    known = request.scope.get(CALLER_KEY)
+    if isinstance(known, Caller):
+        return known
     token = credentials.credentials if credentials else None
     return auth.authenticate(request.app.state.store, token)
 

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from engramdb.cli.bench_load import load
 from engramdb.errors import EngramError
 
 bench_app = typer.Typer(help="Benchmarks (results as a table and a JSON file).", no_args_is_help=True)
@@ -380,3 +381,6 @@ def _bigscope_table(result: dict[str, Any]) -> Table:
                       str(server["warmRecallMs"].get("p50")), str(server["peakRssMb"]),
                       str(r["load"]["rowsPerSecond"]), str(r["diskMb"]))  # fmt: skip
     return table
+
+
+bench_app.command("load")(load)  # in its own module, as this one is near its size limit

@@ -148,7 +148,11 @@ def _audit(page: AuditPage) -> None:
 
 def _verdict(verdict: AuditVerdict) -> None:
     if verdict.verified:
-        _line(f"audit chain of {verdict.tenant!r} verified: {verdict.checked} entries")
+        _line(f"audit chain of {verdict.tenant!r} verified: {verdict.checked} entries, "
+              f"{verdict.memories_checked or 0} memories")  # fmt: skip
+        return
+    if verdict.memory_id is not None:
+        err.print(Text.assemble((f"memory {verdict.memory_id} altered", "red"), f": {verdict.problem}"))
         return
     err.print(Text.assemble((f"audit chain broken at entry {verdict.broken_seq}", "red"),
                             f": {verdict.problem} ({verdict.checked} entries verified before it)"))  # fmt: skip

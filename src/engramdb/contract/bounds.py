@@ -8,6 +8,7 @@ from what the client sent and change meaning without anyone noticing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,7 @@ TEXT_CAPS: Mapping[str, int] = {
     "supersedesFactId": 64,
 }
 MAX_SAFE_INTEGER = 2**53 - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
 QUERY_CAP = 4_000  # recall query, as in RushDB's reference client
 REASON_CAP = 1_000
 
@@ -42,6 +44,31 @@ def strip_nul(value: Any) -> Any:
         return {k: strip_nul(v) for k, v in value.items()}
     if isinstance(value, list):
         return [strip_nul(v) for v in value]
+    return value
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a string inside ``value`` holds a lone surrogate (an unpaired ``\\ud800``-``\\udfff``
+    escape): JSON lets one through, UTF-8 cannot encode it, so no store could keep it."""
+    if isinstance(value, str):
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if isinstance(value, Mapping):
+        return any(has_lone_surrogate(k) or has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(has_lone_surrogate(v) for v in value)
+    return False
+
+
+LONE_SURROGATE = "holds a lone surrogate (an unpaired \\ud800-\\udfff escape, not text UTF-8 can carry)"
+
+
+def clean_parameter(name: str, value: str) -> str:
+    """A path parameter as the stores can take it, on every surface: a NUL (it names nothing stored)
+    or a lone surrogate is refused naming the parameter."""
+    if has_lone_surrogate(value):
+        raise InvalidInputError(f"{name} {LONE_SURROGATE}", field=name)
+    if "\x00" in value:
+        raise InvalidInputError(f"{name} holds a NUL character", field=name)
     return value
 
 

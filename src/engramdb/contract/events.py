@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -133,8 +133,13 @@ class WireModel(BaseModel):
         # (so the error names the field), instead of counting as "absent".
         if isinstance(data, dict) and None in data.values():
             data = {k: _NULL if v is None else v for k, v in data.items()}
-        return data
+        # NUL characters are dropped from every string, as write bodies always did: no store keeps
+        # them (PostgreSQL text cannot hold one).
+        return strip_nul(data) if isinstance(data, dict) and cls.strips_nul else data
 
+    # False on the contract's own event shapes, whose verdict must be the JSON Schema's (a NUL is a
+    # character there); every body that reaches a store is a request model that strips them.
+    strips_nul: ClassVar[bool] = True
     def wire(self) -> dict[str, Any]:
         """Return the JSON-ready dict with camelCase keys and unset optionals dropped."""
         return self.model_dump(by_alias=True, exclude_none=True)
@@ -171,6 +176,8 @@ class _EpisodeBody(WireModel):
 class Episode(Scope, _EpisodeBody):
     """A contract ``episode`` event: one completed user/assistant turn and its summary."""
 
+    strips_nul = False
+
     schema_version: SchemaVersion
     event_type: Literal["episode"]
     event_id: Hex64
@@ -199,6 +206,8 @@ class _FactBody(WireModel):
 
 class Fact(Scope, _FactBody):
     """A contract ``fact`` event: a claim about ``subjectKey`` of a ``kind``."""
+
+    strips_nul = False
 
     schema_version: SchemaVersion
     event_type: Literal["fact"]

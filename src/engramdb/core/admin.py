@@ -8,6 +8,7 @@ from engramdb import __version__
 from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.base import ServiceBase
+from engramdb.core.integrity import first_altered_memory
 from engramdb.core.policy import load_policy, save_policy
 from engramdb.core.views import audit_view, key_view, scope_summary
 from engramdb.errors import NotFoundError
@@ -52,11 +53,24 @@ class AdminOperations(ServiceBase):
                          next_after=entries[-1].seq if len(entries) == query.limit else None)  # fmt: skip
 
     def verify_audit(self, caller: Caller) -> AuditVerdict:
-        """Recompute the tenant's chain from its first entry; name the first that does not hold."""
+        """Recompute the tenant's chain from its first entry, hold it to its anchors outside the
+        database, and check every stored memory against what was written; name the first fault."""
         auth.require(caller, "audit.read")
-        verdict = audit.verify(self._tenant(caller))
-        return AuditVerdict(tenant=caller.tenant, verified=verdict.ok, checked=verdict.checked,
-                            broken_seq=verdict.broken_seq, problem=verdict.problem)  # fmt: skip
+        tenant = self._tenant(caller)
+        verdict = audit.verify(tenant)
+        answer = AuditVerdict(tenant=caller.tenant, verified=verdict.ok, checked=verdict.checked,
+                              broken_seq=verdict.broken_seq, problem=verdict.problem)  # fmt: skip
+        if not verdict.ok:
+            return answer
+        seq, problem = self.anchors.check(caller.tenant, tenant)
+        if problem is not None:
+            return answer.model_copy(update={"verified": False, "broken_seq": seq, "problem": problem})
+        memories, memory_id, problem = first_altered_memory(tenant)
+        if problem is not None:
+            return answer.model_copy(update={"verified": False, "memory_id": memory_id, "memories_checked": memories,
+                                             "problem": problem})  # fmt: skip
+        self.anchors.advance(caller.tenant, tenant)  # what was just verified is anchored
+        return answer.model_copy(update={"memories_checked": memories})
 
     def list_scopes(self, caller: Caller, query: ScopeListQuery) -> ScopeList:
         """The tenant's scopes that hold memories and that the key may name."""

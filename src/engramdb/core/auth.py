@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from engramdb import clock
+from engramdb.contract.bounds import check_caps
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.contract.events import Scope
 from engramdb.errors import (
@@ -165,6 +166,7 @@ def validate_grant(role: str, grant: dict[str, Any]) -> dict[str, Any]:
     for name in ("agentId", "profileId"):
         if name in grant and not str(grant[name]).strip():
             raise InvalidInputError(f"{name} must not be blank", field=name)
+    check_caps(grant)  # the same caps as a write's: a grant's values are written on every memory
     # Validate each bound value with the contract's own rules.
     probe = {"agentId": "x", "profileId": "x", "privacyScope": "private",
              "participantScopeHash": "0" * 64, "sandboxEligible": False} | grant  # fmt: skip

@@ -11,6 +11,7 @@ from engramdb.config import Settings
 from engramdb.contract.canonical import hash_scope
 from engramdb.contract.events import Scope
 from engramdb.core import auth
+from engramdb.core.anchor import Anchors
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
 from engramdb.core.embedding_cache import QueryVectorCache
@@ -36,6 +37,7 @@ class ServiceBase:
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
         self._salts: dict[str, str] = {}  # tenant -> its participant salt
+        self.anchors = Anchors(*settings.anchor_paths())  # the audit chain's heads, outside the database
         self.usage = UsageBuffer()  # recall's hits, written in batches by the usage job
         self.supervisor: JobBoard | None = None  # set by the server that runs the jobs
         self.now = clock.utc_now  # when aging's marks (use, restore) happen; tests move it

@@ -6,6 +6,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
+from engramdb.contract.bounds import clean_parameter
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.models.inputs import Inputs
@@ -18,4 +19,5 @@ def run(service: MemoryService, op: Operation[Any], caller: Caller | None, input
     if op.public:
         return cast(BaseModel | None, method())
     assert caller is not None, f"{op.name} needs a caller"
-    return cast(BaseModel | None, method(caller, *inputs.args()))
+    path = tuple(clean_parameter(name, value) for name, value in zip(op.path_params, inputs.path, strict=True))
+    return cast(BaseModel | None, method(caller, *Inputs(path, inputs.query, inputs.body).args()))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engramdb import clock
+from engramdb import clock, metrics
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
@@ -115,12 +115,15 @@ def recall(
     started = time.perf_counter()
     vector = embedder.embed([query])[0] if vector is None else vector
     timings["embedMs"] = (time.perf_counter() - started) * 1000
+    metrics.RECALL_STAGE.labels("embed").observe(timings["embedMs"] / 1000)
 
     started = time.perf_counter()
     pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
     # Only vectors of this embedder are compared: another model's are stale (found by words only).
     dense, lexical = store.candidates(scope_key, vector, terms, replace(filt, vector_model=embedder.model_id), pool)
+    metrics.RECALL_CANDIDATES.labels("dense").observe(len(dense))
+    metrics.RECALL_CANDIDATES.labels("lexical").observe(len(lexical))
     arms = {
         "dense": [(c.rowid, c.score) for c in dense],
         "lexical": [(c.rowid, c.score) for c in lexical],
@@ -148,6 +151,7 @@ def recall(
         hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record)
     ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
+    metrics.RECALL_STAGE.labels("search").observe(timings["searchMs"] / 1000)
     return RecallOutcome(hits=hits, timings=timings, sessions=ranked_sessions, words=words)
 
 

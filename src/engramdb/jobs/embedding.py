@@ -13,7 +13,8 @@ import logging
 import threading
 from collections.abc import Callable
 
-from engramdb import clock
+from engramdb import clock, metrics
+from engramdb.core.anchor import Anchors
 from engramdb.core.embedding import Embedder
 from engramdb.storage.port import AuditDraft, Store, TenantStore
 
@@ -35,7 +36,8 @@ def embed_batch(tenant: TenantStore, embedder: Embedder, batch_size: int) -> int
         return 0
     rowids = [job.rowid for job in jobs]
     try:
-        vectors = embedder.embed([job.text for job in jobs])
+        with metrics.EMBED_SECONDS.time():
+            vectors = embedder.embed([job.text for job in jobs])
     except Exception as error:  # the job boundary: record, log, retry later
         log.exception("embedding %d rows failed", len(jobs))
         message = f"{type(error).__name__}: {error}"[:1000]
@@ -44,6 +46,7 @@ def embed_batch(tenant: TenantStore, embedder: Embedder, batch_size: int) -> int
         )
         return len(jobs)
     tenant.save_embeddings(rowids, vectors, embedder.model_id)
+    metrics.EMBEDDED.labels("memory").inc(len(jobs))
     return len(jobs)
 
 
@@ -54,13 +57,15 @@ def embed_record_batch(tenant: TenantStore, embedder: Embedder, batch_size: int)
         return 0
     ids = [job_id for job_id, _, _ in jobs]
     try:
-        vectors = embedder.embed([text for _, text, _ in jobs])
+        with metrics.EMBED_SECONDS.time():
+            vectors = embedder.embed([text for _, text, _ in jobs])
     except Exception as error:  # the job boundary: record, log, retry later
         log.exception("embedding %d record texts failed", len(jobs))
         tenant.record_record_embedding_failure(ids, f"{type(error).__name__}: {error}"[:1000],
                                                [clock.later(backoff_seconds(a)) for _, _, a in jobs])  # fmt: skip
         return len(jobs)
     tenant.save_record_embeddings(ids, [text for _, text, _ in jobs], vectors, embedder.model_id)
+    metrics.EMBEDDED.labels("record").inc(len(jobs))
     return len(jobs)
 
 
@@ -106,7 +111,9 @@ class EmbeddingWorker:
         *,
         batch_size: int = 64,
         poll_seconds: float = 0.5,
+        anchors: Anchors | None = None,
     ) -> None:
+        self._anchors = anchors
         self._store = store
         self._embedder = embedder
         self._wake = wake
@@ -128,8 +135,10 @@ class EmbeddingWorker:
             self._wake.clear()
             try:
                 busy = self._pass()
+                metrics.JOB_RUNS.labels("embedding", "ok").inc()
             except Exception:  # the supervisor boundary: log with traceback, keep running
                 log.exception("embedding pass failed")
+                metrics.JOB_RUNS.labels("embedding", "failed").inc()
                 busy = False
             if not busy:
                 self._wake.wait(self._poll_seconds)
@@ -141,4 +150,6 @@ class EmbeddingWorker:
             tenant.expire_due(clock.now_text(), _SYSTEM)
             handled += embed_batch(tenant, self._embedder, self._batch_size)
             handled += embed_record_batch(tenant, self._embedder, self._batch_size)
+            if self._anchors is not None:  # the chain's head, anchored outside the database
+                self._anchors.advance(name, tenant)
         return handled > 0

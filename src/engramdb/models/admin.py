@@ -104,5 +104,12 @@ class AuditVerdict(ResponseModel):
     tenant: str = Field(description="the tenant whose chain was recomputed")
     verified: bool = Field(description="true when every entry matches its hash and links to the one before")
     checked: int = Field(description="entries verified (before the first broken one, if any)")
-    broken_seq: int | None = Field(None, description="the first entry that was edited, removed or re-hashed")
-    problem: str | None = Field(None, description="what is wrong with that entry")
+    broken_seq: int | None = Field(
+        None, description="the first entry that was edited, removed or re-hashed, or that its anchor outside "
+        "the database no longer finds (truncated, renumbered, rewritten)",
+    )
+    memories_checked: int | None = Field(
+        None, description="stored memories checked against their events and audit entries (once the chain holds)"
+    )
+    memory_id: str | None = Field(None, description="the first stored memory that is not what was written")
+    problem: str | None = Field(None, description="what is wrong with that entry or memory")

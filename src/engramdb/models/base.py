@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate
 from engramdb.contract.events import FIELD_DESCRIPTIONS, KeptDateTime
 from engramdb.errors import InvalidInputError
 
@@ -45,6 +46,18 @@ class QueryModel(BaseModel):
         extra="ignore",
         frozen=True,
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        # Refused naming the parameter on every surface (the SDK, CLI and MCP too), not failing in the
+        # store: a NUL names nothing stored and PostgreSQL's text cannot carry one; UTF-8 cannot
+        # carry a lone surrogate.
+        if has_lone_surrogate(value):
+            raise ValueError(LONE_SURROGATE)
+        if any(isinstance(v, str) and "\x00" in v for v in (value if isinstance(value, list) else [value])):
+            raise ValueError("holds a NUL character")
+        return value
 
     def wire(self) -> dict[str, Any]:
         """Return the parameters that are set, camelCase, as JSON values."""

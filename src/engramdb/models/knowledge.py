@@ -145,7 +145,7 @@ class RecordSearch(WireModel):
                               description="semantic search: rank the matching records by meaning")  # fmt: skip
     property: str | None = Field(None, description="semantic search over this text property only")
     aggregate: dict[str, AggregateSpec] | None = Field(
-        None, description="alias -> {fn, field}: answer aggregates instead of records"
+        None, min_length=1, description="alias -> {fn, field}: answer aggregates instead of records (at least one)"
     )
     group_by: list[str] = Field(
         default_factory=list, max_length=3, description="aggregate per value of these properties"

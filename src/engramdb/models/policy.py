@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
+from engramdb.contract.bounds import TEXT_CAPS
 from engramdb.models.base import ResponseModel
 
 DEFAULT_MULTI_VALUED = ["likes", "dislikes", "note", "interest", "skill", "goal", "event", "reflection"]
@@ -38,14 +39,18 @@ DEFAULT_TRUST: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# Ages past a century are refused (found by the fuzz test: 10**20 days overflowed the aging job's date).
+MAX_DAYS = 36_525
+MAX_MULTI_VALUED_KINDS = 1_000  # a bound on the list; each kind is bounded as a fact write's is
 class AgingPolicy(ResponseModel):
     """When a memory is archived: weak (rarely or long ago recalled) and old, unless protected."""
 
     model_config = ConfigDict(extra="forbid")
 
     archive_below_strength: float = Field(0.25, ge=0, le=1, description="archive when strength falls below this")
-    archive_after_days: float = Field(90, ge=1, description="and the memory was recorded more than this many days ago")
-    half_life_days: float = Field(30, gt=0, description="strength halves every N days without a recall")
+    archive_after_days: float = Field(90, ge=1, le=MAX_DAYS,
+                                      description="and the memory was recorded more than this many days ago")
+    half_life_days: float = Field(30, gt=0, le=MAX_DAYS, description="strength halves every N days without a recall")
     protect_importance: float = Field(0.8, ge=0, le=1,
                                       description="memories at least this important are never archived")
 
@@ -56,9 +61,10 @@ class RetentionPolicy(ResponseModel):
     model_config = ConfigDict(extra="forbid")
 
     episode_days: float | None = Field(
-        None, ge=1, description="erase episodes observed longer ago (none: keep; at least 1)")
+        None, ge=1, le=MAX_DAYS, description="erase episodes observed longer ago (none: keep; at least 1)")
     fact_days: float | None = Field(
-        None, ge=1, description="erase facts recorded longer ago, every status, never pinned ones (none: keep; >= 1)")
+        None, ge=1, le=MAX_DAYS,
+        description="erase facts recorded longer ago, every status, never pinned ones (none: keep; >= 1)")
 
 
 class TenantPolicy(ResponseModel):
@@ -67,7 +73,7 @@ class TenantPolicy(ResponseModel):
     model_config = ConfigDict(extra="forbid")  # a misspelt setting must not be dropped silently
 
     multi_valued_kinds: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_MULTI_VALUED),
+        default_factory=lambda: list(DEFAULT_MULTI_VALUED), max_length=MAX_MULTI_VALUED_KINDS,
         description="kinds whose facts coexist; every other kind holds one current value per subject",
     )
     tombstone_policy: Literal["refuse", "review"] = Field(
@@ -93,6 +99,14 @@ class TenantPolicy(ResponseModel):
         description="trustClass -> origin (stated|derived) -> {status, weight}; missing cells take the defaults",
     )
 
+    @field_validator("multi_valued_kinds")
+    @classmethod
+    def _bounded_kinds(cls, kinds: list[str]) -> list[str]:
+        cap = TEXT_CAPS["kind"]
+        for kind in kinds:
+            if not 1 <= len(kind) <= cap:
+                raise ValueError(f"each kind has 1 to {cap} characters, as a fact's kind does ({len(kind)} given)")
+        return kinds
     aging: AgingPolicy = Field(default_factory=AgingPolicy, description="decay and archival (docs/aging.md)")
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy, description="maximum ages (docs/aging.md)")
 

@@ -59,6 +59,9 @@ _RULES: list[tuple[str, re.Pattern[str], str]] = [
 ]
 _FENCE = re.compile(r"(?ms)^[ \t]*```[ \t]*([\w+.-]*)[^\n]*\n.*?(?:^[ \t]*```[ \t]*$|\Z)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
+# A lone surrogate (half of a pair, as a JSON "\\ud800" escape can carry) has no UTF-8 form: the
+# server refuses it, so a hook that must never raise replaces it, as a UTF-8 decoder would.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _PLACEHOLDER = re.compile(r"\[redacted:[a-z_]+\]")
 
 
@@ -150,7 +153,8 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
 
 def normalize(text: str, limit: int) -> str:
     """Return ``text`` in NFC with ``\\n`` line ends, no control characters, trimmed, bounded."""
-    text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _LONE_SURROGATE.sub("\ufffd", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = unicodedata.normalize("NFC", text)
     text = _CONTROL.sub("", text.replace("\t", "    "))
     text = re.sub(r"[ \t]+$", "", text, flags=re.M)
     text = js_trim(re.sub(r"\n{3,}", "\n\n", text))

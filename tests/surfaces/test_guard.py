@@ -1,0 +1,157 @@
+"""The guard in front of the routes: body limit before parsing, the key before the body, caps on
+grants and policy, validated settings (issue 21)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic import ValidationError
+
+from engramdb.config import Settings
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.storage.sqlite.store import SQLiteStore
+from tests.conftest import LiveServer
+from tests.factories import episode_body
+
+LIMIT = 64 * 1024
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Iterator[LiveServer]:
+    """A server whose body limit is 64 KiB, so a test need not send megabytes."""
+    settings = Settings(home=tmp_path / "home", embedder="hashing", max_body_bytes=LIMIT)
+    server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
+    server.start()
+    yield server
+    server.stop()
+
+
+def _too_large(answer: object) -> None:
+    body = answer.json()  # type: ignore[attr-defined]
+    assert answer.status_code == 413, answer.text  # type: ignore[attr-defined]
+    assert body["code"] == "payload_too_large" and body["field"] == "body" and str(LIMIT) in body["message"]
+    assert body["requestId"] == answer.headers["x-request-id"]  # type: ignore[attr-defined]
+
+
+def test_a_declared_body_over_the_limit_is_refused(small: LiveServer) -> None:
+    with small.client(small.key()) as http:
+        padded = episode_body("x" * (LIMIT // 2), "y" * (LIMIT // 2))
+        _too_large(http.post("/v1/episodes", json=padded))
+        assert http.post("/v1/episodes", json=episode_body()).status_code == 201  # control: under it
+
+
+def test_a_streamed_body_is_cut_off_at_the_limit(small: LiveServer) -> None:
+    def chunks() -> Iterator[bytes]:  # no Content-Length: sent chunked, the size unknown until read
+        yield b'{"query": "'
+        for _ in range(LIMIT // 1024 + 2):
+            yield b"a" * 1024
+        yield b'"}'
+
+    with small.client(small.key()) as http:
+        _too_large(http.post("/v1/recall", content=chunks(), headers={"content-type": "application/json"}))
+        small_chunks = iter([b'{"query": ', b'"typescript"}'])
+        answer = http.post("/v1/recall", content=small_chunks, headers={"content-type": "application/json"})
+        assert answer.status_code == 200, answer.text  # control: a short streamed body is read
+
+
+def _raw_headers(server: LiveServer, headers: dict[str, str]) -> bytes:
+    """Send only the head of a POST declaring a 60 KB body, never the body; return the answer."""
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        sock.sendall(f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: 60000\r\n{head}\r\n".encode())  # fmt: skip
+        answer = b""
+        try:
+            while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < _length(answer):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        except TimeoutError:
+            pass
+        return answer
+
+
+def _length(answer: bytes) -> int:
+    for line in answer.split(b"\r\n\r\n", 1)[0].split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return int(line.split(b":", 1)[1])
+    return 0
+
+
+def test_the_key_is_checked_before_the_body_is_read(small: LiveServer) -> None:
+    # Without a key the answer comes before any of the body is sent: nothing was read or parsed.
+    answer = _raw_headers(small, {})
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["code"] == "unauthenticated"
+    wrong = _raw_headers(small, {"Authorization": "Bearer egm.t1.nokey.nosecret"})
+    assert wrong.startswith(b"HTTP/1.1 401"), wrong[:200]
+    # Control: with a valid key the server waits for the body it was promised (no answer yet).
+    assert _raw_headers(small, {"Authorization": f"Bearer {small.key()}"}) == b""
+
+
+def test_a_grant_longer_than_a_write_may_be_is_refused(server: LiveServer) -> None:
+    with server.client(server.key(role="admin")) as http:
+        grant = {"agentId": "a" * 129, "profileId": "default"}
+        answer = http.post("/v1/keys", json={"role": "host", "grant": grant})
+        assert answer.status_code == 422 and answer.json()["field"] == "agentId", answer.text
+        grant["agentId"] = "a" * 128
+        assert http.post("/v1/keys", json={"role": "host", "grant": grant}).status_code == 201  # control
+
+
+def test_policy_kinds_are_bounded(server: LiveServer) -> None:
+    with server.client(server.key(role="admin")) as http:
+        policy = http.get("/v1/policy").json()
+        for kinds in (["k" * 65], [""], [f"k{i}" for i in range(1001)]):
+            answer = http.put("/v1/policy", json={**policy, "multiValuedKinds": kinds})
+            assert answer.status_code == 422, answer.text
+            assert answer.json()["field"] == "multiValuedKinds"
+        answer = http.put("/v1/policy", json={**policy, "multiValuedKinds": ["k" * 64]})
+        assert answer.status_code == 200 and answer.json()["multiValuedKinds"] == ["k" * 64]  # control
+
+
+def test_settings_are_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_SQLITE_SYNCHRONOUS", "FUL")
+    with pytest.raises(ValidationError, match="sqlite_synchronous"):
+        Settings()
+    monkeypatch.setenv("ENGRAM_SQLITE_SYNCHRONOUS", "full")
+    assert Settings().sqlite_synchronous == "FULL"
+    monkeypatch.setenv("ENGRAM_MAX_BODY_BYTES", "10")
+    with pytest.raises(ValidationError, match="max_body_bytes"):
+        Settings()
+
+
+def test_past_its_limit_of_requests_at_once_the_server_refuses_at_once(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "home", embedder="hashing", max_in_flight=1)
+    server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
+    server.start()
+    try:
+        token = server.key()
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as held:
+            # One request in flight: its head sent, its body never, so the server is still serving it.
+            held.sendall(f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                         f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode())  # fmt: skip
+            with server.client(token) as http:
+                deadline = time.monotonic() + 10
+                refused = http.get("/v1/facts")
+                while refused.status_code != 503 and time.monotonic() < deadline:  # the head is on its way
+                    refused = http.get("/v1/facts")
+                assert refused.status_code == 503, refused.text
+                assert refused.json()["code"] == "overloaded" and refused.headers["retry-after"] == "1"
+                assert httpx.get(f"{server.url}/healthz").status_code == 200  # health is not counted
+        with server.client(token) as http:  # control: with the held request gone, it is served again
+            deadline = time.monotonic() + 10
+            answer = http.get("/v1/facts")
+            while answer.status_code == 503 and time.monotonic() < deadline:
+                answer = http.get("/v1/facts")
+            assert answer.status_code == 200
+    finally:
+        server.stop()
