@@ -122,12 +122,9 @@ def recall(
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
     # Only vectors of this embedder are compared: another model's are stale (found by words only).
     dense, lexical = store.candidates(scope_key, vector, terms, replace(filt, vector_model=embedder.model_id), pool)
-    metrics.RECALL_CANDIDATES.labels("dense").observe(len(dense))
-    metrics.RECALL_CANDIDATES.labels("lexical").observe(len(lexical))
-    arms = {
-        "dense": [(c.rowid, c.score) for c in dense],
-        "lexical": [(c.rowid, c.score) for c in lexical],
-    }
+    arms = {"dense": [(c.rowid, c.score) for c in dense], "lexical": [(c.rowid, c.score) for c in lexical]}
+    for arm, found in arms.items():
+        metrics.RECALL_CANDIDATES.labels(arm).observe(len(found))
     counts = store.term_counts(scope_key, terms) if terms else (0, {})  # one read for both uses
     weights = _arm_weights(counts, terms, settings)
     if settings.fusion == "weighted":
