@@ -98,7 +98,20 @@ class OverloadedError(BackendUnavailableError):
     code = "overloaded"
 
 
-class EmbeddingFailedError(EngramError):
+class _DependencyFailedError(EngramError):
+    """A dependency (the embedder, the chat model) failed: whether trying again may help is
+    said per failure, not per class."""
+
+    retryable = True
+
+    def __init__(
+        self, message: str, *, retryable: bool = True, field: str | None = None, **context: Any
+    ) -> None:
+        super().__init__(message, field=field, **context)
+        self.retryable = retryable
+
+
+class EmbeddingFailedError(_DependencyFailedError):
     """The embedding model or endpoint failed.
 
     ``retryable`` is per failure: a timeout or a 5xx from an endpoint may pass, a malformed
@@ -107,13 +120,6 @@ class EmbeddingFailedError(EngramError):
 
     code = "embedding_failed"
     http_status = 502
-    retryable = True
-
-    def __init__(
-        self, message: str, *, retryable: bool = True, field: str | None = None, **context: Any
-    ) -> None:
-        super().__init__(message, field=field, **context)
-        self.retryable = retryable
 
 
 class ModelNotConfiguredError(EngramError):
@@ -123,19 +129,13 @@ class ModelNotConfiguredError(EngramError):
     http_status = 501
 
 
-class ModelFailedError(EngramError):
+class ModelFailedError(_DependencyFailedError):
     """The chat model's endpoint failed: unreachable, an HTTP error, an answer that is not a chat
     completion. ``retryable`` is per failure, as for ``EmbeddingFailedError``."""
 
     code = "model_failed"
     http_status = 502
-    retryable = True
 
-    def __init__(
-        self, message: str, *, retryable: bool = True, field: str | None = None, **context: Any
-    ) -> None:
-        super().__init__(message, field=field, **context)
-        self.retryable = retryable
 
 
 class ModelOutputError(ModelFailedError):
