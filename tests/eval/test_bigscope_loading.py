@@ -24,7 +24,8 @@ def _corpus(turns: int = 60) -> Corpus:
     base = [BaseTurn(f"Speaker {i % 3}: turn {i} about the garden and {i * 7} tomatoes", f"s{i // 10}",
                      f"2024-05-{1 + i // 10:02d}T10:00:00Z", ("Speaker",)) for i in range(turns)]  # fmt: skip
     vectors = l2_normalize(rng.standard_normal((turns, 384)).astype(np.float32))
-    return Corpus(base, vectors, [], np.zeros((0, 384), np.float32), "bench-model", 0.0)
+    questions = [f"what about turn {i}?" for i in range(0, turns, 6)]
+    return Corpus(base, vectors, questions, vectors[::6].copy(), "bench-model", 0.0)
 
 
 def _target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Target:
@@ -41,3 +42,27 @@ def test_bulk_load_and_the_write_path_leave_the_same_rows(
     check = same_rows(_corpus(), _target(backend, tmp_path, request), seen.append, n=120)
     assert check["rows"] == 120 and seen  # rows were written both ways (copies of the 60 turns too)
     assert check["identical"], check["differences"]
+
+
+def test_the_timed_recalls_search_both_arms(tmp_path: Path) -> None:
+    """The in-process recalls ask with the stored vectors' model: asked with another name, recall
+    reads no vectors and every number it gives is the lexical arm's alone (it happened)."""
+    from engramdb.eval import bigscope as big
+    from engramdb.eval.bigscope_load import bulk_load
+    from engramdb.eval.bigscope_model import Asked, Layout
+
+    corpus, target, layout = _corpus(), Target("sqlite", tmp_path / "home"), Layout(240, 2)
+    store = target.open()
+    try:
+        bulk_load(store, corpus, layout, lambda line: None)
+    finally:
+        store.close()
+    asked = Asked.draw(corpus, layout, 8, seed=3)
+    assert asked.embedder().model_id == corpus.model
+    _, exact_tops = big._exact_tops(target, asked)
+    result = big._in_process(target, asked, lambda line: None, exact_tops)
+    assert result["recall"]["denseCandidatesMean"] > 0  # the vector arm found rows
+    assert result["recallAt10VsExact"] == 1.0 and all(exact_tops)  # exact below the list size, and not empty
+    renamed = Asked(asked.scopes, asked.texts, asked.vectors, asked.layout_scopes, "another-model")
+    with pytest.raises(Exception, match="vector arm found nothing"):  # the positive control: the check bites
+        big._in_process(target, renamed, lambda line: None, exact_tops)
