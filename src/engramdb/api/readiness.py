@@ -63,7 +63,7 @@ class Readiness:
             log.warning("the embedder failed to warm up; recall will try it again", exc_info=True)
             report["model"] = f"failed: {type(error).__name__}"
         try:
-            warmed = self._store.warm(self._stopping.is_set)
+            warmed = self._store.warm(self._stopping.is_set, vector_model=self._embedder.model_id)
             report["scopesWarmed"] = len(warmed)
             if warmed:  # one recall through the whole path: what runs once per process runs now
                 tenant, scope_key = warmed[0]

@@ -44,15 +44,10 @@ def _supervisor(store: Store, service: MemoryService, settings: Settings) -> Sup
 
 
 def create_app(
-    settings: Settings | None = None,
-    *,
-    store: Store | None = None,
-    embedder: Embedder | None = None,
-    run_worker: bool = True,
-    owns_process: bool = False,
-) -> FastAPI:
-    """Return the app. Store and embedder default to those the settings name. ``owns_process``
-    (``engram serve``): the process is this server's alone, so its warm-up may tune the process."""
+    settings: Settings | None = None, *, store: Store | None = None, embedder: Embedder | None = None,
+    run_worker: bool = True, owns_process: bool = False,
+) -> FastAPI:  # fmt: skip
+    """Return the app (store and embedder: the settings' by default; owns_process: `engram serve`)."""
     settings = settings or Settings()
     tune_process()
     store = store or open_store(settings.storage_url(), **settings.store_options())

@@ -137,8 +137,8 @@ class TimedStore:
     def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
         self._inner.backup(dest, pg_bin=pg_bin)
 
-    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
-        return self._inner.warm(stop)
+    def warm(self, stop: Callable[[], bool] = lambda: False, vector_model: str | None = None) -> list[tuple[str, str]]:
+        return self._inner.warm(stop, vector_model)
 
     def close(self) -> None:
         self._inner.close()

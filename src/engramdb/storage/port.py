@@ -388,10 +388,10 @@ class Store(Protocol):
         """Write a consistent copy of every tenant into the folder ``dest``; safe while serving."""
         ...
 
-    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
-        """Load into memory the scopes recall used most recently (as many as the memory limit
-        holds), before a server reports ready; return them as (tenant, scope key), most recent
-        first. ``stop()`` ends it early."""
+    def warm(self, stop: Callable[[], bool] = lambda: False, vector_model: str | None = None) -> list[tuple[str, str]]:
+        """Load the scopes recall used most recently (as many as the memory limit holds), with the
+        vectors of ``vector_model`` (the server's embedder), before a server reports ready; return
+        them as (tenant, scope key), most recent first. ``stop()`` ends it early."""
         ...
 
     def close(self) -> None:

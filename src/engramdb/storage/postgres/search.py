@@ -157,8 +157,10 @@ class PostgresSearch:
         """True when the scope is large enough to be answered from the in-memory copy."""
         return scope_key in self._large
 
-    def warm(self, scope_key: str) -> int:
-        """Answer the scope from its in-memory copy from now on, loaded now; return its rows."""
+    def warm(self, scope_key: str, vector_model: str | None = None) -> int:
+        """Answer the scope from its in-memory copy from now on, loaded now (with ``vector_model``'s
+        vectors: a copy of another model's is rebuilt by the first recall); return its rows."""
+        self._use_model(vector_model)
         self._large.add(scope_key)
         return self._read_copy(scope_key, len)
 

@@ -118,7 +118,7 @@ class PostgresStore:
                           "record_history", "record_vectors", "model_links", "model_jobs", "model_calls"):
                 conn.execute(f"VACUUM FULL {self.schema}.{table}")
 
-    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
+    def warm(self, stop: Callable[[], bool] = lambda: False, vector_model: str | None = None) -> list[tuple[str, str]]:
         """Load the copies of the large scopes (``copy_min_rows`` memories or more), the most
         recently written first, until the memory limit is nearly full. (The database's own
         cache survives a restart of this server; only the copies are in its memory.)"""
@@ -132,7 +132,7 @@ class PostgresStore:
             for scope_key in large:
                 if stop() or self.scope_copies.nbytes >= 0.9 * self.scope_copies.max_bytes:
                     return warmed
-                tenant._search.warm(scope_key)
+                tenant._search.warm(scope_key, vector_model)
                 warmed.append((name, scope_key))
         return warmed
 

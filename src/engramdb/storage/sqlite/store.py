@@ -72,7 +72,7 @@ class SQLiteStore:
         for name in self.tenant_names():
             self.tenant(name).optimize()
 
-    def warm(self, stop: Callable[[], bool] = lambda: False) -> list[tuple[str, str]]:
+    def warm(self, stop: Callable[[], bool] = lambda: False, vector_model: str | None = None) -> list[tuple[str, str]]:
         """Load the scopes last used (``recent-scopes.json``, most recent first) until the memory
         limit is nearly full."""
         warmed: list[tuple[str, str]] = []
@@ -80,7 +80,10 @@ class SQLiteStore:
             if stop() or self.scope_copies.nbytes >= 0.9 * self.scope_copies.max_bytes:
                 break
             if entry["tenant"] in self.tenant_names():
-                self.tenant(entry["tenant"]).term_counts(entry["scope"], [])  # reads, so loads, the copy
+                tenant = self.tenant(entry["tenant"])
+                # Copies of another model's vectors (or of any model's) are rebuilt by the first recall.
+                tenant._use_model(vector_model)
+                tenant.term_counts(entry["scope"], [])  # reads, so loads, the copy
                 warmed.append((entry["tenant"], entry["scope"]))
         return warmed
 
