@@ -98,7 +98,8 @@ def served(http: httpx.Client, slots: Iterable[tuple[str, str]]) -> tuple[list[R
     current: list[Row] = []
     for subject, kind in slots:
         query = {"subjectKey": subject, "kind": kind, "limit": 1000}
-        facts += [_fact(m, (subject, kind)) for m in _get(http, "/v1/facts", {**query, "includeHistory": True})["facts"]]
+        history = _get(http, "/v1/facts", {**query, "includeHistory": True})["facts"]
+        facts += [_fact(m, (subject, kind)) for m in history]
         current += [_fact(m, (subject, kind)) for m in _get(http, "/v1/facts", query)["facts"]]
     return episodes, facts, current
 

@@ -97,8 +97,8 @@ def run(config: KillLoopConfig, folder: Path, progress: Callable[[str], None] = 
         hard_stop.set()
         server.stop(signal.SIGTERM)
     stored_episodes, stored_facts = check.stored(url, TENANT, **options)
-    result = _result(config, ledger, failures, audit, restarts,
-                     served=(served_episodes, served_facts, current), stored=(stored_episodes, stored_facts))  # fmt: skip
+    result = _result(config, ledger, failures, audit, restarts, served=(served_episodes, served_facts, current),
+                     stored=(stored_episodes, stored_facts))  # fmt: skip
     result |= {"wallSeconds": round(time.perf_counter() - started, 1),
                "loadAverage": {"before": load_before, "after": load_average()}}  # fmt: skip
     return KillLoopRun(result, list(ledger.writes), served_episodes, served_facts, stored_episodes, stored_facts, env)
@@ -117,7 +117,7 @@ def expected(writes: list[Write]) -> tuple[dict[str, str], dict[str, str], dict[
 
 def _result(
     config: KillLoopConfig, ledger: Ledger, failures: list[str], audit: dict[str, Any], restarts: list[float],
-    *, served: tuple[list[check.Row], list[check.Row], list[check.Row]], stored: tuple[list[check.Row], list[check.Row]],
+    *, served: tuple[list[check.Row], ...], stored: tuple[list[check.Row], ...],
 ) -> dict[str, Any]:  # fmt: skip
     episodes, facts, last = expected(ledger.writes)
     served_episodes, served_facts, current = served

@@ -157,7 +157,8 @@ class EpisodeWriter(Writer):
     name_prefix = "episodes"
 
     def write(self, step: int) -> None:
-        body = episode_body("fault-single", step, f"Fault test turn {step}: the value of register {step} is {step * 7}.")
+        text = f"Fault test turn {step}: the value of register {step} is {step * 7}."
+        body = episode_body("fault-single", step, text)
         answer, attempts, cut = self.send("/v1/episodes", body)
         if answer["id"] != episode_id(body):
             self.ledger.refuse(f"episode {step} stored as {answer['id']}, not its deterministic id")
@@ -204,16 +205,17 @@ class SlotWriter(Writer):
     def write(self, step: int) -> None:
         subject, kind = self.slot
         source = f"fault-{subject}-{kind}-{step}"
+        body: dict[str, Any] = {"sourceEventId": source}
         if step % 3 == 2 and self.current is not None:
             text = f"The {subject}'s {kind} was corrected at step {step}."
-            body = {"text": text, "reason": "fault test correction", "sourceEventId": source}
+            body |= {"text": text, "reason": "fault test correction"}
             answer, attempts, cut = self.send(f"/v1/facts/{self.current}/correct", body)
             write_kind = "correction"
         else:
             text = f"The {subject}'s {kind} is value {step}."
-            body = {"runtime": RUNTIME, "text": text, "kind": kind, "subjectKey": subject, "confidence": 0.9,
-                    "sourceEventId": source, "validFrom": (VALID_BASE + dt.timedelta(hours=step)).isoformat(),
-                    "visibility": "participant", "trustClass": "trusted", "provenance": "fault-test"}  # fmt: skip
+            body |= {"runtime": RUNTIME, "text": text, "kind": kind, "subjectKey": subject, "confidence": 0.9,
+                     "validFrom": (VALID_BASE + dt.timedelta(hours=step)).isoformat(), "visibility": "participant",
+                     "trustClass": "trusted", "provenance": "fault-test"}  # fmt: skip
             answer, attempts, cut = self.send("/v1/facts", body)
             write_kind = "fact"
         if answer["memory"]["status"] != "active":
