@@ -145,6 +145,8 @@ class _Flapping:
                 host.process.wait(30)
                 if host.reader is not None:
                     host.reader.join(10)
+                if host.process.stdout is not None:
+                    host.process.stdout.close()
             flapper.join(120)
             self.server.stop(signal.SIGTERM)
 
