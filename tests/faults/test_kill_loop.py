@@ -1,7 +1,7 @@
-"""The ``kill -9`` loop in the suite: a real ``engram serve`` (SQLite) killed with SIGKILL mid-write
-20 times while episodes, batches, facts and corrections are written; every acknowledged write is
-stored exactly once, each single-valued slot holds its last value alone, and the audit chain
-verifies (through the API and ``engram audit verify`` on the data folder).
+"""The ``kill -9`` loop in the suite: a real ``engram serve`` killed with SIGKILL mid-write 20 times
+on SQLite (8 on PostgreSQL) while episodes, batches, facts and corrections are written; every
+acknowledged write is stored exactly once, each single-valued slot holds its last value alone, and
+the audit chain verifies (through the API and ``engram audit verify`` on the data folder).
 
 ``ENGRAM_FAULT_KILLS`` makes the run longer (bench/RESULTS.md reports one; ``engram bench faults``
 runs the same loop outside pytest).
@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -20,19 +21,25 @@ from engramdb.eval.faults import check
 from engramdb.eval.faults.kill_loop import KillLoopConfig, KillLoopRun, expected, run
 from engramdb.eval.faults.writers import SLOTS, episode_body, episode_id
 
-KILLS = max(20, int(os.environ.get("ENGRAM_FAULT_KILLS", "20")))
+# PostgreSQL gets fewer kills in the suite (its run adds to the suite's time; the loop is the same).
+LONGER = int(os.environ.get("ENGRAM_FAULT_KILLS", "0"))
+KILLS = {"sqlite": max(20, LONGER), "postgres": max(8, LONGER)}
 
 
-@pytest.fixture(scope="module")
-def loop(tmp_path_factory: pytest.TempPathFactory) -> KillLoopRun:
-    return run(KillLoopConfig(kills=KILLS), tmp_path_factory.mktemp("kill-loop"), progress=print)
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def loop(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> KillLoopRun:
+    config = KillLoopConfig(kills=KILLS[request.param])
+    if request.param == "postgres":
+        config = KillLoopConfig(kills=config.kills, database_url=request.getfixturevalue("pg_url"),
+                                pg_schema=f"faults_{uuid.uuid4().hex[:12]}")  # fmt: skip
+    return run(config, tmp_path_factory.mktemp(f"kill-loop-{request.param}"), progress=print)
 
 
 @pytest.mark.slow
 def test_every_acknowledged_write_survives_sigkill_exactly_once(loop: KillLoopRun) -> None:
     result = loop.result
     print(json.dumps({k: v for k, v in result.items() if k != "checks"}))
-    assert result["kills"] == KILLS
+    assert result["kills"] == KILLS["postgres" if result["backend"] == "postgresql" else "sqlite"]
     # The kills landed mid-request (sent, never answered), and some write was committed although
     # its answer was lost: the loop exercised what it claims to.
     assert result["interruptedRequests"] > 0
