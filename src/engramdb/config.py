@@ -80,6 +80,10 @@ class LLMSettings(BaseModel):
     worker_nice: int = Field(
         10, ge=0, le=19, description="the worker process's niceness: on a busy machine the server (recall) runs first"
     )
+    worker_idle: bool = Field(
+        True, description="run the worker process at the kernel's idle priority (Linux SCHED_IDLE): it takes a CPU "
+        "only when nothing else wants it, so recall keeps its latency while extraction runs"
+    )
     job_attempts: int = Field(5, ge=1, le=50, description="tries of a queued job before it is marked failed")
     job_backoff_seconds: float = Field(
         2.0, gt=0, description="wait before a failed job's first retry; doubles each time, at most ten minutes"

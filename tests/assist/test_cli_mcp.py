@@ -163,6 +163,9 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
             assert state["state"] == "done" and state["result"]["items"][0]["action"] == "parked"
             workers = subprocess.run(["pgrep", "-f", "engramdb.cli models work"], capture_output=True, text=True)
             assert workers.stdout.strip(), "no worker process"
+            # Background work at the kernel's idle priority; the server itself at the normal one.
+            assert {os.sched_getscheduler(int(pid)) for pid in workers.stdout.split()} == {os.SCHED_IDLE}
+            assert os.sched_getscheduler(serve.pid) == os.SCHED_OTHER
         finally:
             serve.send_signal(signal.SIGINT)
             serve.wait(timeout=60)

@@ -147,6 +147,26 @@ def test_minilm_order_preserved_with_mixed_lengths(minilm: OnnxMiniLMEmbedder) -
     assert cosine(vectors[1], vectors[0]) < 0.99
 
 
+def test_minilm_batches_stay_within_their_token_budget() -> None:
+    """Long texts go in small batches (the runtime keeps memory for its largest batch), short ones
+    in full batches; every text lands in exactly one batch, and the answers do not change."""
+    small = OnnxMiniLMEmbedder(batch_size=8, max_tokens=256, batch_tokens=512)
+    lengths = [200, 3, 256, 5, 150, 7, 9, 4, 6, 8, 10, 12, 256, 2]
+    batches = small._batches(lengths)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= 8
+        assert len(batch) * max(lengths[i] for i in batch) <= 512
+    assert max(len(b) for b in batches) == 8  # the positive control: short texts still share a batch
+    texts = [_long_text(), "short one", CAT, _long_text() + " more", UNRELATED, "x"]
+    np.testing.assert_allclose(small.embed(texts), OnnxMiniLMEmbedder().embed(texts), atol=1e-4)
+
+
+def test_minilm_rejects_a_token_budget_below_one_text() -> None:
+    with pytest.raises(ValueError, match="batch_tokens"):
+        OnnxMiniLMEmbedder(max_tokens=256, batch_tokens=128)
+
+
 def test_minilm_threads_share_one_embedder(minilm: OnnxMiniLMEmbedder) -> None:
     texts = [f"concurrent sentence number {i}" for i in range(12)]
     expected = minilm.embed(texts)

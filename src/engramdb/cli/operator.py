@@ -157,6 +157,18 @@ def truth(flag: str, value: str) -> bool:
     raise EngramError(f"{flag} must be true or false", field=flag)
 
 
+def _step_aside(niceness: int, idle: bool) -> None:
+    """Make this process background work: recall in the server goes first.
+
+    Niceness still hands a busy process's CPU share out by weight (nice 10: about a tenth);
+    SCHED_IDLE gives a CPU only when no other thread wants it. Set before any thread starts, so
+    every thread of the workers (and of the embedding model) inherits it.
+    """
+    os.nice(niceness)
+    if idle and hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
 def work(home: HomeOpt = None) -> None:
     """Run the extraction queue's workers on the data folder (or ENGRAM_DATABASE_URL) until stopped.
 
@@ -174,7 +186,7 @@ def work(home: HomeOpt = None) -> None:
     if not settings.llm.configured:
         raise EngramError("no chat model is configured: set ENGRAM_LLM__BASE_URL and ENGRAM_LLM__MODEL "
                           "(docs/models.md)", field="ENGRAM_LLM__BASE_URL")  # fmt: skip
-    os.nice(settings.llm.worker_nice)  # background work: on a busy machine, recall in the server goes first
+    _step_aside(settings.llm.worker_nice, idle=settings.llm.worker_idle)
     store = open_store(settings.storage_url(), **settings.store_options())
     # Background work on a small machine: one thread of the embedding model, not two.
     embedder = OnnxMiniLMEmbedder(threads=1) if settings.embedder == "minilm" else \

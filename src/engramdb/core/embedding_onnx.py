@@ -23,7 +23,7 @@ from engramdb.errors import EmbeddingFailedError
 
 if TYPE_CHECKING:
     import onnxruntime as ort  # type: ignore[import-untyped]  # onnxruntime ships no type information
-    from tokenizers import Tokenizer
+    from tokenizers import Encoding, Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,8 @@ def _open_session(model_path: Path, threads: int) -> ort.InferenceSession:
         raise EmbeddingFailedError("the MiniLM model does not load", retryable=False) from error
 
 
-def _open_tokenizer(max_tokens: int) -> Tokenizer:
+def _open_tokenizer(max_tokens: int) -> tuple[Tokenizer, int]:
+    """Return the tokenizer, truncating at ``max_tokens`` and never padding, and its pad id."""
     from tokenizers import Tokenizer
 
     path = minilm_tokenizer_path()
@@ -104,16 +105,29 @@ def _open_tokenizer(max_tokens: int) -> Tokenizer:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception as error:  # tokenizers raises bare Exception for an unreadable or malformed file
         raise EmbeddingFailedError("the MiniLM tokenizer does not load", retryable=False) from error
-    # The shipped tokenizer.json truncates at 128 and pads to a fixed 128;
-    # lift truncation to max_tokens and pad only to the batch's longest.
+    # The shipped tokenizer.json truncates at 128 and pads to a fixed 128; lift truncation to
+    # max_tokens and pad nothing: each batch is padded to its own longest text when it is run.
     shipped = tokenizer.padding or {}
     pad_token = str(shipped.get("pad_token", "[PAD]"))
     pad_id = tokenizer.token_to_id(pad_token)
     if pad_id is None:
         pad_id = int(shipped.get("pad_id", 0))
     tokenizer.enable_truncation(max_length=max_tokens)
-    tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token, length=None)
-    return tokenizer
+    tokenizer.no_padding()
+    return tokenizer, pad_id
+
+
+# Padded tokens of a batch above which its run hands the arena's memory back (a query's few
+# dozen tokens never pay for that; a worker batch of long episodes does).
+_SHRINK_ABOVE_TOKENS = 1024
+
+
+def _shrinking_run() -> ort.RunOptions:
+    import onnxruntime as ort
+
+    options = ort.RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    return options
 
 
 class OnnxMiniLMEmbedder:
@@ -125,12 +139,15 @@ class OnnxMiniLMEmbedder:
 
     model_id = "all-MiniLM-L6-v2-int8"
 
-    def __init__(self, threads: int = 2, batch_size: int = 32, max_tokens: int = 256) -> None:
-        if threads < 1 or batch_size < 1 or max_tokens < 8:
-            raise ValueError("threads and batch_size must be >= 1 and max_tokens >= 8")
+    def __init__(self, threads: int = 2, batch_size: int = 32, max_tokens: int = 256, batch_tokens: int = 2048) -> None:
+        if threads < 1 or batch_size < 1 or max_tokens < 8 or batch_tokens < max_tokens:
+            raise ValueError("threads and batch_size must be >= 1, max_tokens >= 8 and batch_tokens >= max_tokens")
         self.threads = threads
         self.batch_size = batch_size
         self.max_tokens = max_tokens
+        # A batch's padded tokens are capped: onnxruntime's arena grows to the largest batch it has
+        # run and keeps it (64 texts of 256 tokens held 2.7 GB; 8 of them, 0.5 GB: bench/RESULTS.md).
+        self.batch_tokens = batch_tokens
         self._load_lock = threading.Lock()
         # onnxruntime sessions are thread-safe, but one run at a time keeps
         # CPU use bounded to `threads`.
@@ -138,6 +155,8 @@ class OnnxMiniLMEmbedder:
         self._session: ort.InferenceSession | None = None
         self._tokenizer: Tokenizer | None = None
         self._dimension: int | None = None
+        self._pad_id = 0
+        self._shrink: ort.RunOptions | None = None
 
     @property
     def dimension(self) -> int:
@@ -149,12 +168,22 @@ class OnnxMiniLMEmbedder:
         session, tokenizer = self._ensure_loaded()
         assert self._dimension is not None
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        # Length-sorted batches pad little; rows are scattered back by index.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._embed_batch(session, tokenizer, [texts[i] for i in idx])
+        encodings = tokenizer.encode_batch(list(texts))
+        for idx in self._batches([len(e.ids) for e in encodings]):
+            out[idx] = self._embed_batch(session, [encodings[i] for i in idx])
         return out
+
+    def _batches(self, lengths: list[int]) -> list[list[int]]:
+        """Group text indexes by token length (little padding), each group within ``batch_size``
+        texts and ``batch_tokens`` padded tokens; rows are scattered back by index."""
+        batches: list[list[int]] = []
+        for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+            batch = batches[-1] if batches else []
+            if not batch or len(batch) >= self.batch_size or (len(batch) + 1) * lengths[i] > self.batch_tokens:
+                batch = []
+                batches.append(batch)
+            batch.append(i)
+        return batches
 
     def _ensure_loaded(self) -> tuple[ort.InferenceSession, Tokenizer]:
         if self._session is None or self._tokenizer is None:
@@ -166,8 +195,9 @@ class OnnxMiniLMEmbedder:
 
     def _load(self) -> None:
         model_path = _verified_model_path()
-        tokenizer = _open_tokenizer(self.max_tokens)
+        tokenizer, self._pad_id = _open_tokenizer(self.max_tokens)
         session = _open_session(model_path, self.threads)
+        self._shrink = _shrinking_run()
         self._dimension = self._detect_dimension(session, tokenizer)
         self._tokenizer = tokenizer
         self._session = session  # published last: it marks the load complete
@@ -178,17 +208,23 @@ class OnnxMiniLMEmbedder:
         if isinstance(last, int) and last > 0:
             return last
         # Symbolic output width: ask the model once.
-        return int(self._embed_batch(session, tokenizer, ["dimension probe"]).shape[1])
+        return int(self._embed_batch(session, [tokenizer.encode("dimension probe")]).shape[1])
 
-    def _embed_batch(self, session: ort.InferenceSession, tokenizer: Tokenizer, texts: list[str]) -> FloatMatrix:
-        encodings = tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+    def _embed_batch(self, session: ort.InferenceSession, encodings: list[Encoding]) -> FloatMatrix:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+            types[row, : len(encoding.ids)] = encoding.type_ids
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        # A big batch hands its arena memory back after the run; a query's small one keeps it.
+        options = self._shrink if ids.size > _SHRINK_ABOVE_TOKENS else None
         try:
             with self._run_lock:
-                hidden = session.run(["last_hidden_state"], feeds)[0]
+                hidden = session.run(["last_hidden_state"], feeds, options)[0]
         except _runtime_errors() as error:  # the model loaded: a failed run is the machine's state
             raise EmbeddingFailedError("the MiniLM model failed to run", retryable=True) from error
         return l2_normalize(_mean_pool(np.asarray(hidden, dtype=np.float32), mask))
