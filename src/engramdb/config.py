@@ -125,6 +125,10 @@ class Settings(BaseSettings):
         "Retry-After instead of queueing (0 = no limit)",
     )
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
+    malloc_arenas: int = Field(
+        2, ge=0, le=64, description="glibc malloc arenas of `engram serve` (0: glibc's default, 8 per core): each "
+        "thread that gets its own arena keeps its peak, ~300 MB more under load at 10,000 memories"
+    )
     memory_mb: float = Field(
         1024, gt=0, description="memory the in-memory scope copies may hold (MB); least recently used scopes are "
         "dropped beyond it and reloaded on their next recall",

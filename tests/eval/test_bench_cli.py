@@ -52,3 +52,20 @@ def test_bench_scale_starts_its_own_postgres_with_a_production_buffer_cache(tmp_
     result = json.loads(out.read_text())
     assert result["postgres"] == {"throwaway": True, "sharedBuffersMb": shared_buffers_mb()}
     assert shared_buffers_mb() >= 128 and result["results"][0]["recallAt10VsExact"] == 1.0
+
+
+def test_bench_load_offers_a_rate_and_measures_the_servers_memory(tmp_path: Path) -> None:
+    """A real server on loopback: the long episodes are embedded first (their RSS recorded), then the
+    scope is filled and the rate offered; every request is answered."""
+    from engramdb.cli.main import app
+
+    out = tmp_path / "load.json"
+    done = CliRunner().invoke(app, ["bench", "load", "--rates", "20", "--seconds", "2", "--memories", "150",
+                                    "--embedder", "hashing", "--long-episodes", "10", "--out", str(out)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    result = json.loads(out.read_text())
+    [row] = result["results"]
+    assert row["sent"] == 40 and row["served"] + row["refused"] == 40 and row["errors"] == 0, row
+    assert row["served"] > 0 and row["p50Ms"] > 0 and row["rssMaxMb"] > 0
+    long = result["longEpisodes"]
+    assert long["rssAfterMb"] > 0 and long["rssMaxMb"] >= long["rssAfterMb"] and long["seconds"] > 0

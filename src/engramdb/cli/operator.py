@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -17,6 +16,7 @@ from rich.console import Console
 
 from engramdb import __version__, clock
 from engramdb.cli.context import DEFAULT_TENANT, local_scope, open_local_store, settings_for
+from engramdb.cli.process import cap_malloc_arenas, step_aside
 from engramdb.config import Settings
 from engramdb.core import auth
 from engramdb.errors import EngramError, NotFoundError
@@ -42,6 +42,7 @@ def serve(
 
     configure_logging(logging.INFO, sys.stdout)
     settings = settings_for(home).model_copy(update={k: v for k, v in {"host": host, "port": port}.items() if v})
+    cap_malloc_arenas(settings.malloc_arenas)  # before the server's threads start
     store = open_store(settings.storage_url(), **settings.store_options())
     if not store.tenant_names():
         token, _ = auth.create_key(store, tenant=DEFAULT_TENANT, role="admin", grant={}, label="first admin",
@@ -157,18 +158,6 @@ def truth(flag: str, value: str) -> bool:
     raise EngramError(f"{flag} must be true or false", field=flag)
 
 
-def _step_aside(niceness: int, idle: bool) -> None:
-    """Make this process background work: recall in the server goes first.
-
-    Niceness still hands a busy process's CPU share out by weight (nice 10: about a tenth);
-    SCHED_IDLE gives a CPU only when no other thread wants it. Set before any thread starts, so
-    every thread of the workers (and of the embedding model) inherits it.
-    """
-    os.nice(niceness)
-    if idle and hasattr(os, "SCHED_IDLE"):
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-
-
 def work(home: HomeOpt = None) -> None:
     """Run the extraction queue's workers on the data folder (or ENGRAM_DATABASE_URL) until stopped.
 
@@ -186,7 +175,7 @@ def work(home: HomeOpt = None) -> None:
     if not settings.llm.configured:
         raise EngramError("no chat model is configured: set ENGRAM_LLM__BASE_URL and ENGRAM_LLM__MODEL "
                           "(docs/models.md)", field="ENGRAM_LLM__BASE_URL")  # fmt: skip
-    _step_aside(settings.llm.worker_nice, idle=settings.llm.worker_idle)
+    step_aside(settings.llm.worker_nice, idle=settings.llm.worker_idle)
     store = open_store(settings.storage_url(), **settings.store_options())
     # Background work on a small machine: one thread of the embedding model, not two.
     embedder = OnnxMiniLMEmbedder(threads=1) if settings.embedder == "minilm" else \

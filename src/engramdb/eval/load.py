@@ -33,6 +33,7 @@ from engramdb.eval.machine import load_average, machine_info
 from engramdb.eval.synthetic_corpus import SCOPE, episode_bodies, queries
 from engramdb.storage.registry import open_store
 
+LONG_SCOPE: dict[str, Any] = {**SCOPE, "profileId": "bench-long"}  # the long episodes' own scope
 REFUSED = (429, 503)  # answers that say "not now", fast, with Retry-After
 
 
@@ -45,6 +46,7 @@ class LoadConfig:
     embedder: str = "minilm"
     seed: int = 7
     max_in_flight: int = 32
+    long_episodes: int = 0  # first, on the empty server: episodes past the model's 256 tokens, then RSS
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -79,7 +81,8 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
     """Start a server, fill its scope, offer each rate; return the results (JSON-ready)."""
     with tempfile.TemporaryDirectory(prefix="engram-load-") as folder:
         home = Path(folder)
-        token = _admin_free_key(home)
+        token = _admin_free_key(home, SCOPE)
+        long_token = _admin_free_key(home, LONG_SCOPE)
         port = _free_port()
         env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_PORT": str(port), "ENGRAM_HOST": "127.0.0.1",
                "ENGRAM_EMBEDDER": config.embedder, "ENGRAM_MAX_IN_FLIGHT": str(config.max_in_flight),
@@ -90,7 +93,15 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
         try:
             url = f"http://127.0.0.1:{port}"
             _wait_until_up(url, server)
-            progress(f"server up (pid {server.pid}, RSS {rss.now():.0f} MB); filling {config.memories:,} memories")
+            progress(f"server up (pid {server.pid}, RSS {rss.now():.0f} MB)")
+            long_rss = None
+            if config.long_episodes:
+                long_s = _embed_long(url, long_token, config.long_episodes, config.seed)
+                long_rss = {"seconds": round(long_s, 1), "rssAfterMb": round(rss.now(), 1),
+                            "rssMaxMb": round(max(rss.samples), 1)}  # fmt: skip
+                progress(f"  {config.long_episodes:,} long episodes embedded in {long_s:.1f} s; RSS "
+                         f"{long_rss['rssAfterMb']:.0f} MB after, {long_rss['rssMaxMb']:.0f} MB at most")  # fmt: skip
+            progress(f"filling {config.memories:,} memories")
             fill_s = _fill(url, token, config)
             filled_rss = rss.now()
             progress(f"  filled and embedded in {fill_s:.1f} s; RSS {filled_rss:.0f} MB")
@@ -110,30 +121,44 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
             rss.stop()
             log.close()
     return {"config": {**config.__dict__, "extra_env": config.extra_env}, "machine": machine_info(),
-            "fillSeconds": round(fill_s, 1), "rssAfterFillMb": round(filled_rss, 1),
+            "longEpisodes": long_rss, "fillSeconds": round(fill_s, 1), "rssAfterFillMb": round(filled_rss, 1),
             "rssMaxMb": round(max(rss.samples), 1), "results": results}  # fmt: skip
 
 
-def _admin_free_key(home: Path) -> str:
-    """An agent key bound to the benchmark's scope, created in the store before the server starts."""
+def _admin_free_key(home: Path, scope: dict[str, Any]) -> str:
+    """An agent key bound to ``scope``, created in the store before the server starts."""
     store = open_store(f"sqlite:///{home}")
     try:
-        token, _ = auth.create_key(store, tenant="default", role="agent", grant=dict(SCOPE), create_tenant=True)
+        token, _ = auth.create_key(store, tenant="default", role="agent", grant=dict(scope), create_tenant=True)
     finally:
         store.close()
     return token
 
 
 def _fill(url: str, token: str, config: LoadConfig) -> float:
+    return _write_all(url, token, list(episode_bodies(config.memories, config.seed)), batch=100)
+
+
+def _embed_long(url: str, token: str, count: int, seed: int) -> float:
+    """Write ``count`` long episodes (each several turns joined: past the model's 256 tokens) in
+    batches of 64, in a scope of their own, and wait until all are embedded."""
+    turns = episode_bodies(count * 8, seed + 7)
+    bodies = []
+    for i in range(count):
+        parts = [next(turns) for _ in range(8)]
+        bodies.append(parts[0] | LONG_SCOPE | {"externalSessionId": f"long-{i}", "turnIndex": 0,
+                      "userText": " ".join(p["userText"] + " " + p["assistantText"] for p in parts)})  # fmt: skip
+    return _write_all(url, token, bodies, batch=64)
+
+
+def _write_all(url: str, token: str, bodies: list[dict[str, Any]], batch: int) -> float:
     started = time.perf_counter()
-    headers = {"Authorization": f"Bearer {token}"}
-    bodies = list(episode_bodies(config.memories, config.seed))
-    with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
-        for i in range(0, len(bodies), 100):
-            answer = http.post("/v1/episodes/batch", json={"episodes": bodies[i: i + 100]})
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120) as http:
+        for i in range(0, len(bodies), batch):
+            answer = http.post("/v1/episodes/batch", json={"episodes": bodies[i : i + batch]})
             if answer.status_code != 200:
-                raise EngramError(f"filling failed: {answer.status_code} {answer.text[:200]}")
-        while True:  # the worker embeds in the background; the benchmark starts once it is done
+                raise EngramError(f"writing failed: {answer.status_code} {answer.text[:200]}")
+        while True:  # the worker embeds in the background; the benchmark goes on once it is done
             metrics = http.get("/metrics").text
             backlog = next((float(line.split()[-1]) for line in metrics.splitlines()
                             if line.startswith("engram_embedding_backlog ")), 0.0)  # fmt: skip

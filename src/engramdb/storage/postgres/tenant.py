@@ -292,7 +292,7 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
     def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
         rows = self._all(
             "SELECT rowid, embed_text, embed_attempts FROM memories WHERE tenant = %s AND "
-            "(embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= %s)) "
+            "embed_state != 'ready' AND (embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= %s)) "
             "ORDER BY rowid LIMIT %s",
             (self.name, now, limit),
         )

@@ -302,8 +302,10 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
     def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
         rows = self._db.fetchall(
             "SELECT rowid, embed_text, embed_attempts FROM memories "
-            "WHERE embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= ?) "
-            "ORDER BY rowid LIMIT ?",
+            # The due rows come from the due index (its condition named): asked directly, SQLite read
+            # every row in rowid order to find the few pending ones (10 ms at 10,000 rows).
+            "WHERE rowid IN (SELECT rowid FROM memories WHERE embed_state != 'ready' AND "
+            "(embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= ?))) ORDER BY rowid LIMIT ?",
             (now, limit),
         )
         return [EmbedJob(r[0], r[1], r[2]) for r in rows]

@@ -1,0 +1,36 @@
+"""How the server's and the workers' processes sit on the machine: memory arenas and priority."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+_M_ARENA_MAX = -8  # glibc's mallopt parameter number
+
+
+def cap_malloc_arenas(arenas: int) -> bool:
+    """Cap glibc's malloc arenas at ``arenas`` (0: leave glibc's default); return True if set.
+
+    glibc gives threads arenas of their own, up to eight per core, and an arena keeps its peak:
+    under load the server's request threads held ~300 MB more (bench/RESULTS.md). Call it before
+    the threads start. Not glibc (or no mallopt): nothing changes.
+    """
+    if arenas <= 0:
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(_M_ARENA_MAX, arenas))
+    except (OSError, AttributeError):
+        return False
+
+
+def step_aside(niceness: int, idle: bool) -> None:
+    """Make this process background work: recall in the server goes first.
+
+    Niceness still hands a busy process's CPU share out by weight (nice 10: about a tenth);
+    SCHED_IDLE gives a CPU only when no other thread wants it. Set before any thread starts, so
+    every thread of the workers (and of the embedding model) inherits it.
+    """
+    os.nice(niceness)
+    if idle and hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
