@@ -300,14 +300,12 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
     # -- embeddings -----------------------------------------------------------------------
 
     def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
+        # The due rows come from the due index (its condition named): asked directly, SQLite read
+        # every row in rowid order to find the few pending ones (10 ms at 10,000 rows).
         rows = self._db.fetchall(
-            "SELECT rowid, embed_text, embed_attempts FROM memories "
-            # The due rows come from the due index (its condition named): asked directly, SQLite read
-            # every row in rowid order to find the few pending ones (10 ms at 10,000 rows).
-            "WHERE rowid IN (SELECT rowid FROM memories WHERE embed_state != 'ready' AND "
-            "(embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= ?))) ORDER BY rowid LIMIT ?",
-            (now, limit),
-        )
+            "SELECT rowid, embed_text, embed_attempts FROM memories WHERE rowid IN (SELECT rowid FROM memories "
+            "WHERE embed_state != 'ready' AND (embed_state = 'pending' OR (embed_state = 'failed' AND "
+            "embed_next_at <= ?))) ORDER BY rowid LIMIT ?", (now, limit))  # fmt: skip
         return [EmbedJob(r[0], r[1], r[2]) for r in rows]
 
     def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
