@@ -25,6 +25,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ import numpy as np
 from engramdb.config import RetrievalSettings, Settings
 from engramdb.core.recall import lexical_terms, recall
 from engramdb.core.service import TimeTravel, lifecycle_filter
+from engramdb.errors import EngramError
 from engramdb.eval.bigscope_corpus import Corpus
 from engramdb.eval.bigscope_load import bulk_load, same_rows
 from engramdb.eval.bigscope_model import TENANT, Asked, Layout, Progress, Target, key_of, pct
@@ -136,6 +138,7 @@ def _in_process(
     load_before = load_average()
     timings: dict[str, list[float]] = {"first": [], "search": [], "dense": [], "lexical": []}
     tops: list[list[str]] = []
+    found: list[int] = []  # the vector arm's candidates per query
     store = target.open(**options)
     try:
         tenant = store.tenant(TENANT)
@@ -149,9 +152,14 @@ def _in_process(
             timings["search"].append(ms)
             tops.append(top)
             key, terms = key_of(scope), lexical_terms(text)
-            timings["dense"].append(_ms(lambda: tenant.vector_candidates(key, vector, filt, 200)))  # noqa: B023
+            started = time.perf_counter()
+            dense = tenant.vector_candidates(key, vector, replace(filt, vector_model=embedder.model_id), 200)
+            timings["dense"].append((time.perf_counter() - started) * 1000)
+            found.append(len(dense))
             timings["lexical"].append(_ms(lambda: tenant.text_candidates(key, terms, filt, 200)))  # noqa: B023
         progress(f"  in process: search p50 {np.percentile(timings['search'], 50):.1f} ms")
+        if not any(found):  # a vector arm that finds nothing would make every number here a lexical one
+            raise EngramError(f"the vector arm found nothing: are the stored vectors of model {embedder.model_id}?")
     finally:
         store.close()
     overlap = [len(set(a) & set(b)) / max(1, len(b)) for a, b in zip(tops, exact_tops, strict=True)]
@@ -159,7 +167,8 @@ def _in_process(
         "settings": options,
         "recall": {"searchMs": pct(timings["search"]), "firstRecallOfScopeMs": pct(timings["first"]),
                    "denseArmMs": pct(timings["dense"]), "lexicalArmMs": pct(timings["lexical"]),
-                   "queries": len(asked.texts), "scopesAsked": len(timings["first"])},
+                   "queries": len(asked.texts), "scopesAsked": len(timings["first"]),
+                   "denseCandidatesMean": round(float(np.mean(found)), 1)},
         "recallAt10VsExact": round(float(np.mean(overlap)), 4),
         "queryEmbedMs": _embed_ms(asked),
         "loadAverage": {"before": load_before, "after": load_average()},

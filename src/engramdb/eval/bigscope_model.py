@@ -88,16 +88,18 @@ class Asked:
     texts: list[str]
     vectors: np.ndarray
     layout_scopes: int
+    model: str  # the model the stored vectors are of: recall reads only vectors of its embedder's model
 
     @classmethod
     def draw(cls, corpus: Corpus, layout: Layout, n: int, seed: int) -> Asked:
         rng = random.Random(seed)
         picks = rng.sample(range(len(corpus.questions)), min(n, len(corpus.questions)))
         scopes = [rng.randrange(layout.scopes) for _ in picks]
-        return cls(scopes, [corpus.questions[i] for i in picks], corpus.question_vectors[picks], layout.scopes)
+        return cls(scopes, [corpus.questions[i] for i in picks], corpus.question_vectors[picks], layout.scopes,
+                   corpus.model)  # fmt: skip
 
     def embedder(self) -> PrecomputedEmbedder:
-        return PrecomputedEmbedder(dict(zip(self.texts, self.vectors, strict=True)), "precomputed")
+        return PrecomputedEmbedder(dict(zip(self.texts, self.vectors, strict=True)), self.model)
 
 
 def pct(values: Sequence[float]) -> dict[str, float]:

@@ -21,6 +21,7 @@ AUDIT_COLUMNS = (
     "seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, "
     "before_digest, after_digest, reason, prev_hash, hash, reason_digest, reason_nonce"
 )
+AUDIT_WIDTH = AUDIT_COLUMNS.count(",") + 1  # placeholders an audit row takes (tenant not counted)
 TOMBSTONE_COLUMNS = (
     "tombstone_id, scope_key, subject_key, kind, value_hash, fact_id, reason, created_at, "
     "actor_key_id, lifted_at, lifted_by, lift_reason"

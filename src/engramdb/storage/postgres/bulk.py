@@ -14,7 +14,7 @@ import numpy as np
 import psycopg
 
 from engramdb import clock
-from engramdb.storage.columns import AUDIT_COLUMNS, lexical_body
+from engramdb.storage.columns import AUDIT_COLUMNS, AUDIT_WIDTH, lexical_body
 from engramdb.storage.common import next_audit_entry
 from engramdb.storage.port import AuditDraft, NewMemory, Vector
 
@@ -55,6 +55,6 @@ def load(conn: psycopg.Connection, tenant: str, seq: int, rows: Sequence[NewMemo
             entries.append((tenant, *astuple(entry)))
             last = (entry.seq, entry.hash)
     with conn.cursor() as cursor:
-        cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 14)})",
-                           entries)  # fmt: skip
+        cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES "
+                           f"({','.join(['%s'] * (AUDIT_WIDTH + 1))})", entries)  # fmt: skip
     return len(new)

@@ -16,7 +16,14 @@ import psycopg
 from engramdb import clock
 from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
-from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS, lexical_body, placeholders
+from engramdb.storage.columns import (
+    AUDIT_COLUMNS,
+    AUDIT_WIDTH,
+    MEMORY_COLUMNS,
+    TOMBSTONE_COLUMNS,
+    lexical_body,
+    placeholders,
+)
 from engramdb.storage.common import next_audit_entry
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -200,7 +207,8 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL):
             entries.append(next_audit_entry(draft, last, at))
             last = (entries[-1].seq, entries[-1].hash)
         with self._conn.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * 16)})",
+            cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES "
+                               f"({','.join(['%s'] * (AUDIT_WIDTH + 1))})",
                                [(self._tenant, *astuple(e)) for e in entries])  # fmt: skip
         return entries
 

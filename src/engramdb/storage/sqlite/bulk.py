@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import astuple
 
 from engramdb import clock
+from engramdb.storage.columns import AUDIT_WIDTH
 from engramdb.storage.common import next_audit_entry
 from engramdb.storage.port import AuditDraft, NewMemory, Vector
 from engramdb.storage.scope_copy import encode
@@ -51,5 +52,5 @@ def load(conn: sqlite3.Connection, rows: Sequence[NewMemory], vectors: Vector, m
             entry = next_audit_entry(draft, last, clock.now_text())
             entries.append(astuple(entry))
             last = (entry.seq, entry.hash)
-    conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", entries)
+    conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * AUDIT_WIDTH)})", entries)
     return inserted

@@ -10,6 +10,7 @@ from typing import Any
 from engramdb import clock
 from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
+from engramdb.storage.columns import AUDIT_WIDTH
 from engramdb.storage.common import next_audit_entry
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -191,7 +192,7 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
         for draft in drafts:  # chained here, written in one go
             entries.append(next_audit_entry(draft, last, at))
             last = (entries[-1].seq, entries[-1].hash)
-        self._conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * 15)})",
+        self._conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * AUDIT_WIDTH)})",
                                [astuple(e) for e in entries])  # fmt: skip
         return entries
 
