@@ -40,6 +40,10 @@ def test_due_rows_are_read_through_the_due_indexes(tmp_path: Path) -> None:
         assert _reads_whole_table(_plan(conn, _OLD_FORM), "memories")  # the check can fail
         plan = _plan(conn, asked["memories"])
         assert "memories_embedding_due" in plan and not _reads_whole_table(plan, "memories"), plan
+        assert tenant.embedding_backlog() == 0
+        backlog = next(s for s in seen if "count(*) FROM memories WHERE embed_state != 'ready'" in s)
+        plan = _plan(conn, backlog)  # what /metrics asks on every scrape
+        assert "memories_embedding_due" in plan and not _reads_whole_table(plan, "memories"), plan
     with tenant._graph_db.reading() as conn:  # type: ignore[attr-defined]
         plan = _plan(conn, asked["record_vectors"])
         assert "record_vectors_due" in plan and not _reads_whole_table(plan, "record_vectors"), plan

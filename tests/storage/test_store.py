@@ -73,6 +73,7 @@ def test_eight_threads_through_one_store(service: MemoryService, operator: Calle
         t.join()
     assert sum(created) == 200
     assert service.store.tenant("t1").embedding_counts()["pending"] == 200
+    assert service.store.tenant("t1").embedding_backlog() == 200  # the cheap count agrees
 
 
 def test_same_event_id_in_two_participant_scopes_is_two_rows(
@@ -154,6 +155,7 @@ def test_worker_embeds_in_the_background(service: MemoryService, operator: Calle
     finally:
         worker.stop()
     assert service.store.tenant("t1").embedding_counts() == {"pending": 0, "ready": 1, "failed": 0}
+    assert service.store.tenant("t1").embedding_backlog() == 0
 
 
 def test_vector_arm_is_exact_against_brute_force(service: MemoryService, operator: Caller) -> None:

@@ -119,8 +119,4 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
 
 def _backlog(store: Store) -> float:
     """Rows waiting for a vector in every tenant (pending, or failed and due to be tried again)."""
-    total = 0
-    for name in store.tenant_names():
-        counts = store.tenant(name).embedding_counts()
-        total += counts.get("pending", 0) + counts.get("failed", 0)
-    return float(total)
+    return float(sum(store.tenant(name).embedding_backlog() for name in store.tenant_names()))

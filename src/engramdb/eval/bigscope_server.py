@@ -181,7 +181,7 @@ def _rest_ingest(corpus: Corpus, home: Path, n: int, progress: Progress) -> floa
             http.post("/v1/episodes/batch", json={"episodes": bodies[start : start + 100]}).raise_for_status()
         reader = target.open()
         try:
-            while reader.tenant(TENANT).embedding_counts()["ready"] < n:
+            while reader.tenant(TENANT).embedding_backlog():  # every row was written before this wait
                 time.sleep(0.05)
         finally:
             reader.close()

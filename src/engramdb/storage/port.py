@@ -313,6 +313,11 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
         """Return how many rows are pending, ready and failed."""
         ...
 
+    def embedding_backlog(self) -> int:
+        """Return how many rows wait for a vector (pending or failed), from the due index: cheap
+        at any size, unlike ``embedding_counts``, which counts every row."""
+        ...
+
     def create_key(self, key: KeyRecord, audit: AuditDraft) -> None:
         """Store a new key (hashed) and audit it."""
         ...

@@ -319,6 +319,10 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
                 [(error, at, self.name, r) for r, at in zip(rowids, next_attempt_at, strict=True)],
             )
 
+    def embedding_backlog(self) -> int:
+        row = self._one("SELECT count(*) FROM memories WHERE tenant = %s AND embed_state != 'ready'", (self.name,))
+        return int(row[0]) if row else 0
+
     def embedding_counts(self) -> dict[str, int]:
         rows = self._all("SELECT embed_state, count(*) FROM memories WHERE tenant = %s "
                          "GROUP BY embed_state", (self.name,))  # fmt: skip

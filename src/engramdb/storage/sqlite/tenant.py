@@ -328,6 +328,9 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
                 [(error, at, r) for r, at in zip(rowids, next_attempt_at, strict=True)],
             )
 
+    def embedding_backlog(self) -> int:
+        return int(self._db.fetchone("SELECT count(*) FROM memories WHERE embed_state != 'ready'")[0])
+
     def embedding_counts(self) -> dict[str, int]:
         rows = self._db.fetchall("SELECT embed_state, count(*) FROM memories GROUP BY embed_state")
         counts = {"pending": 0, "ready": 0, "failed": 0}
