@@ -317,14 +317,11 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
                 [(encode(v), model, seq, r) for r, v in zip(rowids, vectors, strict=True)],
             )
 
-    def record_embedding_failure(
-        self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]
-    ) -> None:
+    def record_embedding_failure(self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]) -> None:
         with self._db.write() as conn:
             conn.executemany(
-                "UPDATE memories SET embed_state = 'failed', embed_error = ?, "
-                "embed_attempts = embed_attempts + 1, embed_next_at = ? "
-                "WHERE rowid = ? AND embed_state != 'ready'",
+                "UPDATE memories SET embed_state = 'failed', embed_error = ?, embed_attempts = embed_attempts + 1, "
+                "embed_next_at = ? WHERE rowid = ? AND embed_state != 'ready'",
                 [(error, at, r) for r, at in zip(rowids, next_attempt_at, strict=True)],
             )
 
