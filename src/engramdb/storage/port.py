@@ -303,9 +303,7 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
         """Store vectors beside their rows and mark them ready."""
         ...
 
-    def record_embedding_failure(
-        self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]
-    ) -> None:
+    def record_embedding_failure(self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]) -> None:
         """Mark rows failed with the error and when to retry."""
         ...
 
@@ -314,8 +312,7 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
         ...
 
     def embedding_backlog(self) -> int:
-        """Return how many rows wait for a vector (pending or failed), from the due index: cheap
-        at any size, unlike ``embedding_counts``, which counts every row."""
+        """Rows waiting for a vector (pending or failed), from the due index (embedding_counts reads all)."""
         ...
 
     def create_key(self, key: KeyRecord, audit: AuditDraft) -> None:
