@@ -95,3 +95,30 @@ def test_ready_only_after_the_model_and_recent_scopes_are_warm(
     finally:
         embedder.gate.set()
         server.stop()
+
+
+_FREEZE = r"""
+import gc, sys, tempfile
+from pathlib import Path
+from engramdb.api.readiness import Readiness
+from engramdb.config import RetrievalSettings
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.storage.sqlite.store import SQLiteStore
+readiness = Readiness(SQLiteStore(Path(tempfile.mkdtemp())), HashingEmbedder(), RetrievalSettings(),
+                      freeze_after=sys.argv[1] == "yes")
+readiness.start()
+readiness._done.wait(30)
+print(gc.get_freeze_count())
+"""
+
+
+@pytest.mark.parametrize("owned", ["yes", "no"])
+def test_a_server_in_its_own_process_freezes_what_its_warm_up_loaded(owned: str) -> None:
+    """`engram serve` (its own process): after the warm-up, what is loaded stays out of later
+    garbage collections. An app inside another process (these tests) leaves the collector alone."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FREEZE, owned], capture_output=True, text=True, check=True)
+    frozen = int(done.stdout.split()[-1])
+    assert frozen > 1000 if owned == "yes" else frozen == 0

@@ -49,8 +49,10 @@ def create_app(
     store: Store | None = None,
     embedder: Embedder | None = None,
     run_worker: bool = True,
+    owns_process: bool = False,
 ) -> FastAPI:
-    """Return the app. Store and embedder default to those the settings name."""
+    """Return the app. Store and embedder default to those the settings name. ``owns_process``
+    (``engram serve``): the process is this server's alone, so its warm-up may tune the process."""
     settings = settings or Settings()
     tune_process()
     store = store or open_store(settings.storage_url(), **settings.store_options())
@@ -58,7 +60,7 @@ def create_app(
     service = MemoryService(store, embedder, settings)
     mcp = http_endpoint(service)  # MCP over streamable HTTP at /mcp (bearer key)
 
-    readiness = Readiness(store, embedder, settings.retrieval)
+    readiness = Readiness(store, embedder, settings.retrieval, freeze_after=owns_process)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

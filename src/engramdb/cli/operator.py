@@ -50,7 +50,8 @@ def serve(
         out.print("[bold]Created tenant 'default'.[/bold] First admin key (shown once):")
         out.print(token, soft_wrap=True, highlight=False)
     out.print(f"EngramDB {__version__} on http://{settings.host}:{settings.port} (data: {settings.home.resolve()})")
-    uvicorn.run(create_app(settings, store=store), host=settings.host, port=settings.port, log_config=None,
+    app = create_app(settings, store=store, owns_process=True)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
                 log_level="info", access_log=False)  # the app logs one JSON access line per request  # fmt: skip
 
 
