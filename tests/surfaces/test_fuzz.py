@@ -116,6 +116,10 @@ def _examples(operation: Any, mode: GenerationMode, url: str, session: requests.
     return sent
 
 
+# Hypothesis turns a strategy that touches the global random module into a deprecation warning
+# (an error here); schemathesis's own case strategies do at times (it failed the postgres-agent case
+# in one full suite run of 2026-12-01), which says nothing about the server under test.
+@pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")
 @pytest.mark.parametrize("role", ROLES)
 def test_no_input_answers_5xx_and_every_4xx_is_problem_json(server: LiveServer, role: str) -> None:
     token = server.key(role=role, **_grant(role))

@@ -54,7 +54,6 @@ def create_app(
     embedder = embedder or make_embedder(settings.embedder, api_key=settings.embedder_api_key)
     service = MemoryService(store, embedder, settings)
     mcp = http_endpoint(service)  # MCP over streamable HTTP at /mcp (bearer key)
-
     readiness = Readiness(store, embedder, settings.retrieval, freeze_after=owns_process)
 
     @asynccontextmanager
@@ -89,8 +88,7 @@ def create_app(
 
     app = FastAPI(title="EngramDB", version=__version__, summary="Long-term memory for LLM agents.",
                   description=DESCRIPTION, lifespan=lifespan, docs_url=None, redoc_url=None)  # fmt: skip
-    app.state.service = service
-    app.state.store = store
+    app.state.service, app.state.store = service, store
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
     _guard_and_watch(app, settings, store)

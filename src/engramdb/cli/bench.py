@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from engramdb.cli.bench_faults import faults
 from engramdb.cli.bench_load import load
 from engramdb.errors import EngramError
 
@@ -384,3 +385,4 @@ def _bigscope_table(result: dict[str, Any]) -> Table:
 
 
 bench_app.command("load")(load)  # in its own module, as this one is near its size limit
+bench_app.command("faults")(faults)

@@ -44,8 +44,9 @@ class ReviewOperations(ServiceBase):
         self._require_reviewer(caller, fact_id)
         tenant = self._tenant(caller)
         policy = load_policy(tenant)
+        key = self._named_key(caller, body.scope)  # before the transaction: it may make the salt
         with tenant.transaction() as tx:
-            pending = self._pending(caller, tx, fact_id, body.scope)
+            pending = self._pending(caller, tx, fact_id, key)
             now = clock.now_text()
             result = facts.approve(tx, pending, caller, policy, at=now, reason=body.reason)
             links.on_approved(tx, caller, _approved(result), at=now)  # a model's proposed links act now
@@ -55,8 +56,9 @@ class ReviewOperations(ServiceBase):
     def reject(self, caller: Caller, fact_id: str, body: RejectDecision) -> MemoryView:
         self._require_reviewer(caller, fact_id)
         reason = check_text("reason", body.reason, REASON_CAP)
+        key = self._named_key(caller, body.scope)
         with self._tenant(caller).transaction() as tx:
-            pending = self._pending(caller, tx, fact_id, body.scope)
+            pending = self._pending(caller, tx, fact_id, key)
             record = facts.reject(tx, pending, caller, reason=reason, at=clock.now_text())
             links.on_rejected(tx, record, at=record.retired_at or clock.now_text())
         return memory_view(record)
@@ -67,8 +69,9 @@ class ReviewOperations(ServiceBase):
         tenant = self._tenant(caller)
         policy = load_policy(tenant)
         now = clock.now_text()
+        key = self._named_key(caller, body.scope)  # before the transaction: it may make the salt
         with tenant.transaction() as tx:
-            pending = self._pending(caller, tx, fact_id, body.scope)
+            pending = self._pending(caller, tx, fact_id, key)
             event = json.loads(pending.event_json)
             scope = Scope.model_validate({k: event.pop(k) for k in auth.SCOPE_FIELDS})
             event.pop("factId")
@@ -96,10 +99,17 @@ class ReviewOperations(ServiceBase):
                                       reason=f"{caller.role} keys may not decide reviews"))  # fmt: skip
             raise
 
-    def _pending(self, caller: Caller, tx: Transaction, fact_id: str, named: ScopeFields | None) -> MemoryRecord:
-        """Find a fact awaiting review by id; the scope disambiguates an id found twice."""
-        if named is not None and named.named_scope_fields():
-            key = auth.scope_key(self._scope(caller, named.named_scope_fields()))
+    def _named_key(self, caller: Caller, named: ScopeFields | None) -> str | None:
+        """The scope key a decision names, or None. Resolved before the decision's transaction: a
+        ``userId`` may need the tenant's participant salt made, in a transaction of its own (the
+        write lock is not reentrant: inside the decision's it waited on itself forever)."""
+        if named is None or not named.named_scope_fields():
+            return None
+        return auth.scope_key(self._scope(caller, named.named_scope_fields()))
+
+    def _pending(self, caller: Caller, tx: Transaction, fact_id: str, key: str | None) -> MemoryRecord:
+        """Find a fact awaiting review by id; the scope (its key) disambiguates an id found twice."""
+        if key is not None:
             found = tx.get_memory(key, "MEMORY_FACT", fact_id)
             candidates = [found] if found else []
         else:
