@@ -81,8 +81,9 @@ class LLMSettings(BaseModel):
         10, ge=0, le=19, description="the worker process's niceness: on a busy machine the server (recall) runs first"
     )
     worker_idle: bool = Field(
-        True, description="run the worker process at the kernel's idle priority (Linux SCHED_IDLE): it takes a CPU "
-        "only when nothing else wants it, so recall keeps its latency while extraction runs"
+        False, description="run the worker process at the kernel's idle priority (Linux SCHED_IDLE): it takes a CPU "
+        "only when nothing else wants it; off by default: a worker descheduled while it holds SQLite's write lock "
+        "would hold up the server's writes"
     )
     job_attempts: int = Field(5, ge=1, le=50, description="tries of a queued job before it is marked failed")
     job_backoff_seconds: float = Field(

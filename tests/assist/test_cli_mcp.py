@@ -137,7 +137,8 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home"), "ENGRAM_EMBEDDER": "hashing",
-           "ENGRAM_LLM__BASE_URL": chat.url, "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__WORKERS": "1"}  # fmt: skip
+           "ENGRAM_LLM__BASE_URL": chat.url, "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__WORKERS": "1",
+           "ENGRAM_LLM__WORKER_IDLE": "true"}  # fmt: skip
     with subprocess.Popen([*ENGRAM, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True) as serve:  # fmt: skip
         try:
@@ -163,7 +164,7 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
             assert state["state"] == "done" and state["result"]["items"][0]["action"] == "parked"
             workers = subprocess.run(["pgrep", "-f", "engramdb.cli models work"], capture_output=True, text=True)
             assert workers.stdout.strip(), "no worker process"
-            # Background work at the kernel's idle priority; the server itself at the normal one.
+            # Asked for (llm.workerIdle): background work at the idle priority; the server at the normal one.
             assert {os.sched_getscheduler(int(pid)) for pid in workers.stdout.split()} == {os.SCHED_IDLE}
             assert os.sched_getscheduler(serve.pid) == os.SCHED_OTHER
         finally:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from engramdb.core.embedding import l2_normalize
+from engramdb.errors import EngramError
 from engramdb.eval.bigscope_corpus import BaseTurn, Corpus
 from engramdb.eval.bigscope_load import same_rows
 from engramdb.eval.bigscope_model import Target
@@ -64,5 +65,5 @@ def test_the_timed_recalls_search_both_arms(tmp_path: Path) -> None:
     assert result["recall"]["denseCandidatesMean"] > 0  # the vector arm found rows
     assert result["recallAt10VsExact"] == 1.0 and all(exact_tops)  # exact below the list size, and not empty
     renamed = Asked(asked.scopes, asked.texts, asked.vectors, asked.layout_scopes, "another-model")
-    with pytest.raises(Exception, match="vector arm found nothing"):  # the positive control: the check bites
+    with pytest.raises(EngramError, match="vector arm found nothing"):  # the positive control: the check bites
         big._in_process(target, renamed, lambda line: None, exact_tops)

@@ -40,8 +40,8 @@ def test_every_acknowledged_write_survives_sigkill_exactly_once(loop: KillLoopRu
     result = loop.result
     print(json.dumps({k: v for k, v in result.items() if k != "checks"}))
     assert result["kills"] == KILLS["postgres" if result["backend"] == "postgresql" else "sqlite"]
-    # The kills landed mid-request (sent, never answered), and some write was committed although
-    # its answer was lost: the loop exercised what it claims to.
+    # The kills landed mid-request (sent, never answered): the loop exercised what it claims to.
+    # (Some of those writes were committed before their answer was lost: counted, not required.)
     assert result["interruptedRequests"] > 0
     assert result["writerFailures"] == [] and result["refusedWrites"] == []
     acknowledged = result["acknowledged"]

@@ -34,7 +34,7 @@ def _arenas(cap: int) -> tuple[str, int]:
     return applied, int(heaps)
 
 
-def test_serve_caps_mallocs_arenas() -> None:
+def test_malloc_arenas_are_capped_for_threads_started_after() -> None:
     applied, capped = _arenas(2)
     assert applied == "True" and 1 <= capped <= 2
     untouched, default = _arenas(0)  # the positive control: without the cap, threads get arenas of their own

@@ -113,5 +113,5 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
 
 
 def _backlog(store: Store) -> float:
-    """Rows waiting for a vector in every tenant (pending, or failed and due to be tried again)."""
+    """Rows waiting for a vector in every tenant (pending, or failed: due again or not)."""
     return float(sum(store.tenant(name).embedding_backlog() for name in store.tenant_names()))

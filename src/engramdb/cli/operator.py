@@ -165,7 +165,7 @@ def work(home: HomeOpt = None) -> None:
     ``engram serve`` starts this beside itself when a model is configured (llm.workerProcess); run it
     yourself to work a queue from other machines or processes.
     """
-    from engramdb.core.embedding import make_embedder
+    from engramdb.core.embedding import OnnxMiniLMEmbedder, make_embedder
     from engramdb.core.service import MemoryService
     from engramdb.jobs.extraction import ExtractionWorker
     from engramdb.storage.registry import open_store
@@ -178,8 +178,9 @@ def work(home: HomeOpt = None) -> None:
                           "(docs/models.md)", field="ENGRAM_LLM__BASE_URL")  # fmt: skip
     step_aside(settings.llm.worker_nice, idle=settings.llm.worker_idle)
     store = open_store(settings.storage_url(), **settings.store_options())
-    # The model's two threads: at the idle priority (above) they run only on a CPU the server leaves.
-    embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key)
+    # Background work on a small machine: one thread of the embedding model, not two.
+    embedder = OnnxMiniLMEmbedder(threads=1) if settings.embedder == "minilm" else \
+        make_embedder(settings.embedder, api_key=settings.embedder_api_key)  # fmt: skip
     service = MemoryService(store, embedder, settings)
     worker = ExtractionWorker(service, threads=max(1, settings.llm.workers), poll_seconds=0.2, embed=True)
     stop = threading.Event()

@@ -28,8 +28,8 @@ def step_aside(niceness: int, idle: bool) -> None:
     """Make this process background work: recall in the server goes first.
 
     Niceness still hands a busy process's CPU share out by weight (nice 10: about a tenth);
-    SCHED_IDLE gives a CPU only when no other thread wants it. Set before any thread starts, so
-    every thread of the workers (and of the embedding model) inherits it.
+    SCHED_IDLE (``idle``) gives a CPU only when no other thread wants it. Call it before the
+    workers' and the model's threads start: threads started later inherit it, earlier ones not.
     """
     os.nice(niceness)
     if idle and hasattr(os, "SCHED_IDLE"):

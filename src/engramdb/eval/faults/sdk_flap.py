@@ -165,7 +165,8 @@ class _Flapping:
         resent = [line for h in self.hosts for line in h.lines if line.startswith("resent ")]
         last = self.hosts[-1]
         ok = all(v.ok for v in verdicts.values()) and pending == 0 and dead == 0 and last.process.returncode == 0 \
-            and all(r.endswith(" same") for r in resent)  # fmt: skip
+            and all(r.endswith(" same") for r in resent) \
+            and not any(f.startswith("failed") for f in self.flaps)  # a restart that failed fails the run  # fmt: skip
         return {
             "turns": self.config.turns, "hostKills": len(self.hosts) - 1, "pendingAtHostKills": self.pending_at_kill,
             "serverStops": len(self.flaps),

@@ -216,9 +216,9 @@ class GraphEmbeddings:
         owned, params = self._d.owned("record_vectors")
         # The due rows come from the due index (its condition named), not a read of every row.
         due = f"(embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= {m}))"
-        rows = self._run(f"SELECT rowid, text, embed_attempts FROM record_vectors WHERE rowid IN (SELECT rowid FROM "
-                         f"record_vectors WHERE {owned}embed_state != 'ready' AND {due}) ORDER BY rowid LIMIT {m}",
-                         [*params, now, limit])  # fmt: skip
+        rows = self._run(f"SELECT rowid, text, embed_attempts FROM record_vectors WHERE {owned}rowid IN (SELECT rowid "
+                         f"FROM record_vectors WHERE {owned}embed_state != 'ready' AND {due}) ORDER BY rowid LIMIT {m}",
+                         [*params, *params, now, limit])  # fmt: skip
         return [(int(a), str(b), int(c)) for a, b, c in rows]
 
     def save(self, ids: Sequence[int], texts: Sequence[str], vectors: Any, model: str) -> None:
