@@ -98,7 +98,7 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
             if config.long_episodes:
                 long_s = _embed_long(url, long_token, config.long_episodes, config.seed)
                 rss.samples.append(rss.now())  # "after" is one of the samples the maximum is taken over
-                long_rss = {"seconds": round(long_s, 1), "rssAfterMb": round(rss.samples[-1], 1),
+                long_rss = {"seconds": round(long_s, 3), "rssAfterMb": round(rss.samples[-1], 1),
                             "rssMaxMb": round(max(rss.samples), 1)}  # fmt: skip
                 progress(f"  {config.long_episodes:,} long episodes embedded in {long_s:.1f} s; RSS "
                          f"{long_rss['rssAfterMb']:.0f} MB after, {long_rss['rssMaxMb']:.0f} MB at most")  # fmt: skip
