@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ import httpx
 
 from engramdb.core import auth
 from engramdb.errors import EngramError
-from engramdb.eval.machine import load_average, machine_info
+from engramdb.eval.machine import free_port, load_average, machine_info
 from engramdb.eval.synthetic_corpus import SCOPE, episode_bodies, queries
 from engramdb.storage.registry import open_store
 
@@ -83,7 +82,7 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
         home = Path(folder)
         token = _admin_free_key(home, SCOPE)
         long_token = _admin_free_key(home, LONG_SCOPE)
-        port = _free_port()
+        port = free_port()
         env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_PORT": str(port), "ENGRAM_HOST": "127.0.0.1",
                "ENGRAM_EMBEDDER": config.embedder, "ENGRAM_MAX_IN_FLIGHT": str(config.max_in_flight),
                **config.extra_env}  # fmt: skip
@@ -221,10 +220,6 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_until_up(url: str, server: subprocess.Popen[bytes]) -> None:

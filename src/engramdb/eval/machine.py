@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import platform
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,10 @@ def _git(
     args: list[str], *, check: bool = False, cwd: Path | None = None, timeout: float = 10
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], capture_output=True, text=True, timeout=timeout, check=check, cwd=cwd)
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now (for a benchmark's own server)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

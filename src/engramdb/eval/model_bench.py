@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 
 from engramdb import clock
-from engramdb.eval.machine import load_average, machine_info
+from engramdb.eval.machine import free_port, load_average, machine_info
 
 ACTIVITIES = ["hiking", "chess", "jazz", "kayaking", "pottery", "sailing", "tennis", "baking", "climbing", "opera",
               "cycling", "poetry", "gardening", "skiing", "surfing", "knitting", "running", "painting", "rowing",
@@ -66,12 +66,6 @@ def _stats(values: list[float]) -> dict[str, float]:
             "mean": statistics.fmean(values) if values else float("nan")}  # fmt: skip
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -115,7 +109,7 @@ def _up(url: str) -> Callable[[], bool]:
 def run(config: ModelBenchConfig, progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Run the benchmark in a temporary data folder; return the results as a JSON-ready dict."""
     with tempfile.TemporaryDirectory(prefix="engram-model-bench-") as home:
-        model_port, server_port = _free_port(), _free_port()
+        model_port, server_port = free_port(), free_port()
         env = {**os.environ, "ENGRAM_HOME": home, "ENGRAM_EMBEDDER": config.embedder,
                "ENGRAM_LLM__BASE_URL": f"http://127.0.0.1:{model_port}/v1", "ENGRAM_LLM__MODEL": "scripted-bench",
                "ENGRAM_LLM__WORKERS": str(config.workers), "ENGRAM_LLM__MAX_CONCURRENCY": str(max(4, config.workers))}

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from typing import Any
 from engramdb.config import Settings
 from engramdb.contract.canonical import hash_scope
 from engramdb.core import auth
+from engramdb.eval.machine import free_port
 from engramdb.eval.versus.corpus import CorpusConversation, CorpusTurn
 from engramdb.eval.versus.machine_load import PhaseLoad
 from engramdb.sdk.client import Client
@@ -61,7 +61,7 @@ class EngramServer:
                                           create_tenant=True)  # fmt: skip
         finally:
             store.close()
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "ENGRAM_EMBEDDER": embedder, "ENGRAM_HOME": str(self.home)}
         env.pop("ENGRAM_DATABASE_URL", None)
@@ -216,7 +216,3 @@ def _ask(client: Client, corpus: list[CorpusConversation], owner: dict[str, str]
     return answers
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
