@@ -80,6 +80,10 @@ class LLMSettings(BaseModel):
     worker_nice: int = Field(
         10, ge=0, le=19, description="the worker process's niceness: on a busy machine the server (recall) runs first"
     )
+    recall_first_ms: float = Field(
+        100.0, ge=0, le=10_000, description="between the steps of a queued job, wait at most this long while the "
+        "server is answering a recall (0: never wait): on a small machine recall keeps its latency"
+    )
     worker_idle: bool = Field(
         False, description="run the worker process at the kernel's idle priority (Linux SCHED_IDLE): it takes a CPU "
         "only when nothing else wants it; off by default: a worker descheduled while it holds SQLite's write lock "
@@ -172,6 +176,10 @@ class Settings(BaseSettings):
         if self.database_url:
             return {"schema": self.pg_schema, "copy_min_rows": self.pg_copy_min_rows, **copies}
         return {"synchronous": self.sqlite_synchronous, **copies}
+
+    def recalls_file(self) -> Path:
+        """The count of recalls in flight that the server shares with its extraction workers."""
+        return self.home / "run" / "recalls-in-flight"
 
     def anchor_paths(self) -> tuple[Path, Path]:
         """The audit anchors' folder (by default one per database: SQLite's, or each PostgreSQL schema's)

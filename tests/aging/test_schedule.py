@@ -78,7 +78,7 @@ def test_the_aging_job_sweeps_every_tenant_on_its_schedule(service: MemoryServic
     aging = next(v for v in supervisor.views() if v.name == "aging")
     assert aging.counts["archived"] == 0 and aging.counts["tenants"] == 1
     tick.advance(86_400 * 60)  # day 110: weak and old
-    assert supervisor.run_due() == ["usage", "aging"]
+    assert supervisor.run_due() == ["usage", "aging", "copies"]
     aging = next(v for v in supervisor.views() if v.name == "aging")
     assert aging.counts["archived"] == 1 and aging.runs == 2
     facts = service.list_facts(operator, FactQuery.model_validate({**scope, "includeHistory": True})).facts

@@ -6,7 +6,6 @@ held stay under the memory limit. Real SQLite files and a real PostgreSQL, small
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,32 +23,11 @@ from engramdb.storage.port import CandidateFilter, Store, TenantStore
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, scope_fields
 from tests.factories import participant as participant_hash
+from tests.storage.conftest import OpenStore
 
 DIM = 32
 ROWS = 600
 WORDS = "kafka deploy garden tomatoes lisbon flight dentist budget sister piano".split()
-OpenStore = Callable[..., Store]
-
-
-@pytest.fixture
-def open_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[OpenStore]:
-    """Open stores of ``backend`` with the given options (each its own folder or schema)."""
-    opened: list[Store] = []
-
-    def make(**options: Any) -> Store:
-        if backend == "sqlite":
-            options.pop("copy_min_rows", None)
-            store: Store = SQLiteStore(tmp_path / uuid.uuid4().hex[:8], **options)
-        else:
-            from engramdb.storage.postgres.store import PostgresStore
-
-            store = PostgresStore(request.getfixturevalue("pg_url"), schema=f"t_{uuid.uuid4().hex[:12]}", **options)
-        opened.append(store)
-        return store
-
-    yield make
-    for store in opened:
-        store.close()
 
 
 def _fill(

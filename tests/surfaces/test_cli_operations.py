@@ -115,7 +115,7 @@ def _aging_tour(run: Run, s: list[str], scope: dict[str, Any], episode: str, fac
     archive(scope, "MEMORY_FACT", fact)
     assert run("episodes", "restore", episode, *s)["status"] == "active"
     assert run("facts", "restore", fact, "--reason", "asked again", *s)["status"] == "active"
-    assert {j["name"] for j in run("jobs", "list")["jobs"]} <= {"usage", "aging"}
+    assert {j["name"] for j in run("jobs", "list")["jobs"]} <= {"usage", "aging", "copies"}
     assert run("jobs", "run-aging")["archived"] == 0
 
 

@@ -20,6 +20,7 @@ from engramdb.api.routes import add_route
 from engramdb.api.ui import install_ui
 from engramdb.config import Settings, tune_process
 from engramdb.core.embedding import Embedder, make_embedder
+from engramdb.core.foreground import Foreground
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import EmbeddingWorker
 from engramdb.jobs.extraction import ExtractionWorker, WorkerProcess
@@ -40,7 +41,8 @@ DESCRIPTION = (
 def _supervisor(store: Store, service: MemoryService, settings: Settings) -> Supervisor:
     """The jobs this server runs on a schedule (jobs/supervisor.py): usage counts, aging."""
     return Supervisor(server_jobs(store, service.usage, aging_seconds=settings.aging_interval_seconds,
-                                  usage_seconds=settings.usage_flush_seconds))  # fmt: skip
+                                  usage_seconds=settings.usage_flush_seconds,
+                                  recalling=service.foreground.busy))  # fmt: skip
 
 
 def create_app(
@@ -53,6 +55,9 @@ def create_app(
     store = store or open_store(settings.storage_url(), **settings.store_options())
     embedder = embedder or make_embedder(settings.embedder, api_key=settings.embedder_api_key)
     service = MemoryService(store, embedder, settings)
+    if settings.llm.configured:  # an extraction worker process (ours or `engram models work`) reads the count
+        service.foreground = Foreground(settings.recalls_file())
+        service.foreground.reset()
     mcp = http_endpoint(service)  # MCP over streamable HTTP at /mcp (bearer key)
     readiness = Readiness(store, embedder, settings.retrieval, freeze_after=owns_process)
 
@@ -84,6 +89,7 @@ def create_app(
                     extractors.stop()
                 service.usage.flush(store)  # the last few seconds of use counts
             readiness.stop()
+            service.foreground.close()
             store.close()
 
     app = FastAPI(title="EngramDB", version=__version__, summary="Long-term memory for LLM agents.",

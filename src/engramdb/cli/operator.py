@@ -166,6 +166,7 @@ def work(home: HomeOpt = None) -> None:
     yourself to work a queue from other machines or processes.
     """
     from engramdb.core.embedding import OnnxMiniLMEmbedder, make_embedder
+    from engramdb.core.foreground import Foreground
     from engramdb.core.service import MemoryService
     from engramdb.jobs.extraction import ExtractionWorker
     from engramdb.storage.registry import open_store
@@ -182,6 +183,7 @@ def work(home: HomeOpt = None) -> None:
     embedder = OnnxMiniLMEmbedder(threads=1) if settings.embedder == "minilm" else \
         make_embedder(settings.embedder, api_key=settings.embedder_api_key)  # fmt: skip
     service = MemoryService(store, embedder, settings)
+    service.foreground = Foreground(settings.recalls_file())  # the server's recalls in flight: ours wait
     worker = ExtractionWorker(service, threads=max(1, settings.llm.workers), poll_seconds=0.2, embed=True)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -191,4 +193,5 @@ def work(home: HomeOpt = None) -> None:
               highlight=False)  # fmt: skip
     stop.wait()
     worker.stop(timeout=30)
+    service.foreground.close()
     store.close()

@@ -15,6 +15,7 @@ from engramdb.core.anchor import Anchors
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
 from engramdb.core.embedding_cache import QueryVectorCache
+from engramdb.core.foreground import Foreground
 from engramdb.core.usage import UsageBuffer
 from engramdb.errors import InvalidInputError
 from engramdb.models.aging import JobView
@@ -43,6 +44,7 @@ class ServiceBase:
         self.now = clock.utc_now  # when aging's marks (use, restore) happen; tests move it
         self._backlog_cache: tuple[float, int] = (float("-inf"), 0)  # (when counted, re-embedding backlog)
         self.queued = threading.Event()  # wakes the extraction workers (a model job was queued)
+        self.foreground = Foreground()  # recalls in flight (file-backed where a worker process reads it)
 
     def _tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)

@@ -102,6 +102,10 @@ class ReadOperations(ServiceBase):
         return TombstoneList(tombstones=[tombstone_view(t) for t in tombs])
 
     def recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
+        with self.foreground.recalling():  # queued model jobs wait between their steps meanwhile
+            return self._recall(caller, body)
+
+    def _recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
         auth.require(caller, "memory.read")
         scope = self._scope(caller, body.scope.named_scope_fields() if body.scope else {})
         query = check_text("query", body.query, QUERY_CAP)

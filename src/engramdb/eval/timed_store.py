@@ -140,5 +140,8 @@ class TimedStore:
     def warm(self, stop: Callable[[], bool] = lambda: False, vector_model: str | None = None) -> list[tuple[str, str]]:
         return self._inner.warm(stop, vector_model)
 
+    def freshen(self, stop: Callable[[], bool] = lambda: False) -> int:
+        return self._inner.freshen(stop)
+
     def close(self) -> None:
         self._inner.close()

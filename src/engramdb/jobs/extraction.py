@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from engramdb.config import Settings
 from engramdb.core.assist import pipeline, queue
@@ -42,12 +43,14 @@ def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Clai
         if queue.revoked(tenant, job):
             raise InternalError(f"the key that queued it ({job.actor_key_id}) was revoked")
         work = service.work(claimed.caller, claimed.scope.wire(), job_id=job.job_id)
+        work.pause = recall_first(service)
         result = pipeline.extract(work, turns_for(work, claimed.body))
     except EngramError as failure:
         error = failure
     except Exception as failure:  # the job boundary: log with its traceback, fail the job, keep working
         log.exception("model job %s failed", job.job_id)
         error = InternalError(f"{type(failure).__name__}: {failure}"[:500])
+    recall_first(service)()
     with tenant.transaction() as tx:
         if work is not None and not work.recorded:  # a finished run recorded its calls with its writes
             tx.record_calls(work.ledger())
@@ -56,6 +59,12 @@ def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Clai
     service.written.set()
     log.debug("model job %s: %s in %.0f ms", job.job_id, state, (time.perf_counter() - started) * 1000)
     return state
+
+
+def recall_first(service: MemoryService) -> Callable[[], float]:
+    """Between a queued job's steps: wait while the server answers recalls, up to llm.recallFirstMs."""
+    at_most = service.settings.llm.recall_first_ms / 1000
+    return lambda: service.foreground.wait_for_recalls(at_most)
 
 
 def drain(service: MemoryService, tenant_name: str, lease_seconds: float = 300.0) -> int:
@@ -114,6 +123,7 @@ class ExtractionWorker:
             if claimed is not None:
                 run_claimed(self._service, tenant, claimed)
                 if self._embed and self._embedding.acquire(blocking=False):  # another thread is at it: it takes ours
+                    recall_first(self._service)()
                     try:
                         embed_drain(tenant, self._service.embedder, self._service.settings.embed_batch_size)
                     finally:

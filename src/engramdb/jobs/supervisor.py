@@ -104,8 +104,16 @@ class Supervisor:
             self._stop.wait(min(1.0, max(0.05, (due - self._now()).total_seconds())))
 
 
-def server_jobs(store: Store, usage: UsageBuffer, *, aging_seconds: float, usage_seconds: float) -> list[Job]:
-    """The jobs a server runs: usage counts flushed, and every tenant's aging sweep."""
+FRESHEN_SECONDS = 0.05  # how soon after a write (by this server or a worker process) copies take it in
+
+
+def server_jobs(
+    store: Store, usage: UsageBuffer, *, aging_seconds: float, usage_seconds: float,
+    recalling: Callable[[], bool] = lambda: False,
+) -> list[Job]:  # fmt: skip
+    """The jobs a server runs: usage counts flushed, every tenant's aging sweep, and the recently
+    recalled scopes' copies kept up to date with writes, while no recall runs (``recalling``), so
+    that a recall after a write does not take the write in itself."""
 
     def age(now: datetime) -> Mapping[str, int]:
         total: dict[str, int] = {"tenants": 0, "weighed": 0, "archived": 0, "erasedEpisodes": 0, "erasedFacts": 0}
@@ -116,4 +124,8 @@ def server_jobs(store: Store, usage: UsageBuffer, *, aging_seconds: float, usage
                 total[key] += value  # fmt: skip
         return total
 
-    return [Job("usage", usage_seconds, lambda _: {"rows": usage.flush(store)}), Job("aging", aging_seconds, age)]
+    def freshen(_: datetime) -> Mapping[str, int]:
+        return {"scopes": 0 if recalling() else store.freshen(stop=recalling)}
+
+    return [Job("usage", usage_seconds, lambda _: {"rows": usage.flush(store)}), Job("aging", aging_seconds, age),
+            Job("copies", FRESHEN_SECONDS, freshen)]  # fmt: skip

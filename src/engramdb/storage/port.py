@@ -19,8 +19,6 @@ import numpy as np
 # Audit hashing lives in core (pure); re-exported for callers that still import it from here.
 from engramdb.core.audit import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
-
-# Audit hashing lives in core (pure); re-exported for callers that still import it from here.
 from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
 from engramdb.storage.erasure import MemoryKey
@@ -85,10 +83,8 @@ _TENANT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 def check_tenant_name(name: str) -> str:
     """Return ``name`` if it is a valid tenant name, else raise InvalidInputError."""
     if not _TENANT_NAME.fullmatch(name):
-        raise InvalidInputError(
-            "tenant names are 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit",
-            field="tenant",
-        )
+        raise InvalidInputError("tenant names are 1-63 characters of a-z, 0-9 and '-', starting with a letter "
+                                "or digit", field="tenant")  # fmt: skip
     return name
 
 
@@ -107,9 +103,7 @@ class Transaction(KnowledgeWrites, AssistWrites, Protocol):
         """Return the active facts of one slot (scope, subject, kind)."""
         ...
 
-    def slot_facts(
-        self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]
-    ) -> list[MemoryRecord]:
+    def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         """Return the slot's facts in these statuses, in write order (locked for update)."""
         ...
 
@@ -132,9 +126,7 @@ class Transaction(KnowledgeWrites, AssistWrites, Protocol):
         """
         ...
 
-    def find_tombstone(
-        self, scope_key: str, subject_key: str, kind: str, value_hash: str
-    ) -> Tombstone | None:
+    def find_tombstone(self, scope_key: str, subject_key: str, kind: str, value_hash: str) -> Tombstone | None:
         """Return the unlifted tombstone of a value, if any."""
         ...
 
@@ -142,8 +134,7 @@ class Transaction(KnowledgeWrites, AssistWrites, Protocol):
         """Store a tombstone, or return the unlifted one that already holds this value."""
         ...
 
-    def get_tombstone(self, tombstone_id: str) -> Tombstone | None:
-        ...
+    def get_tombstone(self, tombstone_id: str) -> Tombstone | None: ...
 
     def lift_tombstone(self, tombstone_id: str, *, at: str, by: str | None, reason: str) -> bool:
         """Lift an unlifted tombstone; return False if there was none."""
@@ -278,9 +269,7 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
         after each one in its session, in this scope (-1: none; also for -1 and for facts)."""
         ...
 
-    def vector_candidates(
-        self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
-    ) -> list[Candidate]:
+    def vector_candidates(self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
         """Return the exact cosine top rows within the scope (ready vectors only)."""
         ...
 
@@ -394,7 +383,11 @@ class Store(Protocol):
         them as (tenant, scope key), most recent first. ``stop()`` ends it early."""
         ...
 
+    def freshen(self, stop: Callable[[], bool] = lambda: False) -> int:
+        """Take committed writes into the most recently used scope copies now (a server does between
+        recalls, so the next recall need not); return how many took rows in. ``stop()`` ends it."""
+        ...
+
     def close(self) -> None:
         """Close every tenant."""
         ...
-

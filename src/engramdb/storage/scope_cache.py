@@ -30,6 +30,7 @@ class ScopeCache:
         self._sizes: dict[str, int] = {}  # bytes of each copy as last settled
         self._total = 0
         self._locks: dict[str, threading.Lock] = {}
+        self._sources: dict[str, Callable[[], Source]] = {}  # how each held copy reads its scope (freshen)
         self._guard = threading.Lock()
 
     def lock_for(self, scope_key: str) -> threading.Lock:
@@ -54,6 +55,24 @@ class ScopeCache:
         """Return an empty copy that shares this cache's vocabulary and settings."""
         return ScopeCopy(self.vocabulary, self.ann)
 
+    def read_by(self, scope_key: str, renew: Callable[[], Source]) -> None:
+        """Note how the copy reads its scope (a source made anew each time ``freshen`` asks)."""
+        with self._guard:
+            if scope_key in self._scopes:
+                self._sources[scope_key] = renew
+
+    def recent(self, limit: int) -> list[tuple[str, ScopeCopy, Callable[[], Source]]]:
+        """The ``limit`` most recently used copies with how to read them, most recent first."""
+        with self._guard:
+            found = [(key, copy, self._sources[key]) for key, copy in reversed(self._scopes.items())
+                     if key in self._sources]  # fmt: skip
+        return found[:limit]
+
+    def current(self, scope_key: str) -> ScopeCopy | None:
+        """The copy held for the scope now, without making it the most recent."""
+        with self._guard:
+            return self._scopes.get(scope_key)
+
     def replace(self, scope_key: str, copy: ScopeCopy) -> None:
         """Put a rebuilt copy in place of the scope's one."""
         with self._guard:
@@ -72,6 +91,7 @@ class ScopeCache:
                     break
                 if key != keep:
                     del self._scopes[key]
+                    self._sources.pop(key, None)
                     self._total -= self._sizes.pop(key, 0)
 
     @property
@@ -92,6 +112,7 @@ class ScopeCache:
         """Drop every copy (they reload on the next query)."""
         with self._guard:
             self._scopes.clear()
+            self._sources.clear()
             self._sizes.clear()
             self._total = 0
 
@@ -99,6 +120,7 @@ class ScopeCache:
 T = TypeVar("T")
 
 
+FRESHEN_SCOPES = 8  # the most recently used copies a server keeps up to date between recalls
 _PAGE = 20_000  # rows read and applied at once: a million-row scope never sits in memory as rows
 
 
@@ -115,20 +137,25 @@ class Source:
     generation: Callable[[], object] = lambda: None
 
 
-def read_copy(cache: ScopeCache, key: str, source: Source, read: Callable[[ScopeCopy], T]) -> T:
+def read_copy(
+    cache: ScopeCache, key: str, source: Source, read: Callable[[ScopeCopy], T],
+    renew: Callable[[], Source] | None = None,
+) -> T:  # fmt: skip
     """Bring the copy ``key`` names up to date with every committed write, then read it.
 
     Under the scope's lock: a refresh grows arrays that a reader would otherwise hold views of.
-    The cache is brought back under its limit afterwards.
+    The cache is brought back under its limit afterwards. ``renew`` makes the source anew for
+    ``freshen`` (when ``source`` keeps what one block read); by default ``source`` serves.
     """
     copy = cache.scope(key)
+    cache.read_by(key, renew or (lambda: source))
     with cache.lock_for(key):
         generation = source.generation()
         if copy.seq and copy.generation != generation:  # rows were erased, or another model's vectors
             copy = cache.fresh()
             cache.replace(key, copy)
         copy.generation = generation
-        if not _refreshed(copy, source):  # rows arrived out of id order: start over
+        if _refreshed(copy, source) is None:  # rows arrived out of id order: start over
             copy = cache.fresh()
             copy.generation = generation
             _refreshed(copy, source)
@@ -138,13 +165,41 @@ def read_copy(cache: ScopeCache, key: str, source: Source, read: Callable[[Scope
     return answer
 
 
-def _refreshed(copy: ScopeCopy, source: Source) -> bool:
+def freshen(cache: ScopeCache, limit: int, stop: Callable[[], bool] = lambda: False) -> int:
+    """Take committed writes into the ``limit`` most recently used copies now, so that the next
+    recall of those scopes does not (the server calls this in the background while no recall
+    runs). The recency order is left as it is; a copy that needs a rebuild (rows erased, another
+    model's vectors, rows out of id order) is left to its next reader. ``stop`` is asked before
+    each scope. Return how many copies took rows in."""
+    freshened = 0
+    for key, copy, renew in cache.recent(limit):
+        if stop():
+            break
+        source = renew()
+        with cache.lock_for(key):
+            if cache.current(key) is not copy or source.current_seq() <= copy.seq:
+                continue  # dropped or replaced meanwhile, or nothing new
+            if copy.generation != source.generation():
+                continue
+            taken = _refreshed(copy, source)
+            if taken is None:
+                cache.replace(key, cache.fresh())  # half taken in: its next reader loads it whole
+                continue
+        if taken:
+            freshened += 1
+            cache.settle(keep=key)
+    return freshened
+
+
+def _refreshed(copy: ScopeCopy, source: Source) -> int | None:
+    """Take the scope's rows changed since the copy's seq in; return how many (None: a row
+    arrived out of id order, and the copy must be built anew)."""
     current = source.current_seq()
     if current <= copy.seq:
-        return True
+        return 0
     ids = np.sort(np.asarray(source.changed_ids(copy.seq), dtype=np.int64))
     for start in range(0, len(ids), _PAGE):
         if not copy.apply(source.rows(ids[start : start + _PAGE].tolist())):
-            return False
+            return None
     copy.seq = current
-    return True
+    return len(ids)

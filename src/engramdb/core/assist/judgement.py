@@ -42,6 +42,7 @@ def judge(work: Work, candidates: list[Candidate]) -> None:
     """Ask the model how each candidate stands to its neighbours; mark targets and duplicates."""
     if work.policy.model_neighbours == 0 or not candidates:
         return
+    work.pause()  # the candidates' embedding and their neighbours' search are this job's biggest step
     shown = neighbours(work, candidates)
     refs: dict[str, MemoryRecord] = {}
     asked = []

@@ -17,8 +17,10 @@ def extract(work: Work, turns: list[Turn]) -> ExtractResult:
     call ledger commit together at the end.
     """
     candidates, skipped = extraction.propose(work, turns)
+    work.pause()
     fresh, dropped = extraction.screen(work, candidates)
     judgement.judge(work, fresh)
+    work.pause()
     written = writing.write(work, fresh, VERSIONS)
     versions = {"extract": VERSIONS[0], "judge": VERSIONS[1]}
     return ExtractResult(items=[*written, *dropped, *skipped], turns=len(turns), model=work.chat.model,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +36,9 @@ class Work:
     job_id: str | None = None
     calls: list[CallRecord] = field(default_factory=list)
     recorded: bool = False  # the calls are in the ledger (written with the run's results)
+    # Called between steps, outside any transaction: a queued job waits there while the server
+    # answers recalls (core/foreground.py); a request's own run does not wait.
+    pause: Callable[[], object] = lambda: None
 
     def ask(self, prompt: Prompt, data: dict[str, Any]) -> Any:
         """The model's checked answer; every request it took lands in ``calls``."""

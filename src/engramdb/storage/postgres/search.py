@@ -165,12 +165,18 @@ class PostgresSearch:
         return self._read_copy(scope_key, len)
 
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
+        source = self._source(scope_key, self._held.get())
+        # A later freshen asks the counters anew (this source keeps what this block read).
+        return read_copy(self._copies, f"{self._tenant}:{scope_key}", source, read,
+                         renew=lambda: self._source(scope_key, None))  # fmt: skip
+
+    def _source(self, scope_key: str, held: Any) -> CopySource:
+        """How the copy reads the scope; ``held``: the reading block's counters, asked once."""
+
         def rows(ids: Sequence[int]) -> list[CopyRow]:
             return [CopyRow(r[0], r[1], r[2], r[3], None if r[4] is None else _floats(r[4]).tobytes(),
                             r[5], r[6], r[7], r[8], r[9], body=r[10])
                     for r in self._rows(_COPY_ROWS, (self._vector_model, self._tenant, list(ids)))]  # fmt: skip
-
-        held = self._held.get()
 
         asked: dict[str, object] = {}
 
@@ -190,7 +196,7 @@ class PostgresSearch:
         def current_seq() -> int:
             return counters()[0]
 
-        source = CopySource(
+        return CopySource(
             current_seq=current_seq,
             changed_ids=lambda seq: [r[0] for r in self._rows(
                 "SELECT rowid FROM memories WHERE tenant = %s AND scope_key = %s AND change_seq > %s",
@@ -198,7 +204,6 @@ class PostgresSearch:
             rows=rows,
             generation=lambda: (counters()[1], self._vector_model),
         )  # fmt: skip
-        return read_copy(self._copies, f"{self._tenant}:{scope_key}", source, read)
 
     def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Read rows' vectors at full precision (the copy re-ranks its short list with them)."""

@@ -25,7 +25,7 @@ from engramdb.storage.port import check_tenant_name
 from engramdb.storage.postgres.backup import dump_schema
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.tenant import PostgresTenantStore
-from engramdb.storage.scope_cache import ScopeCache
+from engramdb.storage.scope_cache import FRESHEN_SCOPES, ScopeCache, freshen
 from engramdb.storage.vector_index import AnnSettings
 
 log = logging.getLogger(__name__)
@@ -117,6 +117,9 @@ class PostgresStore:
             for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
                           "record_history", "record_vectors", "model_links", "model_jobs", "model_calls"):
                 conn.execute(f"VACUUM FULL {self.schema}.{table}")
+
+    def freshen(self, stop: Callable[[], bool] = lambda: False) -> int:
+        return freshen(self.scope_copies, FRESHEN_SCOPES, stop)
 
     def warm(self, stop: Callable[[], bool] = lambda: False, vector_model: str | None = None) -> list[tuple[str, str]]:
         """Load the copies of the large scopes (``copy_min_rows`` memories or more), the most

@@ -12,7 +12,7 @@ from typing import Any
 
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
-from engramdb.storage.scope_cache import ScopeCache
+from engramdb.storage.scope_cache import FRESHEN_SCOPES, ScopeCache, freshen
 from engramdb.storage.sqlite.backup import copy_tenant
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
@@ -86,6 +86,9 @@ class SQLiteStore:
                 tenant.term_counts(entry["scope"], [])  # reads, so loads, the copy
                 warmed.append((entry["tenant"], entry["scope"]))
         return warmed
+
+    def freshen(self, stop: Callable[[], bool] = lambda: False) -> int:
+        return freshen(self.scope_copies, FRESHEN_SCOPES, stop)
 
     def _remember(self, *, at_most_every: float = 1.0) -> None:
         """Write which scopes are held, most recently used first (what the next start warms)."""

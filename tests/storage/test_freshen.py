@@ -1,0 +1,79 @@
+"""Freshening: between recalls a server takes committed writes into the scopes' in-memory copies
+(``Store.freshen``), so the recall after a write does not; the copies answer as a copy built from
+nothing would, the recency order is kept, and the server's job stands aside while a recall runs.
+Both backends, real files and a real PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from engramdb.config import Settings
+from engramdb.contract.events import EpisodeWrite
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.core.usage import UsageBuffer
+from engramdb.jobs.supervisor import server_jobs
+from engramdb.storage.port import CandidateFilter, Store
+from tests.factories import episode_body, participant, scope_fields
+from tests.storage.conftest import OpenStore
+from tests.storage.test_large_scopes import DIM, _fill, _queries
+
+
+def _write(store: Store, texts: list[str], who: str = "alice") -> None:
+    service = MemoryService(store, HashingEmbedder(DIM), Settings(embedder=f"hashing:{DIM}"))
+    scope = scope_fields(participantScopeHash=participant(who))
+    bodies = [EpisodeWrite.model_validate(episode_body(text, "", session="later", turn=i, scope=scope))
+              for i, text in enumerate(texts)]  # fmt: skip
+    service.write_episodes(Caller("t1", "test", "admin"), bodies)
+
+
+def _rows(store: Store) -> list[int]:
+    return [rows for _, rows in store.scope_copies.held()]  # type: ignore[attr-defined]
+
+
+def test_freshen_takes_writes_in_before_the_next_recall(open_store: OpenStore) -> None:
+    store = open_store(copy_min_rows=1)  # PostgreSQL: the scope is answered from its copy
+    key, _, _ = _fill(store)
+    store.tenant("t1").vector_candidates(key, _queries(n=1)[0], CandidateFilter(), 5)  # read: copied
+    before = _rows(store)
+    assert before == [600] and store.freshen() == 0  # nothing new: nothing done
+    _write(store, ["kafka lisbon later one", "kafka lisbon later two"])
+    assert _rows(store) == before  # the write alone does not touch the copy
+    assert store.freshen(stop=lambda: True) == 0 and _rows(store) == before  # asked to stop: nothing
+    assert store.freshen() == 1 and _rows(store) == [602]
+    assert store.freshen() == 0  # taken in once
+    # The freshened copy answers as a copy built from nothing does.
+    query, terms = _queries(n=1)[0], ["kafka", "lisbon", "later"]
+    freshened = store.tenant("t1").candidates(key, query, terms, CandidateFilter(), 20)
+    store.scope_copies.clear()  # type: ignore[attr-defined]
+    rebuilt = store.tenant("t1").candidates(key, query, terms, CandidateFilter(), 20)
+    assert freshened == rebuilt and any(c.score > 0 for c in freshened[1])
+
+
+def test_freshen_keeps_the_recency_order(open_store: OpenStore) -> None:
+    store = open_store(copy_min_rows=1)
+    first, _, _ = _fill(store)
+    second, _, _ = _fill(store, seed=4, participant="bob")
+    tenant, query = store.tenant("t1"), _queries(n=1)[0]
+    tenant.vector_candidates(first, query, CandidateFilter(), 5)
+    tenant.vector_candidates(second, query, CandidateFilter(), 5)  # bob's scope: the most recent
+    order = [key for key, _ in store.scope_copies.held()]  # type: ignore[attr-defined]
+    assert order[0].endswith(second)
+    _write(store, ["alice writes again"], who="alice")
+    assert store.freshen() == 1
+    assert [key for key, _ in store.scope_copies.held()] == order  # type: ignore[attr-defined]
+    assert sorted(_rows(store)) == [600, 601]
+
+
+def test_the_servers_copies_job_stands_aside_while_a_recall_runs(open_store: OpenStore) -> None:
+    store = open_store(copy_min_rows=1)
+    key, _, _ = _fill(store)
+    store.tenant("t1").vector_candidates(key, _queries(n=1)[0], CandidateFilter(), 5)  # read: copied
+    recalling = [True]
+    [copies] = [job for job in server_jobs(store, UsageBuffer(), aging_seconds=3600, usage_seconds=5,
+                                           recalling=lambda: recalling[0]) if job.name == "copies"]  # fmt: skip
+    _write(store, ["written while a recall runs"])
+    assert copies.run(datetime.now()) == {"scopes": 0} and _rows(store) == [600]
+    recalling[0] = False  # control: the recall is over
+    assert copies.run(datetime.now()) == {"scopes": 1} and _rows(store) == [601]
