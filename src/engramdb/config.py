@@ -81,8 +81,9 @@ class LLMSettings(BaseModel):
         10, ge=0, le=19, description="the worker process's niceness: on a busy machine the server (recall) runs first"
     )
     recall_first_ms: float = Field(
-        100.0, ge=0, le=10_000, description="between the steps of a queued job, wait at most this long while the "
-        "server is answering a recall (0: never wait): on a small machine recall keeps its latency"
+        100.0, ge=0, le=10_000, description="between the steps of a queued job, wait while the server is "
+        "answering a recall; while recalls never stop, one step of the worker process passes per this many ms "
+        "(0: never wait): on a small machine recall keeps its latency"
     )
     worker_idle: bool = Field(
         False, description="run the worker process at the kernel's idle priority (Linux SCHED_IDLE): it takes a CPU "

@@ -43,7 +43,7 @@ def test_the_server_runs_its_jobs_and_a_sweep_on_request(server: LiveServer) -> 
         while not all(j.runs for j in sdk.list_jobs().jobs) and time.monotonic() < deadline:
             time.sleep(0.05)  # the supervisor's first pass, started by the server's lifespan
         jobs = {j.name: j for j in sdk.list_jobs().jobs}
-        assert set(jobs) == {"usage", "aging", "copies"}
+        assert set(jobs) == {"usage", "aging", "copies"} and jobs["copies"].last_error is None
         assert jobs["aging"].runs >= 1 and jobs["aging"].last_error is None
         assert jobs["aging"].interval_seconds == 3600 and jobs["aging"].next_run_at > jobs["aging"].last_run_at
         assert agent.get("/v1/jobs").status_code == 403

@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from engramdb.config import Settings
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.foreground import QUIET_SECONDS, Foreground
 from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import drain as drain_embeddings
 from engramdb.jobs.extraction import drain
 from engramdb.models.assist import ExtractRequest
 from engramdb.models.recall import RecallRequest
@@ -20,6 +23,7 @@ from engramdb.storage.port import Store
 from tests.assist.brain import Brain
 from tests.assist.conftest import llm_settings
 from tests.assist.helpers import fact, stated
+from tests.conftest import LiveServer
 from tests.sdk.chat_server import ScriptedChat
 
 LISBON = "The user lives in Lisbon."
@@ -28,7 +32,7 @@ LISBON = "The user lives in Lisbon."
 def test_the_count_is_shared_through_the_file(tmp_path: Path) -> None:
     """Two objects on one file stand for the server and its worker process."""
     path = tmp_path / "run" / "recalls-in-flight"
-    server, worker = Foreground(path), Foreground(path)
+    server, worker = Foreground(path, quiet_seconds=0.5), Foreground(path, quiet_seconds=0.5)
     try:
         assert not worker.busy() and worker.wait_for_recalls(5.0) == 0.0
         with server.recalling():
@@ -36,7 +40,7 @@ def test_the_count_is_shared_through_the_file(tmp_path: Path) -> None:
                 assert worker.busy()
             assert worker.busy()  # one of the two still in flight
         assert worker.busy()  # just ended: the next recall of a loop is likely on its way
-        time.sleep(2 * QUIET_SECONDS)
+        time.sleep(0.6)
         assert not worker.busy()  # positive control above: the same query answers both ways
         # Waiting ends when the recall does, not at the bound.
         release = threading.Timer(0.2, lambda: server._add(-1))
@@ -52,14 +56,43 @@ def test_the_count_is_shared_through_the_file(tmp_path: Path) -> None:
         worker.close()
 
 
+def test_while_recalls_never_stop_one_step_of_the_process_passes_per_bound(tmp_path: Path) -> None:
+    server, worker = Foreground(tmp_path / "count"), Foreground(tmp_path / "count")
+    finished: list[float] = []
+    started = time.monotonic()
+
+    def step() -> None:
+        worker.wait_for_recalls(0.2)
+        finished.append(time.monotonic() - started)
+
+    with server.recalling():
+        threads = [threading.Thread(target=step) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    assert len(finished) == 3 and finished[0] >= 0.19  # each went on at its bound, not before,
+    assert max(finished) >= 0.55  # one after another: three steps took three bounds
+    assert worker.wait_for_recalls(0.2) < 0.2  # control: the recall over, a step goes on at once
+    server.close()
+    worker.close()
+
+
 def test_a_count_left_by_a_dead_server_is_stale_and_reset_at_start(tmp_path: Path) -> None:
     path = tmp_path / "recalls-in-flight"
     left = Foreground(path)
+
+    def stamp(count: int, at: float) -> None:  # written in place: the file stays mapped
+        with path.open("r+b") as file:
+            os.pwrite(file.fileno(), struct.pack("<qd", count, at), 0)
+
     with left.recalling():
         assert left.busy()
-        path.write_bytes(struct.pack("<qd", 1, time.time() - 60))  # in flight for a minute: its server died
+        stamp(1, time.monotonic() - 60)  # in flight for a minute: its server died
         assert not left.busy()
-        path.write_bytes(struct.pack("<qd", 1, time.time()))
+        stamp(1, time.monotonic() + 3600)  # from before the machine started (its clock was ahead)
+        assert not left.busy()
+        stamp(1, time.monotonic())
         assert left.busy()  # control: the same count, fresh
         restarted = Foreground(path)
         restarted.reset()
@@ -67,6 +100,17 @@ def test_a_count_left_by_a_dead_server_is_stale_and_reset_at_start(tmp_path: Pat
         assert not left.busy()
         restarted.close()
     left.close()
+
+
+def test_a_file_that_cannot_be_made_leaves_the_count_to_this_process(tmp_path: Path) -> None:
+    blocker = tmp_path / "run"
+    blocker.write_text("a file where the folder should be")
+    alone = Foreground.shared(blocker / "recalls-in-flight")
+    with alone.recalling():
+        assert alone.busy() and alone.here()  # still counted, in this process
+    shared = Foreground.shared(tmp_path / "ok" / "recalls-in-flight")  # control: a folder that can be made
+    assert (tmp_path / "ok" / "recalls-in-flight").stat().st_size == 16
+    shared.close()
 
 
 class _Watching(HashingEmbedder):
@@ -91,8 +135,9 @@ def test_a_recall_is_counted_while_it_runs(store: Store, tmp_path: Path, agent: 
     service.recall(agent, RecallRequest.model_validate({"query": "where does the user live?"}))
     time.sleep(2 * QUIET_SECONDS)
     assert embedder.seen == [True] and not service.foreground.busy()  # counted during, not after
-    stated(service, agent, LISBON)  # control: a write's embedding (if any here) is not a recall's
-    assert embedder.seen[1:] in ([], [False])
+    stated(service, agent, LISBON)
+    drain_embeddings(store.tenant("t1"), embedder)  # control: a write's embedding is not a recall's
+    assert embedder.seen[1:] == [False]
 
 
 def test_a_queued_job_waits_while_a_recall_runs_and_holds_no_lock(
@@ -108,9 +153,12 @@ def test_a_queued_job_waits_while_a_recall_runs_and_holds_no_lock(
         with service.foreground.recalling():  # a recall that takes as long as this block
             runner = threading.Thread(target=drain, args=(service, "t1"))
             runner.start()
-            runner.join(1.0)
-            assert runner.is_alive()  # waiting at a step, not finished
-            assert len(brain.asked("extract")) == 1  # it got as far as the model's answer
+            deadline = time.monotonic() + 10
+            while not brain.asked("extract") and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(brain.asked("extract")) == 1  # it got as far as the model's answer,
+            time.sleep(0.3)
+            assert runner.is_alive()  # and waits there
             started = time.monotonic()
             stated(service, agent, "The user likes jazz.", kind="likes")  # the job holds no lock
             assert time.monotonic() - started < 5.0
@@ -124,3 +172,21 @@ def test_a_queued_job_waits_while_a_recall_runs_and_holds_no_lock(
         assert service.get_model_job(agent, other.job_id).state == "done"
     finally:
         chat.close()
+
+
+def test_a_server_with_a_model_shares_its_count_and_one_without_keeps_it(
+    store: Store, tmp_path: Path, settings: Settings, live: LiveServer
+) -> None:
+    shared = settings.recalls_file()
+    assert shared.stat().st_size == 16  # made by the server's start: a worker process reads it
+    with live.client(live.key()) as http:
+        assert http.post("/v1/recall", json={"query": "where does the user live?"}).status_code == 200
+    plain = Settings(home=tmp_path / "plain", embedder="hashing")  # control: no model, no worker, no file
+    server = LiveServer(plain, store, HashingEmbedder())
+    server.start()
+    try:
+        with server.client(server.key()) as http:
+            assert http.post("/v1/recall", json={"query": "where does the user live?"}).status_code == 200
+        assert not plain.recalls_file().exists()
+    finally:
+        server.stop()

@@ -42,7 +42,7 @@ def _supervisor(store: Store, service: MemoryService, settings: Settings) -> Sup
     """The jobs this server runs on a schedule (jobs/supervisor.py): usage counts, aging."""
     return Supervisor(server_jobs(store, service.usage, aging_seconds=settings.aging_interval_seconds,
                                   usage_seconds=settings.usage_flush_seconds,
-                                  recalling=service.foreground.busy))  # fmt: skip
+                                  recalling=lambda: service.foreground.here()))  # fmt: skip
 
 
 def create_app(
@@ -55,15 +55,15 @@ def create_app(
     store = store or open_store(settings.storage_url(), **settings.store_options())
     embedder = embedder or make_embedder(settings.embedder, api_key=settings.embedder_api_key)
     service = MemoryService(store, embedder, settings)
-    if settings.llm.configured:  # an extraction worker process (ours or `engram models work`) reads the count
-        service.foreground = Foreground(settings.recalls_file())
-        service.foreground.reset()
     mcp = http_endpoint(service)  # MCP over streamable HTTP at /mcp (bearer key)
     readiness = Readiness(store, embedder, settings.retrieval, freeze_after=owns_process)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         readiness.start()  # /healthz answers at once; /readyz once the model and recent scopes are loaded
+        if settings.llm.configured:  # an extraction worker process (ours or `engram models work`) reads the count
+            service.foreground = Foreground.shared(settings.recalls_file())
+            service.foreground.reset()
         worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
                                  poll_seconds=settings.embed_poll_seconds, anchors=service.anchors)  # fmt: skip
         supervisor = service.supervisor = _supervisor(store, service, settings)
@@ -90,6 +90,7 @@ def create_app(
                 service.usage.flush(store)  # the last few seconds of use counts
             readiness.stop()
             service.foreground.close()
+            service.foreground = Foreground()
             store.close()
 
     app = FastAPI(title="EngramDB", version=__version__, summary="Long-term memory for LLM agents.",

@@ -183,7 +183,7 @@ def work(home: HomeOpt = None) -> None:
     embedder = OnnxMiniLMEmbedder(threads=1) if settings.embedder == "minilm" else \
         make_embedder(settings.embedder, api_key=settings.embedder_api_key)  # fmt: skip
     service = MemoryService(store, embedder, settings)
-    service.foreground = Foreground(settings.recalls_file())  # the server's recalls in flight: ours wait
+    service.foreground = Foreground.shared(settings.recalls_file())  # the server's recalls in flight: ours wait
     worker = ExtractionWorker(service, threads=max(1, settings.llm.workers), poll_seconds=0.2, embed=True)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -69,16 +69,22 @@ def embed_record_batch(tenant: TenantStore, embedder: Embedder, batch_size: int)
     return len(jobs)
 
 
-def drain(tenant: TenantStore, embedder: Embedder, batch_size: int = 64) -> int:
+def drain(
+    tenant: TenantStore, embedder: Embedder, batch_size: int = 64, between: Callable[[], object] = lambda: None
+) -> int:  # fmt: skip
     """Embed every due row (memories, then record texts) of a tenant now; return how many.
 
-    Rows that fail are rescheduled at least a second later, so this always ends.
+    Rows that fail are rescheduled at least a second later, so this always ends. ``between`` is
+    called before each batch (the extraction worker waits there while a recall runs).
     """
     total = 0
-    while done := embed_batch(tenant, embedder, batch_size):
-        total += done
-    while done := embed_record_batch(tenant, embedder, batch_size):
-        total += done
+    for batch in (embed_batch, embed_record_batch):
+        while True:
+            between()
+            done = batch(tenant, embedder, batch_size)
+            if not done:
+                break
+            total += done
     return total
 
 

@@ -123,9 +123,9 @@ class ExtractionWorker:
             if claimed is not None:
                 run_claimed(self._service, tenant, claimed)
                 if self._embed and self._embedding.acquire(blocking=False):  # another thread is at it: it takes ours
-                    recall_first(self._service)()
                     try:
-                        embed_drain(tenant, self._service.embedder, self._service.settings.embed_batch_size)
+                        embed_drain(tenant, self._service.embedder, self._service.settings.embed_batch_size,
+                                    between=recall_first(self._service))  # fmt: skip
                     finally:
                         self._embedding.release()
                 return True

@@ -124,8 +124,19 @@ def server_jobs(
                 total[key] += value  # fmt: skip
         return total
 
+    failing = {"until": 0.0, "wait": 0.0}  # after a failure the job pauses, doubling up to 5 s
+
     def freshen(_: datetime) -> Mapping[str, int]:
-        return {"scopes": 0 if recalling() else store.freshen(stop=recalling)}
+        if recalling() or time.monotonic() < failing["until"]:
+            return {"scopes": 0}
+        try:
+            done = store.freshen(stop=recalling)
+        except Exception:
+            failing["wait"] = min(5.0, max(FRESHEN_SECONDS, 2 * failing["wait"]))
+            failing["until"] = time.monotonic() + failing["wait"]
+            raise
+        failing["wait"] = 0.0
+        return {"scopes": done}
 
     return [Job("usage", usage_seconds, lambda _: {"rows": usage.flush(store)}), Job("aging", aging_seconds, age),
             Job("copies", FRESHEN_SECONDS, freshen)]  # fmt: skip

@@ -172,22 +172,24 @@ def freshen(cache: ScopeCache, limit: int, stop: Callable[[], bool] = lambda: Fa
     model's vectors, rows out of id order) is left to its next reader. ``stop`` is asked before
     each scope. Return how many copies took rows in."""
     freshened = 0
+    counters: dict[str, int] = {}  # a tenant's change counter, read once a pass (keys are "tenant:scope")
     for key, copy, renew in cache.recent(limit):
         if stop():
             break
         source = renew()
+        tenant = key.rpartition(":")[0]
+        if tenant not in counters:
+            counters[tenant] = source.current_seq()
         with cache.lock_for(key):
-            if cache.current(key) is not copy or source.current_seq() <= copy.seq:
+            if cache.current(key) is not copy or counters[tenant] <= copy.seq:
                 continue  # dropped or replaced meanwhile, or nothing new
             if copy.generation != source.generation():
                 continue
             taken = _refreshed(copy, source)
             if taken is None:
                 cache.replace(key, cache.fresh())  # half taken in: its next reader loads it whole
-                continue
-        if taken:
-            freshened += 1
-            cache.settle(keep=key)
+        cache.settle(keep=key)
+        freshened += bool(taken) and cache.current(key) is copy
     return freshened
 
 
