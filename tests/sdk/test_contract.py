@@ -17,7 +17,7 @@ from engramdb.sdk.outbox.store import FILE_NAME
 from tests.conftest import LiveServer
 from tests.contract._helpers import BASE_FACT_ID, SCOPE_FIELDS, fixture, validator
 from tests.sdk.conftest import SessionFactory
-from tests.sdk.helpers import FaultProxy, host_for, stored_episodes
+from tests.sdk.helpers import FaultProxy, dead_url, host_for, stored_episodes
 
 
 def _fixture_scope() -> dict[str, Any]:
@@ -35,18 +35,22 @@ def test_the_shared_fixture_gives_the_reference_episode_and_fact_ids(
     data = fixture()
     episode = data["episodeInput"]
     key = server.key(**_fixture_scope())
-    session = make_session(host=host_for(_fixture_scope(), runtime="hermes"), api_key=key,
-                           session_id=episode["externalSessionId"])  # fmt: skip
-    event_id = session.after_turn(episode["userText"], episode["assistantText"],
+    host = host_for(_fixture_scope(), runtime="hermes")
+    # Captured with nothing listening, so both bodies are still in the outbox when read (against
+    # the live server its delivery thread could take the episode before the read).
+    offline = make_session(dead_url(), host=host, api_key=key, session_id=episode["externalSessionId"])
+    event_id = offline.after_turn(episode["userText"], episode["assistantText"],
                                   turn_id=episode["sourceEventId"], turn_index=episode["turnIndex"])  # fmt: skip
     assert event_id is not None and event_id == data["expectedEventId"]
-    fact_id = session.remember("user:language-preference", "preference",
+    fact_id = offline.remember("user:language-preference", "preference",
                                "The user prefers TypeScript for this service.", source_event_id=event_id)  # fmt: skip
     assert fact_id == BASE_FACT_ID
     bodies = _bodies(profile)
     for body in bodies:
         assert validator().is_valid(body), list(validator().iter_errors(body))
     assert [b.get("eventId") or b.get("factId") for b in bodies] == [event_id, fact_id]
+    offline.close(timeout=0)  # what it captured stays queued; the next session delivers it
+    session = make_session(host=host, api_key=key, session_id=episode["externalSessionId"])
     assert session.outbox is not None and session.outbox.flush(10)
     with Client(server.url, key) as client:
         assert client.get_episode(event_id).event["eventId"] == data["expectedEventId"]
