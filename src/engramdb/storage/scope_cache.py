@@ -7,6 +7,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import TypeVar
 
 import numpy as np
@@ -38,8 +39,9 @@ class ScopeCache:
         with self._guard:
             return self._locks.setdefault(scope_key, threading.Lock())
 
-    def scope(self, scope_key: str) -> ScopeCopy:
-        """Return the scope's copy (empty with seq 0 when not cached yet), now the most recent."""
+    def scope(self, scope_key: str, renew: Callable[[], Source] | None = None) -> ScopeCopy:
+        """Return the scope's copy (empty with seq 0 when not cached yet), now the most recent;
+        ``renew``: how ``freshen`` reads the scope from now on (a source made anew each time)."""
         with self._guard:
             copy = self._scopes.get(scope_key)
             missed = copy is None
@@ -47,6 +49,8 @@ class ScopeCache:
                 copy = self._scopes[scope_key] = self.fresh()
                 self.loads += 1
             self._scopes.move_to_end(scope_key)
+            if renew is not None:
+                self._sources[scope_key] = renew
         if missed:
             self.on_load()
         return copy
@@ -55,18 +59,11 @@ class ScopeCache:
         """Return an empty copy that shares this cache's vocabulary and settings."""
         return ScopeCopy(self.vocabulary, self.ann)
 
-    def read_by(self, scope_key: str, renew: Callable[[], Source]) -> None:
-        """Note how the copy reads its scope (a source made anew each time ``freshen`` asks)."""
-        with self._guard:
-            if scope_key in self._scopes:
-                self._sources[scope_key] = renew
-
     def recent(self, limit: int) -> list[tuple[str, ScopeCopy, Callable[[], Source]]]:
         """The ``limit`` most recently used copies with how to read them, most recent first."""
         with self._guard:
-            found = [(key, copy, self._sources[key]) for key, copy in reversed(self._scopes.items())
-                     if key in self._sources]  # fmt: skip
-        return found[:limit]
+            return list(islice(((key, copy, self._sources[key]) for key, copy in reversed(self._scopes.items())
+                                if key in self._sources), limit))  # fmt: skip
 
     def current(self, scope_key: str) -> ScopeCopy | None:
         """The copy held for the scope now, without making it the most recent."""
@@ -147,8 +144,7 @@ def read_copy(
     The cache is brought back under its limit afterwards. ``renew`` makes the source anew for
     ``freshen`` (when ``source`` keeps what one block read); by default ``source`` serves.
     """
-    copy = cache.scope(key)
-    cache.read_by(key, renew or (lambda: source))
+    copy = cache.scope(key, renew or (lambda: source))
     with cache.lock_for(key):
         generation = source.generation()
         if copy.seq and copy.generation != generation:  # rows were erased, or another model's vectors
