@@ -14,6 +14,7 @@ from fastapi import Body, Depends, FastAPI, Path, Query, Request, Response
 from fastapi.openapi.models import Example
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from engramdb.api.mcp.transports import CALLER_KEY
 from engramdb.api.openapi import responses
@@ -33,14 +34,18 @@ JSON = "application/json"
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
-def authenticated(request: Request, credentials: Credentials) -> Caller:
+async def authenticated(request: Request, credentials: Credentials) -> Caller:
     """The caller a request's bearer key belongs to (401 without a valid key); the guard in front
-    of the routes has usually looked it up already."""
+    of the routes has usually looked it up already.
+
+    A coroutine, so the usual case costs no trip to a worker thread (FastAPI runs a plain function
+    dependency in one); the key is looked up in one only when the guard has not.
+    """
     known = request.scope.get(CALLER_KEY)
     if isinstance(known, Caller):
         return known
     token = credentials.credentials if credentials else None
-    return auth.authenticate(request.app.state.store, token)
+    return await run_in_threadpool(auth.authenticate, request.app.state.store, token)
 
 
 def add_route(app: FastAPI, op: Operation[Any]) -> None:
