@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 Ranked = Sequence[tuple[int, float]]  # (row id, raw score), best first
 
 
-@dataclass
+@dataclass(slots=True)
 class Fused:
     """A fused row: its score and, per arm, its 1-based rank and raw score."""
 
@@ -32,10 +32,8 @@ def rrf(arms: Mapping[str, Ranked], weights: Mapping[str, float], k: int = 60) -
     for name, ranked in arms.items():
         weight = weights.get(name, 0.0)
         for rank, (rowid, raw) in enumerate(ranked, start=1):
-            row = fused.setdefault(rowid, Fused(rowid, 0.0))
             part = weight / (k + rank) / best if best > 0 else 0.0
-            row.ranks[name], row.raw[name], row.parts[name] = rank, raw, part
-            row.score += part
+            _add(fused, name, rowid, rank, raw, part)
     return _ordered(fused)
 
 
@@ -48,12 +46,21 @@ def weighted(arms: Mapping[str, Ranked], weights: Mapping[str, float]) -> list[F
         scores = [raw for _, raw in ranked]
         low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
         for rank, (rowid, raw) in enumerate(ranked, start=1):
-            row = fused.setdefault(rowid, Fused(rowid, 0.0))
             normalised = (raw - low) / (high - low) if high > low else 1.0
-            part = weight * normalised
-            row.ranks[name], row.raw[name], row.parts[name] = rank, raw, part
-            row.score += part
+            _add(fused, name, rowid, rank, raw, weight * normalised)
     return _ordered(fused)
+
+
+def _add(fused: dict[int, Fused], arm: str, rowid: int, rank: int, raw: float, part: float) -> None:
+    """Credit ``rowid`` with ``arm``'s rank, raw score and part. A recall fuses a few hundred
+    rows per arm: a row first met is built whole rather than through ``setdefault``, which
+    would build (and mostly discard) a row with three empty dicts for every candidate."""
+    row = fused.get(rowid)
+    if row is None:
+        fused[rowid] = Fused(rowid, part, {arm: rank}, {arm: raw}, {arm: part})
+        return
+    row.ranks[arm], row.raw[arm], row.parts[arm] = rank, raw, part
+    row.score += part
 
 
 def _ordered(fused: dict[int, Fused]) -> list[Fused]:
