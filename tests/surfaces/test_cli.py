@@ -82,6 +82,42 @@ def test_serve_creates_default_tenant_prints_admin_key_and_serves(tmp_path: Path
         assert "EngramDB" in output and "egm." not in output
 
 
+def test_serve_on_minilm_fast_embeds_with_it_and_its_vectors_are_its_own(tmp_path: Path) -> None:
+    """`ENGRAM_EMBEDDER=minilm-fast` through the real server: memories are embedded with it and
+    found by meaning; a server on the default model then treats those vectors as stale."""
+    port = _free_port()
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data"), "ENGRAM_EMBEDDER": "minilm-fast"}
+    scope = {"agentId": "a", "profileId": "p", "privacyScope": "private",
+             "participantScopeHash": "c" * 64, "sandboxEligible": False}  # fmt: skip
+    # No word of the question is in the memory it must find: only the vectors can find it.
+    question = {"query": "which German city hosts the pre-production DB?", "scope": scope}
+    with _serving(env, port) as proc:
+        token = re.search(r"egm\.default\.\w+\.[\w-]+", _read_until_started(proc))
+        assert token
+        headers = {"Authorization": f"Bearer {token.group()}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
+            assert http.get("/healthz").json()["embedder"] == "all-MiniLM-L6-v2-int8-dynamic"
+            for text in ("The staging database is in Frankfurt", "Lunch on Fridays is pizza"):
+                assert http.post("/v1/episodes", json=episode_body(text, scope=scope)).status_code == 201
+            deadline = time.monotonic() + 30
+            while True:
+                found = http.post("/v1/recall", json=question).json()["memories"]
+                if (found and all(m["embeddingState"] == "ready" for m in found)) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert found[0]["text"].startswith("The staging database is in Frankfurt")
+            assert found[0]["embeddingState"] == "ready"
+    env["ENGRAM_EMBEDDER"] = "minilm"
+    with _serving(env, port) as proc:
+        _read_until_started(proc)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
+            assert http.get("/healthz").json()["embedder"] == "all-MiniLM-L6-v2-int8"
+            # Another model's vectors are left out of the vector arm: found by their words only.
+            by_words = http.post("/v1/recall", json={**question, "query": "staging database"}).json()["memories"]
+            assert by_words[0]["text"].startswith("The staging database is in Frankfurt")
+            assert {m["embeddingState"] for m in by_words} == {"stale"}
+
+
 def test_keys_create_list_revoke(tmp_path: Path) -> None:
     created = _run(tmp_path, "keys", "create", "--tenant", "acme", "--create-tenant", "--role", "agent",
                    "--agent-id", "a", "--profile-id", "p", "--participant", "d" * 64, "--privacy", "private",

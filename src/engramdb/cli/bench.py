@@ -36,7 +36,7 @@ def _sizes(value: str) -> list[int]:
 
 SizesOpt = Annotated[str, typer.Option("--sizes", help="memories in ONE scope, comma-separated")]
 QueriesOpt = Annotated[int, typer.Option("--queries", min=1, help="timed queries per size")]
-EmbedderOpt = Annotated[str, typer.Option("--embedder", help="minilm or hashing")]
+EmbedderOpt = Annotated[str, typer.Option("--embedder", help="minilm, minilm-fast or hashing")]
 HomeOpt = Annotated[Path | None, typer.Option("--home", help="data folder (default: a temporary one, removed after)")]
 OutOpt = Annotated[Path, typer.Option("--out", help="JSON result file")]
 IngestSampleOpt = Annotated[int, typer.Option(
@@ -65,11 +65,12 @@ def recall(
     seed: SeedOpt = 7, limit: LimitOpt = 8, profile_dir: ProfileDirOpt = None,
 ) -> None:  # fmt: skip
     """Server-side recall latency (p50/p95/p99) of one scope at several sizes, plus ingest rate."""
+    from engramdb.core.embedding import is_local_spec
     from engramdb.eval.latency import run
     from engramdb.eval.latency_config import BenchConfig
 
-    if embedder not in ("minilm", "hashing") and not embedder.startswith("hashing:"):
-        raise typer.BadParameter("minilm or hashing[:DIM]", param_hint="--embedder")
+    if not is_local_spec(embedder):
+        raise typer.BadParameter("minilm, minilm-fast or hashing[:DIM]", param_hint="--embedder")
     config = BenchConfig(
         sizes=_sizes(sizes), queries=queries, embedder=embedder, home=home,
         ingest_sample=ingest_sample, batch_size=batch_size, seed=seed, vectors=vectors,

@@ -21,7 +21,7 @@ def load(
     seconds: Annotated[float, typer.Option(min=1, help="seconds each rate is offered")] = 30.0,
     memories: Annotated[int, typer.Option(min=1, help="memories in the one scope the requests use")] = 10_000,
     recall_share: Annotated[float, typer.Option(min=0, max=1, help="share of recalls (the rest are writes)")] = 0.7,
-    embedder: Annotated[str, typer.Option("--embedder", help="minilm or hashing")] = "minilm",
+    embedder: Annotated[str, typer.Option("--embedder", help="minilm, minilm-fast or hashing")] = "minilm",
     max_in_flight: Annotated[int, typer.Option(min=0, help="the server's ENGRAM_MAX_IN_FLIGHT")] = 32,
     out: Annotated[Path, typer.Option("--out", help="JSON result file")] = Path("bench/out/load.json"),
     seed: Annotated[int, typer.Option("--seed", help="corpus and query seed")] = 7,

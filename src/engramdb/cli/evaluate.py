@@ -39,7 +39,7 @@ LimitConvOpt = Annotated[int | None, typer.Option(
 LimitQOpt = Annotated[int | None, typer.Option(
     "--limit-questions", min=1, help="at most N scorable questions per conversation",
 )]
-EmbedderOpt = Annotated[str, typer.Option("--embedder", help="minilm (default) or hashing[:DIM]")]
+EmbedderOpt = Annotated[str, typer.Option("--embedder", help="minilm (default), minilm-fast or hashing[:DIM]")]
 OutOpt = Annotated[Path | None, typer.Option(
     "--out", help="JSON result (default bench/out/eval_<dataset>.json; _<granularity> added unless turn)",
 )]
@@ -96,11 +96,12 @@ def _evaluate(
     limit_questions: int | None, embedder: str, out: Path | None, home: Path | None,
     markdown: Path | None, rest: bool, url: str | None, key: str | None,
 ) -> None:  # fmt: skip
+    from engramdb.core.embedding import is_local_spec
     from engramdb.eval.report import markdown as to_markdown
     from engramdb.eval.runner import EvalConfig, run
 
-    if embedder not in ("minilm", "hashing") and not embedder.startswith("hashing:"):
-        raise typer.BadParameter("minilm or hashing[:DIM]", param_hint="--embedder")
+    if not is_local_spec(embedder):
+        raise typer.BadParameter("minilm, minilm-fast or hashing[:DIM]", param_hint="--embedder")
     arms = arms or ("hybrid" if rest or url else "bm25,vector,hybrid")
     config = EvalConfig(
         dataset=dataset, data=data, arms=tuple(a.strip() for a in arms.split(",") if a.strip()),

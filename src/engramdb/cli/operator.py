@@ -165,7 +165,7 @@ def work(home: HomeOpt = None) -> None:
     ``engram serve`` starts this beside itself when a model is configured (llm.workerProcess); run it
     yourself to work a queue from other machines or processes.
     """
-    from engramdb.core.embedding import OnnxMiniLMEmbedder, make_embedder
+    from engramdb.core.embedding import make_embedder
     from engramdb.core.foreground import Foreground
     from engramdb.core.service import MemoryService
     from engramdb.jobs.extraction import ExtractionWorker
@@ -180,8 +180,7 @@ def work(home: HomeOpt = None) -> None:
     step_aside(settings.llm.worker_nice, idle=settings.llm.worker_idle)
     store = open_store(settings.storage_url(), **settings.store_options())
     # Background work on a small machine: one thread of the embedding model, not two.
-    embedder = OnnxMiniLMEmbedder(threads=1) if settings.embedder == "minilm" else \
-        make_embedder(settings.embedder, api_key=settings.embedder_api_key)  # fmt: skip
+    embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key, threads=1)
     service = MemoryService(store, embedder, settings)
     service.foreground = Foreground.shared(settings.recalls_file())  # the server's recalls in flight: ours wait
     worker = ExtractionWorker(service, threads=max(1, settings.llm.workers), poll_seconds=0.2, embed=True)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from engramdb.core.embedding_int8 import derive_int8_activations
 from engramdb.core.embedding_port import FloatMatrix, l2_normalize
 from engramdb.errors import EmbeddingFailedError
 
@@ -78,7 +79,7 @@ def _runtime_errors() -> tuple[type[Exception], ...]:
     return tuple(v for v in vars(state).values() if isinstance(v, type) and issubclass(v, Exception))
 
 
-def _open_session(model_path: Path, threads: int) -> ort.InferenceSession:
+def _open_session(model: Path | bytes, threads: int) -> ort.InferenceSession:
     try:
         import onnxruntime as ort
     except ImportError as error:
@@ -91,7 +92,8 @@ def _open_session(model_path: Path, threads: int) -> ort.InferenceSession:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
     try:
-        return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+        source = str(model) if isinstance(model, Path) else model
+        return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
     except _runtime_errors() as error:
         raise EmbeddingFailedError("the MiniLM model does not load", retryable=False) from error
 
@@ -130,20 +132,33 @@ def _shrinking_run() -> ort.RunOptions:
     return options
 
 
+# What each kind of activation makes of the same weights: vectors of one are stale for the other.
+MODEL_IDS = {"float": "all-MiniLM-L6-v2-int8", "int8": "all-MiniLM-L6-v2-int8-dynamic"}
+
+
 class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over real tokens, then L2.
 
+    ``activations="int8"`` runs the weight MatMuls on int8 activations too (``minilm-fast``;
+    core/embedding_int8.py): ~3x faster per query, slightly different vectors, its own model id.
     Loading is lazy (first ``embed`` or ``dimension`` access) and guarded by
     a lock, so constructing one is free and sharing one across threads is safe.
     """
 
-    model_id = "all-MiniLM-L6-v2-int8"
-
-    def __init__(self, threads: int = 2, batch_size: int = 32, max_tokens: int = 256, batch_tokens: int = 2048) -> None:
+    def __init__(
+        self, threads: int = 2, batch_size: int = 32, max_tokens: int = 256, batch_tokens: int = 2048,
+        *, activations: str = "float",
+    ) -> None:  # fmt: skip
         if threads < 1 or batch_size < 1 or max_tokens < 8 or batch_tokens < max_tokens:
             raise ValueError("threads and batch_size must be >= 1, max_tokens >= 8 and batch_tokens >= max_tokens")
+        if activations not in MODEL_IDS:
+            raise ValueError(f"activations must be one of {', '.join(MODEL_IDS)}")
+        self.model_id = MODEL_IDS[activations]
+        self.activations = activations
         self.threads = threads
-        self.batch_size = batch_size
+        # Int8 activations are scaled by each run's largest value, so a text's vector would depend
+        # on the texts batched with it (cosine 0.991 to itself alone): each text runs alone instead.
+        self.batch_size = batch_size if activations == "float" else 1
         self.max_tokens = max_tokens
         # A batch's padded tokens are capped: onnxruntime's arena grows to the largest batch it has
         # run and keeps it (64 texts of 256 tokens held 2.7 GB; 8 of them, 0.5 GB: bench/RESULTS.md).
@@ -196,7 +211,8 @@ class OnnxMiniLMEmbedder:
     def _load(self) -> None:
         model_path = _verified_model_path()
         tokenizer, self._pad_id = _open_tokenizer(self.max_tokens)
-        session = _open_session(model_path, self.threads)
+        model = model_path if self.activations == "float" else derive_int8_activations(model_path)
+        session = _open_session(model, self.threads)
         self._shrink = _shrinking_run()
         self._dimension = self._detect_dimension(session, tokenizer)
         self._tokenizer = tokenizer

@@ -1,0 +1,84 @@
+"""`minilm-fast`: the shipped MiniLM on int8 activations, derived at load (core/embedding_int8.py).
+
+Its speed is measured in bench/RESULTS.md, never asserted here; these tests pin what it is: the
+same model's meaning (close to the float vectors, same neighbours), yet a different computation
+with its own model id, so stored vectors of one are never compared with the other's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engramdb.core.embedding import Embedder, OnnxMiniLMEmbedder, is_local_spec, make_embedder
+from engramdb.errors import EmbeddingFailedError
+
+TEXTS = [
+    "The cat sits on the mat",
+    "A cat is sitting on a mat",
+    "Quarterly tax filing deadlines",
+    "Caroline went to the LGBTQ support group on 7 May 2023",
+    "What did Melanie paint recently?",
+    "I finished a painting of a sunset over the lake last week",
+]
+
+
+@pytest.fixture(scope="module")
+def both() -> tuple[OnnxMiniLMEmbedder, OnnxMiniLMEmbedder]:
+    return OnnxMiniLMEmbedder(threads=1), OnnxMiniLMEmbedder(threads=1, activations="int8")
+
+
+def test_the_factory_builds_it_with_its_own_model_id() -> None:
+    fast = make_embedder("minilm-fast")
+    assert isinstance(fast, OnnxMiniLMEmbedder) and isinstance(fast, Embedder)
+    assert fast.model_id == "all-MiniLM-L6-v2-int8-dynamic"
+    assert make_embedder("minilm").model_id == "all-MiniLM-L6-v2-int8"  # the default is untouched
+    assert is_local_spec("minilm-fast") and is_local_spec("minilm") and not is_local_spec("openai:x|y")
+
+
+def test_its_vectors_mean_what_the_float_ones_mean(both: tuple[OnnxMiniLMEmbedder, OnnxMiniLMEmbedder]) -> None:
+    exact, fast = (embedder.embed(TEXTS) for embedder in both)
+    assert fast.shape == exact.shape == (len(TEXTS), 384) and fast.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+    # Another computation (activations rounded to int8), not the same vectors under a new name...
+    assert not np.array_equal(fast, exact)
+    # ...yet each text lands where the float model puts it, and the nearest neighbours agree.
+    assert float((fast * exact).sum(axis=1).min()) >= 0.98
+    for vectors in (exact, fast):
+        similar = vectors @ vectors.T
+        np.fill_diagonal(similar, -1)
+        assert similar[0].argmax() == 1 and similar[4].argmax() == 5  # the paraphrase; the painting
+        assert similar[0, 1] > similar[0, 2] + 0.3
+
+
+def test_a_text_gets_the_same_vector_in_a_batch_and_alone(
+    both: tuple[OnnxMiniLMEmbedder, OnnxMiniLMEmbedder],
+) -> None:
+    """Int8 activations are scaled by each run's largest value, so batched texts would move each
+    other's vectors (cosine 0.991 to the text alone): a query and the worker's batch holding the
+    same text must agree exactly, as they do with float activations."""
+    for embedder in both:
+        batch = embedder.embed(TEXTS)
+        alone = np.vstack([embedder.embed([text]) for text in TEXTS])
+        np.testing.assert_array_equal(batch, alone)
+
+
+def test_without_onnx_it_fails_for_good_and_says_which_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert OnnxMiniLMEmbedder(activations="int8").embed(["hi"]).shape == (1, 384)  # positive control
+    # The model is derived in a child process: an `onnx` first on its path that cannot be imported.
+    (tmp_path / "onnx").mkdir()
+    (tmp_path / "onnx" / "__init__.py").write_text("raise ImportError('onnx is not installed here')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), *sys.path]))
+    with pytest.raises(EmbeddingFailedError, match=r"engramdb\[fast\]") as info:
+        OnnxMiniLMEmbedder(activations="int8").embed(["hi"])
+    assert (info.value.http_status, info.value.retryable) == (502, False)
+    assert OnnxMiniLMEmbedder().embed(["hi"]).shape == (1, 384)  # the default needs no onnx
+
+
+def test_an_unknown_activation_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="activations"):
+        OnnxMiniLMEmbedder(activations="int4")
