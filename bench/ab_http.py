@@ -12,7 +12,8 @@ falls on all arms alike, and a paired difference per question says which arm is 
         --out bench/out/ab_http.json
 
 Arm options after ``@``, comma-separated: ``client=httpx|sdk`` (default sdk), ``loop=asyncio|uvloop``,
-``http=h11|httptools``, ``access_log=false``, ``env:NAME=VALUE``. Times are the client's wall time
+``http=h11|httptools``, ``access_log=false``, ``env:NAME=VALUE``, ``home=DIR`` (this arm's own copy of
+the prepared data, e.g. re-embedded with another embedder by ``engram reembed``). Times are the client's wall time
 per request (perf_counter around the call); ``embedMs`` and ``searchMs`` are the server's own.
 """
 
@@ -132,6 +133,7 @@ class Arm:
     client: str = "sdk"
     server: dict[str, str] = field(default_factory=dict)  # loop, http, access_log
     env: dict[str, str] = field(default_factory=dict)
+    home: Path | None = None  # prepared data of its own (default: the shared one)
     port: int = 0
     procs: list[subprocess.Popen[str]] = field(default_factory=list)
     rows: list[tuple[int, int, float, float, float]] = field(default_factory=list)  # round, q, wall, embed, search
@@ -153,6 +155,8 @@ def parse_arm(text: str) -> Arm:
             arm.server[key] = value
         elif key.startswith("env:"):
             arm.env[key[4:]] = value
+        elif key == "home":
+            arm.home = Path(value).resolve()
         else:
             raise SystemExit(f"unknown arm option {key!r}")
     return arm
@@ -175,7 +179,7 @@ def prepare(home: Path, data: Path) -> None:
 def start(arm: Arm, home: Path, work: Path) -> None:
     folder = work / arm.name
     shutil.rmtree(folder, ignore_errors=True)
-    shutil.copytree(home, folder)
+    shutil.copytree(arm.home or home, folder)
     arm.port = free_port()
     log = (work / f"{arm.name}.log").open("w")
     if arm.server:
