@@ -113,8 +113,8 @@ class Settings(BaseSettings):
     pg_bin: str | None = Field(None, description="folder of pg_dump and pg_restore for backups (default: PATH)")
     host: str = Field("127.0.0.1", description="address the server listens on")
     port: int = Field(8377, description="port the server listens on")
-    embedder: str = Field("minilm", description="'minilm', 'minilm-fast' (int8 activations: ~3x faster "
-                          "queries, its own vectors), 'hashing[:DIM]' or 'openai:URL|MODEL'")
+    embedder: str = Field("minilm", description="'minilm', 'minilm-fast' (int8 activations: a query embeds in "
+                          "about half the time; its own vectors), 'hashing[:DIM]' or 'openai:URL|MODEL'")
     embedder_api_key: str | None = Field(None, description="bearer key for an openai: embedder")
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
         "NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)"

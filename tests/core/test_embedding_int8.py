@@ -7,6 +7,7 @@ with its own model id, so stored vectors of one are never compared with the othe
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -61,10 +62,11 @@ def test_a_text_gets_the_same_vector_in_a_batch_and_alone(
     """Int8 activations are scaled by each run's largest value, so batched texts would move each
     other's vectors (cosine 0.991 to the text alone): a query and the worker's batch holding the
     same text must agree exactly, as they do with float activations."""
-    for embedder in both:
-        batch = embedder.embed(TEXTS)
-        alone = np.vstack([embedder.embed([text]) for text in TEXTS])
-        np.testing.assert_array_equal(batch, alone)
+    exact, fast = both
+    batch = fast.embed(TEXTS)
+    np.testing.assert_array_equal(batch, np.vstack([fast.embed([text]) for text in TEXTS]))
+    # The float model, whose batches are padded and masked, as the yardstick (to float rounding).
+    np.testing.assert_allclose(exact.embed(TEXTS), np.vstack([exact.embed([t]) for t in TEXTS]), atol=1e-6)
 
 
 def test_without_onnx_it_fails_for_good_and_says_which_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -77,6 +79,38 @@ def test_without_onnx_it_fails_for_good_and_says_which_extra(monkeypatch: pytest
         OnnxMiniLMEmbedder(activations="int8").embed(["hi"])
     assert (info.value.http_status, info.value.retryable) == (502, False)
     assert OnnxMiniLMEmbedder().embed(["hi"]).shape == (1, 384)  # the default needs no onnx
+
+
+def test_the_factory_refuses_it_at_once_without_onnx(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server configured for it must not start and then fail every recall: `make_embedder`
+    (which `engram serve` calls before it listens) says which extra is missing."""
+    assert make_embedder("minilm-fast").model_id.endswith("-dynamic")  # positive control: onnx installed
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real(name, *a))
+    with pytest.raises(EmbeddingFailedError, match=r"engramdb\[fast\]") as info:
+        make_embedder("minilm-fast")
+    assert info.value.retryable is False
+    assert make_embedder("minilm").model_id == "all-MiniLM-L6-v2-int8"
+
+
+def test_a_load_that_cannot_succeed_is_not_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each recall would otherwise hash the model file again under the load lock, one at a time."""
+    import engramdb.core.embedding_onnx as onnx_module
+
+    calls: list[str] = []
+
+    def missing() -> Path:
+        calls.append("verify")
+        raise EmbeddingFailedError("gone", retryable=False)
+
+    monkeypatch.setattr(onnx_module, "_verified_model_path", missing)
+    embedder = OnnxMiniLMEmbedder()
+    for _ in range(3):
+        with pytest.raises(EmbeddingFailedError, match="gone"):
+            embedder.embed(["hi"])
+    assert calls == ["verify"]
+    monkeypatch.undo()  # a new instance (a restart) tries again, and loads
+    assert OnnxMiniLMEmbedder().embed(["hi"]).shape == (1, 384)
 
 
 def test_an_unknown_activation_kind_is_refused() -> None:

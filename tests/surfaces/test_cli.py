@@ -97,7 +97,10 @@ def test_serve_on_minilm_fast_embeds_with_it_and_its_vectors_are_its_own(tmp_pat
         headers = {"Authorization": f"Bearer {token.group()}"}
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
             assert http.get("/healthz").json()["embedder"] == "all-MiniLM-L6-v2-int8-dynamic"
-            for text in ("The staging database is in Frankfurt", "Lunch on Fridays is pizza"):
+            texts = ("The staging database is in Frankfurt", "Lunch on Fridays is pizza",
+                     "Ana plays the cello", "The release train leaves every second Tuesday",
+                     "Our office plants need water weekly")  # fmt: skip
+            for text in texts:
                 assert http.post("/v1/episodes", json=episode_body(text, scope=scope)).status_code == 201
             deadline = time.monotonic() + 30
             while True:
@@ -105,6 +108,7 @@ def test_serve_on_minilm_fast_embeds_with_it_and_its_vectors_are_its_own(tmp_pat
                 if (found and all(m["embeddingState"] == "ready" for m in found)) or time.monotonic() > deadline:
                     break
                 time.sleep(0.1)
+            assert found, "nothing was found by meaning within 30 s"
             assert found[0]["text"].startswith("The staging database is in Frankfurt")
             assert found[0]["embeddingState"] == "ready"
     env["ENGRAM_EMBEDDER"] = "minilm"

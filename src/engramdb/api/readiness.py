@@ -61,7 +61,8 @@ class Readiness:
             self._embedder.embed(["warm up"])
         except Exception as error:  # the server still serves: writes land, recall reports the failure
             log.warning("the embedder failed to warm up; recall will try it again", exc_info=True)
-            report["model"] = f"failed: {type(error).__name__}"
+            why = error.message if isinstance(error, EngramError) else type(error).__name__  # ours say what to do
+            report["model"] = f"failed: {why}"
         try:
             warmed = self._store.warm(self._stopping.is_set, vector_model=self._embedder.model_id)
             report["scopesWarmed"] = len(warmed)

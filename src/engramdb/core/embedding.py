@@ -17,10 +17,13 @@ per failure. :func:`make_embedder` builds an embedder from a short spec string.
 
 from __future__ import annotations
 
+import importlib.util
+
 from engramdb.core.embedding_hashing import HashingEmbedder
 from engramdb.core.embedding_onnx import OnnxMiniLMEmbedder, minilm_tokenizer_path
 from engramdb.core.embedding_openai import OpenAICompatibleEmbedder
 from engramdb.core.embedding_port import Embedder, FloatMatrix, l2_normalize
+from engramdb.errors import EmbeddingFailedError
 
 __all__ = [
     "Embedder",
@@ -38,11 +41,16 @@ _SPEC_FORMS = "'minilm', 'minilm-fast', 'hashing', 'hashing:DIM', 'openai:<base_
 
 
 def make_embedder(spec: str = "minilm", *, api_key: str | None = None, threads: int = 2) -> Embedder:
-    """Build an embedder from a spec string (see ``_SPEC_FORMS``); ``threads``: a local model's."""
+    """Build an embedder from a spec string (see ``_SPEC_FORMS``); ``threads``: the ``minilm``
+    model's (``minilm-fast`` always runs on one)."""
     spec = spec.strip()
     if spec == "minilm":
         return OnnxMiniLMEmbedder(threads=threads)
     if spec == "minilm-fast":
+        if importlib.util.find_spec("onnx") is None:  # refuse at start, not at every recall
+            raise EmbeddingFailedError(
+                "the minilm-fast embedder needs the 'onnx' package: pip install 'engramdb[fast]'", retryable=False
+            )
         # One thread: a short text's int8 MatMuls are too small to split, and waking a second
         # thread for each of them cost more than it saved (-0.28 ms a recall over HTTP on one).
         return OnnxMiniLMEmbedder(threads=1, activations="int8")

@@ -4,9 +4,10 @@ The shipped model stores its weights as int8 but turns them back into float32 (a
 before every MatMul; onnxruntime folds that into float32 weights when it loads the model, so each
 query reads ~42 MB of them and its weight MatMuls take ~3 of its ~5 ms here (bench/RESULTS.md).
 Quantising the activations on the fly too (onnxruntime's dynamic quantisation, one scale per
-output channel of each weight) runs those MatMuls on int8 (VNNI where the CPU has it): the query
-embedding about twice as fast in the server, at the cost of slightly different vectors (cosine
->= 0.989 to the float ones on 300 LoCoMo questions; LoCoMo recall@10 0.732 against 0.729).
+output channel of each weight) runs those MatMuls on int8: a query's embedding in the server
+takes a little over half the time, at the cost of slightly different vectors (cosine >= 0.989 to
+the float ones on 300 LoCoMo questions; LoCoMo recall@10 0.732 against 0.729). All of it was
+measured on a CPU with AVX-512 VNNI; without VNNI onnxruntime's int8 kernels may saturate.
 
 Derived from the verified model file at load time, offline, in a child process (a few seconds):
 the quantiser holds the float model several times over while it works, and a server would keep
@@ -25,45 +26,61 @@ from pathlib import Path
 
 from engramdb.errors import EmbeddingFailedError
 
-_NO_ONNX = 3  # the child's exit status when the quantiser (onnx) is not installed
-_SECONDS = 300
+_NO_ONNX = 3  # the child's exit status when the quantiser (onnx) cannot be imported
+_DERIVE_TIMEOUT_SECONDS = 300
 
 
 def derive_int8_activations(model_path: Path) -> bytes:
     """Return the model at ``model_path`` with its weight MatMuls on int8 activations (ONNX bytes)."""
-    with tempfile.TemporaryDirectory(prefix="engram-minilm-") as folder:
-        target = Path(folder) / "int8.onnx"
-        command = [sys.executable, "-m", __name__, str(model_path), str(target)]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=_SECONDS, check=False)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise EmbeddingFailedError("the int8 MiniLM model could not be derived", retryable=False) from error
-        if done.returncode == _NO_ONNX:
-            raise EmbeddingFailedError(
-                "the minilm-fast embedder needs the 'onnx' package: pip install 'engramdb[fast]'", retryable=False
-            )
-        if done.returncode != 0 or not target.is_file():
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise EmbeddingFailedError(f"the int8 MiniLM model could not be derived: {last}", retryable=False)
-        return target.read_bytes()
+    try:
+        with tempfile.TemporaryDirectory(prefix="engram-minilm-") as folder:
+            target = Path(folder) / "int8.onnx"
+            # -P: the working directory is not put first on the child's path, so a folder named
+            # like a package there (an `engramdb` plugin folder, say) cannot stand in for it.
+            command = [sys.executable, "-P", "-m", __name__, str(model_path), str(target)]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=_DERIVE_TIMEOUT_SECONDS, check=False)
+            if done.returncode == _NO_ONNX:
+                raise EmbeddingFailedError(
+                    "the minilm-fast embedder needs the 'onnx' package: pip install 'engramdb[fast]' "
+                    f"({_last_line(done.stderr)})",
+                    retryable=False,
+                )
+            if done.returncode != 0 or not target.is_file():
+                raise EmbeddingFailedError(
+                    f"the int8 MiniLM model could not be derived (exit status {done.returncode}: "
+                    f"{_last_line(done.stderr)})",
+                    retryable=False,
+                )
+            return target.read_bytes()
+    except subprocess.TimeoutExpired as error:
+        raise EmbeddingFailedError(
+            f"deriving the int8 MiniLM model took over {_DERIVE_TIMEOUT_SECONDS} s", retryable=False
+        ) from error
+    except OSError as error:  # no temporary folder, no interpreter to run, an unreadable result
+        raise EmbeddingFailedError(f"the int8 MiniLM model could not be derived: {error}", retryable=False) from error
+
+
+def _last_line(text: str) -> str:
+    return (text.strip().splitlines() or ["no output"])[-1]
 
 
 def _derive(source: Path, target: Path) -> int:
     try:
         import onnxruntime as ort  # type: ignore[import-untyped]  # onnxruntime ships no type information
-        from onnxruntime.quantization import (  # type: ignore[import-untyped]  # it imports onnx
+        from onnxruntime.quantization import (  # type: ignore[import-untyped]  # untyped as well
             QuantType,
             quantize_dynamic,
         )
-    except ImportError:
+    except ImportError as error:  # onnx missing, or a version the quantiser cannot use
+        print(f"ImportError: {error}", file=sys.stderr)
         return _NO_ONNX
     # The quantiser advises "pre-processing" on the root logger for every model: advice for models
     # exported from training, not for this one.
     logging.getLogger().setLevel(logging.ERROR)
     folded = target.with_suffix(".folded.onnx")
     options = ort.SessionOptions()
-    # Constant folding only (the int8 -> float32 weights become plain initializers the quantiser
-    # reads); the higher levels write hardware-specific nodes into the saved file.
+    # The basic, hardware-independent rewrites (constant folding turns the int8 -> float32 weights
+    # into plain initializers the quantiser reads); higher levels save hardware-specific nodes.
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.optimized_model_filepath = str(folded)
     options.log_severity_level = 3

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -132,28 +132,31 @@ def _shrinking_run() -> ort.RunOptions:
     return options
 
 
+Activations = Literal["float", "int8"]
+
 # What each kind of activation makes of the same weights: vectors of one are stale for the other.
-MODEL_IDS = {"float": "all-MiniLM-L6-v2-int8", "int8": "all-MiniLM-L6-v2-int8-dynamic"}
+_MODEL_IDS: dict[str, str] = {"float": "all-MiniLM-L6-v2-int8", "int8": "all-MiniLM-L6-v2-int8-dynamic"}
 
 
 class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over real tokens, then L2.
 
     ``activations="int8"`` runs the weight MatMuls on int8 activations too (``minilm-fast``;
-    core/embedding_int8.py): ~3x faster per query, slightly different vectors, its own model id.
+    core/embedding_int8.py): a query embeds in about half the time, slightly different vectors,
+    its own model id.
     Loading is lazy (first ``embed`` or ``dimension`` access) and guarded by
     a lock, so constructing one is free and sharing one across threads is safe.
     """
 
     def __init__(
         self, threads: int = 2, batch_size: int = 32, max_tokens: int = 256, batch_tokens: int = 2048,
-        *, activations: str = "float",
+        *, activations: Activations = "float",
     ) -> None:  # fmt: skip
         if threads < 1 or batch_size < 1 or max_tokens < 8 or batch_tokens < max_tokens:
             raise ValueError("threads and batch_size must be >= 1, max_tokens >= 8 and batch_tokens >= max_tokens")
-        if activations not in MODEL_IDS:
-            raise ValueError(f"activations must be one of {', '.join(MODEL_IDS)}")
-        self.model_id = MODEL_IDS[activations]
+        if activations not in _MODEL_IDS:
+            raise ValueError(f"activations must be one of {', '.join(_MODEL_IDS)}")
+        self.model_id = _MODEL_IDS[activations]
         self.activations = activations
         self.threads = threads
         # Int8 activations are scaled by each run's largest value, so a text's vector would depend
@@ -172,6 +175,7 @@ class OnnxMiniLMEmbedder:
         self._dimension: int | None = None
         self._pad_id = 0
         self._shrink: ort.RunOptions | None = None
+        self._failed: EmbeddingFailedError | None = None
 
     @property
     def dimension(self) -> int:
@@ -203,8 +207,17 @@ class OnnxMiniLMEmbedder:
     def _ensure_loaded(self) -> tuple[ort.InferenceSession, Tokenizer]:
         if self._session is None or self._tokenizer is None:
             with self._load_lock:
+                if self._failed is not None:
+                    raise self._failed
                 if self._session is None or self._tokenizer is None:
-                    self._load()
+                    try:
+                        self._load()
+                    except EmbeddingFailedError as error:
+                        # A missing package or a bad file stays so until someone acts: every call
+                        # would otherwise queue on the lock to hash the model (and derive it) again.
+                        if not error.retryable:
+                            self._failed = error
+                        raise
         assert self._session is not None and self._tokenizer is not None
         return self._session, self._tokenizer
 
