@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from engramdb.core import embedding_int8, embedding_onnx
 from engramdb.core.embedding import Embedder, OnnxMiniLMEmbedder, is_local_spec, make_embedder
 from engramdb.errors import EmbeddingFailedError
 
@@ -26,6 +28,17 @@ TEXTS = [
     "What did Melanie paint recently?",
     "I finished a painting of a sunset over the lake last week",
 ]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Derived models go to this module's cache folder, never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +84,9 @@ def test_a_text_gets_the_same_vector_in_a_batch_and_alone(
 
 def test_without_onnx_it_fails_for_good_and_says_which_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert OnnxMiniLMEmbedder(activations="int8").embed(["hi"]).shape == (1, 384)  # positive control
-    # The model is derived in a child process: an `onnx` first on its path that cannot be imported.
+    # The model is derived in a child process: an `onnx` first on its path that cannot be imported,
+    # and an empty cache, so there is nothing derived earlier to read instead.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
     (tmp_path / "onnx").mkdir()
     (tmp_path / "onnx" / "__init__.py").write_text("raise ImportError('onnx is not installed here')\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), *sys.path]))
@@ -111,6 +126,30 @@ def test_a_load_that_cannot_succeed_is_not_tried_again(monkeypatch: pytest.Monke
     assert calls == ["verify"]
     monkeypatch.undo()  # a new instance (a restart) tries again, and loads
     assert OnnxMiniLMEmbedder().embed(["hi"]).shape == (1, 384)
+
+
+def test_the_derived_model_is_cached_and_a_torn_copy_is_derived_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    source = embedding_int8.cache_folder()  # under tmp_path: the derivations below start from nothing
+    assert not source.exists()
+    children: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+        children.append(command)
+        return real_run(command, **options)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(embedding_int8.subprocess, "run", counted)
+    model = embedding_onnx._verified_model_path()
+    first = embedding_int8.derive_int8_activations(model)
+    cached = list(source.glob("minilm-int8-*.onnx"))
+    assert len(children) == 1 and len(cached) == 1 and cached[0].read_bytes() == first
+    assert embedding_int8.derive_int8_activations(model) == first and len(children) == 1  # read, not derived
+    cached[0].write_bytes(first[: len(first) // 2])  # a torn write
+    assert embedding_int8.derive_int8_activations(model) == first and len(children) == 2  # derived again
+    assert cached[0].read_bytes() == first
 
 
 def test_an_unknown_activation_kind_is_refused() -> None:

@@ -86,7 +86,8 @@ def test_serve_on_minilm_fast_embeds_with_it_and_its_vectors_are_its_own(tmp_pat
     """`ENGRAM_EMBEDDER=minilm-fast` through the real server: memories are embedded with it and
     found by meaning; a server on the default model then treats those vectors as stale."""
     port = _free_port()
-    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data"), "ENGRAM_EMBEDDER": "minilm-fast"}
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data"), "ENGRAM_EMBEDDER": "minilm-fast",
+           "XDG_CACHE_HOME": str(tmp_path / "cache")}  # fmt: skip
     scope = {"agentId": "a", "profileId": "p", "privacyScope": "private",
              "participantScopeHash": "c" * 64, "sandboxEligible": False}  # fmt: skip
     # No word of the question is in the memory it must find: only the vectors can find it.

@@ -11,14 +11,20 @@ measured on a CPU with AVX-512 VNNI; without VNNI onnxruntime's int8 kernels may
 
 Derived from the verified model file at load time, offline, in a child process (a few seconds):
 the quantiser holds the float model several times over while it works, and a server would keep
-that peak. It needs the ``onnx`` package, which the quantiser reads models with (the ``fast`` extra).
+that peak. The result is kept in the user's cache folder (``$XDG_CACHE_HOME/engramdb``, by default
+``~/.cache/engramdb``), named by what it was made from and checked by its own digest (against a
+torn write; whoever can write that folder can change it, as they can the installed packages), so
+the next process (a CLI command, the extraction worker) reads it instead of deriving it again.
+It needs the ``onnx`` package, which the quantiser reads models with (the ``fast`` extra).
 
     python -m engramdb.core.embedding_int8 SOURCE.onnx TARGET.onnx
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import subprocess
 import sys
 import tempfile
@@ -31,7 +37,58 @@ _DERIVE_TIMEOUT_SECONDS = 300
 
 
 def derive_int8_activations(model_path: Path) -> bytes:
-    """Return the model at ``model_path`` with its weight MatMuls on int8 activations (ONNX bytes)."""
+    """Return the model at ``model_path`` with its weight MatMuls on int8 activations (ONNX bytes):
+    the cached copy when there is a sound one, else a new derivation (then cached)."""
+    cached = cache_folder() / f"minilm-int8-{_recipe(model_path)}.onnx"
+    known = _read_sound(cached)
+    if known is not None:
+        return known
+    derived = _derive_in_child(model_path)
+    _keep(cached, derived)
+    return derived
+
+
+def cache_folder() -> Path:
+    """Where derived models are kept (the XDG cache convention)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "engramdb"
+
+
+def _recipe(model_path: Path) -> str:
+    """What a derivation depends on: the source's bytes and the quantiser's versions."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    digest = hashlib.sha256(model_path.read_bytes())
+    for package in ("onnxruntime", "onnx"):
+        try:
+            digest.update(f"|{package} {version(package)}".encode())
+        except PackageNotFoundError:
+            digest.update(f"|{package} absent".encode())
+    return digest.hexdigest()[:16]
+
+
+def _read_sound(path: Path) -> bytes | None:
+    """The cached model if it is there and matches the digest written beside it."""
+    try:
+        data, expected = path.read_bytes(), path.with_suffix(".sha256").read_text().strip()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == expected else None
+
+
+def _keep(path: Path, data: bytes) -> None:
+    """Cache ``data`` at ``path`` (digest first, model last, each by rename); a cache that cannot
+    be written only costs the next process a derivation."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for target, content in ((path.with_suffix(".sha256"), hashlib.sha256(data).hexdigest().encode()), (path, data)):
+            partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+            partial.write_bytes(content)
+            partial.replace(target)
+    except OSError:
+        logging.getLogger(__name__).warning("the derived int8 model could not be cached in %s", path.parent)
+
+
+def _derive_in_child(model_path: Path) -> bytes:
     try:
         with tempfile.TemporaryDirectory(prefix="engram-minilm-") as folder:
             target = Path(folder) / "int8.onnx"
