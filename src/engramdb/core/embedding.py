@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 
 from engramdb.core.embedding_hashing import HashingEmbedder
+from engramdb.core.embedding_int8 import NEEDS_ONNX
 from engramdb.core.embedding_onnx import OnnxMiniLMEmbedder, minilm_tokenizer_path
 from engramdb.core.embedding_openai import OpenAICompatibleEmbedder
 from engramdb.core.embedding_port import Embedder, FloatMatrix, l2_normalize
@@ -48,9 +49,7 @@ def make_embedder(spec: str = "minilm", *, api_key: str | None = None, threads: 
         return OnnxMiniLMEmbedder(threads=threads)
     if spec == "minilm-fast":
         if importlib.util.find_spec("onnx") is None:  # refuse at start, not at every recall
-            raise EmbeddingFailedError(
-                "the minilm-fast embedder needs the 'onnx' package: pip install 'engramdb[fast]'", retryable=False
-            )
+            raise EmbeddingFailedError(NEEDS_ONNX, retryable=False)
         # One thread: a short text's int8 MatMuls are too small to split, and waking a second
         # thread for each of them cost more than it saved (-0.28 ms a recall over HTTP on one).
         return OnnxMiniLMEmbedder(threads=1, activations="int8")

@@ -33,6 +33,7 @@ from pathlib import Path
 from engramdb.errors import EmbeddingFailedError
 
 _NO_ONNX = 3  # the child's exit status when the quantiser (onnx) cannot be imported
+NEEDS_ONNX = "the minilm-fast embedder needs the 'onnx' package: pip install 'engramdb[fast]'"
 _DERIVE_TIMEOUT_SECONDS = 300
 
 
@@ -97,11 +98,7 @@ def _derive_in_child(model_path: Path) -> bytes:
             command = [sys.executable, "-P", "-m", __name__, str(model_path), str(target)]
             done = subprocess.run(command, capture_output=True, text=True, timeout=_DERIVE_TIMEOUT_SECONDS, check=False)
             if done.returncode == _NO_ONNX:
-                raise EmbeddingFailedError(
-                    "the minilm-fast embedder needs the 'onnx' package: pip install 'engramdb[fast]' "
-                    f"({_last_line(done.stderr)})",
-                    retryable=False,
-                )
+                raise EmbeddingFailedError(f"{NEEDS_ONNX} ({_last_line(done.stderr)})", retryable=False)
             if done.returncode != 0 or not target.is_file():
                 raise EmbeddingFailedError(
                     f"the int8 MiniLM model could not be derived (exit status {done.returncode}: "
