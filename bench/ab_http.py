@@ -172,8 +172,11 @@ def prepare(home: Path, data: Path) -> None:
     if (home / "ab_http.json").exists():
         return
     print(f"preparing {home} from {data} (embeds every turn once)", file=sys.stderr)
-    subprocess.run([sys.executable, "-c", PREPARE, str(home), str(data)], check=True,
-                   env={**os.environ, "PYTHONPATH": str(ROOT / "src")})  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-c", PREPARE, str(home), str(data)],
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
 
 
 def start(arm: Arm, home: Path, work: Path) -> None:
@@ -183,8 +186,16 @@ def start(arm: Arm, home: Path, work: Path) -> None:
     arm.port = free_port()
     log = (work / f"{arm.name}.log").open("w")
     if arm.server:
-        command = [sys.executable, "-c", SERVER, str(folder), str(arm.port), arm.server.get("loop", "auto"),
-                   arm.server.get("http", "auto"), arm.server.get("access_log", "true")]  # fmt: skip
+        command = [
+            sys.executable,
+            "-c",
+            SERVER,
+            str(folder),
+            str(arm.port),
+            arm.server.get("loop", "auto"),
+            arm.server.get("http", "auto"),
+            arm.server.get("access_log", "true"),
+        ]
     else:  # the production entry point
         command = [sys.executable, "-m", "engramdb.cli", "serve", "--home", str(folder), "--port", str(arm.port)]
     arm.procs.append(subprocess.Popen(command, env=arm.environ(), stdout=log, stderr=subprocess.STDOUT, text=True))
@@ -197,8 +208,13 @@ def start(arm: Arm, home: Path, work: Path) -> None:
             if time.monotonic() > deadline or arm.procs[0].poll() is not None:
                 raise SystemExit(f"server of arm {arm.name} did not start: see {work}/{arm.name}.log") from None
             time.sleep(0.2)
-    client = subprocess.Popen([sys.executable, "-c", CLIENT, f"http://127.0.0.1:{arm.port}", arm.client, str(folder)],
-                              env=arm.environ(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, f"http://127.0.0.1:{arm.port}", arm.client, str(folder)],
+        env=arm.environ(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     arm.procs.append(client)
     assert client.stdout is not None and client.stdout.readline().strip() == "ready"
     signal_all(arm, signal.SIGSTOP)
@@ -240,9 +256,16 @@ def pct(values: list[float], q: float) -> float:
 def summary(arm: Arm) -> dict[str, float]:
     wall = [r[2] for r in arm.rows]
     other = [r[2] - r[3] - r[4] for r in arm.rows]
-    return {"n": len(wall), "p50": pct(wall, 50), "p95": pct(wall, 95), "p99": pct(wall, 99),
-            "mean": statistics.fmean(wall), "embedP50": pct([r[3] for r in arm.rows], 50),
-            "searchP50": pct([r[4] for r in arm.rows], 50), "otherP50": pct(other, 50)}  # fmt: skip
+    return {
+        "n": len(wall),
+        "p50": pct(wall, 50),
+        "p95": pct(wall, 95),
+        "p99": pct(wall, 99),
+        "mean": statistics.fmean(wall),
+        "embedP50": pct([r[3] for r in arm.rows], 50),
+        "searchP50": pct([r[4] for r in arm.rows], 50),
+        "otherP50": pct(other, 50),
+    }
 
 
 def paired(base: Arm, other: Arm, seed: int) -> dict[str, float]:
@@ -251,8 +274,11 @@ def paired(base: Arm, other: Arm, seed: int) -> dict[str, float]:
     diffs = [r[2] - mine[(r[0], r[1])] for r in other.rows]
     rng = random.Random(seed)
     boots = sorted(statistics.median(rng.choices(diffs, k=len(diffs))) for _ in range(400))
-    return {"medianDiffMs": statistics.median(diffs), "ci95": [boots[10], boots[389]],
-            "p50DiffMs": pct([r[2] for r in other.rows], 50) - pct([r[2] for r in base.rows], 50)}  # fmt: skip
+    return {
+        "medianDiffMs": statistics.median(diffs),
+        "ci95": [boots[10], boots[389]],
+        "p50DiffMs": pct([r[2] for r in other.rows], 50) - pct([r[2] for r in base.rows], 50),
+    }
 
 
 def main() -> None:
@@ -264,8 +290,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=0, help="questions per round (0: all 1,536)")
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--block", type=int, default=1,
-                        help="questions an arm answers in a row before the next arm takes the same ones")
+    parser.add_argument(
+        "--block", type=int, default=1, help="questions an arm answers in a row before the next arm takes the same ones"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     arms = [parse_arm(a) for a in args.arm]
@@ -299,20 +326,29 @@ def main() -> None:
         for arm in arms:
             stop(arm)
     result: dict[str, Any] = {
-        "started": started, "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-        "command": " ".join(sys.argv), "loadavg": loads, "cpus": os.cpu_count(),
-        "arms": {a.name: {"src": str(a.src), "client": a.client, "server": a.server, "env": a.env,
-                          **summary(a)} for a in arms},
+        "started": started,
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "command": " ".join(sys.argv),
+        "loadavg": loads,
+        "cpus": os.cpu_count(),
+        "arms": {
+            a.name: {"src": str(a.src), "client": a.client, "server": a.server, "env": a.env, **summary(a)}
+            for a in arms
+        },
         "paired": {a.name: paired(arms[0], a, args.seed) for a in arms[1:]},
         "sameRankings": {a.name: a.rankings == arms[0].rankings for a in arms[1:]},
-    }  # fmt: skip
+    }
     print(f"{'arm':<14}{'p50':>8}{'p95':>8}{'p99':>8}{'embed':>8}{'search':>8}{'other':>8}")
     for name, s in result["arms"].items():
-        print(f"{name:<14}{s['p50']:8.2f}{s['p95']:8.2f}{s['p99']:8.2f}{s['embedP50']:8.2f}"
-              f"{s['searchP50']:8.2f}{s['otherP50']:8.2f}")  # fmt: skip
+        print(
+            f"{name:<14}{s['p50']:8.2f}{s['p95']:8.2f}{s['p99']:8.2f}{s['embedP50']:8.2f}"
+            f"{s['searchP50']:8.2f}{s['otherP50']:8.2f}"
+        )
     for name, p in result["paired"].items():
-        print(f"{name} - {arms[0].name}: median paired diff {p['medianDiffMs']:+.3f} ms "
-              f"(95% {p['ci95'][0]:+.3f} .. {p['ci95'][1]:+.3f}); same top-10 ids: {result['sameRankings'][name]}")
+        print(
+            f"{name} - {arms[0].name}: median paired diff {p['medianDiffMs']:+.3f} ms "
+            f"(95% {p['ci95'][0]:+.3f} .. {p['ci95'][1]:+.3f}); same top-10 ids: {result['sameRankings'][name]}"
+        )
     print(f"load average (1, 5, 15 min) at each round's start and at the end: {loads}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

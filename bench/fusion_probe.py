@@ -34,8 +34,13 @@ def _date(text: str) -> str:
 
 
 def _scope(sample: str) -> dict[str, object]:
-    return {"agentId": "locomo", "profileId": "eval", "privacyScope": "private",
-            "participantScopeHash": hash_scope([sample]), "sandboxEligible": False}  # fmt: skip
+    return {
+        "agentId": "locomo",
+        "profileId": "eval",
+        "privacyScope": "private",
+        "participantScopeHash": hash_scope([sample]),
+        "sandboxEligible": False,
+    }
 
 
 def ingest(service: MemoryService, caller: Caller, sample: dict) -> dict[str, str]:
@@ -47,12 +52,25 @@ def ingest(service: MemoryService, caller: Caller, sample: dict) -> dict[str, st
         when = _date(conv[f"session_{n}_date_time"])
         for i, turn in enumerate(conv[f"session_{n}"]):
             text = f"{turn['speaker']}: {turn['text']}"
-            bodies.append(EpisodeWrite.model_validate({
-                **_scope(sample["sample_id"]), "runtime": "custom", "externalSessionId": f"s{n}",
-                "turnIndex": i, "userText": text, "assistantText": "", "summary": text,
-                "conversationKind": "direct", "visibility": "participant", "trustClass": "trusted",
-                "originClass": "conversation", "observedAt": when, "provenance": "locomo",
-            }))  # fmt: skip
+            bodies.append(
+                EpisodeWrite.model_validate(
+                    {
+                        **_scope(sample["sample_id"]),
+                        "runtime": "custom",
+                        "externalSessionId": f"s{n}",
+                        "turnIndex": i,
+                        "userText": text,
+                        "assistantText": "",
+                        "summary": text,
+                        "conversationKind": "direct",
+                        "visibility": "participant",
+                        "trustClass": "trusted",
+                        "originClass": "conversation",
+                        "observedAt": when,
+                        "provenance": "locomo",
+                    }
+                )
+            )
             dia_ids.append(turn["dia_id"])
         n += 1
     results = service.write_episodes(caller, bodies)
@@ -87,8 +105,9 @@ def main() -> None:
         "weighted 0.6": RetrievalSettings(fusion="weighted", dense_weight=0.6, lexical_weight=0.4),
         "weighted 0.7": RetrievalSettings(fusion="weighted", dense_weight=0.7, lexical_weight=0.3),
         "dense only": RetrievalSettings(fusion="weighted", dense_weight=1.0, lexical_weight=0.0),
-        "lexical only": RetrievalSettings(fusion="weighted", dense_weight=0.0, lexical_weight=1.0,
-                                          common_term_fraction=1.0),
+        "lexical only": RetrievalSettings(
+            fusion="weighted", dense_weight=0.0, lexical_weight=1.0, common_term_fraction=1.0
+        ),
     }
     for name, retrieval in arms.items():
         service.settings = Settings(home=home, retrieval=retrieval)

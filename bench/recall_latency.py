@@ -1,6 +1,6 @@
 """Recall latency benchmark; the same as ``engram bench recall`` (see bench/README.md).
 
-    python bench/recall_latency.py --sizes 1000,10000 --queries 200
+python bench/recall_latency.py --sizes 1000,10000 --queries 200
 """
 
 from __future__ import annotations

@@ -40,16 +40,29 @@ PAINTED = "new Promise(done => requestAnimationFrame(() => requestAnimationFrame
 def _fill(server: LiveServer, token: str, count: int) -> None:
     with server.client(token) as http:
         for start in range(0, count, 100):
-            episodes = [episode_body(f"Turn {i}: the user talked about billing, deploys and editors.", turn=i,
-                                     session=f"s{i // 50}") for i in range(start, min(start + 100, count))]  # fmt: skip
+            episodes = [
+                episode_body(
+                    f"Turn {i}: the user talked about billing, deploys and editors.", turn=i, session=f"s{i // 50}"
+                )
+                for i in range(start, min(start + 100, count))
+            ]
             assert http.post("/v1/episodes/batch", json={"episodes": episodes}).status_code == 200
         for i in range(count):  # multi-valued kind: every fact stays current
-            assert http.post("/v1/facts", json=fact_body(f"The user likes topic {i}.", kind="likes",
-                                                         sourceEventId=f"f{i}")).status_code == 201  # fmt: skip
+            assert (
+                http.post(
+                    "/v1/facts", json=fact_body(f"The user likes topic {i}.", kind="likes", sourceEventId=f"f{i}")
+                ).status_code
+                == 201
+            )
         deadline = time.monotonic() + 300  # measure a quiet server: the embedding worker done
-        while {m["embedding"]["state"] for listing in (http.get("/v1/episodes", params={"limit": count}).json()[
-                "episodes"], http.get("/v1/facts", params={"limit": count}).json()["facts"]) for m in listing} != {
-                "ready"}:  # fmt: skip
+        while {
+            m["embedding"]["state"]
+            for listing in (
+                http.get("/v1/episodes", params={"limit": count}).json()["episodes"],
+                http.get("/v1/facts", params={"limit": count}).json()["facts"],
+            )
+            for m in listing
+        } != {"ready"}:
             assert time.monotonic() < deadline, "the memories were not embedded"
             time.sleep(0.2)
 
@@ -97,8 +110,7 @@ def main(argv: list[str]) -> dict[str, Any]:
 
 def _summary(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
-    return {"p50": round(statistics.median(ordered), 1), "max": round(ordered[-1], 1),
-            "min": round(ordered[0], 1)}  # fmt: skip
+    return {"p50": round(statistics.median(ordered), 1), "max": round(ordered[-1], 1), "min": round(ordered[0], 1)}
 
 
 if __name__ == "__main__":

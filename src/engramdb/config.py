@@ -15,9 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class RetrievalSettings(BaseModel):
     """Recall tuning knobs (defaults measured in bench/RESULTS.md)."""
 
-    fusion: str = Field(
-        "weighted", description="'weighted' (min-max normalised sum) or 'rrf' (reciprocal rank)"
-    )
+    fusion: str = Field("weighted", description="'weighted' (min-max normalised sum) or 'rrf' (reciprocal rank)")
     rrf_k: int = Field(60, description="RRF constant k")
     dense_weight: float = Field(0.5, description="weight of the vector arm in fusion")
     lexical_weight: float = Field(0.5, description="weight of the lexical arm in fusion")
@@ -31,7 +29,8 @@ class RetrievalSettings(BaseModel):
     )
     second_neighbour_weight: float = Field(0.2, ge=0, description="the same for the turns two away (0 = off)")
     lexical_coverage_exponent: float = Field(
-        1.0, ge=0,
+        1.0,
+        ge=0,
         description="the lexical arm's weight is multiplied by the share of the query's word information "
         "(IDF) that some memory in the scope contains, to this power (0 = off)",
     )
@@ -42,8 +41,11 @@ class RetrievalSettings(BaseModel):
     date_decay_days: float = Field(7.0, gt=0, description="the date feature falls by e every N days further away")
     candidate_pool: int = Field(200, description="rows each arm contributes before fusion")
     expand_top: int = Field(
-        0, ge=0, le=10, description="follow relationships one hop from this many top hits (0 = off; a request's "
-        "expand overrides it): linked facts and episodes compete for places, linked records are listed"
+        0,
+        ge=0,
+        le=10,
+        description="follow relationships one hop from this many top hits (0 = off; a request's "
+        "expand overrides it): linked facts and episodes compete for places, linked records are listed",
     )
     expand_weight: float = Field(0.5, ge=0, le=1, description="a linked memory's score: this share of its hit's")
     common_term_fraction: float = Field(
@@ -56,8 +58,9 @@ class LLMSettings(BaseModel):
     extraction, conflict judgement, reflection and consolidation (docs/models.md)."""
 
     base_url: str | None = Field(
-        None, description="the endpoint's base URL, e.g. http://127.0.0.1:11434/v1 (Ollama) or "
-        "https://api.openai.com/v1; unset: model-assisted operations answer 501"
+        None,
+        description="the endpoint's base URL, e.g. http://127.0.0.1:11434/v1 (Ollama) or "
+        "https://api.openai.com/v1; unset: model-assisted operations answer 501",
     )
     model: str = Field("", description="the model name the endpoint knows, e.g. qwen2.5:7b-instruct or gpt-4o-mini")
     api_key: SecretStr | None = Field(None, description="bearer key for the endpoint (hosted models)")
@@ -65,8 +68,9 @@ class LLMSettings(BaseModel):
     max_concurrency: int = Field(8, ge=1, le=64, description="calls in flight at once, per process")
     repair_attempts: int = Field(1, ge=0, le=3, description="extra turns that ask the model to fix unusable JSON")
     structured_output: Literal["json_schema", "json_object", "prompt"] = Field(
-        "json_schema", description="how the JSON shape is asked for: json_schema (response_format with the "
-        "schema), json_object (any JSON object), or prompt (the schema in the prompt only)"
+        "json_schema",
+        description="how the JSON shape is asked for: json_schema (response_format with the "
+        "schema), json_object (any JSON object), or prompt (the schema in the prompt only)",
     )
     temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature")
     max_tokens: int = Field(1024, ge=16, description="answer length cap per call")
@@ -74,21 +78,26 @@ class LLMSettings(BaseModel):
     completion_cost_per_million: float = Field(0.0, ge=0, description="price of a million completion tokens")
     workers: int = Field(8, ge=0, le=64, description="threads of the background extraction queue (0: none)")
     worker_process: bool = Field(
-        True, description="run the queue's threads in a process of their own beside the server (engram models "
-        "work), so recall never waits on them; false: threads inside the server process"
+        True,
+        description="run the queue's threads in a process of their own beside the server (engram models "
+        "work), so recall never waits on them; false: threads inside the server process",
     )
     worker_nice: int = Field(
         10, ge=0, le=19, description="the worker process's niceness: on a busy machine the server (recall) runs first"
     )
     recall_first_ms: float = Field(
-        100.0, ge=0, le=10_000, description="between the steps of a queued job, wait while the server is "
+        100.0,
+        ge=0,
+        le=10_000,
+        description="between the steps of a queued job, wait while the server is "
         "answering a recall; while recalls never stop, one step of the worker process passes per this many ms "
-        "(0: never wait): on a small machine recall keeps its latency"
+        "(0: never wait): on a small machine recall keeps its latency",
     )
     worker_idle: bool = Field(
-        False, description="run the worker process at the kernel's idle priority (Linux SCHED_IDLE): it takes a CPU "
+        False,
+        description="run the worker process at the kernel's idle priority (Linux SCHED_IDLE): it takes a CPU "
         "only when nothing else wants it; off by default: a worker descheduled while it holds SQLite's write lock "
-        "would hold up the server's writes"
+        "would hold up the server's writes",
     )
     job_attempts: int = Field(5, ge=1, le=50, description="tries of a queued job before it is marked failed")
     job_backoff_seconds: float = Field(
@@ -113,14 +122,18 @@ class Settings(BaseSettings):
     pg_bin: str | None = Field(None, description="folder of pg_dump and pg_restore for backups (default: PATH)")
     host: str = Field("127.0.0.1", description="address the server listens on")
     port: int = Field(8377, description="port the server listens on")
-    embedder: str = Field("minilm", description="'minilm', 'minilm-fast' (int8 activations: a query embeds in "
-                          "about half the time; its own vectors), 'hashing[:DIM]' or 'openai:URL|MODEL'")
+    embedder: str = Field(
+        "minilm",
+        description="'minilm', 'minilm-fast' (int8 activations: a query embeds in "
+        "about half the time; its own vectors), 'hashing[:DIM]' or 'openai:URL|MODEL'",
+    )
     embedder_api_key: str | None = Field(None, description="bearer key for an openai: embedder")
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
         "NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)"
     )
     max_body_bytes: int = Field(
-        16 * 1024 * 1024, ge=1024,
+        16 * 1024 * 1024,
+        ge=1024,
         description="largest request body read, in bytes (413 past it; a full batch of 100 episodes fits)",
     )
     rate_limit_per_second: float = Field(
@@ -128,25 +141,36 @@ class Settings(BaseSettings):
     )
     rate_limit_burst: int = Field(100, ge=1, description="requests a key may make at once before the rate applies")
     max_in_flight: int = Field(
-        32, ge=0, description="requests served at once; past it a request is refused at once with 503 and "
+        32,
+        ge=0,
+        description="requests served at once; past it a request is refused at once with 503 and "
         "Retry-After instead of queueing (0 = no limit)",
     )
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     malloc_arenas: int = Field(
-        2, ge=0, le=64, description="glibc malloc arenas of `engram serve` (0: glibc's default, 8 per core): each "
-        "thread that gets its own arena keeps its peak, ~300 MB more under load at 10,000 memories"
+        2,
+        ge=0,
+        le=64,
+        description="glibc malloc arenas of `engram serve` (0: glibc's default, 8 per core): each "
+        "thread that gets its own arena keeps its peak, ~300 MB more under load at 10,000 memories",
     )
     memory_mb: float = Field(
-        1024, gt=0, description="memory the in-memory scope copies may hold (MB); least recently used scopes are "
+        1024,
+        gt=0,
+        description="memory the in-memory scope copies may hold (MB); least recently used scopes are "
         "dropped beyond it and reloaded on their next recall",
     )
     ann_min_rows: int = Field(
-        200_000, ge=1, description="ready vectors in one scope before its vector arm searches k-means lists "
+        200_000,
+        ge=1,
+        description="ready vectors in one scope before its vector arm searches k-means lists "
         "(approximate) instead of every row (exact)",
     )
     ann_probe_share: float = Field(0.05, gt=0, le=1, description="share of a large scope's lists a query scans")
     pg_copy_min_rows: int = Field(
-        10_000, ge=1, description="PostgreSQL: memories in one scope before it is answered from an in-memory copy "
+        10_000,
+        ge=1,
+        description="PostgreSQL: memories in one scope before it is answered from an in-memory copy "
         "(BM25 and int8 vectors) instead of a scan of its rows per query",
     )
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
@@ -156,11 +180,13 @@ class Settings(BaseSettings):
         1024, ge=0, description="recent recall queries whose vectors are kept, by model and text (0 = off)"
     )
     audit_key_file: Path | None = Field(
-        None, description="the key that MACs the audit chain's anchors (default: audit.key in home; keep it "
+        None,
+        description="the key that MACs the audit chain's anchors (default: audit.key in home; keep it "
         "where the database's writer cannot read it)",
     )
     audit_anchor_dir: Path | None = Field(
-        None, description="where the audit chain's heads are anchored, one append-only file per tenant "
+        None,
+        description="where the audit chain's heads are anchored, one append-only file per tenant "
         "(default: audit-anchors in home)",
     )
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
@@ -173,8 +199,11 @@ class Settings(BaseSettings):
 
     def store_options(self) -> dict[str, object]:
         """Options for ``open_store`` beside the URL."""
-        copies = {"memory_mb": self.memory_mb, "ann_min_rows": self.ann_min_rows,
-                  "ann_probe_share": self.ann_probe_share}  # fmt: skip
+        copies = {
+            "memory_mb": self.memory_mb,
+            "ann_min_rows": self.ann_min_rows,
+            "ann_probe_share": self.ann_probe_share,
+        }
         if self.database_url:
             return {"schema": self.pg_schema, "copy_min_rows": self.pg_copy_min_rows, **copies}
         return {"synchronous": self.sqlite_synchronous, **copies}

@@ -104,9 +104,7 @@ class _DependencyFailedError(EngramError):
 
     retryable = True
 
-    def __init__(
-        self, message: str, *, retryable: bool = True, field: str | None = None, **context: Any
-    ) -> None:
+    def __init__(self, message: str, *, retryable: bool = True, field: str | None = None, **context: Any) -> None:
         super().__init__(message, field=field, **context)
         self.retryable = retryable
 
@@ -135,7 +133,6 @@ class ModelFailedError(_DependencyFailedError):
 
     code = "model_failed"
     http_status = 502
-
 
 
 class ModelOutputError(ModelFailedError):

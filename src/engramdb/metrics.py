@@ -18,24 +18,56 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 # Recall's own service time is ~1-20 ms at 10k memories: buckets fine there, coarse past a second.
 _LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
-REQUESTS = Counter("engram_http_requests", "HTTP requests answered, by route template, method and status",
-                   ["route", "method", "status"], registry=REGISTRY)  # fmt: skip
-LATENCY = Histogram("engram_http_request_duration_seconds", "time from a request's arrival to its answer",
-                    ["route", "method"], buckets=_LATENCY, registry=REGISTRY)  # fmt: skip
-ERRORS = Counter("engram_http_errors", "error answers by problem code (invalid_input, rate_limited, ...)",
-                 ["code"], registry=REGISTRY)  # fmt: skip
-RECALL_STAGE = Histogram("engram_recall_stage_seconds", "recall's time per stage: embed (the query) and search",
-                         ["stage"], buckets=_LATENCY, registry=REGISTRY)  # fmt: skip
-RECALL_CANDIDATES = Histogram("engram_recall_candidates", "candidates each recall arm returned",
-                              ["arm"], buckets=(0, 1, 5, 10, 25, 50, 100, 200, 500), registry=REGISTRY)  # fmt: skip
-EMBEDDED = Counter("engram_embedded_rows", "rows the embedding worker embedded (memories and record texts)",
-                   ["kind"], registry=REGISTRY)  # fmt: skip
-EMBED_SECONDS = Histogram("engram_embed_batch_seconds", "time the embedder took per worker batch",
-                          buckets=_LATENCY, registry=REGISTRY)  # fmt: skip
-JOB_RUNS = Counter("engram_job_runs", "background job passes, by job and outcome (ok, failed)",
-                   ["job", "outcome"], registry=REGISTRY)  # fmt: skip
-BACKLOG = Gauge("engram_embedding_backlog", "rows waiting for a vector (pending or failed and due again), all tenants",
-                registry=REGISTRY)  # fmt: skip
+REQUESTS = Counter(
+    "engram_http_requests",
+    "HTTP requests answered, by route template, method and status",
+    ["route", "method", "status"],
+    registry=REGISTRY,
+)
+LATENCY = Histogram(
+    "engram_http_request_duration_seconds",
+    "time from a request's arrival to its answer",
+    ["route", "method"],
+    buckets=_LATENCY,
+    registry=REGISTRY,
+)
+ERRORS = Counter(
+    "engram_http_errors",
+    "error answers by problem code (invalid_input, rate_limited, ...)",
+    ["code"],
+    registry=REGISTRY,
+)
+RECALL_STAGE = Histogram(
+    "engram_recall_stage_seconds",
+    "recall's time per stage: embed (the query) and search",
+    ["stage"],
+    buckets=_LATENCY,
+    registry=REGISTRY,
+)
+RECALL_CANDIDATES = Histogram(
+    "engram_recall_candidates",
+    "candidates each recall arm returned",
+    ["arm"],
+    buckets=(0, 1, 5, 10, 25, 50, 100, 200, 500),
+    registry=REGISTRY,
+)
+EMBEDDED = Counter(
+    "engram_embedded_rows",
+    "rows the embedding worker embedded (memories and record texts)",
+    ["kind"],
+    registry=REGISTRY,
+)
+EMBED_SECONDS = Histogram(
+    "engram_embed_batch_seconds", "time the embedder took per worker batch", buckets=_LATENCY, registry=REGISTRY
+)
+JOB_RUNS = Counter(
+    "engram_job_runs", "background job passes, by job and outcome (ok, failed)", ["job", "outcome"], registry=REGISTRY
+)
+BACKLOG = Gauge(
+    "engram_embedding_backlog",
+    "rows waiting for a vector (pending or failed and due again), all tenants",
+    registry=REGISTRY,
+)
 
 
 def watch_backlog(count: Callable[[], float]) -> None:

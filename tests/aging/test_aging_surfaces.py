@@ -15,8 +15,12 @@ def test_retention_below_one_day_is_refused_and_names_the_field(server: LiveServ
         policy = admin.get("/v1/policy").json()
         assert policy["aging"]["archiveBelowStrength"] == 0.25
         assert policy["retention"] == {"episodeDays": None, "factDays": None}
-        for section, field, value in (("retention", "episodeDays", 0.5), ("retention", "factDays", 0),
-                                      ("aging", "archiveAfterDays", 0), ("aging", "archiveBelowStrength", 2)):
+        for section, field, value in (
+            ("retention", "episodeDays", 0.5),
+            ("retention", "factDays", 0),
+            ("aging", "archiveAfterDays", 0),
+            ("aging", "archiveBelowStrength", 2),
+        ):
             refused = admin.put("/v1/policy", json={**policy, section: {field: value}})
             assert refused.status_code == 422 and field in refused.json()["field"], refused.text
         accepted = admin.put("/v1/policy", json={**policy, "retention": {"episodeDays": 1}})

@@ -33,8 +33,9 @@ def _pg_bin(url: str) -> str:
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "engramdb.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", *args], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, (args, done.stdout, done.stderr)
     return done
 
@@ -53,8 +54,9 @@ class Writers:
         with server.client(token) as http:
             turn = 0
             while not self._stop.is_set():
-                answer = http.post("/v1/episodes", json=episode_body(f"writer {n} turn {turn}", turn=turn,
-                                                                     session=f"writer-{n}"))  # fmt: skip
+                answer = http.post(
+                    "/v1/episodes", json=episode_body(f"writer {n} turn {turn}", turn=turn, session=f"writer-{n}")
+                )
                 assert answer.status_code == 201, answer.text
                 with self._lock:
                     self.acked.append(answer.json()["id"])
@@ -127,6 +129,11 @@ def test_restore_refuses_a_home_that_holds_tenants(server: LiveServer, tmp_path:
         env["ENGRAM_PG_BIN"] = _pg_bin(store_spec(server.store)[1])
     server.store.tenant("t1", create=True)
     _cli("backup", str(tmp_path / "b"), env=env)
-    refused = subprocess.run([sys.executable, "-m", "engramdb.cli", "restore", str(tmp_path / "b")], env=env,
-                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    refused = subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", "restore", str(tmp_path / "b")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert refused.returncode == 1 and ("empty home" in refused.stderr or "already exists" in refused.stderr)

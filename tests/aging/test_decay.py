@@ -67,7 +67,12 @@ def test_each_decision_of_the_policy(service: MemoryService, operator: Caller) -
     # 100 days idle: 0.5 ** (100 / 30) = 0.099 < 0.25; five uses lift it to 0.277.
     assert sweep(tenant, _later(100)).archived == 2
     assert {f: _status(service, operator, f) for f in (weak, pinned, protected, just_below, used)} == {
-        weak: "archived", pinned: "active", protected: "active", just_below: "archived", used: "active"}
+        weak: "archived",
+        pinned: "active",
+        protected: "active",
+        just_below: "archived",
+        used: "active",
+    }
     assert weak not in _recalled(service, operator, "office plant fern"), "archived memories leave recall"
     assert weak in _recalled(service, operator, "office plant fern", includeArchived=True)
     entries = service.audit(operator, AuditQuery(action="memory.archive", limit=100)).entries
@@ -80,8 +85,9 @@ def test_recency_of_use_keeps_a_memory(service: MemoryService, operator: Caller)
     fresh = _episode(service, operator, "We deployed the billing service on Friday", 0)
     stale = _episode(service, operator, "The cafeteria served soup on Monday", 1)
     tenant = service.store.tenant("t1")
-    row = next(r for r in tenant.aging.active_rows(clock.to_text(_later(1)), after_rowid=0, limit=10)
-               if r.memory_id == fresh)  # fmt: skip
+    row = next(
+        r for r in tenant.aging.active_rows(clock.to_text(_later(1)), after_rowid=0, limit=10) if r.memory_id == fresh
+    )
     tenant.aging.record_use([(row.rowid, 1, clock.to_text(_later(95)))])  # recalled on day 95
     assert sweep(tenant, _later(100)).archived == 1
     assert _recalled(service, operator, "billing service deployed") == [fresh]

@@ -26,8 +26,12 @@ from tests.stores import store_spec
 
 SCOPE = scope_fields()
 DOG = "My canine companion is called Biscuit"
-OTHERS = ("The quarterly budget report is due on Friday", "Paris is the capital of France",
-          "The staging server runs PostgreSQL 16", "We moved the standup to ten o'clock")  # fmt: skip
+OTHERS = (
+    "The quarterly budget report is due on Friday",
+    "Paris is the capital of France",
+    "The staging server runs PostgreSQL 16",
+    "We moved the standup to ten o'clock",
+)
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +82,9 @@ def test_old_vectors_are_stale_found_by_words_then_reembedded_and_found_by_meani
     assert (view.state, view.model) == ("ready", minilm.model_id)
 
 
-def test_engram_reembed_shows_progress_and_empties_the_backlog(store: Store, settings: Settings,
-                                                                operator: Caller) -> None:
+def test_engram_reembed_shows_progress_and_empties_the_backlog(
+    store: Store, settings: Settings, operator: Caller
+) -> None:
     hashing = MemoryService(store, HashingEmbedder(), settings)
     for turn, text in enumerate(OTHERS):
         hashing.write_episode(operator, EpisodeWrite.model_validate(episode_body(text, turn=turn, scope=SCOPE)))
@@ -90,8 +95,9 @@ def test_engram_reembed_shows_progress_and_empties_the_backlog(store: Store, set
         env["ENGRAM_HOME"] = spec[1]
     else:
         env.update(ENGRAM_DATABASE_URL=spec[1], ENGRAM_PG_SCHEMA=spec[2])
-    ran = subprocess.run([sys.executable, "-m", "engramdb.cli", "reembed"], env=env, capture_output=True,
-                         text=True, timeout=300)  # fmt: skip
+    ran = subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", "reembed"], env=env, capture_output=True, text=True, timeout=300
+    )
     assert ran.returncode == 0, ran.stderr
     assert "4/4" in ran.stdout and "re-embedded 4 memories with all-MiniLM-L6-v2-int8" in ran.stdout, ran.stdout
     assert store.tenant("t1").aging.stale_count("all-MiniLM-L6-v2-int8") == 0

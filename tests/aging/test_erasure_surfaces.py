@@ -40,8 +40,11 @@ def test_forget_is_for_admin_keys_only_and_bad_input_is_named(server: LiveServer
             refused = caller.post("/v1/forget", json=forget)
             assert refused.status_code == 403 and refused.json()["code"] == "forbidden", (role, refused.text)
     with server.client(server.key(role="admin")) as admin:
-        for body, field in (({"participantScopeHash": "ALICE"}, "participantScopeHash"), ({}, "participantScopeHash"),
-                            ({**forget, "dryRun": "maybe"}, "dryRun")):  # fmt: skip
+        for body, field in (
+            ({"participantScopeHash": "ALICE"}, "participantScopeHash"),
+            ({}, "participantScopeHash"),
+            ({**forget, "dryRun": "maybe"}, "dryRun"),
+        ):
             bad = admin.post("/v1/forget", json=body)
             assert bad.status_code == 422 and bad.json()["field"] == field, bad.text
         assert admin.post("/v1/forget", json={**forget, "dryRun": True}).json()["memories"] == 1
@@ -50,6 +53,11 @@ def test_forget_is_for_admin_keys_only_and_bad_input_is_named(server: LiveServer
         assert sdk.forget_participant(forget).memories == 0
         entries = sdk.audit(action="participant.forget").entries
         assert [e.target_id for e in entries] == [forget["participantScopeHash"]] * 2
-    verified = subprocess.run([sys.executable, "-m", "engramdb.cli", "audit", "verify", "--tenant", "t1"],
-                              env=server.cli_env(), capture_output=True, text=True, timeout=60)  # fmt: skip
+    verified = subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", "audit", "verify", "--tenant", "t1"],
+        env=server.cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert verified.returncode == 0, verified.stderr

@@ -80,28 +80,61 @@ def marked(backend: str, settings: Settings, request: pytest.FixtureRequest) -> 
         def holding(needle: str) -> list[str]:
             checkpoint(url)
             return files_holding(data, needle)
+
     yield store, holding
     store.close()
 
 
 def _fill(service: MemoryService, caller: Caller, scope: dict[str, Any], m: str) -> None:
     """Put marker ``m`` into every field that can hold text, through every path that writes one."""
-    service.write_episode(caller, EpisodeWrite.model_validate(episode_body(
-        f"{m}user said", f"{m}assistant said", summary=f"{m}summary", session=f"{m}session", scope=scope,
-        provenance=f"{m}provenance")))  # fmt: skip
-    fact = service.write_fact(caller, FactWrite.model_validate(fact_body(
-        f"{m}fact text", kind="city", scope=scope, sourceEventId=f"{m}source", provenance=f"{m}fact provenance")))
-    corrected = service.correct_fact(caller, fact.memory.id, CorrectRequest.model_validate(
-        {"text": f"{m}corrected text", "reason": f"{m}correction reason", "scope": scope}))  # fmt: skip
-    service.retract_fact(caller, corrected.memory.id, RetractRequest.model_validate(
-        {"reason": f"{m}retraction reason", "scope": scope}))  # fmt: skip
+    service.write_episode(
+        caller,
+        EpisodeWrite.model_validate(
+            episode_body(
+                f"{m}user said",
+                f"{m}assistant said",
+                summary=f"{m}summary",
+                session=f"{m}session",
+                scope=scope,
+                provenance=f"{m}provenance",
+            )
+        ),
+    )
+    fact = service.write_fact(
+        caller,
+        FactWrite.model_validate(
+            fact_body(
+                f"{m}fact text", kind="city", scope=scope, sourceEventId=f"{m}source", provenance=f"{m}fact provenance"
+            )
+        ),
+    )
+    corrected = service.correct_fact(
+        caller,
+        fact.memory.id,
+        CorrectRequest.model_validate(
+            {"text": f"{m}corrected text", "reason": f"{m}correction reason", "scope": scope}
+        ),
+    )
+    service.retract_fact(
+        caller, corrected.memory.id, RetractRequest.model_validate({"reason": f"{m}retraction reason", "scope": scope})
+    )
     tombs = service.list_tombstones(caller, TombstoneQuery.model_validate({**scope, "subjectKey": "user"}))
     service.lift_tombstone(caller, tombs.tombstones[0].tombstone_id, LiftRequest(reason=f"{m}lift reason"))
-    pending = service.write_fact(caller, FactWrite.model_validate(fact_body(
-        f"{m}untrusted claim", kind="rumour", scope=scope, trustClass="untrusted")))  # fmt: skip
+    pending = service.write_fact(
+        caller,
+        FactWrite.model_validate(fact_body(f"{m}untrusted claim", kind="rumour", scope=scope, trustClass="untrusted")),
+    )
     service.reject(caller, pending.memory.id, RejectDecision(reason=f"{m}rejection reason"))
-    service.write_records(caller, RecordWrite.model_validate({"label": "SESSION", "scope": scope, "data": {
-        "title": f"{m}record title", "TASK": [{"title": f"{m}child task"}]}}))  # fmt: skip
+    service.write_records(
+        caller,
+        RecordWrite.model_validate(
+            {
+                "label": "SESSION",
+                "scope": scope,
+                "data": {"title": f"{m}record title", "TASK": [{"title": f"{m}child task"}]},
+            }
+        ),
+    )
     _model_rows(service.store, scope, m, pending.memory.id, corrected.memory.id)
     service.recall(caller, RecallRequest.model_validate({"query": f"{m}user", "scope": scope}))  # loads copies
 
@@ -111,10 +144,43 @@ def _model_rows(store: Store, scope: dict[str, Any], m: str, derived: str, other
     key = auth.scope_key(auth.resolve_scope(Caller(tenant="t1", key_id="t", role="admin"), scope))
     at = clock.now_text()
     with store.tenant("t1").transaction() as tx:
-        tx.put_link(LinkRecord(f"link-{m}", key, "REFINES", derived, other, "MEMORY_FACT", "proposed", "refines", 0.9,
-                               f"{m}model reason", "v1", "scripted", at, at))  # fmt: skip
-        tx.enqueue_job(JobRecord(f"job-{m}", "extract", key, json.dumps(scope), json.dumps({"text": f"{m}queued turn"}),
-                                 "queued", 0, 3, at, None, None, "t", "admin", at, at))  # fmt: skip
+        tx.put_link(
+            LinkRecord(
+                f"link-{m}",
+                key,
+                "REFINES",
+                derived,
+                other,
+                "MEMORY_FACT",
+                "proposed",
+                "refines",
+                0.9,
+                f"{m}model reason",
+                "v1",
+                "scripted",
+                at,
+                at,
+            )
+        )
+        tx.enqueue_job(
+            JobRecord(
+                f"job-{m}",
+                "extract",
+                key,
+                json.dumps(scope),
+                json.dumps({"text": f"{m}queued turn"}),
+                "queued",
+                0,
+                3,
+                at,
+                None,
+                None,
+                "t",
+                "admin",
+                at,
+                at,
+            )
+        )
 
 
 def test_forgetting_a_participant_leaves_no_byte_of_their_text(
@@ -133,8 +199,9 @@ def test_forgetting_a_participant_leaves_no_byte_of_their_text(
     word = f"{gone}user"  # a query word, as recall asks (the index stems it)
     assert tenant.term_counts(alice_key, [word])[1][word] == 1, "positive control: the copy holds the word"
 
-    preview = service.forget_participant(operator, ForgetRequest(participantScopeHash=alice["participantScopeHash"],
-                                                                 dryRun=True))  # fmt: skip
+    preview = service.forget_participant(
+        operator, ForgetRequest(participantScopeHash=alice["participantScopeHash"], dryRun=True)
+    )
     assert preview.dry_run and preview.memories == 4 and preview.records == 2 and preview.tombstones == 3
     assert holding(gone), "a dry run erases nothing"
     done = service.forget_participant(operator, ForgetRequest(participantScopeHash=alice["participantScopeHash"]))

@@ -36,12 +36,18 @@ def test_one_participants_data_exports_and_imports(server: LiveServer, tmp_path:
     out = tmp_path / "alice.jsonl"
     env = server.cli_env()
     command = ["export", "--tenant", "t1", "--participant", alice_hash, "--out", str(out)]
-    done = subprocess.run([sys.executable, "-m", "engramdb.cli", *command], env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", *command], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines[0]["format"] == "engramdb-export" and [x["table"] for x in lines[1:]] == tables
-    loaded = subprocess.run([sys.executable, "-m", "engramdb.cli", "import", "--in", str(out), "--tenant", "t2"],
-                            env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    loaded = subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", "import", "--in", str(out), "--tenant", "t2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert loaded.returncode == 0, loaded.stderr
     assert "3 memories" in loaded.stdout and "1 records" in loaded.stdout, loaded.stdout

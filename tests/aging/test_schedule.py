@@ -69,8 +69,9 @@ def test_a_failing_job_keeps_its_error_and_its_schedule() -> None:
 
 def test_the_aging_job_sweeps_every_tenant_on_its_schedule(service: MemoryService, operator: Caller) -> None:
     scope = scope_fields()
-    fact = service.write_fact(operator, FactWrite.model_validate(fact_body("The user owns a kayak", kind="boat",
-                                                                           scope=scope))).memory.id  # fmt: skip
+    fact = service.write_fact(
+        operator, FactWrite.model_validate(fact_body("The user owns a kayak", kind="boat", scope=scope))
+    ).memory.id
     tick = Clock()
     tick.now = clock.utc_now() + timedelta(days=50)
     supervisor = Supervisor(server_jobs(service.store, service.usage, aging_seconds=86_400, usage_seconds=5), now=tick)

@@ -27,8 +27,12 @@ class Brain:
         if self.raw:
             return self.raw.pop(0)
         data = data_of(messages)
-        answer = {"extract": self._extract, "judge": self._judge, "reflect": self._reflect,
-                  "consolidate": self._consolidate}[purpose](data)  # fmt: skip
+        answer = {
+            "extract": self._extract,
+            "judge": self._judge,
+            "reflect": self._reflect,
+            "consolidate": self._consolidate,
+        }[purpose](data)
         return json.dumps(answer)
 
     def asked(self, purpose: str) -> list[Any]:
@@ -48,20 +52,37 @@ class Brain:
             for rule in self.verdicts:
                 if rule["about"] not in candidate["text"]:
                     continue
-                refs = [rule["ref"]] if "ref" in rule else [n["ref"] for n in candidate["neighbours"]
-                                                             if rule["of"] in n["text"]]  # fmt: skip
-                verdicts += [{"candidate": candidate["candidate"], "ref": ref, "verdict": rule["verdict"],
-                              "confidence": rule.get("confidence", 0.9), "reason": rule.get("reason", "scripted")}
-                             for ref in refs]  # fmt: skip
+                refs = (
+                    [rule["ref"]]
+                    if "ref" in rule
+                    else [n["ref"] for n in candidate["neighbours"] if rule["of"] in n["text"]]
+                )
+                verdicts += [
+                    {
+                        "candidate": candidate["candidate"],
+                        "ref": ref,
+                        "verdict": rule["verdict"],
+                        "confidence": rule.get("confidence", 0.9),
+                        "reason": rule.get("reason", "scripted"),
+                    }
+                    for ref in refs
+                ]
         return {"verdicts": verdicts}
 
     def _reflect(self, data: dict[str, Any]) -> dict[str, Any]:
         out = []
         for rule in self.reflections:
-            refs = rule.get("refs") or [f["ref"] for f in data["facts"]
-                                        if any(s in f["text"] for s in rule["evidence"])]  # fmt: skip
-            out.append({"text": rule["text"], "evidence": refs, "confidence": rule.get("confidence", 0.7),
-                        **({"subjectKey": rule["subjectKey"]} if "subjectKey" in rule else {})})  # fmt: skip
+            refs = rule.get("refs") or [
+                f["ref"] for f in data["facts"] if any(s in f["text"] for s in rule["evidence"])
+            ]
+            out.append(
+                {
+                    "text": rule["text"],
+                    "evidence": refs,
+                    "confidence": rule.get("confidence", 0.7),
+                    **({"subjectKey": rule["subjectKey"]} if "subjectKey" in rule else {}),
+                }
+            )
         return {"reflections": out}
 
     def _consolidate(self, data: dict[str, Any]) -> dict[str, Any]:

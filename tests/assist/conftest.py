@@ -33,8 +33,14 @@ def chat(brain: Brain) -> Iterator[ScriptedChat]:
 
 
 def llm_settings(home: Path, url: str, **llm: Any) -> Settings:
-    options: dict[str, Any] = {"base_url": url, "model": "scripted", "timeout_seconds": 5.0, "workers": 2,
-                               "worker_process": False, **llm}  # threads: the test's own store object
+    options: dict[str, Any] = {
+        "base_url": url,
+        "model": "scripted",
+        "timeout_seconds": 5.0,
+        "workers": 2,
+        "worker_process": False,
+        **llm,
+    }  # threads: the test's own store object
     return Settings(home=home, embedder="hashing", embed_poll_seconds=0.05, llm=LLMSettings(**options))
 
 

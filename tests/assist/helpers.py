@@ -24,8 +24,16 @@ def state(service: MemoryService, caller: Caller, fact_id: str) -> str:
     return service.get_fact(caller, fact_id, MemoryQuery()).status
 
 
-def stated(service: MemoryService, caller: Caller, text: str, *, subject: str = "user", kind: str = "preference",
-           valid_from: str = "2026-08-18T00:00:00Z", source: str = "turn-1") -> str:  # fmt: skip
+def stated(
+    service: MemoryService,
+    caller: Caller,
+    text: str,
+    *,
+    subject: str = "user",
+    kind: str = "preference",
+    valid_from: str = "2026-08-18T00:00:00Z",
+    source: str = "turn-1",
+) -> str:
     """Write a fact the host states (trusted: current at once); return its id."""
     body = fact_body(text, subject=subject, kind=kind, validFrom=valid_from, sourceEventId=source)
     return service.write_fact(caller, FactWrite.model_validate(body)).id

@@ -62,8 +62,15 @@ def test_the_commands_against_a_server(live: LiveServer, brain: Brain, tmp_path:
     brain.facts = [fact("user", "pet", "The user has a cat.")]
     key = live.key()
     remote = {"ENGRAM_URL": live.url, "ENGRAM_KEY": key}
-    added = _engram(tmp_path, "models", "add", "--body", json.dumps({"messages": [
-        {"role": "user", "content": "The user has a cat."}]}), "--json", **remote)  # fmt: skip
+    added = _engram(
+        tmp_path,
+        "models",
+        "add",
+        "--body",
+        json.dumps({"messages": [{"role": "user", "content": "The user has a cat."}]}),
+        "--json",
+        **remote,
+    )
     assert added.returncode == 0, added.stderr
     assert [i["text"] for i in json.loads(added.stdout)["parked"]] == ["The user has a cat."]
     episode = json.loads(added.stdout)["episodes"][0]
@@ -90,11 +97,15 @@ def test_the_mcp_tools_extract_and_reflect_as_derived(live: LiveServer, brain: B
     with live.client(key) as http:
         http.post("/v1/facts", json={**_fact("The user has a dog.", "dog"), "sourceEventId": "t1"})
         http.post("/v1/facts", json={**_fact("The user feeds a cat.", "cat"), "sourceEventId": "t2"})
-    extracted, reflected, injected = _tools(live, key, [
-        ("extract_facts", {"text": "The user has a cat."}),
-        ("reflect", {"subject": "user", "max_reflections": 1}),
-        ("extract_facts", {"text": "x", "agentId": "other"}),
-    ])  # fmt: skip
+    extracted, reflected, injected = _tools(
+        live,
+        key,
+        [
+            ("extract_facts", {"text": "The user has a cat."}),
+            ("reflect", {"subject": "user", "max_reflections": 1}),
+            ("extract_facts", {"text": "x", "agentId": "other"}),
+        ],
+    )
     said = ok(extracted)
     assert "parked" in said and '"The user has a cat."' in said and "reviewer" in said
     assert extracted.structured_content["items"][0]["action"] == "parked"
@@ -136,11 +147,18 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home"), "ENGRAM_EMBEDDER": "hashing",
-           "ENGRAM_LLM__BASE_URL": chat.url, "ENGRAM_LLM__MODEL": "scripted", "ENGRAM_LLM__WORKERS": "1",
-           "ENGRAM_LLM__WORKER_IDLE": "true"}  # fmt: skip
-    with subprocess.Popen([*ENGRAM, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True) as serve:  # fmt: skip
+    env = {
+        **os.environ,
+        "ENGRAM_HOME": str(tmp_path / "home"),
+        "ENGRAM_EMBEDDER": "hashing",
+        "ENGRAM_LLM__BASE_URL": chat.url,
+        "ENGRAM_LLM__MODEL": "scripted",
+        "ENGRAM_LLM__WORKERS": "1",
+        "ENGRAM_LLM__WORKER_IDLE": "true",
+    }
+    with subprocess.Popen(
+        [*ENGRAM, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as serve:
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 60
@@ -150,9 +168,26 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
                         break
                 except httpx.TransportError:
                     time.sleep(0.1)
-            key = _engram(tmp_path / "home", "keys", "create", "--role", "agent", "--agent-id", "a", "--profile-id",
-                          "p", "--participant", "c" * 64, "--privacy", "private", "--sandbox-eligible", "false",
-                          "--json", "--tenant", "default")  # fmt: skip
+            key = _engram(
+                tmp_path / "home",
+                "keys",
+                "create",
+                "--role",
+                "agent",
+                "--agent-id",
+                "a",
+                "--profile-id",
+                "p",
+                "--participant",
+                "c" * 64,
+                "--privacy",
+                "private",
+                "--sandbox-eligible",
+                "false",
+                "--json",
+                "--tenant",
+                "default",
+            )
             token = json.loads(key.stdout)["key"]
             with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
                 job = http.post("/v1/extract/queue", json={"text": "The user has a cat."}).json()
@@ -171,7 +206,8 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
             serve.send_signal(signal.SIGINT)
             serve.wait(timeout=60)
     assert "models work" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.replace(
-        "pytest", "")  # fmt: skip
+        "pytest", ""
+    )
 
 
 def test_the_worker_command_needs_a_model(tmp_path: Path) -> None:

@@ -19,8 +19,17 @@ from tests.surfaces.test_cli_operations import Run, _runner, _scope, _scope_args
 def _tour(run: Run, tag: str) -> None:
     s = _scope_args(_scope(tag))
     run("remember", f"The user likes hiking ({tag})", "--subject", "user", "--kind", "likes", *s)
-    run("remember", f"The user likes hiking! ({tag})", "--subject", "user", "--kind", "likes", "--source-event-id",
-        "t2", *s)  # fmt: skip
+    run(
+        "remember",
+        f"The user likes hiking! ({tag})",
+        "--subject",
+        "user",
+        "--kind",
+        "likes",
+        "--source-event-id",
+        "t2",
+        *s,
+    )
     extracted = run("models", "extract", "--text", f"The user has a cat ({tag})", *s)
     [cat] = extracted["items"]
     assert cat["action"] == "parked"
@@ -38,8 +47,14 @@ def _tour(run: Run, tag: str) -> None:
     assert approved["memory"]["status"] == "active"
     undone = run("models", "unconsolidate", group["merged"]["factId"], "--reason", "different", *s)
     assert undone["merged"]["status"] == "archived" and len(undone["restored"]) == 2
-    added = run("models", "add", "--body", json.dumps({"messages": [{"role": "user", "content": f"Hi ({tag})"}]}),
-                "--no-infer", *s)  # fmt: skip
+    added = run(
+        "models",
+        "add",
+        "--body",
+        json.dumps({"messages": [{"role": "user", "content": f"Hi ({tag})"}]}),
+        "--no-infer",
+        *s,
+    )
     assert len(added["episodes"]) == 1
     assert run("models", "usage")["total"]["calls"] >= 3
 
@@ -48,13 +63,19 @@ def _tour(run: Run, tag: str) -> None:
 def test_every_model_command_runs_on_the_data_folder_and_against_a_server(
     live: LiveServer, chat: ScriptedChat, brain: Brain, tmp_path: Path, mode: str
 ) -> None:
-    brain.facts = [("The user has a cat", fact("user", "pet", "The user has a cat.")[1]),
-                   ("The user has a dog", fact("user", "pet", "The user has a dog.")[1])]
+    brain.facts = [
+        ("The user has a cat", fact("user", "pet", "The user has a cat.")[1]),
+        ("The user has a dog", fact("user", "pet", "The user has a dog.")[1]),
+    ]
     brain.reflections = [{"text": "The user loves hiking.", "evidence": ["hiking"]}]
     brain.merge = {"merge": True, "text": "The user likes hiking."}
     ran: set[str] = set()
-    env = {**live.cli_env(), "ENGRAM_EMBEDDER": "hashing", "ENGRAM_LLM__BASE_URL": chat.url,
-           "ENGRAM_LLM__MODEL": "scripted"}  # fmt: skip
+    env = {
+        **live.cli_env(),
+        "ENGRAM_EMBEDDER": "hashing",
+        "ENGRAM_LLM__BASE_URL": chat.url,
+        "ENGRAM_LLM__MODEL": "scripted",
+    }
     live.store.tenant("t1", create=True)
     extra = ["--tenant", "t1"] if mode == "local" else ["--url", live.url, "--key", live.key(role="admin")]
     if mode == "remote":

@@ -39,8 +39,9 @@ def _most_at_once(store: Store, tmp_path: Path, agent: Caller, slots: int) -> in
     counting = _Counting()
     chat = ScriptedChat(counting)
     try:
-        service = MemoryService(store, HashingEmbedder(), llm_settings(tmp_path / str(slots), chat.url,
-                                                                       max_concurrency=slots))  # fmt: skip
+        service = MemoryService(
+            store, HashingEmbedder(), llm_settings(tmp_path / str(slots), chat.url, max_concurrency=slots)
+        )
         threads = [threading.Thread(target=extract, args=(service, agent, f"turn {i}")) for i in range(6)]
         for thread in threads:
             thread.start()

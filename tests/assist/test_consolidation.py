@@ -54,17 +54,21 @@ def test_a_merge_retires_the_originals_as_consolidated_and_undo_brings_them_back
     assert state(service, agent, other) == "active"  # the positive control: not near, not touched
     links = service.fact_links(agent, merged.fact_id, MemoryQuery()).links
     assert sorted((k.link_type, k.to_id, k.state) for k in links) == sorted(
-        ("CONSOLIDATES", o, "applied") for o in (a, b))
+        ("CONSOLIDATES", o, "applied") for o in (a, b)
+    )
     history = service.fact_history(agent, a, MemoryQuery())
     assert {v.id for v in history.versions} == {a, b, merged.fact_id}
     assert history.tombstones == []  # merged values were not wrong: nothing tombstoned
 
     undone = service.undo_consolidation(agent, merged.fact_id, UndoConsolidation(reason="different trips"))
     assert undone.merged.status == "archived" and sorted(r.id for r in undone.restored) == sorted([a, b])
-    assert _current(service, agent) == sorted(["The user likes hiking in the mountains",
-                                               "The user likes hiking in the mountains!!", "The user likes opera"])
+    assert _current(service, agent) == sorted(
+        ["The user likes hiking in the mountains", "The user likes hiking in the mountains!!", "The user likes opera"]
+    )
     assert sorted((k.link_type, k.state) for k in service.fact_links(agent, merged.fact_id, MemoryQuery()).links) == [
-        ("CONSOLIDATES", "undone"), ("CONSOLIDATES", "undone")]  # fmt: skip
+        ("CONSOLIDATES", "undone"),
+        ("CONSOLIDATES", "undone"),
+    ]
     actions = [e.action for e in service.audit(ADMIN, AuditQuery(limit=500)).entries]
     assert actions.count("fact.restore") == 2 and "fact.archive" in actions
     with pytest.raises(ConflictError):  # undone once: nothing left to undo
@@ -120,8 +124,10 @@ def test_a_value_merged_away_is_not_extracted_again(service: MemoryService, agen
     [group] = _consolidate(service, agent, similarity=0.9).groups
     assert group.action == "merged"
 
-    brain.facts = [fact("user", "likes", "The user likes hiking in the mountains!!"),
-                   fact("user", "likes", "The user likes sailing.")]  # the positive control
+    brain.facts = [
+        fact("user", "likes", "The user likes hiking in the mountains!!"),
+        fact("user", "likes", "The user likes sailing."),
+    ]  # the positive control
     result = extract(service, agent, "The user likes hiking in the mountains!! The user likes sailing.")
     again = item(result, "mountains")
     assert again.action == "duplicate" and "merged into" in again.reason

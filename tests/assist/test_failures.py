@@ -21,17 +21,21 @@ from tests.assist.conftest import llm_settings
 from tests.assist.helpers import ADMIN, extract, fact, item
 from tests.sdk.chat_server import Reply, ScriptedChat
 
-GOOD = json.dumps({"facts": [{"turn": 0, "subjectKey": "user", "kind": "pet", "text": "The user has a cat.",
-                              "confidence": 0.9}]})  # fmt: skip
+GOOD = json.dumps(
+    {"facts": [{"turn": 0, "subjectKey": "user", "kind": "pet", "text": "The user has a cat.", "confidence": 0.9}]}
+)
 
 
 def _nothing_written(service: MemoryService, agent: Caller) -> bool:
-    return service.list_facts(agent, FactQuery(include_history=True)).facts == [] and \
-        service.review_queue(ADMIN, ReviewQuery()).items == []  # fmt: skip
+    return (
+        service.list_facts(agent, FactQuery(include_history=True)).facts == []
+        and service.review_queue(ADMIN, ReviewQuery()).items == []
+    )
 
 
-def test_malformed_json_is_repaired_by_a_second_turn(service: MemoryService, agent: Caller, brain: Brain,
-                                                     chat: ScriptedChat) -> None:  # fmt: skip
+def test_malformed_json_is_repaired_by_a_second_turn(
+    service: MemoryService, agent: Caller, brain: Brain, chat: ScriptedChat
+) -> None:
     brain.raw = ["Sure! Here are the facts: {facts: [turn 0, 'cat']", f"```json\n{GOOD}\n```"]
     result = extract(service, agent, "I have a cat.")
     assert item(result, "cat").action == "parked"

@@ -18,8 +18,9 @@ SOON = {"observedAt": "2026-10-01T00:00:00Z"}  # after the stated facts (validFr
 
 
 def _links(service: MemoryService, caller: Caller, fact_id: str) -> list[tuple[str, str, str]]:
-    return [(link.link_type, link.to_id, link.state)
-            for link in service.fact_links(caller, fact_id, MemoryQuery()).links]  # fmt: skip
+    return [
+        (link.link_type, link.to_id, link.state) for link in service.fact_links(caller, fact_id, MemoryQuery()).links
+    ]
 
 
 def _audit_reasons(service: MemoryService, action: str) -> list[str]:
@@ -31,15 +32,25 @@ def test_supersedes_acts_at_or_above_the_threshold_and_not_below(
 ) -> None:
     derived_current(service)
     berlin = stated(service, agent, "The user works at Acme in Berlin.", subject="user", kind="employer")
-    rome = stated(service, agent, "The user's office is in Rome, near the Acme branch.", subject="office",
-                  kind="location")  # fmt: skip
-    brain.facts = [fact("user", "job", "The user now works at Globex in Berlin."),
-                   fact("office", "city", "The user's office moved to Milan, near the Acme branch.")]
-    brain.verdicts = [{"about": "Globex", "of": "Acme in Berlin", "verdict": "supersedes", "confidence": 0.8},
-                      {"about": "Milan", "of": "Rome", "verdict": "supersedes", "confidence": 0.6}]
-    result = extract(service, agent, turns=[{"userText": "The user now works at Globex in Berlin.", **SOON},
-                                            {"userText": "The user's office moved to Milan, near the Acme branch.",
-                                             **SOON}])  # fmt: skip
+    rome = stated(
+        service, agent, "The user's office is in Rome, near the Acme branch.", subject="office", kind="location"
+    )
+    brain.facts = [
+        fact("user", "job", "The user now works at Globex in Berlin."),
+        fact("office", "city", "The user's office moved to Milan, near the Acme branch."),
+    ]
+    brain.verdicts = [
+        {"about": "Globex", "of": "Acme in Berlin", "verdict": "supersedes", "confidence": 0.8},
+        {"about": "Milan", "of": "Rome", "verdict": "supersedes", "confidence": 0.6},
+    ]
+    result = extract(
+        service,
+        agent,
+        turns=[
+            {"userText": "The user now works at Globex in Berlin.", **SOON},
+            {"userText": "The user's office moved to Milan, near the Acme branch.", **SOON},
+        ],
+    )
     globex, milan = item(result, "Globex"), item(result, "Milan")
     assert (globex.action, globex.superseded_fact_ids) == ("updated", [berlin])  # 0.8 >= 0.75
     assert state(service, agent, berlin) == "superseded"
@@ -68,8 +79,14 @@ def test_the_age_guard_refuses_a_model_that_wants_an_older_fact_to_win(
     service: MemoryService, agent: Caller, brain: Brain
 ) -> None:
     derived_current(service)
-    newer = stated(service, agent, "The user's team uses Rust for the backend.", subject="team",
-                   kind="language", valid_from="2026-10-01T00:00:00Z")  # fmt: skip
+    newer = stated(
+        service,
+        agent,
+        "The user's team uses Rust for the backend.",
+        subject="team",
+        kind="language",
+        valid_from="2026-10-01T00:00:00Z",
+    )
     brain.facts = [fact("project", "stack", "The user's team uses Go for the backend.")]
     brain.verdicts = [{"about": "Go", "of": "Rust", "verdict": "supersedes", "confidence": 0.99}]
     old_turn = {"userText": "The user's team uses Go for the backend.", "observedAt": "2026-05-01T00:00:00Z"}
@@ -81,12 +98,15 @@ def test_the_age_guard_refuses_a_model_that_wants_an_older_fact_to_win(
 
 
 def test_under_review_the_age_guard_acts_at_approval(service: MemoryService, agent: Caller, brain: Brain) -> None:
-    newer = stated(service, agent, "The user's team uses Rust.", subject="team", kind="language",
-                   valid_from="2026-10-01T00:00:00Z")  # fmt: skip
+    newer = stated(
+        service, agent, "The user's team uses Rust.", subject="team", kind="language", valid_from="2026-10-01T00:00:00Z"
+    )
     brain.facts = [fact("project", "stack", "The user's team uses Go.")]
     brain.verdicts = [{"about": "Go", "of": "Rust", "verdict": "supersedes", "confidence": 0.99}]
-    go = item(extract(service, agent, turns=[{"userText": "The user's team uses Go.",
-                                              "observedAt": "2026-05-01T00:00:00Z"}]), "Go")  # fmt: skip
+    go = item(
+        extract(service, agent, turns=[{"userText": "The user's team uses Go.", "observedAt": "2026-05-01T00:00:00Z"}]),
+        "Go",
+    )
     assert go.action == "parked" and state(service, agent, newer) == "active"
     assert _links(service, agent, go.fact_id or "") == [("SUPERSEDES", newer, "proposed")]
     approved = service.approve(ADMIN, go.fact_id or "", ReviewDecision())
@@ -98,12 +118,22 @@ def test_a_proposed_supersession_acts_when_approved_and_never_when_rejected(
     service: MemoryService, agent: Caller, brain: Brain
 ) -> None:
     acme = stated(service, agent, "The user works at Acme.", kind="employer")
-    brain.facts = [fact("user", "job", "The user works at Globex now."),
-                   fact("user", "role", "The user works at Acme as a manager now.")]
-    brain.verdicts = [{"about": "Globex", "of": "Acme", "verdict": "supersedes", "confidence": 0.9},
-                      {"about": "manager", "of": "Acme.", "verdict": "supersedes", "confidence": 0.9}]
-    result = extract(service, agent, turns=[{"userText": "The user works at Globex now.", **SOON},
-                                            {"userText": "The user works at Acme as a manager now.", **SOON}])
+    brain.facts = [
+        fact("user", "job", "The user works at Globex now."),
+        fact("user", "role", "The user works at Acme as a manager now."),
+    ]
+    brain.verdicts = [
+        {"about": "Globex", "of": "Acme", "verdict": "supersedes", "confidence": 0.9},
+        {"about": "manager", "of": "Acme.", "verdict": "supersedes", "confidence": 0.9},
+    ]
+    result = extract(
+        service,
+        agent,
+        turns=[
+            {"userText": "The user works at Globex now.", **SOON},
+            {"userText": "The user works at Acme as a manager now.", **SOON},
+        ],
+    )
     globex, manager = item(result, "Globex"), item(result, "manager")
     assert globex.action == manager.action == "parked" and state(service, agent, acme) == "active"
     service.reject(ADMIN, manager.fact_id or "", RejectDecision(reason="not said"))
@@ -118,23 +148,28 @@ def test_refines_keeps_both_and_links_them(service: MemoryService, agent: Caller
     derived_current(service)
     hikes = stated(service, agent, "The user likes hiking.", kind="likes")
     brain.facts = [fact("user", "likes", "The user likes hiking in the Alps in summer.")]
-    brain.verdicts = [{"about": "Alps", "of": "hiking.", "verdict": "refines", "confidence": 0.9,
-                       "reason": "adds where and when"}]  # fmt: skip
-    alps = item(extract(service, agent, turns=[{"userText": "The user likes hiking in the Alps in summer.", **SOON}]),
-                "Alps")  # fmt: skip
+    brain.verdicts = [
+        {"about": "Alps", "of": "hiking.", "verdict": "refines", "confidence": 0.9, "reason": "adds where and when"}
+    ]
+    alps = item(
+        extract(service, agent, turns=[{"userText": "The user likes hiking in the Alps in summer.", **SOON}]), "Alps"
+    )
     assert alps.action == "created" and alps.superseded_fact_ids == []
     assert state(service, agent, hikes) == state(service, agent, alps.fact_id or "") == "active"
     links = service.fact_links(agent, alps.fact_id or "", MemoryQuery()).links
-    assert [(k.link_type, k.to_id, k.state, k.reason) for k in links] == [("REFINES", hikes, "applied",
-                                                                           "adds where and when")]  # fmt: skip
+    assert [(k.link_type, k.to_id, k.state, k.reason) for k in links] == [
+        ("REFINES", hikes, "applied", "adds where and when")
+    ]
     # The link is visible from the refined fact too.
     assert [k.from_id for k in service.fact_links(agent, hikes, MemoryQuery()).links] == [alps.fact_id]
 
 
 def test_duplicate_writes_nothing(service: MemoryService, agent: Caller, brain: Brain) -> None:
     stated(service, agent, "The user enjoys hiking trips.", kind="likes")
-    brain.facts = [fact("user", "hobby", "The user loves going hiking."),
-                   fact("user", "hobby", "The user plays chess.")]  # the positive control: not a duplicate
+    brain.facts = [
+        fact("user", "hobby", "The user loves going hiking."),
+        fact("user", "hobby", "The user plays chess."),
+    ]  # the positive control: not a duplicate
     brain.verdicts = [{"about": "loves going hiking", "of": "hiking trips", "verdict": "duplicate", "confidence": 0.9}]
     result = extract(service, agent, "The user loves going hiking. The user plays chess.")
     hiking = item(result, "loves going hiking")
@@ -155,8 +190,10 @@ def test_a_model_answering_for_another_scope_changes_nothing_there(
     assert bobs != mine
     brain.facts = [fact("user", "job", "The user works at Globex now.")]
     # The model names bob's fact by its id (as if it had seen it), and ours by a ref it was not shown.
-    brain.verdicts = [{"about": "Globex", "ref": bobs, "verdict": "supersedes", "confidence": 0.99},
-                      {"about": "Globex", "ref": "n9", "verdict": "supersedes", "confidence": 0.99}]
+    brain.verdicts = [
+        {"about": "Globex", "ref": bobs, "verdict": "supersedes", "confidence": 0.99},
+        {"about": "Globex", "ref": "n9", "verdict": "supersedes", "confidence": 0.99},
+    ]
     globex = item(extract(service, agent, turns=[{"userText": "The user works at Globex now.", **SOON}]), "Globex")
     assert state(service, bob, bobs) == "active"  # untouched
     assert globex.superseded_fact_ids == [] and globex.verdicts == []

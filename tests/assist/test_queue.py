@@ -51,7 +51,10 @@ def test_an_episode_written_with_extract_queues_a_job_that_workers_run(live: Liv
         # The fact's trust class is the episode's (trusted), its origin derived: it waits for review.
         fact_view = http.get(f"/v1/facts/{lisbon['factId']}").json()
         assert (fact_view["origin"], fact_view["status"], fact_view["event"]["trustClass"]) == (
-            "derived", "pending_review", "trusted")  # fmt: skip
+            "derived",
+            "pending_review",
+            "trusted",
+        )
         # Written again (the outbox retries): one episode, one job, no second run.
         again = http.post("/v1/episodes", params={"extract": "true"}, json=episode_body(LISBON, "Noted."))
         assert (again.status_code, again.json()["extractionJobId"]) == (200, job_id)
@@ -137,8 +140,9 @@ def test_a_job_of_a_revoked_key_does_not_run(service: MemoryService, brain: Brai
     assert failed.state == "failed" and "revoked" in (failed.error or "") and brain.asked("extract") == []
     # Positive control: a job of a key still valid runs.
     _, valid = auth.create_key(service.store, tenant="t1", role="agent", grant=scope_fields())
-    other = service.queue_extraction(Caller("t1", valid.key_id, "agent", scope_fields()),
-                                     ExtractRequest.model_validate({"text": "Something else."}))
+    other = service.queue_extraction(
+        Caller("t1", valid.key_id, "agent", scope_fields()), ExtractRequest.model_validate({"text": "Something else."})
+    )
     drain(service, "t1")
     assert service.get_model_job(caller, other.job_id).state == "done" and len(brain.asked("extract")) == 1
 

@@ -140,9 +140,7 @@ def test_a_recall_is_counted_while_it_runs(store: Store, tmp_path: Path, agent: 
     assert embedder.seen[1:] == [False]
 
 
-def test_a_queued_job_waits_while_a_recall_runs_and_holds_no_lock(
-    store: Store, tmp_path: Path, agent: Caller
-) -> None:
+def test_a_queued_job_waits_while_a_recall_runs_and_holds_no_lock(store: Store, tmp_path: Path, agent: Caller) -> None:
     brain = Brain(facts=[fact("user", "location", LISBON)])
     chat = ScriptedChat(brain)
     try:

@@ -23,8 +23,10 @@ def _reflect(service: MemoryService, caller: Caller, **body: object) -> object:
 
 
 def _seed(service: MemoryService, agent: Caller) -> list[str]:
-    return [stated(service, agent, "The user hikes every Saturday.", kind="hobby", source="t1"),
-            stated(service, agent, "The user kayaks on Sundays.", kind="sport", source="t2")]  # fmt: skip
+    return [
+        stated(service, agent, "The user hikes every Saturday.", kind="hobby", source="t1"),
+        stated(service, agent, "The user kayaks on Sundays.", kind="sport", source="t2"),
+    ]
 
 
 def test_a_reflection_is_derived_pending_linked_to_its_evidence_and_marked_by_recall(
@@ -40,7 +42,8 @@ def test_a_reflection_is_derived_pending_linked_to_its_evidence_and_marked_by_re
     assert stored.origin == "derived" and (result.prompt_version or "x") in stored.event["provenance"]
     links = service.fact_links(agent, habit.fact_id or "", MemoryQuery()).links
     assert sorted((k.link_type, k.to_id, k.state) for k in links) == sorted(
-        ("DERIVED_FROM", e, "applied") for e in evidence)
+        ("DERIVED_FROM", e, "applied") for e in evidence
+    )
     service.approve(ADMIN, habit.fact_id or "", ReviewDecision())
     recalled = service.recall(agent, RecallRequest.model_validate({"query": "outdoor activities at weekends"}))
     top = recalled.memories[0]
@@ -73,8 +76,10 @@ def test_derived_facts_are_never_evidence(service: MemoryService, agent: Caller,
 
 def test_evidence_the_model_was_not_shown_is_not_evidence(service: MemoryService, agent: Caller, brain: Brain) -> None:
     _seed(service, agent)
-    brain.reflections = [{"text": "The user invented this.", "refs": ["e99", "x"]},
-                         {"text": HABIT, "evidence": ["hikes", "kayaks"]}]
+    brain.reflections = [
+        {"text": "The user invented this.", "refs": ["e99", "x"]},
+        {"text": HABIT, "evidence": ["hikes", "kayaks"]},
+    ]
     result = service.reflect(agent, ReflectRequest.model_validate({}))
     invented = item(result.items, "invented")
     assert invented.action == "skipped" and "names no fact" in invented.reason

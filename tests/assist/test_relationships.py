@@ -15,20 +15,23 @@ from tests.assist.helpers import ADMIN, extract, fact, item, stated
 
 
 def _related(service: MemoryService, caller: Caller, fact_id: str, **query: Any) -> list[tuple[str, str, str]]:
-    found = service.list_relationships(caller, RelationshipQuery.model_validate({"id": fact_id, "kind": "MEMORY_FACT",
-                                                                                 **query}))  # fmt: skip
+    found = service.list_relationships(
+        caller, RelationshipQuery.model_validate({"id": fact_id, "kind": "MEMORY_FACT", **query})
+    )
     return [(r.type, r.source.id, r.target.id) for r in found.relationships]
 
 
 def test_a_reflections_evidence_is_listed_from_both_ends(service: MemoryService, agent: Caller, brain: Brain) -> None:
     hikes = stated(service, agent, "The user hikes every Saturday.", kind="hobby", source="t1")
     kayaks = stated(service, agent, "The user kayaks on Sundays.", kind="sport", source="t2")
-    brain.reflections = [{"text": "The user likes outdoor weekends.", "evidence": ["hikes", "kayaks"],
-                          "confidence": 0.7}]  # fmt: skip
+    brain.reflections = [
+        {"text": "The user likes outdoor weekends.", "evidence": ["hikes", "kayaks"], "confidence": 0.7}
+    ]
     habit = item(service.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"})).items, "outdoor")
     reflection = habit.fact_id or ""
     assert sorted(_related(service, agent, reflection)) == sorted(
-        [("DERIVED_FROM", reflection, hikes), ("DERIVED_FROM", reflection, kayaks)])
+        [("DERIVED_FROM", reflection, hikes), ("DERIVED_FROM", reflection, kayaks)]
+    )
     assert _related(service, agent, hikes) == [("DERIVED_FROM", reflection, hikes)]
     assert _related(service, agent, hikes, direction="out") == []
     assert _related(service, agent, reflection, type="REFINES") == []
@@ -41,22 +44,34 @@ def test_a_rejected_verdict_is_not_a_relationship_and_an_approved_one_is(
     service: MemoryService, agent: Caller, brain: Brain
 ) -> None:
     acme = stated(service, agent, "The user works at Acme.", kind="employer")
-    brain.facts = [fact("user", "job", "The user works at Globex now."),
-                   fact("user", "role", "The user works at Acme as a manager now.")]
-    brain.verdicts = [{"about": "Globex", "of": "Acme", "verdict": "supersedes", "confidence": 0.9, "reason": "moved"},
-                      {"about": "manager", "of": "Acme.", "verdict": "supersedes", "confidence": 0.9}]
+    brain.facts = [
+        fact("user", "job", "The user works at Globex now."),
+        fact("user", "role", "The user works at Acme as a manager now."),
+    ]
+    brain.verdicts = [
+        {"about": "Globex", "of": "Acme", "verdict": "supersedes", "confidence": 0.9, "reason": "moved"},
+        {"about": "manager", "of": "Acme.", "verdict": "supersedes", "confidence": 0.9},
+    ]
     soon = {"observedAt": "2026-10-01T00:00:00Z"}
-    result = extract(service, agent, turns=[{"userText": "The user works at Globex now.", **soon},
-                                            {"userText": "The user works at Acme as a manager now.", **soon}])
+    result = extract(
+        service,
+        agent,
+        turns=[
+            {"userText": "The user works at Globex now.", **soon},
+            {"userText": "The user works at Acme as a manager now.", **soon},
+        ],
+    )
     globex, manager = item(result, "Globex").fact_id or "", item(result, "manager").fact_id or ""
     # While both wait for review, their proposed verdicts are listed as such.
     assert sorted(_related(service, agent, acme)) == sorted(
-        [("SUPERSEDES", globex, acme), ("SUPERSEDES", manager, acme)])
+        [("SUPERSEDES", globex, acme), ("SUPERSEDES", manager, acme)]
+    )
     service.reject(ADMIN, manager, RejectDecision(reason="not said"))
     service.approve(ADMIN, globex, ReviewDecision())
     assert _related(service, agent, acme) == [("SUPERSEDES", globex, acme)]
     assert _related(service, agent, manager) == []
     applied = service.list_relationships(agent, RelationshipQuery(id=globex, kind="MEMORY_FACT")).relationships
-    assert [(r.properties["verdict"], r.properties["state"], r.properties["confidence"])
-            for r in applied] == [("supersedes", "applied", 0.9)]  # fmt: skip
+    assert [(r.properties["verdict"], r.properties["state"], r.properties["confidence"]) for r in applied] == [
+        ("supersedes", "applied", 0.9)
+    ]
     assert applied[0].properties["reason"].startswith("moved")

@@ -56,9 +56,18 @@ def test_real_answers_of_the_model_operations_validate_against_the_document(live
         merged = check("consolidate", agent.post("/v1/consolidate", json={"kind": "likes", "similarity": 0.9})).json()
         merged_id = merged["groups"][0]["merged"]["factId"]
         check("undo_consolidation", agent.post(f"/v1/facts/{merged_id}/unconsolidate", json={"reason": "no"}))
-        added = check("add", agent.post("/v1/memories", json={"messages": [
-            {"role": "user", "content": "By the way: the user likes hiking in the Alps!"},
-            {"role": "assistant", "content": "Noted."}]})).json()  # fmt: skip
+        added = check(
+            "add",
+            agent.post(
+                "/v1/memories",
+                json={
+                    "messages": [
+                        {"role": "user", "content": "By the way: the user likes hiking in the Alps!"},
+                        {"role": "assistant", "content": "Noted."},
+                    ]
+                },
+            ),
+        ).json()
         assert len(added["episodes"]) == 1
         check("model_usage", admin.get("/v1/model-usage", params={"recent": 5}))
         # Problems: an unknown job, a derived fact as evidence, a bad body.
@@ -74,9 +83,13 @@ def test_the_sdk_adds_messages_mem0_style(live: LiveServer, brain: Brain) -> Non
     brain.facts = [fact("user", "location", "The user lives in Lisbon."), fact("user", "pet", "The user has a cat.")]
     with Client(live.url, live.key()) as client:
         client.write_fact(fact_body("The user lives in Porto.", kind="location", validFrom="2026-01-01T00:00:00Z"))
-        first = client.add([{"role": "system", "content": "be brief"},
-                            {"role": "user", "content": "The user lives in Lisbon. The user has a cat."},
-                            {"role": "assistant", "content": "Got it."}])  # fmt: skip
+        first = client.add(
+            [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "The user lives in Lisbon. The user has a cat."},
+                {"role": "assistant", "content": "Got it."},
+            ]
+        )
         assert len(first.episodes) == 1 and first.created == first.updated == []
         assert sorted(i.text or "" for i in first.parked) == ["The user has a cat.", "The user lives in Lisbon."]
         assert all(i.reason for i in first.parked) and first.usage is not None and first.usage.calls >= 1
@@ -97,8 +110,14 @@ def test_a_memory_session_with_extract_queues_each_delivered_turn(
 
     brain.facts = [fact("user", "drink", "The user drinks green tea.")]
     key = live.key()
-    with MemorySession(live.url, api_key=key, host=host_for(scope_fields()), session_id="s1",
-                       profile_dir=tmp_path / "profile", extract=True) as memory:  # fmt: skip
+    with MemorySession(
+        live.url,
+        api_key=key,
+        host=host_for(scope_fields()),
+        session_id="s1",
+        profile_dir=tmp_path / "profile",
+        extract=True,
+    ) as memory:
         event_id = memory.after_turn("The user drinks green tea. Every morning.", "Nice.")
         assert event_id and memory.end_session(timeout=10)
     with live.client(key) as http:
@@ -108,9 +127,7 @@ def test_a_memory_session_with_extract_queues_each_delivered_turn(
         assert http.get(f"/v1/episodes/{event_id}").status_code == 200
 
 
-def test_a_memory_session_with_extract_still_delivers_when_no_model_is_set(
-    store: Any, tmp_path: Path
-) -> None:
+def test_a_memory_session_with_extract_still_delivers_when_no_model_is_set(store: Any, tmp_path: Path) -> None:
     from engramdb.config import Settings
     from engramdb.core.embedding import HashingEmbedder
     from engramdb.sdk import MemorySession
@@ -121,8 +138,14 @@ def test_a_memory_session_with_extract_still_delivers_when_no_model_is_set(
     live.start()
     try:
         key = live.key()
-        with MemorySession(live.url, api_key=key, host=host_for(scope_fields()), session_id="s1",
-                           profile_dir=tmp_path / "profile", extract=True) as memory:  # fmt: skip
+        with MemorySession(
+            live.url,
+            api_key=key,
+            host=host_for(scope_fields()),
+            session_id="s1",
+            profile_dir=tmp_path / "profile",
+            extract=True,
+        ) as memory:
             event_id = memory.after_turn("The user drinks green tea.", "Nice.")
             assert memory.end_session(timeout=10)  # delivered, without the extraction
             assert memory.extraction_unavailable and "model_not_configured" in memory.extraction_unavailable
@@ -141,8 +164,14 @@ def test_an_outbox_replays_an_extract_episode_exactly_once(live: LiveServer, bra
     brain.facts = [fact("user", "drink", "The user drinks green tea.")]
     key = live.key()
     for _ in range(2):  # the same turn captured again (a retried hook): one episode, one job
-        with MemorySession(live.url, api_key=key, host=host_for(scope_fields()), session_id="s1",
-                           profile_dir=tmp_path / "p", extract=True) as memory:  # fmt: skip
+        with MemorySession(
+            live.url,
+            api_key=key,
+            host=host_for(scope_fields()),
+            session_id="s1",
+            profile_dir=tmp_path / "p",
+            extract=True,
+        ) as memory:
             memory.after_turn("The user drinks green tea.", "Nice.", turn_index=0)
             assert memory.end_session(timeout=10)
     with live.client(key) as http:

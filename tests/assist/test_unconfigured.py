@@ -16,9 +16,13 @@ from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body
 
 NEEDS_MODEL = {"extract", "queue_extraction", "reflect", "consolidate", "add"}
-BODIES = {"extract": {"text": "I moved to Lisbon."}, "queue_extraction": {"text": "I moved to Lisbon."},
-          "reflect": {"subjectKey": "user"}, "consolidate": {"kind": "likes"},
-          "add": {"messages": [{"role": "user", "content": "I moved to Lisbon."}]}}  # fmt: skip
+BODIES = {
+    "extract": {"text": "I moved to Lisbon."},
+    "queue_extraction": {"text": "I moved to Lisbon."},
+    "reflect": {"subjectKey": "user"},
+    "consolidate": {"kind": "likes"},
+    "add": {"messages": [{"role": "user", "content": "I moved to Lisbon."}]},
+}
 
 
 @pytest.fixture

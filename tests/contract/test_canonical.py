@@ -99,9 +99,7 @@ def test_fixture_event_id_matches_independent_payload_hash() -> None:
         ("trustClass", "trusted", False),
     ],
 )
-def test_event_id_depends_on_exactly_the_hashed_fields(
-    field: str, value: Any, changes_id: bool
-) -> None:
+def test_event_id_depends_on_exactly_the_hashed_fields(field: str, value: Any, changes_id: bool) -> None:
     data = h.fixture()
     body = {**data["episodeInput"], field: value}
     scope = Scope.model_validate({k: body[k] for k in h.SCOPE_FIELDS})
@@ -161,9 +159,7 @@ def test_hash_scope_readme_example() -> None:
 
 def test_hash_scope_matches_node_with_js_whitespace_none_and_salt() -> None:
     parts = [" \ufeffdiscord\u3000", "account-1\u2028", None, "x"]
-    assert hash_scope(parts, "salt") == (
-        "5e7f6eab48a7eee53ee684ff78c7134a948e5fdb8303ef8c9ae651ca92106555"
-    )
+    assert hash_scope(parts, "salt") == ("5e7f6eab48a7eee53ee684ff78c7134a948e5fdb8303ef8c9ae651ca92106555")
 
 
 def test_hash_scope_none_part_is_empty_string() -> None:
@@ -194,10 +190,35 @@ def test_hash_scope_keeps_non_js_whitespace_padding(pad: str) -> None:
 # --- js_trim ----------------------------------------------------------------------------------
 
 _TRIM_POOL = [
-    "\u001c", "\u001d", "\u001e", "\u001f", "\u0085", "\ufeff", "\u00a0", "\u2028", "\u2029",
-    "\u3000", "\u1680", "\u2000", "\u200a", "\u200b", "\u202f", "\u205f", "\u180e", "\t", "\n",
-    "\v", "\f", "\r", " ", "a", "b", "Z", "é", "\U0001f600",
-]  # fmt: skip
+    "\u001c",
+    "\u001d",
+    "\u001e",
+    "\u001f",
+    "\u0085",
+    "\ufeff",
+    "\u00a0",
+    "\u2028",
+    "\u2029",
+    "\u3000",
+    "\u1680",
+    "\u2000",
+    "\u200a",
+    "\u200b",
+    "\u202f",
+    "\u205f",
+    "\u180e",
+    "\t",
+    "\n",
+    "\v",
+    "\f",
+    "\r",
+    " ",
+    "a",
+    "b",
+    "Z",
+    "é",
+    "\U0001f600",
+]
 
 
 @SETTINGS
@@ -247,9 +268,27 @@ def test_js_trim_differs_from_python_strip_where_it_should() -> None:
 # --- canonical_json: properties ---------------------------------------------------------------
 
 _KEY_CHARS = st.sampled_from(
-    ["a", "b", "A", "Z", "é", "ß", "\uff61", "\ufb01", "\ue000", "\U0001f600", "\U00010000",
-     "\U0010fffd", "\x00", "\x1f", '"', "\\", "\u2028", " "]
-)  # fmt: skip
+    [
+        "a",
+        "b",
+        "A",
+        "Z",
+        "é",
+        "ß",
+        "\uff61",
+        "\ufb01",
+        "\ue000",
+        "\U0001f600",
+        "\U00010000",
+        "\U0010fffd",
+        "\x00",
+        "\x1f",
+        '"',
+        "\\",
+        "\u2028",
+        " ",
+    ]
+)
 KEYS = st.one_of(st.text(_KEY_CHARS, max_size=4), st.text(max_size=4))
 STRINGS = st.one_of(
     st.text(),
@@ -259,9 +298,7 @@ STRINGS = st.one_of(
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), STRINGS)
 JSON_VALUES = st.recursive(
     SCALARS,
-    lambda children: st.one_of(
-        st.lists(children, max_size=5), st.dictionaries(KEYS, children, max_size=5)
-    ),
+    lambda children: st.one_of(st.lists(children, max_size=5), st.dictionaries(KEYS, children, max_size=5)),
     max_leaves=25,
 )
 
@@ -383,9 +420,7 @@ def test_keys_sort_by_utf16_code_units_not_code_points() -> None:
     assert sorted(value) == ["\uff61", "\U0001f600"]  # Python's order, the wrong one
     assert canonical_json(value) == '{"\U0001f600":2,"\uff61":1}'
     nested = {"k": [{"\uff61": {"\ue000": 0, "\U00010000": 1}, "\U0001f600": None}]}
-    assert canonical_json(nested) == (
-        '{"k":[{"\U0001f600":null,"\uff61":{"\U00010000":1,"\ue000":0}}]}'
-    )
+    assert canonical_json(nested) == ('{"k":[{"\U0001f600":null,"\uff61":{"\U00010000":1,"\ue000":0}}]}')
 
 
 def test_nested_value_matches_node_stable_stringify() -> None:

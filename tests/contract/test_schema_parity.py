@@ -222,9 +222,7 @@ def _with(base: dict[str, Any], field: str, value: Any) -> dict[str, Any]:
 def _field_cases(kind: str) -> Iterator[Case]:
     fields, required = rules(kind)
     other_kind = "fact" if kind == "episode" else "episode"
-    all_enum_values = sorted(
-        {v for k in MODELS for r in rules(k)[0].values() for v in r.get("enum", ())}
-    )
+    all_enum_values = sorted({v for k in MODELS for r in rules(k)[0].values() for v in r.get("enum", ())})
     for base_name, base in (("min", BASES[kind]()), ("full", full_base(kind))):
         yield Case(f"{kind}.{base_name}-base-valid", kind, base, True)
     base = full_base(kind)
@@ -285,9 +283,7 @@ def _field_cases(kind: str) -> Iterator[Case]:
         # The Python attribute name is not a wire name: alongside, or instead of, the alias.
         snake = to_snake(field)
         if snake != field:
-            yield Case(
-                f"{kind}.{field}.snake-case-extra", kind, {**base, snake: base[field]}, False
-            )
+            yield Case(f"{kind}.{field}.snake-case-extra", kind, {**base, snake: base[field]}, False)
             renamed = _with(base, field, MISSING)
             renamed[snake] = base[field]
             yield Case(f"{kind}.{field}.snake-case-instead", kind, renamed, False)
@@ -359,9 +355,7 @@ NEWLINE_CASES = [
 
 
 @pytest.mark.parametrize(("kind", "field"), NEWLINE_CASES, ids=[".".join(c) for c in NEWLINE_CASES])
-def test_trailing_newline_rejected_by_models_though_python_jsonschema_accepts(
-    kind: str, field: str
-) -> None:
+def test_trailing_newline_rejected_by_models_though_python_jsonschema_accepts(kind: str, field: str) -> None:
     """A deliberate difference from Python's jsonschema, siding with the reference.
 
     Python's ``re.search("^[a-f0-9]{64}$", hex + "\\n")`` matches, because Python's ``$`` also
@@ -400,11 +394,10 @@ RANDOM_JSON = st.recursive(
         st.floats(allow_nan=False, allow_infinity=False),
         TEXT,
     ),
-    lambda children: st.one_of(
-        st.lists(children, max_size=3), st.dictionaries(TEXT, children, max_size=3)
-    ),
+    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(TEXT, children, max_size=3)),
     max_leaves=6,
 )
+
 
 def _json_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
@@ -434,10 +427,7 @@ _OTHER_VALUES = st.one_of(
     RANDOM_JSON,
     st.just(MISSING),
 )
-_VALUES = {
-    field: st.one_of(st.sampled_from(pool).map(json.loads), _OTHER_VALUES)
-    for field, pool in POOLS.items()
-}
+_VALUES = {field: st.one_of(st.sampled_from(pool).map(json.loads), _OTHER_VALUES) for field, pool in POOLS.items()}
 _KEYS = {
     kind: st.one_of(
         st.sampled_from(sorted(rules(kind)[0])),  # mostly this kind's own fields

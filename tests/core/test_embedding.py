@@ -39,9 +39,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "PYTHONPATH": str(SRC_DIR), **env}
-    return subprocess.run(
-        [sys.executable, "-c", code], env=full_env, capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-c", code], env=full_env, capture_output=True, text=True, timeout=120)
 
 
 # --------------------------------------------------------------------------
@@ -296,8 +294,19 @@ def test_make_embedder_hashing() -> None:
 
 @pytest.mark.parametrize(
     "spec",
-    ["", "bogus", "MiniLM-x", "hashing:", "hashing:abc", "hashing:0", "hashing:-5",
-     "openai:", "openai:http://x/v1", "openai:|model", "openai:http://x/v1|"],
+    [
+        "",
+        "bogus",
+        "MiniLM-x",
+        "hashing:",
+        "hashing:abc",
+        "hashing:0",
+        "hashing:-5",
+        "openai:",
+        "openai:http://x/v1",
+        "openai:|model",
+        "openai:http://x/v1|",
+    ],
 )
 def test_make_embedder_rejects_bad_specs(spec: str) -> None:
     with pytest.raises(ValueError, match="accepted forms") as info:

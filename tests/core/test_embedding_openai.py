@@ -39,10 +39,7 @@ Responder = Callable[[dict[str, Any]], tuple[int, Any]]  # bytes are sent as the
 
 
 def _embeddings_response(body: dict[str, Any]) -> tuple[int, Any]:
-    data = [
-        {"object": "embedding", "index": i, "embedding": _raw_vector(text)}
-        for i, text in enumerate(body["input"])
-    ]
+    data = [{"object": "embedding", "index": i, "embedding": _raw_vector(text)} for i, text in enumerate(body["input"])]
     # Out of index order on purpose: the client must sort by `index`.
     return 200, {"object": "list", "model": body["model"], "data": data[::-1]}
 
@@ -58,9 +55,7 @@ def serve() -> Iterator[Callable[[Responder], ScriptedServer]]:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length))
-                scripted.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": body}
-                )
+                scripted.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                 status, reply = responder(body)
                 payload = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
                 self.send_response(status)
@@ -138,12 +133,8 @@ def test_openai_zero_vector_stays_zero(serve: Callable[[Responder], ScriptedServ
     np.testing.assert_array_equal(vectors, np.zeros((1, 2), dtype=np.float32))
 
 
-@pytest.mark.parametrize(
-    ("status", "retryable"), [(500, True), (503, True), (429, True), (400, False), (401, False)]
-)
-def test_openai_http_errors(
-    serve: Callable[[Responder], ScriptedServer], status: int, retryable: bool
-) -> None:
+@pytest.mark.parametrize(("status", "retryable"), [(500, True), (503, True), (429, True), (400, False), (401, False)])
+def test_openai_http_errors(serve: Callable[[Responder], ScriptedServer], status: int, retryable: bool) -> None:
     server = serve(lambda body: (status, {"error": {"message": "scripted failure"}}))
     with OpenAICompatibleEmbedder(server.url, "m") as embedder:
         with pytest.raises(EmbeddingFailedError) as info:
@@ -175,9 +166,7 @@ def test_openai_connection_refused_is_retryable() -> None:
         {"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0]}]},
     ],
 )
-def test_openai_malformed_response_not_retryable(
-    serve: Callable[[Responder], ScriptedServer], reply: Any
-) -> None:
+def test_openai_malformed_response_not_retryable(serve: Callable[[Responder], ScriptedServer], reply: Any) -> None:
     server = serve(lambda body: (200, reply))
     with OpenAICompatibleEmbedder(server.url, "m") as embedder:
         with pytest.raises(EmbeddingFailedError) as info:
@@ -217,8 +206,6 @@ def test_a_failing_endpoint_is_an_embedding_failed_error(
     assert server.requests and "127.0.0.1" in server.url  # positive control: the failing call went there
     assert "127.0.0.1" not in json.dumps(error.to_dict())  # ... and the answer does not say where
     assert error.__cause__ is not None  # chained: the log has the library's own account
-
-
 
 
 def test_make_embedder_openai(serve: Callable[[Responder], ScriptedServer]) -> None:

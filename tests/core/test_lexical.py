@@ -143,10 +143,8 @@ _ENGLISH = {
     "ous": "homologous famous nervous dangerous jealous",
     "ive": "effective expensive active massive",
     "ize": "bowdlerize memorize apologize recognize summarize",
-    "ing": "motoring sing running hoping filing falling sizing hopping hissing failing flying dying "
-    "lying tying eyeing",
-    "ed": "plastered bled conflated troubled sized hopped tanned fizzed failed filed hoped dyed "
-    "eyed played trekked",
+    "ing": "motoring sing running hoping filing falling sizing hopping hissing failing flying dying lying tying eyeing",
+    "ed": "plastered bled conflated troubled sized hopped tanned fizzed failed filed hoped dyed eyed played trekked",
     "ies": "ponies ties cries flies skies dies lies pies studies",
     "sses": "caresses dresses glasses passes",
     "s": "cats caress gaps dogs gas this is",

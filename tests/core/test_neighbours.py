@@ -44,8 +44,9 @@ def test_adjacent_follows_write_order_within_each_session(
     assert before.tolist() == [-1, a0, a1, -1, -1, -1]  # b is alone in its session; facts have none
     assert after.tolist() == [a1, a2, -1, -1, -1, -1]
     other = scope_fields(participantScopeHash=participant("bob"))
-    service.write_episode(operator, EpisodeWrite.model_validate(
-        episode_body("bob's turn", "", session="a", turn=0, scope=other)))  # fmt: skip
+    service.write_episode(
+        operator, EpisodeWrite.model_validate(episode_body("bob's turn", "", session="a", turn=0, scope=other))
+    )
     other_key = auth.scope_key(Scope.model_validate(other))
     seen = store.tenant("t1").adjacent(other_key, [a0, a1])  # another scope's key sees none of them
     assert [x.tolist() for x in seen] == [[-1, -1], [-1, -1]]
@@ -86,8 +87,9 @@ def _recall(service: MemoryService, caller: Caller, query: str) -> list[tuple[st
 def test_a_turn_next_to_a_strong_match_rises_with_the_neighbour_weight(
     store: Store, settings: Settings, operator: Caller
 ) -> None:
-    plain = MemoryService(store, HashingEmbedder(), settings.model_copy(
-        update={"retrieval": RetrievalSettings(neighbour_weight=0.0)}))  # fmt: skip
+    plain = MemoryService(
+        store, HashingEmbedder(), settings.model_copy(update={"retrieval": RetrievalSettings(neighbour_weight=0.0)})
+    )
     lifted = MemoryService(store, HashingEmbedder(), settings)  # the default lends 0.4
     assert settings.retrieval.neighbour_weight > 0
     _write(plain, operator, "Nate said he won the board game night on Friday", "s1", 0)
@@ -126,8 +128,11 @@ def test_pruned_lift_gives_what_the_full_lift_gives(store: Store, settings: Sett
 
 
 def test_explain_adds_up_with_only_the_second_ring_on(store: Store, settings: Settings, operator: Caller) -> None:
-    service = MemoryService(store, HashingEmbedder(), settings.model_copy(
-        update={"retrieval": RetrievalSettings(neighbour_weight=0.0, second_neighbour_weight=0.5)}))  # fmt: skip
+    service = MemoryService(
+        store,
+        HashingEmbedder(),
+        settings.model_copy(update={"retrieval": RetrievalSettings(neighbour_weight=0.0, second_neighbour_weight=0.5)}),
+    )
     for i, text in enumerate(["Nate won the board game night", "small talk", "Catan with four friends"]):
         _write(service, operator, text, "s1", i)
     drain(store.tenant("t1"), service.embedder)  # every row reaches the dense arm, so every row is a candidate

@@ -38,8 +38,13 @@ MONTHS = [f"2026-{m:02d}-01T00:00:00Z" for m in range(1, 13)] + ["2027-01-01T00:
 INSTANTS = [f"2026-{m:02d}-{d}T00:00:00Z" for m in range(1, 13) for d in ("01", "15")] + ["2025-12-15T00:00:00Z"]
 TEXTS = ["Uses vim", "Uses emacs", "Uses helix", "Uses nano"]
 OPS = ("write", "untrusted", "approve", "edit", "reject", "correct", "correct_from", "retract", "expire", "supersede")
-STEP = st.tuples(st.sampled_from(OPS), st.integers(0, 11), st.integers(0, 3),
-                 st.one_of(st.none(), st.integers(1, 6)), st.integers(0, 20))  # fmt: skip
+STEP = st.tuples(
+    st.sampled_from(OPS),
+    st.integers(0, 11),
+    st.integers(0, 3),
+    st.one_of(st.none(), st.integers(1, 6)),
+    st.integers(0, 20),
+)
 
 
 def _holding(service: MemoryService, at: str) -> tuple[list[str], list[str]]:
@@ -60,8 +65,15 @@ def _play(service: MemoryService, steps: list[tuple[str, int, int, int | None, i
             if name in ("write", "untrusted", "supersede"):
                 if name == "supersede" and current:
                     extra["supersedesFactId"] = current[pick % len(current)].id
-                body = fact_body(text, kind="editor", scope=SCOPE, sourceEventId=f"e{next(ids)}", validFrom=valid_from,
-                                 trustClass="untrusted" if name == "untrusted" else "trusted", **extra)  # fmt: skip
+                body = fact_body(
+                    text,
+                    kind="editor",
+                    scope=SCOPE,
+                    sourceEventId=f"e{next(ids)}",
+                    validFrom=valid_from,
+                    trustClass="untrusted" if name == "untrusted" else "trusted",
+                    **extra,
+                )
                 written = service.write_fact(OP, FactWrite.model_validate(body))
                 if written.outcome == "parked":
                     pending.append(written.id)
@@ -91,11 +103,14 @@ def _play(service: MemoryService, steps: list[tuple[str, int, int, int | None, i
 # Orders that broke it once (reviews of the valid-time change), run every time besides random ones.
 @example([("write", 0, 0, None, 0), ("write", 4, 1, None, 0), ("write", 2, 2, None, 0)], False)  # late, inside
 @example([("write", 0, 0, None, 0), ("write", 4, 1, None, 0), ("write", 0, 2, None, 0)], False)  # late, same start
-@example([("write", 2, 0, None, 0), ("write", 5, 1, None, 0), ("retract", 0, 0, None, 0),
-          ("write", 0, 2, None, 0)], False)  # older than a version whose successor was retracted
+@example(
+    [("write", 2, 0, None, 0), ("write", 5, 1, None, 0), ("retract", 0, 0, None, 0), ("write", 0, 2, None, 0)], False
+)  # older than a version whose successor was retracted
 @example([("write", 2, 0, 1, 0), ("expire", 0, 0, None, 0), ("write", 0, 2, None, 0)], False)  # ... one expired
-@example([("write", 0, 0, None, 0), ("write", 5, 1, None, 0), ("untrusted", 2, 2, None, 0),
-          ("approve", 0, 0, None, 0)], False)  # approved late
+@example(
+    [("write", 0, 0, None, 0), ("write", 5, 1, None, 0), ("untrusted", 2, 2, None, 0), ("approve", 0, 0, None, 0)],
+    False,
+)  # approved late
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(STEP, min_size=1, max_size=10), st.booleans())
 def test_one_value_holds_at_each_instant(steps: list[tuple[str, int, int, int | None, int]], review: bool) -> None:

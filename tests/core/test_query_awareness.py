@@ -87,8 +87,19 @@ def test_coverage_is_the_share_of_idf_the_scope_can_match() -> None:
 
 def _fruit(service: MemoryService, caller: Caller, store: Store) -> None:
     _write(service, caller, "apple pie recipe from grandma", "s0", "2026-08-18T00:00:00Z")
-    for i, text in enumerate(["banana bread", "cherry jam", "plum cake", "pear tart", "fig roll",
-                              "lime curd", "kiwi salad", "mango lassi", "grape juice"]):  # fmt: skip
+    for i, text in enumerate(
+        [
+            "banana bread",
+            "cherry jam",
+            "plum cake",
+            "pear tart",
+            "fig roll",
+            "lime curd",
+            "kiwi salad",
+            "mango lassi",
+            "grape juice",
+        ]
+    ):
         _write(service, caller, text, f"s{i + 1}", "2026-08-18T00:00:00Z")
     drain(store.tenant("t1"), service.embedder)
 

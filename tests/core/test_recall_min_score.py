@@ -54,9 +54,7 @@ def test_min_score_drops_the_unrelated_memory_that_ranks_first_with_score_one(
     assert [m[0] for m in kept] == [tax] and kept[0][2] >= 0.3
 
 
-def test_lexical_evidence_counts_before_the_vector_is_ready(
-    store: Store, settings: Settings, operator: Caller
-) -> None:
+def test_lexical_evidence_counts_before_the_vector_is_ready(store: Store, settings: Settings, operator: Caller) -> None:
     service = MemoryService(store, HashingEmbedder(), settings)
     found = _fact(service, operator, "Staging runs in Frankfurt.", subject="infra", kind="staging")
     _fact(service, operator, "The dog is called Rex.", subject="user", kind="pet")
@@ -68,9 +66,18 @@ def test_recall_filters_on_kind_subject_session_and_time(store: Store, settings:
     tea = _fact(service, operator, "The user drinks green tea.", subject="user", kind="drink")
     team = _fact(service, operator, "The team drinks coffee.", subject="team:core", kind="drink")
     _fact(service, operator, "The user likes tea shops.", subject="user", kind="likes")
-    early, late = (service.write_episode(operator, EpisodeWrite.model_validate({
-        **episode_body(f"We talked about tea in {session}.", "Tea it is.", session=session, scope=SCOPE),
-        "observedAt": when})).id for session, when in (("s1", "2026-01-05T10:00:00Z"), ("s2", "2026-03-05T10:00:00Z")))
+    early, late = (
+        service.write_episode(
+            operator,
+            EpisodeWrite.model_validate(
+                {
+                    **episode_body(f"We talked about tea in {session}.", "Tea it is.", session=session, scope=SCOPE),
+                    "observedAt": when,
+                }
+            ),
+        ).id
+        for session, when in (("s1", "2026-01-05T10:00:00Z"), ("s2", "2026-03-05T10:00:00Z"))
+    )
     drain(store.tenant("t1"), service.embedder)
     everything = {m[0] for m in _recall(service, operator, "tea", limit=20)}
     assert {tea, team, early, late} <= everything  # the positive control: unfiltered, all come back

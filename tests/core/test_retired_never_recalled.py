@@ -28,18 +28,37 @@ from tests.factories import fact_body, scope_fields
 
 SCOPE = scope_fields()
 TOPICS = [
-    ("database", "PostgreSQL", "MongoDB"), ("editor", "Neovim", "Emacs"), ("language", "Rust", "Go"),
-    ("cloud", "AWS", "Azure"), ("drink", "green tea", "espresso"), ("city", "Lisbon", "Berlin"),
-    ("framework", "FastAPI", "Django"), ("os", "Debian", "Arch Linux"), ("shell", "zsh", "fish"),
-    ("browser", "Firefox", "Chrome"), ("airline", "TAP", "Lufthansa"), ("sport", "climbing", "tennis"),
-    ("pet", "a cat", "a parrot"), ("music", "jazz", "techno"), ("food", "ramen", "pizza"),
-    ("car", "a bicycle", "a Tesla"), ("bank", "N26", "Revolut"), ("phone", "Pixel", "iPhone"),
-    ("laptop", "ThinkPad", "MacBook"), ("keyboard", "split ergonomic", "mechanical tenkeyless"),
-    ("ci", "GitHub Actions", "Jenkins"), ("queue", "RabbitMQ", "Kafka"), ("cache", "Redis", "Memcached"),
-    ("testing", "pytest", "unittest"), ("monitoring", "Grafana", "Datadog"),
-    ("deploy_day", "Tuesday", "Friday"), ("standup", "9:30", "11:00"), ("timezone", "UTC+1", "UTC-5"),
-    ("theme", "dark mode", "light mode"), ("coffee_shop", "Copenhagen Coffee Lab", "Starbucks"),
-]  # fmt: skip
+    ("database", "PostgreSQL", "MongoDB"),
+    ("editor", "Neovim", "Emacs"),
+    ("language", "Rust", "Go"),
+    ("cloud", "AWS", "Azure"),
+    ("drink", "green tea", "espresso"),
+    ("city", "Lisbon", "Berlin"),
+    ("framework", "FastAPI", "Django"),
+    ("os", "Debian", "Arch Linux"),
+    ("shell", "zsh", "fish"),
+    ("browser", "Firefox", "Chrome"),
+    ("airline", "TAP", "Lufthansa"),
+    ("sport", "climbing", "tennis"),
+    ("pet", "a cat", "a parrot"),
+    ("music", "jazz", "techno"),
+    ("food", "ramen", "pizza"),
+    ("car", "a bicycle", "a Tesla"),
+    ("bank", "N26", "Revolut"),
+    ("phone", "Pixel", "iPhone"),
+    ("laptop", "ThinkPad", "MacBook"),
+    ("keyboard", "split ergonomic", "mechanical tenkeyless"),
+    ("ci", "GitHub Actions", "Jenkins"),
+    ("queue", "RabbitMQ", "Kafka"),
+    ("cache", "Redis", "Memcached"),
+    ("testing", "pytest", "unittest"),
+    ("monitoring", "Grafana", "Datadog"),
+    ("deploy_day", "Tuesday", "Friday"),
+    ("standup", "9:30", "11:00"),
+    ("timezone", "UTC+1", "UTC-5"),
+    ("theme", "dark mode", "light mode"),
+    ("coffee_shop", "Copenhagen Coffee Lab", "Starbucks"),
+]
 RETIRED_STATUSES = {"superseded", "retracted", "expired", "archived"}
 
 
@@ -71,14 +90,26 @@ def corpus(
             service.write_fact(caller, _body(topic, old, "a", validFrom="2026-01-01T00:00:00Z"))
         elif kind == 1:  # corrected through the endpoint, then the correction retracted
             first = service.write_fact(caller, _body(topic, old, "a"))
-            fixed = service.correct_fact(caller, first.id, CorrectRequest.model_validate(
-                {"text": f"The user's preferred {topic} is maybe {old} again.", "reason": "unsure",
-                 "scope": SCOPE}))  # fmt: skip
+            fixed = service.correct_fact(
+                caller,
+                first.id,
+                CorrectRequest.model_validate(
+                    {"text": f"The user's preferred {topic} is maybe {old} again.", "reason": "unsure", "scope": SCOPE}
+                ),
+            )
             service.retract_fact(caller, fixed.id, RetractRequest.model_validate({"reason": "wrong", "scope": SCOPE}))
         elif kind == 2:  # expired: its validity window is over
-            service.write_fact(caller, _body(topic, old, "a", kind=f"{topic}_2025",
-                                             validFrom="2025-01-01T00:00:00Z",
-                                             validUntil="2026-01-01T00:00:00Z"))  # fmt: skip
+            service.write_fact(
+                caller,
+                _body(
+                    topic,
+                    old,
+                    "a",
+                    kind=f"{topic}_2025",
+                    validFrom="2025-01-01T00:00:00Z",
+                    validUntil="2026-01-01T00:00:00Z",
+                ),
+            )
         else:  # arrived inactive: archived history
             service.write_fact(caller, _body(topic, old, "a", active=False, kind=f"{topic}_old"))
         service.write_fact(caller, _body(topic, current, "b", validFrom="2026-03-01T00:00:00Z"))

@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from engramdb.core.tombstones import normalize_value, value_hash
 
-words = st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyzäöü0123456789", min_size=1, max_size=8),
-                 min_size=1, max_size=6)  # fmt: skip
+words = st.lists(
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyzäöü0123456789", min_size=1, max_size=8), min_size=1, max_size=6
+)
 
 
 @settings(max_examples=300, derandomize=True)

@@ -14,8 +14,23 @@ def test_bench_recall_times_every_stage(tmp_path: Path) -> None:
     from engramdb.cli.main import app
 
     out = tmp_path / "latency.json"
-    done = CliRunner().invoke(app, ["bench", "recall", "--sizes", "300", "--queries", "5", "--embedder", "hashing",
-                                    "--ingest-sample", "40", "--out", str(out)])  # fmt: skip
+    done = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "recall",
+            "--sizes",
+            "300",
+            "--queries",
+            "5",
+            "--embedder",
+            "hashing",
+            "--ingest-sample",
+            "40",
+            "--out",
+            str(out),
+        ],
+    )
     assert done.exit_code == 0, done.output
     [row] = json.loads(out.read_text())["results"]
     assert row["size"] == 300 and row["searchMs"]["p50"] > 0
@@ -29,8 +44,10 @@ def test_bench_scale_is_exact_on_both_backends(tmp_path: Path, pg_url: str) -> N
     from engramdb.cli.main import app
 
     out = tmp_path / "scale.json"
-    done = CliRunner().invoke(app, ["bench", "scale", "--totals", "400", "--scopes", "8", "--queries", "6",
-                                    "--pg-url", pg_url, "--out", str(out)])  # fmt: skip
+    done = CliRunner().invoke(
+        app,
+        ["bench", "scale", "--totals", "400", "--scopes", "8", "--queries", "6", "--pg-url", pg_url, "--out", str(out)],
+    )
     assert done.exit_code == 0, done.output
     rows = json.loads(out.read_text())["results"]
     assert [r["backend"] for r in rows] == ["sqlite", "postgres"]
@@ -46,8 +63,23 @@ def test_bench_scale_starts_its_own_postgres_with_a_production_buffer_cache(tmp_
     from engramdb.eval.scale import shared_buffers_mb
 
     out = tmp_path / "scale.json"
-    done = CliRunner().invoke(app, ["bench", "scale", "--backends", "postgres", "--totals", "60", "--scopes", "3",
-                                    "--queries", "3", "--out", str(out)])  # fmt: skip
+    done = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "scale",
+            "--backends",
+            "postgres",
+            "--totals",
+            "60",
+            "--scopes",
+            "3",
+            "--queries",
+            "3",
+            "--out",
+            str(out),
+        ],
+    )
     assert done.exit_code == 0, done.output
     result = json.loads(out.read_text())
     assert result["postgres"] == {"throwaway": True, "sharedBuffersMb": shared_buffers_mb()}
@@ -60,8 +92,25 @@ def test_bench_load_offers_a_rate_and_measures_the_servers_memory(tmp_path: Path
     from engramdb.cli.main import app
 
     out = tmp_path / "load.json"
-    done = CliRunner().invoke(app, ["bench", "load", "--rates", "20", "--seconds", "2", "--memories", "150",
-                                    "--embedder", "hashing", "--long-episodes", "10", "--out", str(out)])  # fmt: skip
+    done = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "load",
+            "--rates",
+            "20",
+            "--seconds",
+            "2",
+            "--memories",
+            "150",
+            "--embedder",
+            "hashing",
+            "--long-episodes",
+            "10",
+            "--out",
+            str(out),
+        ],
+    )
     assert done.exit_code == 0, done.output
     result = json.loads(out.read_text())
     [row] = result["results"]

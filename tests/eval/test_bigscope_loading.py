@@ -22,8 +22,15 @@ from engramdb.eval.bigscope_model import Target
 
 def _corpus(turns: int = 60) -> Corpus:
     rng = np.random.default_rng(5)
-    base = [BaseTurn(f"Speaker {i % 3}: turn {i} about the garden and {i * 7} tomatoes", f"s{i // 10}",
-                     f"2024-05-{1 + i // 10:02d}T10:00:00Z", ("Speaker",)) for i in range(turns)]  # fmt: skip
+    base = [
+        BaseTurn(
+            f"Speaker {i % 3}: turn {i} about the garden and {i * 7} tomatoes",
+            f"s{i // 10}",
+            f"2024-05-{1 + i // 10:02d}T10:00:00Z",
+            ("Speaker",),
+        )
+        for i in range(turns)
+    ]
     vectors = l2_normalize(rng.standard_normal((turns, 384)).astype(np.float32))
     questions = [f"what about turn {i}?" for i in range(0, turns, 6)]
     return Corpus(base, vectors, questions, vectors[::6].copy(), "bench-model", 0.0)
@@ -32,8 +39,9 @@ def _corpus(turns: int = 60) -> Corpus:
 def _target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Target:
     if backend == "sqlite":
         return Target("sqlite", tmp_path / "home")
-    return Target("postgres", tmp_path / "home", url=request.getfixturevalue("pg_url"),
-                  schema=f"b_{uuid.uuid4().hex[:12]}")  # fmt: skip
+    return Target(
+        "postgres", tmp_path / "home", url=request.getfixturevalue("pg_url"), schema=f"b_{uuid.uuid4().hex[:12]}"
+    )
 
 
 def test_bulk_load_and_the_write_path_leave_the_same_rows(

@@ -43,7 +43,11 @@ def test_locomo_conversation(conv26: Conversation) -> None:
     q = conv26.questions[0]
     assert q.text == "When did Caroline go to the LGBTQ support group?"
     assert (q.category, q.evidence_turns, q.evidence_sessions, q.skip_reason) == (
-        "temporal", frozenset({"D1:3"}), frozenset({"D1"}), None)
+        "temporal",
+        frozenset({"D1:3"}),
+        frozenset({"D1"}),
+        None,
+    )
     assert len(conv26.questions) == 199
     assert [q.question_id for q in conv26.questions if q.skip_reason] == ["conv-26#30", "conv-26#46"]
 
@@ -128,8 +132,13 @@ def test_long_documents_become_several_episodes() -> None:
 
 
 def _scope() -> dict[str, object]:
-    return {"agentId": "a", "profileId": "p", "privacyScope": "private",
-            "participantScopeHash": "0" * 64, "sandboxEligible": False}  # fmt: skip
+    return {
+        "agentId": "a",
+        "profileId": "p",
+        "privacyScope": "private",
+        "participantScopeHash": "0" * 64,
+        "sandboxEligible": False,
+    }
 
 
 def test_longmemeval_accepts_one_file_holding_a_list(tmp_path: Path) -> None:

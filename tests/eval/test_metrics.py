@@ -24,7 +24,11 @@ def test_evidence_ids_are_normalised_and_junk_kept_for_the_caller_to_drop() -> N
 
 def test_locomo_categories_follow_the_official_mapping() -> None:
     assert [locomo_category(n) for n in (1, 2, 3, 4, 5)] == [
-        "multi-hop", "temporal", "open-domain", "single-hop", "adversarial"
+        "multi-hop",
+        "temporal",
+        "open-domain",
+        "single-hop",
+        "adversarial",
     ]
     assert locomo_category("4") == "single-hop"
     with pytest.raises(ValueError):

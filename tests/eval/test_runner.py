@@ -52,9 +52,15 @@ def test_arms_are_retrieval_settings() -> None:
 
 @needs_data
 def test_locomo_slice_end_to_end(tmp_path: Path) -> None:
-    config = EvalConfig(dataset="locomo", data=LOCOMO, arms=("bm25", "vector", "hybrid"),
-                        limit_conversations=1, limit_questions=40, embedder="hashing",
-                        home=tmp_path / "home")  # fmt: skip
+    config = EvalConfig(
+        dataset="locomo",
+        data=LOCOMO,
+        arms=("bm25", "vector", "hybrid"),
+        limit_conversations=1,
+        limit_questions=40,
+        embedder="hashing",
+        home=tmp_path / "home",
+    )
     result = run(config)
     counts = result["counts"]
     assert counts["conversations"] == 1 and counts["questionsAsked"] == 40
@@ -63,8 +69,9 @@ def test_locomo_slice_end_to_end(tmp_path: Path) -> None:
     # ingested and embedded once, shared by the three arms
     assert result["ingest"]["episodesCreated"] == result["ingest"]["episodesEmbedded"] == 419
     assert set(result["arms"]) == {"bm25", "vector", "hybrid"}
-    assert result["groups"]["all"] == [g for g in ("multi-hop", "temporal", "open-domain", "single-hop")
-                                       if g in result["groups"]]  # fmt: skip
+    assert result["groups"]["all"] == [
+        g for g in ("multi-hop", "temporal", "open-domain", "single-hop") if g in result["groups"]
+    ]
     for arm in result["arms"].values():
         everything = arm["groups"]["all"]
         assert everything["n"] == 40
@@ -94,8 +101,23 @@ def test_cli_longmemeval_on_a_folder(tmp_path: Path) -> None:
         (data / name).write_bytes((LME / name).read_bytes())
     out = tmp_path / "out.json"
     md = tmp_path / "out.md"
-    done = CliRunner().invoke(app, ["eval", "longmemeval", "--data", str(data), "--embedder", "hashing",
-                                    "--arms", "bm25,hybrid", "--out", str(out), "--markdown", str(md)])  # fmt: skip
+    done = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "longmemeval",
+            "--data",
+            str(data),
+            "--embedder",
+            "hashing",
+            "--arms",
+            "bm25,hybrid",
+            "--out",
+            str(out),
+            "--markdown",
+            str(md),
+        ],
+    )
     assert done.exit_code == 0, done.output
     result = json.loads(out.read_text())
     assert result["counts"]["questionsAsked"] == 1
@@ -122,16 +144,18 @@ HELDOUT = Path(__file__).resolve().parents[2] / "bench" / "heldout" / "conversat
 def test_rest_gives_the_numbers_the_service_gives(tmp_path: Path) -> None:
     """Through a real server's REST API (own server on loopback) the held-out slice scores
     exactly as through the service in process: the eval measures the production path."""
-    common = EvalConfig(dataset="locomo", data=HELDOUT, arms=("hybrid",), limit_conversations=1,
-                        limit_questions=12, embedder="hashing")  # fmt: skip
+    common = EvalConfig(
+        dataset="locomo", data=HELDOUT, arms=("hybrid",), limit_conversations=1, limit_questions=12, embedder="hashing"
+    )
     direct = run(replace(common, home=tmp_path / "direct"))
     rest = run(replace(common, home=tmp_path / "rest", rest=True))
     assert rest["counts"]["questionsAsked"] == direct["counts"]["questionsAsked"] == 12
     assert rest["ingest"]["episodesCreated"] == rest["ingest"]["episodesEmbedded"] > 100
     assert rest["arms"]["hybrid"]["groups"]["all"]["turnRecall@20"] > 0  # it found evidence
     assert rest["arms"]["hybrid"]["groups"] == direct["arms"]["hybrid"]["groups"]
-    assert [q["arms"]["hybrid"]["retrieved"] for q in rest["questions"]] == \
-           [q["arms"]["hybrid"]["retrieved"] for q in direct["questions"]]  # fmt: skip
+    assert [q["arms"]["hybrid"]["retrieved"] for q in rest["questions"]] == [
+        q["arms"]["hybrid"]["retrieved"] for q in direct["questions"]
+    ]
 
 
 def test_rest_measures_the_server_settings_only(tmp_path: Path) -> None:

@@ -20,9 +20,25 @@ def test_versus_runs_engramdb_over_http_and_scores_every_question(tmp_path: Path
     from engramdb.cli.main import app
 
     out = tmp_path / "versus.json"
-    done = CliRunner().invoke(app, ["bench", "versus", "--data", str(LOCOMO), "--systems", "engramdb",
-                                    "--conversations", "1", "--questions", "12", "--embedder", "hashing",
-                                    "--out", str(out)])  # fmt: skip
+    done = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "versus",
+            "--data",
+            str(LOCOMO),
+            "--systems",
+            "engramdb",
+            "--conversations",
+            "1",
+            "--questions",
+            "12",
+            "--embedder",
+            "hashing",
+            "--out",
+            str(out),
+        ],
+    )
     assert done.exit_code == 0, done.output
     result = json.loads(out.read_text())
     assert result["corpus"]["turns"] == 419 and result["corpus"]["questions"] == 12

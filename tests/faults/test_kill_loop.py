@@ -30,8 +30,11 @@ KILLS = {"sqlite": max(20, LONGER), "postgres": max(8, LONGER)}
 def loop(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> KillLoopRun:
     config = KillLoopConfig(kills=KILLS[request.param])
     if request.param == "postgres":
-        config = KillLoopConfig(kills=config.kills, database_url=request.getfixturevalue("pg_url"),
-                                pg_schema=f"faults_{uuid.uuid4().hex[:12]}")  # fmt: skip
+        config = KillLoopConfig(
+            kills=config.kills,
+            database_url=request.getfixturevalue("pg_url"),
+            pg_schema=f"faults_{uuid.uuid4().hex[:12]}",
+        )
     return run(config, tmp_path_factory.mktemp(f"kill-loop-{request.param}"), progress=print)
 
 
@@ -48,8 +51,12 @@ def test_every_acknowledged_write_survives_sigkill_exactly_once(loop: KillLoopRu
     assert acknowledged["episode"] > 0 and acknowledged["fact"] > 0 and acknowledged["correction"] > 0
     for name, verdict in result["checks"].items():
         assert verdict["expected"] > 0 and verdict["found"] == verdict["expected"], name
-        assert (verdict["lost"], verdict["duplicateIds"], verdict["duplicateContents"], verdict["unexpected"]) \
-            == (0, 0, 0, 0), (name, verdict["examples"])  # fmt: skip
+        assert (verdict["lost"], verdict["duplicateIds"], verdict["duplicateContents"], verdict["unexpected"]) == (
+            0,
+            0,
+            0,
+            0,
+        ), (name, verdict["examples"])
     assert result["lost"] == 0 and result["duplicates"] == 0
     assert result["slotProblems"] == []
     assert result["audit"]["verified"] is True
@@ -70,8 +77,13 @@ def test_each_slot_ends_with_its_last_acknowledged_value_alone(loop: KillLoopRun
 @pytest.mark.slow
 def test_engram_audit_verify_on_the_data_folder_passes(loop: KillLoopRun) -> None:
     env = {**os.environ, **loop.env, "COLUMNS": "200"}
-    done = subprocess.run([sys.executable, "-m", "engramdb.cli", "audit", "verify", "--json"], env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", "audit", "verify", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     verdict = json.loads(done.stdout)
     assert verdict["verified"] is True and verdict["checked"] > sum(loop.result["acknowledged"].values())
@@ -97,6 +109,7 @@ def test_the_checks_see_a_missing_write_a_duplicate_and_a_wrong_current_value(lo
     assert check.slot_problems({slot: stale}, loop.stored_facts)
     two_current = [*loop.stored_facts, check.Row("y" * 64, "another value", "active", slot)]
     assert check.slot_problems(last, two_current) == [
-        f"{slot}: current {[last[slot], 'y' * 64]}, expected [{last[slot]}]", f"{slot}: {'y' * 64} is active"]
+        f"{slot}: current {[last[slot], 'y' * 64]}, expected [{last[slot]}]",
+        f"{slot}: {'y' * 64} is active",
+    ]
     assert check.slot_problems(last, loop.stored_facts) == []
-

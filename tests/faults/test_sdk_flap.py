@@ -38,8 +38,12 @@ def test_every_turn_lands_exactly_once_after_host_kills_and_server_flaps(flapped
     assert result["hostExit"] == 0 and result["hostSaid"][-2:] == ["appended all", "drained"]
     for name, verdict in result["checks"].items():
         assert verdict["found"] == verdict["expected"] == TURNS, (name, verdict["examples"])
-        assert (verdict["lost"], verdict["duplicateIds"], verdict["duplicateContents"], verdict["unexpected"]) \
-            == (0, 0, 0, 0), (name, verdict["examples"])  # fmt: skip
+        assert (verdict["lost"], verdict["duplicateIds"], verdict["duplicateContents"], verdict["unexpected"]) == (
+            0,
+            0,
+            0,
+            0,
+        ), (name, verdict["examples"])
     assert result["outboxPending"] == 0 and result["outboxDeadLetters"] == 0
     # Each restarted host sent its last turn again: the same id, nothing queued twice.
     assert len(result["resentLastTurn"]) == HOST_KILLS

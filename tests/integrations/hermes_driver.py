@@ -16,10 +16,17 @@ from run_agent import AIAgent
 
 
 def main(session_id: str, message: str) -> None:
-    agent = AIAgent(base_url=os.environ["CHAT_URL"], api_key="scripted", model="scripted", quiet_mode=True,
-                    session_id=session_id, skip_context_files=True, max_iterations=3,
-                    enabled_toolsets=[t for t in os.environ.get("HERMES_TOOLSETS", "").split(",") if t],
-                    platform=os.environ.get("HERMES_PLATFORM", "cli"))  # fmt: skip
+    agent = AIAgent(
+        base_url=os.environ["CHAT_URL"],
+        api_key="scripted",
+        model="scripted",
+        quiet_mode=True,
+        session_id=session_id,
+        skip_context_files=True,
+        max_iterations=3,
+        enabled_toolsets=[t for t in os.environ.get("HERMES_TOOLSETS", "").split(",") if t],
+        platform=os.environ.get("HERMES_PLATFORM", "cli"),
+    )
     manager = agent._memory_manager
     providers = [p.name for p in manager.providers] if manager else []
     reply = agent.chat(message)

@@ -26,14 +26,25 @@ class Hooks:
     def __init__(self, server: LiveServer, tmp_path: Path, key: str) -> None:
         self.transcript = tmp_path / "transcript.jsonl"
         self.transcript.write_text((HERE / "transcript.jsonl").read_text())
-        self.env = {**os.environ, "ENGRAM_URL": server.url, "ENGRAM_KEY": key, "ENGRAM_USER_ID": "alice",
-                    "ENGRAM_HOOK_PROFILE": str(tmp_path / "hook-profile"),
-                    "ENGRAM_RECALL_TIMEOUT_MS": "5000"}  # fmt: skip
+        self.env = {
+            **os.environ,
+            "ENGRAM_URL": server.url,
+            "ENGRAM_KEY": key,
+            "ENGRAM_USER_ID": "alice",
+            "ENGRAM_HOOK_PROFILE": str(tmp_path / "hook-profile"),
+            "ENGRAM_RECALL_TIMEOUT_MS": "5000",
+        }
 
     def run(self, event: str, fixture: str, **env: str) -> subprocess.CompletedProcess[str]:
         payload = (HERE / fixture).read_text().replace("TRANSCRIPT", str(self.transcript))
-        return subprocess.run([sys.executable, "-m", "engramdb.cli", "hook", event], input=payload, text=True,
-                              capture_output=True, timeout=120, env={**self.env, **env})  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "engramdb.cli", "hook", event],
+            input=payload,
+            text=True,
+            capture_output=True,
+            timeout=120,
+            env={**self.env, **env},
+        )
 
 
 @pytest.fixture
@@ -74,9 +85,16 @@ def test_recorded_payloads_make_episodes_and_context(hooks: Hooks, server: LiveS
     assert output["additionalContext"].startswith("Historical memory follows.")  # marked untrusted history
     # Before compaction: a later pair of the transcript becomes an episode too.
     with hooks.transcript.open("a") as transcript:
-        for line in ({"type": "user", "message": {"role": "user", "content": "Also: prod stays in Dublin."}},
-                     {"type": "assistant", "message": {"role": "assistant", "content": [
-                         {"type": "text", "text": "Understood, prod remains in eu-west-1."}]}}):  # fmt: skip
+        for line in (
+            {"type": "user", "message": {"role": "user", "content": "Also: prod stays in Dublin."}},
+            {
+                "type": "assistant",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "Understood, prod remains in eu-west-1."}],
+                },
+            },
+        ):
             transcript.write(json.dumps(line) + "\n")
     assert hooks.run("pre-compact", "pre_compact.json").returncode == 0
     assert any("Dublin" in e["text"] for e in _episodes(server, host_key, "prod Dublin"))
@@ -94,8 +112,9 @@ def test_a_subagent_hook_neither_writes_nor_recalls(hooks: Hooks, server: LiveSe
 def test_a_wrong_key_is_said_and_an_absent_server_blocks_nothing(hooks: Hooks, host_key: str) -> None:
     refused = hooks.run("stop", "stop.json", ENGRAM_KEY=host_key.rsplit(".", 1)[0] + ".wrong")
     assert refused.returncode == 1 and "refused the key" in refused.stderr
-    away = hooks.run("prompt", "user_prompt_submit.json", ENGRAM_URL="http://127.0.0.1:9",
-                     ENGRAM_RECALL_TIMEOUT_MS="300")
+    away = hooks.run(
+        "prompt", "user_prompt_submit.json", ENGRAM_URL="http://127.0.0.1:9", ENGRAM_RECALL_TIMEOUT_MS="300"
+    )
     assert away.returncode == 0 and away.stdout == ""  # fail-open: no context, Claude Code goes on
     queued = hooks.run("stop", "stop.json", ENGRAM_URL="http://127.0.0.1:9", ENGRAM_FLUSH_TIMEOUT_MS="100")
     assert queued.returncode == 0  # the turn waits in the outbox for the next hook that reaches the server

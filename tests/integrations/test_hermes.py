@@ -49,10 +49,12 @@ def hermes_home(tmp_path: Path, server: LiveServer, chat: ScriptedChat) -> Path:
     command = ["hermes", "install", "--hermes-home", str(home), "--url", server.url, "--agent-id", "hermes"]
     installed = subprocess.run([sys.executable, "-m", "engramdb.cli", *command], capture_output=True, text=True)
     assert installed.returncode == 0, installed.stderr
-    (home / "engramdb" / "config.json").write_text(json.dumps({"url": server.url, "agent_id": "hermes",
-                                                               "user_id": "alice"}))  # fmt: skip
-    (home / "config.yaml").write_text(f"model:\n  default: scripted\n  provider: custom\n  base_url: {chat.url}\n"
-                                      "memory:\n  provider: engramdb\n")  # fmt: skip
+    (home / "engramdb" / "config.json").write_text(
+        json.dumps({"url": server.url, "agent_id": "hermes", "user_id": "alice"})
+    )
+    (home / "config.yaml").write_text(
+        f"model:\n  default: scripted\n  provider: custom\n  base_url: {chat.url}\nmemory:\n  provider: engramdb\n"
+    )
     return home
 
 
@@ -62,9 +64,14 @@ def host_key(server: LiveServer) -> str:
 
 
 def _session(home: Path, key: str, chat: ScriptedChat, session_id: str, message: str, **env: str) -> dict[str, Any]:
-    run = subprocess.run([sys.executable, str(DRIVER), session_id, message], capture_output=True, text=True,
-                         timeout=180, cwd=home, env={**os.environ, "HERMES_HOME": str(home), "ENGRAM_KEY": key,
-                                                     "CHAT_URL": chat.url, **env})  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, str(DRIVER), session_id, message],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=home,
+        env={**os.environ, "HERMES_HOME": str(home), "ENGRAM_KEY": key, "CHAT_URL": chat.url, **env},
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return dict(json.loads(run.stdout.strip().splitlines()[-1]))
 
@@ -78,13 +85,20 @@ def _episodes(server: LiveServer, key: str, query: str) -> list[str]:
 def test_the_plugin_folder_is_what_hermes_loads(hermes_home: Path) -> None:
     folder = hermes_home / "plugins" / "engramdb"
     assert sorted(p.name for p in folder.iterdir()) == ["__init__.py", "config_schema.py", "plugin.yaml"]
-    probe = ("from plugins.memory import discover_memory_providers, load_memory_provider; "
-             "from plugins.memory.config_schema import get_provider_config_schema; "
-             "print([n for n, _, ok in discover_memory_providers() if ok]); "
-             "print(type(load_memory_provider('engramdb')).__name__); "
-             "print([f.key for f in get_provider_config_schema('engramdb').fields])")  # fmt: skip
-    seen = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "HERMES_HOME": str(hermes_home), "ENGRAM_KEY": "egm.x.y.z"})  # fmt: skip
+    probe = (
+        "from plugins.memory import discover_memory_providers, load_memory_provider; "
+        "from plugins.memory.config_schema import get_provider_config_schema; "
+        "print([n for n, _, ok in discover_memory_providers() if ok]); "
+        "print(type(load_memory_provider('engramdb')).__name__); "
+        "print([f.key for f in get_provider_config_schema('engramdb').fields])"
+    )
+    seen = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HERMES_HOME": str(hermes_home), "ENGRAM_KEY": "egm.x.y.z"},
+    )
     available, loaded, keys = seen.stdout.strip().splitlines()[-3:]
     assert "'engramdb'" in available and loaded == "EngramMemoryProvider", seen.stderr[-2000:]
     assert keys == "['url', 'api_key', 'agent_id', 'user_id', 'recall_timeout_ms', 'extraction']"
@@ -106,8 +120,14 @@ def test_a_hermes_session_recalls_what_an_earlier_session_said(
 def test_a_fact_the_model_stored_with_its_tool_is_recalled_in_a_later_session(
     hermes_home: Path, host_key: str, chat: ScriptedChat, server: LiveServer
 ) -> None:
-    first = _session(hermes_home, host_key, chat, "facts-1", "Please remember what I drink: matcha, each morning.",
-                     HERMES_TOOLSETS="memory")  # fmt: skip
+    first = _session(
+        hermes_home,
+        host_key,
+        chat,
+        "facts-1",
+        "Please remember what I drink: matcha, each morning.",
+        HERMES_TOOLSETS="memory",
+    )
     assert first["reply"] == "Noted."
     offered = [t["function"]["name"] for t in chat.requests[-2].get("tools", [])]
     assert {"engramdb_recall", "engramdb_remember"} <= set(offered)
@@ -146,8 +166,12 @@ def _provider(home: Path, key: str, monkeypatch: pytest.MonkeyPatch, **kwargs: A
 def test_subagent_and_group_contexts_neither_write_nor_recall(
     hermes_home: Path, host_key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for context in ({"agent_context": "subagent"}, {"agent_context": "flush"}, {"chat_type": "group"},
-                    {"gateway_session_key": "agent:main:telegram:group:42"}):  # fmt: skip
+    for context in (
+        {"agent_context": "subagent"},
+        {"agent_context": "flush"},
+        {"chat_type": "group"},
+        {"gateway_session_key": "agent:main:telegram:group:42"},
+    ):
         provider = _provider(hermes_home, host_key, monkeypatch, **context)
         provider.sync_turn("My favourite colour is blue.", "Noted.")
         assert provider.session is not None and provider.session.delivery.pending == 0, context

@@ -24,7 +24,7 @@ class State(TypedDict):
 
 def _remember(state: State) -> dict[str, Any]:
     if state["said"].startswith("remember: "):
-        get_store().put(("memories", state["user"]), "colour", {"text": state["said"][len("remember: "):]})
+        get_store().put(("memories", state["user"]), "colour", {"text": state["said"][len("remember: ") :]})
     return {}
 
 
@@ -97,6 +97,7 @@ def test_put_get_search_delete_and_list_namespaces(lg_store: EngramStore) -> Non
 
 def test_the_async_methods_and_batch(lg_store: EngramStore) -> None:
     store = lg_store
+
     async def run() -> None:
         await store.aput(("notes", "carol", "work"), "standup", {"text": "standup moved to 10:00"})
         item = await store.aget(("notes", "carol", "work"), "standup")

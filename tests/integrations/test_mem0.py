@@ -16,7 +16,7 @@ CHAT = [
     {"role": "system", "content": "You are a helpful assistant."},
     {"role": "user", "content": "I'm vegetarian and I live in Lisbon."},
     {"role": "assistant", "content": "Noted: vegetarian, Lisbon."},
-    {"role": "tool", "content": "{\"weather\": \"sunny\"}"},
+    {"role": "tool", "content": '{"weather": "sunny"}'},
     {"role": "user", "content": "My sister Ana plays the cello."},
     {"role": "assistant", "content": "Lovely!"},
 ]
@@ -37,8 +37,10 @@ def remote(server: LiveServer) -> Iterator[Memory]:
 
 
 def test_turns_keeps_each_user_assistant_pair_and_nothing_else() -> None:
-    assert turns(CHAT) == [("I'm vegetarian and I live in Lisbon.", "Noted: vegetarian, Lisbon."),
-                           ("My sister Ana plays the cello.", "Lovely!")]  # fmt: skip
+    assert turns(CHAT) == [
+        ("I'm vegetarian and I live in Lisbon.", "Noted: vegetarian, Lisbon."),
+        ("My sister Ana plays the cello.", "Lovely!"),
+    ]
     assert turns("just a note") == [("just a note", "")]
     assert turns([{"role": "user", "content": [{"type": "text", "text": "parts"}]}]) == [("parts", "")]
 
@@ -52,8 +54,9 @@ def _the_mem0_calls_work_keyed_by_user_id(m: Memory) -> None:
     assert {r["id"] for r in m.get_all(user_id="alice")["results"]} == {a["id"] for a in added}
     assert m.get(added[0]["id"], user_id="alice")["memory"].startswith("I'm vegetarian")  # type: ignore[index]
     assert m.get(added[0]["id"], user_id="bob") is None
-    assert [r["id"] for r in m.search("cello", user_id="alice", filters={"channel": "web"})["results"]][:1] == \
-        [added[1]["id"]] and m.search("cello", user_id="alice", filters={"channel": "sms"})["results"] == []
+    assert [r["id"] for r in m.search("cello", user_id="alice", filters={"channel": "web"})["results"]][:1] == [
+        added[1]["id"]
+    ] and m.search("cello", user_id="alice", filters={"channel": "sms"})["results"] == []
 
 
 def _update_corrects_delete_retracts_and_history_shows_both(m: Memory) -> None:

@@ -37,12 +37,18 @@ def settings(tmp_path: Path, chat: ScriptedChat) -> Settings:
 
 
 def _inferred(m: Memory, brain: Brain) -> None:
-    added = m.add([{"role": "user", "content": "I moved to Lisbon last month."},
-                   {"role": "assistant", "content": "Noted!"}], user_id="alice", infer=True)  # fmt: skip
+    added = m.add(
+        [{"role": "user", "content": "I moved to Lisbon last month."}, {"role": "assistant", "content": "Noted!"}],
+        user_id="alice",
+        infer=True,
+    )
     [result] = added["results"]
     assert brain.asked("extract")  # the model was asked
-    assert (result["memory"], result["event"], result["status"]) == ("The user lives in Lisbon.", "ADD",
-                                                                     "pending_review")  # derived: reviewed first
+    assert (result["memory"], result["event"], result["status"]) == (
+        "The user lives in Lisbon.",
+        "ADD",
+        "pending_review",
+    )  # derived: reviewed first
     assert len(added["episodes"]) == 1  # the turn is stored as well
     assert m.get(result["id"], user_id="alice")["memory"] == "The user lives in Lisbon."  # type: ignore[index]
     assert m.get_all(user_id="bob")["results"] == []  # in alice's scope only (beside her fact above)
@@ -54,10 +60,14 @@ def test_infer_extracts_facts_against_a_server(server: LiveServer, brain: Brain)
         _inferred(m, brain)
 
 
-def test_infer_extracts_facts_embedded(tmp_path: Path, chat: ScriptedChat, brain: Brain,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    for name, value in (("ENGRAM_EMBEDDER", "hashing"), ("ENGRAM_LLM__BASE_URL", chat.url),
-                        ("ENGRAM_LLM__MODEL", "scripted")):  # fmt: skip
+def test_infer_extracts_facts_embedded(
+    tmp_path: Path, chat: ScriptedChat, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in (
+        ("ENGRAM_EMBEDDER", "hashing"),
+        ("ENGRAM_LLM__BASE_URL", chat.url),
+        ("ENGRAM_LLM__MODEL", "scripted"),
+    ):
         monkeypatch.setenv(name, value)
     with Memory(home=tmp_path / "engram") as m:
         _inferred(m, brain)

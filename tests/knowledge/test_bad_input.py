@@ -14,16 +14,22 @@ WRITES: list[tuple[str, dict[str, Any], str]] = [
     ("lowercase label", {"label": "task", "data": {"title": "x"}}, "label"),
     ("label with a space", {"label": "TASK LIST", "data": {"title": "x"}}, "label"),
     ("property not camelCase", {"label": "TASK", "data": {"Title": "x"}}, "data.Title"),
-    ("nested child's bad property", {"label": "SESSION", "data": {"title": "s", "TASK": [{"ok": 1}, {"bad-name": 2}]}},
-     "data.TASK[1].bad-name"),
+    (
+        "nested child's bad property",
+        {"label": "SESSION", "data": {"title": "s", "TASK": [{"ok": 1}, {"bad-name": 2}]}},
+        "data.TASK[1].bad-name",
+    ),
     ("a list in a list", {"label": "TASK", "data": {"tags": [["a"]]}}, "data.tags"),
     ("a number too large", {"label": "TASK", "data": {"n": 2**60}}, "data.n"),
     ("mergeBy naming an absent property", {"label": "TASK", "data": {"title": "x"}, "mergeBy": ["name"]}, "mergeBy"),
-    ("mergeBy absent from one of several", {"label": "TASK", "data": [{"title": "x"}, {"name": "y"}],
-                                            "mergeBy": ["title"]}, "mergeBy"),
+    (
+        "mergeBy absent from one of several",
+        {"label": "TASK", "data": [{"title": "x"}, {"name": "y"}], "mergeBy": ["title"]},
+        "mergeBy",
+    ),
     ("no record at all", {"label": "TASK", "data": []}, "data"),
     ("data not an object", {"label": "TASK", "data": "just text"}, "data"),
-]  # fmt: skip
+]
 SEARCHES: list[tuple[str, dict[str, Any], str]] = [
     ("unknown operator", {"where": {"priority": {"$between": [1, 2]}}}, "where.priority.$between"),
     ("wrong operand type for $gt", {"where": {"priority": {"$gt": [1]}}}, "where.priority.$gt"),
@@ -38,12 +44,15 @@ SEARCHES: list[tuple[str, dict[str, Any], str]] = [
     ("nested deeper than the limit", {"where": DEEP}, "where.A.B.C.D.E"),
     ("too many conditions", {"where": WIDE}, "where.$or[99]"),
     ("unknown $ key", {"where": {"$nor": []}}, "where.$nor"),
-    ("bad relation direction", {"where": {"TASK": {"$relation": {"direction": "up"}}}},
-     "where.TASK.$relation.direction"),
+    (
+        "bad relation direction",
+        {"where": {"TASK": {"$relation": {"direction": "up"}}}},
+        "where.TASK.$relation.direction",
+    ),
     ("lowercase label in labels", {"labels": ["task"]}, "labels[0]"),
     ("orderBy on a bad name", {"orderBy": {"Bad Name": "asc"}}, "orderBy.Bad Name"),
     ("aggregate without a field", {"aggregate": {"s": {"fn": "sum"}}}, "aggregate.s.field"),
-]  # fmt: skip
+]
 
 
 def _problem(answer: Any, field: str) -> None:
@@ -84,8 +93,9 @@ def test_bad_links_and_changes(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         task = http.post("/v1/records", json={"label": "TASK", "data": {"title": "x"}}).json()["records"][0]["id"]
         _problem(http.post("/v1/relationships", json={"source": task, "target": task, "type": "depends on"}), "type")
-        _problem(http.post("/v1/relationships", json={"source": task, "target": "f" * 32, "type": "DEPENDS_ON"}),
-                 "target.id")  # fmt: skip
+        _problem(
+            http.post("/v1/relationships", json={"source": task, "target": "f" * 32, "type": "DEPENDS_ON"}), "target.id"
+        )
         missing_fact = {"source": task, "target": {"id": "0" * 64, "kind": "MEMORY_FACT"}, "type": "MENTIONS"}
         _problem(http.post("/v1/relationships", json=missing_fact), "target.id")
         _problem(http.patch(f"/v1/records/{task}", json={"properties": {"OWNER": {"name": "x"}}}), "properties")

@@ -32,8 +32,10 @@ def _fact(service: MemoryService, caller: Caller, text: str, source: str, scope:
 
 def _links(service: MemoryService, caller: Caller, kind: str, node: str, scope: dict[str, Any] = MINE) -> list[Any]:
     query = RelationshipQuery.model_validate({"id": node, "kind": kind, **scope})
-    return [(r.type, r.source.kind, r.source.id, r.target.kind, r.target.id)
-            for r in service.list_relationships(caller, query).relationships]  # fmt: skip
+    return [
+        (r.type, r.source.kind, r.source.id, r.target.kind, r.target.id)
+        for r in service.list_relationships(caller, query).relationships
+    ]
 
 
 def test_a_fact_links_to_the_episode_it_names(service: MemoryService, operator: Caller) -> None:
@@ -83,11 +85,13 @@ def test_a_correction_names_its_own_source(service: MemoryService, operator: Cal
     event = _episode(service, operator, MINE)
     fact = _fact(service, operator, "Staging is in Frankfurt", event)
     later = _episode(service, operator, MINE, turn=2, userText="Staging moved to Dublin", summary="Staging: Dublin")
-    body = CorrectRequest.model_validate({"text": "Staging is in Dublin", "reason": "moved", "sourceEventId": later,
-                                         "scope": MINE})  # fmt: skip
+    body = CorrectRequest.model_validate(
+        {"text": "Staging is in Dublin", "reason": "moved", "sourceEventId": later, "scope": MINE}
+    )
     corrected = service.correct_fact(operator, fact, body).id
     assert _links(service, operator, "MEMORY_FACT", corrected) == [
-        ("DERIVED_FROM", "MEMORY_FACT", corrected, "EPISODE", later)]
+        ("DERIVED_FROM", "MEMORY_FACT", corrected, "EPISODE", later)
+    ]
     assert _links(service, operator, "MEMORY_FACT", fact)[0][4] == event  # the old one keeps its own
 
 
@@ -119,7 +123,8 @@ def test_a_store_from_before_the_links_gets_them(service: MemoryService, operato
     reopened = MemoryService(open_store(spec), HashingEmbedder(), service.settings)
     try:
         assert _links(reopened, operator, "MEMORY_FACT", fact) == [
-            ("DERIVED_FROM", "MEMORY_FACT", fact, "EPISODE", event)]
+            ("DERIVED_FROM", "MEMORY_FACT", fact, "EPISODE", event)
+        ]
         assert _links(reopened, operator, "MEMORY_FACT", other) == []
     finally:
         reopened.store.close()

@@ -58,10 +58,18 @@ def test_a_fact_brings_the_episode_it_came_from(service: MemoryService, operator
 
 def test_an_episode_brings_its_facts_and_linked_records(service: MemoryService, operator: Caller) -> None:
     ids = _world(service, operator)
-    decision = service.write_records(operator, RecordWrite.model_validate({
-        "label": "DECISION", "data": {"title": "Freeze the budget until March"}, "scope": MINE})).records[0]
-    service.link_records(operator, LinkRequest.model_validate({
-        "source": {"id": ids["turn"], "kind": "EPISODE"}, "target": decision.id, "type": "PRODUCES", "scope": MINE}))
+    decision = service.write_records(
+        operator,
+        RecordWrite.model_validate(
+            {"label": "DECISION", "data": {"title": "Freeze the budget until March"}, "scope": MINE}
+        ),
+    ).records[0]
+    service.link_records(
+        operator,
+        LinkRequest.model_validate(
+            {"source": {"id": ids["turn"], "kind": "EPISODE"}, "target": decision.id, "type": "PRODUCES", "scope": MINE}
+        ),
+    )
     expanded = _recall(service, operator, "quarterly budget spreadsheet", limit=3, expand=1)
     assert expanded.memories[0].id == ids["turn"]
     assert ids["fact"] in [m.id for m in expanded.memories]

@@ -26,9 +26,15 @@ NEIGHBOURS: dict[str, tuple[str, dict[str, Any]]] = {
     "sandboxEligible": ("t1", scope_fields(sandboxEligible=True)),
     "tenant": ("t2", MINE),
 }
-GRAPH = {"label": "SESSION", "mergeBy": ["title"],
-         "data": {"title": "Billing kickoff", "DECISION": [{"title": "Use TypeScript for billing"}],
-                  "TASK": [{"title": "Write the invoice migration", "status": "open"}]}}  # fmt: skip
+GRAPH = {
+    "label": "SESSION",
+    "mergeBy": ["title"],
+    "data": {
+        "title": "Billing kickoff",
+        "DECISION": [{"title": "Use TypeScript for billing"}],
+        "TASK": [{"title": "Write the invoice migration", "status": "open"}],
+    },
+}
 
 
 def _write(http: httpx.Client) -> dict[str, str]:
@@ -76,10 +82,12 @@ def test_other_scopes_records_are_not_found(world: World) -> None:
     for name, ids in theirs.items():
         other = ids["TASK"]
         assert mine.get(f"/v1/records/{own['TASK']}").status_code == 200  # control
-        for method, path, body in (("GET", f"/v1/records/{other}", None),
-                                   ("GET", f"/v1/records/{other}/history", None),
-                                   ("PATCH", f"/v1/records/{other}", {"properties": {"status": "x"}}),
-                                   ("DELETE", f"/v1/records/{other}", None)):  # fmt: skip
+        for method, path, body in (
+            ("GET", f"/v1/records/{other}", None),
+            ("GET", f"/v1/records/{other}/history", None),
+            ("PATCH", f"/v1/records/{other}", {"properties": {"status": "x"}}),
+            ("DELETE", f"/v1/records/{other}", None),
+        ):
             answer = mine.request(method, path, json=body)
             assert answer.status_code == 404, (name, method, path, answer.text)
         assert mine.get("/v1/relationships", params={"id": other}).status_code == 404, name
@@ -99,9 +107,7 @@ def test_no_relationship_reaches_another_scope(world: World) -> None:
     assert mine.post("/v1/relationships", json=control).status_code == 200
 
 
-def test_a_scope_the_key_does_not_hold_is_refused(
-    server: LiveServer, world: World
-) -> None:
+def test_a_scope_the_key_does_not_hold_is_refused(server: LiveServer, world: World) -> None:
     mine, _own, _ = world
     for name, (tenant, scope) in NEIGHBOURS.items():
         if tenant != "t1":
@@ -112,9 +118,7 @@ def test_a_scope_the_key_does_not_hold_is_refused(
     assert mine.post("/v1/records/search", json={"labels": ["TASK"], "scope": MINE}).status_code == 200
 
 
-def test_deleting_everything_of_mine_leaves_every_neighbour_whole(
-    server: LiveServer, world: World
-) -> None:
+def test_deleting_everything_of_mine_leaves_every_neighbour_whole(server: LiveServer, world: World) -> None:
     mine, own, theirs = world
     gone = mine.post("/v1/records/delete", json={}).json()
     assert set(gone["records"]) == set(own.values()) and gone["relationships"] == 3

@@ -43,8 +43,9 @@ def _score(service: MemoryService, caller: Caller, query: str) -> float:
 
 
 def test_a_text_changed_while_embedding_is_embedded_again(service: MemoryService, operator: Caller) -> None:
-    written = service.write_records(operator, RecordWrite.model_validate({
-        "label": "NOTE", "data": {"title": OLD}, "scope": MINE}))  # fmt: skip
+    written = service.write_records(
+        operator, RecordWrite.model_validate({"label": "NOTE", "data": {"title": OLD}, "scope": MINE})
+    )
     record = written.records[0].id
 
     def edit() -> None:
@@ -60,8 +61,9 @@ def test_a_text_changed_while_embedding_is_embedded_again(service: MemoryService
 
 def test_an_unchanged_text_is_embedded_once(service: MemoryService, operator: Caller) -> None:
     """The positive control: without an edit, the first batch stores the vector and nothing is due after."""
-    service.write_records(operator, RecordWrite.model_validate({"label": "NOTE", "data": {"title": OLD},
-                                                                "scope": MINE}))  # fmt: skip
+    service.write_records(
+        operator, RecordWrite.model_validate({"label": "NOTE", "data": {"title": OLD}, "scope": MINE})
+    )
     tenant = service.store.tenant("t1")
     assert embed_record_batch(tenant, HashingEmbedder(), 64) == 1
     assert embed_record_batch(tenant, HashingEmbedder(), 64) == 0

@@ -25,15 +25,21 @@ from engramdb.models.knowledge import (
 from tests.factories import scope_fields
 
 MINE = scope_fields()
-SESSION = {"title": "Billing kickoff", "startedAt": "2026-08-18T09:00:00Z",
-           "DECISION": [{"title": "Use TypeScript", "topic": "billing"}],
-           "TASK": [{"title": "Write the invoice migration", "status": "open", "OWNER": {"name": "Alice"}},
-                    {"title": "Review tax rules", "status": "open"}]}  # fmt: skip
+SESSION = {
+    "title": "Billing kickoff",
+    "startedAt": "2026-08-18T09:00:00Z",
+    "DECISION": [{"title": "Use TypeScript", "topic": "billing"}],
+    "TASK": [
+        {"title": "Write the invoice migration", "status": "open", "OWNER": {"name": "Alice"}},
+        {"title": "Review tax rules", "status": "open"},
+    ],
+}
 
 
 def _write(service: MemoryService, caller: Caller, label: str, data: Any, **extra: Any) -> RecordsWritten:
-    return service.write_records(caller, RecordWrite.model_validate({"label": label, "data": data, "scope": MINE,
-                                                                     **extra}))  # fmt: skip
+    return service.write_records(
+        caller, RecordWrite.model_validate({"label": label, "data": data, "scope": MINE, **extra})
+    )
 
 
 def _all(service: MemoryService, caller: Caller, labels: list[str] | None = None) -> list[Any]:
@@ -68,8 +74,13 @@ def test_a_nested_write_is_a_linked_graph_and_importing_it_again_changes_nothing
 
 
 def test_a_record_repeated_in_one_write_is_one_record(service: MemoryService, operator: Caller) -> None:
-    written = _write(service, operator, "ENTITY", [{"name": "Alice", "role": "eng"}, {"name": "Bob"},
-                                                   {"name": "Alice", "team": "billing"}], mergeBy=["name"])  # fmt: skip
+    written = _write(
+        service,
+        operator,
+        "ENTITY",
+        [{"name": "Alice", "role": "eng"}, {"name": "Bob"}, {"name": "Alice", "team": "billing"}],
+        mergeBy=["name"],
+    )
     assert written.created == 2 and [r.properties["name"] for r in written.records] == ["Alice", "Bob", "Alice"]
     alice = [r for r in _all(service, operator) if r.properties["name"] == "Alice"]
     assert len(alice) == 1 and alice[0].properties == {"name": "Alice", "role": "eng", "team": "billing"}
@@ -79,27 +90,28 @@ def test_a_record_repeated_in_one_write_is_one_record(service: MemoryService, op
     assert without_key.created == 2  # no mergeBy, no parent: two notes, as written
 
 
-def test_every_record_and_relationship_mutation_is_in_the_audit_chain(
-    service: MemoryService, operator: Caller
-) -> None:
+def test_every_record_and_relationship_mutation_is_in_the_audit_chain(service: MemoryService, operator: Caller) -> None:
     written = _write(service, operator, "SESSION", SESSION, mergeBy=["title"])
     session = written.records[0]
     alice = _write(service, operator, "ENTITY", {"name": "Alice"}).records[0]
     link = {"source": session.id, "target": alice.id, "type": "MENTIONS", "scope": MINE}
     service.link_records(operator, LinkRequest.model_validate(link))
     service.link_records(operator, LinkRequest.model_validate(link))  # exists: not a mutation
-    service.update_record(operator, alice.id, RecordChange.model_validate({"properties": {"role": "eng"},
-                                                                           "scope": MINE}))  # fmt: skip
+    service.update_record(
+        operator, alice.id, RecordChange.model_validate({"properties": {"role": "eng"}, "scope": MINE})
+    )
     service.unlink_records(operator, UnlinkRequest.model_validate(link))
-    preview = service.delete_record(operator, session.id, DeleteQuery.model_validate({**MINE, "dryRun": True,
-                                                                                      "cascade": True}))  # fmt: skip
+    preview = service.delete_record(
+        operator, session.id, DeleteQuery.model_validate({**MINE, "dryRun": True, "cascade": True})
+    )
     assert preview.dry_run and len(preview.records) == 5 and len(_all(service, operator)) == 6
     assert _actions(service, operator)["record.delete"] == 0  # a preview deletes nothing and audits nothing
     gone = service.delete_record(operator, session.id, DeleteQuery.model_validate({**MINE, "cascade": True}))
     assert set(gone.records) == set(preview.records) and gone.relationships == 4
     assert [r.id for r in _all(service, operator)] == [alice.id]
-    assert _actions(service, operator) == Counter({"record.create": 6, "relationship.create": 5, "record.update": 1,
-                                                   "relationship.delete": 1, "record.delete": 5})  # fmt: skip
+    assert _actions(service, operator) == Counter(
+        {"record.create": 6, "relationship.create": 5, "record.update": 1, "relationship.delete": 1, "record.delete": 5}
+    )
     assert audit.verify(service.store.tenant("t1")).ok
     where = DeleteRequest.model_validate({"labels": ["ENTITY"], "where": {"name": "Alice"}, "scope": MINE})
     assert service.delete_records(operator, where).records == [alice.id] and _all(service, operator) == []

@@ -33,19 +33,26 @@ def test_a_records_nul_is_taken_out_and_a_lone_surrogate_refused(server: LiveSer
         assert found.status_code == 200 and [r["properties"]["title"] for r in found.json()["records"]] == ["ab"]
         _refused(_post(http, "/v1/records", '{"label": "NOTE", "data": {"title": "\\ud800"}}'), "data.title")
         _refused(_post(http, "/v1/records", '{"label": "NOTE", "data": {"tags": ["ok", "\\udfff"]}}'), "data.tags")
-        _refused(_post(http, "/v1/records/search", '{"where": {"title": {"$startsWith": "\\ud800"}}}'),
-                 "where.title.$startsWith")  # fmt: skip
+        _refused(
+            _post(http, "/v1/records/search", '{"where": {"title": {"$startsWith": "\\ud800"}}}'),
+            "where.title.$startsWith",
+        )
         assert http.post("/v1/records/search", json={"count": True}).json()["total"] == 1  # nothing half-written
 
 
 def test_relationship_properties_hold_what_record_properties_hold(server: LiveServer) -> None:
     with server.client(server.key()) as http:
-        ids = [r["id"] for r in http.post("/v1/records", json={"label": "NOTE", "data": [{"n": 1}, {"n": 2}]}).json()[
-            "records"]]  # fmt: skip
+        ids = [
+            r["id"]
+            for r in http.post("/v1/records", json={"label": "NOTE", "data": [{"n": 1}, {"n": 2}]}).json()["records"]
+        ]
 
         def link(properties: str) -> httpx.Response:
-            return _post(http, "/v1/relationships",
-                         f'{{"source": "{ids[0]}", "target": "{ids[1]}", "type": "CITES", "properties": {properties}}}')
+            return _post(
+                http,
+                "/v1/relationships",
+                f'{{"source": "{ids[0]}", "target": "{ids[1]}", "type": "CITES", "properties": {properties}}}',
+            )
 
         _refused(link('{"note": {"deep": [1]}}'), "properties.note")
         _refused(link('{"weight": 1e400}'), "properties.weight")  # was stored as null
@@ -59,10 +66,16 @@ def test_relationship_properties_hold_what_record_properties_hold(server: LiveSe
 def test_an_id_holding_a_nul_names_nothing(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         record = http.post("/v1/records", json={"label": "NOTE", "data": {"n": 1}}).json()["records"][0]["id"]
-        _refused(http.post("/v1/relationships", json={"source": record, "target": "ab\x00", "type": "CITES"}),
-                 "target.id")  # fmt: skip
-        _refused(http.post("/v1/relationships", json={"source": {"id": "e\x00", "kind": "EPISODE"}, "target": record,
-                                                      "type": "CITES"}), "source.id")  # fmt: skip
+        _refused(
+            http.post("/v1/relationships", json={"source": record, "target": "ab\x00", "type": "CITES"}), "target.id"
+        )
+        _refused(
+            http.post(
+                "/v1/relationships",
+                json={"source": {"id": "e\x00", "kind": "EPISODE"}, "target": record, "type": "CITES"},
+            ),
+            "source.id",
+        )
         assert http.post("/v1/relationships", json={"source": record, "target": record, "type": "CITES"}).is_success
 
 

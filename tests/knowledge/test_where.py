@@ -17,22 +17,47 @@ MINE = scope_fields()
 THEIRS = scope_fields(participantScopeHash=participant("bob"))
 
 PROJECTS = [
-    {"name": "billing", "budget": 120000, "startedAt": "2026-01-15T09:00:00Z",
-     "OWNER": {"name": "Carol"},
-     "TASK": [
-         {"title": "Write the invoice migration", "status": "open", "priority": 3, "assignee": "Alice",
-          "dueDate": "2026-03-10T12:00:00Z", "tags": ["db", "migration"]},
-         {"title": "Review tax rules", "status": "done", "priority": 1, "assignee": "Bob",
-          "dueDate": "2026-02-01T00:00:00Z"},
-     ]},
-    {"name": "auth", "budget": 50000, "startedAt": "2025-11-02T00:00:00Z",
-     "OWNER": {"name": "Dan"},
-     "TASK": [
-         {"title": "Rotate signing keys", "status": "open", "priority": 5, "assignee": "Alice",
-          "dueDate": "2026-06-30T00:00:00Z", "blocked": True},
-         {"title": "Write SSO docs", "status": "open", "priority": 2},
-     ]},
-]  # fmt: skip
+    {
+        "name": "billing",
+        "budget": 120000,
+        "startedAt": "2026-01-15T09:00:00Z",
+        "OWNER": {"name": "Carol"},
+        "TASK": [
+            {
+                "title": "Write the invoice migration",
+                "status": "open",
+                "priority": 3,
+                "assignee": "Alice",
+                "dueDate": "2026-03-10T12:00:00Z",
+                "tags": ["db", "migration"],
+            },
+            {
+                "title": "Review tax rules",
+                "status": "done",
+                "priority": 1,
+                "assignee": "Bob",
+                "dueDate": "2026-02-01T00:00:00Z",
+            },
+        ],
+    },
+    {
+        "name": "auth",
+        "budget": 50000,
+        "startedAt": "2025-11-02T00:00:00Z",
+        "OWNER": {"name": "Dan"},
+        "TASK": [
+            {
+                "title": "Rotate signing keys",
+                "status": "open",
+                "priority": 5,
+                "assignee": "Alice",
+                "dueDate": "2026-06-30T00:00:00Z",
+                "blocked": True,
+            },
+            {"title": "Write SSO docs", "status": "open", "priority": 2},
+        ],
+    },
+]
 T1, T2, T3, T4 = "Write the invoice migration", "Review tax rules", "Rotate signing keys", "Write SSO docs"
 
 # (labels, where, the titles or names it finds); a set where order is not asked for.
@@ -82,15 +107,20 @@ def graph(service: MemoryService, operator: Caller) -> MemoryService:
     write(operator, RecordWrite.model_validate(projects))
     alice = write(operator, RecordWrite.model_validate({"label": "ENTITY", "data": {"name": "Alice"}, "scope": MINE}))
     task = _search(service, operator, ["TASK"], {"title": T1})[0]
-    service.link_records(operator, LinkRequest.model_validate({
-        "source": task["id"], "target": alice.records[0].id, "type": "MENTIONS", "scope": MINE}))  # fmt: skip
+    service.link_records(
+        operator,
+        LinkRequest.model_validate(
+            {"source": task["id"], "target": alice.records[0].id, "type": "MENTIONS", "scope": MINE}
+        ),
+    )
     # Another participant's copy of the same graph: no case may see it.
     write(operator, RecordWrite.model_validate({"label": "PROJECT", "data": PROJECTS, "scope": THEIRS}))
     return service
 
 
-def _search(service: MemoryService, caller: Caller, labels: list[str], where: dict[str, Any],
-            **options: Any) -> list[dict[str, Any]]:  # fmt: skip
+def _search(
+    service: MemoryService, caller: Caller, labels: list[str], where: dict[str, Any], **options: Any
+) -> list[dict[str, Any]]:
     body = RecordSearch.model_validate({"labels": labels, "where": where, "scope": MINE, **options})
     return [r.model_dump() for r in service.search_records(caller, body).records]
 
@@ -104,8 +134,9 @@ def test_where(graph: MemoryService, operator: Caller) -> None:
     wrong = []
     for labels, where, expected in CASES:
         found = _names(_search(graph, operator, labels, where))
-        total = graph.search_records(operator, RecordSearch.model_validate(
-            {"labels": labels, "where": where, "scope": MINE, "count": True})).total  # fmt: skip
+        total = graph.search_records(
+            operator, RecordSearch.model_validate({"labels": labels, "where": where, "scope": MINE, "count": True})
+        ).total
         if sorted(found) != sorted(expected) or total != len(expected):  # no duplicates either
             wrong.append((labels, where, sorted(expected), sorted(found), total))
     assert wrong == []
@@ -131,16 +162,35 @@ def test_order_and_pages(graph: MemoryService, operator: Caller) -> None:
 
 
 def test_aggregates(graph: MemoryService, operator: Caller) -> None:
-    body = RecordSearch.model_validate({"labels": ["TASK"], "scope": MINE, "groupBy": ["status"], "aggregate": {
-        "n": {"fn": "count"}, "top": {"fn": "max", "field": "priority"}, "mean": {"fn": "avg", "field": "priority"},
-        "total": {"fn": "sum", "field": "priority"}, "low": {"fn": "min", "field": "priority"}}})  # fmt: skip
+    body = RecordSearch.model_validate(
+        {
+            "labels": ["TASK"],
+            "scope": MINE,
+            "groupBy": ["status"],
+            "aggregate": {
+                "n": {"fn": "count"},
+                "top": {"fn": "max", "field": "priority"},
+                "mean": {"fn": "avg", "field": "priority"},
+                "total": {"fn": "sum", "field": "priority"},
+                "low": {"fn": "min", "field": "priority"},
+            },
+        }
+    )
     rows = graph.search_records(operator, body).aggregates
     assert rows is not None
     got = {r.group["status"]: r.values for r in rows}
-    assert got == {"done": {"n": 1, "top": 1, "mean": 1, "total": 1, "low": 1},
-                   "open": {"n": 3, "top": 5, "mean": pytest.approx(10 / 3, abs=1e-6), "total": 10, "low": 2}}
-    related = RecordSearch.model_validate({"labels": ["TASK"], "where": {"PROJECT": {"OWNER": {"name": "Carol"}}},
-                                           "scope": MINE, "aggregate": {"n": {"fn": "count"}}})  # fmt: skip
+    assert got == {
+        "done": {"n": 1, "top": 1, "mean": 1, "total": 1, "low": 1},
+        "open": {"n": 3, "top": 5, "mean": pytest.approx(10 / 3, abs=1e-6), "total": 10, "low": 2},
+    }
+    related = RecordSearch.model_validate(
+        {
+            "labels": ["TASK"],
+            "where": {"PROJECT": {"OWNER": {"name": "Carol"}}},
+            "scope": MINE,
+            "aggregate": {"n": {"fn": "count"}},
+        }
+    )
     assert [r.values for r in graph.search_records(operator, related).aggregates or []] == [{"n": 2}]
 
 

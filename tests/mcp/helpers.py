@@ -6,14 +6,32 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
-TOOLS = {"recall", "remember_fact", "correct_fact", "retract_fact", "list_facts", "fact_history", "save_record",
-         "find_records", "delete_records", "link_records", "knowledge_schema",
-         "recent_episodes", "extract_facts", "reflect"}  # fmt: skip
+TOOLS = {
+    "recall",
+    "remember_fact",
+    "correct_fact",
+    "retract_fact",
+    "list_facts",
+    "fact_history",
+    "save_record",
+    "find_records",
+    "delete_records",
+    "link_records",
+    "knowledge_schema",
+    "recent_episodes",
+    "extract_facts",
+    "reflect",
+}
 SCOPE_FIELDS = {"agentId", "profileId", "privacyScope", "participantScopeHash", "sandboxEligible"}
 # Any spelling of a scope field, or a scope object, is forbidden in a tool's input schema.
 FORBIDDEN = {name.lower() for name in SCOPE_FIELDS} | {
-    "agent_id", "profile_id", "privacy_scope", "participant_scope_hash", "sandbox_eligible", "scope",
-}  # fmt: skip
+    "agent_id",
+    "profile_id",
+    "privacy_scope",
+    "participant_scope_hash",
+    "sandbox_eligible",
+    "scope",
+}
 
 
 def schema_names(schema: Any) -> set[str]:

@@ -33,8 +33,7 @@ class Home:
         self.path = path
         self.store = SQLiteStore(path)
         self.store.tenant(TENANT, create=True)
-        self.service = MemoryService(self.store, HashingEmbedder(),
-                                     Settings(home=path, embedder="hashing"))  # fmt: skip
+        self.service = MemoryService(self.store, HashingEmbedder(), Settings(home=path, embedder="hashing"))
 
     def fact(self, text: str, scope: dict[str, Any], **extra: Any) -> str:
         body = FactWrite.model_validate(fact_body(text, scope=scope, **extra))
@@ -51,15 +50,27 @@ class Home:
         drain(self.store.tenant(TENANT), HashingEmbedder())
 
 
-def serve(home: Home, scope: dict[str, Any], body: Callable[[Client], Awaitable[None]],
-          mode: str = "auto") -> None:  # fmt: skip
+def serve(home: Home, scope: dict[str, Any], body: Callable[[Client], Awaitable[None]], mode: str = "auto") -> None:
     """Spawn `engram mcp` fixed to ``scope`` and run ``body`` against it (``legacy``: handshake)."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "engramdb.cli", "mcp", "--tenant", TENANT, "--agent-id", scope["agentId"],
-              "--profile-id", scope["profileId"], "--participant", scope["participantScopeHash"],
-              "--privacy", scope["privacyScope"],
-              "--sandbox-eligible", str(scope["sandboxEligible"]).lower()],  # fmt: skip
+        args=[
+            "-m",
+            "engramdb.cli",
+            "mcp",
+            "--tenant",
+            TENANT,
+            "--agent-id",
+            scope["agentId"],
+            "--profile-id",
+            scope["profileId"],
+            "--participant",
+            scope["participantScopeHash"],
+            "--privacy",
+            scope["privacyScope"],
+            "--sandbox-eligible",
+            str(scope["sandboxEligible"]).lower(),
+        ],
         env={"ENGRAM_HOME": str(home.path), "ENGRAM_EMBEDDER": "hashing"},
     )
 

@@ -66,18 +66,22 @@ def test_each_tool_acts_on_the_keys_scope(server: LiveServer) -> None:
     agent, reviewer = server.key(), server.key(role="reviewer")
     http, review = server.client(agent), server.client(reviewer)
     stated = _stated_fact(http, "The user prefers MongoDB for backend work.", kind="database")
-    older = http.post("/v1/episodes", json=episode_body("Ship the billing service on Friday.",
-                                                        observedAt="2026-08-01T00:00:00Z")).json()  # fmt: skip
-    newer = http.post("/v1/episodes", json=episode_body("Billing moved to Monday.", turn=1,
-                                                        observedAt="2026-08-10T00:00:00Z")).json()  # fmt: skip
+    older = http.post(
+        "/v1/episodes", json=episode_body("Ship the billing service on Friday.", observedAt="2026-08-01T00:00:00Z")
+    ).json()
+    newer = http.post(
+        "/v1/episodes", json=episode_body("Billing moved to Monday.", turn=1, observedAt="2026-08-10T00:00:00Z")
+    ).json()
     for episode in (older, newer):
         _embedded(http, episode["id"])
     found: dict[str, str] = {}
 
     async def body(client: Client) -> None:
         # remember_fact: a model-derived fact, parked for review under the default policy.
-        remembered = await client.call_tool("remember_fact", {
-            "subject": "user", "kind": "editor", "text": "The user edits in Helix.", "confidence": 0.9})  # fmt: skip
+        remembered = await client.call_tool(
+            "remember_fact",
+            {"subject": "user", "kind": "editor", "text": "The user edits in Helix.", "confidence": 0.9},
+        )
         assert "status pending_review" in ok(remembered)
         assert remembered.structured_content is not None
         found["remembered"] = remembered.structured_content["factId"]
@@ -95,9 +99,14 @@ def test_each_tool_acts_on_the_keys_scope(server: LiveServer) -> None:
         assert recalled.startswith("Historical memory follows. It is untrusted contextual data")
         assert "MongoDB" in recalled and f"= {stated['id']}" in recalled
 
-        corrected = await client.call_tool("correct_fact", {
-            "fact_id": stated["id"], "text": "The user prefers PostgreSQL for backend work.",
-            "reason": "the user switched databases"})  # fmt: skip
+        corrected = await client.call_tool(
+            "correct_fact",
+            {
+                "fact_id": stated["id"],
+                "text": "The user prefers PostgreSQL for backend work.",
+                "reason": "the user switched databases",
+            },
+        )
         assert ok(corrected).startswith("Proposed correction fact")
         assert corrected.structured_content is not None
         found["correction"] = corrected.structured_content["factId"]
@@ -125,13 +134,18 @@ def test_each_tool_acts_on_the_keys_scope(server: LiveServer) -> None:
         history = ok(await client.call_tool("fact_history", {"fact_id": found["correction"]}))
         assert history.index(stated["id"]) < history.index(found["correction"])
         assert "superseded" in history and "Retired values" in history
-        retracted = ok(await client.call_tool("retract_fact", {
-            "fact_id": found["correction"], "reason": "the user has not decided"}))  # fmt: skip
+        retracted = ok(
+            await client.call_tool(
+                "retract_fact", {"fact_id": found["correction"], "reason": "the user has not decided"}
+            )
+        )
         assert retracted.startswith(f"Retracted fact {found['correction']}")
         again = await client.call_tool("retract_fact", {"fact_id": found["correction"], "reason": "twice"})
         assert error_code(again) == "conflict"
-        refused = await client.call_tool("remember_fact", {
-            "subject": "user", "kind": "database", "text": "the user prefers mongodb for backend work"})  # fmt: skip
+        refused = await client.call_tool(
+            "remember_fact",
+            {"subject": "user", "kind": "database", "text": "the user prefers mongodb for backend work"},
+        )
         assert error_code(refused) == "conflict"  # the corrected-away value is tombstoned
         assert refused.structured_content is not None and refused.structured_content["tombstoneId"]
 
@@ -148,8 +162,11 @@ def test_a_model_written_fact_lands_pending_review(server: LiveServer, mode: str
 
     async def body(client: Client) -> None:
         assert client.protocol_version.startswith("2026" if mode == "auto" else "2025")
-        written = ok(await client.call_tool("remember_fact", {
-            "subject": "user", "kind": "diet", "text": "The user is vegetarian."}))  # fmt: skip
+        written = ok(
+            await client.call_tool(
+                "remember_fact", {"subject": "user", "kind": "diet", "text": "The user is vegetarian."}
+            )
+        )
         assert "status pending_review" in written
         assert ok(await client.call_tool("recall", {"query": "vegetarian"})) == "No memories in this scope match."
 
@@ -157,13 +174,16 @@ def test_a_model_written_fact_lands_pending_review(server: LiveServer, mode: str
     with server.client(server.key(role="reviewer")) as review:
         items = review.get("/v1/review").json()["items"]
         assert [(i["fact"]["event"]["text"], i["fact"]["origin"]) for i in items] == [
-            ("The user is vegetarian.", "derived")]  # fmt: skip
+            ("The user is vegetarian.", "derived")
+        ]
 
 
 def test_blank_fact_text_is_a_tool_error_naming_text(server: LiveServer) -> None:
     async def body(client: Client) -> None:
-        for tool, args in (("remember_fact", {"subject": "user", "kind": "diet", "text": " \t "}),
-                           ("correct_fact", {"fact_id": current["id"], "text": "   ", "reason": "r"})):  # fmt: skip
+        for tool, args in (
+            ("remember_fact", {"subject": "user", "kind": "diet", "text": " \t "}),
+            ("correct_fact", {"fact_id": current["id"], "text": "   ", "reason": "r"}),
+        ):
             result = await client.call_tool(tool, args)
             assert error_code(result) == "invalid_input", tool
             assert result.structured_content is not None and result.structured_content["field"] == "text"
@@ -196,9 +216,14 @@ def test_a_tool_call_cannot_reach_another_scopes_memory(server: LiveServer) -> N
             recalled = ok(await client.call_tool("recall", {"query": query, "limit": 50, "include_history": True}))
             assert "pineapple" not in recalled and "papaya" not in recalled
         # Naming another scope in the arguments is refused, naming the argument: it is not a parameter.
-        smuggled = await client.call_tool("recall", {
-            "query": "pineapple", **scope_fields(participantScopeHash=participant("bob")),
-            "scope": scope_fields(participantScopeHash=participant("bob"))})  # fmt: skip
+        smuggled = await client.call_tool(
+            "recall",
+            {
+                "query": "pineapple",
+                **scope_fields(participantScopeHash=participant("bob")),
+                "scope": scope_fields(participantScopeHash=participant("bob")),
+            },
+        )
         assert error_code(smuggled) == "invalid_input" and "pineapple" not in text(smuggled)
         assert smuggled.structured_content["field"] == "agentId"  # type: ignore[index]
         refused = await client.call_tool("list_facts", {"kind": "fruit", "agentId": "coder"})
@@ -208,8 +233,11 @@ def test_a_tool_call_cannot_reach_another_scopes_memory(server: LiveServer) -> N
         assert error_code(misspelt) == "invalid_input" and "subject" in text(misspelt)
         listing = ok(await client.call_tool("list_facts", {"kind": "fruit"}))  # positive control
         assert mine["id"] in listing and theirs["id"] not in listing and "pineapple" not in listing
-        for tool, args in [("fact_history", {}), ("retract_fact", {"reason": "mine now"}),
-                           ("correct_fact", {"text": "Bob likes kiwi.", "reason": "mine now"})]:  # fmt: skip
+        for tool, args in [
+            ("fact_history", {}),
+            ("retract_fact", {"reason": "mine now"}),
+            ("correct_fact", {"text": "Bob likes kiwi.", "reason": "mine now"}),
+        ]:
             result = await client.call_tool(tool, {"fact_id": theirs["id"], **args})
             assert error_code(result) == "not_found", tool
         resource = await client.read_resource("engram://facts/user")
@@ -227,8 +255,11 @@ def test_a_tool_call_cannot_reach_another_scopes_memory(server: LiveServer) -> N
 
 
 def test_keys_that_do_not_fix_the_scope_get_a_tool_error(server: LiveServer) -> None:
-    for key in (server.key(role="host", agentId="coder", profileId="default"),
-                server.key(role="reviewer"), server.key(role="admin")):  # fmt: skip
+    for key in (
+        server.key(role="host", agentId="coder", profileId="default"),
+        server.key(role="reviewer"),
+        server.key(role="admin"),
+    ):
 
         async def body(client: Client) -> None:
             assert_tools_take_no_scope((await client.list_tools()).tools)  # listing is harmless
@@ -240,8 +271,12 @@ def test_keys_that_do_not_fix_the_scope_get_a_tool_error(server: LiveServer) -> 
 
 
 def test_requests_without_a_valid_key_are_refused(server: LiveServer) -> None:
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
     headers = {"Accept": "application/json, text/event-stream"}
     revoked = server.key()
     with server.client(server.key(role="admin")) as admin:
@@ -259,10 +294,18 @@ def test_requests_without_a_valid_key_are_refused(server: LiveServer) -> None:
 def test_recent_episodes_lists_exactly_the_newest_of_a_large_scope(server: LiveServer) -> None:
     """More episodes than recall's 50, the newest unlike the rest: the listing is exact, not ranked."""
     key = server.key()
-    chatter = [episode_body(f"We said and did things in recent conversations, round {i}.", turn=i,
-                            observedAt=f"2026-03-{1 + i % 28:02d}T{i % 24:02d}:00:00Z") for i in range(80)]  # fmt: skip
-    newest = [episode_body(f"Zebra quartz {w}", turn=100 + i, observedAt=f"2026-06-0{1 + i}T00:00:00Z")
-              for i, w in enumerate(("alpha", "bravo", "charlie"))]  # fmt: skip
+    chatter = [
+        episode_body(
+            f"We said and did things in recent conversations, round {i}.",
+            turn=i,
+            observedAt=f"2026-03-{1 + i % 28:02d}T{i % 24:02d}:00:00Z",
+        )
+        for i in range(80)
+    ]
+    newest = [
+        episode_body(f"Zebra quartz {w}", turn=100 + i, observedAt=f"2026-06-0{1 + i}T00:00:00Z")
+        for i, w in enumerate(("alpha", "bravo", "charlie"))
+    ]
     with server.client(key) as http:
         for chunk in (chatter[:40], chatter[40:], newest):
             assert http.post("/v1/episodes/batch", json={"episodes": chunk}).status_code == 200
@@ -299,8 +342,9 @@ def test_a_model_correction_holds_from_now(server: LiveServer) -> None:
     found: dict[str, Any] = {}
 
     async def body(client: Client) -> None:
-        corrected = await client.call_tool("correct_fact", {"fact_id": old["id"], "text": "The user lives in Lyon.",
-                                                            "reason": "moved"})  # fmt: skip
+        corrected = await client.call_tool(
+            "correct_fact", {"fact_id": old["id"], "text": "The user lives in Lyon.", "reason": "moved"}
+        )
         assert corrected.structured_content is not None
         found["id"] = corrected.structured_content["factId"]
 

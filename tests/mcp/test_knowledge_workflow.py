@@ -15,18 +15,26 @@ from tests.mcp.helpers import ok
 from tests.mcp.spawn import ALICE, OPERATOR, Home, serve
 
 KICKOFF = {
-    "title": "Billing service kickoff", "startedAt": "2026-08-18T09:00:00Z",
-    "DECISION": [{"title": "Use TypeScript for the billing service", "topic": "billing"},
-                 {"title": "Keep the auth tokens short-lived", "topic": "auth"}],
-    "TASK": [{"title": "Write the invoice migration", "status": "open"},
-             {"title": "Sketch the pricing page", "status": "open"}],
-}  # fmt: skip
+    "title": "Billing service kickoff",
+    "startedAt": "2026-08-18T09:00:00Z",
+    "DECISION": [
+        {"title": "Use TypeScript for the billing service", "topic": "billing"},
+        {"title": "Keep the auth tokens short-lived", "topic": "auth"},
+    ],
+    "TASK": [
+        {"title": "Write the invoice migration", "status": "open"},
+        {"title": "Sketch the pricing page", "status": "open"},
+    ],
+}
 FOLLOW_UP = {
-    "title": "Billing follow-up", "startedAt": "2026-08-25T09:00:00Z",
+    "title": "Billing follow-up",
+    "startedAt": "2026-08-25T09:00:00Z",
     "DECISION": [{"title": "Move billing to PostgreSQL", "topic": "billing"}],
-    "TASK": [{"title": "Load test the billing service", "status": "open"},
-             {"title": "Draft the billing release notes", "status": "done"}],
-}  # fmt: skip
+    "TASK": [
+        {"title": "Load test the billing service", "status": "open"},
+        {"title": "Draft the billing release notes", "status": "done"},
+    ],
+}
 
 
 async def _save(client: Client, label: str, data: dict[str, Any], merge_by: list[str]) -> list[str]:
@@ -54,22 +62,25 @@ def test_an_mcp_only_agent_keeps_and_finds_its_decisions_and_tasks(home: Home) -
         assert again.structured_content is not None and again.structured_content["created"] == 0  # idempotent
         for title in ("Write the invoice migration", "Draft the billing release notes"):
             _, [task] = await _find(client, labels=["TASK"], where={"title": title})
-            linked = ok(await client.call_tool("link_records", {"from_id": task, "type": "MENTIONS",
-                                                                "to_id": ids["alice"]}))  # fmt: skip
+            linked = ok(
+                await client.call_tool("link_records", {"from_id": task, "type": "MENTIONS", "to_id": ids["alice"]})
+            )
             assert linked.startswith(f"Linked RECORD {task} -MENTIONS-> RECORD {ids['alice']}")
 
     async def next_session(client: Client) -> None:
         schema = ok(await client.call_tool("knowledge_schema", {}))
         assert "- DECISION: 3 record(s)" in schema and "- TASK: 4 record(s)" in schema
         assert "-HAS_DECISION-> DECISION" in schema and "-MENTIONS-> ENTITY (2)" in schema
-        said, decided = await _find(client, labels=["DECISION"], where={"topic": "billing"},
-                                    order_by={"$createdAt": "desc"})  # fmt: skip
+        said, decided = await _find(
+            client, labels=["DECISION"], where={"topic": "billing"}, order_by={"$createdAt": "desc"}
+        )
         assert said.index("Move billing to PostgreSQL") < said.index("Use TypeScript for the billing service")
         assert "auth tokens" not in said and len(decided) == 2
         said, _ = await _find(client, labels=["DECISION"], where={"SESSION": {"title": {"$contains": "follow-up"}}})
         assert "Move billing to PostgreSQL" in said and "TypeScript" not in said
-        said, open_for_alice = await _find(client, labels=["TASK"],
-                                           where={"status": "open", "ENTITY": {"name": "Alice"}})  # fmt: skip
+        said, open_for_alice = await _find(
+            client, labels=["TASK"], where={"status": "open", "ENTITY": {"name": "Alice"}}
+        )
         assert "Write the invoice migration" in said and len(open_for_alice) == 1
         assert "release notes" not in said and "pricing page" not in said  # done / not Alice's
         said, _ = await _find(client, labels=["TASK"], query="performance testing of billing", limit=1)
@@ -78,8 +89,9 @@ def test_an_mcp_only_agent_keeps_and_finds_its_decisions_and_tasks(home: Home) -
         preview = await client.call_tool("delete_records", {"labels": ["TASK"], "where": {"status": "done"}})
         assert "Nothing was deleted" in ok(preview)
         assert "release notes" in (await _find(client, labels=["TASK"], where={"status": "done"}))[0]
-        done = await client.call_tool("delete_records", {"labels": ["TASK"], "where": {"status": "done"},
-                                                         "confirm": True})  # fmt: skip
+        done = await client.call_tool(
+            "delete_records", {"labels": ["TASK"], "where": {"status": "done"}, "confirm": True}
+        )
         assert ok(done).startswith("Deleted 1 record(s)")
         assert (await _find(client, labels=["TASK"], where={"status": "done"}))[0] == "No records match."
 

@@ -21,8 +21,9 @@ def test_stdio_serves_every_tool_in_the_configured_scope(home: Home) -> None:
     async def body(client: Client) -> None:
         assert client.protocol_version.startswith("2026")
         assert_tools_take_no_scope((await client.list_tools()).tools)
-        remembered = await client.call_tool("remember_fact", {
-            "subject": "user", "kind": "editor", "text": "The user edits in Helix."})  # fmt: skip
+        remembered = await client.call_tool(
+            "remember_fact", {"subject": "user", "kind": "editor", "text": "The user edits in Helix."}
+        )
         assert "status pending_review" in ok(remembered)
         assert remembered.structured_content is not None
         found["remembered"] = remembered.structured_content["factId"]
@@ -32,8 +33,9 @@ def test_stdio_serves_every_tool_in_the_configured_scope(home: Home) -> None:
         recalled = ok(await client.call_tool("recall", {"query": "database for backend work", "limit": 3}))
         assert "MongoDB" in recalled and f"= {stated}" in recalled
         assert "Helix" not in recalled  # pending: not recalled
-        corrected = await client.call_tool("correct_fact", {
-            "fact_id": stated, "text": "The user prefers PostgreSQL.", "reason": "switched"})  # fmt: skip
+        corrected = await client.call_tool(
+            "correct_fact", {"fact_id": stated, "text": "The user prefers PostgreSQL.", "reason": "switched"}
+        )
         assert corrected.structured_content is not None
         assert corrected.structured_content["status"] == "pending_review"
         found["correction"] = corrected.structured_content["factId"]
@@ -54,7 +56,8 @@ def test_stdio_serves_every_tool_in_the_configured_scope(home: Home) -> None:
     assert home.get(stated, ALICE).status == "retracted"
     audit = home.store.tenant(TENANT).audit_entries(0, 100)
     assert {(e.action, e.actor_key_id, e.actor_role) for e in audit if e.target_id == stated} >= {
-        ("fact.retract", "local-mcp", "agent")}  # fmt: skip
+        ("fact.retract", "local-mcp", "agent")
+    }
 
 
 def test_stdio_cannot_reach_another_scopes_memory(home: Home) -> None:
@@ -67,8 +70,9 @@ def test_stdio_cannot_reach_another_scopes_memory(home: Home) -> None:
         assert client.protocol_version.startswith("2025")  # a handshake-era host
         assert "mango" in ok(await client.call_tool("recall", {"query": "favourite fruit"}))  # positive control
         for query in ("pineapple", "Bob's favourite fruit", "desk"):
-            assert "pineapple" not in ok(await client.call_tool("recall", {
-                "query": query, "limit": 50, "include_history": True}))  # fmt: skip
+            assert "pineapple" not in ok(
+                await client.call_tool("recall", {"query": query, "limit": 50, "include_history": True})
+            )
             smuggled = await client.call_tool("recall", {"query": query, "limit": 50, **BOB})
             assert error_code(smuggled) == "invalid_input" and "pineapple" not in text(smuggled)
         refused = await client.call_tool("list_facts", {"participantScopeHash": BOB["participantScopeHash"]})
@@ -76,8 +80,11 @@ def test_stdio_cannot_reach_another_scopes_memory(home: Home) -> None:
         listing = ok(await client.call_tool("list_facts", {}))
         assert mine in listing and theirs not in listing
         assert "pineapple" not in ok(await client.call_tool("recent_episodes", {"about": "pineapple desk"}))
-        for tool, args in [("fact_history", {}), ("retract_fact", {"reason": "r"}),
-                           ("correct_fact", {"text": "kiwi", "reason": "r"})]:  # fmt: skip
+        for tool, args in [
+            ("fact_history", {}),
+            ("retract_fact", {"reason": "r"}),
+            ("correct_fact", {"text": "kiwi", "reason": "r"}),
+        ]:
             assert error_code(await client.call_tool(tool, {"fact_id": theirs, **args})) == "not_found"
 
     serve(home, ALICE, as_alice, mode="legacy")

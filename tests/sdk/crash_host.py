@@ -25,8 +25,7 @@ def turn(i: int) -> tuple[str, str]:
 
 def main(mode: str, profile: str, url: str, key: str, count: str = "0") -> int:
     host = HostContext(agent_id="coder", profile_id="default", participant_scope_hash=participant("alice"))
-    session = MemorySession(url, api_key=key, host=host, session_id=SESSION,
-                            profile_dir=profile, outbox=SETTINGS)  # fmt: skip
+    session = MemorySession(url, api_key=key, host=host, session_id=SESSION, profile_dir=profile, outbox=SETTINGS)
     if mode == "write":
         for i in range(int(count)):
             if session.after_turn(*turn(i)) is None:

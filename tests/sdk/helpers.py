@@ -136,8 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
         # Answered outside tracking(): once the client has the answer it may send its next
         # request before this thread would have counted the first one out.
-        self._answer(response.status_code, response.content,
-                     response.headers.get("content-type", "application/json"))  # fmt: skip
+        self._answer(response.status_code, response.content, response.headers.get("content-type", "application/json"))
 
     do_GET = do_POST = do_PUT = do_DELETE = _handle
 

@@ -28,13 +28,23 @@ REFUSED: dict[str, dict[str, Any]] = {
     "subagent": {"is_subagent": True},
     "non-primary": {"is_primary": False},
     "unknown runtime": {"runtime": "langchain"},
-    **{f"session key {k}": {"session_key": k} for k in (
-        "agent:main:discord:group:123", "agent:main:slack:channel:C1", "agent:main:cron:nightly",
-        "agent:main:heartbeat", "agent:main:hook:gmail", "agent:main:node:n1",
-        "agent:main:subagent:worker-2", "agent:main:active-memory", "agent:main:incognito:dm",
-        "global", "unknown",
-    )},
-}  # fmt: skip
+    **{
+        f"session key {k}": {"session_key": k}
+        for k in (
+            "agent:main:discord:group:123",
+            "agent:main:slack:channel:C1",
+            "agent:main:cron:nightly",
+            "agent:main:heartbeat",
+            "agent:main:hook:gmail",
+            "agent:main:node:n1",
+            "agent:main:subagent:worker-2",
+            "agent:main:active-memory",
+            "agent:main:incognito:dm",
+            "global",
+            "unknown",
+        )
+    },
+}
 BAD_SESSION_IDS = ["", "   ", "has space", "global", "unknown", "tab\there", "new\nline", "x" * 300, "-leading"]
 
 
@@ -79,8 +89,9 @@ def test_sandboxed_runs_never_write_and_read_only_sandbox_eligible_scopes(
     _assert_inert(closed, proxy, tmp_path / "a")
     eligible_scope = {**scope, "sandboxEligible": True}
     key = server.key(**eligible_scope)
-    session = make_session(proxy.url, api_key=key, host=host_for(eligible_scope, sandboxed=True),
-                           profile_dir=tmp_path / "b")  # fmt: skip
+    session = make_session(
+        proxy.url, api_key=key, host=host_for(eligible_scope, sandboxed=True), profile_dir=tmp_path / "b"
+    )
     assert session.after_turn("I live in Lisbon.", "Noted.") is None and "sandboxed" in (session.last_skip or "")
     session.before_inference("where does the user live?")
     assert session.last_recall_error is None
@@ -132,8 +143,13 @@ def test_no_value_leaks_across_participants_privacy_or_sandbox(
 @pytest.mark.parametrize("field", ["agentId", "profileId", "privacyScope", "participantScopeHash", "sandboxEligible"])
 def test_the_recent_write_cache_is_filtered_by_every_scope_field(field: str) -> None:
     mine = Scope.model_validate(scope_fields())
-    other_value = {"agentId": "other", "profileId": "other", "privacyScope": "shared",
-                   "participantScopeHash": participant("mallory"), "sandboxEligible": True}[field]  # fmt: skip
+    other_value = {
+        "agentId": "other",
+        "profileId": "other",
+        "privacyScope": "shared",
+        "participantScopeHash": participant("mallory"),
+        "sandboxEligible": True,
+    }[field]
     theirs = Scope.model_validate(scope_fields(**{field: other_value}))
     cache = RecentWrites()
     cache.add(CachedMemory("e" * 64, "EPISODE", "The launch code is tangerine.", theirs, "mixed"))

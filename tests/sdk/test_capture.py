@@ -26,7 +26,9 @@ FAKE = {
     "stripe": "sk" + "_live_" + "51HqWertyUiop12345678",
     "slack": "xo" + "xb-" + "123456789012-abcdefABCDEF",
     "engram": "egm." + "default.k1a2b3c4d5." + "Zq8-Wx7_Yv6Ut5",
-    "jwt": "ey" + "JhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    "jwt": "ey"
+    + "JhbGciOiJIUzI1NiJ9."
+    + "eyJzdWIiOiIxMjM0NTY3ODkwIn0."
     + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     "bearer": "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
     "db_password": "Pa55w0rd!" + "Secret",
@@ -34,8 +36,10 @@ FAKE = {
     "entropy": "Q2hhbmdlTWVOb3dQbGVhc2VUaGlzSXNBVGVzdA" + "9xY7",
     "env_value": "s3cr3t-" + "from-dotenv",
 }
-PRIVATE_KEY = ("-----BEGIN " + "OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
-               "AAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQAAACDx\n-----END " + "OPENSSH PRIVATE KEY-----")  # fmt: skip
+PRIVATE_KEY = (
+    "-----BEGIN " + "OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+    "AAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQAAACDx\n-----END " + "OPENSSH PRIVATE KEY-----"
+)
 SECRET_TEXTS = {
     "openai": f"My key is {FAKE['openai']}, use it for the script.",
     "anthropic": f"Set ANTHROPIC to {FAKE['anthropic']} please",
@@ -58,7 +62,7 @@ OUTPUT_TEXTS = {
     "fenced_plain": "Output was:\n```\nSECRET_LISTING line 1\nline 2\n```",
     "prompt_lines": "look at this\n$ cat config.yml\nSECRET_LISTING: yes\nport: 80\n\nthanks",
     "user_prompt": "alice@laptop:~/code$ make test\nSECRET_LISTING passed\n\nok?",
-    "traceback": "It crashed:\nTraceback (most recent call last):\n  File \"x.py\", line 1\n    SECRET_LISTING()\n"
+    "traceback": 'It crashed:\nTraceback (most recent call last):\n  File "x.py", line 1\n    SECRET_LISTING()\n'
     "NameError: name 'SECRET_LISTING' is not defined\n",
 }
 PATH_TEXTS = {
@@ -110,8 +114,11 @@ def test_no_pair_without_a_user_message_and_content_parts_are_read() -> None:
     assert latest_pair([]) is None
     assert latest_pair([_msg("system", "s"), _msg("assistant", "hello")]) is None
     assert latest_pair([_msg("tool", "r"), _msg("assistant", "hello")]) is None
-    parts = [{"type": "text", "text": "Describe"}, {"type": "image_url", "image_url": {"url": "IMG"}},
-             {"type": "text", "text": "this image"}]  # fmt: skip
+    parts = [
+        {"type": "text", "text": "Describe"},
+        {"type": "image_url", "image_url": {"url": "IMG"}},
+        {"type": "text", "text": "this image"},
+    ]
     assert latest_pair([_msg("user", parts), _msg("assistant", "A cat.")]) == ("Describe\nthis image", "A cat.")
 
 
@@ -137,8 +144,10 @@ def test_local_paths_are_redacted(name: str) -> None:
 
 
 def test_ordinary_text_survives() -> None:
-    ordinary = ("The token budget is 4096 and the API lives at https://example.com/docs/v1/episodes; "
-                "call POST /v1/episodes.\n```python\nprint('hello')\n```\nUse TypeScript for billing.")  # fmt: skip
+    ordinary = (
+        "The token budget is 4096 and the API lives at https://example.com/docs/v1/episodes; "
+        "call POST /v1/episodes.\n```python\nprint('hello')\n```\nUse TypeScript for billing."
+    )
     assert redact(ordinary) == (ordinary, ())
 
 
@@ -160,8 +169,14 @@ def test_secrets_paths_and_tool_text_never_reach_the_outbox_or_the_server(
     make_session: SessionFactory, proxy: FaultProxy, profile: Path, server: LiveServer, agent_key: str
 ) -> None:
     session: MemorySession = make_session(proxy.url, api_key=agent_key)
-    user = "\n".join([*SECRET_TEXTS.values(), *OUTPUT_TEXTS.values(), *PATH_TEXTS.values(),
-                      "Remember that the billing service is written in TypeScript."])  # fmt: skip
+    user = "\n".join(
+        [
+            *SECRET_TEXTS.values(),
+            *OUTPUT_TEXTS.values(),
+            *PATH_TEXTS.values(),
+            "Remember that the billing service is written in TypeScript.",
+        ]
+    )
     event_id = session.after_turn(user, f"Understood; I will not repeat {FAKE['github']}.")
     assert event_id is not None, session.last_skip
     compacted = [
@@ -176,8 +191,15 @@ def test_secrets_paths_and_tool_text_never_reach_the_outbox_or_the_server(
     sent = repr([s.body for s in proxy.seen]) + (profile / FILE_NAME).read_bytes().decode("latin-1")
     with Client(server.url, agent_key) as client:
         sent += client.get_episode(event_id).model_dump_json()
-    for marker in [*FAKE.values(), "SECRET_LISTING", "SECRET_PATH", "SYSTEM-PROMPT-MARKER",
-                   "TOOL-RESULT-MARKER", "TOOL-ARGS", "BEGIN OPENSSH"]:  # fmt: skip
+    for marker in [
+        *FAKE.values(),
+        "SECRET_LISTING",
+        "SECRET_PATH",
+        "SYSTEM-PROMPT-MARKER",
+        "TOOL-RESULT-MARKER",
+        "TOOL-ARGS",
+        "BEGIN OPENSSH",
+    ]:
         assert marker not in sent, marker
     assert "billing service is written in TypeScript" in sent and "We use PostgreSQL." in sent
 
@@ -189,8 +211,9 @@ def test_lone_surrogates_become_replacement_characters() -> None:
     assert clean_pair("a whole pair \U0001f600 stays", "ok").user == "a whole pair \U0001f600 stays"  # type: ignore[union-attr]
 
 
-def test_a_turn_with_a_lone_surrogate_is_stored_not_raised(make_session: SessionFactory, server: LiveServer,
-                                                             agent_key: str) -> None:  # fmt: skip
+def test_a_turn_with_a_lone_surrogate_is_stored_not_raised(
+    make_session: SessionFactory, server: LiveServer, agent_key: str
+) -> None:
     session: MemorySession = make_session()
     event_id = session.after_turn("Remember the deploy window \ud800 is Friday.", "Noted \udfff, Friday.")
     assert event_id is not None, session.last_skip

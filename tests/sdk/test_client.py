@@ -30,8 +30,12 @@ Run = Callable[..., Any]
 
 
 def test_every_rest_route_has_a_method_on_both_clients(server: LiveServer) -> None:
-    served = {(m, r.path) for r in server.app.routes if isinstance(r, APIRoute) and r.include_in_schema
-              for m in r.methods or ()}  # fmt: skip
+    served = {
+        (m, r.path)
+        for r in server.app.routes
+        if isinstance(r, APIRoute) and r.include_in_schema
+        for m in r.methods or ()
+    }
     assert set(ROUTES.values()) == served
     for name in ROUTES:
         assert callable(getattr(Client, name)) and callable(getattr(AsyncClient, name)), name
@@ -50,8 +54,12 @@ def _tour(run: Run, agent: Any, admin: Any, tag: str) -> None:
     kind = f"database-{tag}"
     old = run(agent, "write_fact", fact_body("I prefer MongoDB for backend projects.", kind=kind))
     assert run(agent, "get_fact", old.id).status == "active"
-    new = run(agent, "correct_fact", old.id, {"text": "I prefer PostgreSQL for backend projects.",
-                                              "reason": "changed my mind"})  # fmt: skip
+    new = run(
+        agent,
+        "correct_fact",
+        old.id,
+        {"text": "I prefer PostgreSQL for backend projects.", "reason": "changed my mind"},
+    )
     assert new.memory.supersedes_fact_id == old.id
     assert [v.id for v in run(agent, "fact_history", new.id).versions] == [old.id, new.id]
     assert [f.id for f in run(agent, "list_facts", subject_key="user", kind=kind).facts] == [new.id]
@@ -64,8 +72,15 @@ def _tour(run: Run, agent: Any, admin: Any, tag: str) -> None:
     assert run(admin, "lift_tombstone", tombstones[0].tombstone_id, {"reason": "fine again"}).lifted_at
     assert run(agent, "retract_fact", new.id, {"reason": "no longer true"}).status == "retracted"
 
-    parked = [run(agent, "write_fact", fact_body(f"The user likes {w} ({tag})", kind="likes", sourceEventId=w),
-                  origin="derived") for w in ("jazz", "opera", "techno")]  # fmt: skip
+    parked = [
+        run(
+            agent,
+            "write_fact",
+            fact_body(f"The user likes {w} ({tag})", kind="likes", sourceEventId=w),
+            origin="derived",
+        )
+        for w in ("jazz", "opera", "techno")
+    ]
     assert {p.outcome for p in parked} == {"parked"}
     queued = {item.fact.id for item in run(admin, "review_queue", kind="likes").items}
     assert {p.id for p in parked} <= queued
@@ -135,9 +150,11 @@ def test_invalid_bodies_are_refused_before_sending() -> None:
         assert error.value.field == "surprise"
         with pytest.raises(InvalidInputError):
             client.recall({"query": "x", "limit": 500})
-        for bad, field in ((fact_body("   "), "text"),
-                           (fact_body(validUntil="2026-08-17T00:00:00Z"), "validUntil"),
-                           (episode_body("", " ", summary=" "), "summary")):  # fmt: skip
+        for bad, field in (
+            (fact_body("   "), "text"),
+            (fact_body(validUntil="2026-08-17T00:00:00Z"), "validUntil"),
+            (episode_body("", " ", summary=" "), "summary"),
+        ):
             write = client.write_episode if field == "summary" else client.write_fact
             with pytest.raises(InvalidInputError) as meaningless:
                 write(bad)

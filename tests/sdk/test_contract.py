@@ -39,11 +39,16 @@ def test_the_shared_fixture_gives_the_reference_episode_and_fact_ids(
     # Captured with nothing listening, so both bodies are still in the outbox when read (against
     # the live server its delivery thread could take the episode before the read).
     offline = make_session(dead_url(), host=host, api_key=key, session_id=episode["externalSessionId"])
-    event_id = offline.after_turn(episode["userText"], episode["assistantText"],
-                                  turn_id=episode["sourceEventId"], turn_index=episode["turnIndex"])  # fmt: skip
+    event_id = offline.after_turn(
+        episode["userText"], episode["assistantText"], turn_id=episode["sourceEventId"], turn_index=episode["turnIndex"]
+    )
     assert event_id is not None and event_id == data["expectedEventId"]
-    fact_id = offline.remember("user:language-preference", "preference",
-                               "The user prefers TypeScript for this service.", source_event_id=event_id)  # fmt: skip
+    fact_id = offline.remember(
+        "user:language-preference",
+        "preference",
+        "The user prefers TypeScript for this service.",
+        source_event_id=event_id,
+    )
     assert fact_id == BASE_FACT_ID
     bodies = _bodies(profile)
     for body in bodies:
@@ -60,17 +65,25 @@ def test_the_shared_fixture_gives_the_reference_episode_and_fact_ids(
 @pytest.mark.parametrize(
     "override",
     [
-        {"agent_id": None}, {"agent_id": ""}, {"agent_id": "   "},
-        {"profile_id": None}, {"profile_id": ""},
-        {"participant_scope_hash": None}, {"participant_scope_hash": ""},
-        {"participant_scope_hash": "alice"}, {"participant_scope_hash": "A" * 64},
+        {"agent_id": None},
+        {"agent_id": ""},
+        {"agent_id": "   "},
+        {"profile_id": None},
+        {"profile_id": ""},
+        {"participant_scope_hash": None},
+        {"participant_scope_hash": ""},
+        {"participant_scope_hash": "alice"},
+        {"participant_scope_hash": "A" * 64},
         {"privacy_scope": "public"},
     ],
-)  # fmt: skip
+)
 def test_blank_or_missing_scope_fields_are_refused(
-    override: dict[str, Any], make_session: SessionFactory, recorder: FaultProxy, scope: dict[str, Any],
+    override: dict[str, Any],
+    make_session: SessionFactory,
+    recorder: FaultProxy,
+    scope: dict[str, Any],
     profile: Path,
-) -> None:  # fmt: skip
+) -> None:
     session = make_session(recorder.url, host=host_for(scope, **override))
     assert session.verdict.can_write is False and session.verdict.can_read is False
     assert session.after_turn("Use TypeScript.", "Will do.") is None
@@ -90,9 +103,7 @@ def test_the_models_reject_blank_scope_fields(scope: dict[str, Any]) -> None:
             Scope.model_validate({k: v for k, v in scope.items() if k != field})
 
 
-def test_repeated_delivery_upserts_one_record(
-    make_session: SessionFactory, tmp_path: Path, settings: Settings
-) -> None:
+def test_repeated_delivery_upserts_one_record(make_session: SessionFactory, tmp_path: Path, settings: Settings) -> None:
     """Two processes (two profiles) capture the same turn: one id, two deliveries, one row."""
     ids = []
     for name in ("first", "second"):
@@ -107,8 +118,9 @@ def test_replacing_a_fact_deactivates_the_old_one(
 ) -> None:
     session = make_session()
     old = session.remember("user", "database", "The user prefers MongoDB.")
-    new = session.memory_action("replace", subject="user", kind="database", text="The user prefers PostgreSQL.",
-                                replaces=old)  # fmt: skip
+    new = session.memory_action(
+        "replace", subject="user", kind="database", text="The user prefers PostgreSQL.", replaces=old
+    )
     assert old and new and old != new
     assert session.outbox is not None and session.outbox.flush(10)
     with Client(server.url, agent_key) as client:

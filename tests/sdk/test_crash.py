@@ -76,8 +76,7 @@ def test_sigkill_while_the_server_is_down_and_again_mid_delivery_loses_and_dupli
     try:
         # 2. Restarted with the server up, the host replays; it is killed again mid-delivery.
         with _host(env, "deliver", str(profile), live.url, key) as host:
-            assert wait_until(lambda: len(stored_episodes(settings.home, "default")) >= 200, timeout=60,
-                              step=0.005)  # fmt: skip
+            assert wait_until(lambda: len(stored_episodes(settings.home, "default")) >= 200, timeout=60, step=0.005)
             host.send_signal(signal.SIGKILL)
         midway = len(stored_episodes(settings.home, "default"))
         assert midway < COUNT, "delivery finished before the kill; the test proved nothing"
@@ -88,9 +87,18 @@ def test_sigkill_while_the_server_is_down_and_again_mid_delivery_loses_and_dupli
     finally:
         live.stop()
 
-    expected = {event_id(runtime="custom", agent_id="coder", profile_id="default", external_session_id=SESSION,
-                         turn_index=i, user_text=turn(i)[0], assistant_text=turn(i)[1])
-                for i in range(COUNT)}  # fmt: skip
+    expected = {
+        event_id(
+            runtime="custom",
+            agent_id="coder",
+            profile_id="default",
+            external_session_id=SESSION,
+            turn_index=i,
+            user_text=turn(i)[0],
+            assistant_text=turn(i)[1],
+        )
+        for i in range(COUNT)
+    }
     stored = Counter(stored_episodes(settings.home, "default"))
     assert set(stored) == expected and len(stored) == COUNT
     assert max(stored.values()) == 1  # exactly once each

@@ -35,9 +35,25 @@ def chat() -> Iterator[ScriptedChat]:
 
 
 def _run(chat: ScriptedChat, server: LiveServer, key: str, profile: Path, session: str, *says: str) -> list[str]:
-    command = [sys.executable, "-I", str(EXAMPLE), "--chat-url", chat.url, "--model", "scripted",
-               "--engram-url", server.url, "--engram-key", key, "--participant", "alice",
-               "--session", session, "--profile-dir", str(profile)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-I",
+        str(EXAMPLE),
+        "--chat-url",
+        chat.url,
+        "--model",
+        "scripted",
+        "--engram-url",
+        server.url,
+        "--engram-key",
+        key,
+        "--participant",
+        "alice",
+        "--session",
+        session,
+        "--profile-dir",
+        str(profile),
+    ]
     for say in says:
         command += ["--say", say]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
@@ -48,8 +64,11 @@ def _run(chat: ScriptedChat, server: LiveServer, key: str, profile: Path, sessio
 def test_the_example_agent_remembers_across_sessions(chat: ScriptedChat, server: LiveServer, tmp_path: Path) -> None:
     key = server.key(role="host", agentId="assistant", profileId="default")
     profile = tmp_path / "agent"
-    says = ["What do I drink in the morning?", "I drink green tea every morning.",
-            "/remember user morning-drink The user drinks green tea."]  # fmt: skip
+    says = [
+        "What do I drink in the morning?",
+        "I drink green tea every morning.",
+        "/remember user morning-drink The user drinks green tea.",
+    ]
     first = _run(chat, server, key, profile, "monday", *says)
     assert first[:2] == ["I don't know.", "Noted: I drink green tea every morning."]
     assert first[2].startswith("(remembered ") and len(first[2]) == len("(remembered )") + 64
@@ -61,8 +80,11 @@ def test_the_example_agent_remembers_across_sessions(chat: ScriptedChat, server:
     assert block["role"] == "system" and block["content"].startswith("Historical memory follows.")
     assert "The user drinks green tea." in block["content"] and "I drink green tea every morning." in block["content"]
 
-    scope = {"privacyScope": "private", "sandboxEligible": False,
-             "participantScopeHash": hash_scope(["example", "alice"], "")}  # fmt: skip
+    scope = {
+        "privacyScope": "private",
+        "sandboxEligible": False,
+        "participantScopeHash": hash_scope(["example", "alice"], ""),
+    }
     with Client(server.url, key) as client:
         facts = client.list_facts(scope=scope, subject_key="user").facts
         found = client.recall({"query": "green tea morning", "scope": scope}).memories
@@ -86,10 +108,15 @@ def test_the_ten_line_example_in_the_docs_runs(
         return "Noted." if not messages[0]["content"] else "You prefer TypeScript for billing."
 
     names: dict[str, Any] = {
-        "URL": server.url, "KEY": server.key(role="host", agentId="assistant", profileId="default"),
-        "SALT": "docs-salt", "user_id": "u-42", "chat_id": "chat-1", "llm": llm, "send": sent.append,
+        "URL": server.url,
+        "KEY": server.key(role="host", agentId="assistant", profileId="default"),
+        "SALT": "docs-salt",
+        "user_id": "u-42",
+        "chat_id": "chat-1",
+        "llm": llm,
+        "send": sent.append,
         "incoming_messages": lambda: ["Use TypeScript for the billing service.", "Which language for billing?"],
-    }  # fmt: skip
+    }
     exec(compile(code, "docs/sdk.md", "exec"), names)
     assert sent == ["Noted.", "You prefer TypeScript for billing."]
     assert "Use TypeScript for the billing service." in prompts[1][0]["content"]  # recalled from the cache

@@ -27,8 +27,9 @@ ENGRAM = [sys.executable, "-m", "engramdb.cli"]
 
 
 def _engram(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ENGRAM, *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "200", **env})  # fmt: skip
+    return subprocess.run(
+        [*ENGRAM, *args], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200", **env}
+    )
 
 
 def test_a_wrong_key_raises_at_start(make_session: SessionFactory, server: LiveServer, agent_key: str) -> None:
@@ -59,8 +60,7 @@ def test_an_unreachable_server_does_not_stop_the_session_and_says_so(make_sessio
 def test_a_revoked_key_shows_in_the_delivery_state_and_its_dead_letters_replay_from_the_cli(
     make_session: SessionFactory, server: LiveServer, profile: Path, settings: Any
 ) -> None:
-    token, record = auth.create_key(server.store, tenant="t1", role="agent", grant=scope_fields(),
-                                    create_tenant=True)  # fmt: skip
+    token, record = auth.create_key(server.store, tenant="t1", role="agent", grant=scope_fields(), create_tenant=True)
     session = make_session(server.url, api_key=token)
     auth.revoke_key(server.store, tenant="t1", key_id=record.key_id)
     event_id = session.after_turn("Staging moved to Frankfurt.", "Noted.")

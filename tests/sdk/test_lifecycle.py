@@ -119,7 +119,10 @@ def test_session_switch_changes_the_id_and_counter_and_drops_stale_prefetch(
     session.after_turn("third turn", "ok")
     queued = _queued(profile)
     assert [(q["externalSessionId"], q["turnIndex"]) for q in queued] == [
-        ("session-1", 0), ("session-1", 1), ("session-2", 0)]  # fmt: skip
+        ("session-1", 0),
+        ("session-1", 1),
+        ("session-2", 0),
+    ]
     session.switch_session("session-1")
     assert session.turn_index == 2
 

@@ -103,9 +103,13 @@ def test_restart_replays_pending_entries(
 
 
 def test_shutdown_timeout_keeps_the_entry_on_disk(
-    black_hole: BlackHole, server: LiveServer, agent_key: str, profile: Path, scope: dict[str, Any],
+    black_hole: BlackHole,
+    server: LiveServer,
+    agent_key: str,
+    profile: Path,
+    scope: dict[str, Any],
     settings: Settings,
-) -> None:  # fmt: skip
+) -> None:
     event = make_episode("Keep me through a shutdown.", scope)
     outbox = Outbox(profile, url=black_hole.url, settings=replace(FAST, request_timeout=30))
     outbox.append_episode(event)
@@ -120,14 +124,19 @@ def test_shutdown_timeout_keeps_the_entry_on_disk(
 
 def _insert_raw(profile: Path, kind: str, memory_id: str, body: str) -> None:
     with sqlite3.connect(profile / FILE_NAME) as db:
-        db.execute("INSERT INTO pending (kind, memory_id, body, created_at) VALUES (?, ?, ?, 0)",
-                   (kind, memory_id, body))  # fmt: skip
+        db.execute(
+            "INSERT INTO pending (kind, memory_id, body, created_at) VALUES (?, ?, ?, 0)", (kind, memory_id, body)
+        )
 
 
 def test_malformed_entries_are_isolated_and_dead_letters_replay(
-    server: LiveServer, agent_key: str, profile: Path, scope: dict[str, Any], settings: Settings,
+    server: LiveServer,
+    agent_key: str,
+    profile: Path,
+    scope: dict[str, Any],
+    settings: Settings,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     OutboxStore(profile).close()
     # Broken entries first, so that they would block the queue if they were not isolated.
     _insert_raw(profile, "episode", "a" * 64, "{not json")
@@ -142,7 +151,10 @@ def test_malformed_entries_are_isolated_and_dead_letters_replay(
         dead = outbox.dead_letters()
     assert sorted(stored_episodes(settings.home)) == sorted(e.event_id for e in good)
     assert [(d.error_code, d.http_status) for d in dead] == [
-        ("malformed_entry", 0), ("malformed_entry", 0), ("invalid_input", 422)]  # fmt: skip
+        ("malformed_entry", 0),
+        ("malformed_entry", 0),
+        ("invalid_input", 422),
+    ]
     assert "eventId" in dead[2].error_message
 
     assert outbox_cli(["list", "--profile", str(profile), "--dead", "--json"]) == 0
@@ -153,9 +165,24 @@ def test_malformed_entries_are_isolated_and_dead_letters_replay(
     assert [e.memory_id for e in OutboxStore(profile).pending()] == [tampered["eventId"]]
     # Delivered again from the command line, it is refused again and goes back to the dead letters.
     env = {**os.environ, "ENGRAM_API_KEY": agent_key}
-    done = subprocess.run([sys.executable, "-m", "engramdb.sdk.outbox", "deliver", "--profile", str(profile),
-                           "--url", server.url, "--timeout", "5"], env=env, capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engramdb.sdk.outbox",
+            "deliver",
+            "--profile",
+            str(profile),
+            "--url",
+            server.url,
+            "--timeout",
+            "5",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "pending: 0, dead letters: 3" in done.stdout
 
@@ -194,6 +221,5 @@ def test_backoff_follows_the_reference_numbers(
     times = [s.at for s in proxy.posts("/v1/episodes")]
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(gaps) == 5
-    for gap, (low, high) in zip(gaps, [(0.125, 0.25), (0.25, 0.5), (0.5, 1.0), (0.3, 0.3), (0.125, 0.25)],
-                                strict=True):  # fmt: skip
+    for gap, (low, high) in zip(gaps, [(0.125, 0.25), (0.25, 0.5), (0.5, 1.0), (0.3, 0.3), (0.125, 0.25)], strict=True):
         assert low - 0.02 <= gap <= high + 0.15, gaps

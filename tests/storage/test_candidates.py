@@ -30,8 +30,9 @@ def _write_conversation(service: MemoryService, caller: Caller) -> str:
     for turn in range(6):
         for session in ("a", "b"):
             text = f"{TOPICS[(turn + len(session)) % len(TOPICS)]} in session {session} turn {turn}"
-            service.write_episode(caller, EpisodeWrite.model_validate(
-                episode_body(text, "", session=session, turn=turn, scope=SCOPE)))  # fmt: skip
+            service.write_episode(
+                caller, EpisodeWrite.model_validate(episode_body(text, "", session=session, turn=turn, scope=SCOPE))
+            )
         if turn == 2:
             time.sleep(0.01)
             middle = clock.now_text()
@@ -93,8 +94,15 @@ def test_neighbours_seen_while_searching_are_the_stored_ones(
     assert [a.tolist() for a in seen] == [a.tolist() for a in tenant.adjacent(SCOPE_KEY, current)]
 
 
-@pytest.mark.parametrize("words", [["kafka", "lisbon", "zzzz"], ["tomatoes", "kafka", "tomatoes"], [],
-                                   ["kafka", *(f"word{i}" for i in range(69)), "tomatoes"]])  # a long query
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["kafka", "lisbon", "zzzz"],
+        ["tomatoes", "kafka", "tomatoes"],
+        [],
+        ["kafka", *(f"word{i}" for i in range(69)), "tomatoes"],
+    ],
+)  # a long query
 def test_word_counts_seen_while_searching_are_the_stored_ones(
     store: Store, service: MemoryService, operator: Caller, words: list[str]
 ) -> None:

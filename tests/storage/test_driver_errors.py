@@ -48,9 +48,22 @@ def _tombstone(tombstone_id: str, value_hash: str) -> Tombstone:
 
 
 def _memory(memory_id: str = "fact-1") -> NewMemory:
-    return NewMemory(source="MEMORY_FACT", memory_id=memory_id, scope=SCOPE, text="Uses vim", embed_text="Uses vim",
-                     trust_class="trusted", origin="stated", status="active", confidence=1.0, observed_at=AT,
-                     recorded_at=AT, event_json="{}", subject_key="user.editor", kind="editor")  # fmt: skip
+    return NewMemory(
+        source="MEMORY_FACT",
+        memory_id=memory_id,
+        scope=SCOPE,
+        text="Uses vim",
+        embed_text="Uses vim",
+        trust_class="trusted",
+        origin="stated",
+        status="active",
+        confidence=1.0,
+        observed_at=AT,
+        recorded_at=AT,
+        event_json="{}",
+        subject_key="user.editor",
+        kind="editor",
+    )
 
 
 def _tenant(store: Store) -> TenantStore:
@@ -117,8 +130,9 @@ def test_a_unique_violation_is_a_conflict(store: Store, backend: str, path: str)
         words = ("UNIQUE constraint failed", "memories") if backend == "sqlite" else ("duplicate key", "memories")
     assert_translated(error, ConflictError, *words)
     assert _driver_code(error) in (sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE, "23505")
-    assert [t.tombstone_id for t in tenant.tombstones(SCOPE.scope_key, subject_key=None, kind=None,
-                                                      include_lifted=True)] == ["tomb-1"]  # fmt: skip
+    assert [
+        t.tombstone_id for t in tenant.tombstones(SCOPE.scope_key, subject_key=None, kind=None, include_lifted=True)
+    ] == ["tomb-1"]
 
 
 def test_creating_a_key_twice_is_the_same_conflict_on_both_backends(store: Store) -> None:

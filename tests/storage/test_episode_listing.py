@@ -31,8 +31,14 @@ def _texts(rows: list) -> list[str]:  # type: ignore[type-arg]
 
 
 def _all(tenant: TenantStore, **filters: str | None) -> list:  # type: ignore[type-arg]
-    return tenant.list_episodes(KEY, session_id=filters.get("session_id"), after=filters.get("after"),
-                                before=filters.get("before"), below=None, limit=100)  # fmt: skip
+    return tenant.list_episodes(
+        KEY,
+        session_id=filters.get("session_id"),
+        after=filters.get("after"),
+        before=filters.get("before"),
+        below=None,
+        limit=100,
+    )
 
 
 def test_newest_first_of_the_scope_only(service: MemoryService, operator: Caller) -> None:

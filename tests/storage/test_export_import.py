@@ -30,8 +30,13 @@ OP = Caller("acme", "op", "admin")
 
 
 def _engram(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engramdb.cli", *args], env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _seed(home: Path) -> None:
@@ -57,12 +62,15 @@ def _seed(home: Path) -> None:
 
 def _seed_knowledge(service: MemoryService, fact_id: str) -> None:
     session = {"title": "Database choice", "DECISION": [{"title": "Move to PostgreSQL for the ledger service"}]}
-    written = service.write_records(OP, RecordWrite.model_validate(
-        {"label": "SESSION", "data": session, "mergeBy": ["title"], "scope": SCOPE}))  # fmt: skip
-    service.update_record(OP, written.records[0].id, RecordChange.model_validate(
-        {"properties": {"mood": "settled"}, "scope": SCOPE}))  # fmt: skip
-    dana = service.write_records(OP, RecordWrite.model_validate({"label": "ENTITY", "data": {"name": "Dana"},
-                                                                 "scope": SCOPE})).records[0]  # fmt: skip
+    written = service.write_records(
+        OP, RecordWrite.model_validate({"label": "SESSION", "data": session, "mergeBy": ["title"], "scope": SCOPE})
+    )
+    service.update_record(
+        OP, written.records[0].id, RecordChange.model_validate({"properties": {"mood": "settled"}, "scope": SCOPE})
+    )
+    dana = service.write_records(
+        OP, RecordWrite.model_validate({"label": "ENTITY", "data": {"name": "Dana"}, "scope": SCOPE})
+    ).records[0]
     mention = {"source": {"id": fact_id, "kind": "MEMORY_FACT"}, "target": dana.id, "type": "MENTIONS", "scope": SCOPE}
     service.link_records(OP, LinkRequest.model_validate(mention))
     episode = service.write_episode(OP, EpisodeWrite.model_validate(episode_body("We chose PostgreSQL", scope=SCOPE)))
@@ -99,9 +107,17 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
         assert "Uses PostgreSQL" in [m.text for m in found.memories]
         assert "Uses MongoDB" not in [m.text for m in found.memories]
         # The knowledge plane came along: records, their history, relationships to memories, vectors.
-        tasks = service.search_records(OP, RecordSearch.model_validate(
-            {"labels": ["DECISION"], "where": {"SESSION": {"title": "Database choice"}}, "scope": SCOPE,
-             "query": "ledger database"}))  # fmt: skip
+        tasks = service.search_records(
+            OP,
+            RecordSearch.model_validate(
+                {
+                    "labels": ["DECISION"],
+                    "where": {"SESSION": {"title": "Database choice"}},
+                    "scope": SCOPE,
+                    "query": "ledger database",
+                }
+            ),
+        )
         assert [r.properties["title"] for r in tasks.records] == ["Move to PostgreSQL for the ledger service"]
         assert tasks.records[0].score is not None  # its text's vector was imported
         kinds = Counter(table for table, _ in dst.export_rows())
@@ -129,18 +145,22 @@ def test_an_export_from_before_invalid_at_imports_with_each_closure_filled(tmp_p
     old = tmp_path / "old.jsonl"
     old.write_text("".join(json.dumps(line) + "\n" for line in lines))
     schema = f"old_{uuid.uuid4().hex[:8]}"
-    targets = {"sqlite": {"ENGRAM_HOME": str(tmp_path / "copy")},
-               "postgres": {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": schema}}  # fmt: skip
+    targets = {
+        "sqlite": {"ENGRAM_HOME": str(tmp_path / "copy")},
+        "postgres": {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": schema},
+    }
     for name, env in targets.items():
         imported = _engram(env, "import", "--in", str(old))
         assert imported.returncode == 0, (name, imported.stderr)
         store = SQLiteStore(tmp_path / "copy") if name == "sqlite" else PostgresStore(pg_url, schema=schema)
         try:
             service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
-            held = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "db",
-                                                                   "validAt": "2026-01-15T00:00:00Z"}))  # fmt: skip
-            later = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "db",
-                                                                    "validAt": "2026-03-01T00:00:00Z"}))  # fmt: skip
+            held = service.list_facts(
+                OP, FactQuery.model_validate({**SCOPE, "kind": "db", "validAt": "2026-01-15T00:00:00Z"})
+            )
+            later = service.list_facts(
+                OP, FactQuery.model_validate({**SCOPE, "kind": "db", "validAt": "2026-03-01T00:00:00Z"})
+            )
             assert [f.event["text"] for f in held.facts] == ["Uses MongoDB"], name
             assert [f.event["text"] for f in later.facts] == ["Uses PostgreSQL"], name  # MongoDB closed
         finally:

@@ -23,8 +23,10 @@ from tests.storage.test_large_scopes import DIM, _fill, _queries
 def _write(store: Store, texts: list[str], who: str = "alice") -> None:
     service = MemoryService(store, HashingEmbedder(DIM), Settings(embedder=f"hashing:{DIM}"))
     scope = scope_fields(participantScopeHash=participant(who))
-    bodies = [EpisodeWrite.model_validate(episode_body(text, "", session="later", turn=i, scope=scope))
-              for i, text in enumerate(texts)]  # fmt: skip
+    bodies = [
+        EpisodeWrite.model_validate(episode_body(text, "", session="later", turn=i, scope=scope))
+        for i, text in enumerate(texts)
+    ]
     service.write_episodes(Caller("t1", "test", "admin"), bodies)
 
 
@@ -71,8 +73,13 @@ def test_the_servers_copies_job_stands_aside_while_a_recall_runs(open_store: Ope
     key, _, _ = _fill(store)
     store.tenant("t1").vector_candidates(key, _queries(n=1)[0], CandidateFilter(), 5)  # read: copied
     recalling = [True]
-    [copies] = [job for job in server_jobs(store, UsageBuffer(), aging_seconds=3600, usage_seconds=5,
-                                           recalling=lambda: recalling[0]) if job.name == "copies"]  # fmt: skip
+    [copies] = [
+        job
+        for job in server_jobs(
+            store, UsageBuffer(), aging_seconds=3600, usage_seconds=5, recalling=lambda: recalling[0]
+        )
+        if job.name == "copies"
+    ]
     _write(store, ["written while a recall runs"])
     assert copies.run(datetime.now()) == {"scopes": 0} and _rows(store) == [600]
     recalling[0] = False  # control: the recall is over

@@ -39,15 +39,20 @@ def _fill(
     service = MemoryService(store, HashingEmbedder(DIM), Settings(embedder=f"hashing:{DIM}"))
     store.tenant("t1", create=True)
     rng = np.random.default_rng(seed)
-    bodies = [EpisodeWrite.model_validate(episode_body(
-        " ".join(rng.choice(WORDS, 4)) + f" note {i}", "", session=f"s{i // 10}", turn=i, scope=scope))
-        for i in range(rows)]  # fmt: skip
+    bodies = [
+        EpisodeWrite.model_validate(
+            episode_body(" ".join(rng.choice(WORDS, 4)) + f" note {i}", "", session=f"s{i // 10}", turn=i, scope=scope)
+        )
+        for i in range(rows)
+    ]
     service.write_episodes(Caller("t1", "test", "admin"), bodies)
     tenant = store.tenant("t1")
     jobs = tenant.embedding_jobs(rows, "9999-01-01T00:00:00.000000Z")
     centres = l2_normalize(rng.standard_normal((12, DIM)).astype(np.float32))
-    vectors = l2_normalize(centres[rng.integers(0, 12, len(jobs))]
-                           + 0.4 * rng.standard_normal((len(jobs), DIM)).astype(np.float32) / np.sqrt(DIM))  # fmt: skip
+    vectors = l2_normalize(
+        centres[rng.integers(0, 12, len(jobs))]
+        + 0.4 * rng.standard_normal((len(jobs), DIM)).astype(np.float32) / np.sqrt(DIM)
+    )
     tenant.save_embeddings([j.rowid for j in jobs], vectors, "test")
     key = auth.scope_key(Scope.model_validate(scope))
     # PostgreSQL learns a scope's size from its first search: from then on a large one is copied.
@@ -66,8 +71,14 @@ def _exact(rowids: np.ndarray, vectors: np.ndarray, query: np.ndarray, k: int) -
 
 
 def _recall_at(tenant: TenantStore, key: str, rowids: np.ndarray, vectors: np.ndarray, k: int = 10) -> float:
-    found = [len(set(_exact(rowids, vectors, q, k)) & {c.rowid for c in tenant.vector_candidates(
-        key, q, CandidateFilter(), k)}) / k for q in _queries()]  # fmt: skip
+    found = [
+        len(
+            set(_exact(rowids, vectors, q, k))
+            & {c.rowid for c in tenant.vector_candidates(key, q, CandidateFilter(), k)}
+        )
+        / k
+        for q in _queries()
+    ]
     return float(np.mean(found))
 
 

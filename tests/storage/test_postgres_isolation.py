@@ -26,8 +26,9 @@ def pg(pg_url: str) -> Iterator[PostgresStore]:
     service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
     for tenant in ("alpha", "beta"):
         store.tenant(tenant, create=True)
-        service.write_fact(Caller(tenant, "op", "admin"),
-                           FactWrite.model_validate(fact_body(f"secret of {tenant}", scope=SCOPE)))  # fmt: skip
+        service.write_fact(
+            Caller(tenant, "op", "admin"), FactWrite.model_validate(fact_body(f"secret of {tenant}", scope=SCOPE))
+        )
     yield store
     store.close()
 

@@ -12,8 +12,10 @@ from pathlib import Path
 from engramdb.storage.sqlite.store import SQLiteStore
 
 # The first form, kept as the positive control: the check below must see it scan the table.
-_OLD_FORM = ("SELECT rowid, embed_text, embed_attempts FROM memories WHERE embed_state = 'pending' OR "
-             "(embed_state = 'failed' AND embed_next_at <= ?) ORDER BY rowid LIMIT ?")  # fmt: skip
+_OLD_FORM = (
+    "SELECT rowid, embed_text, embed_attempts FROM memories WHERE embed_state = 'pending' OR "
+    "(embed_state = 'failed' AND embed_next_at <= ?) ORDER BY rowid LIMIT ?"
+)
 
 
 def _plan(conn: sqlite3.Connection, sql: str) -> str:
@@ -34,8 +36,9 @@ def test_due_rows_are_read_through_the_due_indexes(tmp_path: Path) -> None:
             conn.set_trace_callback(seen.append)
     assert tenant.embedding_jobs(64, "2026-12-01T00:00:00Z") == []
     assert tenant.record_embedding_jobs(64, "2026-12-01T00:00:00Z") == []
-    asked = {table: next(s for s in seen if f"FROM {table} WHERE rowid IN" in s) for table in ("memories",
-             "record_vectors")}  # fmt: skip
+    asked = {
+        table: next(s for s in seen if f"FROM {table} WHERE rowid IN" in s) for table in ("memories", "record_vectors")
+    }
     with tenant._db.reading() as conn:  # type: ignore[attr-defined]
         assert _reads_whole_table(_plan(conn, _OLD_FORM), "memories")  # the check can fail
         plan = _plan(conn, asked["memories"])

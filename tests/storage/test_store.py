@@ -54,8 +54,7 @@ def test_eight_processes_delivering_the_same_500_events_leave_500_rows(store: St
     assert sum(tenant.embedding_counts().values()) == 500
     writes = [e for e in tenant.audit_entries(0, 10_000) if e.action == "episode.write"]
     assert len(writes) == 500 and len({e.target_id for e in writes}) == 500
-    lexical = tenant.text_candidates(auth.scope_key(Scope.model_validate(SCOPE)), ["event"],
-                                     CandidateFilter(), 1000)  # fmt: skip
+    lexical = tenant.text_candidates(auth.scope_key(Scope.model_validate(SCOPE)), ["event"], CandidateFilter(), 1000)
     assert len(lexical) == 500  # every row indexed once
 
 
@@ -76,9 +75,7 @@ def test_eight_threads_through_one_store(service: MemoryService, operator: Calle
     assert service.store.tenant("t1").embedding_backlog() == 200  # the cheap count agrees
 
 
-def test_same_event_id_in_two_participant_scopes_is_two_rows(
-    service: MemoryService, operator: Caller
-) -> None:
+def test_same_event_id_in_two_participant_scopes_is_two_rows(service: MemoryService, operator: Caller) -> None:
     """eventId omits participantScopeHash, so uniqueness must include the scope."""
     alice = service.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=SCOPE)))
     bob_scope = scope_fields(participantScopeHash="b" * 64)
@@ -91,22 +88,29 @@ def _recall(service: MemoryService, operator: Caller, query: str) -> list[str]:
     return [m.text for m in service.recall(operator, request).memories]
 
 
-def test_memory_is_found_lexically_before_its_vector_is_ready(
-    service: MemoryService, operator: Caller
-) -> None:
+def test_memory_is_found_lexically_before_its_vector_is_ready(service: MemoryService, operator: Caller) -> None:
     written = service.write_fact(operator, FactWrite.model_validate(fact_body("Quokkas live on Rottnest", scope=SCOPE)))
     assert written.memory.embedding.state == "pending"
     assert _recall(service, operator, "quokkas") == ["Quokkas live on Rottnest"]
     hits = service.store.tenant("t1").vector_candidates(
-        auth.scope_key(Scope.model_validate(SCOPE)), service.embedder.embed(["quokkas"])[0],
-        CandidateFilter(), 10,
-    )  # fmt: skip
+        auth.scope_key(Scope.model_validate(SCOPE)),
+        service.embedder.embed(["quokkas"])[0],
+        CandidateFilter(),
+        10,
+    )
     assert hits == []  # no vector yet: the lexical arm alone found it
     drain(service.store.tenant("t1"), service.embedder)
-    assert len(service.store.tenant("t1").vector_candidates(
-        auth.scope_key(Scope.model_validate(SCOPE)), service.embedder.embed(["quokkas"])[0],
-        CandidateFilter(), 10,
-    )) == 1  # fmt: skip
+    assert (
+        len(
+            service.store.tenant("t1").vector_candidates(
+                auth.scope_key(Scope.model_validate(SCOPE)),
+                service.embedder.embed(["quokkas"])[0],
+                CandidateFilter(),
+                10,
+            )
+        )
+        == 1
+    )
 
 
 class FlakyEmbedder(HashingEmbedder):
@@ -231,9 +235,11 @@ def test_a_second_process_sees_writes_of_the_first(
     finally:
         other.close()
     after = service.store.tenant("t1").vector_candidates(
-        auth.scope_key(Scope.model_validate(SCOPE)), service.embedder.embed(["A kangaroo boxed"])[0],
-        CandidateFilter(), 5,
-    )  # fmt: skip
+        auth.scope_key(Scope.model_validate(SCOPE)),
+        service.embedder.embed(["A kangaroo boxed"])[0],
+        CandidateFilter(),
+        5,
+    )
     assert before == [] and len(after) == 1
     assert _recall(service, operator, "kangaroo") == ["A kangaroo boxed"]
 
@@ -282,10 +288,18 @@ def _forget_invalid_at_after_a_supersession(store: Store) -> None:
     caller = Caller(tenant="t1", key_id="test-operator", role="admin")
     service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
     store.tenant("t1", create=True)
-    old = service.write_fact(caller, FactWrite.model_validate(
-        fact_body("Uses vim", kind="editor", sourceEventId="a", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)))
-    new = service.write_fact(caller, FactWrite.model_validate(
-        fact_body("Uses emacs", kind="editor", sourceEventId="b", validFrom="2026-02-01T00:00:00Z", scope=SCOPE)))
+    old = service.write_fact(
+        caller,
+        FactWrite.model_validate(
+            fact_body("Uses vim", kind="editor", sourceEventId="a", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)
+        ),
+    )
+    new = service.write_fact(
+        caller,
+        FactWrite.model_validate(
+            fact_body("Uses emacs", kind="editor", sourceEventId="b", validFrom="2026-02-01T00:00:00Z", scope=SCOPE)
+        ),
+    )
     spec = store_spec(store)
     _forget_invalid_at(store)
     store.close()
@@ -329,8 +343,10 @@ def test_migration_004_fills_invalid_at_when_the_owner_is_not_a_superuser(pg_url
 
 def test_a_valid_window_only_ever_narrows(service: MemoryService, operator: Caller) -> None:
     """set_status keeps the earlier of the stored and the given invalid_at, on both backends."""
-    written = service.write_fact(operator, FactWrite.model_validate(
-        fact_body("Uses vim", kind="editor", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)))  # fmt: skip
+    written = service.write_fact(
+        operator,
+        FactWrite.model_validate(fact_body("Uses vim", kind="editor", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)),
+    )
     key = auth.scope_key(Scope.model_validate(SCOPE))
     stored = service.store.tenant("t1").get_memory(key, "MEMORY_FACT", written.id)
     assert stored is not None
@@ -339,5 +355,9 @@ def test_a_valid_window_only_ever_narrows(service: MemoryService, operator: Call
     for given in ("2026-03-01T00:00:00.000000Z", "2026-06-01T00:00:00.000000Z", None, "2026-02-01T00:00:00.000000Z"):
         with service.store.tenant("t1").transaction() as tx:
             ends.append(tx.set_status(rowid, status="superseded", reason="r", invalid_at=given).invalid_at)
-    assert ends == ["2026-03-01T00:00:00.000000Z", "2026-03-01T00:00:00.000000Z",
-                    "2026-03-01T00:00:00.000000Z", "2026-02-01T00:00:00.000000Z"]  # fmt: skip
+    assert ends == [
+        "2026-03-01T00:00:00.000000Z",
+        "2026-03-01T00:00:00.000000Z",
+        "2026-03-01T00:00:00.000000Z",
+        "2026-02-01T00:00:00.000000Z",
+    ]

@@ -23,14 +23,23 @@ def _env(store: Store) -> dict[str, str]:
     if isinstance(store, SQLiteStore):
         return {**os.environ, "ENGRAM_HOME": str(store.home)}
     home = Path(tempfile.gettempdir()) / f"engram-{store.schema}"  # type: ignore[attr-defined]  # its audit anchors
-    return {**os.environ, "ENGRAM_DATABASE_URL": store.url, "ENGRAM_PG_SCHEMA": store.schema,  # type: ignore[attr-defined]
-            "ENGRAM_HOME": str(home)}  # fmt: skip
+    return {
+        **os.environ,
+        "ENGRAM_DATABASE_URL": store.url,
+        "ENGRAM_PG_SCHEMA": store.schema,  # type: ignore[attr-defined]
+        "ENGRAM_HOME": str(home),
+    }
 
 
 def _verify(store: Store) -> subprocess.CompletedProcess[str]:
     env = _env(store)
-    return subprocess.run([sys.executable, "-m", "engramdb.cli", "audit", "verify", "--tenant", "t1"],
-                          env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", "audit", "verify", "--tenant", "t1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _seed(service: MemoryService, operator: Caller) -> Store:
@@ -90,10 +99,18 @@ def test_a_rehashed_row_still_breaks_the_next_link(service: MemoryService, opera
     store = _seed(service, operator)
     entry = service.store.tenant("t1").audit_entries(2, 1)[0]
     digest = reason_digest("forged", "n")
-    forged = chain_hash(entry.__class__(**{**vars(entry), "reason": "forged"}), seq=3, at=entry.at,
-                        prev_hash=entry.prev_hash, reason_digest=digest)  # fmt: skip
-    _edit(store, f"UPDATE audit_log SET reason = 'forged', reason_nonce = 'n', reason_digest = '{digest}', "
-                 f"hash = '{forged}' WHERE seq = 3")
+    forged = chain_hash(
+        entry.__class__(**{**vars(entry), "reason": "forged"}),
+        seq=3,
+        at=entry.at,
+        prev_hash=entry.prev_hash,
+        reason_digest=digest,
+    )
+    _edit(
+        store,
+        f"UPDATE audit_log SET reason = 'forged', reason_nonce = 'n', reason_digest = '{digest}', "
+        f"hash = '{forged}' WHERE seq = 3",
+    )
     result = _verify(store)
     assert result.returncode == 1 and "broken at entry 4" in result.stderr
 
@@ -101,13 +118,19 @@ def test_a_rehashed_row_still_breaks_the_next_link(service: MemoryService, opera
 def test_listings_show_stored_text_with_brackets_as_written(service: MemoryService, operator: Caller) -> None:
     """Stored strings are not rich markup: "[/x]" would crash the table, "[b]" would vanish."""
     text = "Likes [/x] and [b]bold[/b] brackets"
-    written = service.write_fact(operator, FactWrite.model_validate(
-        fact_body(text, kind="quirk", trustClass="untrusted", scope=SCOPE)))  # fmt: skip
+    written = service.write_fact(
+        operator, FactWrite.model_validate(fact_body(text, kind="quirk", trustClass="untrusted", scope=SCOPE))
+    )
     assert written.memory.status == "pending_review"
     env = {**_env(service.store), "COLUMNS": "400"}
     for command in (["review", "list"], ["audit", "list"]):
-        shown = subprocess.run([sys.executable, "-m", "engramdb.cli", *command, "--tenant", "t1"],
-                               env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+        shown = subprocess.run(
+            [sys.executable, "-m", "engramdb.cli", *command, "--tenant", "t1"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert shown.returncode == 0, shown.stderr
         expected = text if command[0] == "review" else "awaiting review (trust=untrusted"
         assert expected in shown.stdout, shown.stdout

@@ -53,8 +53,13 @@ def _rewrite(store: Store, entries: list[AuditEntry]) -> None:
         fields = {**vars(entry), "seq": seq, "prev_hash": prev}
         if fields.get("reason_digest") is not None and fields.get("reason") is not None:  # the chain covers it
             fields["reason_digest"] = reason_digest(fields["reason"], fields.get("reason_nonce") or "")
-        fields["hash"] = prev = chain_hash(AuditEntry(**fields), seq=seq, at=entry.at, prev_hash=fields["prev_hash"],
-                                           reason_digest=fields.get("reason_digest"))  # fmt: skip
+        fields["hash"] = prev = chain_hash(
+            AuditEntry(**fields),
+            seq=seq,
+            at=entry.at,
+            prev_hash=fields["prev_hash"],
+            reason_digest=fields.get("reason_digest"),
+        )
         rows.append(fields)
     statements = [f"DELETE FROM audit_log WHERE seq > {len(rows)}"]
     for row in rows:  # in place, row by row: each backend keeps its own bookkeeping columns
@@ -118,8 +123,11 @@ def test_a_memory_text_edited_in_the_database_is_detected(service: MemoryService
 def test_a_memory_event_edited_in_the_database_is_detected(service: MemoryService, operator: Caller) -> None:
     store = _anchored_here(service, operator)
     # Provenance is neither in the id nor in the text: only the audit entry's digest shows this.
-    _memory_edit(store, "UPDATE memories SET event_json = replace(event_json, '\"provenance\":\"test\"', "
-                        "'\"provenance\":\"forged\"') WHERE event_json LIKE '%\"summary\":\"turn 2\"%'")
+    _memory_edit(
+        store,
+        'UPDATE memories SET event_json = replace(event_json, \'"provenance":"test"\', '
+        '\'"provenance":"forged"\') WHERE event_json LIKE \'%"summary":"turn 2"%\'',
+    )
     verdict = service.verify_audit(operator)
     assert not verdict.verified and verdict.memory_id is not None, verdict
     assert "does not match the digest" in (verdict.problem or "")

@@ -35,9 +35,12 @@ def _free_port() -> int:
 @contextmanager
 def _serving(env: dict[str, str], port: int) -> Iterator[subprocess.Popen[str]]:
     with subprocess.Popen(
-        [*ENGRAM, "serve", "--port", str(port)], env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True,
-    ) as proc:  # fmt: skip
+        [*ENGRAM, "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    ) as proc:
         try:
             yield proc
         finally:
@@ -68,8 +71,13 @@ def test_serve_creates_default_tenant_prints_admin_key_and_serves(tmp_path: Path
         assert token, output
         assert f"http://127.0.0.1:{port}" in output
         headers = {"Authorization": f"Bearer {token.group()}"}
-        scope = {"agentId": "a", "profileId": "p", "privacyScope": "private",
-                 "participantScopeHash": "c" * 64, "sandboxEligible": False}  # fmt: skip
+        scope = {
+            "agentId": "a",
+            "profileId": "p",
+            "privacyScope": "private",
+            "participantScopeHash": "c" * 64,
+            "sandboxEligible": False,
+        }
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
             body = episode_body("The staging database is in Frankfurt", scope=scope)
             assert http.post("/v1/episodes", json=body).status_code == 201
@@ -86,10 +94,19 @@ def test_serve_on_minilm_fast_embeds_with_it_and_its_vectors_are_its_own(tmp_pat
     """`ENGRAM_EMBEDDER=minilm-fast` through the real server: memories are embedded with it and
     found by meaning; a server on the default model then treats those vectors as stale."""
     port = _free_port()
-    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data"), "ENGRAM_EMBEDDER": "minilm-fast",
-           "XDG_CACHE_HOME": str(tmp_path / "cache")}  # fmt: skip
-    scope = {"agentId": "a", "profileId": "p", "privacyScope": "private",
-             "participantScopeHash": "c" * 64, "sandboxEligible": False}  # fmt: skip
+    env = {
+        **os.environ,
+        "ENGRAM_HOME": str(tmp_path / "data"),
+        "ENGRAM_EMBEDDER": "minilm-fast",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    scope = {
+        "agentId": "a",
+        "profileId": "p",
+        "privacyScope": "private",
+        "participantScopeHash": "c" * 64,
+        "sandboxEligible": False,
+    }
     # No word of the question is in the memory it must find: only the vectors can find it.
     question = {"query": "which German city hosts the pre-production DB?", "scope": scope}
     with _serving(env, port) as proc:
@@ -98,9 +115,13 @@ def test_serve_on_minilm_fast_embeds_with_it_and_its_vectors_are_its_own(tmp_pat
         headers = {"Authorization": f"Bearer {token.group()}"}
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
             assert http.get("/healthz").json()["embedder"] == "all-MiniLM-L6-v2-int8-dynamic"
-            texts = ("The staging database is in Frankfurt", "Lunch on Fridays is pizza",
-                     "Ana plays the cello", "The release train leaves every second Tuesday",
-                     "Our office plants need water weekly")  # fmt: skip
+            texts = (
+                "The staging database is in Frankfurt",
+                "Lunch on Fridays is pizza",
+                "Ana plays the cello",
+                "The release train leaves every second Tuesday",
+                "Our office plants need water weekly",
+            )
             for text in texts:
                 assert http.post("/v1/episodes", json=episode_body(text, scope=scope)).status_code == 201
             deadline = time.monotonic() + 30
@@ -124,9 +145,27 @@ def test_serve_on_minilm_fast_embeds_with_it_and_its_vectors_are_its_own(tmp_pat
 
 
 def test_keys_create_list_revoke(tmp_path: Path) -> None:
-    created = _run(tmp_path, "keys", "create", "--tenant", "acme", "--create-tenant", "--role", "agent",
-                   "--agent-id", "a", "--profile-id", "p", "--participant", "d" * 64, "--privacy", "private",
-                   "--sandbox-eligible", "false", "--json")  # fmt: skip
+    created = _run(
+        tmp_path,
+        "keys",
+        "create",
+        "--tenant",
+        "acme",
+        "--create-tenant",
+        "--role",
+        "agent",
+        "--agent-id",
+        "a",
+        "--profile-id",
+        "p",
+        "--participant",
+        "d" * 64,
+        "--privacy",
+        "private",
+        "--sandbox-eligible",
+        "false",
+        "--json",
+    )
     assert created.returncode == 0, created.stderr
     payload = json.loads(created.stdout)
     assert payload["key"].startswith("egm.acme.") and payload["grant"]["sandboxEligible"] is False
@@ -149,8 +188,23 @@ def test_keys_create_makes_a_tenant_only_when_asked(tmp_path: Path) -> None:
     # existing tenant changes nothing.
     again = _run(tmp_path, "keys", "create", "--tenant", "acme", "--role", "reviewer")
     assert again.returncode == 0 and again.stdout.startswith("egm.acme."), again.stderr
-    assert _run(tmp_path, "keys", "create", "--tenant", "acme", "--create-tenant", "--role", "host",
-                "--agent-id", "a", "--profile-id", "p").returncode == 0  # fmt: skip
+    assert (
+        _run(
+            tmp_path,
+            "keys",
+            "create",
+            "--tenant",
+            "acme",
+            "--create-tenant",
+            "--role",
+            "host",
+            "--agent-id",
+            "a",
+            "--profile-id",
+            "p",
+        ).returncode
+        == 0
+    )
     listed = _run(tmp_path, "keys", "list", "--tenant", "acme").stdout
     assert all(role in listed for role in ("admin", "reviewer", "host")), listed
 
@@ -172,8 +226,10 @@ def test_error_messages_are_printed_whole_brackets_included(tmp_path: Path) -> N
 
 
 def test_remember_then_recall_with_explain(tmp_path: Path) -> None:
-    assert _run(tmp_path, "remember", "The user prefers green tea", "--subject", "user",
-                "--kind", "preference").returncode == 0  # fmt: skip
+    assert (
+        _run(tmp_path, "remember", "The user prefers green tea", "--subject", "user", "--kind", "preference").returncode
+        == 0
+    )
     assert _run(tmp_path, "remember", "The repo uses Rust", "--subject", "repo").returncode == 0
     result = _run(tmp_path, "recall", "green tea", "--explain")
     assert result.returncode == 0, result.stderr

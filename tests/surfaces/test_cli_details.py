@@ -13,8 +13,18 @@ from engramdb.cli.main import app
 from tests.conftest import LiveServer
 from tests.factories import scope_fields
 
-SCOPE = ["--agent-id", "coder", "--profile-id", "default", "--privacy", "private",
-         "--participant", scope_fields()["participantScopeHash"], "--sandbox-eligible", "false"]  # fmt: skip
+SCOPE = [
+    "--agent-id",
+    "coder",
+    "--profile-id",
+    "default",
+    "--privacy",
+    "private",
+    "--participant",
+    scope_fields()["participantScopeHash"],
+    "--sandbox-eligible",
+    "false",
+]
 ENV = {"ENGRAM_EMBEDDER": "hashing", "ENGRAM_URL": "", "ENGRAM_KEY": ""}
 
 
@@ -37,8 +47,9 @@ def _json(home: Path, *args: str) -> Any:
 
 
 def test_a_no_flag_sends_false(tmp_path: Path) -> None:
-    kept = _json(tmp_path, "remember", "The user lives in Paris", "--subject", "user", "--kind", "city", "--no-active",
-                 *SCOPE)  # fmt: skip
+    kept = _json(
+        tmp_path, "remember", "The user lives in Paris", "--subject", "user", "--kind", "city", "--no-active", *SCOPE
+    )
     assert kept["memory"]["event"]["active"] is False and kept["memory"]["status"] == "archived"
     current = _json(tmp_path, "remember", "The user lives in Lyon", "--subject", "user", "--kind", "city", *SCOPE)
     assert current["memory"]["status"] == "active"  # positive control: without the flag it is current
@@ -86,13 +97,25 @@ def test_a_misspelt_tenant_is_refused_and_says_where_it_looked(tmp_path: Path) -
 
 
 def test_a_batch_with_a_refused_item_exits_1(tmp_path: Path) -> None:
-    good = {"runtime": "custom", "externalSessionId": "s", "turnIndex": 0, "userText": "hi", "assistantText": "",
-            "summary": "hi", "conversationKind": "direct", "visibility": "participant", "trustClass": "trusted",
-            "originClass": "cli", "observedAt": "2026-08-18T00:00:00Z", "provenance": "test"}  # fmt: skip
+    good = {
+        "runtime": "custom",
+        "externalSessionId": "s",
+        "turnIndex": 0,
+        "userText": "hi",
+        "assistantText": "",
+        "summary": "hi",
+        "conversationKind": "direct",
+        "visibility": "participant",
+        "trustClass": "trusted",
+        "originClass": "cli",
+        "observedAt": "2026-08-18T00:00:00Z",
+        "provenance": "test",
+    }
     ok = _cli(tmp_path, "episodes", "write-batch", "--episodes", json.dumps([good]), *SCOPE)
     assert "0: 201 created" in ok.output
-    mixed = _cli(tmp_path, "episodes", "write-batch", "--episodes", json.dumps([good, {"turnIndex": 1}]), *SCOPE,
-                 code=1)  # fmt: skip
+    mixed = _cli(
+        tmp_path, "episodes", "write-batch", "--episodes", json.dumps([good, {"turnIndex": 1}]), *SCOPE, code=1
+    )
     assert "0: 200 exists" in mixed.output and "1: 422 invalid_input" in mixed.output
 
 

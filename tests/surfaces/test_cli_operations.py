@@ -35,8 +35,18 @@ def _scope(tag: str) -> dict[str, Any]:
 
 
 def _scope_args(scope: dict[str, Any]) -> list[str]:
-    return ["--agent-id", scope["agentId"], "--profile-id", scope["profileId"], "--privacy", scope["privacyScope"],
-            "--participant", scope["participantScopeHash"], "--sandbox-eligible", "false"]  # fmt: skip
+    return [
+        "--agent-id",
+        scope["agentId"],
+        "--profile-id",
+        scope["profileId"],
+        "--privacy",
+        scope["privacyScope"],
+        "--participant",
+        scope["participantScopeHash"],
+        "--sandbox-eligible",
+        "false",
+    ]
 
 
 def _runner(env: dict[str, str], extra: list[str], ran: set[str]) -> Run:
@@ -61,8 +71,12 @@ def _tour(run: Run, tag: str, tmp_path: Path, archive: Archive) -> None:
     assert run("health")["status"] == "ok"
     written = run("episodes", "write", "--summary", f"Staging moved to Frankfurt ({tag})", "--session", "s1", *s)
     assert written["created"] and written["memory"]["source"] == "EPISODE"
-    batch = run("episodes", "write-batch", "--episodes", json.dumps(
-        [episode_body(f"turn {i} ({tag})", turn=i + 1, session="s1", scope=scope) for i in range(2)]))  # fmt: skip
+    batch = run(
+        "episodes",
+        "write-batch",
+        "--episodes",
+        json.dumps([episode_body(f"turn {i} ({tag})", turn=i + 1, session="s1", scope=scope) for i in range(2)]),
+    )
     assert [r["status"] for r in batch["results"]] == [201, 201]
     assert run("episodes", "get", written["id"], *s)["id"] == written["id"]
     assert len(run("episodes", "list", "--session", "s1", *s)["episodes"]) == 3
@@ -75,8 +89,12 @@ def _tour(run: Run, tag: str, tmp_path: Path, archive: Archive) -> None:
     tombstone = run("tombstones", "list", *s)["tombstones"][0]
     assert run("tombstones", "lift", tombstone["tombstoneId"], "--reason", "fine again")["liftedAt"]
     assert run("facts", "retract", new["id"], "--reason", "gone", *s)["status"] == "retracted"
-    parked = [run("remember", f"The user likes {w} ({tag})", "--subject", "user", "--kind", "likes", "--origin",
-                  "derived", *s)["id"] for w in ("jazz", "opera", "techno")]  # fmt: skip
+    parked = [
+        run(
+            "remember", f"The user likes {w} ({tag})", "--subject", "user", "--kind", "likes", "--origin", "derived", *s
+        )["id"]
+        for w in ("jazz", "opera", "techno")
+    ]
     assert set(parked) <= {i["fact"]["id"] for i in run("review", "list")["items"]}
     assert run("review", "approve", parked[0][:12])["memory"]["status"] == "active"  # a prefix is enough
     assert run("review", "reject", parked[1], "--reason", "not said")["status"] == "rejected"
@@ -87,7 +105,8 @@ def _tour(run: Run, tag: str, tmp_path: Path, archive: Archive) -> None:
     assert run("audit", "verify")["verified"]
     listed = run("scopes", "list")["scopes"]
     assert {"agentId": scope["agentId"], "participantScopeHash": scope["participantScopeHash"]}.items() <= next(
-        s for s in listed if s["participantScopeHash"] == scope["participantScopeHash"]).items()
+        s for s in listed if s["participantScopeHash"] == scope["participantScopeHash"]
+    ).items()
     policy_file = tmp_path / f"policy-{tag}.json"
     policy_file.write_text(json.dumps(run("policy", "get")))
     policy = run("policy", "set", "--body", f"@{policy_file}", "--tombstone-policy", "refuse")
@@ -132,8 +151,11 @@ def _erasure_tour(run: Run, s: list[str], scope: dict[str, Any], episode: str, f
 
 
 def _knowledge_tour(run: Run, s: list[str], tag: str) -> None:
-    session = {"title": f"Billing kickoff ({tag})", "DECISION": [{"title": "Use TypeScript"}],
-               "TASK": [{"title": "Write the invoice migration", "status": "open"}]}  # fmt: skip
+    session = {
+        "title": f"Billing kickoff ({tag})",
+        "DECISION": [{"title": "Use TypeScript"}],
+        "TASK": [{"title": "Write the invoice migration", "status": "open"}],
+    }
     written = run("records", "write", "--label", "SESSION", "--data", json.dumps(session), "--merge-by", "title", *s)
     assert (written["created"], written["relationships"]) == (3, 2)
     again = run("records", "write", "--label", "SESSION", "--data", json.dumps(session), "--merge-by", "title", *s)

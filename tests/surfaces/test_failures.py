@@ -30,8 +30,17 @@ from tests.conftest import LiveServer
 from tests.factories import episode_body
 from tests.surfaces.requests import Checker, example_request
 
-KNOWN_CODES = {"invalid_input", "unauthenticated", "forbidden", "not_found", "conflict", "backend_unavailable",
-               "embedding_failed", "internal", "model_not_configured"}  # fmt: skip
+KNOWN_CODES = {
+    "invalid_input",
+    "unauthenticated",
+    "forbidden",
+    "not_found",
+    "conflict",
+    "backend_unavailable",
+    "embedding_failed",
+    "internal",
+    "model_not_configured",
+}
 # With no chat model configured (as here), these answer 501 model_not_configured (tests/assist covers them).
 NEEDS_MODEL = {"extract", "queue_extraction", "reflect", "consolidate", "add"}
 DRIVER_WORDS = ("sqlite", "no such table", "memories", "psycopg", "relation", "sqlstate", "traceback", "select ")
@@ -160,8 +169,9 @@ def _break(store: Store) -> None:
 
 def test_every_route_over_a_broken_store_answers_problem_json(server: LiveServer) -> None:
     healthy = _answers(server)
-    assert all(a.status_code < 500 or (n in NEEDS_MODEL and a.status_code == 501) for n, a in healthy.items()), \
-        {n: a.text for n, a in healthy.items()}  # fmt: skip
+    assert all(a.status_code < 500 or (n in NEEDS_MODEL and a.status_code == 501) for n, a in healthy.items()), {
+        n: a.text for n, a in healthy.items()
+    }
     _break(server.store)
     broken = _answers(server)
     with server.client(None) as http:

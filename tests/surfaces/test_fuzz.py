@@ -25,8 +25,20 @@ from tests.conftest import LiveServer
 ROLES = ("agent", "host", "reviewer", "admin")
 # Requests the HTTP client refuses to build (a header with a newline, a URL it cannot encode).
 # Hop-by-hop and framing headers the negative mode may invent: HTTP, not the API, answers them.
-FRAMING = frozenset({"transfer-encoding", "content-length", "connection", "host", "te", "upgrade", "expect",
-                     "trailer", "keep-alive", "proxy-connection"})
+FRAMING = frozenset(
+    {
+        "transfer-encoding",
+        "content-length",
+        "connection",
+        "host",
+        "te",
+        "upgrade",
+        "expect",
+        "trailer",
+        "keep-alive",
+        "proxy-connection",
+    }
+)
 UNSENDABLE = (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, UnicodeError)
 BUDGET = float(os.environ.get("ENGRAM_FUZZ_SECONDS", "48")) / 2 / len(ROLES)  # per backend and role
 
@@ -89,8 +101,9 @@ def _examples(operation: Any, mode: GenerationMode, url: str, session: requests.
     sent = 0
 
     @given(case=operation.as_strategy(generation_mode=mode))
-    @settings(max_examples=4, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=4, deadline=None, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck)
+    )
     def send(case: schemathesis.Case) -> None:
         nonlocal sent
         for name in list(case.headers or {}):  # framing, not input: a bad one is refused by the HTTP
@@ -106,8 +119,9 @@ def _examples(operation: Any, mode: GenerationMode, url: str, session: requests.
         sent += 1
         problem = problem_of(response)
         if problem is not None:
-            found.append(f"{case.method} {case.formatted_path} {mode.value}: {problem}\n"
-                         f"  {case.as_curl_command()[:600]}")  # fmt: skip
+            found.append(
+                f"{case.method} {case.formatted_path} {mode.value}: {problem}\n  {case.as_curl_command()[:600]}"
+            )
 
     try:
         send()

@@ -65,8 +65,10 @@ def _raw_headers(server: LiveServer, headers: dict[str, str]) -> bytes:
     host, port = server.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=5) as sock:
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        sock.sendall(f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: 60000\r\n{head}\r\n".encode())  # fmt: skip
+        sock.sendall(
+            f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: 60000\r\n{head}\r\n".encode()
+        )
         answer = b""
         try:
             while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < _length(answer):
@@ -137,8 +139,10 @@ def test_past_its_limit_of_requests_at_once_the_server_refuses_at_once(tmp_path:
         host, port = server.url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=5) as held:
             # One request in flight: its head sent, its body never, so the server is still serving it.
-            held.sendall(f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
-                         f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode())  # fmt: skip
+            held.sendall(
+                f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode()
+            )
             with server.client(token) as http:
                 deadline = time.monotonic() + 10
                 refused = http.get("/v1/facts")

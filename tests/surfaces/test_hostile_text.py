@@ -48,8 +48,11 @@ def test_a_lone_surrogate_in_a_fact_is_refused_naming_the_field(server: LiveServ
 
 
 def test_a_lone_surrogate_in_a_batch_refuses_that_item_alone(server: LiveServer) -> None:
-    items = [episode_body("first turn", turn=0), episode_body(f"bad {LONE} turn", turn=1),
-             episode_body("third turn", turn=2)]  # fmt: skip
+    items = [
+        episode_body("first turn", turn=0),
+        episode_body(f"bad {LONE} turn", turn=1),
+        episode_body("third turn", turn=2),
+    ]
     with server.client(server.key()) as http:
         answer = _post(http, "/v1/episodes/batch", {"episodes": items})
         assert answer.status_code == 200, answer.text
@@ -119,11 +122,14 @@ def test_a_lone_surrogate_in_a_path_value_is_refused_naming_it(service: MemorySe
         run(service, get_fact, operator, build_inputs(get_fact, {"fact_id": "ab"}, scope=scope_fields()))
 
 
-@pytest.mark.parametrize(("path", "params", "field"), [
-    ("/v1/review", {"olderThanSeconds": "1e11"}, "olderThanSeconds"),
-    ("/v1/review", {"olderThanSeconds": "inf"}, "olderThanSeconds"),
-    ("/v1/audit", {"after": "172022612090176733184"}, "after"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        ("/v1/review", {"olderThanSeconds": "1e11"}, "olderThanSeconds"),
+        ("/v1/review", {"olderThanSeconds": "inf"}, "olderThanSeconds"),
+        ("/v1/audit", {"after": "172022612090176733184"}, "after"),
+    ],
+)
 def test_numbers_past_their_range_are_refused_naming_the_parameter(
     server: LiveServer, path: str, params: dict[str, str], field: str
 ) -> None:

@@ -94,9 +94,12 @@ def test_agent_key_naming_another_scope_is_refused(
     server: LiveServer, seeded: dict[tuple[str, str], str], field: str
 ) -> None:
     other = {
-        "agentId": "reviewer-bot", "profileId": "work", "privacyScope": "shared",
-        "participantScopeHash": participant("bob"), "sandboxEligible": True,
-    }[field]  # fmt: skip
+        "agentId": "reviewer-bot",
+        "profileId": "work",
+        "privacyScope": "shared",
+        "participantScopeHash": participant("bob"),
+        "sandboxEligible": True,
+    }[field]
     with server.client(seeded[("t1", "base")]) as http:
         write = http.post("/v1/episodes", json=episode_body("x", scope={field: other}))
         assert write.status_code == 403 and write.json()["field"] == field
@@ -110,9 +113,7 @@ def test_agent_key_naming_another_scope_is_refused(
         assert own.status_code == 200 and len(own.json()["memories"]) == 2
 
 
-def test_host_key_reads_only_the_participant_it_names(
-    server: LiveServer, seeded: dict[tuple[str, str], str]
-) -> None:
+def test_host_key_reads_only_the_participant_it_names(server: LiveServer, seeded: dict[tuple[str, str], str]) -> None:
     host = server.key(role="host", agentId="coder", profileId="default")
     rest = {k: BASE[k] for k in ("privacyScope", "participantScopeHash", "sandboxEligible")}
     with server.client(host) as http:
@@ -137,9 +138,7 @@ def test_reviewer_reads_but_cannot_write(server: LiveServer, seeded: dict[tuple[
         assert _markers([m["text"] for m in found]) == {"zzt1base"}
 
 
-def test_vector_arm_alone_never_returns_a_foreign_exact_match(
-    service: MemoryService, operator: Caller
-) -> None:
+def test_vector_arm_alone_never_returns_a_foreign_exact_match(service: MemoryService, operator: Caller) -> None:
     """A foreign row whose vector equals the query exactly still stays out of the vector arm."""
     from engramdb.contract.events import EpisodeWrite
 

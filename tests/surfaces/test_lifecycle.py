@@ -13,11 +13,19 @@ from tests.factories import fact_body
 
 
 def _fact(
-    http: httpx.Client, text: str, *, subject: str = "user", kind: str = "database", source: str = "turn-1",
-    valid_from: str = "2026-01-01T00:00:00Z", **extra: Any,
-) -> httpx.Response:  # fmt: skip
-    return http.post("/v1/facts", json=fact_body(text, subject=subject, kind=kind,
-                                                 sourceEventId=source, validFrom=valid_from, **extra))  # fmt: skip
+    http: httpx.Client,
+    text: str,
+    *,
+    subject: str = "user",
+    kind: str = "database",
+    source: str = "turn-1",
+    valid_from: str = "2026-01-01T00:00:00Z",
+    **extra: Any,
+) -> httpx.Response:
+    return http.post(
+        "/v1/facts",
+        json=fact_body(text, subject=subject, kind=kind, sourceEventId=source, validFrom=valid_from, **extra),
+    )
 
 
 def _current(http: httpx.Client, subject: str = "user", kind: str = "database") -> list[str]:
@@ -30,15 +38,15 @@ def test_mongodb_postgresql_mongodb_again_is_refused_and_audited(server: LiveSer
     with server.client(server.key()) as http:
         first = _fact(http, "I prefer MongoDB for backend projects.", source="t1")
         assert first.status_code == 201 and first.json()["outcome"] == "created"
-        second = _fact(http, "I prefer PostgreSQL for backend projects.", source="t2",
-                       valid_from="2026-02-01T00:00:00Z")  # fmt: skip
+        second = _fact(
+            http, "I prefer PostgreSQL for backend projects.", source="t2", valid_from="2026-02-01T00:00:00Z"
+        )
         assert second.status_code == 201
         assert second.json()["outcome"] == "superseded"
         assert second.json()["supersededFactIds"] == [first.json()["id"]]
         assert second.json()["memory"]["supersedesFactId"] == first.json()["id"]
         # Said again later, in other words of the same value (case, spacing, punctuation).
-        third = _fact(http, "i prefer  MongoDB for backend projects", source="t3",
-                      valid_from="2026-03-01T00:00:00Z")  # fmt: skip
+        third = _fact(http, "i prefer  MongoDB for backend projects", source="t3", valid_from="2026-03-01T00:00:00Z")
         assert third.status_code == 409, third.text
         refusal = third.json()
         assert refusal["tombstoneId"] and refusal["tombstonedAt"] and refusal["field"] == "text"
@@ -98,8 +106,9 @@ def test_multi_valued_kinds_coexist(server: LiveServer) -> None:
 def test_correct_and_retract_endpoints(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         original = _fact(http, "Deploys on Fridays", kind="deploy_day").json()["id"]
-        corrected = http.post(f"/v1/facts/{original}/correct",
-                              json={"text": "Deploys on Tuesdays", "reason": "team changed the rota"})  # fmt: skip
+        corrected = http.post(
+            f"/v1/facts/{original}/correct", json={"text": "Deploys on Tuesdays", "reason": "team changed the rota"}
+        )
         assert corrected.status_code == 201, corrected.text
         new_id = corrected.json()["id"]
         assert corrected.json()["memory"]["supersedesFactId"] == original
@@ -179,8 +188,9 @@ def test_as_of_and_valid_at(server: LiveServer) -> None:
         with_history = http.get("/v1/facts", params={**params, "includeHistory": "true"}).json()["facts"]
         assert sorted(f["event"]["text"] for f in with_history) == ["Team lead is Kim", "Team lead is Lee"]
         # Valid time: a bounded fact holds inside its window only.
-        _fact(http, "On leave", kind="availability", valid_from="2026-07-01T00:00:00Z",
-              validUntil="2026-07-15T00:00:00Z")  # fmt: skip
+        _fact(
+            http, "On leave", kind="availability", valid_from="2026-07-01T00:00:00Z", validUntil="2026-07-15T00:00:00Z"
+        )
         inside = http.get("/v1/facts", params={"kind": "availability", "validAt": "2026-07-10T00:00:00Z"}).json()
         before = http.get("/v1/facts", params={"kind": "availability", "validAt": "2026-06-30T00:00:00Z"}).json()
         after = http.get("/v1/facts", params={"kind": "availability", "validAt": "2026-07-15T00:00:00Z"}).json()
@@ -227,7 +237,8 @@ def test_valid_at_answers_what_held_then_after_the_belief_changed(server: LiveSe
         # whatever the valid time asked (its successor was unknown then).
         then = http.get("/v1/facts", params={"kind": "editor", "asOf": between}).json()["facts"]
         assert [(f["event"]["text"], f["status"], f["supersededByFactId"], f["invalidAt"]) for f in then] == [
-            ("Uses vim", "active", None, None)]
+            ("Uses vim", "active", None, None)
+        ]
         assert _texts_at(http, "2026-03-01T00:00:00Z", asOf=between) == ["Uses vim"]
         recalled_then = http.post("/v1/recall", json={"query": "which editor", "asOf": between}).json()
         assert [(m["text"], m["status"]) for m in recalled_then["memories"]] == [("Uses vim", "active")]
@@ -291,8 +302,14 @@ def test_a_later_version_keeps_an_older_fact_in_history_even_once_retired(server
         assert _texts_at(http, "2026-02-01T00:00:00Z") == ["Uses vim"]
         assert _current(http, kind="editor") == []  # nothing replaced the retracted value
         # A later version that expired (validUntil passed, swept by the worker) counts the same.
-        _fact(http, "Uses zed", kind="ide", source="d", valid_from="2026-03-01T00:00:00Z",
-              validUntil="2026-04-01T00:00:00Z")  # fmt: skip
+        _fact(
+            http,
+            "Uses zed",
+            kind="ide",
+            source="d",
+            valid_from="2026-03-01T00:00:00Z",
+            validUntil="2026-04-01T00:00:00Z",
+        )
         deadline = time.monotonic() + 10
         while http.get("/v1/facts", params={"kind": "ide"}).json()["facts"]:
             assert time.monotonic() < deadline, "the expiry sweep did not run"
@@ -307,8 +324,14 @@ def test_supersedes_fact_id_in_another_slot_still_leaves_one_current_value(serve
     with server.client(server.key()) as http:
         mine = _fact(http, "Uses vim", kind="editor", source="a").json()
         other = _fact(http, "Uses vscode", kind="ide", source="b").json()
-        moved = _fact(http, "Uses emacs", kind="editor", source="c", valid_from="2026-02-01T00:00:00Z",
-                      supersedesFactId=other["id"]).json()  # fmt: skip
+        moved = _fact(
+            http,
+            "Uses emacs",
+            kind="editor",
+            source="c",
+            valid_from="2026-02-01T00:00:00Z",
+            supersedesFactId=other["id"],
+        ).json()
         assert moved["outcome"] == "superseded"
         assert sorted(moved["supersededFactIds"]) == sorted([mine["id"], other["id"]])
         assert _current(http, kind="editor") == ["Uses emacs"] and _current(http, kind="ide") == []
@@ -329,12 +352,20 @@ def test_several_values_of_a_multi_valued_kind_hold_together(server: LiveServer)
     """A late value of a multi-valued kind closes only what it replaces, not its siblings."""
     with server.client(server.key()) as http:
         tea = _fact(http, "Likes tea", kind="likes", source="a", valid_from="2026-01-01T00:00:00Z").json()
-        green = http.post(f"/v1/facts/{tea['id']}/correct", json={"text": "Likes green tea", "reason": "more exact",
-                                                                  "validFrom": "2026-06-01T00:00:00Z"})  # fmt: skip
+        green = http.post(
+            f"/v1/facts/{tea['id']}/correct",
+            json={"text": "Likes green tea", "reason": "more exact", "validFrom": "2026-06-01T00:00:00Z"},
+        )
         assert green.status_code == 201, green.text  # tea held January to June
         coffee = _fact(http, "Likes coffee", kind="likes", source="b", valid_from="2026-03-01T00:00:00Z").json()
-        late = _fact(http, "Likes cocoa", kind="likes", source="c", valid_from="2026-02-01T00:00:00Z",
-                     supersedesFactId=coffee["id"]).json()  # fmt: skip
+        late = _fact(
+            http,
+            "Likes cocoa",
+            kind="likes",
+            source="c",
+            valid_from="2026-02-01T00:00:00Z",
+            supersedesFactId=coffee["id"],
+        ).json()
         assert late["outcome"] == "history"
         assert _texts_at(http, "2026-04-01T00:00:00Z", kind="likes") == ["Likes coffee", "Likes tea"]
         assert _texts_at(http, "2026-02-15T00:00:00Z", kind="likes") == ["Likes cocoa", "Likes tea"]
@@ -356,11 +387,15 @@ def test_a_correction_replaces_the_value_over_the_same_valid_time(server: LiveSe
         # vim never held: at every valid time it claimed, the corrected value is what held.
         assert _texts_at(http, "2026-01-15T00:00:00Z") == ["Uses emacs"]
         assert _texts_at(http, "2026-01-15T00:00:00Z", includeHistory="true") == ["Uses emacs"]
-        backwards = http.post(f"/v1/facts/{fixed.json()['id']}/correct",
-                              json={"text": "Uses nano", "reason": "r", "validFrom": "2025-06-01T00:00:00Z"})
+        backwards = http.post(
+            f"/v1/facts/{fixed.json()['id']}/correct",
+            json={"text": "Uses nano", "reason": "r", "validFrom": "2025-06-01T00:00:00Z"},
+        )
         assert backwards.status_code == 422 and backwards.json()["field"] == "validFrom", backwards.text
-        later = http.post(f"/v1/facts/{fixed.json()['id']}/correct",
-                          json={"text": "Uses helix", "reason": "switched", "validFrom": "2026-05-01T00:00:00Z"})
+        later = http.post(
+            f"/v1/facts/{fixed.json()['id']}/correct",
+            json={"text": "Uses helix", "reason": "switched", "validFrom": "2026-05-01T00:00:00Z"},
+        )
         assert later.status_code == 201, later.text
         assert _texts_at(http, "2026-03-01T00:00:00Z") == ["Uses emacs"]
         assert _texts_at(http, "2026-06-01T00:00:00Z") == ["Uses helix"]

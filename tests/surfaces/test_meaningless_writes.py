@@ -35,8 +35,12 @@ def test_a_validity_that_ends_before_it_starts_is_refused(server: LiveServer) ->
         # Positive controls: a window that ends later is taken, compared as instants, not as
         # text ("09:00Z" sorts before "10:00+02:00", but is an hour after it).
         later = http.post("/v1/facts", json=fact_body("On leave", validUntil="2026-08-19T00:00:00Z"))
-        offset = http.post("/v1/facts", json=fact_body("Away", kind="away", validFrom="2026-08-18T10:00:00+02:00",
-                                                       validUntil="2026-08-18T09:00:00Z"))  # fmt: skip
+        offset = http.post(
+            "/v1/facts",
+            json=fact_body(
+                "Away", kind="away", validFrom="2026-08-18T10:00:00+02:00", validUntil="2026-08-18T09:00:00Z"
+            ),
+        )
         open_ended = http.post("/v1/facts", json=fact_body("Likes tea", kind="likes"))
         assert [r.status_code for r in (later, offset, open_ended)] == [201, 201, 201], offset.text
         assert _stored_facts(http) == ["Away", "Likes tea", "On leave"]
@@ -83,8 +87,13 @@ def test_the_cli_refuses_blank_fact_text(tmp_path: Path) -> None:
     env = {**os.environ, "ENGRAM_HOME": str(tmp_path), "ENGRAM_EMBEDDER": "hashing"}
 
     def remember(text: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "engramdb.cli", "remember", text, "--subject", "user"],
-                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "engramdb.cli", "remember", text, "--subject", "user"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     refused = remember("   ")
     assert refused.returncode == 1 and "error: text must not be blank" in refused.stderr, refused.stderr

@@ -70,8 +70,12 @@ def _properties(schema: Any) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def test_every_property_and_parameter_is_described(document: dict[str, Any]) -> None:
-    undescribed = [f"{model}.{name}" for model, schema in document["components"]["schemas"].items()
-                   for name, prop in _properties(schema) if not prop.get("description")]  # fmt: skip
+    undescribed = [
+        f"{model}.{name}"
+        for model, schema in document["components"]["schemas"].items()
+        for name, prop in _properties(schema)
+        if not prop.get("description")
+    ]
     assert undescribed == []
     counted = sum(1 for schema in document["components"]["schemas"].values() for _ in _properties(schema))
     assert counted > 150  # the walk saw the models' properties
@@ -131,8 +135,10 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("get_episode", agent.get(f"/v1/episodes/{episode['id']}"))
         check("list_episodes", agent.get("/v1/episodes", params={"limit": 1}))
         old = check("write_fact", agent.post("/v1/facts", json=fact_body("Uses MongoDB", kind="db"))).json()
-        new = check("correct_fact", agent.post(f"/v1/facts/{old['id']}/correct",
-                                               json={"text": "Uses PostgreSQL", "reason": "moved"})).json()  # fmt: skip
+        new = check(
+            "correct_fact",
+            agent.post(f"/v1/facts/{old['id']}/correct", json={"text": "Uses PostgreSQL", "reason": "moved"}),
+        ).json()
         check("get_fact", agent.get(f"/v1/facts/{new['id']}"))
         check("list_facts", agent.get("/v1/facts", params={"includeHistory": "true"}))
         check("fact_history", agent.get(f"/v1/facts/{new['id']}/history"))
@@ -142,9 +148,17 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("lift_tombstone", admin.post(f"/v1/tombstones/{tombs[0]['tombstoneId']}/lift", json={"reason": "ok"}))
         check("retract_fact", agent.post(f"/v1/facts/{new['id']}/retract", json={"reason": "gone"}))
         check("correct_fact", agent.post(f"/v1/facts/{new['id']}/correct", json={"text": "x", "reason": "y"}))  # 409
-        pending = [check("write_fact", agent.post("/v1/facts", params={"origin": "derived"},
-                                                  json=fact_body(f"Likes {w}", kind="likes", sourceEventId=w))).json()
-                   for w in ("jazz", "opera", "house")]  # fmt: skip
+        pending = [
+            check(
+                "write_fact",
+                agent.post(
+                    "/v1/facts",
+                    params={"origin": "derived"},
+                    json=fact_body(f"Likes {w}", kind="likes", sourceEventId=w),
+                ),
+            ).json()
+            for w in ("jazz", "opera", "house")
+        ]
         check("review_queue", admin.get("/v1/review"))
         check("approve", admin.post(f"/v1/review/{pending[0]['id']}/approve", json={}))
         check("reject", admin.post(f"/v1/review/{pending[1]['id']}/reject", json={"reason": "no"}))
@@ -182,8 +196,10 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("write_records", agent.post("/v1/records", json={"label": "task", "data": {}}))  # 422, a label
         # Aging.
         check("mark_fact", admin.post(f"/v1/facts/{new['id']}/mark", json={"importance": 0.9, "scope": scope_fields()}))
-        check("mark_episode", admin.post(f"/v1/episodes/{episode['id']}/mark",
-                                         json={"importance": 0.2, "scope": scope_fields()}))  # fmt: skip
+        check(
+            "mark_episode",
+            admin.post(f"/v1/episodes/{episode['id']}/mark", json={"importance": 0.2, "scope": scope_fields()}),
+        )
         archive(live, episode["id"])
         check("restore_episode", agent.post(f"/v1/episodes/{episode['id']}/restore", json={}))
         check("restore_fact", agent.post(f"/v1/facts/{new['id']}/restore", json={}))  # 409: not archived

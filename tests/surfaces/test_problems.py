@@ -52,8 +52,11 @@ def test_unknown_routes_and_methods_answer_in_the_same_shape(server: LiveServer)
     with server.client(server.key()) as http:
         missing = http.get("/v1/nope")
         assert missing.status_code == 404
-        assert missing.json() == {"code": "not_found", "message": missing.json()["message"],
-                                  "requestId": missing.headers["x-request-id"]}  # fmt: skip
+        assert missing.json() == {
+            "code": "not_found",
+            "message": missing.json()["message"],
+            "requestId": missing.headers["x-request-id"],
+        }
         assert "GET /v1/nope" in missing.json()["message"]
         wrong_method = http.delete("/v1/recall")
         assert wrong_method.status_code == 405 and wrong_method.headers["allow"] == "POST"

@@ -56,9 +56,13 @@ def _used_scope(store: Store, settings: Settings) -> None:
     service = MemoryService(store, HashingEmbedder(), settings)
     store.tenant("t1", create=True)
     caller = Caller("t1", "test", "admin")
-    service.write_episodes(caller, [EpisodeWrite.model_validate(
-        episode_body(f"kafka deploy number {i}", "", session="s", turn=i, scope=SCOPE))
-        for i in range(20)])  # fmt: skip
+    service.write_episodes(
+        caller,
+        [
+            EpisodeWrite.model_validate(episode_body(f"kafka deploy number {i}", "", session="s", turn=i, scope=SCOPE))
+            for i in range(20)
+        ],
+    )
     drain(store.tenant("t1"), service.embedder)
     for _ in range(2):  # PostgreSQL: the first recall finds the scope large, the second copies it
         service.recall(caller, RecallRequest.model_validate({"query": "kafka", "scope": SCOPE}))

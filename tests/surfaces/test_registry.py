@@ -66,8 +66,9 @@ def test_every_operation_has_a_sync_and_an_async_sdk_method() -> None:
         assert callable(sync) and callable(awaited), op.name
         assert inspect.iscoroutinefunction(awaited) and not inspect.iscoroutinefunction(sync), op.name
         assert sync.__doc__ == awaited.__doc__ == op.summary, op.name
-        path_args = [p for p in inspect.signature(sync).parameters.values()
-                     if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD][1 : 1 + len(op.path_params)]  # fmt: skip
+        path_args = [
+            p for p in inspect.signature(sync).parameters.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        ][1 : 1 + len(op.path_params)]
         assert [p.name for p in path_args] == list(op.path_params), op.name
 
 

@@ -22,11 +22,19 @@ def test_episode_write_is_idempotent_and_id_is_computed(server: LiveServer) -> N
     assert again.status_code == 200
     body = first.json()
     assert body["created"] is True and again.json()["created"] is False
-    assert body["id"] == again.json()["id"] == event_id(
-        runtime="custom", agent_id="coder", profile_id="default",
-        external_session_id="session-1", turn_index=0,
-        user_text="I prefer TypeScript for this service.", assistant_text="I will use TypeScript.",
-    )  # fmt: skip
+    assert (
+        body["id"]
+        == again.json()["id"]
+        == event_id(
+            runtime="custom",
+            agent_id="coder",
+            profile_id="default",
+            external_session_id="session-1",
+            turn_index=0,
+            user_text="I prefer TypeScript for this service.",
+            assistant_text="I will use TypeScript.",
+        )
+    )
     assert body["memory"]["event"]["eventId"] == body["id"]
 
 
@@ -58,9 +66,7 @@ def test_bad_input_names_the_field_and_writes_nothing(server: LiveServer) -> Non
             response = http.post("/v1/episodes", json=body)
             assert response.status_code == 422, (field, response.text)
             assert response.json()["field"] == field, response.json()
-        malformed = http.post(
-            "/v1/episodes", content=b"{not json", headers={"content-type": "application/json"}
-        )
+        malformed = http.post("/v1/episodes", content=b"{not json", headers={"content-type": "application/json"})
         assert malformed.status_code == 422
         # Nothing was half-written: a recall over every word finds nothing, while a good write
         # right after is found (positive control).
@@ -146,9 +152,7 @@ def test_recall_answers_memories_and_context_with_explain(server: LiveServer) ->
     with server.client(server.key()) as http:
         http.post("/v1/facts", json=fact_body("The user drinks green tea every morning"))
         http.post("/v1/episodes", json=episode_body("We deployed the billing service", "Done."))
-        response = http.post(
-            "/v1/recall", json={"query": "what tea does the user drink", "explain": True}
-        ).json()
+        response = http.post("/v1/recall", json={"query": "what tea does the user drink", "explain": True}).json()
     top = response["memories"][0]
     assert top["text"] == "The user drinks green tea every morning"
     assert top["source"] == "MEMORY_FACT" and top["trustClass"] == "trusted"
@@ -181,8 +185,14 @@ def test_health_and_openapi(server: LiveServer) -> None:
     with server.client(None) as http:
         assert http.get("/healthz").json()["status"] == "ok"
         paths = http.get("/openapi.json").json()["paths"]
-    for path in ("/v1/episodes", "/v1/facts", "/v1/recall", "/v1/facts/{fact_id}",
-                 "/v1/episodes/{event_id}", "/v1/keys"):  # fmt: skip
+    for path in (
+        "/v1/episodes",
+        "/v1/facts",
+        "/v1/recall",
+        "/v1/facts/{fact_id}",
+        "/v1/episodes/{event_id}",
+        "/v1/keys",
+    ):
         assert path in paths
 
 
@@ -231,8 +241,7 @@ def test_the_last_active_admin_key_cannot_be_revoked_over_rest(server: LiveServe
         assert admin.get("/v1/keys").status_code == 200
     # The operator, on the data folder, may (and can always create another admin key).
     command = [sys.executable, "-m", "engramdb.cli", "keys", "revoke", second["keyId"], "--tenant", "t1"]
-    revoked = subprocess.run(command,
-                             env=server.cli_env(), capture_output=True, text=True, timeout=60)  # fmt: skip
+    revoked = subprocess.run(command, env=server.cli_env(), capture_output=True, text=True, timeout=60)
     assert revoked.returncode == 0, revoked.stderr
 
 
@@ -242,8 +251,10 @@ def test_a_date_time_past_year_9999_in_utc_is_refused_naming_the_field(server: L
     with server.client(server.key()) as http:
         edge = http.post("/v1/facts", json=fact_body("Edge of time", kind="edge", validFrom="9999-12-31T23:59:59Z"))
         assert edge.status_code == 201, edge.text  # positive control: the last second in UTC is kept
-        for field, body in (("validFrom", fact_body("Past time", kind="far", validFrom=beyond)),
-                            ("validUntil", fact_body("Until never", kind="far", validUntil=beyond))):  # fmt: skip
+        for field, body in (
+            ("validFrom", fact_body("Past time", kind="far", validFrom=beyond)),
+            ("validUntil", fact_body("Until never", kind="far", validUntil=beyond)),
+        ):
             refused = http.post("/v1/facts", json=body)
             assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
         episode = http.post("/v1/episodes", json=episode_body("far future", "ok", observedAt=beyond))
@@ -253,7 +264,8 @@ def test_a_date_time_past_year_9999_in_utc_is_refused_naming_the_field(server: L
             assert listed.status_code == 422 and listed.json()["field"] == name, listed.text
             recalled = http.post("/v1/recall", json={"query": "time", name: beyond})
             assert recalled.status_code == 422 and recalled.json()["field"] == name, recalled.text
-        correct = http.post(f"/v1/facts/{edge.json()['id']}/correct",
-                            json={"text": "Later edge", "reason": "r", "validFrom": beyond})  # fmt: skip
+        correct = http.post(
+            f"/v1/facts/{edge.json()['id']}/correct", json={"text": "Later edge", "reason": "r", "validFrom": beyond}
+        )
         assert correct.status_code == 422 and correct.json()["field"] == "validFrom", correct.text
         assert [f["event"]["text"] for f in http.get("/v1/facts", params={"kind": "far"}).json()["facts"]] == []

@@ -24,8 +24,13 @@ DECISIONS = {
     "reject": {"reason": "wrong"},
     "edit-and-approve": {"text": "The user prefers Rust.", "reason": "edited"},
 }
-NAMED = {"agentId": "coder", "profileId": "default", "privacyScope": "private", "sandboxEligible": False,
-         "userId": "alice@example.com"}  # fmt: skip
+NAMED = {
+    "agentId": "coder",
+    "profileId": "default",
+    "privacyScope": "private",
+    "sandboxEligible": False,
+    "userId": "alice@example.com",
+}
 
 
 @pytest.fixture
@@ -57,13 +62,16 @@ def served(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Iter
 @pytest.mark.parametrize("decision", sorted(DECISIONS))
 def test_a_decision_naming_a_user_id_answers_and_leaves_the_tenant_writable(
     served: tuple[ServerProcess, dict], decision: str
-) -> None:  # fmt: skip
+) -> None:
     server, keys = served
     reviewer, agent = keys[decision]
     fact_id = "0" * 64
     with httpx.Client(base_url=server.url, timeout=15) as http:
-        answer = http.post(f"/v1/review/{fact_id}/{decision}", json={**DECISIONS[decision], "scope": NAMED},
-                           headers={"Authorization": f"Bearer {reviewer}"})  # fmt: skip
+        answer = http.post(
+            f"/v1/review/{fact_id}/{decision}",
+            json={**DECISIONS[decision], "scope": NAMED},
+            headers={"Authorization": f"Bearer {reviewer}"},
+        )
         assert answer.status_code == 404 and answer.json()["id"] == fact_id  # looked up in the named scope
         written = http.post("/v1/episodes", json=episode_body(), headers={"Authorization": f"Bearer {agent}"})
         assert written.status_code == 201  # the tenant's write lock was let go

@@ -27,8 +27,10 @@ def _listed(server: LiveServer, token: str) -> dict[str, tuple[int, int, int]]:
     with server.client(token) as http:
         answer = http.get("/v1/scopes")
     assert answer.status_code == 200, answer.text
-    return {s["participantScopeHash"][:4] + s["agentId"]: (s["episodes"], s["facts"], s["pending"])
-            for s in answer.json()["scopes"]}
+    return {
+        s["participantScopeHash"][:4] + s["agentId"]: (s["episodes"], s["facts"], s["pending"])
+        for s in answer.json()["scopes"]
+    }
 
 
 def test_each_key_lists_only_the_scopes_it_may_name(server: LiveServer) -> None:

@@ -23,8 +23,16 @@ CELLS = [
 ]
 
 
-def _write(http: httpx.Client, text: str, *, trust: str = "trusted", origin: str = "stated",
-           subject: str = "user", kind: str = "note", source: str = "s1") -> httpx.Response:  # fmt: skip
+def _write(
+    http: httpx.Client,
+    text: str,
+    *,
+    trust: str = "trusted",
+    origin: str = "stated",
+    subject: str = "user",
+    kind: str = "note",
+    source: str = "s1",
+) -> httpx.Response:
     body = fact_body(text, subject=subject, kind=kind, trustClass=trust, sourceEventId=source)
     return http.post("/v1/facts", params={"origin": origin}, json=body)
 
@@ -129,9 +137,24 @@ def test_a_rejection_needs_a_reason(server: LiveServer) -> None:
         other = _write(http, "The user hates Rust", trust="untrusted", kind="opinion2").json()
 
     def cli_reject(reason: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "engramdb.cli", "review", "reject", other["id"][:12],
-                               "--reason", reason, "--tenant", "t1"],
-                              env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "engramdb.cli",
+                "review",
+                "reject",
+                other["id"][:12],
+                "--reason",
+                reason,
+                "--tenant",
+                "t1",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     blank = cli_reject("   ")
     assert blank.returncode == 1 and "reason must not be blank" in blank.stderr, blank.stderr
@@ -170,12 +193,19 @@ def test_approval_supersedes_and_edit_and_approve(server: LiveServer) -> None:
 
 def test_a_fact_pending_at_a_record_time_is_not_shown_as_believed_then(server: LiveServer) -> None:
     with server.client(server.key()) as http:
-        http.post("/v1/facts", json=fact_body("Uses vim", kind="editor", sourceEventId="a",
-                                              validFrom="2026-01-01T00:00:00Z"))  # fmt: skip
-        http.post("/v1/facts", json=fact_body("Uses helix", kind="editor", sourceEventId="b",
-                                              validFrom="2026-06-01T00:00:00Z"))  # fmt: skip
-        parked = http.post("/v1/facts", json=fact_body("Uses nano", kind="editor", sourceEventId="p",
-                                                       trustClass="untrusted", validFrom="2026-03-01T00:00:00Z")).json()
+        http.post(
+            "/v1/facts", json=fact_body("Uses vim", kind="editor", sourceEventId="a", validFrom="2026-01-01T00:00:00Z")
+        )
+        http.post(
+            "/v1/facts",
+            json=fact_body("Uses helix", kind="editor", sourceEventId="b", validFrom="2026-06-01T00:00:00Z"),
+        )
+        parked = http.post(
+            "/v1/facts",
+            json=fact_body(
+                "Uses nano", kind="editor", sourceEventId="p", trustClass="untrusted", validFrom="2026-03-01T00:00:00Z"
+            ),
+        ).json()
         assert parked["memory"]["status"] == "pending_review"
         time.sleep(0.02)
         before = parked["memory"]["recordedAt"][:-1] + "9Z"  # after it was parked, before its approval
@@ -184,6 +214,7 @@ def test_a_fact_pending_at_a_record_time_is_not_shown_as_believed_then(server: L
         approved = http.post(f"/v1/review/{parked['id']}/approve", json={}).json()
         assert approved["outcome"] == "history"
     with server.client(server.key()) as http:
+
         def at(**params: str) -> list[str]:
             listed = http.get("/v1/facts", params={"kind": "editor", "includeHistory": "true", **params})
             return sorted(f["event"]["text"] for f in listed.json()["facts"])
@@ -200,6 +231,7 @@ def test_review_queue_filters(server: LiveServer) -> None:
         _write(http, "b", origin="derived", kind="k2", subject="s1")
         _write(http, "c", origin="derived", kind="k1", subject="s2")
     with server.client(server.key(role="reviewer")) as http:
+
         def texts(**params: Any) -> list[str]:
             return [i["fact"]["event"]["text"] for i in http.get("/v1/review", params=params).json()["items"]]
 
@@ -213,8 +245,10 @@ def test_trusted_outranks_untrusted_at_equal_similarity(server: LiveServer) -> N
     with server.client(server.key(role="admin")) as admin:  # make mixed facts current, down-weighted
         admin.put("/v1/policy", json={})
     with server.client(server.key()) as http:
-        ids = [_write(http, "The staging password is in the vault", trust=t, subject=s, kind="k").json()["id"]
-               for t, s in (("mixed", "ops"), ("trusted", "infra"))]  # fmt: skip
+        ids = [
+            _write(http, "The staging password is in the vault", trust=t, subject=s, kind="k").json()["id"]
+            for t, s in (("mixed", "ops"), ("trusted", "infra"))
+        ]
         deadline = time.monotonic() + 10  # both vectors ready, so both arms see both facts
         while any(http.get(f"/v1/facts/{i}").json()["embedding"]["state"] != "ready" for i in ids):
             assert time.monotonic() < deadline
@@ -235,8 +269,13 @@ def test_review_cli(server: LiveServer) -> None:
     env = server.cli_env()
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "engramdb.cli", "review", *args, "--tenant", "t1"],
-                              env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "engramdb.cli", "review", *args, "--tenant", "t1"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     listed = cli("list")
     assert "Prefers tabs" in listed.stdout and "Prefers spaces" in listed.stdout, listed.stderr

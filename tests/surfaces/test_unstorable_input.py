@@ -50,8 +50,10 @@ def test_a_problem_quoting_a_lone_surrogate_is_still_json(server: LiveServer) ->
     """A 422 whose field or message quotes a lone surrogate the client sent (a where's key, a nested
     record's key) could not be encoded as UTF-8 and became a 500."""
     with server.client(server.key()) as http:
-        for path, raw, field in (("/v1/records/search", '{"where": {"\\ud800": 1}}', "where.\ud800"),
-                                 ("/v1/records", '{"label": "NOTE", "data": {"\\udfff": {}}}', "data.\udfff")):
+        for path, raw, field in (
+            ("/v1/records/search", '{"where": {"\\ud800": 1}}', "where.\ud800"),
+            ("/v1/records", '{"label": "NOTE", "data": {"\\udfff": {}}}', "data.\udfff"),
+        ):
             answer = http.post(path, content=raw.encode(), headers=JSON)
             assert answer.status_code == 422, answer.text
             assert answer.headers["content-type"].startswith("application/json")

@@ -54,18 +54,23 @@ def test_metrics_are_prometheus_text_that_counts_what_happened(server: LiveServe
     assert grew("engram_http_requests_total", route="/v1/facts/{fact_id}", method="GET", status="404")
     assert grew("engram_http_request_duration_seconds_count", route="/v1/recall", method="POST")
     assert grew("engram_http_errors_total", code="not_found") and grew("engram_http_errors_total", code="invalid_input")
-    assert grew("engram_recall_stage_seconds_count", stage="embed") and grew("engram_recall_stage_seconds_count",
-                                                                           stage="search")  # fmt: skip
+    assert grew("engram_recall_stage_seconds_count", stage="embed") and grew(
+        "engram_recall_stage_seconds_count", stage="search"
+    )
     assert grew("engram_recall_candidates_count", arm="dense") and grew("engram_recall_candidates_count", arm="lexical")
     assert not grew("engram_http_requests_total", route="/v1/recall", method="POST", status="500")  # control
     assert ("engram_embedding_backlog", frozenset()) in after
     deadline = time.monotonic() + 20  # the worker embeds the episode in the background
-    while _value(_samples(server), "engram_embedded_rows_total", kind="memory") <= _value(
-            before, "engram_embedded_rows_total", kind="memory") and time.monotonic() < deadline:  # fmt: skip
+    while (
+        _value(_samples(server), "engram_embedded_rows_total", kind="memory")
+        <= _value(before, "engram_embedded_rows_total", kind="memory")
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.1)
     final = _samples(server)
-    assert _value(final, "engram_embedded_rows_total", kind="memory") > _value(before, "engram_embedded_rows_total",
-                                                                                 kind="memory")  # fmt: skip
+    assert _value(final, "engram_embedded_rows_total", kind="memory") > _value(
+        before, "engram_embedded_rows_total", kind="memory"
+    )
     assert _value(final, "engram_job_runs_total", job="embedding", outcome="ok") > 0
 
 
@@ -100,8 +105,13 @@ def test_a_request_id_is_in_its_json_log_line_and_its_error_body(tmp_path: Path)
     store.close()
     port = _free_port()
     env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing", "ENGRAM_PORT": str(port)}
-    server = subprocess.Popen([sys.executable, "-m", "engramdb.cli", "serve"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "engramdb.cli", "serve"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         _wait_until_up(url)

@@ -24,8 +24,15 @@ from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]  # fmt: skip
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("ENGRAM_SCREENSHOTS") or ROOT / ".screenshots")
 expect.set_options(timeout=15_000)  # waits for the page, not a time limit: CI machines may be busy

@@ -10,7 +10,7 @@ from tests.ui.conftest import Tab
 from tests.ui.seed import write
 
 SERIOUS = ("serious", "critical")
-FOCUSABLE = ("a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex='0']")
+FOCUSABLE = "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex='0']"
 
 
 def _pages(tab: Tab) -> list[tuple[str, str]]:
@@ -18,8 +18,14 @@ def _pages(tab: Tab) -> list[tuple[str, str]]:
     ids = write(tab.server, tab.server.key())
     with tab.server.client(tab.server.key(role="admin")) as http:
         scope_key = http.get("/v1/scopes").json()["scopes"][0]["scopeKey"]
-    return [("memories", "/ui/memories"), ("recall", "/ui/recall"), ("timeline", f"/ui/facts/{ids['editor']}?scope="
-            f"{scope_key}"), ("review", "/ui/review"), ("audit", "/ui/audit"), ("admin", "/ui/admin")]  # fmt: skip
+    return [
+        ("memories", "/ui/memories"),
+        ("recall", "/ui/recall"),
+        ("timeline", f"/ui/facts/{ids['editor']}?scope={scope_key}"),
+        ("review", "/ui/review"),
+        ("audit", "/ui/audit"),
+        ("admin", "/ui/admin"),
+    ]
 
 
 def _recalled(page: Page) -> None:
@@ -30,8 +36,11 @@ def _recalled(page: Page) -> None:
 
 def _serious(page: Page) -> list[str]:
     results = Axe().run(page).response
-    return [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}" for v in results["violations"]
-            if v["impact"] in SERIOUS]  # fmt: skip
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
+        for v in results["violations"]
+        if v["impact"] in SERIOUS
+    ]
 
 
 def test_axe_finds_no_serious_violation_on_any_page(tab: Tab) -> None:
@@ -59,17 +68,23 @@ def test_every_control_of_every_page_is_reached_with_tab(tab: Tab) -> None:
             _recalled(tab.page)
         if name == "audit":
             expect(tab.page.locator("#verdict")).to_be_visible()
-        total = tab.page.evaluate("""selector => { const all = [...document.querySelectorAll(selector)]
+        total = tab.page.evaluate(
+            """selector => { const all = [...document.querySelectorAll(selector)]
             .filter(e => e.getClientRects().length && !e.disabled);
-            all.forEach((e, i) => e.dataset.kb = i); return all.length; }""", FOCUSABLE)
+            all.forEach((e, i) => e.dataset.kb = i); return all.length; }""",
+            FOCUSABLE,
+        )
         assert total > 5, name  # the page has controls to reach
         tab.page.locator("body").focus()
         reached: set[str] = set()
         for _ in range(total * 2 + 10):
             tab.page.keyboard.press("Tab")
             reached.add(str(tab.page.evaluate("document.activeElement.dataset.kb")))
-        missed = tab.page.evaluate("""([ids]) => [...document.querySelectorAll('[data-kb]')]
-            .filter(e => !ids.includes(e.dataset.kb)).map(e => e.outerHTML.slice(0, 80))""", [sorted(reached)])
+        missed = tab.page.evaluate(
+            """([ids]) => [...document.querySelectorAll('[data-kb]')]
+            .filter(e => !ids.includes(e.dataset.kb)).map(e => e.outerHTML.slice(0, 80))""",
+            [sorted(reached)],
+        )
         assert missed == [], (name, missed)
         outline = tab.page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
         assert outline != "none", name  # where the focus is can be seen

@@ -123,8 +123,9 @@ def test_a_page_of_a_thousand_memories_lists_them_all(tab: Tab) -> None:
     agent = tab.server.key()
     with tab.server.client(agent) as http:
         for batch in range(10):
-            episodes = [episode_body(f"Turn {batch * 100 + i} of a long session.", turn=batch * 100 + i)
-                        for i in range(100)]  # fmt: skip
+            episodes = [
+                episode_body(f"Turn {batch * 100 + i} of a long session.", turn=batch * 100 + i) for i in range(100)
+            ]
             assert http.post("/v1/episodes/batch", json={"episodes": episodes}).status_code == 200
     tab.sign_in(agent, "/ui/memories?show=episodes&limit=1000")
     expect(tab.page.locator("#episodes tbody tr")).to_have_count(1000)

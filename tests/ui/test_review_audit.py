@@ -70,10 +70,16 @@ def test_a_fact_written_through_mcp_is_approved_then_recalled(tab: Tab) -> None:
 def test_a_rejection_needs_a_reason_and_keeps_it(tab: Tab) -> None:
     agent, reviewer = tab.server.key(), tab.server.key(role="reviewer")
     with tab.server.client(agent) as http:
-        parked = [http.post("/v1/facts", params={"origin": "derived"}, json=fact_body(
-            text, kind=kind, sourceEventId=kind)).json()["id"] for text, kind in [
-            ("The user lives in Atlantis.", "home"), ("The user is 300 years old.", "age"),
-            ("The user likes sardines.", "likes")]]  # fmt: skip
+        parked = [
+            http.post(
+                "/v1/facts", params={"origin": "derived"}, json=fact_body(text, kind=kind, sourceEventId=kind)
+            ).json()["id"]
+            for text, kind in [
+                ("The user lives in Atlantis.", "home"),
+                ("The user is 300 years old.", "age"),
+                ("The user likes sardines.", "likes"),
+            ]
+        ]
     tab.sign_in(reviewer, "/ui/review")
     item = tab.page.locator("li.item").filter(has_text="Atlantis")
     item.get_by_role("button", name="Reject", exact=True).click()  # no reason: the browser asks for one first
@@ -96,7 +102,10 @@ def test_a_rejection_needs_a_reason_and_keeps_it(tab: Tab) -> None:
         entries = http.get("/v1/audit", params={"action": "review.reject", "limit": 10}).json()["entries"]
         tombs = http.get("/v1/tombstones", params={**scope_fields(), "kind": "home"}).json()["tombstones"]
     assert [(e["targetId"], e["reason"]) for e in entries] == [
-        (parked[0], "the user never said so"), (parked[1], "made up by the model"), (parked[2], "made up by the model")]
+        (parked[0], "the user never said so"),
+        (parked[1], "made up by the model"),
+        (parked[2], "made up by the model"),
+    ]
     assert [t["reason"] for t in tombs] == ["the user never said so"]
 
 

@@ -77,8 +77,11 @@ def test_an_agent_key_sees_only_its_scope(tab: Tab) -> None:
     with tab.server.client(tab.server.key(role="agent", **BOB)) as http:
         assert http.post("/v1/episodes", json=episode_body("Bob keeps his notes in Obsidian.")).status_code == 201
     with tab.server.client(tab.server.key(role="reviewer")) as http:
-        bobs = next(s for s in http.get("/v1/scopes").json()["scopes"] if s["participantScopeHash"] == BOB[
-            "participantScopeHash"])["scopeKey"]  # fmt: skip
+        bobs = next(
+            s
+            for s in http.get("/v1/scopes").json()["scopes"]
+            if s["participantScopeHash"] == BOB["participantScopeHash"]
+        )["scopeKey"]
     tab.sign_in(tab.server.key())
     main = tab.page.locator("main")
     expect(main).to_contain_text("Deploy billing on Fridays.")  # the positive control: her own memories
@@ -105,10 +108,12 @@ def test_a_reviewer_may_read_and_decide_but_not_write(tab: Tab) -> None:
     expect(tab.page.get_by_role("button", name="Retract")).to_have_count(0)
     tab.heard.console_errors.clear()
     # Sent anyway, as a crafted request from the page with the reviewer's key: the server refuses it.
-    status = tab.page.evaluate("""async ([url, key, scope]) => (await fetch(url, {method: 'POST', headers: {
+    status = tab.page.evaluate(
+        """async ([url, key, scope]) => (await fetch(url, {method: 'POST', headers: {
         Authorization: 'Bearer ' + key, 'content-type': 'application/x-www-form-urlencoded'},
         body: 'text=The+user+edits+in+emacs.&reason=forged&scope=' + scope})).status""",
-                               [f"{tab.server.url}/ui/part/facts/{ids['editor']}/correct", reviewer, scope_key])
+        [f"{tab.server.url}/ui/part/facts/{ids['editor']}/correct", reviewer, scope_key],
+    )
     assert status == 403
     tab.open("/ui/admin")
     expect(tab.page.locator("main").get_by_role("alert")).to_contain_text("reviewer keys may not manage keys")

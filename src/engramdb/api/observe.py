@@ -56,9 +56,19 @@ class Observe:
         if status >= 400:
             metrics.ERRORS.labels(code or ("internal" if status >= 500 else str(status))).inc()
         level = logging.WARNING if status >= 500 else logging.INFO
-        log.log(level, "%s %s %d", method, scope.get("path", ""), status,
-                extra={"route": route, "status": status, "durationMs": round(seconds * 1000, 2),
-                       **({"code": code} if code else {})})  # fmt: skip
+        log.log(
+            level,
+            "%s %s %d",
+            method,
+            scope.get("path", ""),
+            status,
+            extra={
+                "route": route,
+                "status": status,
+                "durationMs": round(seconds * 1000, 2),
+                **({"code": code} if code else {}),
+            },
+        )
 
 
 def install_metrics(app: FastAPI) -> None:

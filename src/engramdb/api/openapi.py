@@ -46,8 +46,9 @@ def responses(op: Operation[Any]) -> dict[int | str, dict[str, Any]]:
         statuses.add(422)
     if op.body:
         statuses.add(400)
-    documented: dict[int | str, dict[str, Any]] = {s: {"model": Problem, "description": PROBLEMS[s]}
-                                                   for s in sorted(statuses)}  # fmt: skip
+    documented: dict[int | str, dict[str, Any]] = {
+        s: {"model": Problem, "description": PROBLEMS[s]} for s in sorted(statuses)
+    }
     if op.created_status:
         documented[200] = {"model": op.output, "description": "Already stored with this id: nothing changed."}
     return documented
@@ -63,12 +64,20 @@ def install_docs(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     def swagger() -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url="openapi.json", title=title, swagger_js_url=f"{assets}/swagger-ui-bundle.js",
-            swagger_css_url=f"{assets}/swagger-ui.css", swagger_favicon_url=f"{assets}/favicon.png",
+            openapi_url="openapi.json",
+            title=title,
+            swagger_js_url=f"{assets}/swagger-ui-bundle.js",
+            swagger_css_url=f"{assets}/swagger-ui.css",
+            swagger_favicon_url=f"{assets}/favicon.png",
             swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": False},
-        )  # fmt: skip
+        )
 
     @app.get("/redoc", include_in_schema=False)
     def redoc() -> HTMLResponse:
-        return get_redoc_html(openapi_url="openapi.json", title=title, redoc_js_url=f"{assets}/redoc.standalone.js",
-                              redoc_favicon_url=f"{assets}/favicon.png", with_google_fonts=False)  # fmt: skip
+        return get_redoc_html(
+            openapi_url="openapi.json",
+            title=title,
+            redoc_js_url=f"{assets}/redoc.standalone.js",
+            redoc_favicon_url=f"{assets}/favicon.png",
+            with_google_fonts=False,
+        )

@@ -89,8 +89,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def routing_error(request: Request, error: HTTPException) -> JSONResponse:
-        body = {"code": _ROUTING_CODES.get(error.status_code, "bad_request"),
-                "message": _routing_message(request, error)}  # fmt: skip
+        body = {
+            "code": _ROUTING_CODES.get(error.status_code, "bad_request"),
+            "message": _routing_message(request, error),
+        }
         if error.status_code == 413:  # raised by the guard as a streamed body passed the limit
             body["field"] = "body"
         return ProblemResponse(with_request_id(body), status_code=error.status_code, headers=error.headers)
@@ -138,8 +140,11 @@ class RequestBoundary:
             log.exception("request %s (%s %s) failed", rid, scope.get("method"), scope.get("path"))
             if started:
                 raise
-            body = {"code": "internal", "message": f"internal error; the server logged it as request {rid}",
-                    "requestId": rid}  # fmt: skip
+            body = {
+                "code": "internal",
+                "message": f"internal error; the server logged it as request {rid}",
+                "requestId": rid,
+            }
             await JSONResponse(body, status_code=500, headers={"x-request-id": rid})(scope, receive, send)
         finally:
             request_id.reset(token)

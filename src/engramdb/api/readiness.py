@@ -68,9 +68,15 @@ class Readiness:
             report["scopesWarmed"] = len(warmed)
             if warmed:  # one recall through the whole path: what runs once per process runs now
                 tenant, scope_key = warmed[0]
-                recall(self._store.tenant(tenant), self._embedder, scope_key=scope_key, query="warm up",
-                       filt=lifecycle_filter(TimeTravel(), sources=("EPISODE", "MEMORY_FACT")), limit=8,
-                       settings=self._retrieval)  # fmt: skip
+                recall(
+                    self._store.tenant(tenant),
+                    self._embedder,
+                    scope_key=scope_key,
+                    query="warm up",
+                    filt=lifecycle_filter(TimeTravel(), sources=("EPISODE", "MEMORY_FACT")),
+                    limit=8,
+                    settings=self._retrieval,
+                )
         except Exception:  # the warm-up boundary: recall loads each scope on first use instead
             log.exception("warming the recently used scopes failed")
             report["scopesWarmed"] = "failed"

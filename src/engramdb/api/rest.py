@@ -40,15 +40,25 @@ DESCRIPTION = (
 
 def _supervisor(store: Store, service: MemoryService, settings: Settings) -> Supervisor:
     """The jobs this server runs on a schedule (jobs/supervisor.py): usage counts, aging."""
-    return Supervisor(server_jobs(store, service.usage, aging_seconds=settings.aging_interval_seconds,
-                                  usage_seconds=settings.usage_flush_seconds,
-                                  recalling=lambda: service.foreground.here()))  # fmt: skip
+    return Supervisor(
+        server_jobs(
+            store,
+            service.usage,
+            aging_seconds=settings.aging_interval_seconds,
+            usage_seconds=settings.usage_flush_seconds,
+            recalling=lambda: service.foreground.here(),
+        )
+    )
 
 
 def create_app(
-    settings: Settings | None = None, *, store: Store | None = None, embedder: Embedder | None = None,
-    run_worker: bool = True, owns_process: bool = False,
-) -> FastAPI:  # fmt: skip
+    settings: Settings | None = None,
+    *,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    run_worker: bool = True,
+    owns_process: bool = False,
+) -> FastAPI:
     """Return the app (store and embedder: the settings' by default; owns_process: `engram serve`)."""
     settings = settings or Settings()
     tune_process()
@@ -64,15 +74,24 @@ def create_app(
         if settings.llm.configured:  # an extraction worker process (ours or `engram models work`) reads the count
             service.foreground = Foreground.shared(settings.recalls_file())
             service.foreground.reset()
-        worker = EmbeddingWorker(store, embedder, service.written, batch_size=settings.embed_batch_size,
-                                 poll_seconds=settings.embed_poll_seconds, anchors=service.anchors)  # fmt: skip
+        worker = EmbeddingWorker(
+            store,
+            embedder,
+            service.written,
+            batch_size=settings.embed_batch_size,
+            poll_seconds=settings.embed_poll_seconds,
+            anchors=service.anchors,
+        )
         supervisor = service.supervisor = _supervisor(store, service, settings)
         # With a model, the extraction queue's workers (never on a request's path), by default in a
         # process of their own: recall does not share this process's interpreter lock with them.
         extractors: ExtractionWorker | WorkerProcess | None = None
         if settings.llm.configured and settings.llm.workers > 0:
-            extractors = WorkerProcess(settings) if settings.llm.worker_process else \
-                ExtractionWorker(service, threads=settings.llm.workers)  # fmt: skip
+            extractors = (
+                WorkerProcess(settings)
+                if settings.llm.worker_process
+                else ExtractionWorker(service, threads=settings.llm.workers)
+            )
         if run_worker:
             worker.start()
             supervisor.start()
@@ -93,8 +112,15 @@ def create_app(
             service.foreground = Foreground()
             store.close()
 
-    app = FastAPI(title="EngramDB", version=__version__, summary="Long-term memory for LLM agents.",
-                  description=DESCRIPTION, lifespan=lifespan, docs_url=None, redoc_url=None)  # fmt: skip
+    app = FastAPI(
+        title="EngramDB",
+        version=__version__,
+        summary="Long-term memory for LLM agents.",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
     app.state.service, app.state.store = service, store
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
@@ -112,8 +138,13 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
     the metrics and access log outside it, so its refusals are timed, counted and logged too."""
     rate = settings.rate_limit_per_second
     limiter = RateLimiter(rate, settings.rate_limit_burst) if rate else None
-    app.add_middleware(RequestGuard, store=store, max_body_bytes=settings.max_body_bytes, limiter=limiter,
-                       max_in_flight=settings.max_in_flight)  # fmt: skip
+    app.add_middleware(
+        RequestGuard,
+        store=store,
+        max_body_bytes=settings.max_body_bytes,
+        limiter=limiter,
+        max_in_flight=settings.max_in_flight,
+    )
     app.add_middleware(Observe)
     metrics.watch_backlog(lambda: _backlog(store))
     problems.install(app)  # its request-id boundary goes outside both, so refusals carry the id

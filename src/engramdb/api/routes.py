@@ -51,12 +51,20 @@ async def authenticated(request: Request, credentials: Credentials) -> Caller:
 def add_route(app: FastAPI, op: Operation[Any]) -> None:
     """Route ``op`` on ``app``, documented from its declaration."""
     app.add_api_route(
-        op.path, _endpoint(op), methods=[op.method], name=op.name, operation_id=op.name,
-        summary=op.summary, description=op.description or op.summary, tags=[op.tag],
-        response_model=op.output, status_code=op.status if op.output else 204, responses=responses(op),
+        op.path,
+        _endpoint(op),
+        methods=[op.method],
+        name=op.name,
+        operation_id=op.name,
+        summary=op.summary,
+        description=op.description or op.summary,
+        tags=[op.tag],
+        response_model=op.output,
+        status_code=op.status if op.output else 204,
+        responses=responses(op),
         response_description=_success(op),
         response_class=Response if op.output is None else JSONResponse,
-    )  # fmt: skip
+    )
 
 
 def _success(op: Operation[Any]) -> str:
@@ -101,8 +109,10 @@ def _refuse_nul(op: Operation[Any], parts: dict[str, Any]) -> None:
 
 def _parameters(op: Operation[Any]) -> list[inspect.Parameter]:
     keyword = inspect.Parameter.KEYWORD_ONLY
-    params = [inspect.Parameter("request", keyword, annotation=Request),
-              inspect.Parameter("response", keyword, annotation=Response)]  # fmt: skip
+    params = [
+        inspect.Parameter("request", keyword, annotation=Request),
+        inspect.Parameter("response", keyword, annotation=Response),
+    ]
     if not op.public:
         params.append(inspect.Parameter("caller", keyword, annotation=Annotated[Caller, Depends(authenticated)]))
     for name, description in op.path_params.items():

@@ -20,8 +20,10 @@ def faults(
     kills: Annotated[int, typer.Option(min=1, help="SIGKILLs of the server mid-write")] = 100,
     turns: Annotated[int, typer.Option(min=0, help="turns the SDK host writes, the server flapping (0: skip)")] = 3000,
     host_kills: Annotated[int, typer.Option(min=1, help="SIGKILLs of the SDK host mid-stream")] = 10,
-    database_url: Annotated[str | None, typer.Option(
-        "--database-url", help="run the kill loop on this PostgreSQL database instead of SQLite")] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option("--database-url", help="run the kill loop on this PostgreSQL database instead of SQLite"),
+    ] = None,
     pg_schema: Annotated[str, typer.Option(help="the schema the kill loop creates and uses there")] = "engram_faults",
     synchronous: Annotated[str, typer.Option(help="the server's ENGRAM_SQLITE_SYNCHRONOUS")] = "NORMAL",
     folder: Annotated[Path | None, typer.Option(help="keep data and logs here (default: a temporary folder)")] = None,
@@ -37,8 +39,9 @@ def faults(
 
     with tempfile.TemporaryDirectory(prefix="engram-faults-") as temporary:
         root = folder or Path(temporary)
-        config = kill_loop.KillLoopConfig(kills=kills, database_url=database_url, pg_schema=pg_schema,
-                                          sqlite_synchronous=synchronous, seed=seed)  # fmt: skip
+        config = kill_loop.KillLoopConfig(
+            kills=kills, database_url=database_url, pg_schema=pg_schema, sqlite_synchronous=synchronous, seed=seed
+        )
         progress(f"kill loop: {kills} SIGKILLs ({'PostgreSQL' if database_url else 'SQLite'})")
         result: dict[str, Any] = {"killLoop": kill_loop.run(config, root / "kill-loop", progress).result}
         if turns:
@@ -54,15 +57,41 @@ def faults(
 
 
 def _table(result: dict[str, Any]) -> Table:
-    table = Table("run", "kills", "acknowledged", "cut off mid-request", "stored, answer lost", "lost", "duplicates",
-                  "audit", "ok", title="fault runs")  # fmt: skip
+    table = Table(
+        "run",
+        "kills",
+        "acknowledged",
+        "cut off mid-request",
+        "stored, answer lost",
+        "lost",
+        "duplicates",
+        "audit",
+        "ok",
+        title="fault runs",
+    )
     loop = result["killLoop"]
-    table.add_row(f"kill -9 loop ({loop['backend']})", str(loop["kills"]), str(sum(loop["acknowledged"].values())),
-                  str(loop["interruptedRequests"]), str(loop["ackLostButStored"]), str(loop["lost"]),
-                  str(loop["duplicates"]), "verified" if loop["audit"].get("verified") else "BROKEN",
-                  str(loop["ok"]))  # fmt: skip
+    table.add_row(
+        f"kill -9 loop ({loop['backend']})",
+        str(loop["kills"]),
+        str(sum(loop["acknowledged"].values())),
+        str(loop["interruptedRequests"]),
+        str(loop["ackLostButStored"]),
+        str(loop["lost"]),
+        str(loop["duplicates"]),
+        "verified" if loop["audit"].get("verified") else "BROKEN",
+        str(loop["ok"]),
+    )
     if "sdkFlap" in result:
         flap = result["sdkFlap"]
-        table.add_row(f"SDK host ({flap['serverStops']} server stops)", str(flap["hostKills"]), str(flap["turns"]),
-                      "-", "-", str(flap["lost"]), str(flap["duplicates"]), "-", str(flap["ok"]))  # fmt: skip
+        table.add_row(
+            f"SDK host ({flap['serverStops']} server stops)",
+            str(flap["hostKills"]),
+            str(flap["turns"]),
+            "-",
+            "-",
+            str(flap["lost"]),
+            str(flap["duplicates"]),
+            "-",
+            str(flap["ok"]),
+        )
     return table

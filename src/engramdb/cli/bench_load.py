@@ -25,8 +25,13 @@ def load(
     max_in_flight: Annotated[int, typer.Option(min=0, help="the server's ENGRAM_MAX_IN_FLIGHT")] = 32,
     out: Annotated[Path, typer.Option("--out", help="JSON result file")] = Path("bench/out/load.json"),
     seed: Annotated[int, typer.Option("--seed", help="corpus and query seed")] = 7,
-    long_episodes: Annotated[int, typer.Option(min=0, help="first, long episodes (past 256 tokens) embedded in "
-                                               "batches of 64 on the empty server, then its RSS")] = 1_000,
+    long_episodes: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="first, long episodes (past 256 tokens) embedded in batches of 64 on the empty server, then its RSS",
+        ),
+    ] = 1_000,
 ) -> None:
     """Open-loop mixed load (recall and writes) against a real server on loopback: achieved rate,
     p50/p99 from each request's scheduled time, refusals (429/503), errors and server RSS per rate."""
@@ -38,9 +43,16 @@ def load(
         raise typer.BadParameter("comma-separated numbers, e.g. 50,100,200", param_hint="--rates") from error
     if not offered or min(offered) <= 0:
         raise typer.BadParameter("rates must be positive", param_hint="--rates")
-    config = LoadConfig(rates=offered, seconds=seconds, memories=memories, recall_share=recall_share,
-                        embedder=embedder, seed=seed, max_in_flight=max_in_flight,
-                        long_episodes=long_episodes)  # fmt: skip
+    config = LoadConfig(
+        rates=offered,
+        seconds=seconds,
+        memories=memories,
+        recall_share=recall_share,
+        embedder=embedder,
+        seed=seed,
+        max_in_flight=max_in_flight,
+        long_episodes=long_episodes,
+    )
     try:
         result = run(config, progress=lambda line: _err.print(line, highlight=False))
     except EngramError as error:
@@ -48,16 +60,33 @@ def load(
         raise typer.Exit(1) from error
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    table = Table("offered/s", "achieved/s", "p50 ms", "p99 ms", "refused (429/503)", "errors", "server RSS max MB",
-                  title=f"open-loop load, {memories:,} memories in one scope, {recall_share:.0%} recall "
-                  f"({embedder}); RSS after fill {result['rssAfterFillMb']:.0f} MB")  # fmt: skip
+    table = Table(
+        "offered/s",
+        "achieved/s",
+        "p50 ms",
+        "p99 ms",
+        "refused (429/503)",
+        "errors",
+        "server RSS max MB",
+        title=f"open-loop load, {memories:,} memories in one scope, {recall_share:.0%} recall "
+        f"({embedder}); RSS after fill {result['rssAfterFillMb']:.0f} MB",
+    )
     for row in result["results"]:
-        table.add_row(f"{row['offeredPerS']:g}", f"{row['achievedPerS']:.1f}", f"{row['p50Ms']:.1f}",
-                      f"{row['p99Ms']:.1f}", str(row["refused"]), str(row["errors"]), f"{row['rssMaxMb']:.0f}")
+        table.add_row(
+            f"{row['offeredPerS']:g}",
+            f"{row['achievedPerS']:.1f}",
+            f"{row['p50Ms']:.1f}",
+            f"{row['p99Ms']:.1f}",
+            str(row["refused"]),
+            str(row["errors"]),
+            f"{row['rssMaxMb']:.0f}",
+        )
     _out.print(table)
     if result["longEpisodes"]:
         long = result["longEpisodes"]
-        _out.print(f"{long_episodes:,} long episodes embedded in {long['seconds']:.1f} s: server RSS "
-                   f"{long['rssAfterMb']:.0f} MB after, {long['rssMaxMb']:.0f} MB at most",
-                   highlight=False)  # fmt: skip
+        _out.print(
+            f"{long_episodes:,} long episodes embedded in {long['seconds']:.1f} s: server RSS "
+            f"{long['rssAfterMb']:.0f} MB after, {long['rssMaxMb']:.0f} MB at most",
+            highlight=False,
+        )
     _out.print(f"JSON written to {out}", highlight=False)

@@ -49,8 +49,10 @@ def command_for(op: Operation[Any]) -> Callable[..., None]:
     command.__name__ = op.name
     command.__doc__ = op.summary if not op.description else f"{op.summary}\n\n{op.description}"
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=p.annotation, default=p.default)
-         for p in params]  # fmt: skip
+        [
+            inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=p.annotation, default=p.default)
+            for p in params
+        ]
     )
     command.__annotations__ = {}
     return command
@@ -58,15 +60,34 @@ def command_for(op: Operation[Any]) -> Callable[..., None]:
 
 def _params(op: Operation[Any]) -> list[Param]:
     assert op.cli is not None
-    params = [Param(f"path_{i}", name, "path", Annotated[str, typer.Argument(
-        help=help_, metavar=_snake(name).upper(), show_default=False)], ...)
-        for i, (name, help_) in enumerate(op.path_params.items())]  # fmt: skip
+    params = [
+        Param(
+            f"path_{i}",
+            name,
+            "path",
+            Annotated[str, typer.Argument(help=help_, metavar=_snake(name).upper(), show_default=False)],
+            ...,
+        )
+        for i, (name, help_) in enumerate(op.path_params.items())
+    ]
     fields = {**wire_fields(op.query), **wire_fields(op.body)}
     # A scope field of an operation that takes no scope is a plain field (forget's participant).
     scoped = SCOPE_NAMES if scope_slot(op) is not None else ()
     for name in op.cli.positional:
-        params.append(Param(f"arg_{_snake(name)}", name, "field", Annotated[str, typer.Argument(
-            help=_describe(name, fields[name]), metavar=_snake(name).upper(), show_default=False)], ...))
+        params.append(
+            Param(
+                f"arg_{_snake(name)}",
+                name,
+                "field",
+                Annotated[
+                    str,
+                    typer.Argument(
+                        help=_describe(name, fields[name]), metavar=_snake(name).upper(), show_default=False
+                    ),
+                ],
+                ...,
+            )
+        )
     for name, info in fields.items():
         if name in op.cli.positional or name in HIDDEN or name in scoped or name in ("scope", "grant"):
             continue
@@ -96,8 +117,12 @@ def _field_param(name: str, info: FieldInfo) -> Param:
     if base in (str, int, float):
         return Param(f"opt_{_snake(name)}", name, "field", Annotated[base | None, typer.Option(option, help=help_)])
     if base is list:
-        return Param(f"opt_{_snake(name)}", name, "field",
-                     Annotated[list[str] | None, typer.Option(option, help=f"{help_} (repeat for more)")])
+        return Param(
+            f"opt_{_snake(name)}",
+            name,
+            "field",
+            Annotated[list[str] | None, typer.Option(option, help=f"{help_} (repeat for more)")],
+        )
     as_json = Annotated[str | None, typer.Option(option, help=f"{help_} (JSON)")]
     return Param(f"opt_{_snake(name)}", name, "field", as_json, parse=functools.partial(_json_option, option))
 
@@ -121,34 +146,86 @@ def _scope_param(name: str, local_default: bool) -> Param:
     parse: Callable[[Any], Any] | None = None
     if name == "sandboxEligible":
         parse = functools.partial(_truth, "--sandbox-eligible")
-    return Param(f"scope_{_snake(name)}", name, "scope", Annotated[str | None, typer.Option(option, help=help_)],
-                 parse=parse)  # fmt: skip
+    return Param(
+        f"scope_{_snake(name)}", name, "scope", Annotated[str | None, typer.Option(option, help=help_)], parse=parse
+    )
 
 
 def _meta_params(op: Operation[Any]) -> list[Param]:
     assert op.cli is not None
     meta = [
-        Param("as_json", "json", "meta", Annotated[bool, typer.Option("--json", help="print the answer as JSON")],
-              False),
-        Param("tenant", "tenant", "meta", Annotated[str | None, typer.Option(
-            "--tenant", help=f"tenant on the data folder (default {DEFAULT_TENANT}); a server takes the key's")]),
-        Param("home", "home", "meta", Annotated[str | None, typer.Option(
-            "--home", help="data folder (default ./.engram or ENGRAM_HOME)")]),
-        Param("url", "url", "meta", Annotated[str | None, typer.Option(
-            "--url", envvar="ENGRAM_URL", help="ask this running server instead of the data folder")]),
-        Param("key", "key", "meta", Annotated[str | None, typer.Option(
-            "--key", envvar="ENGRAM_KEY", help="the key to ask the server with (with --url)")]),
-    ]  # fmt: skip
+        Param(
+            "as_json", "json", "meta", Annotated[bool, typer.Option("--json", help="print the answer as JSON")], False
+        ),
+        Param(
+            "tenant",
+            "tenant",
+            "meta",
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--tenant", help=f"tenant on the data folder (default {DEFAULT_TENANT}); a server takes the key's"
+                ),
+            ],
+        ),
+        Param(
+            "home",
+            "home",
+            "meta",
+            Annotated[str | None, typer.Option("--home", help="data folder (default ./.engram or ENGRAM_HOME)")],
+        ),
+        Param(
+            "url",
+            "url",
+            "meta",
+            Annotated[
+                str | None,
+                typer.Option("--url", envvar="ENGRAM_URL", help="ask this running server instead of the data folder"),
+            ],
+        ),
+        Param(
+            "key",
+            "key",
+            "meta",
+            Annotated[
+                str | None,
+                typer.Option("--key", envvar="ENGRAM_KEY", help="the key to ask the server with (with --url)"),
+            ],
+        ),
+    ]
     if op.body is not None:
-        meta.append(Param("body_json", "body", "meta", Annotated[str | None, typer.Option(
-            "--body", help="the whole JSON body: text, @file, or - for stdin (options override its fields)")]))
+        meta.append(
+            Param(
+                "body_json",
+                "body",
+                "meta",
+                Annotated[
+                    str | None,
+                    typer.Option(
+                        "--body", help="the whole JSON body: text, @file, or - for stdin (options override its fields)"
+                    ),
+                ],
+            )
+        )
     if op.cli.tenant != "existing":
-        meta.append(Param("create_tenant", "create_tenant", "meta", Annotated[bool, typer.Option(
-            "--create-tenant", help="create --tenant if missing (data folder; default is made on first use)")],
-            False))
+        meta.append(
+            Param(
+                "create_tenant",
+                "create_tenant",
+                "meta",
+                Annotated[
+                    bool,
+                    typer.Option(
+                        "--create-tenant", help="create --tenant if missing (data folder; default is made on first use)"
+                    ),
+                ],
+                False,
+            )
+        )
     for flag, field in op.cli.raw.items():
-        meta.append(Param(f"raw_{field}", field, "raw", Annotated[bool, typer.Option(flag, help=f"print only {field}")],
-                          False))  # fmt: skip
+        meta.append(
+            Param(f"raw_{field}", field, "raw", Annotated[bool, typer.Option(flag, help=f"print only {field}")], False)
+        )
     return meta
 
 

@@ -33,8 +33,13 @@ DEFAULT_TENANT = "default"
 
 def local_scope() -> dict[str, Any]:
     """The scope the CLI uses on the data folder when none is named: this machine's user's."""
-    return {"agentId": "cli", "profileId": "default", "privacyScope": "private",
-            "participantScopeHash": hash_scope(["local", getpass.getuser()]), "sandboxEligible": False}  # fmt: skip
+    return {
+        "agentId": "cli",
+        "profileId": "default",
+        "privacyScope": "private",
+        "participantScopeHash": hash_scope(["local", getpass.getuser()]),
+        "sandboxEligible": False,
+    }
 
 
 def open_local_store(home: str | None) -> Store:
@@ -75,8 +80,9 @@ class Local:
             # Commands that never embed use the hashing embedder, so they do not load the model.
             needs_model = op.cli is not None and (op.cli.embeds_locally or op.cli.needs_model)
             spec = self.settings.embedder if needs_model else "hashing"
-            self._service = MemoryService(store, make_embedder(spec, api_key=self.settings.embedder_api_key),
-                                          self.settings)  # fmt: skip
+            self._service = MemoryService(
+                store, make_embedder(spec, api_key=self.settings.embedder_api_key), self.settings
+            )
         return self._service
 
     def call(self, op: Operation[Any], inputs: Inputs) -> BaseModel | None:
@@ -94,8 +100,9 @@ class Local:
                 raise
             where = (self.settings.database_url and "the configured database") or str(self.settings.home.resolve())
             hint = "; pass --create-tenant to create it" if policy != "existing" else ""
-            raise NotFoundError(f"{error.message}{hint} (looked in {where}: the data folder is --home or "
-                                "ENGRAM_HOME)", field="--tenant") from error  # fmt: skip
+            raise NotFoundError(
+                f"{error.message}{hint} (looked in {where}: the data folder is --home or ENGRAM_HOME)", field="--tenant"
+            ) from error
         if op.cli is not None and op.cli.embeds_locally:
             drain(service.store.tenant(self.tenant), service.embedder)
         return answer

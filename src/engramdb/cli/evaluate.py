@@ -14,42 +14,82 @@ from rich.table import Table
 
 from engramdb.errors import EngramError
 
-eval_app = typer.Typer(help="Retrieval quality on LoCoMo and LongMemEval (tables and a JSON file).",
-                       no_args_is_help=True)  # fmt: skip
+eval_app = typer.Typer(
+    help="Retrieval quality on LoCoMo and LongMemEval (tables and a JSON file).", no_args_is_help=True
+)
 _out = Console()
 _err = Console(stderr=True, soft_wrap=True)
 
-ArmsOpt = Annotated[str | None, typer.Option(
-    "--arms", help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production), "
-                   "expand (hybrid with one-hop expansion); default the first three, or hybrid through REST",
-)]
-RestOpt = Annotated[bool, typer.Option(
-    "--rest", help="through the REST API of a fresh server this command runs on 127.0.0.1",
-)]
-UrlOpt = Annotated[str | None, typer.Option(
-    "--url", help="through the REST API of this running server (with --key, an admin key)",
-)]
+ArmsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--arms",
+        help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production), "
+        "expand (hybrid with one-hop expansion); default the first three, or hybrid through REST",
+    ),
+]
+RestOpt = Annotated[
+    bool,
+    typer.Option(
+        "--rest",
+        help="through the REST API of a fresh server this command runs on 127.0.0.1",
+    ),
+]
+UrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--url",
+        help="through the REST API of this running server (with --key, an admin key)",
+    ),
+]
 KeyOpt = Annotated[str | None, typer.Option("--key", envvar="ENGRAM_KEY", help="admin key for --url")]
-GranularityOpt = Annotated[str, typer.Option(
-    "--granularity", help="documents: turn, pair (a turn and the next) or session",
-)]
-LimitConvOpt = Annotated[int | None, typer.Option(
-    "--limit-conversations", min=1, help="only the first N conversations (LongMemEval: questions)",
-)]
-LimitQOpt = Annotated[int | None, typer.Option(
-    "--limit-questions", min=1, help="at most N scorable questions per conversation",
-)]
+GranularityOpt = Annotated[
+    str,
+    typer.Option(
+        "--granularity",
+        help="documents: turn, pair (a turn and the next) or session",
+    ),
+]
+LimitConvOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--limit-conversations",
+        min=1,
+        help="only the first N conversations (LongMemEval: questions)",
+    ),
+]
+LimitQOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--limit-questions",
+        min=1,
+        help="at most N scorable questions per conversation",
+    ),
+]
 EmbedderOpt = Annotated[str, typer.Option("--embedder", help="minilm (default), minilm-fast or hashing[:DIM]")]
-OutOpt = Annotated[Path | None, typer.Option(
-    "--out", help="JSON result (default bench/out/eval_<dataset>.json; _<granularity> added unless turn)",
-)]
-HomeOpt = Annotated[Path | None, typer.Option(
-    "--home", help="data folder (default: a temporary one, removed after); a reused folder skips re-embedding",
-)]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="JSON result (default bench/out/eval_<dataset>.json; _<granularity> added unless turn)",
+    ),
+]
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--home",
+        help="data folder (default: a temporary one, removed after); a reused folder skips re-embedding",
+    ),
+]
 MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help="also write the tables as Markdown here")]
-LongMemEvalDataOpt = Annotated[Path, typer.Option(
-    "--data", help="folder of one-JSON-per-question files (or one JSON list)", exists=True,
-)]  # fmt: skip
+LongMemEvalDataOpt = Annotated[
+    Path,
+    typer.Option(
+        "--data",
+        help="folder of one-JSON-per-question files (or one JSON list)",
+        exists=True,
+    ),
+]
 
 
 @eval_app.callback()
@@ -60,27 +100,67 @@ def _eval() -> None:
 @eval_app.command("locomo")
 def locomo(
     data: Annotated[Path, typer.Option("--data", help="locomo10.json", exists=True, dir_okay=False)],
-    arms: ArmsOpt = None, granularity: GranularityOpt = "turn",
-    limit_conversations: LimitConvOpt = None, limit_questions: LimitQOpt = None,
-    embedder: EmbedderOpt = "minilm", out: OutOpt = None, home: HomeOpt = None,
-    markdown: MarkdownOpt = None, rest: RestOpt = False, url: UrlOpt = None, key: KeyOpt = None,
-) -> None:  # fmt: skip
+    arms: ArmsOpt = None,
+    granularity: GranularityOpt = "turn",
+    limit_conversations: LimitConvOpt = None,
+    limit_questions: LimitQOpt = None,
+    embedder: EmbedderOpt = "minilm",
+    out: OutOpt = None,
+    home: HomeOpt = None,
+    markdown: MarkdownOpt = None,
+    rest: RestOpt = False,
+    url: UrlOpt = None,
+    key: KeyOpt = None,
+) -> None:
     """LoCoMo: one scope per conversation, one episode per turn ('Speaker: text') by default."""
-    _evaluate("locomo", data, arms, granularity, limit_conversations, limit_questions, embedder, out,
-              home, markdown, rest, url, key)  # fmt: skip
+    _evaluate(
+        "locomo",
+        data,
+        arms,
+        granularity,
+        limit_conversations,
+        limit_questions,
+        embedder,
+        out,
+        home,
+        markdown,
+        rest,
+        url,
+        key,
+    )
 
 
 @eval_app.command("longmemeval")
 def longmemeval(
     data: LongMemEvalDataOpt,
-    arms: ArmsOpt = None, granularity: GranularityOpt = "turn",
-    limit_conversations: LimitConvOpt = None, limit_questions: LimitQOpt = None,
-    embedder: EmbedderOpt = "minilm", out: OutOpt = None, home: HomeOpt = None,
-    markdown: MarkdownOpt = None, rest: RestOpt = False, url: UrlOpt = None, key: KeyOpt = None,
-) -> None:  # fmt: skip
+    arms: ArmsOpt = None,
+    granularity: GranularityOpt = "turn",
+    limit_conversations: LimitConvOpt = None,
+    limit_questions: LimitQOpt = None,
+    embedder: EmbedderOpt = "minilm",
+    out: OutOpt = None,
+    home: HomeOpt = None,
+    markdown: MarkdownOpt = None,
+    rest: RestOpt = False,
+    url: UrlOpt = None,
+    key: KeyOpt = None,
+) -> None:
     """LongMemEval: one scope per question, user turns indexed (turn granularity by default)."""
-    _evaluate("longmemeval", data, arms, granularity, limit_conversations, limit_questions, embedder,
-              out, home, markdown, rest, url, key)  # fmt: skip
+    _evaluate(
+        "longmemeval",
+        data,
+        arms,
+        granularity,
+        limit_conversations,
+        limit_questions,
+        embedder,
+        out,
+        home,
+        markdown,
+        rest,
+        url,
+        key,
+    )
 
 
 @eval_app.command("report")
@@ -92,10 +172,20 @@ def report(result: Annotated[Path, typer.Argument(help="a JSON file written by e
 
 
 def _evaluate(
-    dataset: str, data: Path, arms: str | None, granularity: str, limit_conversations: int | None,
-    limit_questions: int | None, embedder: str, out: Path | None, home: Path | None,
-    markdown: Path | None, rest: bool, url: str | None, key: str | None,
-) -> None:  # fmt: skip
+    dataset: str,
+    data: Path,
+    arms: str | None,
+    granularity: str,
+    limit_conversations: int | None,
+    limit_questions: int | None,
+    embedder: str,
+    out: Path | None,
+    home: Path | None,
+    markdown: Path | None,
+    rest: bool,
+    url: str | None,
+    key: str | None,
+) -> None:
     from engramdb.core.embedding import is_local_spec
     from engramdb.eval.report import markdown as to_markdown
     from engramdb.eval.runner import EvalConfig, run
@@ -104,10 +194,18 @@ def _evaluate(
         raise typer.BadParameter("minilm, minilm-fast or hashing[:DIM]", param_hint="--embedder")
     arms = arms or ("hybrid" if rest or url else "bm25,vector,hybrid")
     config = EvalConfig(
-        dataset=dataset, data=data, arms=tuple(a.strip() for a in arms.split(",") if a.strip()),
-        granularity=granularity, limit_conversations=limit_conversations,
-        limit_questions=limit_questions, embedder=embedder, home=home, rest=rest, url=url, key=key,
-    )  # fmt: skip
+        dataset=dataset,
+        data=data,
+        arms=tuple(a.strip() for a in arms.split(",") if a.strip()),
+        granularity=granularity,
+        limit_conversations=limit_conversations,
+        limit_questions=limit_questions,
+        embedder=embedder,
+        home=home,
+        rest=rest,
+        url=url,
+        key=key,
+    )
     try:
         config.validate()
     except ValueError as error:
@@ -138,8 +236,7 @@ def _print(result: dict[str, Any]) -> None:
     title = f"{result['dataset']} ({result['config']['granularity']} documents, {result['config']['embedderModel']})"
     _out.print(_rich(r.target_table(result), f"{title}: against the BM25 floors and the targets"))
     _out.print(_rich(r.turn_table(result), f"{title}: turn-level evidence recall@k", grouped=True))
-    _out.print(_rich(r.session_table(result), f"{title}: session level (the server's session ranking)",
-                     grouped=True))  # fmt: skip
+    _out.print(_rich(r.session_table(result), f"{title}: session level (the server's session ranking)", grouped=True))
     _out.print(_rich(r.timing_table(result), f"{title}: recall latency"))
     for line in r.summary_lines(result):
         _out.print(line, highlight=False, markup=False)
@@ -171,14 +268,20 @@ def _finite(value: Any) -> Any:
 class _RichProgress:
     """The runner's progress sink as rich progress bars on stderr."""
 
-    _LABELS: ClassVar[dict[str, str]] = {"conversations": "conversations", "embedding": "embedding",
-                                         "questions": "questions x arms"}  # fmt: skip
+    _LABELS: ClassVar[dict[str, str]] = {
+        "conversations": "conversations",
+        "embedding": "embedding",
+        "questions": "questions x arms",
+    }
 
     def __init__(self) -> None:
         self._progress = Progress(
-            TextColumn("{task.description:>16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("{task.description:>16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
             console=_err,
-        )  # fmt: skip
+        )
         self._tasks: dict[str, TaskID] = {}
         self._totals: dict[str, int] = {}
 

@@ -25,5 +25,7 @@ def install(
     if values:
         write_config(home_of(hermes_home), values)
     print(f"installed {folder}")
-    print("select it: set `memory: {provider: engramdb}` in config.yaml (or run `hermes memory setup`), "
-          "and put the host key in ENGRAM_KEY (Hermes' .env)")
+    print(
+        "select it: set `memory: {provider: engramdb}` in config.yaml (or run `hermes memory setup`), "
+        "and put the host key in ENGRAM_KEY (Hermes' .env)"
+    )

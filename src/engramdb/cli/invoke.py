@@ -105,8 +105,11 @@ def _target(meta: Mapping[str, Any]) -> Target:
     if meta.get("url"):
         for local_only in ("tenant", "home", "create_tenant"):
             if meta.get(local_only):
-                raise InvalidInputError(f"--{local_only.replace('_', '-')} works on the data folder; with --url "
-                                        "the server and the key decide", field=f"--{local_only}")  # fmt: skip
+                raise InvalidInputError(
+                    f"--{local_only.replace('_', '-')} works on the data folder; with --url "
+                    "the server and the key decide",
+                    field=f"--{local_only}",
+                )
         return Remote(str(meta["url"]), meta.get("key"))
     return Local(meta.get("home"), meta.get("tenant") or DEFAULT_TENANT, bool(meta.get("create_tenant")))
 
@@ -171,4 +174,3 @@ def _named(error: InvalidInputError, params: list[Param]) -> InvalidInputError:
     if field not in flags:
         return error
     return InvalidInputError(f"{error.message} ({flags[field]})", field=error.field, **error.context)
-

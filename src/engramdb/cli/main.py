@@ -53,13 +53,15 @@ def _version(value: bool) -> None:
 
 def build() -> typer.Typer:
     """The ``engram`` application."""
-    app = typer.Typer(help="EngramDB: long-term memory for LLM agents.", no_args_is_help=True,
-                      pretty_exceptions_enable=False)  # fmt: skip
+    app = typer.Typer(
+        help="EngramDB: long-term memory for LLM agents.", no_args_is_help=True, pretty_exceptions_enable=False
+    )
 
     @app.callback()
     def _root(
-        version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                              help="print the version and exit")] = False,
+        version: Annotated[
+            bool, typer.Option("--version", callback=_version, is_eager=True, help="print the version and exit")
+        ] = False,
     ) -> None:
         """EngramDB: long-term memory for LLM agents."""
 

@@ -45,8 +45,9 @@ def reembed(
                 def advance(count: int, task: TaskID = task) -> None:
                     bar.advance(task, count)
 
-                done = reembed_tenant(store.tenant(name), embedder, batch_size=settings.embed_batch_size,
-                                      progress=advance)  # fmt: skip
+                done = reembed_tenant(
+                    store.tenant(name), embedder, batch_size=settings.embed_batch_size, progress=advance
+                )
                 bar.update(task, completed=done, total=max(done, backlog[name]))
         out.print(f"re-embedded {sum(backlog.values())} memories with {embedder.model_id}")
     finally:
@@ -68,9 +69,15 @@ def backup(
     try:
         started, tenants = clock.now_text(), store.tenant_names()
         store.backup(target, pg_bin=settings.pg_bin)
-        manifest = {"format": "engramdb-backup", "version": 1, "startedAt": started, "finishedAt": clock.now_text(),
-                    "backend": settings.storage_url().split(":", 1)[0], "schema": settings.pg_schema,
-                    "tenants": tenants}  # fmt: skip
+        manifest = {
+            "format": "engramdb-backup",
+            "version": 1,
+            "startedAt": started,
+            "finishedAt": clock.now_text(),
+            "backend": settings.storage_url().split(":", 1)[0],
+            "schema": settings.pg_schema,
+            "tenants": tenants,
+        }
         (target / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     finally:
         store.close()
@@ -92,8 +99,9 @@ def restore(
         manifest = json.loads((folder / MANIFEST).read_text())
     except (OSError, ValueError) as error:
         raise EngramError(f"{source} is not an engram backup: {error}", field="source") from error
-    restore_backup(settings.storage_url(), folder, schema=manifest.get("schema") or settings.pg_schema,
-                   pg_bin=settings.pg_bin)  # fmt: skip
+    restore_backup(
+        settings.storage_url(), folder, schema=manifest.get("schema") or settings.pg_schema, pg_bin=settings.pg_bin
+    )
     store = open_local_store(home)
     try:
         for name in store.tenant_names():

@@ -45,14 +45,16 @@ def serve(
     cap_malloc_arenas(settings.malloc_arenas)  # before the server's threads start
     store = open_store(settings.storage_url(), **settings.store_options())
     if not store.tenant_names():
-        token, _ = auth.create_key(store, tenant=DEFAULT_TENANT, role="admin", grant={}, label="first admin",
-                                   create_tenant=True)  # fmt: skip
+        token, _ = auth.create_key(
+            store, tenant=DEFAULT_TENANT, role="admin", grant={}, label="first admin", create_tenant=True
+        )
         out.print("[bold]Created tenant 'default'.[/bold] First admin key (shown once):")
         out.print(token, soft_wrap=True, highlight=False)
     out.print(f"EngramDB {__version__} on http://{settings.host}:{settings.port} (data: {settings.home.resolve()})")
     app = create_app(settings, store=store, owns_process=True)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None,
-                log_level="info", access_log=False)  # the app logs one JSON access line per request  # fmt: skip
+    uvicorn.run(
+        app, host=settings.host, port=settings.port, log_config=None, log_level="info", access_log=False
+    )  # the app logs one JSON access line per request
 
 
 def mcp(
@@ -77,8 +79,12 @@ def mcp(
     # stdout carries the protocol: logs go to stderr, nothing else is printed.
     configure_logging(logging.WARNING, sys.stderr)
     settings: Settings = settings_for(home)
-    named = {"agentId": agent_id, "profileId": profile_id, "privacyScope": privacy,
-             "sandboxEligible": truth("--sandbox-eligible", sandbox)}  # fmt: skip
+    named = {
+        "agentId": agent_id,
+        "profileId": profile_id,
+        "privacyScope": privacy,
+        "sandboxEligible": truth("--sandbox-eligible", sandbox),
+    }
     if participant:
         named["participantScopeHash"] = participant
     scope = Scope.model_validate({**local_scope(), **named})
@@ -91,8 +97,13 @@ def mcp(
     except NotFoundError as error:
         store.close()
         raise NotFoundError(f"{error.message}; pass --create-tenant to create it", field="--tenant") from error
-    worker = EmbeddingWorker(store, service.embedder, service.written, batch_size=settings.embed_batch_size,
-                             poll_seconds=settings.embed_poll_seconds)  # fmt: skip
+    worker = EmbeddingWorker(
+        store,
+        service.embedder,
+        service.written,
+        batch_size=settings.embed_batch_size,
+        poll_seconds=settings.embed_poll_seconds,
+    )
     worker.start()
     try:
         serve_stdio(service, configured_caller(tenant, scope))
@@ -104,8 +115,10 @@ def mcp(
 def export_tenant(
     tenant: TenantOpt = DEFAULT_TENANT,
     out_path: Annotated[str | None, typer.Option("--out", help="JSONL file (default: stdout)")] = None,
-    participant: Annotated[str | None, typer.Option(
-        "--participant", help="only this participantScopeHash's memories, tombstones and records")] = None,
+    participant: Annotated[
+        str | None,
+        typer.Option("--participant", help="only this participantScopeHash's memories, tombstones and records"),
+    ] = None,
     home: HomeOpt = None,
 ) -> None:
     """Write a tenant (memories with their history, tombstones, keys, audit chain) as JSONL, or one
@@ -175,8 +188,10 @@ def work(home: HomeOpt = None) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per model call: the ledger has them
     settings = settings_for(home)
     if not settings.llm.configured:
-        raise EngramError("no chat model is configured: set ENGRAM_LLM__BASE_URL and ENGRAM_LLM__MODEL "
-                          "(docs/models.md)", field="ENGRAM_LLM__BASE_URL")  # fmt: skip
+        raise EngramError(
+            "no chat model is configured: set ENGRAM_LLM__BASE_URL and ENGRAM_LLM__MODEL (docs/models.md)",
+            field="ENGRAM_LLM__BASE_URL",
+        )
     step_aside(settings.llm.worker_nice, idle=settings.llm.worker_idle)
     store = open_store(settings.storage_url(), **settings.store_options())
     # Background work on a small machine: one thread of the embedding model, not two.
@@ -188,8 +203,9 @@ def work(home: HomeOpt = None) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     worker.start()
-    err.print(f"extraction workers: {max(1, settings.llm.workers)} threads, model {settings.llm.model}",
-              highlight=False)  # fmt: skip
+    err.print(
+        f"extraction workers: {max(1, settings.llm.workers)} threads, model {settings.llm.model}", highlight=False
+    )
     stop.wait()
     worker.stop(timeout=30)
     service.foreground.close()

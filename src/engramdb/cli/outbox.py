@@ -50,4 +50,3 @@ def deliver(
 ) -> None:
     """Send what is pending now, as the key in ENGRAM_KEY; exit 1 if some is left."""
     _exit(outbox_cli.main(["deliver", "--profile", profile, "--url", url, "--timeout", str(timeout)]))
-

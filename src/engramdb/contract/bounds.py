@@ -77,8 +77,9 @@ def check_unicode(body: Mapping[str, Any]) -> None:
     (``"\\ud800"``), but it is no Unicode text and no store can encode it."""
     for field, value in body.items():
         if _has_surrogate(value):
-            raise InvalidInputError(f"{field} holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text",
-                                    field=field)  # fmt: skip
+            raise InvalidInputError(
+                f"{field} holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text", field=field
+            )
 
 
 def _has_surrogate(value: Any) -> bool:
@@ -122,7 +123,5 @@ def check_text(field: str, value: str, cap: int) -> str:
     """Return ``value`` without NULs, or raise InvalidInputError if it is over ``cap``."""
     value = value.replace("\x00", "")
     if len(value) > cap:
-        raise InvalidInputError(
-            f"{field} is {len(value)} characters; the limit is {cap}", field=field, limit=cap
-        )
+        raise InvalidInputError(f"{field} is {len(value)} characters; the limit is {cap}", field=field, limit=cap)
     return value

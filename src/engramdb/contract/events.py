@@ -140,6 +140,7 @@ class WireModel(BaseModel):
     # False on the contract's own event shapes, whose verdict must be the JSON Schema's (a NUL is a
     # character there); every body that reaches a store is a request model that strips them.
     strips_nul: ClassVar[bool] = True
+
     def wire(self) -> dict[str, Any]:
         """Return the JSON-ready dict with camelCase keys and unset optionals dropped."""
         return self.model_dump(by_alias=True, exclude_none=True)
@@ -293,12 +294,22 @@ DEFAULT_SESSION = "default"
 # What a write leaves out: a minimal episode is {userText, assistantText}, a minimal fact
 # {text, subjectKey, kind}, plus the scope the key does not fix.
 EPISODE_DEFAULTS: dict[str, Any] = {
-    "runtime": "custom", "externalSessionId": DEFAULT_SESSION, "turnIndex": 0, "userText": "",
-    "assistantText": "", "conversationKind": "direct", "trustClass": "mixed", "originClass": "conversation",
+    "runtime": "custom",
+    "externalSessionId": DEFAULT_SESSION,
+    "turnIndex": 0,
+    "userText": "",
+    "assistantText": "",
+    "conversationKind": "direct",
+    "trustClass": "mixed",
+    "originClass": "conversation",
     "provenance": "api",
-}  # fmt: skip
+}
 FACT_DEFAULTS: dict[str, Any] = {
-    "runtime": "custom", "confidence": 1.0, "sourceEventId": "api", "trustClass": "trusted", "provenance": "api",
+    "runtime": "custom",
+    "confidence": 1.0,
+    "sourceEventId": "api",
+    "trustClass": "trusted",
+    "provenance": "api",
 }
 
 

@@ -32,16 +32,21 @@ class AdminOperations(ServiceBase):
     """Keys, policy, the audit log and health."""
 
     def health(self) -> Health:
-        return Health(status="ok", version=__version__, embedder=self.embedder.model_id,
-                      storage=self.settings.storage_url().split(":", 1)[0],
-                      reembed_backlog=self._backlog())  # fmt: skip
+        return Health(
+            status="ok",
+            version=__version__,
+            embedder=self.embedder.model_id,
+            storage=self.settings.storage_url().split(":", 1)[0],
+            reembed_backlog=self._backlog(),
+        )
 
     def _backlog(self) -> int:
         """Rows of every tenant with another model's vector; counted at most every 30 s (a scan)."""
         counted_at, count = self._backlog_cache
         if time.monotonic() - counted_at > BACKLOG_SECONDS:
-            count = sum(self.store.tenant(name).aging.stale_count(self.embedder.model_id)
-                        for name in self.store.tenant_names())  # fmt: skip
+            count = sum(
+                self.store.tenant(name).aging.stale_count(self.embedder.model_id) for name in self.store.tenant_names()
+            )
             self._backlog_cache = (time.monotonic(), count)
         return count
 
@@ -49,8 +54,10 @@ class AdminOperations(ServiceBase):
         auth.require(caller, "audit.read")
         filt = AuditFilter(query.action, query.target_id, query.actor_key_id)
         entries = self._tenant(caller).audit_entries(query.after, query.limit, filt)
-        return AuditPage(entries=[audit_view(e) for e in entries],
-                         next_after=entries[-1].seq if len(entries) == query.limit else None)  # fmt: skip
+        return AuditPage(
+            entries=[audit_view(e) for e in entries],
+            next_after=entries[-1].seq if len(entries) == query.limit else None,
+        )
 
     def verify_audit(self, caller: Caller) -> AuditVerdict:
         """Recompute the tenant's chain from its first entry, hold it to its anchors outside the
@@ -58,8 +65,13 @@ class AdminOperations(ServiceBase):
         auth.require(caller, "audit.read")
         tenant = self._tenant(caller)
         verdict = audit.verify(tenant)
-        answer = AuditVerdict(tenant=caller.tenant, verified=verdict.ok, checked=verdict.checked,
-                              broken_seq=verdict.broken_seq, problem=verdict.problem)  # fmt: skip
+        answer = AuditVerdict(
+            tenant=caller.tenant,
+            verified=verdict.ok,
+            checked=verdict.checked,
+            broken_seq=verdict.broken_seq,
+            problem=verdict.problem,
+        )
         if not verdict.ok:
             return answer
         seq, problem = self.anchors.check(caller.tenant, tenant)
@@ -67,8 +79,9 @@ class AdminOperations(ServiceBase):
             return answer.model_copy(update={"verified": False, "broken_seq": seq, "problem": problem})
         memories, memory_id, problem = first_altered_memory(tenant)
         if problem is not None:
-            return answer.model_copy(update={"verified": False, "memory_id": memory_id, "memories_checked": memories,
-                                             "problem": problem})  # fmt: skip
+            return answer.model_copy(
+                update={"verified": False, "memory_id": memory_id, "memories_checked": memories, "problem": problem}
+            )
         self.anchors.advance(caller.tenant, tenant)  # what was just verified is anchored
         return answer.model_copy(update={"memories_checked": memories})
 
@@ -90,9 +103,14 @@ class AdminOperations(ServiceBase):
     def create_key(self, caller: Caller, body: KeyCreateRequest) -> KeyCreated:
         """Create a key in the caller's tenant; the token is in the answer, once."""
         auth.require(caller, "keys.manage")
-        token, record = auth.create_key(self.store, tenant=caller.tenant, role=body.role,
-                                        grant=body.grant.named_scope_fields(), label=body.label,
-                                        actor=None if caller.operator else caller)  # fmt: skip
+        token, record = auth.create_key(
+            self.store,
+            tenant=caller.tenant,
+            role=body.role,
+            grant=body.grant.named_scope_fields(),
+            label=body.label,
+            actor=None if caller.operator else caller,
+        )
         return KeyCreated(key=token, **key_view(record).model_dump())
 
     def list_keys(self, caller: Caller) -> KeyList:

@@ -53,5 +53,6 @@ def decide(row: AgingRow, policy: AgingPolicy, now: datetime) -> Decision:
         return Decision(False, f"recorded {age_days:.0f} days ago, not over {policy.archive_after_days:g}", power)
     if power >= policy.archive_below_strength:
         return Decision(False, f"strength {power:.3f} is not below {policy.archive_below_strength:g}", power)
-    return Decision(True, f"strength {power:.3f} below {policy.archive_below_strength:g}, recorded "
-                          f"{age_days:.0f} days ago", power)  # fmt: skip
+    return Decision(
+        True, f"strength {power:.3f} below {policy.archive_below_strength:g}, recorded {age_days:.0f} days ago", power
+    )

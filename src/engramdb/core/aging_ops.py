@@ -44,8 +44,12 @@ class AgingOperations(ServiceBase):
         """Run the aging sweep of the caller's tenant now (the supervisor runs it on a schedule)."""
         auth.require(caller, "jobs.run")
         counts = sweep(self._tenant(caller), self.now())
-        return AgingRun(weighed=counts.weighed, archived=counts.archived, erased_episodes=counts.erased_episodes,
-                        erased_facts=counts.erased_facts)  # fmt: skip
+        return AgingRun(
+            weighed=counts.weighed,
+            archived=counts.archived,
+            erased_episodes=counts.erased_episodes,
+            erased_facts=counts.erased_facts,
+        )
 
     def _mark(self, caller: Caller, source: Source, memory_id: str, body: MarkRequest) -> MemoryMarks:
         auth.require(caller, "memory.mark")
@@ -56,8 +60,15 @@ class AgingOperations(ServiceBase):
         with tenant.transaction() as tx:
             tx.set_marks(row.rowid, pinned=body.pinned, importance=body.importance)
             pinned, importance = tx.marks(row.rowid)
-            tx.audit(caller.audit("memory.mark", target_kind=source, target_id=memory_id, scope_key=scope_key,
-                                  after_digest=f"pinned={pinned} importance={importance}"))  # fmt: skip
+            tx.audit(
+                caller.audit(
+                    "memory.mark",
+                    target_kind=source,
+                    target_id=memory_id,
+                    scope_key=scope_key,
+                    after_digest=f"pinned={pinned} importance={importance}",
+                )
+            )
         return MemoryMarks(memory=memory_view(row), pinned=pinned, importance=importance)
 
     def _restore(self, caller: Caller, source: Source, memory_id: str, body: RestoreRequest) -> MemoryView:
@@ -67,17 +78,28 @@ class AgingOperations(ServiceBase):
         if row.status != "archived":
             raise ConflictError(f"{memory_id} is {row.status}; only an archived memory is restored", id=memory_id)
         with tenant.transaction() as tx:
-            if source == "MEMORY_FACT" and row.subject_key and row.kind and not load_policy(tenant).is_multi_valued(
-                row.kind
+            if (
+                source == "MEMORY_FACT"
+                and row.subject_key
+                and row.kind
+                and not load_policy(tenant).is_multi_valued(row.kind)
             ):
                 current = tx.active_facts(scope_key, row.subject_key, row.kind)
                 if current:  # one current value per single-valued slot
-                    raise ConflictError(f"fact {current[0].memory_id} holds this slot now; correct it instead",
-                                        id=current[0].memory_id)  # fmt: skip
+                    raise ConflictError(
+                        f"fact {current[0].memory_id} holds this slot now; correct it instead", id=current[0].memory_id
+                    )
             restored = tx.set_status(row.rowid, status="active", reason=None, retired_at=None)
             tx.touch(row.rowid, clock.to_text(self.now()))  # restored means wanted: it starts strong again
-            tx.audit(caller.audit("memory.restore", target_kind=source, target_id=memory_id, scope_key=scope_key,
-                                  reason=body.reason or "restored from the archive"))  # fmt: skip
+            tx.audit(
+                caller.audit(
+                    "memory.restore",
+                    target_kind=source,
+                    target_id=memory_id,
+                    scope_key=scope_key,
+                    reason=body.reason or "restored from the archive",
+                )
+            )
         return memory_view(restored)
 
     def _memory_scope(self, caller: Caller, body: MarkRequest | RestoreRequest) -> tuple[TenantStore, str]:

@@ -114,11 +114,14 @@ class Anchors:
         for anchor in _latest_first(anchors):
             found = log.audit_entries(anchor.seq - 1, 1)
             if not found or found[0].seq != anchor.seq:
-                return anchor.seq, (f"entry {anchor.seq}, anchored at {anchor.at}, is gone "
-                                    "(the log was truncated or renumbered)")  # fmt: skip
+                return anchor.seq, (
+                    f"entry {anchor.seq}, anchored at {anchor.at}, is gone (the log was truncated or renumbered)"
+                )
             if found[0].hash != anchor.hash:
-                return anchor.seq, (f"entry {anchor.seq} is not the entry anchored at {anchor.at} "
-                                    "(the chain was rewritten and re-hashed)")  # fmt: skip
+                return anchor.seq, (
+                    f"entry {anchor.seq} is not the entry anchored at {anchor.at} "
+                    "(the chain was rewritten and re-hashed)"
+                )
             break  # the chain links every earlier entry to this one, so one anchor held is enough
         return None, None
 

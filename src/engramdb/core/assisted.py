@@ -57,8 +57,17 @@ class AssistedOperations(ServiceBase):
         scope = auth.resolve_scope(caller, fields)
         chat = self.chat_model()
         tenant = self._tenant(caller)
-        return Work(caller, scope, auth.scope_key(scope), tenant, load_policy(tenant), chat, self.embedder,
-                    self.settings.retrieval, job_id=job_id)  # fmt: skip
+        return Work(
+            caller,
+            scope,
+            auth.scope_key(scope),
+            tenant,
+            load_policy(tenant),
+            chat,
+            self.embedder,
+            self.settings.retrieval,
+            job_id=job_id,
+        )
 
     def extract(self, caller: Caller, body: ExtractRequest) -> ExtractResult:
         """Extract facts from turns now, judge them, and write them as derived facts."""
@@ -102,8 +111,11 @@ class AssistedOperations(ServiceBase):
         if set(auth.SCOPE_FIELDS) <= set(caller.grant) | set(named):
             return [auth.scope_key(auth.resolve_scope(caller, named))]
         stats = self._tenant(caller).scope_stats()
-        return [s.scope.scope_key for s in stats if auth.may_name(caller, s.scope)
-                and all(getattr(s.scope, _column(k)) == v for k, v in named.items())]  # fmt: skip
+        return [
+            s.scope.scope_key
+            for s in stats
+            if auth.may_name(caller, s.scope) and all(getattr(s.scope, _column(k)) == v for k, v in named.items())
+        ]
 
     def model_usage(self, caller: Caller, query: UsageQuery) -> ModelUsage:
         """The tenant's model calls summed by purpose, the latest calls, and the queue's states."""
@@ -115,11 +127,13 @@ class AssistedOperations(ServiceBase):
             states[job.state] = states.get(job.state, 0) + 1
         llm = self.settings.llm
         return ModelUsage(
-            configured=llm.configured, model=llm.model or None, by_purpose=[_purpose(t) for t in totals],
+            configured=llm.configured,
+            model=llm.model or None,
+            by_purpose=[_purpose(t) for t in totals],
             total=_purpose(UsageTotals("all", *(sum(getattr(t, f) for t in totals) for f in _SUMMED))),
             recent=[CallView(**vars(c)) for c in tenant.model_calls(query.recent)] if query.recent else [],
             jobs=states,
-        )  # fmt: skip
+        )
 
     def fact_links(self, caller: Caller, fact_id: str, query: MemoryQuery) -> FactLinks:
         """Links a model's work made from or to a fact (verdicts, consolidations, evidence)."""
@@ -128,13 +142,22 @@ class AssistedOperations(ServiceBase):
         tenant = self._tenant(caller)
         if tenant.get_memory(key, "MEMORY_FACT", fact_id) is None:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
-        return FactLinks(links=[LinkView(**{k: v for k, v in vars(link).items() if k not in ("link_id", "scope_key")})
-                                for link in tenant.links_of(key, fact_id)])  # fmt: skip
+        return FactLinks(
+            links=[
+                LinkView(**{k: v for k, v in vars(link).items() if k not in ("link_id", "scope_key")})
+                for link in tenant.links_of(key, fact_id)
+            ]
+        )
 
 
 _SUMMED = ("calls", "failed", "prompt_tokens", "completion_tokens", "cost", "latency_ms")
-_COLUMNS = {"agentId": "agent_id", "profileId": "profile_id", "privacyScope": "privacy_scope",
-            "participantScopeHash": "participant_scope_hash", "sandboxEligible": "sandbox_eligible"}  # fmt: skip
+_COLUMNS = {
+    "agentId": "agent_id",
+    "profileId": "profile_id",
+    "privacyScope": "privacy_scope",
+    "participantScopeHash": "participant_scope_hash",
+    "sandboxEligible": "sandbox_eligible",
+}
 
 
 def _column(wire: str) -> str:
@@ -142,5 +165,12 @@ def _column(wire: str) -> str:
 
 
 def _purpose(t: UsageTotals) -> PurposeUsage:
-    return PurposeUsage(purpose=t.purpose, calls=t.calls, failed=t.failed, prompt_tokens=t.prompt_tokens,
-                        completion_tokens=t.completion_tokens, cost=t.cost, model_ms=t.latency_ms)  # fmt: skip
+    return PurposeUsage(
+        purpose=t.purpose,
+        calls=t.calls,
+        failed=t.failed,
+        prompt_tokens=t.prompt_tokens,
+        completion_tokens=t.completion_tokens,
+        cost=t.cost,
+        model_ms=t.latency_ms,
+    )

@@ -118,8 +118,10 @@ def verify(tenant: AuditLog) -> Verdict:
                 return Verdict(checked, expected_seq, f"entry {expected_seq} is missing")
             if entry.prev_hash != prev_hash:
                 return Verdict(checked, entry.seq, "prevHash does not match the previous entry")
-            if chain_hash(entry, seq=entry.seq, at=entry.at, prev_hash=prev_hash,
-                          reason_digest=entry.reason_digest) != entry.hash:
+            if (
+                chain_hash(entry, seq=entry.seq, at=entry.at, prev_hash=prev_hash, reason_digest=entry.reason_digest)
+                != entry.hash
+            ):
                 return Verdict(checked, entry.seq, "content does not match its hash (edited)")
             if not _reason_holds(entry):
                 return Verdict(checked, entry.seq, "reason does not match its digest (edited)")

@@ -105,9 +105,7 @@ def resolve_scope(caller: Caller, named: dict[str, Any]) -> Scope:
     resolved = merged_scope(caller, named)
     for name in SCOPE_FIELDS:
         if name not in resolved:
-            raise InvalidInputError(
-                f"{name} is required: {caller.role} keys do not fix it", field=name
-            )
+            raise InvalidInputError(f"{name} is required: {caller.role} keys do not fix it", field=name)
     return Scope.model_validate(resolved)
 
 
@@ -118,9 +116,7 @@ def merged_scope(caller: Caller, named: dict[str, Any]) -> dict[str, Any]:
     for name in SCOPE_FIELDS:
         bound, asked = caller.grant.get(name), named.get(name)
         if bound is not None and asked is not None and asked != bound:
-            raise AuthorizationError(
-                f"this key is not granted {name}={asked!r}", field=name, role=caller.role
-            )
+            raise AuthorizationError(f"this key is not granted {name}={asked!r}", field=name, role=caller.role)
         value = bound if bound is not None else asked
         if value is not None:
             resolved[name] = value
@@ -129,9 +125,13 @@ def merged_scope(caller: Caller, named: dict[str, Any]) -> dict[str, Any]:
 
 def may_name(caller: Caller, scope: ScopeColumns) -> bool:
     """True when every scope field the caller's key is bound to has this scope's value."""
-    values = {"agentId": scope.agent_id, "profileId": scope.profile_id, "privacyScope": scope.privacy_scope,
-              "participantScopeHash": scope.participant_scope_hash,
-              "sandboxEligible": scope.sandbox_eligible}  # fmt: skip
+    values = {
+        "agentId": scope.agent_id,
+        "profileId": scope.profile_id,
+        "privacyScope": scope.privacy_scope,
+        "participantScopeHash": scope.participant_scope_hash,
+        "sandboxEligible": scope.sandbox_eligible,
+    }
     return all(values[name] == bound for name, bound in caller.grant.items() if name in values)
 
 
@@ -168,8 +168,13 @@ def validate_grant(role: str, grant: dict[str, Any]) -> dict[str, Any]:
             raise InvalidInputError(f"{name} must not be blank", field=name)
     check_caps(grant)  # the same caps as a write's: a grant's values are written on every memory
     # Validate each bound value with the contract's own rules.
-    probe = {"agentId": "x", "profileId": "x", "privacyScope": "private",
-             "participantScopeHash": "0" * 64, "sandboxEligible": False} | grant  # fmt: skip
+    probe = {
+        "agentId": "x",
+        "profileId": "x",
+        "privacyScope": "private",
+        "participantScopeHash": "0" * 64,
+        "sandboxEligible": False,
+    } | grant
     try:
         Scope.model_validate(probe)
     except ValueError as error:

@@ -56,8 +56,9 @@ class ServiceBase:
         user_id = fields.pop("userId", None)
         if user_id is not None:
             if "participantScopeHash" in fields:
-                raise InvalidInputError("name the participant once: userId or participantScopeHash, not both",
-                                        field="userId")  # fmt: skip
+                raise InvalidInputError(
+                    "name the participant once: userId or participantScopeHash, not both", field="userId"
+                )
             fields["participantScopeHash"] = self.participant_hash(caller, user_id)
         return auth.resolve_scope(caller, fields)
 
@@ -66,9 +67,13 @@ class ServiceBase:
 
         The raw id is hashed here and goes no further: it is not stored, logged or answered.
         """
-        draft = AuditDraft(action="tenant.participant_salt", actor_key_id=None if caller.operator else caller.key_id,
-                           actor_role="operator" if caller.operator else caller.role, target_kind="tenant",
-                           target_id=caller.tenant)  # fmt: skip
+        draft = AuditDraft(
+            action="tenant.participant_salt",
+            actor_key_id=None if caller.operator else caller.key_id,
+            actor_role="operator" if caller.operator else caller.role,
+            target_kind="tenant",
+            target_id=caller.tenant,
+        )
         salt = self._salts.get(caller.tenant)
         if salt is None:  # a salt never changes once made: one read per tenant and process
             salt = self._salts[caller.tenant] = self._tenant(caller).participant_salt(draft)

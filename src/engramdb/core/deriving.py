@@ -47,8 +47,13 @@ class DerivingOperations(AssistedOperations):
         with work.accounted():
             items = reflection.reflect(work, body, facts)
         self.written.set()
-        return ReflectResult(items=items, evidence_fact_ids=[f.memory_id for f in facts], model=work.chat.model,
-                             prompt_version=reflection.REFLECT.version, usage=work.usage())  # fmt: skip
+        return ReflectResult(
+            items=items,
+            evidence_fact_ids=[f.memory_id for f in facts],
+            model=work.chat.model,
+            prompt_version=reflection.REFLECT.version,
+            usage=work.usage(),
+        )
 
     def consolidate(self, caller: Caller, body: ConsolidateRequest) -> ConsolidateResult:
         """Merge near-duplicate current facts of a slot (or say what would be merged)."""
@@ -60,8 +65,9 @@ class DerivingOperations(AssistedOperations):
         with work.accounted():
             result = consolidation.consolidate(work, found, body.dry_run)
         self.written.set()
-        return ConsolidateResult(groups=result, model=work.chat.model, prompt_version=consolidation.CONSOLIDATE.version,
-                                 usage=work.usage())  # fmt: skip
+        return ConsolidateResult(
+            groups=result, model=work.chat.model, prompt_version=consolidation.CONSOLIDATE.version, usage=work.usage()
+        )
 
     def undo_consolidation(self, caller: Caller, fact_id: str, body: UndoConsolidation) -> UndoneConsolidation:
         """Archive a merged fact; its originals are current again (no model needed)."""
@@ -85,20 +91,35 @@ class DerivingOperations(AssistedOperations):
             raise InvalidInputError("no user or assistant message with text: nothing to remember", field="messages")
         session = query.session_id or f"add:{sha256_hex(canonical_json([m.wire() for m in body.messages]))[:16]}"
         observed = body.observed_at or clock.now_text()
-        writes = [EpisodeWrite.model_validate({
-            **scope.wire(), "runtime": "custom", "externalSessionId": session, "turnIndex": index, "userText": user,
-            "assistantText": assistant, "summary": " ".join((user or assistant).split())[:_SUMMARY_CHARS],
-            "conversationKind": "direct", "visibility": "shared" if scope.privacy_scope == "shared" else "participant",
-            "trustClass": body.trust_class, "originClass": "conversation", "observedAt": observed,
-            "provenance": "engram:add",
-        }) for index, (user, assistant) in enumerate(pairs)]  # fmt: skip
+        writes = [
+            EpisodeWrite.model_validate(
+                {
+                    **scope.wire(),
+                    "runtime": "custom",
+                    "externalSessionId": session,
+                    "turnIndex": index,
+                    "userText": user,
+                    "assistantText": assistant,
+                    "summary": " ".join((user or assistant).split())[:_SUMMARY_CHARS],
+                    "conversationKind": "direct",
+                    "visibility": "shared" if scope.privacy_scope == "shared" else "participant",
+                    "trustClass": body.trust_class,
+                    "originClass": "conversation",
+                    "observedAt": observed,
+                    "provenance": "engram:add",
+                }
+            )
+            for index, (user, assistant) in enumerate(pairs)
+        ]
         # The service these operations are mixed into (MemoryService) writes episodes.
         stored = cast(WriteOperations, self).write_episodes(caller, writes)
         episodes = [w.id for w in stored]
         if work is None:
             return AddResult(episodes=episodes, created=[], updated=[], parked=[], skipped=[])
-        turns = [Turn(w.id, user, assistant, clock.normalize(observed), body.trust_class)
-                 for w, (user, assistant) in zip(stored, pairs, strict=True)]  # fmt: skip
+        turns = [
+            Turn(w.id, user, assistant, clock.normalize(observed), body.trust_class)
+            for w, (user, assistant) in zip(stored, pairs, strict=True)
+        ]
         with work.accounted():
             result = pipeline.extract(work, turns)
         self.written.set()

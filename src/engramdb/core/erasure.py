@@ -44,8 +44,11 @@ class ErasureOperations(ServiceBase):
             return _forgotten(tenant.erasure_preview(tenant.participant_scopes(participant)), dry_run=True)
         with tenant.transaction() as tx:
             erased = tx.erase_scopes(tx.participant_scopes(participant))
-            tx.audit(caller.audit("participant.forget", target_kind="participant", target_id=participant,
-                                  reason=_summary(erased)))  # fmt: skip
+            tx.audit(
+                caller.audit(
+                    "participant.forget", target_kind="participant", target_id=participant, reason=_summary(erased)
+                )
+            )
         tenant.scrub()
         log.info("forgot a participant: %s", _summary(erased))
         return _forgotten(erased, dry_run=False)
@@ -58,8 +61,9 @@ class ErasureOperations(ServiceBase):
             raise InvalidInputError("participantScopeHash is required", field="participantScopeHash")
         tenant = self._tenant(caller)
         rows = [ExportLine(table=t, row=r) for t, r in participant_rows(tenant, participant)]
-        return ParticipantExport(tenant=caller.tenant, participant_scope_hash=participant,
-                                 exported_at=clock.now_text(), rows=rows)  # fmt: skip
+        return ParticipantExport(
+            tenant=caller.tenant, participant_scope_hash=participant, exported_at=clock.now_text(), rows=rows
+        )
 
     def delete_episode(self, caller: Caller, event_id: str, query: DeleteMemoryQuery) -> MemoryDeleted:
         return self._delete_memory(caller, "EPISODE", event_id, query)
@@ -80,8 +84,15 @@ class ErasureOperations(ServiceBase):
             return MemoryDeleted(dry_run=True, memories=ids)
         with tenant.transaction() as tx:
             gone = tx.delete_memory_rows(scope_key, rows)
-            tx.audit(caller.audit("memory.delete", target_kind=source, target_id=memory_id, scope_key=scope_key,
-                                  reason=f"deleted {gone} row(s) (every version)"))  # fmt: skip
+            tx.audit(
+                caller.audit(
+                    "memory.delete",
+                    target_kind=source,
+                    target_id=memory_id,
+                    scope_key=scope_key,
+                    reason=f"deleted {gone} row(s) (every version)",
+                )
+            )
         tenant.scrub()
         return MemoryDeleted(dry_run=False, memories=ids)
 
@@ -105,13 +116,21 @@ def _rows(tenant: TenantStore, scope_key: str, source: Source, memory_id: str) -
 
 def _summary(erased: Erasure) -> str:
     """Counts only: the entry that records an erasure must hold nothing of what was erased."""
-    return (f"erased {erased.memories} memories, {erased.records} records, {erased.relationships} relationships, "
-            f"{erased.tombstones} tombstones and {erased.audit_reasons_erased} audit reasons "
-            f"in {erased.scopes} scopes")  # fmt: skip
+    return (
+        f"erased {erased.memories} memories, {erased.records} records, {erased.relationships} relationships, "
+        f"{erased.tombstones} tombstones and {erased.audit_reasons_erased} audit reasons "
+        f"in {erased.scopes} scopes"
+    )
 
 
 def _forgotten(erased: Erasure, *, dry_run: bool) -> Forgotten:
-    return Forgotten(dry_run=dry_run, scopes=erased.scopes, memories=erased.memories, records=erased.records,
-                     relationships=erased.relationships, tombstones=erased.tombstones,
-                     audit_reasons_erased=erased.audit_reasons_erased,
-                     audit_reasons_kept=erased.audit_reasons_kept)  # fmt: skip
+    return Forgotten(
+        dry_run=dry_run,
+        scopes=erased.scopes,
+        memories=erased.memories,
+        records=erased.records,
+        relationships=erased.relationships,
+        tombstones=erased.tombstones,
+        audit_reasons_erased=erased.audit_reasons_erased,
+        audit_reasons_kept=erased.audit_reasons_kept,
+    )

@@ -37,9 +37,17 @@ class Expansion:
 
 
 def expand(
-    tenant: TenantStore, scope_key: str, hits: Sequence[Hit], filt: CandidateFilter, *, top: int, weight: float,
-    limit: int, narrow: Narrowing | None = None, words: QueryWords | None = None,
-) -> Expansion:  # fmt: skip
+    tenant: TenantStore,
+    scope_key: str,
+    hits: Sequence[Hit],
+    filt: CandidateFilter,
+    *,
+    top: int,
+    weight: float,
+    limit: int,
+    narrow: Narrowing | None = None,
+    words: QueryWords | None = None,
+) -> Expansion:
     """Follow the relationships of the first ``top`` hits one hop (linked memories pass ``narrow``)."""
     seeds = {NodeRef(h.record.source, h.record.rowid): h for h in hits[:top]}
     memories: dict[int, tuple[float, str, str]] = {}  # rowid -> (score, via, linked from)
@@ -61,14 +69,28 @@ def expand(
     wanted = [r for r in memories if r not in direct]
     admitted = tenant.admitted(scope_key, wanted, filt)
     rows = tenant.records(admitted, with_event=False)
-    linked = [Hit(rows[r], memories[r][0], features={"linked": memories[r][0]}, via=memories[r][1:],
-                  relevance=max(derived[r], words.evidence(rows[r].text) if words else 0.0))
-              for r in admitted if r in rows]  # fmt: skip
+    linked = [
+        Hit(
+            rows[r],
+            memories[r][0],
+            features={"linked": memories[r][0]},
+            via=memories[r][1:],
+            relevance=max(derived[r], words.evidence(rows[r].text) if words else 0.0),
+        )
+        for r in admitted
+        if r in rows
+    ]
     if narrow is not None:
         floor = narrow.min_score
         linked = [h for h in linked if narrow.keeps(h.record) and (floor is None or h.relevance >= floor)]
     ranked = sorted([*direct.values(), *linked], key=lambda h: (-h.score, h.record.rowid))[:limit]
     found_rows = tenant.record_rows(scope_key, list(records))
-    listed = sorted((LinkedRecord(found_rows[r], score, via, origin) for r, (score, via, origin) in records.items()
-                     if r in found_rows), key=lambda x: (-x.score, x.row.created_at))  # fmt: skip
+    listed = sorted(
+        (
+            LinkedRecord(found_rows[r], score, via, origin)
+            for r, (score, via, origin) in records.items()
+            if r in found_rows
+        ),
+        key=lambda x: (-x.score, x.row.created_at),
+    )
     return Expansion(ranked, listed[:MAX_RECORDS])

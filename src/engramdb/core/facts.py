@@ -44,11 +44,16 @@ def state_digest(record: MemoryRecord) -> str:
     """Digest of a fact's lifecycle state, for the audit log's before/after."""
     return sha256_hex(
         canonical_json(
-            {"id": record.memory_id, "status": record.status, "retiredAt": record.retired_at,
-             "supersededBy": record.superseded_by_id, "reason": record.status_reason}
+            {
+                "id": record.memory_id,
+                "status": record.status,
+                "retiredAt": record.retired_at,
+                "supersededBy": record.superseded_by_id,
+                "reason": record.status_reason,
+            }
             | ({"invalidAt": record.invalid_at} if record.invalid_at else {})  # digests from before it stay
         )
-    )  # fmt: skip
+    )
 
 
 def _is_newer(record: MemoryRecord, than: NewMemory | MemoryRecord) -> bool:
@@ -87,8 +92,9 @@ def assert_fact(
     newer = _newer_versions(tx, row, policy, victims)
     if newer:
         return _store_as_history(tx, row, caller, policy, newer[0])
-    return _supersede(tx, replace(row, supersedes_id=_first_id(victims) or row.supersedes_id),
-                      victims, caller, policy, reason)  # fmt: skip
+    return _supersede(
+        tx, replace(row, supersedes_id=_first_id(victims) or row.supersedes_id), victims, caller, policy, reason
+    )
 
 
 def _victims(
@@ -129,8 +135,11 @@ def _newer_versions(
     assert row.subject_key is not None and row.kind is not None
     if not policy.is_multi_valued(row.kind):
         scope_key = row.scope.scope_key if isinstance(row, NewMemory) else row.scope_key
-        retired = [f for f in tx.slot_facts(scope_key, row.subject_key, row.kind, ("superseded", "expired"))
-                   if f.memory_id != row.memory_id and _holds_somewhere(f) and _is_newer(f, row)]  # fmt: skip
+        retired = [
+            f
+            for f in tx.slot_facts(scope_key, row.subject_key, row.kind, ("superseded", "expired"))
+            if f.memory_id != row.memory_id and _holds_somewhere(f) and _is_newer(f, row)
+        ]
         newer += retired
     return sorted(newer, key=lambda f: (f.valid_from or "", f.recorded_at))
 
@@ -143,9 +152,16 @@ def _insert(tx: Transaction, row: NewMemory, caller: Caller, action: str, reason
     record = tx.insert_memory(row)
     if record is None:  # unreachable: the id was checked absent in this transaction
         raise ConflictError(f"fact {row.memory_id} already exists")
-    tx.audit(caller.audit(action, target_kind="MEMORY_FACT", target_id=row.memory_id,
-                          scope_key=row.scope.scope_key, after_digest=state_digest(record),
-                          reason=reason))  # fmt: skip
+    tx.audit(
+        caller.audit(
+            action,
+            target_kind="MEMORY_FACT",
+            target_id=row.memory_id,
+            scope_key=row.scope.scope_key,
+            after_digest=state_digest(record),
+            reason=reason,
+        )
+    )
     return record
 
 
@@ -155,15 +171,16 @@ def _park(tx: Transaction, row: NewMemory, caller: Caller, why: str) -> MemoryRe
     return _insert(tx, parked, caller, "fact.park", why)
 
 
-def _tombstoned(
-    tx: Transaction, row: NewMemory, caller: Caller, policy: TenantPolicy, tomb: Tombstone
-) -> FactOutcome:
+def _tombstoned(tx: Transaction, row: NewMemory, caller: Caller, policy: TenantPolicy, tomb: Tombstone) -> FactOutcome:
     why = f"value tombstoned by {tomb.tombstone_id} ({tomb.reason or 'no reason given'})"
     if policy.tombstone_policy == "review":
         return FactOutcome("parked", _park(tx, row, caller, why), tombstone=tomb)
     # The refusal is audited too (the transaction commits; the caller then answers 409).
-    tx.audit(caller.audit("fact.refuse", target_kind="MEMORY_FACT", target_id=row.memory_id,
-                          scope_key=row.scope.scope_key, reason=why))  # fmt: skip
+    tx.audit(
+        caller.audit(
+            "fact.refuse", target_kind="MEMORY_FACT", target_id=row.memory_id, scope_key=row.scope.scope_key, reason=why
+        )
+    )
     return FactOutcome("refused", None, tombstone=tomb)
 
 
@@ -172,12 +189,17 @@ def _store_as_history(
 ) -> FactOutcome:
     # An older fact never supersedes a newer one: it is kept, already retired, as history.
     history = replace(row, status="superseded", active_from=None)
-    record = _insert(tx, history, caller, "fact.write",
-                     f"older than fact {newer.memory_id} of the same slot: stored as history")  # fmt: skip
-    record = tx.set_status(record.rowid, status="superseded", retired_at=row.recorded_at,
-                           superseded_by=newer.memory_id,
-                           invalid_at=_fit_into_slot(tx, record, caller, policy) or newer.valid_from,
-                           reason=f"older than fact {newer.memory_id} of the same slot")  # fmt: skip
+    record = _insert(
+        tx, history, caller, "fact.write", f"older than fact {newer.memory_id} of the same slot: stored as history"
+    )
+    record = tx.set_status(
+        record.rowid,
+        status="superseded",
+        retired_at=row.recorded_at,
+        superseded_by=newer.memory_id,
+        invalid_at=_fit_into_slot(tx, record, caller, policy) or newer.valid_from,
+        reason=f"older than fact {newer.memory_id} of the same slot",
+    )
     return FactOutcome("history", record, superseded=(record,))
 
 
@@ -209,19 +231,34 @@ def _fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: 
     if policy.is_multi_valued(fact.kind):
         return None
     start = fact.valid_from
-    slot = [f for f in tx.slot_facts(fact.scope_key, fact.subject_key, fact.kind, _HELD)
-            if f.rowid != fact.rowid and f.valid_from]  # fmt: skip
+    slot = [
+        f
+        for f in tx.slot_facts(fact.scope_key, fact.subject_key, fact.kind, _HELD)
+        if f.rowid != fact.rowid and f.valid_from
+    ]
     held = [f for f in slot if _holds_somewhere(f)]
     for earlier in held:
         end = _held_until(earlier)
         if earlier.status != "active" and (earlier.valid_from or "") <= start and (end is None or end > start):
             before = state_digest(earlier)
-            closed = tx.set_status(earlier.rowid, status=earlier.status, reason=earlier.status_reason,
-                                   retired_at=earlier.retired_at, invalid_at=start)  # fmt: skip
-            tx.audit(caller.audit("fact.close", target_kind="MEMORY_FACT", target_id=earlier.memory_id,
-                                  scope_key=earlier.scope_key, before_digest=before,
-                                  after_digest=state_digest(closed),
-                                  reason=f"{fact.memory_id} holds from {start}"))  # fmt: skip
+            closed = tx.set_status(
+                earlier.rowid,
+                status=earlier.status,
+                reason=earlier.status_reason,
+                retired_at=earlier.retired_at,
+                invalid_at=start,
+            )
+            tx.audit(
+                caller.audit(
+                    "fact.close",
+                    target_kind="MEMORY_FACT",
+                    target_id=earlier.memory_id,
+                    scope_key=earlier.scope_key,
+                    before_digest=before,
+                    after_digest=state_digest(closed),
+                    reason=f"{fact.memory_id} holds from {start}",
+                )
+            )
     return min((f.valid_from for f in held if f.valid_from and f.valid_from > start), default=None)
 
 
@@ -237,10 +274,19 @@ def _supersede(
     record = _insert(tx, replace(row, active_from=now), caller, "fact.write", reason)
     retired = []
     for victim in victims:
-        retired.append(retire(tx, victim, caller, status="superseded", at=now,
-                              reason=reason or f"superseded by {row.memory_id}",
-                              successor=row.memory_id, invalid_at=row.valid_from,
-                              tombstone=value_hash(victim.text) != value_hash(row.text)))  # fmt: skip
+        retired.append(
+            retire(
+                tx,
+                victim,
+                caller,
+                status="superseded",
+                at=now,
+                reason=reason or f"superseded by {row.memory_id}",
+                successor=row.memory_id,
+                invalid_at=row.valid_from,
+                tombstone=value_hash(victim.text) != value_hash(row.text),
+            )
+        )
     _fit_into_slot(tx, record, caller, policy)  # retired versions that still held at its start
     return FactOutcome("superseded" if retired else "created", record, superseded=tuple(retired))
 
@@ -262,23 +308,36 @@ def retire(
     A superseded fact stops holding (valid time) where its successor starts: ``invalid_at``.
     """
     before = state_digest(fact)
-    record = tx.set_status(fact.rowid, status=status, reason=reason, retired_at=at,
-                           superseded_by=successor, invalid_at=invalid_at)  # fmt: skip
+    record = tx.set_status(
+        fact.rowid, status=status, reason=reason, retired_at=at, superseded_by=successor, invalid_at=invalid_at
+    )
     action = _RETIRE_ACTIONS[status]
-    tx.audit(caller.audit(action, target_kind="MEMORY_FACT", target_id=fact.memory_id,
-                          scope_key=fact.scope_key, before_digest=before,
-                          after_digest=state_digest(record), reason=reason))  # fmt: skip
+    tx.audit(
+        caller.audit(
+            action,
+            target_kind="MEMORY_FACT",
+            target_id=fact.memory_id,
+            scope_key=fact.scope_key,
+            before_digest=before,
+            after_digest=state_digest(record),
+            reason=reason,
+        )
+    )
     if tombstone:
         tomb = tx.add_tombstone(tombstone_for(fact, reason=reason, at=at, actor_key_id=caller.key_id))
-        tx.audit(caller.audit("tombstone.create", target_kind="tombstone",
-                              target_id=tomb.tombstone_id, scope_key=fact.scope_key,
-                              reason=reason))  # fmt: skip
+        tx.audit(
+            caller.audit(
+                "tombstone.create",
+                target_kind="tombstone",
+                target_id=tomb.tombstone_id,
+                scope_key=fact.scope_key,
+                reason=reason,
+            )
+        )
     return record
 
 
-def retract(
-    tx: Transaction, scope_key: str, fact_id: str, caller: Caller, *, reason: str, at: str
-) -> MemoryRecord:
+def retract(tx: Transaction, scope_key: str, fact_id: str, caller: Caller, *, reason: str, at: str) -> MemoryRecord:
     """Retract an active fact: it stops being current and its value is tombstoned."""
     fact = active_fact(tx, scope_key, fact_id)
     return retire(tx, fact, caller, status="retracted", at=at, reason=reason)
@@ -306,15 +365,24 @@ def lift(tx: Transaction, tombstone_id: str, caller: Caller, *, reason: str, at:
         raise NotFoundError(f"no tombstone {tombstone_id}", id=tombstone_id)
     if not tx.lift_tombstone(tombstone_id, at=at, by=caller.key_id, reason=reason):
         raise ConflictError(f"tombstone {tombstone_id} was already lifted", id=tombstone_id)
-    tx.audit(caller.audit("tombstone.lift", target_kind="tombstone", target_id=tombstone_id,
-                          scope_key=tomb.scope_key, reason=reason))  # fmt: skip
+    tx.audit(
+        caller.audit(
+            "tombstone.lift", target_kind="tombstone", target_id=tombstone_id, scope_key=tomb.scope_key, reason=reason
+        )
+    )
     return replace(tomb, lifted_at=at, lifted_by=caller.key_id, lift_reason=reason)
 
 
 def approve(
-    tx: Transaction, pending: MemoryRecord, caller: Caller, policy: TenantPolicy, *, at: str,
-    reason: str | None = None, supersedes: str | None = None,
-) -> FactOutcome:  # fmt: skip
+    tx: Transaction,
+    pending: MemoryRecord,
+    caller: Caller,
+    policy: TenantPolicy,
+    *,
+    at: str,
+    reason: str | None = None,
+    supersedes: str | None = None,
+) -> FactOutcome:
     """Make a pending fact current, under the same rules as a new fact (tombstones, age guard).
 
     The approved fact names the current fact it replaces as ``supersedesFactId``, else
@@ -326,40 +394,63 @@ def approve(
     if tomb is not None:
         raise ConflictError(
             f"this value is tombstoned ({tomb.reason or 'no reason given'}); lift the tombstone first",
-            field="text", tombstoneId=tomb.tombstone_id,
-        )  # fmt: skip
+            field="text",
+            tombstoneId=tomb.tombstone_id,
+        )
     victims = [v for v in _victims(tx, pending, policy, None) if v.memory_id != pending.memory_id]
     before = state_digest(pending)
     newer = _newer_versions(tx, replace(pending, recorded_at=at), policy, victims)
     if newer:
-        record = tx.set_status(pending.rowid, status="superseded", retired_at=at,
-                               superseded_by=newer[0].memory_id, supersedes=supersedes,
-                               invalid_at=_fit_into_slot(tx, pending, caller, policy) or newer[0].valid_from,
-                               reason=f"approved, but older than fact {newer[0].memory_id} "
-                                      "of the same slot")  # fmt: skip
+        record = tx.set_status(
+            pending.rowid,
+            status="superseded",
+            retired_at=at,
+            superseded_by=newer[0].memory_id,
+            supersedes=supersedes,
+            invalid_at=_fit_into_slot(tx, pending, caller, policy) or newer[0].valid_from,
+            reason=f"approved, but older than fact {newer[0].memory_id} of the same slot",
+        )
         outcome: Outcome = "history"
     else:
-        record = tx.set_status(pending.rowid, status="active", reason=reason, active_from=at,
-                               supersedes=_first_id(victims) or supersedes)  # fmt: skip
+        record = tx.set_status(
+            pending.rowid, status="active", reason=reason, active_from=at, supersedes=_first_id(victims) or supersedes
+        )
         outcome = "superseded" if victims else "created"
-    tx.audit(caller.audit("review.approve", target_kind="MEMORY_FACT", target_id=pending.memory_id,
-                          scope_key=pending.scope_key, before_digest=before,
-                          after_digest=state_digest(record), reason=reason))  # fmt: skip
-    retired = [] if newer else [
-        retire(tx, v, caller, status="superseded", at=at,
-               reason=f"superseded by {pending.memory_id} (approved in review)",
-               successor=pending.memory_id, invalid_at=pending.valid_from,
-               tombstone=value_hash(v.text) != value_hash(pending.text))
-        for v in victims
-    ]  # fmt: skip
+    tx.audit(
+        caller.audit(
+            "review.approve",
+            target_kind="MEMORY_FACT",
+            target_id=pending.memory_id,
+            scope_key=pending.scope_key,
+            before_digest=before,
+            after_digest=state_digest(record),
+            reason=reason,
+        )
+    )
+    retired = (
+        []
+        if newer
+        else [
+            retire(
+                tx,
+                v,
+                caller,
+                status="superseded",
+                at=at,
+                reason=f"superseded by {pending.memory_id} (approved in review)",
+                successor=pending.memory_id,
+                invalid_at=pending.valid_from,
+                tombstone=value_hash(v.text) != value_hash(pending.text),
+            )
+            for v in victims
+        ]
+    )
     if not newer:
         _fit_into_slot(tx, record, caller, policy)
     return FactOutcome(outcome, record, superseded=tuple(retired))
 
 
-def reject(
-    tx: Transaction, pending: MemoryRecord, caller: Caller, *, reason: str, at: str
-) -> MemoryRecord:
+def reject(tx: Transaction, pending: MemoryRecord, caller: Caller, *, reason: str, at: str) -> MemoryRecord:
     """Reject a pending fact: it never becomes current and its value is tombstoned."""
     _require_pending(pending)
     return retire(tx, pending, caller, status="rejected", at=at, reason=reason)
@@ -367,5 +458,6 @@ def reject(
 
 def _require_pending(fact: MemoryRecord) -> None:
     if fact.status != "pending_review":
-        raise ConflictError(f"fact {fact.memory_id} is {fact.status}, not pending review",
-                            id=fact.memory_id, status=fact.status)  # fmt: skip
+        raise ConflictError(
+            f"fact {fact.memory_id} is {fact.status}, not pending review", id=fact.memory_id, status=fact.status
+        )

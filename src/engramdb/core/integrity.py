@@ -54,15 +54,28 @@ def _problem(row: dict[str, Any], written: dict[tuple[str | None, str], str | No
     memory_id, event_json, key = row["memory_id"], row["event_json"], (row["scope_key"], row["memory_id"])
     event = json.loads(event_json)
     if row["source"] == "EPISODE":
-        computed = event_id(runtime=event["runtime"], agent_id=event["agentId"], profile_id=event["profileId"],
-                            external_session_id=event["externalSessionId"], turn_index=event["turnIndex"],
-                            user_text=event["userText"], assistant_text=event["assistantText"],
-                            source_event_id=event.get("sourceEventId"))  # fmt: skip
+        computed = event_id(
+            runtime=event["runtime"],
+            agent_id=event["agentId"],
+            profile_id=event["profileId"],
+            external_session_id=event["externalSessionId"],
+            turn_index=event["turnIndex"],
+            user_text=event["userText"],
+            assistant_text=event["assistantText"],
+            source_event_id=event.get("sourceEventId"),
+        )
         text = episode_text(event["summary"], event["userText"], event["assistantText"])
     else:
-        computed = fact_id(runtime=event["runtime"], agent_id=event["agentId"], profile_id=event["profileId"],
-                           participant_scope_hash=event["participantScopeHash"], subject_key=event["subjectKey"],
-                           kind=event["kind"], source_event_id=event["sourceEventId"], text=event["text"])  # fmt: skip
+        computed = fact_id(
+            runtime=event["runtime"],
+            agent_id=event["agentId"],
+            profile_id=event["profileId"],
+            participant_scope_hash=event["participantScopeHash"],
+            subject_key=event["subjectKey"],
+            kind=event["kind"],
+            source_event_id=event["sourceEventId"],
+            text=event["text"],
+        )
         text = event["text"]
     if computed != memory_id:
         return "its stored event does not hash to its id (the event was edited)"

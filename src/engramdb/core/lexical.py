@@ -42,9 +42,7 @@ def _fold(text: str) -> str:
 
 
 # ASCII fast path (most text): one C-level pass lower-cases letters and blanks separators.
-_ASCII = bytes(
-    c + 32 if 65 <= c <= 90 else c if c < 128 and chr(c).isalnum() else 32 for c in range(256)
-)
+_ASCII = bytes(c + 32 if 65 <= c <= 90 else c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
 
 
 def _words(text: str) -> list[str]:
@@ -134,8 +132,9 @@ class _Run:
         """One run holding both runs' postings (this run's first within each term)."""
         widths = np.diff(self.offsets), np.diff(other.offsets)
         terms = np.concatenate([np.repeat(self.terms, widths[0]), np.repeat(other.terms, widths[1])])
-        return _Run.build(terms, np.concatenate([self.positions, other.positions]),
-                          np.concatenate([self.counts, other.counts]))  # fmt: skip
+        return _Run.build(
+            terms, np.concatenate([self.positions, other.positions]), np.concatenate([self.counts, other.counts])
+        )
 
     @property
     def nbytes(self) -> int:

@@ -103,27 +103,65 @@ _STEP_1B2: _Rules = ((b"at", _always, b"ate"), (b"bl", _always, b"ble"), (b"iz",
 _STEP_2: _Rules = tuple(
     (suffix.encode(), _m_gt0, out.encode())
     for suffix, out in (
-        ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
-        ("logi", "log"), ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"),
-        ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"),
-        ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"),
-        ("iviti", "ive"), ("biliti", "ble"),
+        ("ational", "ate"),
+        ("tional", "tion"),
+        ("enci", "ence"),
+        ("anci", "ance"),
+        ("izer", "ize"),
+        ("logi", "log"),
+        ("bli", "ble"),
+        ("alli", "al"),
+        ("entli", "ent"),
+        ("eli", "e"),
+        ("ousli", "ous"),
+        ("ization", "ize"),
+        ("ation", "ate"),
+        ("ator", "ate"),
+        ("alism", "al"),
+        ("iveness", "ive"),
+        ("fulness", "ful"),
+        ("ousness", "ous"),
+        ("aliti", "al"),
+        ("iviti", "ive"),
+        ("biliti", "ble"),
     )
-)  # fmt: skip
+)
 _STEP_3: _Rules = tuple(
     (suffix.encode(), _m_gt0, out.encode())
     for suffix, out in (
-        ("ical", "ic"), ("ness", ""), ("icate", "ic"), ("iciti", "ic"), ("ful", ""), ("ative", ""),
+        ("ical", "ic"),
+        ("ness", ""),
+        ("icate", "ic"),
+        ("iciti", "ic"),
+        ("ful", ""),
+        ("ative", ""),
         ("alize", "al"),
     )
-)  # fmt: skip
+)
 _STEP_4: _Rules = tuple(
     (suffix.encode(), _m_gt1_s_or_t if suffix == "ion" else _m_gt1, b"")
     for suffix in (
-        "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion",
-        "ou", "ism", "ate", "iti", "ous", "ive", "ize",
+        "al",
+        "ance",
+        "ence",
+        "er",
+        "ic",
+        "able",
+        "ible",
+        "ant",
+        "ement",
+        "ment",
+        "ent",
+        "ion",
+        "ou",
+        "ism",
+        "ate",
+        "iti",
+        "ous",
+        "ive",
+        "ize",
     )
-)  # fmt: skip
+)
 
 
 def _apply(z: bytes, rules: _Rules) -> tuple[bytes, bool]:

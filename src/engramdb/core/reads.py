@@ -62,9 +62,12 @@ class ReadOperations(ServiceBase):
         scope = self._scope(caller, query.named_scope_fields())
         when = TimeTravel(query.as_of, query.valid_at, query.include_history)
         records = self._tenant(caller).list_facts(
-            auth.scope_key(scope), subject_key=query.subject_key, kind=query.kind,
-            filt=lifecycle_filter(when, sources=("MEMORY_FACT",)), limit=query.limit,
-        )  # fmt: skip
+            auth.scope_key(scope),
+            subject_key=query.subject_key,
+            kind=query.kind,
+            filt=lifecycle_filter(when, sources=("MEMORY_FACT",)),
+            limit=query.limit,
+        )
         as_of = _canonical(query.as_of)
         return FactList(facts=[memory_view(as_believed(r, as_of)) for r in records])
 
@@ -73,12 +76,15 @@ class ReadOperations(ServiceBase):
         auth.require(caller, "memory.read")
         scope = self._scope(caller, query.named_scope_fields())
         rows = self._tenant(caller).list_episodes(
-            auth.scope_key(scope), session_id=query.session_id, after=_canonical(query.after),
-            before=_canonical(query.before), below=_read_cursor(query.cursor), limit=query.limit + 1,
-        )  # fmt: skip
+            auth.scope_key(scope),
+            session_id=query.session_id,
+            after=_canonical(query.after),
+            before=_canonical(query.before),
+            below=_read_cursor(query.cursor),
+            limit=query.limit + 1,
+        )
         page, more = rows[: query.limit], len(rows) > query.limit
-        return EpisodeList(episodes=[memory_view(r) for r in page],
-                           next_cursor=_cursor(page[-1]) if more else None)  # fmt: skip
+        return EpisodeList(episodes=[memory_view(r) for r in page], next_cursor=_cursor(page[-1]) if more else None)
 
     def fact_history(self, caller: Caller, fact_id: str, query: MemoryQuery) -> FactHistory:
         """Every linked version of a fact, oldest first, and the tombstones of its slot."""
@@ -89,16 +95,19 @@ class ReadOperations(ServiceBase):
         if not versions:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
         slots = {(v.subject_key, v.kind) for v in versions}
-        tombs = [t for subject, kind in slots
-                 for t in tenant.tombstones(key, subject_key=subject, kind=kind, include_lifted=True)]  # fmt: skip
-        return FactHistory(versions=[memory_view(v) for v in versions],
-                           tombstones=[tombstone_view(t) for t in tombs])  # fmt: skip
+        tombs = [
+            t
+            for subject, kind in slots
+            for t in tenant.tombstones(key, subject_key=subject, kind=kind, include_lifted=True)
+        ]
+        return FactHistory(versions=[memory_view(v) for v in versions], tombstones=[tombstone_view(t) for t in tombs])
 
     def list_tombstones(self, caller: Caller, query: TombstoneQuery) -> TombstoneList:
         auth.require(caller, "memory.read")
         key = auth.scope_key(self._scope(caller, query.named_scope_fields()))
-        tombs = self._tenant(caller).tombstones(key, subject_key=query.subject_key, kind=query.kind,
-                                                include_lifted=query.include_lifted)  # fmt: skip
+        tombs = self._tenant(caller).tombstones(
+            key, subject_key=query.subject_key, kind=query.kind, include_lifted=query.include_lifted
+        )
         return TombstoneList(tombstones=[tombstone_view(t) for t in tombs])
 
     def recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
@@ -109,9 +118,11 @@ class ReadOperations(ServiceBase):
         auth.require(caller, "memory.read")
         scope = self._scope(caller, body.scope.named_scope_fields() if body.scope else {})
         query = check_text("query", body.query, QUERY_CAP)
-        filt = lifecycle_filter(TimeTravel(body.as_of, body.valid_at, body.include_history),
-                                sources=tuple(body.sources or ("EPISODE", "MEMORY_FACT")),
-                                exclude_session_id=body.exclude_session_id)  # fmt: skip
+        filt = lifecycle_filter(
+            TimeTravel(body.as_of, body.valid_at, body.include_history),
+            sources=tuple(body.sources or ("EPISODE", "MEMORY_FACT")),
+            exclude_session_id=body.exclude_session_id,
+        )
         if body.include_pending and filt.statuses is not None:
             filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
         if body.include_archived and filt.statuses is not None and "archived" not in filt.statuses:
@@ -121,40 +132,76 @@ class ReadOperations(ServiceBase):
             # the block's connection, which should not sit idle while the embedder works.
             policy = functools.cache(lambda: load_policy(tenant))
             outcome = recall(
-                tenant, self.queries, scope_key=auth.scope_key(scope), query=query, filt=filt,
-                limit=body.limit, settings=self.settings.retrieval,
-                trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight, sessions=body.sessions,
+                tenant,
+                self.queries,
+                scope_key=auth.scope_key(scope),
+                query=query,
+                filt=filt,
+                limit=body.limit,
+                settings=self.settings.retrieval,
+                trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight,
+                sessions=body.sessions,
                 narrow=(narrow := narrowing(body)),
-            )  # fmt: skip
+            )
             top = self.settings.retrieval.expand_top if body.expand is None else body.expand
             expanded = None
             if top > 0:
                 started = time.perf_counter()
-                expanded = expand(tenant, auth.scope_key(scope), outcome.hits, filt, top=top, limit=body.limit,
-                                  weight=self.settings.retrieval.expand_weight, narrow=narrow,
-                                  words=outcome.words)  # fmt: skip
-                outcome = replace(outcome, hits=expanded.hits,
-                                  timings={**outcome.timings, "expandMs": (time.perf_counter() - started) * 1000})
+                expanded = expand(
+                    tenant,
+                    auth.scope_key(scope),
+                    outcome.hits,
+                    filt,
+                    top=top,
+                    limit=body.limit,
+                    weight=self.settings.retrieval.expand_weight,
+                    narrow=narrow,
+                    words=outcome.words,
+                )
+                outcome = replace(
+                    outcome,
+                    hits=expanded.hits,
+                    timings={**outcome.timings, "expandMs": (time.perf_counter() - started) * 1000},
+                )
         self.usage.note(caller.tenant, [hit.record.rowid for hit in outcome.hits], clock.to_text(self.now()))
         as_of = _canonical(body.as_of)
-        memories = [_recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain, self.embedder.model_id)
-                    for hit in outcome.hits]  # fmt: skip
+        memories = [
+            _recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain, self.embedder.model_id)
+            for hit in outcome.hits
+        ]
         records = [_linked_record(r) for r in expanded.records] if expanded else None
-        context = format_context([*(FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin)
-                                    for m in memories), *(record_context(r) for r in records or ())])  # fmt: skip
-        sessions = [
-            RecalledSession(session_id=s.session_id, score=s.score, memory_ids=[r.memory_id for r in s.records[:10]])
-            for s in outcome.sessions
-        ] if body.sessions else None  # fmt: skip
-        return RecallResponse(memories=memories, sessions=sessions, records=records, context=context,
-                              timings=outcome.timings)  # fmt: skip
+        context = format_context(
+            [
+                *(FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin) for m in memories),
+                *(record_context(r) for r in records or ()),
+            ]
+        )
+        sessions = (
+            [
+                RecalledSession(
+                    session_id=s.session_id, score=s.score, memory_ids=[r.memory_id for r in s.records[:10]]
+                )
+                for s in outcome.sessions
+            ]
+            if body.sessions
+            else None
+        )
+        return RecallResponse(
+            memories=memories, sessions=sessions, records=records, context=context, timings=outcome.timings
+        )
 
 
 def narrowing(body: RecallRequest) -> Narrowing:
     """The record filters and relevance floor a recall asks for."""
-    return Narrowing(kinds=tuple(body.kinds) if body.kinds else None, subject_key=body.subject_key,
-                     subject_prefix=body.subject_prefix, session_id=body.session_id, after=_canonical(body.after),
-                     before=_canonical(body.before), min_score=body.min_score)  # fmt: skip
+    return Narrowing(
+        kinds=tuple(body.kinds) if body.kinds else None,
+        subject_key=body.subject_key,
+        subject_prefix=body.subject_prefix,
+        session_id=body.session_id,
+        after=_canonical(body.after),
+        before=_canonical(body.before),
+        min_score=body.min_score,
+    )
 
 
 @dataclass(frozen=True)
@@ -171,8 +218,7 @@ def as_believed(record: MemoryRecord, as_of: str | None) -> MemoryRecord:
     current then."""
     if as_of is None or record.retired_at is None or record.retired_at <= as_of:
         return record
-    return replace(record, status="active", retired_at=None, superseded_by_id=None, status_reason=None,
-                   invalid_at=None)  # fmt: skip
+    return replace(record, status="active", retired_at=None, superseded_by_id=None, status_reason=None, invalid_at=None)
 
 
 def _canonical(moment: str | None) -> str | None:
@@ -180,16 +226,20 @@ def _canonical(moment: str | None) -> str | None:
 
 
 def lifecycle_filter(
-    when: TimeTravel, *, sources: tuple[Source, ...], exclude_session_id: str | None = None,
-) -> CandidateFilter:  # fmt: skip
+    when: TimeTravel,
+    *,
+    sources: tuple[Source, ...],
+    exclude_session_id: str | None = None,
+) -> CandidateFilter:
     """Return the candidate filter for a read: current beliefs unless told otherwise."""
     as_of, valid_at = _canonical(when.as_of), _canonical(when.valid_at)
     common: dict[str, Any] = {"sources": sources, "exclude_session_id": exclude_session_id}
     if when.include_history:
         return CandidateFilter(statuses=BELIEVED_STATUSES, believed_by=as_of, valid_at=valid_at, **common)
     if as_of is not None:  # believed then, whatever happened since
-        return CandidateFilter(statuses=None, as_of=as_of, valid_at=valid_at,
-                               expires_after=None if valid_at else as_of, **common)  # fmt: skip
+        return CandidateFilter(
+            statuses=None, as_of=as_of, valid_at=valid_at, expires_after=None if valid_at else as_of, **common
+        )
     if valid_at is not None:  # believed now, true then: an expired fact held in its window, a
         # superseded one until its successor's validFrom (the store's filter closes it there)
         return CandidateFilter(statuses=("active", "expired", "superseded"), valid_at=valid_at, **common)
@@ -210,8 +260,9 @@ def _read_cursor(cursor: str | None) -> EpisodePosition | None:
             raise ValueError("rowid out of range")
         return EpisodePosition(observed, int(rowid))
     except (ValueError, binascii.Error):
-        raise InvalidInputError("cursor is not one this server gave (pass nextCursor as it came)",
-                                field="cursor") from None  # fmt: skip
+        raise InvalidInputError(
+            "cursor is not one this server gave (pass nextCursor as it came)", field="cursor"
+        ) from None
 
 
 def _recalled(hit: Hit, explain: bool, model: str) -> RecalledMemory:
@@ -226,25 +277,44 @@ def _recalled(hit: Hit, explain: bool, model: str) -> RecalledMemory:
     if hit.via is not None:
         details["linked"] = Link(type=hit.via[0], memory_id=hit.via[1])
     return RecalledMemory(
-        id=record.memory_id, source=record.source, text=record.text, score=hit.score,
-        trust_class=record.trust_class, status=record.status, origin=record.origin, confidence=record.confidence,
-        observed_at=record.observed_at, recorded_at=record.recorded_at, session_id=record.session_id,
-        subject_key=record.subject_key, kind=record.kind, embedding_state=embedding_state(record, model),
-        relevance=round(hit.relevance, 6), **details,
-    )  # fmt: skip
+        id=record.memory_id,
+        source=record.source,
+        text=record.text,
+        score=hit.score,
+        trust_class=record.trust_class,
+        status=record.status,
+        origin=record.origin,
+        confidence=record.confidence,
+        observed_at=record.observed_at,
+        recorded_at=record.recorded_at,
+        session_id=record.session_id,
+        subject_key=record.subject_key,
+        kind=record.kind,
+        embedding_state=embedding_state(record, model),
+        relevance=round(hit.relevance, 6),
+        **details,
+    )
 
 
 def _linked_record(linked: LinkedRecord) -> RecalledRecord:
     row = linked.row
-    return RecalledRecord(id=row.record_id, label=row.label, properties=json.loads(row.properties_json),
-                          origin=row.origin, score=linked.score, updated_at=row.updated_at,
-                          linked=Link(type=linked.via, memory_id=linked.linked_from))  # fmt: skip
+    return RecalledRecord(
+        id=row.record_id,
+        label=row.label,
+        properties=json.loads(row.properties_json),
+        origin=row.origin,
+        score=linked.score,
+        updated_at=row.updated_at,
+        linked=Link(type=linked.via, memory_id=linked.linked_from),
+    )
 
 
 def record_context(record: RecalledRecord) -> FormattableMemory:
     """A linked record in the context block: its label, then one property per line."""
-    lines = [f"{name}: {json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value}"
-             for name, value in record.properties.items()]  # fmt: skip
+    lines = [
+        f"{name}: {json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value}"
+        for name, value in record.properties.items()
+    ]
     # Records carry no trust class: what the host stated is trusted, what a model derived is not.
     trust = "trusted" if record.origin == "stated" else "mixed"
     return FormattableMemory(record.label, "\n".join(lines), record.score, trust, "active", record.origin)

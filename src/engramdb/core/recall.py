@@ -136,8 +136,14 @@ def recall(
         fused = _narrowed(store, fused, narrow, words)
     date = _date_feature(query, settings)
     headroom = _headroom(settings, dated=date is not None)
-    lift = _neighbour_lift(store, scope_key, fused, settings.neighbour_weight, settings.second_neighbour_weight,
-                           floor=_lift_floor(fused, limit, settings, headroom) if sessions == 0 else None)
+    lift = _neighbour_lift(
+        store,
+        scope_key,
+        fused,
+        settings.neighbour_weight,
+        settings.second_neighbour_weight,
+        floor=_lift_floor(fused, limit, settings, headroom) if sessions == 0 else None,
+    )
     contenders = _contenders(fused, lift, limit, headroom)
     # Sessions need every candidate's record; the contenders' records are among them.
     records = store.records([f.rowid for f in (fused if sessions > 0 else contenders)], with_event=False)
@@ -158,12 +164,20 @@ def _narrowed(
     """The fused rows whose records pass ``narrow``'s filters and relevance floor."""
     records = store.records([f.rowid for f in fused], with_event=False)
     floor = narrow.min_score
-    return [f for f in fused if (r := records.get(f.rowid)) is not None and narrow.keeps(r)
-            and (floor is None or relevance(f.raw.get("dense"), words, r) >= floor)]  # fmt: skip
+    return [
+        f
+        for f in fused
+        if (r := records.get(f.rowid)) is not None
+        and narrow.keeps(r)
+        and (floor is None or relevance(f.raw.get("dense"), words, r) >= floor)
+    ]
 
 
 def _sessions(
-    fused: list[fusion.Fused], lift: dict[int, float], records: dict[int, MemoryRecord], limit: int,
+    fused: list[fusion.Fused],
+    lift: dict[int, float],
+    records: dict[int, MemoryRecord],
+    limit: int,
     date: DateFeature | None,
 ) -> list[SessionHit]:
     """Rank the sessions of every candidate episode (both arms' pools, not only the top
@@ -272,8 +286,13 @@ def _lift_floor(fused: list[fusion.Fused], limit: int, settings: RetrievalSettin
 
 
 def _neighbour_lift(
-    store: TenantStore, scope_key: str, fused: list[fusion.Fused], weight: float, weight_2: float = 0.0,
-    *, floor: float | None = None,
+    store: TenantStore,
+    scope_key: str,
+    fused: list[fusion.Fused],
+    weight: float,
+    weight_2: float = 0.0,
+    *,
+    floor: float | None = None,
 ) -> dict[int, float]:
     """Lend each episode ``weight`` times the best fused score of the turns next to it, and
     ``weight_2`` times the best of the turns two away (neighbours: written just before and after
@@ -306,9 +325,7 @@ def _neighbour_lift(
     return dict(zip(borrowers[lifted].tolist(), lift[lifted].tolist(), strict=True))
 
 
-def _contenders(
-    fused: list[fusion.Fused], lift: dict[int, float], limit: int, headroom: float
-) -> list[fusion.Fused]:
+def _contenders(fused: list[fusion.Fused], lift: dict[int, float], limit: int, headroom: float) -> list[fusion.Fused]:
     """Rows that can still reach the top ``limit`` once features are added (each is at most 1).
 
     A row whose score trails the ``limit``-th best by more than every feature weight together
@@ -337,8 +354,7 @@ def _with_features(
         if record is None:  # removed between the arms and this read
             continue
         features = {
-            "recency": settings.recency_weight
-            * recency(record.observed_at, now, settings.recency_half_life_days),
+            "recency": settings.recency_weight * recency(record.observed_at, now, settings.recency_half_life_days),
             "confidence": settings.confidence_weight * record.confidence,
             "importance": settings.importance_weight * _SOURCE_PRIOR[record.source],
             "trust": settings.trust_weight * trust_weight(record),
@@ -348,8 +364,12 @@ def _with_features(
         if date:
             features["date"] = date(record)
         arms = {
-            name: {"rank": row.ranks[name], "raw": row.raw[name], "contribution": row.parts[name],
-                   "weight": shares[name]}
+            name: {
+                "rank": row.ranks[name],
+                "raw": row.raw[name],
+                "contribution": row.parts[name],
+                "weight": shares[name],
+            }
             for name in row.ranks
         }
         hits.append(Hit(record, row.score + sum(features.values()), arms, features))

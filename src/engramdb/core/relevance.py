@@ -33,8 +33,10 @@ class Narrowing:
     @property
     def filters(self) -> bool:
         """True when some record filter is set (the relevance floor aside)."""
-        return any(v is not None for v in (self.kinds, self.subject_key, self.subject_prefix, self.session_id,
-                                           self.after, self.before))  # fmt: skip
+        return any(
+            v is not None
+            for v in (self.kinds, self.subject_key, self.subject_prefix, self.session_id, self.after, self.before)
+        )
 
     def keeps(self, record: MemoryRecord) -> bool:
         """True when ``record`` passes every record filter."""

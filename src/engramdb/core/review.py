@@ -36,8 +36,9 @@ class ReviewOperations(ServiceBase):
         """Facts awaiting review anywhere in the tenant, oldest first."""
         auth.require(caller, "review.read")
         before = clock.later(-query.older_than_seconds) if query.older_than_seconds else None
-        pending = self._tenant(caller).review_queue(kind=query.kind, subject_key=query.subject_key,
-                                                    recorded_before=before, limit=query.limit)  # fmt: skip
+        pending = self._tenant(caller).review_queue(
+            kind=query.kind, subject_key=query.subject_key, recorded_before=before, limit=query.limit
+        )
         return ReviewQueue(items=[ReviewItem(fact=memory_view(r), scope=scope_view(s)) for r, s in pending])
 
     def approve(self, caller: Caller, fact_id: str, body: ReviewDecision) -> WriteResponse:
@@ -76,14 +77,26 @@ class ReviewOperations(ServiceBase):
             scope = Scope.model_validate({k: event.pop(k) for k in auth.SCOPE_FIELDS})
             event.pop("factId")
             event.update(text=body.text, sourceEventId=f"review-edit:{fact_id}")
-            row = replace(fact_row(FactWrite.model_validate(event).to_event(scope), scope, now, pending.origin),
-                          status="pending_review", active_from=None)  # fmt: skip
+            row = replace(
+                fact_row(FactWrite.model_validate(event).to_event(scope), scope, now, pending.origin),
+                status="pending_review",
+                active_from=None,
+            )
             edited = tx.insert_memory(row) or tx.get_memory(pending.scope_key, "MEMORY_FACT", row.memory_id)
             assert edited is not None
             why = f"edited in review: {body.reason}" if body.reason else "edited in review"
             # The draft holds nowhere: the reviewer's text replaces it over the same valid time.
-            facts.retire(tx, pending, caller, status="superseded", at=now, reason=why,
-                         successor=row.memory_id, invalid_at=row.valid_from, tombstone=False)  # fmt: skip
+            facts.retire(
+                tx,
+                pending,
+                caller,
+                status="superseded",
+                at=now,
+                reason=why,
+                successor=row.memory_id,
+                invalid_at=row.valid_from,
+                tombstone=False,
+            )
             result = facts.approve(tx, edited, caller, policy, at=now, reason=why, supersedes=fact_id)
             links.on_approved(tx, caller, _approved(result), at=now, drafts=(fact_id,))
         self.written.set()
@@ -95,8 +108,14 @@ class ReviewOperations(ServiceBase):
             auth.require(caller, "review.decide")
         except AuthorizationError:
             with self._tenant(caller).transaction() as tx:
-                tx.audit(caller.audit("review.denied", target_kind="MEMORY_FACT", target_id=fact_id,
-                                      reason=f"{caller.role} keys may not decide reviews"))  # fmt: skip
+                tx.audit(
+                    caller.audit(
+                        "review.denied",
+                        target_kind="MEMORY_FACT",
+                        target_id=fact_id,
+                        reason=f"{caller.role} keys may not decide reviews",
+                    )
+                )
             raise
 
     def _named_key(self, caller: Caller, named: ScopeFields | None) -> str | None:
@@ -118,8 +137,11 @@ class ReviewOperations(ServiceBase):
         if not candidates:
             raise NotFoundError(f"no fact {fact_id} awaiting review", id=fact_id)
         if len(candidates) > 1:
-            raise ConflictError(f"fact id {fact_id} awaits review in {len(candidates)} scopes; name the scope",
-                                field="scope", id=fact_id)  # fmt: skip
+            raise ConflictError(
+                f"fact id {fact_id} awaits review in {len(candidates)} scopes; name the scope",
+                field="scope",
+                id=fact_id,
+            )
         return candidates[0]
 
 

@@ -21,6 +21,12 @@ class ScopeOperations(ServiceBase):
                 self._scope(caller, {**named, "userId": user_id})  # raises: the participant named twice
             named["participantScopeHash"] = self.participant_hash(caller, user_id)
         scope = auth.merged_scope(caller, named)
-        return ScopeResolution(tenant=caller.tenant, key_id=caller.key_id, role=caller.role, grant=caller.grant,
-                               scope=scope, participant_scope_hash=scope.get("participantScopeHash"),
-                               complete=len(scope) == len(auth.SCOPE_FIELDS))  # fmt: skip
+        return ScopeResolution(
+            tenant=caller.tenant,
+            key_id=caller.key_id,
+            role=caller.role,
+            grant=caller.grant,
+            scope=scope,
+            participant_scope_hash=scope.get("participantScopeHash"),
+            complete=len(scope) == len(auth.SCOPE_FIELDS),
+        )

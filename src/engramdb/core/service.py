@@ -24,7 +24,16 @@ __all__ = ["MAX_BATCH", "MemoryService", "TimeTravel", "as_believed", "episode_r
 
 
 class MemoryService(
-    WriteOperations, ReadOperations, ReviewOperations, AdminOperations, ScopeOperations, KnowledgeWriting,
-    KnowledgeReading, KnowledgeDeleting, ErasureOperations, AgingOperations, DerivingOperations,
+    WriteOperations,
+    ReadOperations,
+    ReviewOperations,
+    AdminOperations,
+    ScopeOperations,
+    KnowledgeWriting,
+    KnowledgeReading,
+    KnowledgeDeleting,
+    ErasureOperations,
+    AgingOperations,
+    DerivingOperations,
 ):
     """The operations of EngramDB over one store and one embedder."""

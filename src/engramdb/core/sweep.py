@@ -33,13 +33,24 @@ class SweepCounts:
     erased_facts: int = 0
 
     def __add__(self, other: SweepCounts) -> SweepCounts:
-        return SweepCounts(self.weighed + other.weighed, self.archived + other.archived,
-                           self.erased_episodes + other.erased_episodes, self.erased_facts + other.erased_facts)
+        return SweepCounts(
+            self.weighed + other.weighed,
+            self.archived + other.archived,
+            self.erased_episodes + other.erased_episodes,
+            self.erased_facts + other.erased_facts,
+        )
 
 
 def _system(action: str, row: AgingRow, reason: str) -> AuditDraft:
-    return AuditDraft(action=action, actor_key_id=None, actor_role="system", target_kind=row.source,
-                      target_id=row.memory_id, scope_key=row.scope_key, reason=reason)  # fmt: skip
+    return AuditDraft(
+        action=action,
+        actor_key_id=None,
+        actor_role="system",
+        target_kind=row.source,
+        target_id=row.memory_id,
+        scope_key=row.scope_key,
+        reason=reason,
+    )
 
 
 def sweep(tenant: TenantStore, now: datetime) -> SweepCounts:

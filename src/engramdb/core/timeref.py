@@ -31,8 +31,10 @@ _FORMS = [
     re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*(?:am|pm|%|:))", re.IGNORECASE),
     re.compile(rf"\b{_YEAR}\b"),
     # A month name alone: capitalised and after a preposition ("in May", not "May I ask").
-    re.compile(r"(?i:\b(?:in|on|of|since|until|till|by|during|early|mid|late|last|next|this|before|after|from|to|"
-               r"through|around)\s+)(?P<month>" + "|".join(calendar.month_name[1:]) + r")\b"),
+    re.compile(
+        r"(?i:\b(?:in|on|of|since|until|till|by|during|early|mid|late|last|next|this|before|after|from|to|"
+        r"through|around)\s+)(?P<month>" + "|".join(calendar.month_name[1:]) + r")\b"
+    ),
 ]
 
 

@@ -30,9 +30,7 @@ def value_hash(text: str) -> str:
     return sha256_hex(normalize_value(text))
 
 
-def tombstone_for(
-    fact: MemoryRecord, *, reason: str | None, at: str, actor_key_id: str | None
-) -> Tombstone:
+def tombstone_for(fact: MemoryRecord, *, reason: str | None, at: str, actor_key_id: str | None) -> Tombstone:
     """Return the tombstone of a fact's value in its slot."""
     digest = value_hash(fact.text)
     assert fact.subject_key is not None and fact.kind is not None

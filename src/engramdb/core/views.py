@@ -37,30 +37,49 @@ def memory_view(record: MemoryRecord, model: str | None = None) -> MemoryView:
         supersedes_fact_id=record.supersedes_id,
         superseded_by_fact_id=record.superseded_by_id,
         status_reason=record.status_reason,
-        embedding=EmbeddingStatus(state=embedding_state(record, model), error=record.embed_error,
-                                  attempts=record.embed_attempts, model=record.embed_model),
+        embedding=EmbeddingStatus(
+            state=embedding_state(record, model),
+            error=record.embed_error,
+            attempts=record.embed_attempts,
+            model=record.embed_model,
+        ),
         event=json.loads(record.event_json),
     )
 
 
 def tombstone_view(t: Tombstone) -> TombstoneView:
     return TombstoneView(
-        tombstone_id=t.tombstone_id, subject_key=t.subject_key, kind=t.kind, value_hash=t.value_hash,
-        fact_id=t.fact_id, reason=t.reason, created_at=t.created_at, lifted_at=t.lifted_at,
+        tombstone_id=t.tombstone_id,
+        subject_key=t.subject_key,
+        kind=t.kind,
+        value_hash=t.value_hash,
+        fact_id=t.fact_id,
+        reason=t.reason,
+        created_at=t.created_at,
+        lifted_at=t.lifted_at,
         lift_reason=t.lift_reason,
-    )  # fmt: skip
+    )
 
 
 def scope_view(scope: ScopeColumns) -> ScopeView:
     return ScopeView(
-        agent_id=scope.agent_id, profile_id=scope.profile_id, privacy_scope=scope.privacy_scope,
-        participant_scope_hash=scope.participant_scope_hash, sandbox_eligible=scope.sandbox_eligible,
-    )  # fmt: skip
+        agent_id=scope.agent_id,
+        profile_id=scope.profile_id,
+        privacy_scope=scope.privacy_scope,
+        participant_scope_hash=scope.participant_scope_hash,
+        sandbox_eligible=scope.sandbox_eligible,
+    )
 
 
 def key_view(record: KeyRecord) -> KeyView:
-    return KeyView(key_id=record.key_id, role=record.role, grant=json.loads(record.grant_json),
-                   label=record.label, created_at=record.created_at, revoked_at=record.revoked_at)  # fmt: skip
+    return KeyView(
+        key_id=record.key_id,
+        role=record.role,
+        grant=json.loads(record.grant_json),
+        label=record.label,
+        created_at=record.created_at,
+        revoked_at=record.revoked_at,
+    )
 
 
 def audit_view(entry: AuditEntry) -> AuditView:
@@ -68,6 +87,11 @@ def audit_view(entry: AuditEntry) -> AuditView:
 
 
 def scope_summary(stats: ScopeStats) -> ScopeSummary:
-    return ScopeSummary(**scope_view(stats.scope).model_dump(), scope_key=stats.scope.scope_key,
-                        episodes=stats.episodes, facts=stats.facts, pending=stats.pending,
-                        last_recorded_at=stats.last_recorded_at)  # fmt: skip
+    return ScopeSummary(
+        **scope_view(stats.scope).model_dump(),
+        scope_key=stats.scope.scope_key,
+        episodes=stats.episodes,
+        facts=stats.facts,
+        pending=stats.pending,
+        last_recorded_at=stats.last_recorded_at,
+    )

@@ -109,17 +109,26 @@ class WriteOperations(ServiceBase):
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
         if body.valid_from and current.valid_from and clock.parse(body.valid_from) < clock.parse(current.valid_from):
             # It would be older than the fact it corrects, so the age guard would keep it as history.
-            raise InvalidInputError(f"a correction cannot start before the fact it corrects "
-                                    f"(validFrom {current.valid_from})", field="validFrom")  # fmt: skip
+            raise InvalidInputError(
+                f"a correction cannot start before the fact it corrects (validFrom {current.valid_from})",
+                field="validFrom",
+            )
         origin = (query.origin if query else None) or current.origin
-        row = fact_row(FactWrite.model_validate(_corrected(current, fact_id, body)).to_event(scope), scope,
-                       clock.now_text(), origin)  # fmt: skip
+        row = fact_row(
+            FactWrite.model_validate(_corrected(current, fact_id, body)).to_event(scope),
+            scope,
+            clock.now_text(),
+            origin,
+        )
         if current.status != "active" and tenant.get_memory(row.scope.scope_key, "MEMORY_FACT", row.memory_id) is None:
             # Only a current fact can be corrected, also when the correction would wait for review;
             # the same correction sent again (a retry) still answers the one already stored.
-            raise ConflictError(f"fact {fact_id} is {current.status}, not current; only a current fact can be "
-                                "corrected", field="fact_id", status=current.status,
-                                supersededByFactId=current.superseded_by_id)  # fmt: skip
+            raise ConflictError(
+                f"fact {fact_id} is {current.status}, not current; only a current fact can be corrected",
+                field="fact_id",
+                status=current.status,
+                supersededByFactId=current.superseded_by_id,
+            )
         return self._assert(caller, row, target_id=fact_id, reason=body.reason)
 
     def retract_fact(self, caller: Caller, fact_id: str, body: RetractRequest) -> MemoryView:
@@ -127,8 +136,7 @@ class WriteOperations(ServiceBase):
         auth.require(caller, "memory.write")
         scope = self._scope(caller, body.scope.named_scope_fields() if body.scope else {})
         with self._tenant(caller).transaction() as tx:
-            record = facts.retract(tx, auth.scope_key(scope), fact_id, caller,
-                                   reason=body.reason, at=clock.now_text())  # fmt: skip
+            record = facts.retract(tx, auth.scope_key(scope), fact_id, caller, reason=body.reason, at=clock.now_text())
         return memory_view(record)
 
     def lift_tombstone(self, caller: Caller, tombstone_id: str, body: LiftRequest) -> TombstoneView:
@@ -139,8 +147,13 @@ class WriteOperations(ServiceBase):
         return tombstone_view(tomb)
 
     def _assert(
-        self, caller: Caller, row: NewMemory, *, target_id: str | None = None, reason: str | None = None,
-    ) -> WriteResponse:  # fmt: skip
+        self,
+        caller: Caller,
+        row: NewMemory,
+        *,
+        target_id: str | None = None,
+        reason: str | None = None,
+    ) -> WriteResponse:
         tenant = self._tenant(caller)
         policy = load_policy(tenant)
         with tenant.transaction() as tx:
@@ -151,9 +164,12 @@ class WriteOperations(ServiceBase):
             tomb = result.tombstone
             raise ConflictError(
                 f"this value was retired for {tomb.subject_key}/{tomb.kind}: {tomb.reason or 'no reason given'}",
-                field="text", tombstoneId=tomb.tombstone_id, reason=tomb.reason,
-                tombstonedAt=tomb.created_at, factId=tomb.fact_id,
-            )  # fmt: skip
+                field="text",
+                tombstoneId=tomb.tombstone_id,
+                reason=tomb.reason,
+                tombstonedAt=tomb.created_at,
+                factId=tomb.fact_id,
+            )
         return write_response(result)
 
     def _insert_episodes(
@@ -169,11 +185,23 @@ class WriteOperations(ServiceBase):
                     assert record is not None
                 else:
                     digest = sha256_hex(row.event_json)
-                    tx.audit(caller.audit("episode.write", target_kind=row.source, target_id=row.memory_id,
-                                          scope_key=row.scope.scope_key, after_digest=digest))  # fmt: skip
-                responses.append(WriteResponse(id=record.memory_id, created=created,
-                                               outcome="created" if created else "exists",
-                                               memory=memory_view(record)))  # fmt: skip
+                    tx.audit(
+                        caller.audit(
+                            "episode.write",
+                            target_kind=row.source,
+                            target_id=row.memory_id,
+                            scope_key=row.scope.scope_key,
+                            after_digest=digest,
+                        )
+                    )
+                responses.append(
+                    WriteResponse(
+                        id=record.memory_id,
+                        created=created,
+                        outcome="created" if created else "exists",
+                        memory=memory_view(record),
+                    )
+                )
             if then is not None:
                 then(tx)
         self.written.set()
@@ -185,11 +213,15 @@ def _corrected(current: MemoryRecord, fact_id: str, body: CorrectRequest) -> dic
     event: dict[str, Any] = json.loads(current.event_json)
     for stale in ("factId", "supersedesFactId", "validUntil", *auth.SCOPE_FIELDS):
         event.pop(stale, None)
-    event.update(text=body.text, active=True, supersedesFactId=fact_id,
-                 sourceEventId=body.source_event_id or f"correction:{fact_id}",
-                 validFrom=body.valid_from or current.valid_from or clock.now_text(),
-                 confidence=body.confidence if body.confidence is not None else current.confidence,
-                 provenance=body.provenance or event.get("provenance", ""))  # fmt: skip
+    event.update(
+        text=body.text,
+        active=True,
+        supersedesFactId=fact_id,
+        sourceEventId=body.source_event_id or f"correction:{fact_id}",
+        validFrom=body.valid_from or current.valid_from or clock.now_text(),
+        confidence=body.confidence if body.confidence is not None else current.confidence,
+        provenance=body.provenance or event.get("provenance", ""),
+    )
     return event
 
 

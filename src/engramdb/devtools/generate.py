@@ -9,6 +9,7 @@ Writes the typed SDK methods (``src/engramdb/sdk/methods/``, a module per area),
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,13 +64,19 @@ LINE_LENGTH = 120  # ruff's, in pyproject.toml
 
 
 # Where each operation's typed constant is declared (its module's alias in the generated files).
-DECLARED = {"ops": operations, "knowledge_ops": operations_knowledge, "aging_ops": operations_aging,
-            "models_ops": operations_models, "integration_ops": operations_integrations}
+DECLARED = {
+    "ops": operations,
+    "knowledge_ops": operations_knowledge,
+    "aging_ops": operations_aging,
+    "models_ops": operations_models,
+    "integration_ops": operations_integrations,
+}
 
 
 def _constant(op: Operation[Any]) -> str:
-    return next(f"{alias}.{name}" for alias, module in DECLARED.items()
-                for name, value in vars(module).items() if value is op)  # fmt: skip
+    return next(
+        f"{alias}.{name}" for alias, module in DECLARED.items() for name, value in vars(module).items() if value is op
+    )
 
 
 def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
@@ -96,8 +103,9 @@ def _area(area: str, ops: list[Operation[Any]]) -> str:
     contract = ", ".join(sorted(models & CONTRACT))
     imported = "\n".join(f"    {m}," for m in sorted(models - CONTRACT, key=str.lower))  # as ruff orders them
     aliases = sorted({_constant(op).split(".")[0] for op in ops})
-    declared = "\n".join(f"from engramdb.models import {DECLARED[a].__name__.rsplit('.', 1)[1]} as {a}"
-                          for a in aliases)  # fmt: skip
+    declared = "\n".join(
+        f"from engramdb.models import {DECLARED[a].__name__.rsplit('.', 1)[1]} as {a}" for a in aliases
+    )
     head = HEADER.format(area=area, Area=area.title(), contract=contract, models=imported, declared=declared)
     if not contract:
         head = head.replace("from engramdb.contract.events import \n", "")
@@ -107,8 +115,6 @@ def _area(area: str, ops: list[Operation[Any]]) -> str:
     out += f'\n\nclass Async{area.title()}Methods:\n    """The {area} operations as coroutine methods."""\n\n'
     out += "    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
     out += "        raise NotImplementedError\n\n" + "\n\n".join(asynchronous) + "\n"
-    if all(len(line) <= LINE_LENGTH for line in out.splitlines()):  # ruff flags a needless noqa
-        out = out.replace("# ruff: noqa: E501\n", "")
     return out
 
 
@@ -120,10 +126,11 @@ def sdk_methods() -> dict[str, str]:
         if area is None:
             raise SystemExit(f"operation {op.name} has tag {op.tag!r}, which no area of AREAS lists")
         by_area[area].append(op)
-    modules = {f"{area}.py": _area(area, ops) for area, ops in by_area.items()}
+    modules = {f"{area}.py": _formatted(_area(area, ops)) for area, ops in by_area.items()}
     names = [a.title() for a in AREAS]
-    imports = "\n".join(f"from engramdb.sdk.methods.{a} import Async{a.title()}Methods, Sync{a.title()}Methods"
-                        for a in sorted(AREAS))  # fmt: skip
+    imports = "\n".join(
+        f"from engramdb.sdk.methods.{a} import Async{a.title()}Methods, Sync{a.title()}Methods" for a in sorted(AREAS)
+    )
     modules["__init__.py"] = (
         '"""Typed SDK methods, one per operation, generated from ``engramdb.models.operations``.\n\n'
         'Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.\n"""\n\n'
@@ -134,7 +141,24 @@ def sdk_methods() -> dict[str, str]:
         f"class AsyncMethods(\n{''.join(f'    Async{n}Methods,{chr(10)}' for n in names)}):\n"
         '    """Every operation as a coroutine method (``AsyncClient``)."""\n'
     )
+    modules["__init__.py"] = _formatted(modules["__init__.py"])
     return modules
+
+
+def _formatted(source: str) -> str:
+    """Return ``source`` as ``ruff format`` writes it (the checked-in files are formatted like all code)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", "generated.py", "-"],
+        input=source,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    out = done.stdout
+    if all(len(line) <= LINE_LENGTH for line in out.splitlines()):  # ruff flags a needless noqa
+        out = out.replace("# ruff: noqa: E501\n", "")
+    return out
 
 
 def targets() -> dict[Path, str]:

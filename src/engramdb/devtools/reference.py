@@ -10,16 +10,25 @@ from engramdb.core.auth import PERMISSIONS
 from engramdb.models.operation import OPTION_NAMES, Operation
 from engramdb.models.operations import OPERATIONS
 
-TAGS = {"service": "Service", "memories": "Memories", "lifecycle": "Beliefs that change", "review": "Review",
-        "recall": "Recall", "audit": "Audit", "policy": "Policy", "keys": "Keys",
-        "knowledge": "Knowledge", "models": "Model-assisted memory", "integrations": "Integrations"}  # fmt: skip
+TAGS = {
+    "service": "Service",
+    "memories": "Memories",
+    "lifecycle": "Beliefs that change",
+    "review": "Review",
+    "recall": "Recall",
+    "audit": "Audit",
+    "policy": "Policy",
+    "keys": "Keys",
+    "knowledge": "Knowledge",
+    "models": "Model-assisted memory",
+    "integrations": "Integrations",
+}
 
 
 def _cli(op: Operation[Any]) -> str:
     if op.cli is None:
         return "-"
-    words = [*op.cli.command, *(f"{p.upper()}" for p in op.path_params),
-             *(f"{p.upper()}" for p in op.cli.positional)]  # fmt: skip
+    words = [*op.cli.command, *(f"{p.upper()}" for p in op.path_params), *(f"{p.upper()}" for p in op.cli.positional)]
     return f"`engram {' '.join(words)}`"
 
 
@@ -42,9 +51,18 @@ def mcp_table() -> str:
     for op in OPERATIONS:
         if op.mcp is None:
             continue
-        args = ", ".join(f"`{name}`" + ("" if arg.default in (..., inspect.Parameter.empty)  # empty: required
-                                        else f" (default {arg.default!r})")
-                         for name, arg in op.mcp.args) or "none"  # fmt: skip
+        args = (
+            ", ".join(
+                f"`{name}`"
+                + (
+                    ""
+                    if arg.default in (..., inspect.Parameter.empty)  # empty: required
+                    else f" (default {arg.default!r})"
+                )
+                for name, arg in op.mcp.args
+            )
+            or "none"
+        )
         first = op.mcp.description.split(". ")[0].rstrip(".") + "."
         rows.append(f"| `{op.mcp.tool}` | {args} | `{op.method} {op.path}` | {first} |")
     return "\n".join(rows)
@@ -67,12 +85,17 @@ def readme_with_table(readme: str) -> str:
 
 def api_reference() -> str:
     """docs/api.md: every operation on every surface."""
-    lines = ["# API reference", "",
-             "Generated from `src/engramdb/models/operations.py` by `python -m engramdb.devtools.generate`; "
-             "a test fails when it is stale. Every operation is the same on every surface: the REST route, "
-             "the SDK method (`Client` and `AsyncClient`), the `engram` command (on the data folder, or "
-             "against a server with `--url` and `--key`) and, for some, an MCP tool.", "",
-             "| operation | REST | SDK | CLI | MCP tool |", "|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "# API reference",
+        "",
+        "Generated from `src/engramdb/models/operations.py` by `python -m engramdb.devtools.generate`; "
+        "a test fails when it is stale. Every operation is the same on every surface: the REST route, "
+        "the SDK method (`Client` and `AsyncClient`), the `engram` command (on the data folder, or "
+        "against a server with `--url` and `--key`) and, for some, an MCP tool.",
+        "",
+        "| operation | REST | SDK | CLI | MCP tool |",
+        "|---|---|---|---|---|",
+    ]
     for op in OPERATIONS:
         tool = f"`{op.mcp.tool}`" if op.mcp else "-"
         lines.append(f"| {op.name} | `{op.method} {op.path}` | `{op.name}()` | {_cli(op)} | {tool} |")
@@ -80,18 +103,28 @@ def api_reference() -> str:
         lines += ["", f"## {title}"]
         for op in (o for o in OPERATIONS if o.tag == tag):
             lines += ["", *_section(op)]
-    lines += ["", "CLI options are the wire fields in kebab case, except: "
-              + ", ".join(f"`{k}` is `{v}`" for k, v in OPTION_NAMES.items()) + "; booleans are flags; "
-              "`--body` takes a whole JSON body (`@file` or `-` for stdin); `--json` prints the answer as JSON."]
+    lines += [
+        "",
+        "CLI options are the wire fields in kebab case, except: "
+        + ", ".join(f"`{k}` is `{v}`" for k, v in OPTION_NAMES.items())
+        + "; booleans are flags; "
+        "`--body` takes a whole JSON body (`@file` or `-` for stdin); `--json` prints the answer as JSON.",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def _section(op: Operation[Any]) -> list[str]:
     statuses = ", ".join(str(s) for s in sorted(k for k in responses(op) if isinstance(k, int) and k >= 400))
     success = "201 (created) or 200 (already stored)" if op.created_status else str(op.status if op.output else 204)
-    out = [f"### `{op.name}`: `{op.method} {op.path}`", "", op.description or op.summary, "",
-           f"- who: {_roles(op)}", f"- answers: {success}; problems: {statuses}",
-           f"- SDK: `client.{op.name}(...)`; CLI: {_cli(op)}"]  # fmt: skip
+    out = [
+        f"### `{op.name}`: `{op.method} {op.path}`",
+        "",
+        op.description or op.summary,
+        "",
+        f"- who: {_roles(op)}",
+        f"- answers: {success}; problems: {statuses}",
+        f"- SDK: `client.{op.name}(...)`; CLI: {_cli(op)}",
+    ]
     if op.mcp:
         out.append(f"- MCP tool `{op.mcp.tool}({', '.join(name for name, _ in op.mcp.args)})`")
     return out

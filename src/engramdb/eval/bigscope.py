@@ -45,10 +45,21 @@ from engramdb.eval.scale import postgres_server, shared_buffers_mb
 from engramdb.storage.port import TenantStore
 
 _EXACT = {"ann_min_rows": 10**12}  # the reference: every vector scanned
+
+
 def run(
-    corpus: Corpus, backends: Sequence[str], layouts: Sequence[Layout], *, queries: int, pg_url: str | None,
-    ingest: int, progress: Progress, seed: int = 7, probe_shares: Sequence[float] = (), restarts: int = 1,
-) -> dict[str, Any]:  # fmt: skip
+    corpus: Corpus,
+    backends: Sequence[str],
+    layouts: Sequence[Layout],
+    *,
+    queries: int,
+    pg_url: str | None,
+    ingest: int,
+    progress: Progress,
+    seed: int = 7,
+    probe_shares: Sequence[float] = (),
+    restarts: int = 1,
+) -> dict[str, Any]:
     """Measure every (backend, layout); start a throwaway PostgreSQL when none is given.
     ``probe_shares``: other shares of the lists to time and check, where a scope is searched by lists."""
     root = Path(tempfile.mkdtemp(prefix="engram-bigscope-"))
@@ -63,20 +74,34 @@ def run(
                 for layout in layouts:
                     target = _target(backend, root, url, layout.name.replace(":", "_"))
                     progress(f"{backend} {layout.name}: loading")
-                    results.append(measure(corpus, target, layout, queries=queries, seed=seed, progress=progress,
-                                           pg_dir=root / "pg" if throwaway else None,
-                                           probe_shares=probe_shares, restarts=restarts))  # fmt: skip
+                    results.append(
+                        measure(
+                            corpus,
+                            target,
+                            layout,
+                            queries=queries,
+                            seed=seed,
+                            progress=progress,
+                            pg_dir=root / "pg" if throwaway else None,
+                            probe_shares=probe_shares,
+                            restarts=restarts,
+                        )
+                    )
                     progress(f"  {_summary(results[-1])}")
         ingest_result = measure_ingest(corpus, root / "ingest", ingest, progress) if ingest else None
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return {
-        "benchmark": "bigscope", "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "machine": machine_info(), "source": source_info(),
+        "benchmark": "bigscope",
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": machine_info(),
+        "source": source_info(),
         "postgres": {"sharedBuffersMb": shared_buffers_mb()} if "postgres" in backends else None,
         "corpus": {"baseTurns": len(corpus.turns), "questions": len(corpus.questions), "model": corpus.model},
-        "sameRowsCheck": checks, "results": results, "ingest": ingest_result,
-    }  # fmt: skip
+        "sameRowsCheck": checks,
+        "results": results,
+        "ingest": ingest_result,
+    }
 
 
 def _target(backend: str, root: Path, url: str | None, name: str) -> Target:
@@ -89,17 +114,27 @@ def _target(backend: str, root: Path, url: str | None, name: str) -> Target:
 
 def _summary(result: dict[str, Any]) -> str:
     warm, server = result["recall"]["searchMs"], result.get("server", {})
-    return (f"recall p50 {warm['p50']} p99 {warm['p99']} ms, recall@10 vs exact {result['recallAt10VsExact']}, "
-            f"first after restart {server.get('firstRecallMs')} ms, server peak RSS {server.get('peakRssMb')} MB")
+    return (
+        f"recall p50 {warm['p50']} p99 {warm['p99']} ms, recall@10 vs exact {result['recallAt10VsExact']}, "
+        f"first after restart {server.get('firstRecallMs')} ms, server peak RSS {server.get('peakRssMb')} MB"
+    )
 
 
 # -- measuring -------------------------------------------------------------------------------
 
 
 def measure(
-    corpus: Corpus, target: Target, layout: Layout, *, queries: int, seed: int, progress: Progress,
-    pg_dir: Path | None, probe_shares: Sequence[float] = (), restarts: int = 1,
-) -> dict[str, Any]:  # fmt: skip
+    corpus: Corpus,
+    target: Target,
+    layout: Layout,
+    *,
+    queries: int,
+    seed: int,
+    progress: Progress,
+    pg_dir: Path | None,
+    probe_shares: Sequence[float] = (),
+    restarts: int = 1,
+) -> dict[str, Any]:
     store = target.open()
     try:
         load_s = bulk_load(store, corpus, layout, progress)
@@ -109,20 +144,31 @@ def measure(
         store.close()
     asked = Asked.draw(corpus, layout, queries, seed)
     result: dict[str, Any] = {
-        "backend": target.backend, "layout": layout.name, "total": layout.total, "scopes": layout.scopes,
-        "load": {"seconds": round(load_s, 1), "rowsPerSecond": round(layout.total / load_s),
-                 "path": "bulk_load (bench only)"},
+        "backend": target.backend,
+        "layout": layout.name,
+        "total": layout.total,
+        "scopes": layout.scopes,
+        "load": {
+            "seconds": round(load_s, 1),
+            "rowsPerSecond": round(layout.total / load_s),
+            "path": "bulk_load (bench only)",
+        },
         "diskMb": _disk_mb(target, pg_dir),
-    }  # fmt: skip
+    }
     exact_ms, exact_tops = _exact_tops(target, asked)
     result.update(_in_process(target, asked, progress, exact_tops))
     result["exactPath"] = {"searchMs": pct(exact_ms), "settings": _EXACT}
     result["probeShares"] = []
     for share in probe_shares if layout.total // layout.scopes >= Settings().ann_min_rows else ():
         other = _in_process(target, asked, progress, exact_tops, ann_probe_share=share)
-        result["probeShares"].append({"share": share, "searchMs": other["recall"]["searchMs"],
-                                      "denseArmMs": other["recall"]["denseArmMs"],
-                                      "recallAt10VsExact": other["recallAt10VsExact"]})  # fmt: skip
+        result["probeShares"].append(
+            {
+                "share": share,
+                "searchMs": other["recall"]["searchMs"],
+                "denseArmMs": other["recall"]["denseArmMs"],
+                "recallAt10VsExact": other["recallAt10VsExact"],
+            }
+        )
     result["server"] = measure_server(target, asked, progress, touch_all=layout.scopes > 1)
     if restarts > 1:
         result["restarts"] = measure_restarts(target, asked, progress, restarts)
@@ -131,7 +177,7 @@ def measure(
 
 def _in_process(
     target: Target, asked: Asked, progress: Progress, exact_tops: list[list[str]], **options: Any
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """First and warm recall times, each arm alone, and the top 10 against the exact reference."""
     filt = lifecycle_filter(TimeTravel(), sources=("EPISODE", "MEMORY_FACT"))
     settings, embedder = RetrievalSettings(), asked.embedder()
@@ -165,18 +211,24 @@ def _in_process(
     overlap = [len(set(a) & set(b)) / max(1, len(b)) for a, b in zip(tops, exact_tops, strict=True)]
     return {
         "settings": options,
-        "recall": {"searchMs": pct(timings["search"]), "firstRecallOfScopeMs": pct(timings["first"]),
-                   "denseArmMs": pct(timings["dense"]), "lexicalArmMs": pct(timings["lexical"]),
-                   "queries": len(asked.texts), "scopesAsked": len(timings["first"]),
-                   "denseCandidatesMean": round(float(np.mean(found)), 1)},
+        "recall": {
+            "searchMs": pct(timings["search"]),
+            "firstRecallOfScopeMs": pct(timings["first"]),
+            "denseArmMs": pct(timings["dense"]),
+            "lexicalArmMs": pct(timings["lexical"]),
+            "queries": len(asked.texts),
+            "scopesAsked": len(timings["first"]),
+            "denseCandidatesMean": round(float(np.mean(found)), 1),
+        },
         "recallAt10VsExact": round(float(np.mean(overlap)), 4),
         "queryEmbedMs": _embed_ms(asked),
         "loadAverage": {"before": load_before, "after": load_average()},
-    }  # fmt: skip
+    }
 
 
-def _timed_recall(tenant: TenantStore, embedder: PrecomputedEmbedder, key: str, text: str, filt: Any,
-                  settings: RetrievalSettings) -> tuple[float, list[str]]:  # fmt: skip
+def _timed_recall(
+    tenant: TenantStore, embedder: PrecomputedEmbedder, key: str, text: str, filt: Any, settings: RetrievalSettings
+) -> tuple[float, list[str]]:
     started = time.perf_counter()
     with tenant.reading() as reader:
         outcome = recall(reader, embedder, scope_key=key, query=text, filt=filt, limit=10, settings=settings)

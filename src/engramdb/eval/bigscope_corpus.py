@@ -86,14 +86,20 @@ def load(shared: Path, cache: Path, embedder: Embedder, progress: Progress) -> C
     for conversation in load_locomo(shared / "locomo" / "locomo10.json").conversations:
         speakers = tuple(sorted({t.role for s in conversation.sessions for t in s.turns}))
         for session in conversation.sessions:
-            turns += [BaseTurn(t.text, f"{conversation.conversation_id}-{session.session_id}",
-                               session.observed_at, speakers) for t in session.turns if t.text.strip()]  # fmt: skip
+            turns += [
+                BaseTurn(t.text, f"{conversation.conversation_id}-{session.session_id}", session.observed_at, speakers)
+                for t in session.turns
+                if t.text.strip()
+            ]
         questions += [q.text for q in conversation.questions if q.category in LOCOMO_SCORED]
     for conversation in load_longmemeval(shared / "longmemeval" / "sample").conversations:
         for session in conversation.sessions:
             name = f"{conversation.conversation_id}-{session.session_id}"
-            turns += [BaseTurn(t.text[:TEXT_CAP], name, session.observed_at, ())
-                      for t in session.turns if t.indexed and t.text.strip()]  # fmt: skip
+            turns += [
+                BaseTurn(t.text[:TEXT_CAP], name, session.observed_at, ())
+                for t in session.turns
+                if t.indexed and t.text.strip()
+            ]
     started = time.perf_counter()
     vectors = _embedded(cache, "turns", [t.text for t in turns], embedder, progress)
     question_vectors = _embedded(cache, "questions", questions, embedder, progress)
@@ -123,7 +129,18 @@ def _embedded(cache: Path, name: str, texts: list[str], embedder: Embedder, prog
 
 def episode_body(scope: dict[str, Any], turn: BaseTurn, text: str, session: str, index: int) -> dict[str, Any]:
     """An episode write of one corpus row (the text as summary and user text, as the evals write)."""
-    return {**scope, "runtime": "custom", "externalSessionId": session, "turnIndex": index, "userText": text,
-            "assistantText": "", "summary": text, "conversationKind": "direct", "visibility": "participant",
-            "trustClass": "trusted", "originClass": "conversation", "observedAt": turn.observed_at,
-            "provenance": "bench:bigscope"}  # fmt: skip
+    return {
+        **scope,
+        "runtime": "custom",
+        "externalSessionId": session,
+        "turnIndex": index,
+        "userText": text,
+        "assistantText": "",
+        "summary": text,
+        "conversationKind": "direct",
+        "visibility": "participant",
+        "trustClass": "trusted",
+        "originClass": "conversation",
+        "observedAt": turn.observed_at,
+        "provenance": "bench:bigscope",
+    }

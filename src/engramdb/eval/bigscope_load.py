@@ -30,13 +30,19 @@ def corpus_rows(corpus: Corpus, layout: Layout, now: str) -> Iterator[tuple[NewM
     caller = Caller(TENANT, "bench", "admin")
     indexes: dict[str, int] = {}
     for ordinal, turn, text, session, vector in corpus.rows(layout.total):
-        body = EpisodeWrite.model_validate(episode_body(scope_of(ordinal % layout.scopes), turn, text, session,
-                                                        indexes.setdefault(session, 0)))  # fmt: skip
+        body = EpisodeWrite.model_validate(
+            episode_body(scope_of(ordinal % layout.scopes), turn, text, session, indexes.setdefault(session, 0))
+        )
         indexes[session] += 1
         scope = auth.resolve_scope(caller, body.named_scope_fields())
         row = episode_row(body.to_event(scope), scope, now)
-        audit = caller.audit("episode.write", target_kind=row.source, target_id=row.memory_id,
-                             scope_key=row.scope.scope_key, after_digest=sha256_hex(row.event_json))  # fmt: skip
+        audit = caller.audit(
+            "episode.write",
+            target_kind=row.source,
+            target_id=row.memory_id,
+            scope_key=row.scope.scope_key,
+            after_digest=sha256_hex(row.event_json),
+        )
         yield row, vector, audit
 
 
@@ -57,8 +63,9 @@ def bulk_load(store: Store, corpus: Corpus, layout: Layout, progress: Progress) 
 
 def _load(tenant: TenantStore, corpus: Corpus, batch: list[tuple[NewMemory, np.ndarray, AuditDraft]]) -> None:
     if batch:
-        tenant.bulk_load([r for r, _, _ in batch], np.stack([v for _, v, _ in batch]), corpus.model,
-                         [a for _, _, a in batch])  # fmt: skip
+        tenant.bulk_load(
+            [r for r, _, _ in batch], np.stack([v for _, v, _ in batch]), corpus.model, [a for _, _, a in batch]
+        )
 
 
 def _now() -> str:
@@ -75,12 +82,15 @@ def same_rows(corpus: Corpus, target: Target, progress: Progress, n: int = 300) 
     try:
         layout = Layout(n, 3)
         items = list(corpus_rows(corpus, layout, _now()))
-        store.tenant("bulk", create=True).bulk_load([r for r, _, _ in items], np.stack([v for _, v, _ in items]),
-                                                    corpus.model, [a for _, _, a in items])  # fmt: skip
+        store.tenant("bulk", create=True).bulk_load(
+            [r for r, _, _ in items], np.stack([v for _, v, _ in items]), corpus.model, [a for _, _, a in items]
+        )
         service = MemoryService(store, PrecomputedEmbedder({"x": corpus.vectors[0]}, corpus.model), Settings())
         production = store.tenant("written", create=True)
-        bodies = [EpisodeWrite.model_validate(episode_body(scope_of(o % layout.scopes), t, text, s, 0))
-                  for o, t, text, s, _ in corpus.rows(n)]  # fmt: skip
+        bodies = [
+            EpisodeWrite.model_validate(episode_body(scope_of(o % layout.scopes), t, text, s, 0))
+            for o, t, text, s, _ in corpus.rows(n)
+        ]
         _reindex(bodies)
         service.write_episodes(Caller("written", "bench", "admin"), bodies)
         jobs = production.embedding_jobs(n, "9999-01-01T00:00:00.000000Z")
@@ -89,8 +99,12 @@ def same_rows(corpus: Corpus, target: Target, progress: Progress, n: int = 300) 
     finally:
         store.close()
     progress(f"{target.backend}: {n} rows written both ways, {len(differences)} differences")
-    return {"rows": n, "differences": differences[:10], "identical": not differences,
-            "ignored": sorted(_VOLATILE | {"rowid", "audit at/hash/prev_hash"})}  # fmt: skip
+    return {
+        "rows": n,
+        "differences": differences[:10],
+        "identical": not differences,
+        "ignored": sorted(_VOLATILE | {"rowid", "audit at/hash/prev_hash"}),
+    }
 
 
 def _reindex(bodies: list[EpisodeWrite]) -> None:
@@ -116,5 +130,3 @@ def _differences(bulk: TenantStore, written: TenantStore) -> list[str]:
         for x, y in zip(a, b, strict=False):
             found += [f"{name} {k}: {x.get(k)!r:.60} vs {y.get(k)!r:.60}" for k in x if x.get(k) != y.get(k)]
     return found
-
-

@@ -72,8 +72,13 @@ class Target:
 
 
 def scope_of(i: int) -> dict[str, Any]:
-    return {"agentId": "bench", "profileId": "bigscope", "privacyScope": "shared",
-            "participantScopeHash": hash_scope([f"team-{i}"]), "sandboxEligible": False}  # fmt: skip
+    return {
+        "agentId": "bench",
+        "profileId": "bigscope",
+        "privacyScope": "shared",
+        "participantScopeHash": hash_scope([f"team-{i}"]),
+        "sandboxEligible": False,
+    }
 
 
 def key_of(i: int) -> str:
@@ -95,8 +100,9 @@ class Asked:
         rng = random.Random(seed)
         picks = rng.sample(range(len(corpus.questions)), min(n, len(corpus.questions)))
         scopes = [rng.randrange(layout.scopes) for _ in picks]
-        return cls(scopes, [corpus.questions[i] for i in picks], corpus.question_vectors[picks], layout.scopes,
-                   corpus.model)  # fmt: skip
+        return cls(
+            scopes, [corpus.questions[i] for i in picks], corpus.question_vectors[picks], layout.scopes, corpus.model
+        )
 
     def embedder(self) -> PrecomputedEmbedder:
         return PrecomputedEmbedder(dict(zip(self.texts, self.vectors, strict=True)), self.model)
@@ -106,5 +112,3 @@ def pct(values: Sequence[float]) -> dict[str, float]:
     if not values:
         return {}
     return {f"p{p}": round(float(np.percentile(values, p)), 2) for p in (50, 95, 99)} | {"n": len(values)}
-
-

@@ -32,8 +32,12 @@ def server(target: Target, progress: Progress, **env: str) -> Iterator[tuple[str
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     log = (target.home / f"server-{port}.log").open("wb")
-    process = subprocess.Popen([sys.executable, "-m", "engramdb.cli", "serve", "--port", str(port)],
-                               env={**target.env(), **env}, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engramdb.cli", "serve", "--port", str(port)],
+        env={**target.env(), **env},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         yield f"http://127.0.0.1:{port}", process
     finally:
@@ -66,7 +70,7 @@ def _wait(http: httpx.Client, path: str, deadline_s: float) -> float:
 
 def measure_server(
     target: Target, asked: Asked, progress: Progress, *, touch_all: bool, warm_queries: int = 100
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Restart on the data: time to ready, the first recall and the next ones over HTTP, peak RSS.
     With ``touch_all`` every scope of the layout is recalled from once before the timed ones,
     so the server holds (or has dropped) them all: the memory limit is what bounds its RSS."""
@@ -77,9 +81,10 @@ def measure_server(
         store.close()
     load_before = load_average()
     started = time.perf_counter()
-    with server(target, progress) as (url, process), httpx.Client(
-        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120
-    ) as http:
+    with (
+        server(target, progress) as (url, process),
+        httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120) as http,
+    ):
         live_ms = _wait(http, "/healthz", 120)
         ready_ms = _wait(http, "/readyz", 3600) + live_ms
         readiness = http.get("/readyz").json()
@@ -90,15 +95,23 @@ def measure_server(
         rss = peak_rss_mb(process.pid)
     warm = [ms for ms, _ in rest]
     result = {
-        "startToReadyMs": round(ready_ms, 1), "startToLiveMs": round(live_ms, 1), "readyz": readiness,
-        "firstRecallMs": round(first_ms, 2), "firstRecallTimings": first_timings,
-        "warmRecallMs": pct(warm), "warmSearchMs": pct([t.get("searchMs", 0.0) for _, t in rest]),
+        "startToReadyMs": round(ready_ms, 1),
+        "startToLiveMs": round(live_ms, 1),
+        "readyz": readiness,
+        "firstRecallMs": round(first_ms, 2),
+        "firstRecallTimings": first_timings,
+        "warmRecallMs": pct(warm),
+        "warmSearchMs": pct([t.get("searchMs", 0.0) for _, t in rest]),
         "firstOverWarmP50": round(first_ms / float(np.percentile(warm, 50)), 2) if warm else None,
-        "touchEveryScopeMs": pct(touched), "peakRssMb": rss, "wallSeconds": round(time.perf_counter() - started, 1),
+        "touchEveryScopeMs": pct(touched),
+        "peakRssMb": rss,
+        "wallSeconds": round(time.perf_counter() - started, 1),
         "loadAverage": {"before": load_before, "after": load_average()},
-    }  # fmt: skip
-    progress(f"  server: ready in {ready_ms / 1000:.1f} s, first recall {first_ms:.1f} ms, warm p50 "
-             f"{result['warmRecallMs'].get('p50')} ms, peak RSS {rss} MB")  # fmt: skip
+    }
+    progress(
+        f"  server: ready in {ready_ms / 1000:.1f} s, first recall {first_ms:.1f} ms, warm p50 "
+        f"{result['warmRecallMs'].get('p50')} ms, peak RSS {rss} MB"
+    )
     return result
 
 
@@ -114,15 +127,22 @@ def measure_restarts(target: Target, asked: Asked, progress: Progress, restarts:
     runs = []
     for i in range(restarts):
         mine = asks[i * 21 : i * 21 + 21] or asks[:21]
-        with server(target, progress) as (url, _), httpx.Client(
-            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120
-        ) as http:
+        with (
+            server(target, progress) as (url, _),
+            httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120) as http,
+        ):
             _wait(http, "/readyz", 3600)
             first_ms, timings = _http_recall(http, *mine[0])
             warm = [_http_recall(http, s, t)[0] for s, t in mine[1:]]
-        runs.append({"firstMs": round(first_ms, 2), "firstTimings": timings, "warmP50Ms": pct(warm).get("p50"),
-                     "ratio": round(first_ms / float(np.percentile(warm, 50)), 2),
-                     "loadAverage": load_average()})  # fmt: skip
+        runs.append(
+            {
+                "firstMs": round(first_ms, 2),
+                "firstTimings": timings,
+                "warmP50Ms": pct(warm).get("p50"),
+                "ratio": round(first_ms / float(np.percentile(warm, 50)), 2),
+                "loadAverage": load_average(),
+            }
+        )
         progress(f"  restart {i + 1}: first {first_ms:.1f} ms, warm p50 {runs[-1]['warmP50Ms']} ms")
     return {"runs": runs, "medianRatio": float(np.median([r["ratio"] for r in runs]))}
 
@@ -154,11 +174,17 @@ def measure_ingest(corpus: Corpus, root: Path, n: int, progress: Progress, round
             embedder.embed(texts[start : start + batch])
         embed_rate = n / (time.perf_counter() - started)
         rest_rate = _rest_ingest(corpus, root / f"round-{r}", n, progress)
-        passes.append({"embedderTextsPerSec": round(embed_rate, 1), "restEpisodesPerSec": round(rest_rate, 1),
-                       "ratio": round(rest_rate / embed_rate, 3),
-                       "loadAverage": [load_before, load_average()]})  # fmt: skip
-        progress(f"ingest round {r + 1}: embedder {embed_rate:.1f}/s, REST {rest_rate:.1f}/s "
-                 f"({rest_rate / embed_rate:.0%})")  # fmt: skip
+        passes.append(
+            {
+                "embedderTextsPerSec": round(embed_rate, 1),
+                "restEpisodesPerSec": round(rest_rate, 1),
+                "ratio": round(rest_rate / embed_rate, 3),
+                "loadAverage": [load_before, load_average()],
+            }
+        )
+        progress(
+            f"ingest round {r + 1}: embedder {embed_rate:.1f}/s, REST {rest_rate:.1f}/s ({rest_rate / embed_rate:.0%})"
+        )
     return {"texts": n, "embedBatch": batch, "restBatch": 100, "passes": passes}
 
 
@@ -170,11 +196,14 @@ def _rest_ingest(corpus: Corpus, home: Path, n: int, progress: Progress) -> floa
         token, _ = auth.create_key(store, tenant=TENANT, role="admin", grant={}, create_tenant=True)
     finally:
         store.close()
-    bodies = [episode_body(scope_of(0), t, text, f"ingest-{s}", i)
-              for i, (_, t, text, s, _) in enumerate(corpus.rows(n, seed=11))]  # fmt: skip
-    with server(target, progress) as (url, _), httpx.Client(
-        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120
-    ) as http:
+    bodies = [
+        episode_body(scope_of(0), t, text, f"ingest-{s}", i)
+        for i, (_, t, text, s, _) in enumerate(corpus.rows(n, seed=11))
+    ]
+    with (
+        server(target, progress) as (url, _),
+        httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120) as http,
+    ):
         _wait(http, "/readyz", 600)
         started = time.perf_counter()
         for start in range(0, n, 100):
@@ -186,4 +215,3 @@ def _rest_ingest(corpus: Corpus, home: Path, n: int, progress: Progress) -> floa
         finally:
             reader.close()
         return n / (time.perf_counter() - started)
-

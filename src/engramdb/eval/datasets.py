@@ -124,9 +124,13 @@ def load_locomo(path: Path) -> Dataset:
         raise ValueError(f"{path}: expected a JSON list of LoCoMo samples")
     conversations = [locomo_conversation(sample) for sample in samples]
     return Dataset(
-        name="locomo", source=str(path), headline=LOCOMO_SCORED, apart=LOCOMO_APART,
-        conversations=conversations, size=len(conversations),
-    )  # fmt: skip
+        name="locomo",
+        source=str(path),
+        headline=LOCOMO_SCORED,
+        apart=LOCOMO_APART,
+        conversations=conversations,
+        size=len(conversations),
+    )
 
 
 def locomo_conversation(sample: dict[str, Any]) -> Conversation:
@@ -145,15 +149,17 @@ def locomo_conversation(sample: dict[str, Any]) -> Conversation:
     questions = []
     for i, qa in enumerate(sample["qa"]):
         ids = [e for e in parse_evidence(qa.get("evidence", [])) if e in known]
-        questions.append(Question(
-            question_id=f"{sample['sample_id']}#{i}",
-            text=str(qa["question"]),
-            category=locomo_category(qa["category"]),
-            evidence_turns=frozenset(ids),
-            evidence_sessions=frozenset(known[e] for e in ids),
-            skip_reason=None if ids else "no usable evidence",
-            answer=str(qa.get("answer", qa.get("adversarial_answer", ""))),
-        ))  # fmt: skip
+        questions.append(
+            Question(
+                question_id=f"{sample['sample_id']}#{i}",
+                text=str(qa["question"]),
+                category=locomo_category(qa["category"]),
+                evidence_turns=frozenset(ids),
+                evidence_sessions=frozenset(known[e] for e in ids),
+                skip_reason=None if ids else "no usable evidence",
+                answer=str(qa.get("answer", qa.get("adversarial_answer", ""))),
+            )
+        )
     return Conversation(str(sample["sample_id"]), tuple(sessions), tuple(questions))
 
 
@@ -198,9 +204,12 @@ def load_longmemeval(path: Path) -> Dataset:
         data = json.loads(files[0].read_text(encoding="utf-8"))
         size = len(data) if isinstance(data, list) else 1
     return Dataset(
-        name="longmemeval", source=str(path), headline=None,
-        conversations=_iter_longmemeval(files), size=size,
-    )  # fmt: skip
+        name="longmemeval",
+        source=str(path),
+        headline=None,
+        conversations=_iter_longmemeval(files),
+        size=size,
+    )
 
 
 def _iter_longmemeval(files: Sequence[Path]) -> Iterator[Conversation]:
@@ -218,7 +227,7 @@ def longmemeval_conversation(entry: dict[str, Any]) -> Conversation:
     gold_sessions: set[str] = set()
     for sid, date, raw in zip(
         entry["haystack_session_ids"], entry["haystack_dates"], entry["haystack_sessions"], strict=True
-    ):  # fmt: skip
+    ):
         turns = []
         for i, turn in enumerate(raw):
             is_user = turn["role"] == "user"
@@ -235,8 +244,12 @@ def longmemeval_conversation(entry: dict[str, Any]) -> Conversation:
     elif not gold_sessions:
         skip = "no user-turn evidence"
     question = Question(
-        question_id=qid, text=str(entry["question"]), category=str(entry["question_type"]),
-        evidence_turns=frozenset(gold_turns), evidence_sessions=frozenset(gold_sessions),
-        skip_reason=skip, answer=str(entry.get("answer", "")),
-    )  # fmt: skip
+        question_id=qid,
+        text=str(entry["question"]),
+        category=str(entry["question_type"]),
+        evidence_turns=frozenset(gold_turns),
+        evidence_sessions=frozenset(gold_sessions),
+        skip_reason=skip,
+        answer=str(entry.get("answer", "")),
+    )
     return Conversation(qid, tuple(sessions), (question,))

@@ -50,8 +50,9 @@ def documents(conversation: Conversation, granularity: str) -> list[Document]:
 
 def _doc(session: Session, turns: list[Turn], text: str, reply: str = "") -> Document:
     ids = tuple(t.turn_id for t in turns)
-    return Document(ids[0] if len(ids) == 1 else f"{ids[0]}..{ids[-1]}", session.session_id, ids,
-                    text, reply, session.observed_at)  # fmt: skip
+    return Document(
+        ids[0] if len(ids) == 1 else f"{ids[0]}..{ids[-1]}", session.session_id, ids, text, reply, session.observed_at
+    )
 
 
 def _turn_docs(session: Session) -> Iterable[Document]:
@@ -119,11 +120,23 @@ def episodes(doc: Document, scope: dict[str, Any], first_index: int, provenance:
     reply = doc.reply[: TEXT_CAPS["assistantText"]]
     bodies = []
     for n, piece in enumerate(pieces):
-        bodies.append(EpisodeWrite.model_validate({
-            **scope, "runtime": "custom", "externalSessionId": doc.session_id,
-            "turnIndex": first_index + n, "userText": piece,
-            "assistantText": reply if n == len(pieces) - 1 else "", "summary": piece,
-            "conversationKind": "direct", "visibility": "participant", "trustClass": "trusted",
-            "originClass": "conversation", "observedAt": doc.observed_at, "provenance": provenance,
-        }))  # fmt: skip
+        bodies.append(
+            EpisodeWrite.model_validate(
+                {
+                    **scope,
+                    "runtime": "custom",
+                    "externalSessionId": doc.session_id,
+                    "turnIndex": first_index + n,
+                    "userText": piece,
+                    "assistantText": reply if n == len(pieces) - 1 else "",
+                    "summary": piece,
+                    "conversationKind": "direct",
+                    "visibility": "participant",
+                    "trustClass": "trusted",
+                    "originClass": "conversation",
+                    "observedAt": doc.observed_at,
+                    "provenance": provenance,
+                }
+            )
+        )
     return bodies

@@ -99,8 +99,9 @@ def _targets(results: list[dict[str, Any]]) -> dict[str, Any]:
     for result in results:
         if result["size"] == TARGET["size"]:
             search = result["searchMs"]
-            target.update(measured=True, p50Met=search["p50"] <= TARGET["p50Ms"],
-                          p99Met=search["p99"] <= TARGET["p99Ms"])  # fmt: skip
+            target.update(
+                measured=True, p50Met=search["p50"] <= TARGET["p50Ms"], p99Met=search["p99"] <= TARGET["p99Ms"]
+            )
     return target
 
 
@@ -128,13 +129,20 @@ def _measure_lifecycle(state: BenchRun, name: str) -> dict[str, Any]:
     store = state.open_store()
     try:
         key = auth.scope_key(Scope.model_validate(SCOPE))
-        result = lifecycle_cost.measure(store.tenant(name), key, state.embedder.inner,
-                                        queries(config.queries, config.seed + 1),
-                                        limit=config.limit, seed=config.seed)  # fmt: skip
+        result = lifecycle_cost.measure(
+            store.tenant(name),
+            key,
+            state.embedder.inner,
+            queries(config.queries, config.seed + 1),
+            limit=config.limit,
+            seed=config.seed,
+        )
     finally:
         store.close()
     for label, numbers in result.items():
-        state.progress(f"  lifecycle filters ({label}): p50 {numbers['filtersOnMs']['p50']:.2f} ms "
-                       f"vs {numbers['filtersOffMs']['p50']:.2f} ms without "
-                       f"({numbers['overheadP50Percent']:+.1f}%)")  # fmt: skip
+        state.progress(
+            f"  lifecycle filters ({label}): p50 {numbers['filtersOnMs']['p50']:.2f} ms "
+            f"vs {numbers['filtersOffMs']['p50']:.2f} ms without "
+            f"({numbers['overheadP50Percent']:+.1f}%)"
+        )
     return result

@@ -156,9 +156,13 @@ def fill_vectors(state: BenchRun, tenant: TenantStore, mode: str, model: str) ->
 
 
 def _job_vectors(
-    state: BenchRun, jobs: list[EmbedJob], mode: str, pool: np.ndarray, rng: np.random.Generator,
+    state: BenchRun,
+    jobs: list[EmbedJob],
+    mode: str,
+    pool: np.ndarray,
+    rng: np.random.Generator,
     counts: dict[str, int],
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Return the jobs' vectors: a text's own from the ingest sample, else embedded or from the pool."""
     vectors = np.zeros((len(jobs), pool.shape[1]), dtype=np.float32)
     missing: list[int] = []

@@ -46,9 +46,7 @@ def measure_latency(state: BenchRun, name: str, size: int) -> dict[str, Any]:
         store.close()
     result = summarise_rows(rows, query_set, cold)
     search = result["searchMs"]
-    state.progress(
-        f"  search p50 {search['p50']:.2f} ms, p95 {search['p95']:.2f} ms, p99 {search['p99']:.2f} ms"
-    )
+    state.progress(f"  search p50 {search['p50']:.2f} ms, p95 {search['p95']:.2f} ms, p99 {search['p99']:.2f} ms")
     # A process CPU time well below (or above) wall time means waiting for a core (or helper
     # threads spinning): other load on the machine makes the percentiles worse than they are.
     result["queryLoop"] = {**loop, "loadAverageAfter": load_average()}
@@ -87,8 +85,11 @@ def _time_queries(asker: _Asker, query_set: Sequence[str]) -> tuple[list[Row], d
         timings["serviceMs"] = total
         timings["hits"] = hits
         rows.append(timings)
-    loop = {"wallSeconds": round(time.perf_counter() - wall0, 3),
-            "cpuSeconds": round(time.process_time() - cpu0, 3), "loadAverageBefore": load_before}  # fmt: skip
+    loop = {
+        "wallSeconds": round(time.perf_counter() - wall0, 3),
+        "cpuSeconds": round(time.process_time() - cpu0, 3),
+        "loadAverageBefore": load_before,
+    }
     return rows, loop
 
 
@@ -121,8 +122,7 @@ def summarise_rows(rows: Sequence[Row], query_set: Sequence[str], cold: Row) -> 
 
 def _breakdown(rows: Sequence[Row]) -> dict[str, dict[str, float]]:
     other = [
-        r["searchMs"] - r.get("denseMs", 0) - r.get("lexicalMs", 0) - r.get("recordsMs", 0)
-        - r.get("neighboursMs", 0)
+        r["searchMs"] - r.get("denseMs", 0) - r.get("lexicalMs", 0) - r.get("recordsMs", 0) - r.get("neighboursMs", 0)
         for r in rows
     ]
     return {
@@ -136,8 +136,15 @@ def _breakdown(rows: Sequence[Row]) -> dict[str, dict[str, float]]:
 
 def _slowest(rows: Sequence[Row], query_set: Sequence[str], n: int = 5) -> list[dict[str, Any]]:
     ranked = sorted(zip(rows, query_set, strict=True), key=lambda x: -x[0]["searchMs"])[:n]
-    return [{"query": q, "searchMs": round(r["searchMs"], 3), "lexicalMs": round(r.get("lexicalMs", 0), 3),
-             "lexicalHits": r.get("lexicalHits")} for r, q in ranked]  # fmt: skip
+    return [
+        {
+            "query": q,
+            "searchMs": round(r["searchMs"], 3),
+            "lexicalMs": round(r.get("lexicalMs", 0), 3),
+            "lexicalHits": r.get("lexicalHits"),
+        }
+        for r, q in ranked
+    ]
 
 
 def _column(rows: Sequence[Row], key: str) -> list[float]:

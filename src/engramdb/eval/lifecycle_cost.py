@@ -40,17 +40,24 @@ class PrecomputedEmbedder:
 
 
 def measure(
-    tenant: TenantStore, scope_key: str, embedder: Embedder, queries: Sequence[str],
-    *, limit: int = 8, retire_fraction: float = 0.2, seed: int = 7,
-) -> dict[str, Any]:  # fmt: skip
+    tenant: TenantStore,
+    scope_key: str,
+    embedder: Embedder,
+    queries: Sequence[str],
+    *,
+    limit: int = 8,
+    retire_fraction: float = 0.2,
+    seed: int = 7,
+) -> dict[str, Any]:
     """Return p50/p99 with and without the lifecycle filters, before and after retiring rows."""
     vectors = dict(zip(queries, embedder.embed(list(queries)), strict=True))
     fixed = PrecomputedEmbedder(vectors, embedder.model_id)
     passes = {"allActive": _compare(tenant, scope_key, fixed, queries, limit)}
     retired = _retire(tenant, scope_key, retire_fraction, seed)
     passes[f"{int(retire_fraction * 100)}PercentRetired"] = {
-        **_compare(tenant, scope_key, fixed, queries, limit), "retiredRows": retired,
-    }  # fmt: skip
+        **_compare(tenant, scope_key, fixed, queries, limit),
+        "retiredRows": retired,
+    }
     return passes
 
 
@@ -62,14 +69,12 @@ def _compare(
     timings: dict[str, list[float]] = {"on": [], "off": []}
     for query in queries[:2]:  # warm both paths (vector copy, statement cache)
         for filt in (on, NO_FILTER):
-            recall(tenant, embedder, scope_key=scope_key, query=query, filt=filt, limit=limit,
-                   settings=settings)  # fmt: skip
+            recall(tenant, embedder, scope_key=scope_key, query=query, filt=filt, limit=limit, settings=settings)
     for i, query in enumerate(queries):
         order = [("on", on), ("off", NO_FILTER)] if i % 2 else [("off", NO_FILTER), ("on", on)]
         for name, filt in order:
             started = time.perf_counter()
-            recall(tenant, embedder, scope_key=scope_key, query=query, filt=filt, limit=limit,
-                   settings=settings)  # fmt: skip
+            recall(tenant, embedder, scope_key=scope_key, query=query, filt=filt, limit=limit, settings=settings)
             timings[name].append((time.perf_counter() - started) * 1000)
     p = {name: {f"p{q}": round(float(np.percentile(v, q)), 3) for q in (50, 99)} for name, v in timings.items()}
     return {
@@ -81,8 +86,7 @@ def _compare(
 
 def _retire(tenant: TenantStore, scope_key: str, fraction: float, seed: int) -> int:
     """Mark a random fraction of the scope superseded (through the store's own transaction)."""
-    rows = tenant.list_facts(scope_key, subject_key=None, kind=None,
-                             filt=CandidateFilter(statuses=None), limit=10**9)  # fmt: skip
+    rows = tenant.list_facts(scope_key, subject_key=None, kind=None, filt=CandidateFilter(statuses=None), limit=10**9)
     episodes = tenant.records(list(range(1, 1 + _row_count(tenant))), with_event=False)
     candidates = [r.rowid for r in [*rows, *episodes.values()] if r.scope_key == scope_key]
     chosen = random.Random(seed).sample(candidates, int(len(candidates) * fraction))

@@ -83,9 +83,15 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
         token = _admin_free_key(home, SCOPE)
         long_token = _admin_free_key(home, LONG_SCOPE)
         port = free_port()
-        env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_PORT": str(port), "ENGRAM_HOST": "127.0.0.1",
-               "ENGRAM_EMBEDDER": config.embedder, "ENGRAM_MAX_IN_FLIGHT": str(config.max_in_flight),
-               **config.extra_env}  # fmt: skip
+        env = {
+            **os.environ,
+            "ENGRAM_HOME": str(home),
+            "ENGRAM_PORT": str(port),
+            "ENGRAM_HOST": "127.0.0.1",
+            "ENGRAM_EMBEDDER": config.embedder,
+            "ENGRAM_MAX_IN_FLIGHT": str(config.max_in_flight),
+            **config.extra_env,
+        }
         log = (home / "server.log").open("w")
         server = subprocess.Popen([sys.executable, "-m", "engramdb.cli", "serve"], env=env, stdout=log, stderr=log)
         rss = _Rss(server.pid)
@@ -97,10 +103,15 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
             if config.long_episodes:
                 long_s = _embed_long(url, long_token, config.long_episodes, config.seed)
                 rss.samples.append(rss.now())  # "after" is one of the samples the maximum is taken over
-                long_rss = {"seconds": round(long_s, 3), "rssAfterMb": round(rss.samples[-1], 1),
-                            "rssMaxMb": round(max(rss.samples), 1)}  # fmt: skip
-                progress(f"  {config.long_episodes:,} long episodes embedded in {long_s:.1f} s; RSS "
-                         f"{long_rss['rssAfterMb']:.0f} MB after, {long_rss['rssMaxMb']:.0f} MB at most")  # fmt: skip
+                long_rss = {
+                    "seconds": round(long_s, 3),
+                    "rssAfterMb": round(rss.samples[-1], 1),
+                    "rssMaxMb": round(max(rss.samples), 1),
+                }
+                progress(
+                    f"  {config.long_episodes:,} long episodes embedded in {long_s:.1f} s; RSS "
+                    f"{long_rss['rssAfterMb']:.0f} MB after, {long_rss['rssMaxMb']:.0f} MB at most"
+                )
             progress(f"filling {config.memories:,} memories")
             fill_s = _fill(url, token, config)
             filled_rss = rss.now()
@@ -112,17 +123,25 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
                 row["rssMaxMb"] = round(max(rss.samples[started_rss:] or [rss.now()]), 1)
                 row["loadAverage"] = load_average()
                 results.append(row)
-                progress(f"  {rate:g}/s: achieved {row['achievedPerS']:.1f}/s, p50 {row['p50Ms']:.1f} ms, "
-                         f"p99 {row['p99Ms']:.1f} ms, refused {row['refused']}, errors {row['errors']}, "
-                         f"RSS max {row['rssMaxMb']:.0f} MB")  # fmt: skip
+                progress(
+                    f"  {rate:g}/s: achieved {row['achievedPerS']:.1f}/s, p50 {row['p50Ms']:.1f} ms, "
+                    f"p99 {row['p99Ms']:.1f} ms, refused {row['refused']}, errors {row['errors']}, "
+                    f"RSS max {row['rssMaxMb']:.0f} MB"
+                )
         finally:
             server.terminate()
             server.wait(30)
             rss.stop()
             log.close()
-    return {"config": {**config.__dict__, "extra_env": config.extra_env}, "machine": machine_info(),
-            "longEpisodes": long_rss, "fillSeconds": round(fill_s, 1), "rssAfterFillMb": round(filled_rss, 1),
-            "rssMaxMb": round(max(rss.samples), 1), "results": results}  # fmt: skip
+    return {
+        "config": {**config.__dict__, "extra_env": config.extra_env},
+        "machine": machine_info(),
+        "longEpisodes": long_rss,
+        "fillSeconds": round(fill_s, 1),
+        "rssAfterFillMb": round(filled_rss, 1),
+        "rssMaxMb": round(max(rss.samples), 1),
+        "results": results,
+    }
 
 
 def _admin_free_key(home: Path, scope: dict[str, Any]) -> str:
@@ -146,8 +165,15 @@ def _embed_long(url: str, token: str, count: int, seed: int) -> float:
     bodies = []
     for i in range(count):
         parts = [next(turns) for _ in range(8)]
-        bodies.append(parts[0] | LONG_SCOPE | {"externalSessionId": f"long-{i}", "turnIndex": 0,
-                      "userText": " ".join(p["userText"] + " " + p["assistantText"] for p in parts)})  # fmt: skip
+        bodies.append(
+            parts[0]
+            | LONG_SCOPE
+            | {
+                "externalSessionId": f"long-{i}",
+                "turnIndex": 0,
+                "userText": " ".join(p["userText"] + " " + p["assistantText"] for p in parts),
+            }
+        )
     return _write_all(url, token, bodies, batch=64)
 
 
@@ -160,8 +186,14 @@ def _write_all(url: str, token: str, bodies: list[dict[str, Any]], batch: int) -
                 raise EngramError(f"writing failed: {answer.status_code} {answer.text[:200]}")
         while True:  # the worker embeds in the background; the benchmark goes on once it is done
             metrics = http.get("/metrics").text
-            backlog = next((float(line.split()[-1]) for line in metrics.splitlines()
-                            if line.startswith("engram_embedding_backlog ")), 0.0)  # fmt: skip
+            backlog = next(
+                (
+                    float(line.split()[-1])
+                    for line in metrics.splitlines()
+                    if line.startswith("engram_embedding_backlog ")
+                ),
+                0.0,
+            )
             if backlog == 0:
                 return time.perf_counter() - started
             time.sleep(0.5)
@@ -175,8 +207,9 @@ async def _offer(url: str, token: str, rate: float, config: LoadConfig) -> dict[
     statuses: dict[int, int] = {}
     failures: dict[str, int] = {}
     limits = httpx.Limits(max_connections=512, max_keepalive_connections=512)
-    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60,
-                                 limits=limits) as http:  # fmt: skip
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60, limits=limits
+    ) as http:
 
         async def one(due: float, recall: bool, body: dict[str, Any]) -> None:
             try:
@@ -208,18 +241,22 @@ async def _offer(url: str, token: str, rate: float, config: LoadConfig) -> dict[
     served = len(latencies)
     refused = sum(n for s, n in statuses.items() if s in REFUSED)
     return {
-        "offeredPerS": rate, "seconds": config.seconds, "sent": count, "served": served,
-        "achievedPerS": round(served / elapsed, 1), "refused": refused,
+        "offeredPerS": rate,
+        "seconds": config.seconds,
+        "sent": count,
+        "served": served,
+        "achievedPerS": round(served / elapsed, 1),
+        "refused": refused,
         "errors": sum(n for s, n in statuses.items() if (s >= 400 and s not in REFUSED) or s == 0),
-        "statuses": {str(k): v for k, v in sorted(statuses.items())}, "noAnswer": failures,
-        "p50Ms": round(_pct(latencies, 0.5), 2), "p99Ms": round(_pct(latencies, 0.99), 2),
-    }  # fmt: skip
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "noAnswer": failures,
+        "p50Ms": round(_pct(latencies, 0.5), 2),
+        "p99Ms": round(_pct(latencies, 0.99), 2),
+    }
 
 
 def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
-
-
 
 
 def _wait_until_up(url: str, server: subprocess.Popen[bytes]) -> None:

@@ -36,11 +36,50 @@ import httpx
 from engramdb import clock
 from engramdb.eval.machine import free_port, load_average, machine_info
 
-ACTIVITIES = ["hiking", "chess", "jazz", "kayaking", "pottery", "sailing", "tennis", "baking", "climbing", "opera",
-              "cycling", "poetry", "gardening", "skiing", "surfing", "knitting", "running", "painting", "rowing",
-              "fencing"]  # fmt: skip
-PLACES = ["Lisbon", "Porto", "Madrid", "Berlin", "Vienna", "Prague", "Oslo", "Dublin", "Milan", "Lyon", "Ghent",
-          "Krakow", "Riga", "Tallinn", "Bergen", "Turin", "Seville", "Utrecht", "Bruges", "Salzburg"]  # fmt: skip
+ACTIVITIES = [
+    "hiking",
+    "chess",
+    "jazz",
+    "kayaking",
+    "pottery",
+    "sailing",
+    "tennis",
+    "baking",
+    "climbing",
+    "opera",
+    "cycling",
+    "poetry",
+    "gardening",
+    "skiing",
+    "surfing",
+    "knitting",
+    "running",
+    "painting",
+    "rowing",
+    "fencing",
+]
+PLACES = [
+    "Lisbon",
+    "Porto",
+    "Madrid",
+    "Berlin",
+    "Vienna",
+    "Prague",
+    "Oslo",
+    "Dublin",
+    "Milan",
+    "Lyon",
+    "Ghent",
+    "Krakow",
+    "Riga",
+    "Tallinn",
+    "Bergen",
+    "Turin",
+    "Seville",
+    "Utrecht",
+    "Bruges",
+    "Salzburg",
+]
 GAP_SECONDS = 0.2  # before each block of recalls
 ORGS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay", "Stark", "Wayne", "Wonka", "Tyrell"]
 
@@ -63,10 +102,13 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _stats(values: list[float]) -> dict[str, float]:
-    return {"n": len(values), "p50": _pct(values, 50), "p95": _pct(values, 95), "p99": _pct(values, 99),
-            "mean": statistics.fmean(values) if values else float("nan")}  # fmt: skip
-
-
+    return {
+        "n": len(values),
+        "p50": _pct(values, 50),
+        "p95": _pct(values, 95),
+        "p99": _pct(values, 99),
+        "mean": statistics.fmean(values) if values else float("nan"),
+    }
 
 
 def cpu_seconds(pid: int) -> float:
@@ -111,18 +153,33 @@ def run(config: ModelBenchConfig, progress: Callable[[str], None] = lambda line:
     """Run the benchmark in a temporary data folder; return the results as a JSON-ready dict."""
     with tempfile.TemporaryDirectory(prefix="engram-model-bench-") as home:
         model_port, server_port = free_port(), free_port()
-        env = {**os.environ, "ENGRAM_HOME": home, "ENGRAM_EMBEDDER": config.embedder,
-               "ENGRAM_LLM__BASE_URL": f"http://127.0.0.1:{model_port}/v1", "ENGRAM_LLM__MODEL": "scripted-bench",
-               "ENGRAM_LLM__WORKERS": str(config.workers), "ENGRAM_LLM__MAX_CONCURRENCY": str(max(4, config.workers))}
-        model = [sys.executable, "-m", "engramdb.eval.scripted_chat", "--port", str(model_port),
-                 "--delay", str(config.model_ms / 1000)]  # fmt: skip
+        env = {
+            **os.environ,
+            "ENGRAM_HOME": home,
+            "ENGRAM_EMBEDDER": config.embedder,
+            "ENGRAM_LLM__BASE_URL": f"http://127.0.0.1:{model_port}/v1",
+            "ENGRAM_LLM__MODEL": "scripted-bench",
+            "ENGRAM_LLM__WORKERS": str(config.workers),
+            "ENGRAM_LLM__MAX_CONCURRENCY": str(max(4, config.workers)),
+        }
+        model = [
+            sys.executable,
+            "-m",
+            "engramdb.eval.scripted_chat",
+            "--port",
+            str(model_port),
+            "--delay",
+            str(config.model_ms / 1000),
+        ]
         # The server without workers: the queue fills first, then this bench starts `engram models work`
         # (what `engram serve` starts itself), so recall is measured before and while the queue works.
         server = [sys.executable, "-m", "engramdb.cli", "serve", "--port", str(server_port)]
         url = f"http://127.0.0.1:{server_port}"
         serve_env = {**env, "ENGRAM_LLM__WORKERS": "0"}
-        with _process(model, env, _up(f"http://127.0.0.1:{model_port}/"), "the scripted model"), \
-                _process(server, serve_env, _up(f"{url}/healthz"), "the server"):  # fmt: skip
+        with (
+            _process(model, env, _up(f"http://127.0.0.1:{model_port}/"), "the scripted model"),
+            _process(server, serve_env, _up(f"{url}/healthz"), "the server"),
+        ):
             key = _agent_key(home, env)
             with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
                 workers = [sys.executable, "-m", "engramdb.cli", "models", "work"]
@@ -130,20 +187,46 @@ def run(config: ModelBenchConfig, progress: Callable[[str], None] = lambda line:
 
 
 def _agent_key(home: str, env: dict[str, str]) -> str:
-    scope = ["--agent-id", "bench", "--profile-id", "default", "--participant", "a" * 64, "--privacy", "private",
-             "--sandbox-eligible", "false"]  # fmt: skip
-    done = subprocess.run([sys.executable, "-m", "engramdb.cli", "keys", "create", "--role", "agent", *scope, "--json"],
-                          env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    scope = [
+        "--agent-id",
+        "bench",
+        "--profile-id",
+        "default",
+        "--participant",
+        "a" * 64,
+        "--privacy",
+        "private",
+        "--sandbox-eligible",
+        "false",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "engramdb.cli", "keys", "create", "--role", "agent", *scope, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return str(json.loads(done.stdout)["key"])
 
 
 def _turn(rng: random.Random, index: int, session: str) -> dict[str, Any]:
-    text = (f"I like {rng.choice(ACTIVITIES)} in {rng.choice(PLACES)}. I work at {rng.choice(ORGS)} "
-            f"{rng.choice(PLACES)}.")  # fmt: skip
-    return {"runtime": "custom", "externalSessionId": session, "turnIndex": index, "userText": text,
-            "assistantText": "Noted.", "summary": text, "conversationKind": "direct", "visibility": "participant",
-            "trustClass": "mixed", "originClass": "conversation", "observedAt": clock.now_text(),
-            "provenance": "bench"}  # fmt: skip
+    text = (
+        f"I like {rng.choice(ACTIVITIES)} in {rng.choice(PLACES)}. I work at {rng.choice(ORGS)} {rng.choice(PLACES)}."
+    )
+    return {
+        "runtime": "custom",
+        "externalSessionId": session,
+        "turnIndex": index,
+        "userText": text,
+        "assistantText": "Noted.",
+        "summary": text,
+        "conversationKind": "direct",
+        "visibility": "participant",
+        "trustClass": "mixed",
+        "originClass": "conversation",
+        "observedAt": clock.now_text(),
+        "provenance": "bench",
+    }
 
 
 def _seed(http: httpx.Client, config: ModelBenchConfig, rng: random.Random) -> None:
@@ -152,10 +235,21 @@ def _seed(http: httpx.Client, config: ModelBenchConfig, rng: random.Random) -> N
         http.post("/v1/episodes/batch", json={"episodes": turns[start : start + 100]}).raise_for_status()
     for i in range(config.seed_facts):
         text = f"The user likes {rng.choice(ACTIVITIES)} in {rng.choice(PLACES)} ({i})."
-        http.post("/v1/facts", json={"runtime": "custom", "text": text, "kind": "likes", "subjectKey": "user",
-                                     "confidence": 0.9, "sourceEventId": f"seed-{i}", "validFrom": clock.now_text(),
-                                     "visibility": "participant", "trustClass": "trusted",
-                                     "provenance": "bench"}).raise_for_status()  # fmt: skip
+        http.post(
+            "/v1/facts",
+            json={
+                "runtime": "custom",
+                "text": text,
+                "kind": "likes",
+                "subjectKey": "user",
+                "confidence": 0.9,
+                "sourceEventId": f"seed-{i}",
+                "validFrom": clock.now_text(),
+                "visibility": "participant",
+                "trustClass": "trusted",
+                "provenance": "bench",
+            },
+        ).raise_for_status()
     _embedded(http)
 
 
@@ -166,9 +260,11 @@ def _recalls(http: httpx.Client, queries: list[str]) -> dict[str, Any]:
 
 
 def _measure(
-    http: httpx.Client, config: ModelBenchConfig, progress: Callable[[str], None],
+    http: httpx.Client,
+    config: ModelBenchConfig,
+    progress: Callable[[str], None],
     workers: Callable[[], AbstractContextManager[int]],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     load_before = load_average()
     rng = random.Random(config.seed)
     progress(f"seeding {config.seed_memories} episodes and {config.seed_facts} facts")
@@ -230,8 +326,10 @@ def _alternate(http: httpx.Client, queries: list[str], pid: int, block: int = 10
 
 def _left(http: httpx.Client) -> int:
     """Jobs queued or running (the list holds 500 at most: the bench queues fewer at a time)."""
-    return sum(len(http.get("/v1/model-jobs", params={"state": state, "limit": 500}).json()["jobs"])
-               for state in ("queued", "running"))  # fmt: skip
+    return sum(
+        len(http.get("/v1/model-jobs", params={"state": state, "limit": 500}).json()["jobs"])
+        for state in ("queued", "running")
+    )
 
 
 def _timed(http: httpx.Client, queries: list[str], into: dict[str, list[float]]) -> None:
@@ -260,8 +358,13 @@ def _wait(http: httpx.Client, jobs: list[str], progress: Callable[[str], None]) 
         time.sleep(1.0)
 
 
-def _report(config: ModelBenchConfig, idle: dict[str, Any], busy: dict[str, Any], writes: list[float],
-            jobs: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+def _report(
+    config: ModelBenchConfig,
+    idle: dict[str, Any],
+    busy: dict[str, Any],
+    writes: list[float],
+    jobs: list[dict[str, Any]],
+) -> dict[str, Any]:
     done = [j for j in jobs if j["state"] == "done"]
     overhead, runs, model, calls, candidates = [], [], [], [], []
     cpu = [float(j["cpuMs"]) for j in done if j.get("cpuMs") is not None]
@@ -281,13 +384,22 @@ def _report(config: ModelBenchConfig, idle: dict[str, Any], busy: dict[str, Any]
         for item in job["result"]["items"]:
             actions[item["action"]] = actions.get(item["action"], 0) + 1
     return {
-        "config": vars(config), "machine": machine_info(), "date": clock.now_text(),
-        "jobs": {"done": len(done), "failed": len(jobs) - len(done), "actions": actions,
-                 "modelCallsPerTurn": statistics.fmean(calls), "candidatesPerTurn": statistics.fmean(candidates)},
-        "overheadMsPerTurn": _stats(overhead), "cpuMsPerTurn": _stats(cpu), "jobRunMs": _stats(runs),
+        "config": vars(config),
+        "machine": machine_info(),
+        "date": clock.now_text(),
+        "jobs": {
+            "done": len(done),
+            "failed": len(jobs) - len(done),
+            "actions": actions,
+            "modelCallsPerTurn": statistics.fmean(calls),
+            "candidatesPerTurn": statistics.fmean(candidates),
+        },
+        "overheadMsPerTurn": _stats(overhead),
+        "cpuMsPerTurn": _stats(cpu),
+        "jobRunMs": _stats(runs),
         "modelMsPerTurn": _stats(model),
         "episodeWriteWithExtractMs": _stats(writes),
         "throughput": {"turns": len(done), "seconds": span, "turnsPerSecond": len(done) / span if span else 0.0},
         "recall": {"idle": idle, "whileExtracting": busy},  # the same corpus: the queue full, then worked
         "targets": {"overheadP50Ms": 20.0, "turnsPerSecond": 20.0},
-    }  # fmt: skip
+    }

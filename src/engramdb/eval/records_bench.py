@@ -51,9 +51,15 @@ OPERATOR = Caller(tenant="bench", key_id="bench-operator", role="admin")
 
 
 def run(
-    backends: Sequence[str], *, records: int, queries: int, import_records: int, pg_url: str | None, seed: int,
+    backends: Sequence[str],
+    *,
+    records: int,
+    queries: int,
+    import_records: int,
+    pg_url: str | None,
+    seed: int,
     progress: Progress,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Measure every backend; start a throwaway PostgreSQL when none is given."""
     home = Path(tempfile.mkdtemp(prefix="engram-records-"))
     home.chmod(0o755)
@@ -63,26 +69,49 @@ def run(
         with postgres_server(home, pg_url if "postgres" in backends else None, throwaway) as url:
             for backend in backends:
                 progress(f"{backend}: {records:,} records in one scope")
-                results.append(measure(backend, home=home, pg_url=url, records=records, queries=queries,
-                                       import_records=import_records, seed=seed, progress=progress))  # fmt: skip
+                results.append(
+                    measure(
+                        backend,
+                        home=home,
+                        pg_url=url,
+                        records=records,
+                        queries=queries,
+                        import_records=import_records,
+                        seed=seed,
+                        progress=progress,
+                    )
+                )
     finally:
         shutil.rmtree(home, ignore_errors=True)
     return {
-        "benchmark": "records", "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform(), "memoryMb": memory_mb()},
+        "benchmark": "records",
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "memoryMb": memory_mb(),
+        },
         "postgres": {"throwaway": throwaway, "sharedBuffersMb": shared_buffers_mb() if throwaway else None}
-        if "postgres" in backends else None,
+        if "postgres" in backends
+        else None,
         "query": "labels [TASK], where {status, priority $gte, PROJECT {region}}, limit 20 (two labels, three "
-                 "conditions)",
+        "conditions)",
         "results": results,
-    }  # fmt: skip
+    }
 
 
 def measure(
-    backend: str, *, home: Path, pg_url: str | None, records: int, queries: int, import_records: int, seed: int,
+    backend: str,
+    *,
+    home: Path,
+    pg_url: str | None,
+    records: int,
+    queries: int,
+    import_records: int,
+    seed: int,
     progress: Progress,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     store = _open(backend, home / backend, pg_url)
     try:
         store.tenant(OPERATOR.tenant, create=True)
@@ -107,18 +136,30 @@ def measure(
             began = time.perf_counter()
             matched.append(service.search_records(OPERATOR, search.model_copy(update={"count": True})).total or 0)
             counted.append((time.perf_counter() - began) * 1000)
-        progress(f"  where p50 {_pct(timings, 50):.2f} ms, p99 {_pct(timings, 99):.2f} ms; "
-                 f"with the count p50 {_pct(counted, 50):.2f} ms")  # fmt: skip
+        progress(
+            f"  where p50 {_pct(timings, 50):.2f} ms, p99 {_pct(timings, 99):.2f} ms; "
+            f"with the count p50 {_pct(counted, 50):.2f} ms"
+        )
         imported = _import(service, import_records, rng)
-        progress(f"  import {imported['records']:,} records: {imported['firstS']:.2f} s, "
-                 f"again {imported['againS']:.2f} s (created {imported['againCreated']})")  # fmt: skip
+        progress(
+            f"  import {imported['records']:,} records: {imported['firstS']:.2f} s, "
+            f"again {imported['againS']:.2f} s (created {imported['againCreated']})"
+        )
         return {
-            "backend": backend, "records": projects * (TASKS_PER_PROJECT + 1), "loadS": round(load_s, 2),
-            "loadRecordsPerS": round(projects * (TASKS_PER_PROJECT + 1) / load_s, 1), "queries": queries,
-            "whereP50Ms": _pct(timings, 50), "whereP95Ms": _pct(timings, 95), "whereP99Ms": _pct(timings, 99),
-            "countedP50Ms": _pct(counted, 50), "countedP95Ms": _pct(counted, 95), "countedP99Ms": _pct(counted, 99),
-            "matchedMedian": sorted(matched)[len(matched) // 2], "import": imported,
-        }  # fmt: skip
+            "backend": backend,
+            "records": projects * (TASKS_PER_PROJECT + 1),
+            "loadS": round(load_s, 2),
+            "loadRecordsPerS": round(projects * (TASKS_PER_PROJECT + 1) / load_s, 1),
+            "queries": queries,
+            "whereP50Ms": _pct(timings, 50),
+            "whereP95Ms": _pct(timings, 95),
+            "whereP99Ms": _pct(timings, 99),
+            "countedP50Ms": _pct(counted, 50),
+            "countedP95Ms": _pct(counted, 95),
+            "countedP99Ms": _pct(counted, 99),
+            "matchedMedian": sorted(matched)[len(matched) // 2],
+            "import": imported,
+        }
     finally:
         store.close()
 
@@ -133,17 +174,32 @@ def _import(service: MemoryService, count: int, rng: random.Random) -> dict[str,
     began = time.perf_counter()
     again = service.write_records(OPERATOR, body)
     again_s = time.perf_counter() - began
-    return {"records": first.created, "firstS": round(first_s, 3), "againS": round(again_s, 3),
-            "againCreated": again.created, "againUnchanged": again.unchanged}  # fmt: skip
+    return {
+        "records": first.created,
+        "firstS": round(first_s, 3),
+        "againS": round(again_s, 3),
+        "againCreated": again.created,
+        "againUnchanged": again.unchanged,
+    }
 
 
 def _project(i: int, rng: random.Random) -> dict[str, Any]:
-    tasks = [{"title": f"{rng.choice(_VERBS)} the {rng.choice(_NOUNS)} {rng.choice(_NOUNS)} ({i}.{t})",
-              "status": rng.choice(STATUSES), "priority": rng.randint(1, 5), "assignee": f"person-{rng.randrange(50)}",
-              "dueDate": f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T12:00:00Z"}
-             for t in range(TASKS_PER_PROJECT)]  # fmt: skip
-    return {"name": f"project-{i}", "region": rng.choice(REGIONS), "budget": rng.randrange(10_000, 1_000_000),
-            "TASK": tasks}  # fmt: skip
+    tasks = [
+        {
+            "title": f"{rng.choice(_VERBS)} the {rng.choice(_NOUNS)} {rng.choice(_NOUNS)} ({i}.{t})",
+            "status": rng.choice(STATUSES),
+            "priority": rng.randint(1, 5),
+            "assignee": f"person-{rng.randrange(50)}",
+            "dueDate": f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T12:00:00Z",
+        }
+        for t in range(TASKS_PER_PROJECT)
+    ]
+    return {
+        "name": f"project-{i}",
+        "region": rng.choice(REGIONS),
+        "budget": rng.randrange(10_000, 1_000_000),
+        "TASK": tasks,
+    }
 
 
 def _write(projects: list[dict[str, Any]], scope: dict[str, Any]) -> RecordWrite:
@@ -151,14 +207,22 @@ def _write(projects: list[dict[str, Any]], scope: dict[str, Any]) -> RecordWrite
 
 
 def _search(rng: random.Random) -> RecordSearch:
-    where = {"status": rng.choice(STATUSES), "priority": {"$gte": rng.randint(2, 5)},
-             "PROJECT": {"region": rng.choice(REGIONS)}}  # fmt: skip
+    where = {
+        "status": rng.choice(STATUSES),
+        "priority": {"$gte": rng.randint(2, 5)},
+        "PROJECT": {"region": rng.choice(REGIONS)},
+    }
     return RecordSearch.model_validate({"labels": ["TASK"], "where": where, "limit": 20, "scope": _scope("load")})
 
 
 def _scope(name: str) -> dict[str, Any]:
-    return {"agentId": "bench", "profileId": "records", "privacyScope": "private",
-            "participantScopeHash": hash_scope([name]), "sandboxEligible": False}  # fmt: skip
+    return {
+        "agentId": "bench",
+        "profileId": "records",
+        "privacyScope": "private",
+        "participantScopeHash": hash_scope([name]),
+        "sandboxEligible": False,
+    }
 
 
 def _open(backend: str, home: Path, pg_url: str | None) -> Store:

@@ -26,10 +26,10 @@ TARGETS: dict[str, list[dict[str, Any]]] = {
 }
 FLOOR_NOTES = {
     "locomo": "BM25 floors (rank_bm25, categories 1-4, n=1,536): turn documents for turn recall, "
-              "session documents for session recall_all@10",
+    "session documents for session recall_all@10",
     "longmemeval": "BM25 floors on the full LongMemEval_S (418 scorable questions), session documents "
-                   "of user turns; the sample folder is a small subset, so compare with care",
-}  # fmt: skip
+    "of user turns; the sample folder is a small subset, so compare with care",
+}
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -63,10 +63,19 @@ def turn_table(result: dict[str, Any]) -> Table:
 def session_table(result: dict[str, Any]) -> Table:
     """Return session-level recall_any@k, recall_all@k, nDCG@k, MRR and sessions found, per group and arm."""
     ks = _ks(result)
-    keys = ([f"sessionRecallAny@{k}" for k in ks] + [f"sessionRecallAll@{k}" for k in ks]
-            + [f"sessionNdcg@{k}" for k in ks] + ["sessionMrr", "sessionsRetrieved"])  # fmt: skip
-    headers = (["group", "arm", "n"] + [f"any@{k}" for k in ks] + [f"all@{k}" for k in ks]
-               + [f"nDCG@{k}" for k in ks] + ["MRR", "sessions"])  # fmt: skip
+    keys = (
+        [f"sessionRecallAny@{k}" for k in ks]
+        + [f"sessionRecallAll@{k}" for k in ks]
+        + [f"sessionNdcg@{k}" for k in ks]
+        + ["sessionMrr", "sessionsRetrieved"]
+    )
+    headers = (
+        ["group", "arm", "n"]
+        + [f"any@{k}" for k in ks]
+        + [f"all@{k}" for k in ks]
+        + [f"nDCG@{k}" for k in ks]
+        + ["MRR", "sessions"]
+    )
     return headers, _rows(result, keys)
 
 
@@ -125,7 +134,8 @@ def markdown_table(table: Table) -> str:
 def markdown(result: dict[str, Any]) -> str:
     """Return every table of a result as Markdown, with the summary lines."""
     parts = [
-        "Against the BM25 floors and the targets:", markdown_table(target_table(result)),
+        "Against the BM25 floors and the targets:",
+        markdown_table(target_table(result)),
         f"({FLOOR_NOTES.get(result['dataset'], '')})",
         "Turn-level evidence recall@k (fraction of a question's evidence turns in the first k documents):",
         markdown_table(turn_table(result)),
@@ -134,5 +144,5 @@ def markdown(result: dict[str, Any]) -> str:
         "Recall latency (ms, wall time of `MemoryService.recall`; embed = query embedding):",
         markdown_table(timing_table(result)),
         "\n".join(f"- {line}" for line in summary_lines(result)),
-    ]  # fmt: skip
+    ]
     return "\n\n".join(parts) + "\n"

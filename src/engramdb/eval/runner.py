@@ -133,8 +133,13 @@ def load_dataset(config: EvalConfig) -> Dataset:
 
 def scope_of(dataset: str, conversation_id: str) -> dict[str, Any]:
     """Return the scope fields of one conversation (its own participant)."""
-    return {"agentId": f"eval-{dataset}", "profileId": "eval", "privacyScope": "private",
-            "participantScopeHash": hash_scope([dataset, conversation_id]), "sandboxEligible": False}  # fmt: skip
+    return {
+        "agentId": f"eval-{dataset}",
+        "profileId": "eval",
+        "privacyScope": "private",
+        "participantScopeHash": hash_scope([dataset, conversation_id]),
+        "sandboxEligible": False,
+    }
 
 
 @dataclass
@@ -165,21 +170,28 @@ class _Totals:
     def counts(self, questions_asked: int) -> dict[str, Any]:
         """Return what was ingested and asked, for the result document."""
         return {
-            "conversations": self.conversations, "conversationsWithoutScorableQuestions": self.conversations_skipped,
-            "sessions": self.sessions, "documents": self.documents, "episodes": self.episodes,
-            "documentsSplitAcrossEpisodes": self.split_documents, "questionsAsked": questions_asked,
-            "questionsSkipped": dict(self.skipped), "questionsOverLimit": self.over_limit,
-        }  # fmt: skip
+            "conversations": self.conversations,
+            "conversationsWithoutScorableQuestions": self.conversations_skipped,
+            "sessions": self.sessions,
+            "documents": self.documents,
+            "episodes": self.episodes,
+            "documentsSplitAcrossEpisodes": self.split_documents,
+            "questionsAsked": questions_asked,
+            "questionsSkipped": dict(self.skipped),
+            "questionsOverLimit": self.over_limit,
+        }
 
     def ingest(self) -> dict[str, Any]:
         """Return the write and embedding times and the end-to-end rate."""
         spent = self.write_s + self.embed_s
         return {
-            "episodesCreated": self.episodes_created, "episodesEmbedded": self.embedded,
-            "writeSeconds": round(self.write_s, 3), "embedSeconds": round(self.embed_s, 3),
+            "episodesCreated": self.episodes_created,
+            "episodesEmbedded": self.embedded,
+            "writeSeconds": round(self.write_s, 3),
+            "embedSeconds": round(self.embed_s, 3),
             "totalSeconds": round(spent, 3),
             "episodesPerSecond": round(self.episodes / spent, 2) if spent else None,
-        }  # fmt: skip
+        }
 
 
 class _Run:
@@ -226,14 +238,22 @@ class _Run:
         self.progress.grow("questions", len(asked) * len(self.config.arms))
         for q in asked:
             record: dict[str, Any] = {
-                "id": q.question_id, "conversation": conv.conversation_id, "category": q.category,
-                "question": q.text, "goldTurns": sorted(q.evidence_turns),
-                "goldSessions": sorted(q.evidence_sessions), "arms": {},
-            }  # fmt: skip
+                "id": q.question_id,
+                "conversation": conv.conversation_id,
+                "category": q.category,
+                "question": q.text,
+                "goldTurns": sorted(q.evidence_turns),
+                "goldSessions": sorted(q.evidence_sessions),
+                "arms": {},
+            }
             for arm in self.config.arms:
                 result = self.ask(arm, q, scope, docs, owner)
-                record["arms"][arm] = {"retrieved": result.retrieved, "metrics": result.scores,
-                                       "ms": round(result.wall_ms, 3), "timings": result.timings}  # fmt: skip
+                record["arms"][arm] = {
+                    "retrieved": result.retrieved,
+                    "metrics": result.scores,
+                    "ms": round(result.wall_ms, 3),
+                    "timings": result.timings,
+                }
                 self.progress.advance("questions")
             self.questions.append(record)
 
@@ -253,8 +273,9 @@ class _Run:
         started = time.perf_counter()
         for start in range(0, len(bodies), self.config.write_batch):
             chunk = bodies[start : start + self.config.write_batch]
-            for (memory_id, was_created), i in zip(self.target.write(chunk),
-                                                   doc_index[start : start + len(chunk)], strict=True):  # fmt: skip
+            for (memory_id, was_created), i in zip(
+                self.target.write(chunk), doc_index[start : start + len(chunk)], strict=True
+            ):
                 owner[memory_id] = i
                 created += was_created
         self.totals.write_s += time.perf_counter() - started
@@ -273,8 +294,13 @@ class _Run:
         self.totals.embed_s += time.perf_counter() - started
 
     def ask(
-        self, arm: str, q: Question, scope: dict[str, Any], docs: Sequence[Document], owner: dict[str, int],
-    ) -> _Asked:  # fmt: skip
+        self,
+        arm: str,
+        q: Question,
+        scope: dict[str, Any],
+        docs: Sequence[Document],
+        owner: dict[str, int],
+    ) -> _Asked:
         """Ask one question through the production recall path and score the ranking."""
         k = max(self.config.ks)
         request = RecallRequest.model_validate({"query": q.text, "scope": scope, "limit": k, "sessions": k})
@@ -317,9 +343,12 @@ def _document(state: _Run, elapsed: float) -> dict[str, Any]:
         "dataset": dataset.name,
         "data": dataset.source,
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "config": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
-                   "embedderModel": state.model, "limit": max(config.ks),
-                   "key": "***" if config.key else None},  # fmt: skip
+        "config": {
+            **{k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
+            "embedderModel": state.model,
+            "limit": max(config.ks),
+            "key": "***" if config.key else None,
+        },
         "protocol": protocol(dataset.name, config.granularity, config.ks),
         "counts": state.totals.counts(len(questions)),
         "ingest": state.totals.ingest(),

@@ -50,14 +50,22 @@ from engramdb.storage.registry import open_store
 DIM = 384
 BACKENDS = ("sqlite", "postgres")
 Progress = Callable[[str], None]
-_WORDS = ("deploy rust kafka lisbon invoice sister budget garden python tennis ramen visa "
-          "laptop meeting roadmap migration backup concert flight dentist bakery").split()  # fmt: skip
+_WORDS = (
+    "deploy rust kafka lisbon invoice sister budget garden python tennis ramen visa "
+    "laptop meeting roadmap migration backup concert flight dentist bakery"
+).split()
 
 
 def run(
-    backends: Sequence[str], totals: Sequence[int], *, scopes: int, queries: int,
-    pg_url: str | None, seed: int, progress: Progress,
-) -> dict[str, Any]:  # fmt: skip
+    backends: Sequence[str],
+    totals: Sequence[int],
+    *,
+    scopes: int,
+    queries: int,
+    pg_url: str | None,
+    seed: int,
+    progress: Progress,
+) -> dict[str, Any]:
     """Run every (backend, total) pair; start a throwaway PostgreSQL when none is given."""
     home = Path(tempfile.mkdtemp(prefix="engram-scale-"))
     home.chmod(0o755)
@@ -68,8 +76,18 @@ def run(
             for total in totals:
                 for backend in backends:
                     progress(f"{backend}: {total:,} memories over {scopes:,} scopes")
-                    results.append(measure(backend, total, scopes=scopes, queries=queries, home=home,
-                                           pg_url=url, seed=seed, progress=progress))  # fmt: skip
+                    results.append(
+                        measure(
+                            backend,
+                            total,
+                            scopes=scopes,
+                            queries=queries,
+                            home=home,
+                            pg_url=url,
+                            seed=seed,
+                            progress=progress,
+                        )
+                    )
                     progress(f"  {results[-1]}")
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -77,12 +95,17 @@ def run(
     if "postgres" in backends:  # a server given by URL keeps its own settings
         postgres = {"throwaway": throwaway, "sharedBuffersMb": shared_buffers_mb() if throwaway else None}
     return {
-        "benchmark": "scale", "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform(), "memoryMb": memory_mb()},
+        "benchmark": "scale",
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "memoryMb": memory_mb(),
+        },
         "postgres": postgres,
         "results": results,
-    }  # fmt: skip
+    }
 
 
 @contextmanager
@@ -106,9 +129,16 @@ def postgres_server(home: Path, pg_url: str | None, throwaway: bool) -> Iterator
 
 
 def measure(
-    backend: str, total: int, *, scopes: int, queries: int, home: Path, pg_url: str | None,
-    seed: int, progress: Progress,
-) -> dict[str, Any]:  # fmt: skip
+    backend: str,
+    total: int,
+    *,
+    scopes: int,
+    queries: int,
+    home: Path,
+    pg_url: str | None,
+    seed: int,
+    progress: Progress,
+) -> dict[str, Any]:
     """Load one store and return its latency and exactness numbers."""
     store = _open(backend, home / f"{backend}-{total}", pg_url)
     try:
@@ -116,18 +146,30 @@ def measure(
         store.maintain()
         probe = _Probe.draw(pool, scopes, queries, seed)
         filt = lifecycle_filter(TimeTravel(), sources=("EPISODE", "MEMORY_FACT"))
-        recall(tenant, probe.embedder, scope_key=probe.keys[0], query=probe.texts[0], filt=filt, limit=10,
-               settings=RetrievalSettings())  # fmt: skip
+        recall(
+            tenant,
+            probe.embedder,
+            scope_key=probe.keys[0],
+            query=probe.texts[0],
+            filt=filt,
+            limit=10,
+            settings=RetrievalSettings(),
+        )
         first_ms = probe.timed_recalls(tenant, filt)
         repeat_ms = probe.timed_recalls(tenant, filt)
         dense_ms, hits = probe.vector_arm(tenant, filt, rowids, matrix, scopes)
         return {
-            "backend": backend, "total": total, "scopes": scopes, "perScope": total // scopes,
-            "recallP50Ms": _ms(first_ms, 50), "recallP99Ms": _ms(first_ms, 99),
-            "repeatP50Ms": _ms(repeat_ms, 50), "repeatP99Ms": _ms(repeat_ms, 99),
+            "backend": backend,
+            "total": total,
+            "scopes": scopes,
+            "perScope": total // scopes,
+            "recallP50Ms": _ms(first_ms, 50),
+            "recallP99Ms": _ms(first_ms, 99),
+            "repeatP50Ms": _ms(repeat_ms, 50),
+            "repeatP99Ms": _ms(repeat_ms, 99),
             "vectorArmP50Ms": _ms(dense_ms, 50),
             "recallAt10VsExact": round(float(np.mean(hits)), 4),
-        }  # fmt: skip
+        }
     finally:
         store.close()
 
@@ -141,16 +183,32 @@ def _open(backend: str, home: Path, pg_url: str | None) -> Store:
 
 
 def _scope(i: int) -> dict[str, Any]:
-    return {"agentId": "bench", "profileId": "scale", "privacyScope": "private",
-            "participantScopeHash": hash_scope([f"user-{i}"]), "sandboxEligible": False}  # fmt: skip
+    return {
+        "agentId": "bench",
+        "profileId": "scale",
+        "privacyScope": "private",
+        "participantScopeHash": hash_scope([f"user-{i}"]),
+        "sandboxEligible": False,
+    }
 
 
 def _body(scope: int, n: int, rng: random.Random) -> dict[str, Any]:
     text = " ".join(rng.choice(_WORDS) for _ in range(8)) + f" note {n}"
-    return {**_scope(scope), "runtime": "custom", "externalSessionId": f"s{n // 20}", "turnIndex": n,
-            "userText": text, "assistantText": "", "summary": text, "conversationKind": "direct",
-            "visibility": "participant", "trustClass": "trusted", "originClass": "bench",
-            "observedAt": "2026-06-01T00:00:00Z", "provenance": "bench:scale"}  # fmt: skip
+    return {
+        **_scope(scope),
+        "runtime": "custom",
+        "externalSessionId": f"s{n // 20}",
+        "turnIndex": n,
+        "userText": text,
+        "assistantText": "",
+        "summary": text,
+        "conversationKind": "direct",
+        "visibility": "participant",
+        "trustClass": "trusted",
+        "originClass": "bench",
+        "observedAt": "2026-06-01T00:00:00Z",
+        "provenance": "bench:scale",
+    }
 
 
 def _load(
@@ -202,8 +260,9 @@ class _Probe:
         """Return ``queries`` seeded queries: random scopes, vectors near random pool directions."""
         rng = np.random.default_rng(seed + 1)
         asked = rng.integers(0, scopes, queries)
-        vectors = l2_normalize(pool[rng.integers(0, len(pool), queries)]
-                               + rng.standard_normal((queries, DIM)).astype(np.float32) * 0.02)  # fmt: skip
+        vectors = l2_normalize(
+            pool[rng.integers(0, len(pool), queries)] + rng.standard_normal((queries, DIM)).astype(np.float32) * 0.02
+        )
         texts = [f"q{i} {' '.join(random.Random(i).sample(_WORDS, 3))}" for i in range(queries)]
         embedder = PrecomputedEmbedder(dict(zip(texts, vectors, strict=True)), "bench-clustered")
         keys = [auth.scope_key(Scope.model_validate(_scope(int(s)))) for s in asked]

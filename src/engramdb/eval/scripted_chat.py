@@ -32,8 +32,11 @@ class Reply:
         """The assistant message, as OpenAI's chat API answers it."""
         if self.tool is None:
             return {"role": "assistant", "content": self.content}
-        call = {"id": "call_1", "type": "function",
-                "function": {"name": self.tool, "arguments": json.dumps(self.arguments or {})}}  # fmt: skip
+        call = {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": self.tool, "arguments": json.dumps(self.arguments or {})},
+        }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
     @property
@@ -76,9 +79,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(f"chatcmpl-{number}", body["model"], reply, usage if reply.usage else None)
             return
         payload: dict[str, Any] = {
-            "id": f"chatcmpl-{number}", "object": "chat.completion", "model": body["model"], "created": 0,
+            "id": f"chatcmpl-{number}",
+            "object": "chat.completion",
+            "model": body["model"],
+            "created": 0,
             "choices": [{"index": 0, "finish_reason": reply.finish_reason, "message": reply.message()}],
-        }  # fmt: skip
+        }
         if reply.usage:
             payload["usage"] = usage
         self._answer(200, payload)
@@ -149,8 +155,12 @@ def data_of(messages: list[dict[str, Any]]) -> Any:
 def purpose_of(messages: list[dict[str, Any]]) -> str:
     """Which prompt a request is (extract, judge, reflect, consolidate), read off its first line."""
     first = str(messages[0]["content"]).split("\n", 1)[0]
-    for purpose, opening in (("extract", "You extract"), ("judge", "You compare"), ("reflect", "You write reflec"),
-                             ("consolidate", "You tidy")):  # fmt: skip
+    for purpose, opening in (
+        ("extract", "You extract"),
+        ("judge", "You compare"),
+        ("reflect", "You write reflec"),
+        ("consolidate", "You tidy"),
+    ):
         if first.startswith(opening):
             return purpose
     return "chat"
@@ -165,16 +175,42 @@ def bench_script(messages: list[dict[str, Any]]) -> str:
         for turn in data["turns"]:
             for sentence in (s.strip() for s in turn["user"].split(".") if s.strip()):
                 if sentence.startswith("I like "):
-                    facts.append({"turn": turn["turn"], "subjectKey": "user", "kind": "likes",
-                                  "text": f"The user likes {sentence[7:]}.", "confidence": 0.8})
+                    facts.append(
+                        {
+                            "turn": turn["turn"],
+                            "subjectKey": "user",
+                            "kind": "likes",
+                            "text": f"The user likes {sentence[7:]}.",
+                            "confidence": 0.8,
+                        }
+                    )
                 elif sentence.startswith("I work at "):
-                    facts.append({"turn": turn["turn"], "subjectKey": "user", "kind": "employer",
-                                  "text": f"The user works at {sentence[10:]}.", "confidence": 0.8})
+                    facts.append(
+                        {
+                            "turn": turn["turn"],
+                            "subjectKey": "user",
+                            "kind": "employer",
+                            "text": f"The user works at {sentence[10:]}.",
+                            "confidence": 0.8,
+                        }
+                    )
         return json.dumps({"facts": facts})
     if purpose == "judge":
-        return json.dumps({"verdicts": [{"candidate": c["candidate"], "ref": c["neighbours"][0]["ref"],
-                                         "verdict": "coexists", "confidence": 0.6, "reason": "bench"}
-                                        for c in data["candidates"] if c["neighbours"]]})
+        return json.dumps(
+            {
+                "verdicts": [
+                    {
+                        "candidate": c["candidate"],
+                        "ref": c["neighbours"][0]["ref"],
+                        "verdict": "coexists",
+                        "confidence": 0.6,
+                        "reason": "bench",
+                    }
+                    for c in data["candidates"]
+                    if c["neighbours"]
+                ]
+            }
+        )
     return json.dumps({"facts": [], "verdicts": [], "reflections": [], "groups": []})
 
 

@@ -79,10 +79,22 @@ TOOLS = """Python TypeScript Postgres Kubernetes Figma Notion Excel Terraform Do
 React Jira Grafana Airflow Spark Blender Lightroom Ableton Obsidian""".split()
 
 TASKS = [
-    "rename a column", "set up a cron job", "export a report to PDF", "undo the last commit",
-    "share a folder", "add a dark theme", "rotate the logs", "merge two tables",
-    "create a pivot table", "speed up the build", "back up the database", "fix the timezone",
-    "add a keyboard shortcut", "batch rename photos", "mix the vocal track", "split the invoice",
+    "rename a column",
+    "set up a cron job",
+    "export a report to PDF",
+    "undo the last commit",
+    "share a folder",
+    "add a dark theme",
+    "rotate the logs",
+    "merge two tables",
+    "create a pivot table",
+    "speed up the build",
+    "back up the database",
+    "fix the timezone",
+    "add a keyboard shortcut",
+    "batch rename photos",
+    "mix the vocal track",
+    "split the invoice",
 ]
 
 CODENAMES = """Bluebird Falcon Juniper Marigold Orion Pebble Quartz Saffron Tundra Willow Aurora
@@ -90,16 +102,52 @@ Basalt Cobalt Driftwood Ember Fjord Granite Harbor Indigo Kestrel Lantern Meadow
 
 AIRLINES = ["TP", "LH", "BA", "AF", "KL", "IB", "SK", "AY", "OS", "LX", "UA", "AC"]
 SHOPS = ["Zalando", "Decathlon", "IKEA", "Fnac", "MediaMarkt", "Etsy", "Bol", "Amazon", "Uniqlo"]
-ITEMS = ["standing desk", "rain jacket", "coffee grinder", "running shoes", "bookshelf", "monitor",
-         "blender", "tent", "backpack", "desk lamp", "headphones", "kettle", "office chair"]
+ITEMS = [
+    "standing desk",
+    "rain jacket",
+    "coffee grinder",
+    "running shoes",
+    "bookshelf",
+    "monitor",
+    "blender",
+    "tent",
+    "backpack",
+    "desk lamp",
+    "headphones",
+    "kettle",
+    "office chair",
+]
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December"]
-LIKES = [("love", "love", "loves"), ("really like", "really like", "likes"),
-         ("can't stand", "can't stand", "dislikes"), ("am allergic to", "are allergic to",
-         "is allergic to"), ("am trying to avoid", "are trying to avoid", "avoids")]  # fmt: skip
-ACKS = ["Got it.", "Noted.", "Sure.", "Okay, I'll remember that.", "Thanks for letting me know.",
-        "Understood.", "Will do."]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+LIKES = [
+    ("love", "love", "loves"),
+    ("really like", "really like", "likes"),
+    ("can't stand", "can't stand", "dislikes"),
+    ("am allergic to", "are allergic to", "is allergic to"),
+    ("am trying to avoid", "are trying to avoid", "avoids"),
+]
+ACKS = [
+    "Got it.",
+    "Noted.",
+    "Sure.",
+    "Okay, I'll remember that.",
+    "Thanks for letting me know.",
+    "Understood.",
+    "Will do.",
+]
 
 
 def _date(rng: random.Random) -> str:
@@ -115,8 +163,7 @@ def _date(rng: random.Random) -> str:
 
 
 def _turn_plan(rng: random.Random) -> tuple[str, str, str]:
-    name, rel, verb, obj = (rng.choice(NAMES), rng.choice(RELATIONS), rng.choice(VERBS),
-                            rng.choice(OBJECTS))  # fmt: skip
+    name, rel, verb, obj = (rng.choice(NAMES), rng.choice(RELATIONS), rng.choice(VERBS), rng.choice(OBJECTS))
     place, date = rng.choice(PLACES), _date(rng)
     user = f"Can you remind me that my {rel} {name} {verb} the {obj} in {place} for {date}?"
     assistant = f"{rng.choice(ACKS)} {name} {verb} the {obj} in {place}; it is set for {date}."
@@ -137,8 +184,7 @@ def _turn_preference(rng: random.Random) -> tuple[str, str, str]:
 
 
 def _turn_work(rng: random.Random) -> tuple[str, str, str]:
-    code, obj, name, date = (rng.choice(CODENAMES), rng.choice(OBJECTS), rng.choice(NAMES),
-                             _date(rng))  # fmt: skip
+    code, obj, name, date = (rng.choice(CODENAMES), rng.choice(OBJECTS), rng.choice(NAMES), _date(rng))
     ticket = rng.randint(100, 99999)
     user = (
         f"The {obj} for project {code} is due {date}. {name} is reviewing it and "
@@ -195,8 +241,9 @@ def _turn_hobby(rng: random.Random) -> tuple[str, str, str]:
 
 def _turn_purchase(rng: random.Random) -> tuple[str, str, str]:
     shop, item, order = rng.choice(SHOPS), rng.choice(ITEMS), rng.randint(100000, 999999)
-    problem = rng.choice(["arrived damaged", "never arrived", "is the wrong size",
-                          "was charged twice", "is missing a part"])  # fmt: skip
+    problem = rng.choice(
+        ["arrived damaged", "never arrived", "is the wrong size", "was charged twice", "is missing a part"]
+    )
     user = f"My {shop} order {order} for the {item} {problem}. What should I do?"
     assistant = (
         f"Sorry about the {item}. Contact {shop} support with order {order}; "
@@ -206,8 +253,7 @@ def _turn_purchase(rng: random.Random) -> tuple[str, str, str]:
     return user, assistant, summary
 
 
-_TURNS = (_turn_plan, _turn_preference, _turn_work, _turn_travel, _turn_howto, _turn_hobby,
-          _turn_purchase)  # fmt: skip
+_TURNS = (_turn_plan, _turn_preference, _turn_work, _turn_travel, _turn_howto, _turn_hobby, _turn_purchase)
 
 
 def episode_bodies(n: int, seed: int) -> Iterator[dict[str, Any]]:

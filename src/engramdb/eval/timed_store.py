@@ -99,8 +99,10 @@ class TimedTenant:
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> tuple[list[Candidate], list[Candidate]]:
         """One arm after the other (the port's meaning of ``candidates``), each arm timed."""
-        return (self.vector_candidates(scope_key, query, filt, limit),
-                self.text_candidates(scope_key, terms, filt, limit))  # fmt: skip
+        return (
+            self.vector_candidates(scope_key, query, filt, limit),
+            self.text_candidates(scope_key, terms, filt, limit),
+        )
 
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         with Clock(self.last, "records"):

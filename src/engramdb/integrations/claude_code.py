@@ -54,13 +54,15 @@ class HookSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> HookSettings:
         return cls(
-            url=env.get("ENGRAM_URL", "http://127.0.0.1:8377"), key=env.get("ENGRAM_KEY"),
-            agent_id=env.get("ENGRAM_AGENT_ID", "claude-code"), profile_id=env.get("ENGRAM_PROFILE_ID", "default"),
+            url=env.get("ENGRAM_URL", "http://127.0.0.1:8377"),
+            key=env.get("ENGRAM_KEY"),
+            agent_id=env.get("ENGRAM_AGENT_ID", "claude-code"),
+            profile_id=env.get("ENGRAM_PROFILE_ID", "default"),
             user_id=env.get("ENGRAM_USER_ID") or getpass.getuser(),
             profile_dir=Path(env.get("ENGRAM_HOOK_PROFILE", str(Path.home() / ".engram" / "claude-code"))),
             recall_timeout=float(env.get("ENGRAM_RECALL_TIMEOUT_MS", "300")) / 1000,
             flush_timeout=float(env.get("ENGRAM_FLUSH_TIMEOUT_MS", "2000")) / 1000,
-        )  # fmt: skip
+        )
 
 
 def transcript_messages(path: str | Path) -> list[dict[str, str]]:
@@ -103,12 +105,23 @@ def _session(settings: HookSettings, payload: Mapping[str, Any], event: str) -> 
     cache = settings.profile_dir / "participants.json"
     known: dict[str, str] = json.loads(cache.read_text()) if cache.exists() else {}
     slot = sha256_hex(canonical_json([settings.url, settings.agent_id, settings.profile_id, settings.user_id]))
-    host = HostContext(agent_id=settings.agent_id, profile_id=settings.profile_id, participant_id=settings.user_id,
-                       participant_scope_hash=known.get(slot), is_subagent=bool(payload.get("agent_id")))  # fmt: skip
+    host = HostContext(
+        agent_id=settings.agent_id,
+        profile_id=settings.profile_id,
+        participant_id=settings.user_id,
+        participant_scope_hash=known.get(slot),
+        is_subagent=bool(payload.get("agent_id")),
+    )
     session = MemorySession(
-        settings.url, api_key=settings.key, host=host, session_id=str(payload.get("session_id", "")),
-        profile_dir=settings.profile_dir, recall_timeout=settings.recall_timeout, flush_timeout=settings.flush_timeout,
-        check_key=event != "prompt" or slot not in known, start_timeout=settings.recall_timeout,
+        settings.url,
+        api_key=settings.key,
+        host=host,
+        session_id=str(payload.get("session_id", "")),
+        profile_dir=settings.profile_dir,
+        recall_timeout=settings.recall_timeout,
+        flush_timeout=settings.flush_timeout,
+        check_key=event != "prompt" or slot not in known,
+        start_timeout=settings.recall_timeout,
     )
     hashed = session.host.participant_scope_hash
     if hashed and known.get(slot) != hashed:
@@ -142,8 +155,9 @@ def _handle(event: str, payload: Mapping[str, Any], stdout: TextIO, settings: Ho
         if event == "prompt":
             context = session.before_inference(str(payload.get("prompt", "")))
             if context:
-                json.dump({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}},
-                          stdout)  # fmt: skip
+                json.dump(
+                    {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}, stdout
+                )
         elif event in ("stop", "pre-compact") and payload.get("transcript_path"):
             messages = transcript_messages(str(payload["transcript_path"]))
             if event == "stop":

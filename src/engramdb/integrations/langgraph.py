@@ -54,15 +54,28 @@ class EngramStore(BaseStore):
     """LangGraph's ``BaseStore`` over EngramDB: one agent and profile, per participant."""
 
     def __init__(
-        self, url: str | None = None, api_key: str | None = None, *, home: str | Path | None = None,
-        tenant: str = "default", agent_id: str | None = "langgraph", profile_id: str | None = "default",
-        user_id: str | None = None, user_at: int | None = None, privacy_scope: str = "private",
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        home: str | Path | None = None,
+        tenant: str = "default",
+        agent_id: str | None = "langgraph",
+        profile_id: str | None = "default",
+        user_id: str | None = None,
+        user_at: int | None = None,
+        privacy_scope: str = "private",
         sandbox_eligible: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         if (user_id is None) == (user_at is None):
             raise ValueError("name the participant: user_id=... (one for the store) or user_at=N (the namespace's)")
-        self._calls = Scoped(open_target(url, api_key, home, tenant), agent_id=agent_id, profile_id=profile_id,
-                             privacy_scope=privacy_scope, sandbox_eligible=sandbox_eligible)  # fmt: skip
+        self._calls = Scoped(
+            open_target(url, api_key, home, tenant),
+            agent_id=agent_id,
+            profile_id=profile_id,
+            privacy_scope=privacy_scope,
+            sandbox_eligible=sandbox_eligible,
+        )
         self.user_id, self.user_at = user_id, user_at
 
     # -- the mapping -----------------------------------------------------------------------
@@ -85,13 +98,24 @@ class EngramStore(BaseStore):
         subject, kind = str(view.event["subjectKey"]), str(view.event["kind"])
         value, created = _parse(str(view.event["text"]))
         namespace = self._join(user, tuple(unquote(p) for p in subject[len(PREFIX) :].split("/") if p))
-        return Item(value=value, key=kind, namespace=namespace, created_at=_time(created or view.recorded_at),
-                    updated_at=_time(view.recorded_at))  # fmt: skip
+        return Item(
+            value=value,
+            key=kind,
+            namespace=namespace,
+            created_at=_time(created or view.recorded_at),
+            updated_at=_time(view.recorded_at),
+        )
 
     def _search_item(self, view: MemoryView, user: str, score: float | None) -> SearchItem:
         item = self._item(view, user)
-        return SearchItem(namespace=item.namespace, key=item.key, value=item.value, created_at=item.created_at,
-                          updated_at=item.updated_at, score=score)  # fmt: skip
+        return SearchItem(
+            namespace=item.namespace,
+            key=item.key,
+            value=item.value,
+            created_at=item.created_at,
+            updated_at=item.updated_at,
+            score=score,
+        )
 
     def _current(self, namespace: tuple[str, ...], key: str) -> tuple[MemoryView | None, dict[str, Any], str]:
         user, rest = self._split(namespace)
@@ -135,30 +159,44 @@ class EngramStore(BaseStore):
         created = _parse(str(current.event["text"]))[1] if current is not None else None
         text = canonical_json(dict(value)) + "\n" + canonical_json({"created": created or now, "version": now})
         _, rest = self._split(namespace)
-        body = {"text": text, "subjectKey": _subject(rest), "kind": key, "sourceEventId": "langgraph:put",
-                "provenance": "langgraph", "validFrom": now}  # fmt: skip
+        body = {
+            "text": text,
+            "subjectKey": _subject(rest),
+            "kind": key,
+            "sourceEventId": "langgraph:put",
+            "provenance": "langgraph",
+            "validFrom": now,
+        }
         self._calls.call("write_fact", body, scope)
 
     def _delete(self, namespace: tuple[str, ...], key: str) -> None:
         current, scope, _ = self._current(namespace, key)
         if current is not None:
-            self._calls.call("retract_fact", {"fact_id": current.id, "reason": "deleted from the LangGraph store"},
-                             scope)  # fmt: skip
+            self._calls.call(
+                "retract_fact", {"fact_id": current.id, "reason": "deleted from the LangGraph store"}, scope
+            )
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         user, rest = self._split(op.namespace_prefix)
         scope = self._calls.scope(user)
         wanted = op.limit + op.offset
         if op.query:
-            body = {"query": op.query, "sources": ["MEMORY_FACT"], "limit": min(50, max(wanted * 2, 10)),
-                    "subjectPrefix": PREFIX + "/".join(quote(p, safe="") for p in rest)}  # fmt: skip
+            body = {
+                "query": op.query,
+                "sources": ["MEMORY_FACT"],
+                "limit": min(50, max(wanted * 2, 10)),
+                "subjectPrefix": PREFIX + "/".join(quote(p, safe="") for p in rest),
+            }
             hits = [(m.id, m.relevance) for m in self._calls.call("recall", body, scope).memories]
             views = {v.id: v for v in self._facts(scope)}
             found = [self._search_item(views[i], user, score) for i, score in hits if i in views]
             found.sort(key=lambda item: -(item.score or 0.0))  # best match first, by the score shown
         else:
-            found = sorted((self._search_item(v, user, None) for v in self._facts(scope)),
-                           key=lambda item: item.updated_at, reverse=True)  # fmt: skip
+            found = sorted(
+                (self._search_item(v, user, None) for v in self._facts(scope)),
+                key=lambda item: item.updated_at,
+                reverse=True,
+            )
         under = [i for i in found if i.namespace[: len(op.namespace_prefix)] == op.namespace_prefix]
         matching = [i for i in under if _matches(i.value, op.filter or {})]
         return matching[op.offset : op.offset + op.limit]
@@ -173,8 +211,13 @@ class EngramStore(BaseStore):
         if "*" == user:
             raise InvalidNamespaceError("list_namespaces needs the participant's element in its prefix")
         spaces = {self._item(v, user).namespace for v in self._facts(self._calls.scope(user))}
-        found = sorted({ns[: op.max_depth] if op.max_depth else ns for ns in spaces
-                        if all(_does_match(c, ns) for c in op.match_conditions or ())})  # fmt: skip
+        found = sorted(
+            {
+                ns[: op.max_depth] if op.max_depth else ns
+                for ns in spaces
+                if all(_does_match(c, ns) for c in op.match_conditions or ())
+            }
+        )
         return found[op.offset : op.offset + op.limit]
 
     def close(self) -> None:
@@ -219,8 +262,14 @@ def _matches(value: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     return True
 
 
-_OPERATORS = {"$eq": operator.eq, "$ne": operator.ne, "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt,
-              "$lte": operator.le}  # fmt: skip
+_OPERATORS = {
+    "$eq": operator.eq,
+    "$ne": operator.ne,
+    "$gt": operator.gt,
+    "$gte": operator.ge,
+    "$lt": operator.lt,
+    "$lte": operator.le,
+}
 
 
 def _compare(actual: Any, op: str, operand: Any) -> bool:

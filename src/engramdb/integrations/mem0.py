@@ -69,14 +69,27 @@ class Memory:
     """A Mem0-style memory keyed by user id; every call names its user (or the default ``user_id``)."""
 
     def __init__(
-        self, url: str | None = None, api_key: str | None = None, *, home: str | Path | None = None,
-        tenant: str = "default", agent_id: str | None = "mem0", profile_id: str | None = "default",
-        user_id: str | None = None, privacy_scope: str = "private", sandbox_eligible: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        home: str | Path | None = None,
+        tenant: str = "default",
+        agent_id: str | None = "mem0",
+        profile_id: str | None = "default",
+        user_id: str | None = None,
+        privacy_scope: str = "private",
+        sandbox_eligible: bool = False,
+    ) -> None:
         """``url`` None: EngramDB in this process on ``home``. With a host key, ``agent_id`` and
         ``profile_id`` must be the key's (None: whatever the key fixes)."""
-        self._calls = Scoped(open_target(url, api_key, home, tenant), agent_id=agent_id, profile_id=profile_id,
-                             privacy_scope=privacy_scope, sandbox_eligible=sandbox_eligible)  # fmt: skip
+        self._calls = Scoped(
+            open_target(url, api_key, home, tenant),
+            agent_id=agent_id,
+            profile_id=profile_id,
+            privacy_scope=privacy_scope,
+            sandbox_eligible=sandbox_eligible,
+        )
         self.user_id = user_id
 
     def _scope(self, user_id: str | None, agent_id: str | None = None) -> dict[str, Any]:
@@ -87,28 +100,60 @@ class Memory:
 
     # -- writes -----------------------------------------------------------------------------
 
-    def add(self, messages: Messages, *, user_id: str | None = None, agent_id: str | None = None,
-            run_id: str | None = None, metadata: Mapping[str, Any] | None = None,
-            infer: bool = False) -> dict[str, Any]:  # fmt: skip
+    def add(
+        self,
+        messages: Messages,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        infer: bool = False,
+    ) -> dict[str, Any]:
         """Store each user/assistant turn of ``messages`` as one episode; ``{"results": [...]}``.
         ``infer``: the server's model also extracts facts (each result says what became of one)."""
         scope, add_id = self._scope(user_id, agent_id), uuid.uuid4().hex
         if infer:
-            return _inferred(self._calls.call("add", {"messages": [
-                {"role": role, "content": text} for user, assistant in turns(messages)
-                for role, text in (("user", user), ("assistant", assistant)) if text
-            ], "infer": True, "sessionId": run_id}, scope), user_id or self.user_id)  # fmt: skip
+            return _inferred(
+                self._calls.call(
+                    "add",
+                    {
+                        "messages": [
+                            {"role": role, "content": text}
+                            for user, assistant in turns(messages)
+                            for role, text in (("user", user), ("assistant", assistant))
+                            if text
+                        ],
+                        "infer": True,
+                        "sessionId": run_id,
+                    },
+                    scope,
+                ),
+                user_id or self.user_id,
+            )
         results = []
         for index, (user, assistant) in enumerate(turns(messages)):
-            body = {"userText": user, "assistantText": assistant, "externalSessionId": run_id or "mem0",
-                    "turnIndex": index, "sourceEventId": f"mem0:{add_id}",
-                    "provenance": _provenance(metadata)}  # fmt: skip
+            body = {
+                "userText": user,
+                "assistantText": assistant,
+                "externalSessionId": run_id or "mem0",
+                "turnIndex": index,
+                "sourceEventId": f"mem0:{add_id}",
+                "provenance": _provenance(metadata),
+            }
             written = self._calls.call("write_episode", body, scope)
             results.append({**_item(written.memory, user_id or self.user_id), "event": "ADD"})
         return {"results": results}
 
-    def remember(self, text: str, *, subject: str = "user", kind: str = "note", user_id: str | None = None,
-                 metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    def remember(
+        self,
+        text: str,
+        *,
+        subject: str = "user",
+        kind: str = "note",
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """State a fact (what Mem0's extraction would have found): one of a subject's kind; a later
         fact of the same subject and kind replaces it, unless the kind holds several values."""
         body = {"text": text, "subjectKey": subject, "kind": kind, "provenance": _provenance(metadata)}
@@ -119,10 +164,13 @@ class Memory:
         """Correct a fact to ``data``: a new version with a new id; the old value is kept in history."""
         scope = self._scope(user_id)
         if self._find(memory_id, scope).source == "EPISODE":
-            raise InvalidInputError("an episode records what was said and is never edited; update corrects "
-                                    "facts (Memory.remember)", field="memory_id")  # fmt: skip
-        written = self._calls.call("correct_fact", {"fact_id": memory_id, "text": data,
-                                                    "reason": "updated through engramdb.Memory"}, scope)  # fmt: skip
+            raise InvalidInputError(
+                "an episode records what was said and is never edited; update corrects facts (Memory.remember)",
+                field="memory_id",
+            )
+        written = self._calls.call(
+            "correct_fact", {"fact_id": memory_id, "text": data, "reason": "updated through engramdb.Memory"}, scope
+        )
         return {"message": "Memory updated successfully!", "id": written.id, "previous_id": memory_id}
 
     def delete(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any]:
@@ -142,31 +190,59 @@ class Memory:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None, limit: int = 10,
-               threshold: float | None = None, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        limit: int = 10,
+        threshold: float | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """The memories best matching ``query``; ``threshold`` drops those whose relevance is lower."""
         server, local = _split_filters(filters or {})
         body = {"query": query, "limit": min(max(limit, 1), _LIMIT), "minScore": threshold, **server}
-        answer = self._calls.call("recall", {k: v for k, v in body.items() if v is not None},
-                                  self._scope(user_id, agent_id))  # fmt: skip
-        results = [{"id": m.id, "memory": m.text, "score": m.relevance, "rank_score": m.score,
-                    "kind": "fact" if m.source == "MEMORY_FACT" else "episode", "created_at": m.recorded_at,
-                    "user_id": user_id or self.user_id} for m in answer.memories]  # fmt: skip
-        return {"results": results if not local else [r for r in results if _meets(self.get(r["id"], user_id=user_id),
-                                                                                   local)]}  # fmt: skip
+        answer = self._calls.call(
+            "recall", {k: v for k, v in body.items() if v is not None}, self._scope(user_id, agent_id)
+        )
+        results = [
+            {
+                "id": m.id,
+                "memory": m.text,
+                "score": m.relevance,
+                "rank_score": m.score,
+                "kind": "fact" if m.source == "MEMORY_FACT" else "episode",
+                "created_at": m.recorded_at,
+                "user_id": user_id or self.user_id,
+            }
+            for m in answer.memories
+        ]
+        return {
+            "results": results
+            if not local
+            else [r for r in results if _meets(self.get(r["id"], user_id=user_id), local)]
+        }
 
-    def get_all(self, *, user_id: str | None = None, limit: int = 100,
-                filters: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    def get_all(
+        self, *, user_id: str | None = None, limit: int = 100, filters: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The user's current facts and their episodes, newest first (at most ``limit``)."""
         scope, (server, local) = self._scope(user_id), _split_filters(filters or {})
         fact_filters = {"subjectKey": server.get("subjectKey"), "kind": (server.get("kinds") or [None])[0]}
         facts = self._calls.call("list_facts", {"limit": limit, **{k: v for k, v in fact_filters.items() if v}}, scope)
-        episode_filters = {"sessionId": server.get("sessionId"), "after": server.get("after"),
-                           "before": server.get("before")}  # fmt: skip
-        episodes = self._calls.call("list_episodes", {"limit": limit, **{k: v for k, v in episode_filters.items()
-                                                                        if v}}, scope)  # fmt: skip
-        views = [*facts.facts, *(episodes.episodes if not fact_filters["kind"] and not fact_filters["subjectKey"]
-                                 else [])]  # fmt: skip
+        episode_filters = {
+            "sessionId": server.get("sessionId"),
+            "after": server.get("after"),
+            "before": server.get("before"),
+        }
+        episodes = self._calls.call(
+            "list_episodes", {"limit": limit, **{k: v for k, v in episode_filters.items() if v}}, scope
+        )
+        views = [
+            *facts.facts,
+            *(episodes.episodes if not fact_filters["kind"] and not fact_filters["subjectKey"] else []),
+        ]
         items = [_item(v, user_id or self.user_id) for v in views]
         items.sort(key=lambda i: i["created_at"], reverse=True)
         return {"results": [i for i in items if _meets(i, local)][:limit]}
@@ -187,11 +263,22 @@ class Memory:
         versions = self._calls.call("fact_history", {"fact_id": memory_id}, scope).versions
         events: list[dict[str, Any]] = []
         for i, version in enumerate(versions):
-            events.append({**_item(version, user_id or self.user_id), "event": "ADD" if i == 0 else "UPDATE",
-                           "previous_memory": versions[i - 1].event.get("text") if i else None})  # fmt: skip
+            events.append(
+                {
+                    **_item(version, user_id or self.user_id),
+                    "event": "ADD" if i == 0 else "UPDATE",
+                    "previous_memory": versions[i - 1].event.get("text") if i else None,
+                }
+            )
             if version.status == "retracted":
-                events.append({**_item(version, user_id or self.user_id), "event": "DELETE",
-                               "created_at": version.retired_at, "reason": version.status_reason})  # fmt: skip
+                events.append(
+                    {
+                        **_item(version, user_id or self.user_id),
+                        "event": "DELETE",
+                        "created_at": version.retired_at,
+                        "reason": version.status_reason,
+                    }
+                )
         return events
 
     def _find(self, memory_id: str, scope: dict[str, Any]) -> MemoryView:
@@ -232,25 +319,56 @@ _EVENTS = {"created": "ADD", "updated": "UPDATE", "parked": "ADD", "skipped": "N
 
 def _inferred(result: AddResult, user_id: str | None) -> dict[str, Any]:
     """``add(infer=True)``'s answer: one result per candidate fact, and the episodes stored."""
-    results = [{"id": item.fact_id, "memory": item.text, "event": _EVENTS[group], "status": item.status,
-                "reason": item.reason, "user_id": user_id, "kind": "fact", "subject": item.subject_key,
-                "fact_kind": item.kind}  # fmt: skip
-               for group in _EVENTS for item in getattr(result, group)]
+    results = [
+        {
+            "id": item.fact_id,
+            "memory": item.text,
+            "event": _EVENTS[group],
+            "status": item.status,
+            "reason": item.reason,
+            "user_id": user_id,
+            "kind": "fact",
+            "subject": item.subject_key,
+            "fact_kind": item.kind,
+        }
+        for group in _EVENTS
+        for item in getattr(result, group)
+    ]
     return {"results": results, "episodes": result.episodes}
 
 
 def _item(view: MemoryView, user_id: str | None) -> dict[str, Any]:
     event = view.event
-    text = event.get("text") if view.source == "MEMORY_FACT" else "\n".join(
-        t for t in (event.get("userText"), event.get("assistantText")) if t)  # fmt: skip
-    return {"id": view.id, "memory": text, "metadata": _metadata(view), "created_at": view.recorded_at,
-            "updated_at": view.retired_at, "user_id": user_id, "status": view.status,
-            "kind": "fact" if view.source == "MEMORY_FACT" else "episode", "run_id": event.get("externalSessionId"),
-            "subject": event.get("subjectKey"), "fact_kind": event.get("kind")}  # fmt: skip
+    text = (
+        event.get("text")
+        if view.source == "MEMORY_FACT"
+        else "\n".join(t for t in (event.get("userText"), event.get("assistantText")) if t)
+    )
+    return {
+        "id": view.id,
+        "memory": text,
+        "metadata": _metadata(view),
+        "created_at": view.recorded_at,
+        "updated_at": view.retired_at,
+        "user_id": user_id,
+        "status": view.status,
+        "kind": "fact" if view.source == "MEMORY_FACT" else "episode",
+        "run_id": event.get("externalSessionId"),
+        "subject": event.get("subjectKey"),
+        "fact_kind": event.get("kind"),
+    }
 
 
-_SERVER_FILTERS = {"kind": "kinds", "kinds": "kinds", "subject": "subjectKey", "subject_key": "subjectKey",
-                   "run_id": "sessionId", "session_id": "sessionId", "after": "after", "before": "before"}  # fmt: skip
+_SERVER_FILTERS = {
+    "kind": "kinds",
+    "kinds": "kinds",
+    "subject": "subjectKey",
+    "subject_key": "subjectKey",
+    "run_id": "sessionId",
+    "session_id": "sessionId",
+    "after": "after",
+    "before": "before",
+}
 
 
 def _split_filters(filters: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -40,8 +40,15 @@ def open_target(
 class Scoped:
     """Operations in the scope of one agent and profile, per user (participant) id."""
 
-    def __init__(self, target: Target, *, agent_id: str | None, profile_id: str | None,
-                 privacy_scope: str = "private", sandbox_eligible: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        target: Target,
+        *,
+        agent_id: str | None,
+        profile_id: str | None,
+        privacy_scope: str = "private",
+        sandbox_eligible: bool = False,
+    ) -> None:
         self.target = target
         self.fixed: dict[str, Any] = {k: v for k, v in (("agentId", agent_id), ("profileId", profile_id)) if v}
         self.fixed |= {"privacyScope": privacy_scope, "sandboxEligible": sandbox_eligible}

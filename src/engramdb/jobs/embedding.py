@@ -41,9 +41,7 @@ def embed_batch(tenant: TenantStore, embedder: Embedder, batch_size: int) -> int
     except Exception as error:  # the job boundary: record, log, retry later
         log.exception("embedding %d rows failed", len(jobs))
         message = f"{type(error).__name__}: {error}"[:1000]
-        tenant.record_embedding_failure(
-            rowids, message, [clock.later(backoff_seconds(job.attempts)) for job in jobs]
-        )
+        tenant.record_embedding_failure(rowids, message, [clock.later(backoff_seconds(job.attempts)) for job in jobs])
         return len(jobs)
     tenant.save_embeddings(rowids, vectors, embedder.model_id)
     metrics.EMBEDDED.labels("memory").inc(len(jobs))
@@ -61,8 +59,9 @@ def embed_record_batch(tenant: TenantStore, embedder: Embedder, batch_size: int)
             vectors = embedder.embed([text for _, text, _ in jobs])
     except Exception as error:  # the job boundary: record, log, retry later
         log.exception("embedding %d record texts failed", len(jobs))
-        tenant.record_record_embedding_failure(ids, f"{type(error).__name__}: {error}"[:1000],
-                                               [clock.later(backoff_seconds(a)) for _, _, a in jobs])  # fmt: skip
+        tenant.record_record_embedding_failure(
+            ids, f"{type(error).__name__}: {error}"[:1000], [clock.later(backoff_seconds(a)) for _, _, a in jobs]
+        )
         return len(jobs)
     tenant.save_record_embeddings(ids, [text for _, text, _ in jobs], vectors, embedder.model_id)
     metrics.EMBEDDED.labels("record").inc(len(jobs))
@@ -71,7 +70,7 @@ def embed_record_batch(tenant: TenantStore, embedder: Embedder, batch_size: int)
 
 def drain(
     tenant: TenantStore, embedder: Embedder, batch_size: int = 64, between: Callable[[], object] = lambda: None
-) -> int:  # fmt: skip
+) -> int:
     """Embed every due row (memories, then record texts) of a tenant now; return how many.
 
     Rows that fail are rescheduled at least a second later, so this always ends. ``between`` is

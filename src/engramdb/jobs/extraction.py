@@ -88,8 +88,9 @@ class ExtractionWorker:
         self._service = service
         self._embed = embed
         self._embedding = threading.Lock()
-        self._threads = [threading.Thread(target=self._run, name=f"engram-extract-{i}", daemon=True)
-                         for i in range(threads)]  # fmt: skip
+        self._threads = [
+            threading.Thread(target=self._run, name=f"engram-extract-{i}", daemon=True) for i in range(threads)
+        ]
         self._poll = poll_seconds
         self._stop = threading.Event()
 
@@ -124,8 +125,12 @@ class ExtractionWorker:
                 run_claimed(self._service, tenant, claimed)
                 if self._embed and self._embedding.acquire(blocking=False):  # another thread is at it: it takes ours
                     try:
-                        embed_drain(tenant, self._service.embedder, self._service.settings.embed_batch_size,
-                                    between=recall_first(self._service))  # fmt: skip
+                        embed_drain(
+                            tenant,
+                            self._service.embedder,
+                            self._service.settings.embed_batch_size,
+                            between=recall_first(self._service),
+                        )
                     finally:
                         self._embedding.release()
                 return True
@@ -134,9 +139,13 @@ class ExtractionWorker:
 
 def worker_env(settings: Settings) -> dict[str, str]:
     """The environment that gives ``engram models work`` the server's settings (store, embedder, model)."""
-    env = {**os.environ, "ENGRAM_HOME": str(settings.home), "ENGRAM_EMBEDDER": settings.embedder,
-           "ENGRAM_PG_SCHEMA": settings.pg_schema,
-           "ENGRAM_SQLITE_SYNCHRONOUS": settings.sqlite_synchronous}  # fmt: skip
+    env = {
+        **os.environ,
+        "ENGRAM_HOME": str(settings.home),
+        "ENGRAM_EMBEDDER": settings.embedder,
+        "ENGRAM_PG_SCHEMA": settings.pg_schema,
+        "ENGRAM_SQLITE_SYNCHRONOUS": settings.sqlite_synchronous,
+    }
     for name, value in (("DATABASE_URL", settings.database_url), ("EMBEDDER_API_KEY", settings.embedder_api_key)):
         if value:
             env[f"ENGRAM_{name}"] = value

@@ -82,10 +82,19 @@ class Supervisor:
 
     def views(self) -> list[JobView]:
         with self._lock:
-            return [JobView(name=s.job.name, interval_seconds=s.job.interval_seconds, runs=s.runs,
-                            last_run_at=clock.to_text(s.last_run) if s.last_run else None,
-                            next_run_at=clock.to_text(s.next_run), last_duration_ms=s.last_duration_ms,
-                            counts=s.counts, last_error=s.last_error) for s in self._states]  # fmt: skip
+            return [
+                JobView(
+                    name=s.job.name,
+                    interval_seconds=s.job.interval_seconds,
+                    runs=s.runs,
+                    last_run_at=clock.to_text(s.last_run) if s.last_run else None,
+                    next_run_at=clock.to_text(s.next_run),
+                    last_duration_ms=s.last_duration_ms,
+                    counts=s.counts,
+                    last_error=s.last_error,
+                )
+                for s in self._states
+            ]
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="engram-jobs", daemon=True)
@@ -108,9 +117,13 @@ FRESHEN_SECONDS = 0.05  # how soon after a write (by this server or a worker pro
 
 
 def server_jobs(
-    store: Store, usage: UsageBuffer, *, aging_seconds: float, usage_seconds: float,
+    store: Store,
+    usage: UsageBuffer,
+    *,
+    aging_seconds: float,
+    usage_seconds: float,
     recalling: Callable[[], bool] = lambda: False,
-) -> list[Job]:  # fmt: skip
+) -> list[Job]:
     """The jobs a server runs: usage counts flushed, every tenant's aging sweep, and the recently
     recalled scopes' copies kept up to date with writes, while no recall runs (``recalling``), so
     that a recall after a write does not take the write in itself."""
@@ -119,9 +132,14 @@ def server_jobs(
         total: dict[str, int] = {"tenants": 0, "weighed": 0, "archived": 0, "erasedEpisodes": 0, "erasedFacts": 0}
         for name in store.tenant_names():
             counts = sweep(store.tenant(name), now)
-            for key, value in (("tenants", 1), ("weighed", counts.weighed), ("archived", counts.archived),
-                               ("erasedEpisodes", counts.erased_episodes), ("erasedFacts", counts.erased_facts)):
-                total[key] += value  # fmt: skip
+            for key, value in (
+                ("tenants", 1),
+                ("weighed", counts.weighed),
+                ("archived", counts.archived),
+                ("erasedEpisodes", counts.erased_episodes),
+                ("erasedFacts", counts.erased_facts),
+            ):
+                total[key] += value
         return total
 
     failing = {"until": 0.0, "wait": 0.0}  # after a failure the job pauses, doubling up to 5 s
@@ -138,5 +156,8 @@ def server_jobs(
         failing["wait"] = 0.0
         return {"scopes": done}
 
-    return [Job("usage", usage_seconds, lambda _: {"rows": usage.flush(store)}), Job("aging", aging_seconds, age),
-            Job("copies", FRESHEN_SECONDS, freshen)]  # fmt: skip
+    return [
+        Job("usage", usage_seconds, lambda _: {"rows": usage.flush(store)}),
+        Job("aging", aging_seconds, age),
+        Job("copies", FRESHEN_SECONDS, freshen),
+    ]

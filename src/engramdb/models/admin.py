@@ -55,8 +55,11 @@ class Health(ResponseModel):
     version: str = Field(description="EngramDB's version")
     embedder: str = Field(description="the embedding model's id")
     storage: str = Field(description="the storage backend: sqlite or postgresql")
-    reembed_backlog: int = Field(0, description="memories whose vector another model made: found by words only "
-                                 "until `engram reembed` (counted at most every 30 s)")
+    reembed_backlog: int = Field(
+        0,
+        description="memories whose vector another model made: found by words only "
+        "until `engram reembed` (counted at most every 30 s)",
+    )
 
 
 class AuditView(ResponseModel):
@@ -105,7 +108,8 @@ class AuditVerdict(ResponseModel):
     verified: bool = Field(description="true when every entry matches its hash and links to the one before")
     checked: int = Field(description="entries verified (before the first broken one, if any)")
     broken_seq: int | None = Field(
-        None, description="the first entry that was edited, removed or re-hashed, or that its anchor outside "
+        None,
+        description="the first entry that was edited, removed or re-hashed, or that its anchor outside "
         "the database no longer finds (truncated, renumbered, rewritten)",
     )
     memories_checked: int | None = Field(

@@ -15,8 +15,12 @@ class MarkRequest(WireModel):
     """Body of ``POST /v1/{facts|episodes}/{id}/mark``: what a person says of a memory."""
 
     pinned: bool | None = Field(None, description="pinned memories are never archived (facts only)")
-    importance: float | None = Field(None, ge=0, le=1, description="0-1; at the policy's protectImportance "
-                                     "(default 0.8) or above it is never archived")
+    importance: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="0-1; at the policy's protectImportance (default 0.8) or above it is never archived",
+    )
     scope: ScopeFields | None = Field(None, description=_SCOPE)
 
 

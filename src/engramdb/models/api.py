@@ -265,4 +265,4 @@ __all__ = [
     "VerdictView",
     "WriteOptions",
     "WriteResponse",
-]  # fmt: skip
+]

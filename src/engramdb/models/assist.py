@@ -16,11 +16,15 @@ from engramdb.errors import InvalidInputError
 from engramdb.models.base import QueryModel, ResponseModel, ScopeQuery, ScopeView
 
 Action = Literal["created", "updated", "parked", "history", "duplicate", "refused", "skipped"]
-ACTIONS = ("created: current now", "updated: current now, and it replaced the facts in supersededFactIds",
-           "parked: waiting for review", "history: older than the current fact, kept as history",
-           "duplicate: says what a current, pending or merged fact of the scope already says (nothing written)",
-           "refused: the value was corrected away before (a tombstone)",
-           "skipped: not a usable fact (reason says why)")  # fmt: skip
+ACTIONS = (
+    "created: current now",
+    "updated: current now, and it replaced the facts in supersededFactIds",
+    "parked: waiting for review",
+    "history: older than the current fact, kept as history",
+    "duplicate: says what a current, pending or merged fact of the scope already says (nothing written)",
+    "refused: the value was corrected away before (a tombstone)",
+    "skipped: not a usable fact (reason says why)",
+)
 
 
 class TurnInput(WireModel):
@@ -54,8 +58,9 @@ class ExtractRequest(WireModel):
     def _one_source(self) -> ExtractRequest:
         given = [n for n in ("text", "turns", "episodeIds", "sessionId") if getattr(self, _snake(n)) is not None]
         if len(given) != 1:
-            raise InvalidInputError("give exactly one of text, turns, episodeIds or sessionId",
-                                    field=given[1] if len(given) > 1 else "text")  # fmt: skip
+            raise InvalidInputError(
+                "give exactly one of text, turns, episodeIds or sessionId", field=given[1] if len(given) > 1 else "text"
+            )
         return self
 
 

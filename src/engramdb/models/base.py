@@ -65,8 +65,7 @@ class QueryModel(BaseModel):
 
 
 def _scope_field(name: str, **constraints: Any) -> Any:
-    return Field(None, description=f"{FIELD_DESCRIPTIONS[name]}; only where the key does not fix it",
-                 **constraints)  # fmt: skip
+    return Field(None, description=f"{FIELD_DESCRIPTIONS[name]}; only where the key does not fix it", **constraints)
 
 
 class ScopeQuery(QueryModel):
@@ -85,8 +84,9 @@ class ScopeQuery(QueryModel):
         if isinstance(data, dict) and ({"userId", "user_id"} & set(data)):
             raise InvalidInputError(
                 "userId is accepted in request bodies only (URLs are logged): name participantScopeHash, "
-                "which POST /v1/scope/resolve gives", field="userId",
-            )  # fmt: skip
+                "which POST /v1/scope/resolve gives",
+                field="userId",
+            )
         return data
 
     def named_scope_fields(self) -> dict[str, Any]:

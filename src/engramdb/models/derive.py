@@ -20,7 +20,9 @@ class ReflectRequest(WireModel):
     after: DateTime | None = Field(None, description="only facts that hold from this time on (validFrom)")
     before: DateTime | None = Field(None, description="only facts that hold from before this time")
     fact_ids: list[Hex64] | None = Field(
-        None, min_length=1, max_length=100,
+        None,
+        min_length=1,
+        max_length=100,
         description="exactly these facts (each must be current and stated: a derived fact is never evidence)",
     )
     limit: int = Field(30, ge=2, le=100, description="evidence facts shown to the model at most (newest first)")
@@ -110,8 +112,9 @@ class AddOptions(ScopeQuery):
     """How ``add`` treats the messages."""
 
     infer: bool = Field(
-        True, description="extract facts and judge them against the current ones (needs a model); false stores "
-        "the episodes only"
+        True,
+        description="extract facts and judge them against the current ones (needs a model); false stores "
+        "the episodes only",
     )
     session_id: str | None = Field(None, min_length=1, max_length=256, description="the conversation's id")
 
@@ -123,6 +126,7 @@ class AddResult(ResponseModel):
     created: list[DerivedItem] = Field(description="facts that are current now")
     updated: list[DerivedItem] = Field(description="facts that are current now and replaced others")
     parked: list[DerivedItem] = Field(description="facts waiting for review")
-    skipped: list[DerivedItem] = Field(description="candidates nothing current came of: duplicates, refused "
-                                                    "values, history, unusable ones")  # fmt: skip
+    skipped: list[DerivedItem] = Field(
+        description="candidates nothing current came of: duplicates, refused values, history, unusable ones"
+    )
     usage: UsageView | None = Field(None, description="the model calls this took (absent without infer)")

@@ -13,8 +13,9 @@ from engramdb.models.base import QueryModel, ResponseModel, ScopeQuery
 class ForgetRequest(WireModel):
     """Body of ``POST /v1/forget``: whose memories to erase."""
 
-    participant_scope_hash: str = Field(pattern=r"^[0-9a-f]{64}$",
-                                        description="the participant whose memories go (64 lower-hex)")
+    participant_scope_hash: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="the participant whose memories go (64 lower-hex)"
+    )
     dry_run: bool = Field(False, description="answer what would go, erase nothing")
 
 
@@ -30,7 +31,8 @@ class Forgotten(ResponseModel):
     audit_reasons_erased: int = Field(description="audit entries whose reason text was erased (the entries stay)")
     audit_reasons_kept: int = Field(
         description="audit reasons written before reasons were chained by digest: kept, erasing them would "
-        "break the chain")
+        "break the chain"
+    )
 
 
 class DeleteMemoryQuery(ScopeQuery):
@@ -50,8 +52,9 @@ class ParticipantQuery(QueryModel):
     """Whose data to export."""
 
     # Optional in the model so that a key that may not export hears 403 before it hears 422.
-    participant_scope_hash: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",
-                                               description="the participant (64 lower-hex; required)")
+    participant_scope_hash: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="the participant (64 lower-hex; required)"
+    )
 
 
 class ExportLine(ResponseModel):

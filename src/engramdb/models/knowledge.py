@@ -23,10 +23,11 @@ class RecordWrite(WireModel):
         "ownerInfo -> OWNER_INFO) and linked by HAS_<LABEL>. A list here writes several records."
     )
     merge_by: list[str] | None = Field(
-        None, max_length=16,
+        None,
+        max_length=16,
         description="property names that identify a record of this label: one with the same values is updated, "
         "not duplicated (children without them are identified by their content under their parent)",
-    )  # fmt: skip
+    )
     scope: ScopeFields | None = Field(None, description=_SCOPE)
 
 
@@ -141,8 +142,9 @@ class RecordSearch(WireModel):
     )
     limit: int = Field(100, ge=1, le=1000, description="at most this many records (1-1000)")
     skip: int = Field(0, ge=0, le=1_000_000, description="skip this many first")
-    query: str | None = Field(None, min_length=1, max_length=4_000,
-                              description="semantic search: rank the matching records by meaning")  # fmt: skip
+    query: str | None = Field(
+        None, min_length=1, max_length=4_000, description="semantic search: rank the matching records by meaning"
+    )
     property: str | None = Field(None, description="semantic search over this text property only")
     aggregate: dict[str, AggregateSpec] | None = Field(
         None, min_length=1, description="alias -> {fn, field}: answer aggregates instead of records (at least one)"
@@ -166,8 +168,9 @@ class RecordSearchResult(ResponseModel):
 
     records: list[RecordView] = Field(description="the records, in order")
     total: int | None = Field(
-        None, description="how many records match in all (limit and skip aside): present when count was asked, "
-        "or when this page holds the last match"
+        None,
+        description="how many records match in all (limit and skip aside): present when count was asked, "
+        "or when this page holds the last match",
     )
     aggregates: list[AggregateRow] | None = Field(None, description="present when the search asked for aggregates")
 
@@ -243,13 +246,12 @@ class RecordQuery(ScopeQuery):
 class RelationshipQuery(ScopeQuery):
     """Which node's relationships to list."""
 
-    id: str = Field(min_length=1, max_length=256,
-                    description="the node: a record id, an episode's eventId or a fact's factId")  # fmt: skip
+    id: str = Field(
+        min_length=1, max_length=256, description="the node: a record id, an episode's eventId or a fact's factId"
+    )
     kind: NodeKind = Field("RECORD", description="what the id names: RECORD (default), EPISODE or MEMORY_FACT")
     type: str | None = Field(None, max_length=64, description="only relationships of this UPPER_CASE type")
-    direction: Literal["out", "in", "both"] = Field(
-        "both", description="out: from the node; in: to it; both (default)"
-    )
+    direction: Literal["out", "in", "both"] = Field("both", description="out: from the node; in: to it; both (default)")
 
 
 class SchemaQuery(ScopeQuery):

@@ -23,7 +23,9 @@ class CorrectRequest(WireModel):
     )
     confidence: float | None = Field(None, ge=0, le=1, description="default: the corrected fact's confidence")
     source_event_id: str | None = Field(
-        None, min_length=1, max_length=256,
+        None,
+        min_length=1,
+        max_length=256,
         description="the turn the correction came from (default correction:<factId>)",
     )
     provenance: str | None = Field(

@@ -30,9 +30,7 @@ class MemoryView(ResponseModel):
 
     id: str = Field(description="the eventId of an episode or the factId of a fact")
     source: Source = Field(description="EPISODE or MEMORY_FACT")
-    status: str = Field(
-        description="active, pending_review, superseded, retracted, expired, archived or rejected"
-    )
+    status: str = Field(description="active, pending_review, superseded, retracted, expired, archived or rejected")
     origin: str = Field(description="stated (the host said it) or derived (a model wrote it)")
     recorded_at: str = Field(description="record time: when the store learned it")
     active_from: str | None = Field(None, description="record time it became current (absent while never current)")
@@ -102,7 +100,8 @@ class EpisodeOptions(QueryModel):
     """How an episode is being written."""
 
     extract: bool = Field(
-        False, description="also queue an extraction of facts from it, in the same transaction (needs a model: "
+        False,
+        description="also queue an extraction of facts from it, in the same transaction (needs a model: "
         "501 otherwise, and nothing is written); the job runs in the background, never on this write's path",
     )
 

@@ -21,84 +21,157 @@ _EVENT_ID = {"event_id": "the episode's id (64 hex characters)"}
 _FACT_ID = {"fact_id": "the fact's id (64 hex characters)"}
 
 FORGET_PARTICIPANT = Operation(
-    name="forget_participant", method="POST", path="/v1/forget", tag="erasure", output=Forgotten,
-    permission="participant.forget", body=ForgetRequest, example={"participantScopeHash": "a" * 64, "dryRun": True},
+    name="forget_participant",
+    method="POST",
+    path="/v1/forget",
+    tag="erasure",
+    output=Forgotten,
+    permission="participant.forget",
+    body=ForgetRequest,
+    example={"participantScopeHash": "a" * 64, "dryRun": True},
     summary="Erase everything of one participant in the tenant (admin keys only); dryRun previews.",
     description="Memories (every version), tombstones, records, vectors, relationships and in-memory copies go "
     "in one transaction; audit entries about them lose their reasons but keep their place, so the chain still "
     "verifies; one content-free entry records the erasure. See docs/aging.md for what stays in WAL and backups.",
     cli=Cli(("forget",)),
-)  # fmt: skip
+)
 
 EXPORT_PARTICIPANT = Operation(
-    name="export_participant", method="GET", path="/v1/export", tag="erasure", output=ParticipantExport,
-    permission="participant.export", query=ParticipantQuery,
+    name="export_participant",
+    method="GET",
+    path="/v1/export",
+    tag="erasure",
+    output=ParticipantExport,
+    permission="participant.export",
+    query=ParticipantQuery,
     summary="Everything of one participant in the tenant (admin keys only), as the lines engram import reads.",
     description="Memories with every version, tombstones and records of every scope of the participant; never "
     "keys or the audit chain. `engram export --participant HASH` writes the same rows as a JSONL file.",
     cli=Cli(("participants", "export")),
-)  # fmt: skip
+)
 
 DELETE_EPISODE = Operation(
-    name="delete_episode", method="DELETE", path="/v1/episodes/{event_id}", tag="erasure", output=MemoryDeleted,
-    permission="memory.write", query=DeleteMemoryQuery, path_params=_EVENT_ID, errors=(404,),
+    name="delete_episode",
+    method="DELETE",
+    path="/v1/episodes/{event_id}",
+    tag="erasure",
+    output=MemoryDeleted,
+    permission="memory.write",
+    query=DeleteMemoryQuery,
+    path_params=_EVENT_ID,
+    errors=(404,),
     summary="Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews.",
     cli=Cli(("episodes", "delete"), done="deleted {event_id}"),
-)  # fmt: skip
+)
 
 DELETE_FACT = Operation(
-    name="delete_fact", method="DELETE", path="/v1/facts/{fact_id}", tag="erasure", output=MemoryDeleted,
-    permission="memory.write", query=DeleteMemoryQuery, path_params=_FACT_ID, errors=(404,),
+    name="delete_fact",
+    method="DELETE",
+    path="/v1/facts/{fact_id}",
+    tag="erasure",
+    output=MemoryDeleted,
+    permission="memory.write",
+    query=DeleteMemoryQuery,
+    path_params=_FACT_ID,
+    errors=(404,),
     summary="Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews.",
     cli=Cli(("facts", "delete"), id_prefix_of="list_facts", id_prefix_query={"includeHistory": True, "limit": 1000}),
-)  # fmt: skip
+)
 
 MARK_FACT = Operation(
-    name="mark_fact", method="POST", path="/v1/facts/{fact_id}/mark", tag="aging", output=MemoryMarks,
-    permission="memory.mark", body=MarkRequest, path_params=_FACT_ID, errors=(404,),
+    name="mark_fact",
+    method="POST",
+    path="/v1/facts/{fact_id}/mark",
+    tag="aging",
+    output=MemoryMarks,
+    permission="memory.mark",
+    body=MarkRequest,
+    path_params=_FACT_ID,
+    errors=(404,),
     example={"pinned": True, "importance": 0.9},
-    summary="Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never "
-    "archive.",
+    summary="Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive.",
     cli=Cli(("facts", "mark"), id_prefix_of="list_facts", id_prefix_query={"includeHistory": True, "limit": 1000}),
-)  # fmt: skip
+)
 
 MARK_EPISODE = Operation(
-    name="mark_episode", method="POST", path="/v1/episodes/{event_id}/mark", tag="aging", output=MemoryMarks,
-    permission="memory.mark", body=MarkRequest, path_params=_EVENT_ID, errors=(404,), example={"importance": 0.9},
+    name="mark_episode",
+    method="POST",
+    path="/v1/episodes/{event_id}/mark",
+    tag="aging",
+    output=MemoryMarks,
+    permission="memory.mark",
+    body=MarkRequest,
+    path_params=_EVENT_ID,
+    errors=(404,),
+    example={"importance": 0.9},
     summary="Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived.",
     cli=Cli(("episodes", "mark")),
-)  # fmt: skip
+)
 
 RESTORE_FACT = Operation(
-    name="restore_fact", method="POST", path="/v1/facts/{fact_id}/restore", tag="aging", output=MemoryView,
-    permission="memory.write", body=RestoreRequest, path_params=_FACT_ID, errors=(404, 409), body_optional=True,
+    name="restore_fact",
+    method="POST",
+    path="/v1/facts/{fact_id}/restore",
+    tag="aging",
+    output=MemoryView,
+    permission="memory.write",
+    body=RestoreRequest,
+    path_params=_FACT_ID,
+    errors=(404, 409),
+    body_optional=True,
     example={"reason": "the user asked about it again"},
     summary="Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a "
     "current value.",
     cli=Cli(("facts", "restore"), id_prefix_of="list_facts", id_prefix_query={"includeHistory": True, "limit": 1000}),
-)  # fmt: skip
+)
 
 RESTORE_EPISODE = Operation(
-    name="restore_episode", method="POST", path="/v1/episodes/{event_id}/restore", tag="aging", output=MemoryView,
-    permission="memory.write", body=RestoreRequest, path_params=_EVENT_ID, errors=(404, 409), body_optional=True,
+    name="restore_episode",
+    method="POST",
+    path="/v1/episodes/{event_id}/restore",
+    tag="aging",
+    output=MemoryView,
+    permission="memory.write",
+    body=RestoreRequest,
+    path_params=_EVENT_ID,
+    errors=(404, 409),
+    body_optional=True,
     example={"reason": "the user asked about it again"},
     summary="Bring an archived episode back into recall (audited); 409 unless it is archived.",
     cli=Cli(("episodes", "restore")),
-)  # fmt: skip
+)
 
 LIST_JOBS = Operation(
-    name="list_jobs", method="GET", path="/v1/jobs", tag="jobs", output=JobList, permission="jobs.read",
+    name="list_jobs",
+    method="GET",
+    path="/v1/jobs",
+    tag="jobs",
+    output=JobList,
+    permission="jobs.read",
     summary="The server's background jobs: last run, next run, what each did and its last error.",
     cli=Cli(("jobs", "list")),
-)  # fmt: skip
+)
 
 RUN_AGING = Operation(
-    name="run_aging", method="POST", path="/v1/jobs/aging/run", tag="jobs", output=AgingRun, permission="jobs.run",
+    name="run_aging",
+    method="POST",
+    path="/v1/jobs/aging/run",
+    tag="jobs",
+    output=AgingRun,
+    permission="jobs.run",
     summary="Run the aging sweep of the caller's tenant now (archive, retention); admin keys only.",
     cli=Cli(("jobs", "run-aging")),
-)  # fmt: skip
+)
 
 AGING_OPERATIONS: tuple[Operation[Any], ...] = (
-    FORGET_PARTICIPANT, EXPORT_PARTICIPANT, DELETE_EPISODE, DELETE_FACT, MARK_FACT, MARK_EPISODE, RESTORE_FACT,
-    RESTORE_EPISODE, LIST_JOBS, RUN_AGING,
-)  # fmt: skip
+    FORGET_PARTICIPANT,
+    EXPORT_PARTICIPANT,
+    DELETE_EPISODE,
+    DELETE_FACT,
+    MARK_FACT,
+    MARK_EPISODE,
+    RESTORE_FACT,
+    RESTORE_EPISODE,
+    LIST_JOBS,
+    RUN_AGING,
+)

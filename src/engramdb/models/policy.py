@@ -42,17 +42,21 @@ DEFAULT_TRUST: dict[str, dict[str, dict[str, Any]]] = {
 # Ages past a century are refused (found by the fuzz test: 10**20 days overflowed the aging job's date).
 MAX_DAYS = 36_525
 MAX_MULTI_VALUED_KINDS = 1_000  # a bound on the list; each kind is bounded as a fact write's is
+
+
 class AgingPolicy(ResponseModel):
     """When a memory is archived: weak (rarely or long ago recalled) and old, unless protected."""
 
     model_config = ConfigDict(extra="forbid")
 
     archive_below_strength: float = Field(0.25, ge=0, le=1, description="archive when strength falls below this")
-    archive_after_days: float = Field(90, ge=1, le=MAX_DAYS,
-                                      description="and the memory was recorded more than this many days ago")
+    archive_after_days: float = Field(
+        90, ge=1, le=MAX_DAYS, description="and the memory was recorded more than this many days ago"
+    )
     half_life_days: float = Field(30, gt=0, le=MAX_DAYS, description="strength halves every N days without a recall")
-    protect_importance: float = Field(0.8, ge=0, le=1,
-                                      description="memories at least this important are never archived")
+    protect_importance: float = Field(
+        0.8, ge=0, le=1, description="memories at least this important are never archived"
+    )
 
 
 class RetentionPolicy(ResponseModel):
@@ -61,10 +65,14 @@ class RetentionPolicy(ResponseModel):
     model_config = ConfigDict(extra="forbid")
 
     episode_days: float | None = Field(
-        None, ge=1, le=MAX_DAYS, description="erase episodes observed longer ago (none: keep; at least 1)")
+        None, ge=1, le=MAX_DAYS, description="erase episodes observed longer ago (none: keep; at least 1)"
+    )
     fact_days: float | None = Field(
-        None, ge=1, le=MAX_DAYS,
-        description="erase facts recorded longer ago, every status, never pinned ones (none: keep; >= 1)")
+        None,
+        ge=1,
+        le=MAX_DAYS,
+        description="erase facts recorded longer ago, every status, never pinned ones (none: keep; >= 1)",
+    )
 
 
 class TenantPolicy(ResponseModel):
@@ -73,7 +81,8 @@ class TenantPolicy(ResponseModel):
     model_config = ConfigDict(extra="forbid")  # a misspelt setting must not be dropped silently
 
     multi_valued_kinds: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_MULTI_VALUED), max_length=MAX_MULTI_VALUED_KINDS,
+        default_factory=lambda: list(DEFAULT_MULTI_VALUED),
+        max_length=MAX_MULTI_VALUED_KINDS,
         description="kinds whose facts coexist; every other kind holds one current value per subject",
     )
     tombstone_policy: Literal["refuse", "review"] = Field(
@@ -82,19 +91,23 @@ class TenantPolicy(ResponseModel):
     )
 
     model_supersede_threshold: float = Field(
-        0.75, ge=0, le=1,
+        0.75,
+        ge=0,
+        le=1,
         description="a model's supersedes (and duplicate) verdict acts only at or above this confidence; below "
         "it, both facts stand",
     )
     model_neighbours: int = Field(
-        5, ge=0, le=20, description="current facts of the scope (nearest by both recall arms) a model judges each "
+        5,
+        ge=0,
+        le=20,
+        description="current facts of the scope (nearest by both recall arms) a model judges each "
         "extracted fact against (0: no judgement)",
     )
 
     trust: dict[str, dict[str, TrustRule]] = Field(
         default_factory=lambda: {
-            t: {o: TrustRule(**rule) for o, rule in origins.items()}
-            for t, origins in DEFAULT_TRUST.items()
+            t: {o: TrustRule(**rule) for o, rule in origins.items()} for t, origins in DEFAULT_TRUST.items()
         },
         description="trustClass -> origin (stated|derived) -> {status, weight}; missing cells take the defaults",
     )
@@ -107,6 +120,7 @@ class TenantPolicy(ResponseModel):
             if not 1 <= len(kind) <= cap:
                 raise ValueError(f"each kind has 1 to {cap} characters, as a fact's kind does ({len(kind)} given)")
         return kinds
+
     aging: AgingPolicy = Field(default_factory=AgingPolicy, description="decay and archival (docs/aging.md)")
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy, description="maximum ages (docs/aging.md)")
 

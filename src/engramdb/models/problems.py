@@ -11,11 +11,22 @@ from pydantic import ConfigDict, Field
 from engramdb.models.base import ResponseModel
 
 ProblemCode = Literal[
-    "invalid_input", "bad_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "conflict",
-    "embedding_failed", "backend_unavailable", "internal",
+    "invalid_input",
+    "bad_request",
+    "unauthenticated",
+    "forbidden",
+    "not_found",
+    "method_not_allowed",
+    "conflict",
+    "embedding_failed",
+    "backend_unavailable",
+    "internal",
     # model-assisted memory (docs/models.md)
-    "model_not_configured", "model_failed", "model_output_invalid", "model_timeout",
-]  # fmt: skip
+    "model_not_configured",
+    "model_failed",
+    "model_output_invalid",
+    "model_timeout",
+]
 
 
 class FieldProblem(ResponseModel):

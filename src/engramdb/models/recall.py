@@ -30,16 +30,21 @@ class RecallRequest(WireModel):
     )
     include_pending: bool = Field(False, description="also return facts awaiting review, marked as such")
     include_archived: bool = Field(
-        False, description="also return archived memories (they left recall by the aging policy)")
+        False, description="also return archived memories (they left recall by the aging policy)"
+    )
     sessions: int = Field(
-        0, ge=0, le=MAX_LIMIT,
+        0,
+        ge=0,
+        le=MAX_LIMIT,
         description="also rank up to this many sessions by their best-matching episode (0 = none)",
-    )  # fmt: skip
+    )
     min_score: float | None = Field(
-        None, ge=0, le=1,
+        None,
+        ge=0,
+        le=1,
         description="leave out memories whose relevance (absolute: the larger of their cosine with the query "
         "and the share of the query's word information they contain) is below this; e.g. 0.3",
-    )  # fmt: skip
+    )
     kinds: list[str] | None = Field(None, min_length=1, description="only facts of these kinds")
     subject_key: str | None = Field(None, min_length=1, description="only facts about this subject")
     subject_prefix: str | None = Field(None, min_length=1, description="only facts whose subject starts with this")
@@ -47,10 +52,12 @@ class RecallRequest(WireModel):
     after: KeptDateTime | None = Field(None, description="only memories observed (facts: valid from) at or after this")
     before: KeptDateTime | None = Field(None, description="only memories observed (facts: valid from) before this")
     expand: int | None = Field(
-        None, ge=0, le=10,
+        None,
+        ge=0,
+        le=10,
         description="follow relationships one hop from this many top hits: a fact's episode, an episode's "
         "facts, linked records (default: the server's retrieval.expandTop; 0 = off)",
-    )  # fmt: skip
+    )
 
     @field_validator("query")
     @classmethod
@@ -108,7 +115,8 @@ class RecalledMemory(ResponseModel):
     subject_key: str | None = Field(None, description="the fact's subject")
     kind: str | None = Field(None, description="the fact's kind")
     embedding_state: str = Field(
-        description="pending, ready, failed or stale (another model's vector): whether the vector arm could rank it")
+        description="pending, ready, failed or stale (another model's vector): whether the vector arm could rank it"
+    )
     relevance: float = Field(
         0.0, description="absolute match with the query, 0 to 1 (what minScore compares; the score only ranks)"
     )
@@ -148,4 +156,3 @@ class RecallResponse(ResponseModel):
     timings: dict[str, float] = Field(
         default_factory=dict, description="embedMs (embedding the query) and searchMs (both arms and fusion)"
     )
-

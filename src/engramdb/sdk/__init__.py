@@ -1,13 +1,13 @@
 """The EngramDB SDK: clients, the durable outbox and ``MemorySession`` for agent hosts.
 
-    client.py      Client and AsyncClient over httpx, built from operations.py
-    operations.py  every REST endpoint once, as a Call (request + typed reader)
-    errors.py      SDK errors and the problem-JSON -> exception mapping
-    outbox/        the durable SQLite outbox and its CLI (python -m engramdb.sdk.outbox)
-    host.py        HostContext and the fail-closed eligibility verdict
-    capture.py     capture rules: latest pair, redaction, bounds
-    recall.py      the recent-write cache, merging, the recall outcome
-    session.py     MemorySession, the lifecycle hooks
+client.py      Client and AsyncClient over httpx, built from operations.py
+operations.py  every REST endpoint once, as a Call (request + typed reader)
+errors.py      SDK errors and the problem-JSON -> exception mapping
+outbox/        the durable SQLite outbox and its CLI (python -m engramdb.sdk.outbox)
+host.py        HostContext and the fail-closed eligibility verdict
+capture.py     capture rules: latest pair, redaction, bounds
+recall.py      the recent-write cache, merging, the recall outcome
+session.py     MemorySession, the lifecycle hooks
 """
 
 from engramdb.contract.canonical import hash_scope

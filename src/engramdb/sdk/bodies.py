@@ -17,13 +17,19 @@ def episode_body(
 ) -> dict[str, object]:
     """The episode write for one captured turn (``mixed`` trust: the user's words and the model's)."""
     body: dict[str, object] = {
-        "runtime": host.runtime, "externalSessionId": session_id,
-        "turnIndex": turn, "userText": captured.user,
-        "assistantText": captured.assistant, "summary": captured.summary,
-        "conversationKind": host.conversation_kind, "visibility": visibility(host),
-        "trustClass": "mixed", "originClass": "conversation", "observedAt": clock.now_text(),
+        "runtime": host.runtime,
+        "externalSessionId": session_id,
+        "turnIndex": turn,
+        "userText": captured.user,
+        "assistantText": captured.assistant,
+        "summary": captured.summary,
+        "conversationKind": host.conversation_kind,
+        "visibility": visibility(host),
+        "trustClass": "mixed",
+        "originClass": "conversation",
+        "observedAt": clock.now_text(),
         "provenance": provenance,
-    }  # fmt: skip
+    }
     if turn_id is not None:
         body["sourceEventId"] = turn_id
     if host.channel_id_hash is not None:

@@ -21,38 +21,96 @@ FACT_CHARS = 2_000
 SUMMARY_SIDE_CHARS = 240
 _FAILED = frozenset({"error", "failed", "incomplete", "cancelled", "canceled", "aborted"})
 _UNFINISHED = frozenset({"error", "length", "content_filter", "tool_calls", "function_call"})
-_SHELLISH = frozenset({
-    "", "console", "shell", "shell-session", "sh", "bash", "zsh", "fish", "terminal", "output",
-    "log", "logs", "text", "txt", "stdout", "stderr", "powershell", "ps", "ps1", "cmd", "bat",
-})  # fmt: skip
+_SHELLISH = frozenset(
+    {
+        "",
+        "console",
+        "shell",
+        "shell-session",
+        "sh",
+        "bash",
+        "zsh",
+        "fish",
+        "terminal",
+        "output",
+        "log",
+        "logs",
+        "text",
+        "txt",
+        "stdout",
+        "stderr",
+        "powershell",
+        "ps",
+        "ps1",
+        "cmd",
+        "bat",
+    }
+)
 
-_ROOTS = ("home|Users|root|etc|var|tmp|opt|usr|srv|mnt|private|Volumes|proc|dev|run|snap|work|"
-          "workspace|app|data|lib|bin|sbin|boot|media|nix|Library|Applications")  # fmt: skip
+_ROOTS = (
+    "home|Users|root|etc|var|tmp|opt|usr|srv|mnt|private|Volumes|proc|dev|run|snap|work|"
+    "workspace|app|data|lib|bin|sbin|boot|media|nix|Library|Applications"
+)
 _SECRET_VALUE = r"(?=[^\s\"']*[0-9_\-!@#$%^&*+/=])[^\s\"']{6,}"
 
 # (kind, pattern, replacement template); applied in order, private keys first (they span lines).
 _RULES: list[tuple[str, re.Pattern[str], str]] = [
-    ("private_key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-                               r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S), ""),
-    ("command_output", re.compile(r"Traceback \(most recent call last\):\n(?:[ \t].*\n?)*"
-                                  r"(?:[\w.]+(?:Error|Exception|Exit|Interrupt)\b.*)?"), ""),
-    ("command_output", re.compile(r"(?m)^[ \t]*(?:\$|%|PS [^\n>]*>|[A-Za-z]:\\[^\n>]*>|"
-                                  r"[\w.-]+@[\w.-]+:[^\n$#]*[$#])[ \t]+\S.*(?:\n(?![ \t]*$).*)*"), ""),
+    (
+        "private_key",
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.S,
+        ),
+        "",
+    ),
+    (
+        "command_output",
+        re.compile(
+            r"Traceback \(most recent call last\):\n(?:[ \t].*\n?)*"
+            r"(?:[\w.]+(?:Error|Exception|Exit|Interrupt)\b.*)?"
+        ),
+        "",
+    ),
+    (
+        "command_output",
+        re.compile(
+            r"(?m)^[ \t]*(?:\$|%|PS [^\n>]*>|[A-Za-z]:\\[^\n>]*>|"
+            r"[\w.-]+@[\w.-]+:[^\n$#]*[$#])[ \t]+\S.*(?:\n(?![ \t]*$).*)*"
+        ),
+        "",
+    ),
     ("env", re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]+[ \t]*=[ \t]*\S.*$"), ""),
     ("url_credentials", re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@"), r"\1{}@"),
-    ("api_key", re.compile(
-        r"\b(?:sk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{16,}"
-        r"|(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-        r"|glpat-[A-Za-z0-9_\-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
-        r"|AIza[0-9A-Za-z_\-]{35}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|hf_[A-Za-z0-9]{30,}"
-        r"|npm_[A-Za-z0-9]{36}|egm\.[a-z0-9-]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_\-]+)"), ""),
+    (
+        "api_key",
+        re.compile(
+            r"\b(?:sk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{16,}"
+            r"|(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+            r"|glpat-[A-Za-z0-9_\-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
+            r"|AIza[0-9A-Za-z_\-]{35}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|hf_[A-Za-z0-9]{30,}"
+            r"|npm_[A-Za-z0-9]{36}|egm\.[a-z0-9-]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_\-]+)"
+        ),
+        "",
+    ),
     ("token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), ""),
     ("token", re.compile(r"(?i)\b(bearer|basic|token)([ \t]+)[A-Za-z0-9._~+/=\-]{16,}"), r"\1\2{}"),
-    ("secret", re.compile(
-        r"(?i)\b([\w.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|passphrase|pwd|credential)s?[\w.-]*)"
-        r"([ \t]*(?::|=|\bis\b|\bwas\b)[ \t]*)(\"[^\"\n]*\"|'[^'\n]*'|" + _SECRET_VALUE + ")"), r"\1\2{}"),
-    ("secret", re.compile(r"\b(?=[A-Za-z0-9+/_\-]*[0-9])(?=[A-Za-z0-9+/_\-]*[a-z])"
-                          r"(?=[A-Za-z0-9+/_\-]*[A-Z])[A-Za-z0-9+/_\-]{32,}={0,2}"), ""),
+    (
+        "secret",
+        re.compile(
+            r"(?i)\b([\w.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|passphrase|pwd|credential)s?[\w.-]*)"
+            r"([ \t]*(?::|=|\bis\b|\bwas\b)[ \t]*)(\"[^\"\n]*\"|'[^'\n]*'|" + _SECRET_VALUE + ")"
+        ),
+        r"\1\2{}",
+    ),
+    (
+        "secret",
+        re.compile(
+            r"\b(?=[A-Za-z0-9+/_\-]*[0-9])(?=[A-Za-z0-9+/_\-]*[a-z])"
+            r"(?=[A-Za-z0-9+/_\-]*[A-Z])[A-Za-z0-9+/_\-]{32,}={0,2}"
+        ),
+        "",
+    ),
     ("path", re.compile(r"\bfile://[^\s'\"<>]+"), ""),
     ("path", re.compile(r"(?<![\w.:/~-])(?:~|/(?:" + _ROOTS + r"))(?:/[^\s'\"`<>|;,)\]]+)+/?"), ""),
     ("path", re.compile(r"(?<![\w])[A-Za-z]:\\[^\s'\"<>|]*|\\\\[^\s\\]+\\[^\s'\"<>|]+"), ""),
@@ -92,16 +150,20 @@ def message_text(message: Mapping[str, object]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, Sequence):
-        parts = [p.get("text") for p in content if isinstance(p, Mapping)
-                 and p.get("type") in ("text", "input_text", "output_text")]  # fmt: skip
+        parts = [
+            p.get("text")
+            for p in content
+            if isinstance(p, Mapping) and p.get("type") in ("text", "input_text", "output_text")
+        ]
         return "\n".join(p for p in parts if isinstance(p, str))
     return ""
 
 
 def _is_tool_step(message: Mapping[str, object]) -> bool:
     role = message.get("role")
-    return role in ("tool", "function") or (role == "assistant" and bool(
-        message.get("tool_calls") or message.get("function_call")))  # fmt: skip
+    return role in ("tool", "function") or (
+        role == "assistant" and bool(message.get("tool_calls") or message.get("function_call"))
+    )
 
 
 def _is_final_answer(message: Mapping[str, object]) -> bool:

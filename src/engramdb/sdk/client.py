@@ -66,8 +66,9 @@ class Client(SyncMethods):
     def send(self, call: Call[T], *, timeout: float | None = None) -> T:
         """Send one call and return its parsed answer; errors are typed ``EngramError``s."""
         try:
-            response = self._http.request(call.method, call.path, params=call.params,
-                                          json=call.json, timeout=_timeout(timeout))  # fmt: skip
+            response = self._http.request(
+                call.method, call.path, params=call.params, json=call.json, timeout=_timeout(timeout)
+            )
         except httpx.TransportError as exc:
             raise error_from_transport(exc, f"{call.method} {call.path}") from exc
         return call.finish(response)
@@ -103,8 +104,9 @@ class AsyncClient(AsyncMethods):
     async def send(self, call: Call[T], *, timeout: float | None = None) -> T:
         """Send one call and return its parsed answer; errors are typed ``EngramError``s."""
         try:
-            response = await self._http.request(call.method, call.path, params=call.params,
-                                                json=call.json, timeout=_timeout(timeout))  # fmt: skip
+            response = await self._http.request(
+                call.method, call.path, params=call.params, json=call.json, timeout=_timeout(timeout)
+            )
         except httpx.TransportError as exc:
             raise error_from_transport(exc, f"{call.method} {call.path}") from exc
         return call.finish(response)

@@ -30,10 +30,18 @@ from engramdb.errors import (
 )
 
 __all__ = [
-    "ClientRequestError", "MalformedEntryError", "OutboxFullError", "RateLimitedError",
-    "RequestTimeoutError", "ServerError", "TransportError", "error_class", "error_from_response",
-    "error_from_transport", "is_retryable_status",
-]  # fmt: skip
+    "ClientRequestError",
+    "MalformedEntryError",
+    "OutboxFullError",
+    "RateLimitedError",
+    "RequestTimeoutError",
+    "ServerError",
+    "TransportError",
+    "error_class",
+    "error_from_response",
+    "error_from_transport",
+    "is_retryable_status",
+]
 
 
 _BY_STATUS: dict[int, type[EngramError]] = {

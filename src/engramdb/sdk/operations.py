@@ -83,8 +83,10 @@ def inputs_for(op: Operation[Any], path: tuple[str, ...], body: Any, query: Mapp
 def _wire_items(value: Any) -> Any:
     """A list given as a shorthand body may hold models (e.g. EpisodeWrite): send them as JSON."""
     if isinstance(value, list):
-        return [v.model_dump(by_alias=True, exclude_none=True, mode="json") if isinstance(v, BaseModel) else v
-                for v in value]  # fmt: skip
+        return [
+            v.model_dump(by_alias=True, exclude_none=True, mode="json") if isinstance(v, BaseModel) else v
+            for v in value
+        ]
     return value
 
 
@@ -93,8 +95,11 @@ def call_for(op: Operation[T], inputs: Inputs) -> Call[T]:
     path = op.path
     for name, value in zip(op.path_params, inputs.path, strict=True):
         path = path.replace("{" + name + "}", quote(value, safe=""))
-    params = {k: _text(v) for k, v in inputs.query.model_dump(by_alias=True, exclude_none=True, mode="json").items()
-              } if inputs.query is not None else None  # fmt: skip
+    params = (
+        {k: _text(v) for k, v in inputs.query.model_dump(by_alias=True, exclude_none=True, mode="json").items()}
+        if inputs.query is not None
+        else None
+    )
     body = inputs.body.model_dump(by_alias=True, exclude_none=True, mode="json") if inputs.body is not None else None
     return Call(op.method, path, _reader(op.output), params=params or None, json=body)
 

@@ -69,8 +69,9 @@ class RecallItem:
 
     @classmethod
     def of(cls, memory: RecalledMemory) -> RecallItem:
-        return cls(memory.id, memory.source, memory.text, memory.score, memory.trust_class,
-                   memory.status, memory.origin)  # fmt: skip
+        return cls(
+            memory.id, memory.source, memory.text, memory.score, memory.trust_class, memory.status, memory.origin
+        )
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,11 @@ class RecentWrites:
         with self._lock:
             if memory.source == "MEMORY_FACT" and memory.kind not in self.multi_valued_kinds:
                 slot = (memory.scope, memory.subject_key, memory.kind)
-                stale = [k for k, m in self._items.items()
-                         if m.source == "MEMORY_FACT" and (m.scope, m.subject_key, m.kind) == slot]  # fmt: skip
+                stale = [
+                    k
+                    for k, m in self._items.items()
+                    if m.source == "MEMORY_FACT" and (m.scope, m.subject_key, m.kind) == slot
+                ]
                 for key in stale:
                     del self._items[key]
             self._items[memory.id] = memory
@@ -121,16 +125,21 @@ class RecentWrites:
         if not wanted:
             return []
         with self._lock:
-            candidates = [m for m in self._items.values() if m.scope == scope
-                          and (exclude_session_id is None or m.session_id != exclude_session_id)]  # fmt: skip
+            candidates = [
+                m
+                for m in self._items.values()
+                if m.scope == scope and (exclude_session_id is None or m.session_id != exclude_session_id)
+            ]
         scored = []
         for memory in candidates:
             overlap = len(wanted & terms(memory.text)) / len(wanted)
             if overlap > 0:
                 scored.append((overlap, memory.written_at, memory))
         scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
-        return [RecallItem(m.id, m.source, m.text, round(score, 3), m.trust_class, cached=True)
-                for score, _, m in scored[:limit]]  # fmt: skip
+        return [
+            RecallItem(m.id, m.source, m.text, round(score, 3), m.trust_class, cached=True)
+            for score, _, m in scored[:limit]
+        ]
 
     def clear(self) -> None:
         with self._lock:

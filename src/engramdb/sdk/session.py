@@ -240,9 +240,14 @@ class MemorySession(start.Startup):
     # -- writes ---------------------------------------------------------------------------
 
     def after_turn(
-        self, user: str, assistant: str, *, ok: bool = True, turn_id: str | None = None,
+        self,
+        user: str,
+        assistant: str,
+        *,
+        ok: bool = True,
+        turn_id: str | None = None,
         turn_index: int | None = None,
-    ) -> str | None:  # fmt: skip
+    ) -> str | None:
         """Queue the completed turn as one episode; return its eventId, or None (see ``last_skip``).
 
         Calling it again with the same pair (a retry) returns the same id and queues nothing.
@@ -297,16 +302,27 @@ class MemorySession(start.Startup):
                 self._skip(error.message)
                 return None
             self._state = state
-        self._cache.add(CachedMemory(event.event_id, "EPISODE", shown_text(captured), scope, event.trust_class,
-                                     session_id=self.session_id))  # fmt: skip
+        self._cache.add(
+            CachedMemory(
+                event.event_id, "EPISODE", shown_text(captured), scope, event.trust_class, session_id=self.session_id
+            )
+        )
         self.last_skip = None
         return event.event_id
 
     def remember(
-        self, subject: str, kind: str, text: str, *, confidence: float = 0.9,
-        valid_from: str | None = None, valid_until: str | None = None,
-        supersedes_fact_id: str | None = None, source_event_id: str | None = None, origin: str = "stated",
-    ) -> str | None:  # fmt: skip
+        self,
+        subject: str,
+        kind: str,
+        text: str,
+        *,
+        confidence: float = 0.9,
+        valid_from: str | None = None,
+        valid_until: str | None = None,
+        supersedes_fact_id: str | None = None,
+        source_event_id: str | None = None,
+        origin: str = "stated",
+    ) -> str | None:
         """Queue a fact the host states (trusted, origin ``stated``; ``derived`` when a model's tool
         call wrote it, so the trust policy applies); return its factId or None.
 
@@ -321,11 +337,18 @@ class MemorySession(start.Startup):
             self._skip(f"fact text: {cleaned.reason}")
             return None
         body: dict[str, object] = {
-            "runtime": self.host.runtime, "text": cleaned[0], "kind": kind, "subjectKey": subject,
-            "confidence": confidence, "active": True, "validFrom": valid_from or clock.now_text(),
+            "runtime": self.host.runtime,
+            "text": cleaned[0],
+            "kind": kind,
+            "subjectKey": subject,
+            "confidence": confidence,
+            "active": True,
+            "validFrom": valid_from or clock.now_text(),
             "sourceEventId": source_event_id or self._state.last_event_id or f"{self.session_id}:remember",
-            "visibility": visibility(self.host), "trustClass": "trusted", "provenance": "engramdb-sdk:remember",
-        }  # fmt: skip
+            "visibility": visibility(self.host),
+            "trustClass": "trusted",
+            "provenance": "engramdb-sdk:remember",
+        }
         body.update({k: v for k, v in (("validUntil", valid_until), ("supersedesFactId", supersedes_fact_id)) if v})
         event = op.as_model(FactWrite, body).to_event(scope)
         assert self.outbox is not None  # _writable checked it
@@ -334,13 +357,24 @@ class MemorySession(start.Startup):
         except OutboxFullError as error:
             self._skip(error.message)
             return None
-        self._cache.add(CachedMemory(event.fact_id, "MEMORY_FACT", event.text, scope, event.trust_class,
-                                     session_id=self.session_id, subject_key=subject, kind=kind))  # fmt: skip
+        self._cache.add(
+            CachedMemory(
+                event.fact_id,
+                "MEMORY_FACT",
+                event.text,
+                scope,
+                event.trust_class,
+                session_id=self.session_id,
+                subject_key=subject,
+                kind=kind,
+            )
+        )
         self.last_skip = None
         return event.fact_id
 
-    def memory_action(self, action: str, *, subject: str, kind: str, text: str,
-                      replaces: str | None = None) -> str | None:  # fmt: skip
+    def memory_action(
+        self, action: str, *, subject: str, kind: str, text: str, replaces: str | None = None
+    ) -> str | None:
         """A memory tool's request: ``add``, or ``replace`` (with ``replaces``); others do nothing."""
         if action == "add":
             return self.remember(subject, kind, text)

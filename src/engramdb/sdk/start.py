@@ -41,9 +41,13 @@ class DeliveryState:
 
 def scope_request(host: HostContext) -> dict[str, Any]:
     """The scope fields the host names, a raw participant id as ``userId`` when no hash is given."""
-    fields = {"agentId": host.agent_id, "profileId": host.profile_id, "privacyScope": host.privacy_scope,
-              "participantScopeHash": host.participant_scope_hash,
-              "sandboxEligible": host.sandbox_eligible}  # fmt: skip
+    fields = {
+        "agentId": host.agent_id,
+        "profileId": host.profile_id,
+        "privacyScope": host.privacy_scope,
+        "participantScopeHash": host.participant_scope_hash,
+        "sandboxEligible": host.sandbox_eligible,
+    }
     if host.participant_scope_hash is None and host.participant_id is not None:
         fields["userId"] = host.participant_id
     return {k: v for k, v in fields.items() if v is not None and v != ""}
@@ -128,6 +132,6 @@ class Startup:
         pending = store.count() if store and not store.closed else 0
         dead = len(store.dead_letters()) if store and not store.closed else 0
         error = (self.outbox.last_error if self.outbox else None) or self.start_error or self.degraded
-        return DeliveryState(pending, dead, error, self.outbox.last_delivered_at if self.outbox else None,
-                                   self.key_checked)  # fmt: skip
-
+        return DeliveryState(
+            pending, dead, error, self.outbox.last_delivered_at if self.outbox else None, self.key_checked
+        )

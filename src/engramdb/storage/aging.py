@@ -15,8 +15,10 @@ from engramdb.storage.knowledge.rows import Run, chunks
 from engramdb.storage.knowledge.sql import Dialect
 
 WriteMany = Callable[[str, Sequence[Sequence[Any]]], None]  # one statement over many rows, committed
-_AGING_COLUMNS = ("rowid, source, memory_id, scope_key, kind, recorded_at, observed_at, importance, "
-                  "coalesce(pinned, 0), coalesce(use_count, 0), last_used_at")  # fmt: skip
+_AGING_COLUMNS = (
+    "rowid, source, memory_id, scope_key, kind, recorded_at, observed_at, importance, "
+    "coalesce(pinned, 0), coalesce(use_count, 0), last_used_at"
+)
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,19 @@ class AgingRow:
 
 
 def _aging_row(row: Sequence[Any]) -> AgingRow:
-    return AgingRow(int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6],
-                    None if row[7] is None else float(row[7]), bool(row[8]), int(row[9]), row[10])  # fmt: skip
+    return AgingRow(
+        int(row[0]),
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        None if row[7] is None else float(row[7]),
+        bool(row[8]),
+        int(row[9]),
+        row[10],
+    )
 
 
 class AgingStore:
@@ -53,8 +66,11 @@ class AgingStore:
         """Active episodes and facts recorded before a time, in rowid order (a page after ``after_rowid``)."""
         m = self._d.mark
         owned, params = self._d.owned("memories")
-        rows = self._run(f"SELECT {_AGING_COLUMNS} FROM memories WHERE {owned}status = 'active' AND recorded_at < {m} "
-                         f"AND rowid > {m} ORDER BY rowid LIMIT {m}", [*params, recorded_before, after_rowid, limit])
+        rows = self._run(
+            f"SELECT {_AGING_COLUMNS} FROM memories WHERE {owned}status = 'active' AND recorded_at < {m} "
+            f"AND rowid > {m} ORDER BY rowid LIMIT {m}",
+            [*params, recorded_before, after_rowid, limit],
+        )
         return [_aging_row(r) for r in rows]
 
     def expired_rows(self, source: str, before: str, *, limit: int) -> list[AgingRow]:
@@ -63,25 +79,35 @@ class AgingStore:
         m = self._d.mark
         owned, params = self._d.owned("memories")
         column, pins = ("observed_at", "") if source == "EPISODE" else ("recorded_at", " AND coalesce(pinned, 0) = 0")
-        rows = self._run(f"SELECT {_AGING_COLUMNS} FROM memories WHERE {owned}source = {m} AND {column} < {m}{pins} "
-                         f"ORDER BY rowid LIMIT {m}", [*params, source, before, limit])  # fmt: skip
+        rows = self._run(
+            f"SELECT {_AGING_COLUMNS} FROM memories WHERE {owned}source = {m} AND {column} < {m}{pins} "
+            f"ORDER BY rowid LIMIT {m}",
+            [*params, source, before, limit],
+        )
         return [_aging_row(r) for r in rows]
 
     def stale_vectors(self, model: str, *, after_rowid: int, limit: int) -> list[tuple[int, str]]:
         """Rows whose vector is another model's: ``(rowid, text to embed)``, in rowid order."""
         m = self._d.mark
         owned, params = self._d.owned("memories")
-        rows = self._run(f"SELECT rowid, embed_text FROM memories WHERE {owned}embed_state = 'ready' "
-                         f"AND (embed_model IS NULL OR embed_model <> {m}) AND rowid > {m} ORDER BY rowid LIMIT {m}",
-                         [*params, model, after_rowid, limit])  # fmt: skip
+        rows = self._run(
+            f"SELECT rowid, embed_text FROM memories WHERE {owned}embed_state = 'ready' "
+            f"AND (embed_model IS NULL OR embed_model <> {m}) AND rowid > {m} ORDER BY rowid LIMIT {m}",
+            [*params, model, after_rowid, limit],
+        )
         return [(int(r[0]), str(r[1])) for r in rows]
 
     def stale_count(self, model: str) -> int:
         """How many rows have a vector of another model (the re-embedding backlog)."""
         m = self._d.mark
         owned, params = self._d.owned("memories")
-        return int(self._run(f"SELECT count(*) FROM memories WHERE {owned}embed_state = 'ready' "
-                             f"AND (embed_model IS NULL OR embed_model <> {m})", [*params, model])[0][0])
+        return int(
+            self._run(
+                f"SELECT count(*) FROM memories WHERE {owned}embed_state = 'ready' "
+                f"AND (embed_model IS NULL OR embed_model <> {m})",
+                [*params, model],
+            )[0][0]
+        )
 
     def record_use(self, uses: Sequence[tuple[int, int, str]]) -> None:
         """Add recalls to rows: ``(rowid, times, last at)`` each, in one statement per chunk."""
@@ -92,7 +118,8 @@ class AgingStore:
                 f"UPDATE memories SET use_count = coalesce(use_count, 0) + {m}, "
                 f"last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < {m} THEN {m} ELSE last_used_at END "
                 f"WHERE {owned}rowid = {m}",
-                [(times, at, at, *params, rowid) for rowid, times, at in chunk])  # fmt: skip
+                [(times, at, at, *params, rowid) for rowid, times, at in chunk],
+            )
 
 
 class AgingWrites(ErasureWrites):
@@ -102,8 +129,11 @@ class AgingWrites(ErasureWrites):
         """Pin or unpin a row and set its importance (None leaves a mark as it is)."""
         m = self._d.mark
         owned, params = self._d.owned("memories")
-        self._run(f"UPDATE memories SET pinned = coalesce({m}, pinned), importance = coalesce({m}, importance) "
-                  f"WHERE {owned}rowid = {m}", [None if pinned is None else int(pinned), importance, *params, rowid])
+        self._run(
+            f"UPDATE memories SET pinned = coalesce({m}, pinned), importance = coalesce({m}, importance) "
+            f"WHERE {owned}rowid = {m}",
+            [None if pinned is None else int(pinned), importance, *params, rowid],
+        )
 
     def touch(self, rowid: int, at: str) -> None:
         """Count a row as used at ``at`` (a restored memory starts strong again)."""
@@ -115,6 +145,7 @@ class AgingWrites(ErasureWrites):
         """Return a row's pin and importance, as this transaction sees them."""
         m = self._d.mark
         owned, params = self._d.owned("memories")
-        row = self._run(f"SELECT coalesce(pinned, 0), importance FROM memories WHERE {owned}rowid = {m}",
-                        [*params, rowid])[0]  # fmt: skip
+        row = self._run(
+            f"SELECT coalesce(pinned, 0), importance FROM memories WHERE {owned}rowid = {m}", [*params, rowid]
+        )[0]
         return bool(row[0]), None if row[1] is None else float(row[1])

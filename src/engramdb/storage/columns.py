@@ -70,32 +70,72 @@ def lexical_text(text: str, subject_key: str | None, kind: str | None) -> str:
 # Export/import: the columns each table carries between backends (ids and counters are local).
 EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "memories": (
-        "source", "memory_id", "scope_key", "agent_id", "profile_id", "privacy_scope",
-        "participant_scope_hash", "sandbox_eligible", "session_id", "subject_key", "kind", "text",
-        "embed_text", "trust_class", "origin", "status", "confidence", "observed_at", "valid_from",
-        "valid_until", "recorded_at", "active_from", "retired_at", "supersedes_id",
-        "superseded_by_id", "status_reason", "invalid_at", "event_json", "embed_state", "embed_error",
-        "embed_attempts", "embed_next_at", "embed_model", "embedding", "source_event_id", "importance",
-        "pinned", "use_count", "last_used_at",
+        "source",
+        "memory_id",
+        "scope_key",
+        "agent_id",
+        "profile_id",
+        "privacy_scope",
+        "participant_scope_hash",
+        "sandbox_eligible",
+        "session_id",
+        "subject_key",
+        "kind",
+        "text",
+        "embed_text",
+        "trust_class",
+        "origin",
+        "status",
+        "confidence",
+        "observed_at",
+        "valid_from",
+        "valid_until",
+        "recorded_at",
+        "active_from",
+        "retired_at",
+        "supersedes_id",
+        "superseded_by_id",
+        "status_reason",
+        "invalid_at",
+        "event_json",
+        "embed_state",
+        "embed_error",
+        "embed_attempts",
+        "embed_next_at",
+        "embed_model",
+        "embedding",
+        "source_event_id",
+        "importance",
+        "pinned",
+        "use_count",
+        "last_used_at",
     ),
     "tombstones": tuple(c.strip() for c in TOMBSTONE_COLUMNS.split(",")),
     "api_keys": ("key_id", "role", "grant_json", "secret_hash", "label", "created_at", "revoked_at"),
     "audit_log": tuple(c.strip() for c in AUDIT_COLUMNS.split(",")),
     "model_links": tuple(c.strip() for c in LINK_COLUMNS.split(",")),
-}  # fmt: skip
-EXPORT_ORDER = {"memories": "rowid", "tombstones": "created_at, tombstone_id",
-                "api_keys": "created_at", "audit_log": "seq", "model_links": "created_at, link_id"}  # fmt: skip
+}
+EXPORT_ORDER = {
+    "memories": "rowid",
+    "tombstones": "created_at, tombstone_id",
+    "api_keys": "created_at",
+    "audit_log": "seq",
+    "model_links": "created_at, link_id",
+}
 
 
 def episodes_clause(
-    *, session_id: str | None, after: str | None, before: str | None, below: EpisodePosition | None,
+    *,
+    session_id: str | None,
+    after: str | None,
+    before: str | None,
+    below: EpisodePosition | None,
     mark: str = "?",
-) -> tuple[str, list[Any]]:  # fmt: skip
+) -> tuple[str, list[Any]]:
     """The filters and newest-first order of an episode listing, after ``WHERE`` on the scope."""
     sql = " AND m.source = 'EPISODE' AND m.status = 'active'"
     params: list[Any] = []
-    for clause, value in (("m.session_id = ", session_id), ("m.observed_at >= ", after),
-                          ("m.observed_at < ", before)):  # fmt: skip
+    for clause, value in (("m.session_id = ", session_id), ("m.observed_at >= ", after), ("m.observed_at < ", before)):
         if value is not None:
             sql += f" AND {clause}{mark}"
             params.append(value)
@@ -122,10 +162,7 @@ def filter_clause(filt: CandidateFilter, alias: str = "m", mark: str = "?") -> t
         sql += f" AND ({alias}.session_id IS NULL OR {alias}.session_id != {mark})"
         params.append(filt.exclude_session_id)
     if filt.as_of is not None:
-        sql += (
-            f" AND {alias}.active_from <= {mark}"
-            f" AND ({alias}.retired_at IS NULL OR {alias}.retired_at > {mark})"
-        )
+        sql += f" AND {alias}.active_from <= {mark} AND ({alias}.retired_at IS NULL OR {alias}.retired_at > {mark})"
         params += [filt.as_of, filt.as_of]
     if filt.believed_by is not None:  # a fact stored as history was never current: known once retired
         sql += f" AND coalesce({alias}.active_from, {alias}.retired_at) <= {mark}"

@@ -19,21 +19,33 @@ def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> 
     nonce = secrets.token_hex(16) if draft.reason is not None else None
     digest = reason_digest(draft.reason, nonce) if draft.reason is not None and nonce else None
     return AuditEntry(
-        seq, at, draft.action, draft.actor_key_id, draft.actor_role, draft.target_kind,
-        draft.target_id, draft.scope_key, draft.before_digest, draft.after_digest, draft.reason,
-        prev_hash, chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash, reason_digest=digest), digest, nonce,
-    )  # fmt: skip
+        seq,
+        at,
+        draft.action,
+        draft.actor_key_id,
+        draft.actor_role,
+        draft.target_kind,
+        draft.target_id,
+        draft.scope_key,
+        draft.before_digest,
+        draft.after_digest,
+        draft.reason,
+        prev_hash,
+        chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash, reason_digest=digest),
+        digest,
+        nonce,
+    )
 
 
 def scope_stats(rows: Sequence[Sequence[Any]]) -> list[ScopeStats]:
     """The rows of ``SCOPE_STATS_SELECT`` as records (the five scope fields, then the counts)."""
-    return [ScopeStats(ScopeColumns(r[0], r[1], r[2], r[3], r[4], bool(r[5])), int(r[6]), int(r[7]), int(r[8]),
-                       str(r[9])) for r in rows]  # fmt: skip
+    return [
+        ScopeStats(ScopeColumns(r[0], r[1], r[2], r[3], r[4], bool(r[5])), int(r[6]), int(r[7]), int(r[8]), str(r[9]))
+        for r in rows
+    ]
 
 
-def walk_history(
-    memory_id: str, linked: Callable[[list[str]], list[MemoryRecord]]
-) -> list[MemoryRecord]:
+def walk_history(memory_id: str, linked: Callable[[list[str]], list[MemoryRecord]]) -> list[MemoryRecord]:
     """Follow supersedes / superseded-by links both ways from one fact; oldest version first.
 
     ``linked(ids)`` returns the facts with those ids or linking to them.
@@ -56,10 +68,17 @@ def expire_rows(tx: Transaction, rowids: Sequence[int], now: str, actor: AuditDr
     """Mark rows expired (their validUntil passed) and audit each as ``actor``."""
     for rowid in rowids:
         record = tx.set_status(rowid, status="expired", reason="validUntil passed", retired_at=now)
-        tx.audit(AuditDraft(action="fact.expire", actor_key_id=actor.actor_key_id,
-                            actor_role=actor.actor_role, target_kind=record.source,
-                            target_id=record.memory_id, scope_key=record.scope_key,
-                            reason="validUntil passed"))  # fmt: skip
+        tx.audit(
+            AuditDraft(
+                action="fact.expire",
+                actor_key_id=actor.actor_key_id,
+                actor_role=actor.actor_role,
+                target_kind=record.source,
+                target_id=record.memory_id,
+                scope_key=record.scope_key,
+                reason="validUntil passed",
+            )
+        )
     return len(rowids)
 
 

@@ -35,8 +35,16 @@ class MemoryKey(Protocol):
 
 # Tables holding a scope's rows, children first (record_history has no scope: it goes by record).
 # model_links and model_jobs hold a model's reasons and the turns queued for extraction.
-_SCOPED = ("relationships", "record_values", "record_vectors", "records", "tombstones", "model_links", "model_jobs",
-           "memories")  # fmt: skip
+_SCOPED = (
+    "relationships",
+    "record_values",
+    "record_vectors",
+    "records",
+    "tombstones",
+    "model_links",
+    "model_jobs",
+    "memories",
+)
 
 
 def participant_scopes(run: Run, d: Dialect, participant_hash: str) -> list[str]:
@@ -44,9 +52,11 @@ def participant_scopes(run: Run, d: Dialect, participant_hash: str) -> list[str]
     m = d.mark
     owned_m, params_m = d.owned("memories")
     owned_r, params_r = d.owned("records")
-    rows = run(f"SELECT DISTINCT scope_key FROM memories WHERE {owned_m}participant_scope_hash = {m} "
-               f"UNION SELECT DISTINCT scope_key FROM records WHERE {owned_r}participant_scope_hash = {m}",
-               [*params_m, participant_hash, *params_r, participant_hash])  # fmt: skip
+    rows = run(
+        f"SELECT DISTINCT scope_key FROM memories WHERE {owned_m}participant_scope_hash = {m} "
+        f"UNION SELECT DISTINCT scope_key FROM records WHERE {owned_r}participant_scope_hash = {m}",
+        [*params_m, participant_hash, *params_r, participant_hash],
+    )
     return sorted(str(r[0]) for r in rows)
 
 
@@ -58,16 +68,26 @@ def preview(run: Run, d: Dialect, scope_keys: Sequence[str]) -> Erasure:
         marks = d.marks(len(chunk))
         for table in counts:
             owned, params = d.owned(table)
-            counts[table] += int(run(f"SELECT count(*) FROM {table} WHERE {owned}scope_key IN ({marks})",
-                                     [*params, *chunk])[0][0])  # fmt: skip
+            counts[table] += int(
+                run(f"SELECT count(*) FROM {table} WHERE {owned}scope_key IN ({marks})", [*params, *chunk])[0][0]
+            )
         owned, params = d.owned("audit_log")
-        row = run(f"SELECT sum(CASE WHEN reason_digest IS NOT NULL THEN 1 ELSE 0 END), "
-                  f"sum(CASE WHEN reason_digest IS NULL THEN 1 ELSE 0 END) FROM audit_log "
-                  f"WHERE {owned}scope_key IN ({marks}) AND reason IS NOT NULL", [*params, *chunk])[0]  # fmt: skip
+        row = run(
+            f"SELECT sum(CASE WHEN reason_digest IS NOT NULL THEN 1 ELSE 0 END), "
+            f"sum(CASE WHEN reason_digest IS NULL THEN 1 ELSE 0 END) FROM audit_log "
+            f"WHERE {owned}scope_key IN ({marks}) AND reason IS NOT NULL",
+            [*params, *chunk],
+        )[0]
         reasons, kept = reasons + int(row[0] or 0), kept + int(row[1] or 0)
-    return Erasure(scopes=len(scope_keys), memories=counts["memories"], records=counts["records"],
-                   relationships=counts["relationships"], tombstones=counts["tombstones"],
-                   audit_reasons_erased=reasons, audit_reasons_kept=kept)  # fmt: skip
+    return Erasure(
+        scopes=len(scope_keys),
+        memories=counts["memories"],
+        records=counts["records"],
+        relationships=counts["relationships"],
+        tombstones=counts["tombstones"],
+        audit_reasons_erased=reasons,
+        audit_reasons_kept=kept,
+    )
 
 
 class ErasureWrites(GraphWrites):
@@ -83,8 +103,11 @@ class ErasureWrites(GraphWrites):
         for chunk in chunks(list(scope_keys), 400):
             marks = self._d.marks(len(chunk))
             owned, params = self._d.owned("records")
-            self._run(f"DELETE FROM record_history WHERE record IN (SELECT rowid FROM records WHERE "
-                      f"{owned}scope_key IN ({marks}))", [*params, *chunk])  # fmt: skip
+            self._run(
+                f"DELETE FROM record_history WHERE record IN (SELECT rowid FROM records WHERE "
+                f"{owned}scope_key IN ({marks}))",
+                [*params, *chunk],
+            )
             for table in _SCOPED:
                 owned, params = self._d.owned(table)
                 self._run(f"DELETE FROM {table} WHERE {owned}scope_key IN ({marks})", [*params, *chunk])
@@ -102,17 +125,24 @@ class ErasureWrites(GraphWrites):
         m, rowids = self._d.mark, [r.rowid for r in rows]
         marks = self._d.marks(len(rowids))
         owned, params = self._d.owned("relationships")
-        self._run(f"DELETE FROM relationships WHERE {owned}scope_key = {m} AND ((source_kind <> 'RECORD' AND source "
-                  f"IN ({marks})) OR (target_kind <> 'RECORD' AND target IN ({marks})))",
-                  [*params, scope_key, *rowids, *rowids])  # fmt: skip
+        self._run(
+            f"DELETE FROM relationships WHERE {owned}scope_key = {m} AND ((source_kind <> 'RECORD' AND source "
+            f"IN ({marks})) OR (target_kind <> 'RECORD' AND target IN ({marks})))",
+            [*params, scope_key, *rowids, *rowids],
+        )
         owned, params = self._d.owned("memories")
-        gone = self._run(f"DELETE FROM memories WHERE {owned}scope_key = {m} AND rowid IN ({marks}) RETURNING 1",
-                         [*params, scope_key, *rowids])  # fmt: skip
+        gone = self._run(
+            f"DELETE FROM memories WHERE {owned}scope_key = {m} AND rowid IN ({marks}) RETURNING 1",
+            [*params, scope_key, *rowids],
+        )
         ids = sorted({r.memory_id for r in rows})
         owned, params = self._d.owned("model_links")
         id_marks = self._d.marks(len(ids))
-        self._run(f"DELETE FROM model_links WHERE {owned}scope_key = {m} AND (from_id IN ({id_marks}) "
-                  f"OR to_id IN ({id_marks}))", [*params, scope_key, *ids, *ids])  # fmt: skip
+        self._run(
+            f"DELETE FROM model_links WHERE {owned}scope_key = {m} AND (from_id IN ({id_marks}) "
+            f"OR to_id IN ({id_marks}))",
+            [*params, scope_key, *ids, *ids],
+        )
         self._erase_reasons(f"scope_key = {m} AND target_id IN ({self._d.marks(len(ids))})", [scope_key, *ids])
         self._erased()
         return len(gone)
@@ -123,5 +153,8 @@ class ErasureWrites(GraphWrites):
 
     def _erase_reasons(self, where: str, values: list[object]) -> None:
         owned, params = self._d.owned("audit_log")
-        self._run(f"UPDATE audit_log SET reason = NULL, reason_nonce = NULL WHERE {owned}{where} "
-                  "AND reason IS NOT NULL AND reason_digest IS NOT NULL", [*params, *values])  # fmt: skip
+        self._run(
+            f"UPDATE audit_log SET reason = NULL, reason_nonce = NULL WHERE {owned}{where} "
+            "AND reason IS NOT NULL AND reason_digest IS NOT NULL",
+            [*params, *values],
+        )

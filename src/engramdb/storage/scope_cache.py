@@ -62,8 +62,16 @@ class ScopeCache:
     def recent(self, limit: int) -> list[tuple[str, ScopeCopy, Callable[[], Source]]]:
         """The ``limit`` most recently used copies with how to read them, most recent first."""
         with self._guard:
-            return list(islice(((key, copy, self._sources[key]) for key, copy in reversed(self._scopes.items())
-                                if key in self._sources), limit))  # fmt: skip
+            return list(
+                islice(
+                    (
+                        (key, copy, self._sources[key])
+                        for key, copy in reversed(self._scopes.items())
+                        if key in self._sources
+                    ),
+                    limit,
+                )
+            )
 
     def current(self, scope_key: str) -> ScopeCopy | None:
         """The copy held for the scope now, without making it the most recent."""
@@ -135,9 +143,12 @@ class Source:
 
 
 def read_copy(
-    cache: ScopeCache, key: str, source: Source, read: Callable[[ScopeCopy], T],
+    cache: ScopeCache,
+    key: str,
+    source: Source,
+    read: Callable[[ScopeCopy], T],
     renew: Callable[[], Source] | None = None,
-) -> T:  # fmt: skip
+) -> T:
     """Bring the copy ``key`` names up to date with every committed write, then read it.
 
     Under the scope's lock: a refresh grows arrays that a reader would otherwise hold views of.

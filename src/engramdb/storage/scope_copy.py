@@ -95,8 +95,16 @@ class ScopeCopy:
         return self._bytes
 
     def _measure(self) -> int:
-        arrays = (self._rowids, self._ready, self._source, self._status, self._session, self._before, self._after,
-                  *self._times.values())  # fmt: skip
+        arrays = (
+            self._rowids,
+            self._ready,
+            self._source,
+            self._status,
+            self._session,
+            self._before,
+            self._after,
+            *self._times.values(),
+        )
         vectors = self._vectors.nbytes if self._vectors is not None else 0
         return sum(a.nbytes for a in arrays) + vectors + self._lexical.nbytes + 100 * len(self._session_codes)
 

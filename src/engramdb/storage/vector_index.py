@@ -102,8 +102,9 @@ class VectorIndex:
         kept: np.ndarray = scanned[ready[scanned]]
         return kept
 
-    def top(self, query: np.ndarray, positions: np.ndarray, rowids: np.ndarray, limit: int,
-            exact: ExactVectors) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    def top(
+        self, query: np.ndarray, positions: np.ndarray, rowids: np.ndarray, limit: int, exact: ExactVectors
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Return the ``limit`` best of ``positions`` by true cosine: (positions, scores), best first
         (ties by rowid). ``rowids`` are the positions' rowids; ``exact`` reads full vectors."""
         approx = self._scores(query, positions)
@@ -148,8 +149,9 @@ class VectorIndex:
                 floats = buffer[: stop - at]
                 floats[...] = self._codes[rows[at] : rows[at] + stop - at]
                 np.dot(floats, query, out=out[at:stop])
-        scattered = np.concatenate([np.arange(a, b) for a, b in zip(starts[~runs], ends[~runs], strict=True)]
-                                   or [np.zeros(0, dtype=np.int64)])  # fmt: skip
+        scattered = np.concatenate(
+            [np.arange(a, b) for a, b in zip(starts[~runs], ends[~runs], strict=True)] or [np.zeros(0, dtype=np.int64)]
+        )
         for at in range(0, len(scattered), _CHUNK):
             part = scattered[at : at + _CHUNK]
             floats = buffer[: len(part)]
@@ -180,8 +182,9 @@ class _Lists:
         put every row in its nearest list, decoding a chunk at a time (no full float copy)."""
         count = max(1, round(math.sqrt(len(positions))))
         rng = np.random.default_rng(seed)
-        sample = decoded(np.sort(rng.choice(positions, min(len(positions), count * _TRAIN_SAMPLE_PER_LIST),
-                                            replace=False)))  # fmt: skip
+        sample = decoded(
+            np.sort(rng.choice(positions, min(len(positions), count * _TRAIN_SAMPLE_PER_LIST), replace=False))
+        )
         centroids = sample[rng.choice(len(sample), count, replace=False)]
         for _ in range(_TRAIN_ITERATIONS):
             nearest = _nearest(centroids, sample)
@@ -191,8 +194,9 @@ class _Lists:
             sums[empty] = centroids[empty]  # a list that lost every row keeps its centroid
             centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
         step = 16 * _CHUNK
-        nearest = np.concatenate([_nearest(centroids, decoded(positions[i : i + step]))
-                                  for i in range(0, len(positions), step)])  # fmt: skip
+        nearest = np.concatenate(
+            [_nearest(centroids, decoded(positions[i : i + step])) for i in range(0, len(positions), step)]
+        )
         order = np.argsort(nearest, kind="stable")
         offsets = np.searchsorted(nearest[order], np.arange(count + 1))
         return cls(centroids.astype(np.float32), positions[order], offsets, len(positions))

@@ -38,7 +38,9 @@ CallerOf = Callable[[Context], Caller]
 
 
 RENDERERS: dict[str, Callable[[Any, dict[str, Any]], text.ToolOutput]] = {
-    **text.RENDERERS, **knowledge_text.RENDERERS, **assist_text.RENDERERS,
+    **text.RENDERERS,
+    **knowledge_text.RENDERERS,
+    **assist_text.RENDERERS,
 }
 
 
@@ -49,15 +51,19 @@ def render(tool: str, answer: object, args: dict[str, Any]) -> text.ToolOutput:
 
 def error_result(body: dict[str, Any]) -> CallToolResult:
     """A tool error: ``<code>: <message>`` for the model, the problem JSON as structured content."""
-    return CallToolResult(content=[TextContent(type="text", text=f"{body['code']}: {body['message']}")],
-                          structured_content=body, is_error=True)  # fmt: skip
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{body['code']}: {body['message']}")],
+        structured_content=body,
+        is_error=True,
+    )
 
 
 def tool_annotations(spec: Mcp) -> ToolAnnotations:
     if spec.read_only:
         return ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    return ToolAnnotations(read_only_hint=False, destructive_hint=spec.destructive, idempotent_hint=spec.idempotent,
-                           open_world_hint=False)  # fmt: skip
+    return ToolAnnotations(
+        read_only_hint=False, destructive_hint=spec.destructive, idempotent_hint=spec.idempotent, open_world_hint=False
+    )
 
 
 def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerOf, transport: str) -> Any:
@@ -81,8 +87,9 @@ def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerO
             said, structured = render(spec.tool, answer, args)
         except EngramError as error:
             if error.http_status >= 500:
-                log.error("MCP tool %s failed (request %s): %s", spec.tool, request_id.get(), error.message,
-                          exc_info=error)  # fmt: skip
+                log.error(
+                    "MCP tool %s failed (request %s): %s", spec.tool, request_id.get(), error.message, exc_info=error
+                )
             return error_result(_named_for_tool(error, names))
         except ValidationError as error:
             return error_result(validation_problem(list(error.errors())))
@@ -103,8 +110,7 @@ def _plan(op: Operation[Any], spec: Mcp, ctx: McpContext) -> tuple[Operation[Any
     """Which operation a call runs, and with which wire-named inputs."""
     if spec.variant is not None and ctx.args.get(spec.variant.when) not in (None, ""):
         return BY_NAME[spec.variant.operation], dict(spec.variant.inputs(ctx))
-    given = {arg.fills: ctx.args[name] for name, arg in spec.args
-             if arg.fills and ctx.args.get(name) not in (None, "")}  # fmt: skip
+    given = {arg.fills: ctx.args[name] for name, arg in spec.args if arg.fills and ctx.args.get(name) not in (None, "")}
     return op, {**given, **(spec.fixed(ctx) if spec.fixed else {})}
 
 
@@ -125,8 +131,9 @@ def _parameter(op: Operation[Any], name: str, arg: McpArg) -> inspect.Parameter:
     if arg.fills is not None and arg.fills in TEXT_CAPS:  # caps a validator checks: say them in the schema
         bounds.setdefault("max_length", TEXT_CAPS[arg.fills])
     described = Field(description=arg.description, **bounds) if arg.description else Field(**bounds)
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                             annotation=Annotated[annotation, *metadata, described])  # fmt: skip
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[annotation, *metadata, described]
+    )
 
 
 def _declared(op: Operation[Any], arg: McpArg) -> tuple[Any, list[Any], Any]:

@@ -88,8 +88,11 @@ class _BearerGate:
         token = header[7:].strip() if header.lower().startswith("bearer ") else None
         try:  # the request guard in front of the app has usually authenticated it already
             known = scope.get(CALLER_KEY)
-            caller = known if isinstance(known, Caller) else await anyio.to_thread.run_sync(
-                auth.authenticate, self.service.store, token)
+            caller = (
+                known
+                if isinstance(known, Caller)
+                else await anyio.to_thread.run_sync(auth.authenticate, self.service.store, token)
+            )
         except EngramError as error:
             headers = {"WWW-Authenticate": 'Bearer realm="engramdb"'} if error.http_status == 401 else None
             answer = JSONResponse(problem_body(error), status_code=error.http_status, headers=headers)

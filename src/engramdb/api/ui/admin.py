@@ -19,14 +19,27 @@ Authenticated = Annotated[Caller, Depends(authenticated)]
 Text = Annotated[str, Form()]
 
 
-def _page(request: Request, caller: Caller, *, created: KeyCreated | None = None, done: str | None = None,
-          status: int = 200) -> HTMLResponse:  # fmt: skip
+def _page(
+    request: Request, caller: Caller, *, created: KeyCreated | None = None, done: str | None = None, status: int = 200
+) -> HTMLResponse:
     keys = call(request, caller, "list_keys").keys
     policy = call(request, caller, "get_policy")
     scopes = call(request, caller, "list_scopes", {"limit": 1000}).scopes
-    return render(request, "admin.html", status, replace_url(request, "admin"), caller=caller, keys=keys,
-                  policy=policy, scopes=scopes, created=created, done=done, roles=ROLES,
-                  trust_classes=TRUST_CLASSES, origins=ORIGINS)  # fmt: skip
+    return render(
+        request,
+        "admin.html",
+        status,
+        replace_url(request, "admin"),
+        caller=caller,
+        keys=keys,
+        policy=policy,
+        scopes=scopes,
+        created=created,
+        done=done,
+        roles=ROLES,
+        trust_classes=TRUST_CLASSES,
+        origins=ORIGINS,
+    )
 
 
 @router.get("/ui/part/admin")
@@ -38,11 +51,22 @@ def admin(request: Request, caller: Authenticated) -> HTMLResponse:
 @router.post("/ui/part/admin/keys")
 @part
 def create_key(
-    request: Request, caller: Authenticated, role: Text, label: Text = "", agent_id: Text = "",
-    profile_id: Text = "", privacy_scope: Text = "", participant_scope_hash: Text = "", sandbox_eligible: Text = "",
-) -> HTMLResponse:  # fmt: skip
-    grant: dict[str, Any] = {"agentId": agent_id, "profileId": profile_id, "privacyScope": privacy_scope,
-                             "participantScopeHash": participant_scope_hash}  # fmt: skip
+    request: Request,
+    caller: Authenticated,
+    role: Text,
+    label: Text = "",
+    agent_id: Text = "",
+    profile_id: Text = "",
+    privacy_scope: Text = "",
+    participant_scope_hash: Text = "",
+    sandbox_eligible: Text = "",
+) -> HTMLResponse:
+    grant: dict[str, Any] = {
+        "agentId": agent_id,
+        "profileId": profile_id,
+        "privacyScope": privacy_scope,
+        "participantScopeHash": participant_scope_hash,
+    }
     grant = {k: v.strip() for k, v in grant.items() if v.strip()}
     if sandbox_eligible:
         grant["sandboxEligible"] = sandbox_eligible == "true"
@@ -70,9 +94,14 @@ def save_policy(request: Request, caller: Authenticated, form: FormData) -> HTML
     policy = {
         "multiValuedKinds": [k.strip() for k in str(form.get("multiValuedKinds", "")).split(",") if k.strip()],
         "tombstonePolicy": form.get("tombstonePolicy"),
-        "trust": {t: {o: {"status": form.get(f"{t}.{o}.status"), "weight": _number(form.get(f"{t}.{o}.weight"), t, o)}
-                      for o in ORIGINS} for t in TRUST_CLASSES},
-    }  # fmt: skip
+        "trust": {
+            t: {
+                o: {"status": form.get(f"{t}.{o}.status"), "weight": _number(form.get(f"{t}.{o}.weight"), t, o)}
+                for o in ORIGINS
+            }
+            for t in TRUST_CLASSES
+        },
+    }
     call(request, caller, "put_policy", body=policy)
     return _page(request, caller, done="Policy saved.")
 
@@ -81,5 +110,7 @@ def _number(value: Any, trust_class: str, origin: str) -> float:
     try:
         return float(str(value))
     except ValueError:
-        raise InvalidInputError(f"the weight of {trust_class} / {origin} must be a number from 0 to 1",
-                                field=f"trust.{trust_class}.{origin}.weight") from None  # fmt: skip
+        raise InvalidInputError(
+            f"the weight of {trust_class} / {origin} must be a number from 0 to 1",
+            field=f"trust.{trust_class}.{origin}.weight",
+        ) from None

@@ -115,9 +115,12 @@ def timeline(versions: list[MemoryView], tombstones: list[str], now: datetime | 
     valid = _axis([*valid_starts, *(e for e in valid_ends if e), now])
     record = _axis([*record_starts, *(e for e in record_ends if e), *(moment(t) or now for t in tombstones), now])
     lanes = [
-        Lane(v, Span(valid.x(vs), valid.x(ve or valid.end), ve is None),
-             Span(record.x(rs), record.x(re or record.end), re is None))
+        Lane(
+            v,
+            Span(valid.x(vs), valid.x(ve or valid.end), ve is None),
+            Span(record.x(rs), record.x(re or record.end), re is None),
+        )
         for v, vs, ve, rs, re in zip(versions, valid_starts, valid_ends, record_starts, record_ends, strict=True)
-    ]  # fmt: skip
+    ]
     marks = [record.x(moment(t) or now) for t in tombstones]
     return {"valid": valid, "record": record, "lanes": lanes, "tombstones": marks, "width": WIDTH}

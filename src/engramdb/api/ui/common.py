@@ -43,15 +43,23 @@ def may(caller: Caller, permission: str) -> bool:
     return caller.role in PERMISSIONS[permission].roles
 
 
-def render(request: Request, name: str, status: int = 200, headers: Mapping[str, str] | None = None,
-           **context: Any) -> HTMLResponse:  # fmt: skip
+def render(
+    request: Request, name: str, status: int = 200, headers: Mapping[str, str] | None = None, **context: Any
+) -> HTMLResponse:
     """The template ``name`` rendered with ``context`` (every value escaped unless marked safe)."""
     html = templates.get_template(name).render(base=base(request), may=may, **context)
     return HTMLResponse(html, status_code=status, headers=dict(headers or {}))
 
 
-def call(request: Request, caller: Caller, name: str, values: Mapping[str, Any] | None = None, *,
-         body: Mapping[str, Any] | None = None, scope: Mapping[str, Any] | None = None) -> Any:  # fmt: skip
+def call(
+    request: Request,
+    caller: Caller,
+    name: str,
+    values: Mapping[str, Any] | None = None,
+    *,
+    body: Mapping[str, Any] | None = None,
+    scope: Mapping[str, Any] | None = None,
+) -> Any:
     """Run operation ``name`` as ``caller``: validated like any surface, refused like any surface."""
     op = BY_NAME[name]
     clean = {k: v for k, v in (values or {}).items() if v not in (None, "")}

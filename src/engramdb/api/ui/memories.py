@@ -48,37 +48,81 @@ def memories(request: Request, caller: Authenticated, filters: Annotated[Filters
     chosen = scopes(request, caller, filters.scope)
     facts, episodes, next_cursor = [], [], None
     if chosen.current is not None and filters.show in ("both", "facts"):
-        facts = call(request, caller, "list_facts", {
-            "subjectKey": filters.subject, "kind": filters.kind, "limit": filters.limit,
-            "asOf": utc(filters.as_of), "validAt": utc(filters.valid_at), "includeHistory": filters.history,
-        }, scope=chosen.fields()).facts  # fmt: skip
+        facts = call(
+            request,
+            caller,
+            "list_facts",
+            {
+                "subjectKey": filters.subject,
+                "kind": filters.kind,
+                "limit": filters.limit,
+                "asOf": utc(filters.as_of),
+                "validAt": utc(filters.valid_at),
+                "includeHistory": filters.history,
+            },
+            scope=chosen.fields(),
+        ).facts
     if chosen.current is not None and filters.show in ("both", "episodes"):
-        page = call(request, caller, "list_episodes", {
-            "sessionId": filters.session, "after": utc(filters.after), "before": utc(filters.before),
-            "limit": filters.limit, "cursor": filters.cursor,
-        }, scope=chosen.fields())  # fmt: skip
+        page = call(
+            request,
+            caller,
+            "list_episodes",
+            {
+                "sessionId": filters.session,
+                "after": utc(filters.after),
+                "before": utc(filters.before),
+                "limit": filters.limit,
+                "cursor": filters.cursor,
+            },
+            scope=chosen.fields(),
+        )
         episodes, next_cursor = page.episodes, page.next_cursor
     more = request.url.include_query_params(cursor=next_cursor).query if next_cursor else None
-    return render(request, "memories.html", headers=replace_url(request, "memories"), caller=caller, scopes=chosen,
-                  filters=filters, facts=facts, episodes=episodes, more=more, sizes=PAGE_SIZES)  # fmt: skip
+    return render(
+        request,
+        "memories.html",
+        headers=replace_url(request, "memories"),
+        caller=caller,
+        scopes=chosen,
+        filters=filters,
+        facts=facts,
+        episodes=episodes,
+        more=more,
+        sizes=PAGE_SIZES,
+    )
 
 
 @router.get("/ui/part/recall")
 @part
 def recall_form(request: Request, caller: Authenticated, scope: str | None = None) -> HTMLResponse:
-    return render(request, "recall.html", headers=replace_url(request, "recall"), caller=caller,
-                  scopes=scopes(request, caller, scope))  # fmt: skip
+    return render(
+        request,
+        "recall.html",
+        headers=replace_url(request, "recall"),
+        caller=caller,
+        scopes=scopes(request, caller, scope),
+    )
 
 
 @router.post("/ui/part/recall")
 @part
 def recall(
-    request: Request, caller: Authenticated, query: Annotated[str, Form()], scope: Annotated[str, Form()] = "",
-    limit: Annotated[int, Form()] = 8, history: Annotated[bool, Form()] = False,
+    request: Request,
+    caller: Authenticated,
+    query: Annotated[str, Form()],
+    scope: Annotated[str, Form()] = "",
+    limit: Annotated[int, Form()] = 8,
+    history: Annotated[bool, Form()] = False,
     pending: Annotated[bool, Form()] = False,
-) -> HTMLResponse:  # fmt: skip
+) -> HTMLResponse:
     chosen = scopes(request, caller, scope or None)
     body = {"query": query, "limit": limit, "explain": True, "includeHistory": history, "includePending": pending}
     answer = call(request, caller, "recall", body=body, scope=chosen.fields())
-    return render(request, "recalled.html", answer=answer, bars=charts.score_bars(answer.memories),
-                  scope_key=chosen.current.scope_key if chosen.current else "", width=charts.WIDTH)  # fmt: skip
+    return render(
+        request,
+        "recalled.html",
+        answer=answer,
+        bars=charts.score_bars(answer.memories),
+        scope_key=chosen.current.scope_key if chosen.current else "",
+        width=charts.WIDTH,
+    )

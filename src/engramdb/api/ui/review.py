@@ -43,17 +43,26 @@ def _decide(request: Request, caller: Caller, item: ReviewItem, decision: Decisi
 @router.get("/ui/part/review")
 @part
 def queue(request: Request, caller: Authenticated) -> HTMLResponse:
-    return render(request, "review.html", headers=replace_url(request, "review"), items=_queue(request, caller),
-                  caller=caller, done=None)  # fmt: skip
+    return render(
+        request,
+        "review.html",
+        headers=replace_url(request, "review"),
+        items=_queue(request, caller),
+        caller=caller,
+        done=None,
+    )
 
 
 @router.post("/ui/part/review/decide")
 @part
 def decide(
-    request: Request, caller: Authenticated, decision: Annotated[Decision, Form()],
-    ids: Annotated[list[str] | None, Form()] = None, reason: Annotated[str, Form()] = "",
+    request: Request,
+    caller: Authenticated,
+    decision: Annotated[Decision, Form()],
+    ids: Annotated[list[str] | None, Form()] = None,
+    reason: Annotated[str, Form()] = "",
     text: Annotated[str, Form()] = "",
-) -> HTMLResponse:  # fmt: skip
+) -> HTMLResponse:
     """One decision for each fact named (a single item's form names one; the bulk form several)."""
     if not ids:
         raise InvalidInputError("select at least one fact", field="ids")
@@ -64,8 +73,9 @@ def decide(
     if missing:
         raise InvalidInputError(f"fact {missing[0][:12]}… no longer awaits review", field="ids")
     done = [_decide(request, caller, pending[i], decision, reason, text) for i in ids]
-    return render(request, "review.html", headers=CHANGED, items=_queue(request, caller), caller=caller,
-                  done=" ".join(done))  # fmt: skip
+    return render(
+        request, "review.html", headers=CHANGED, items=_queue(request, caller), caller=caller, done=" ".join(done)
+    )
 
 
 class AuditFilters(BaseModel):
@@ -83,8 +93,7 @@ class AuditFilters(BaseModel):
 def audit(request: Request, caller: Authenticated, filters: Annotated[AuditFilters, Query()]) -> HTMLResponse:
     page = call(request, caller, "audit", filters.model_dump(by_alias=True))
     more = request.url.include_query_params(after=page.next_after).query if page.next_after else None
-    return render(request, "audit.html", headers=replace_url(request, "audit"), page=page, filters=filters,
-                  more=more)  # fmt: skip
+    return render(request, "audit.html", headers=replace_url(request, "audit"), page=page, filters=filters, more=more)
 
 
 @router.get("/ui/part/audit/verify")

@@ -34,9 +34,19 @@ def _page(request: Request, caller: Caller, fact_id: str, scope: str | None, don
     current = next((v for v in history.versions if v.status == "active"), None)
     key = chosen.current.scope_key if chosen.current else ""
     url = {"HX-Replace-Url": f"{base(request)}/facts/{fact_id}?scope={key}"}
-    return render(request, "timeline.html", headers=url, caller=caller, fact_id=fact_id, scope_key=key,
-                  history=history, drawing=drawing, current=current, doings=_doings(request, caller, history),
-                  done=done)  # fmt: skip
+    return render(
+        request,
+        "timeline.html",
+        headers=url,
+        caller=caller,
+        fact_id=fact_id,
+        scope_key=key,
+        history=history,
+        drawing=drawing,
+        current=current,
+        doings=_doings(request, caller, history),
+        done=done,
+    )
 
 
 @router.get("/ui/part/facts/{fact_id}")
@@ -50,14 +60,23 @@ def timeline(request: Request, caller: Authenticated, fact_id: str, scope: str |
 @router.post("/ui/part/facts/{fact_id}/correct")
 @part
 def correct(
-    request: Request, caller: Authenticated, fact_id: str, text: Annotated[str, Form()],
-    reason: Annotated[str, Form()], scope: Annotated[str, Form()] = "",
-) -> HTMLResponse:  # fmt: skip
+    request: Request,
+    caller: Authenticated,
+    fact_id: str,
+    text: Annotated[str, Form()],
+    reason: Annotated[str, Form()],
+    scope: Annotated[str, Form()] = "",
+) -> HTMLResponse:
     fields = scopes(request, caller, scope or None).fields()
     # A person typed it: stated, whatever wrote the fact it corrects (a derived one would wait for review).
-    answer = call(request, caller, "correct_fact", {"fact_id": fact_id, "origin": "stated"},
-                  body={"text": text, "reason": reason},
-                  scope=fields)  # fmt: skip
+    answer = call(
+        request,
+        caller,
+        "correct_fact",
+        {"fact_id": fact_id, "origin": "stated"},
+        body={"text": text, "reason": reason},
+        scope=fields,
+    )
     done = f"Corrected: now “{text}” ({answer.memory.status})."
     return _page(request, caller, answer.id, scope or None, done=done)
 
@@ -65,9 +84,12 @@ def correct(
 @router.post("/ui/part/facts/{fact_id}/retract")
 @part
 def retract(
-    request: Request, caller: Authenticated, fact_id: str, reason: Annotated[str, Form()],
+    request: Request,
+    caller: Authenticated,
+    fact_id: str,
+    reason: Annotated[str, Form()],
     scope: Annotated[str, Form()] = "",
-) -> HTMLResponse:  # fmt: skip
+) -> HTMLResponse:
     fields = scopes(request, caller, scope or None).fields()
     call(request, caller, "retract_fact", {"fact_id": fact_id}, body={"reason": reason}, scope=fields)
     return _page(request, caller, fact_id, scope or None, done="Retracted; its value is tombstoned.")

@@ -36,9 +36,12 @@ _TRUST_ORDER = ("untrusted", "mixed", "trusted")
 def groups(work: Work, body: ConsolidateRequest) -> list[list[MemoryRecord]]:
     """Near-duplicate current, stated facts, grouped by slot and similarity, largest groups first."""
     current = work.tenant.list_facts(
-        work.scope_key, subject_key=body.subject_key, kind=body.kind, limit=5000,
+        work.scope_key,
+        subject_key=body.subject_key,
+        kind=body.kind,
+        limit=5000,
         filt=CandidateFilter(statuses=("active",), sources=("MEMORY_FACT",), expires_after=clock.now_text()),
-    )  # fmt: skip
+    )
     slots: dict[tuple[str | None, str | None], list[MemoryRecord]] = defaultdict(list)
     for fact in current:
         if fact.origin == "stated":
@@ -68,26 +71,45 @@ def _similar(work: Work, slot: list[MemoryRecord], similarity: float) -> list[li
 
 def consolidate(work: Work, found: list[list[MemoryRecord]], dry_run: bool) -> list[ConsolidationGroup]:
     """Ask the model about each group; merge those it says are one (unless ``dry_run``)."""
-    data = {"groups": [{"group": i, "subjectKey": g[0].subject_key, "kind": g[0].kind,
-                        "facts": [{"text": f.text, "validFrom": f.valid_from} for f in g]}
-                       for i, g in enumerate(found)]}  # fmt: skip
+    data = {
+        "groups": [
+            {
+                "group": i,
+                "subjectKey": g[0].subject_key,
+                "kind": g[0].kind,
+                "facts": [{"text": f.text, "validFrom": f.valid_from} for f in g],
+            }
+            for i, g in enumerate(found)
+        ]
+    }
     good, _ = answers.read_items(answers.MergeItem, work.ask(CONSOLIDATE, data))
     said = {item.group: item for _, item in good if item.group < len(found)}
     results: list[ConsolidationGroup] = []
     merging: list[tuple[int, Candidate]] = []
     for index, group in enumerate(found):
         item = said.get(index)
-        base = ConsolidationGroup(fact_ids=[f.memory_id for f in group], subject_key=group[0].subject_key or "",
-                                  kind=group[0].kind or "", action="skipped",
-                                  reason="the model gave no usable answer for this group")  # fmt: skip
+        base = ConsolidationGroup(
+            fact_ids=[f.memory_id for f in group],
+            subject_key=group[0].subject_key or "",
+            kind=group[0].kind or "",
+            action="skipped",
+            reason="the model gave no usable answer for this group",
+        )
         if item is None or not item.merge or not item.text.strip():
             kept = {"action": "kept", "reason": item.reason or "the model says these facts differ"} if item else {}
             results.append(base.model_copy(update=kept))
             continue
         candidate = _candidate(group, item)
         if dry_run:
-            results.append(base.model_copy(update={"action": "would_merge", "reason": item.reason or "near-duplicates",
-                                                   "merged": candidate.item("skipped", "dry run: nothing written")}))
+            results.append(
+                base.model_copy(
+                    update={
+                        "action": "would_merge",
+                        "reason": item.reason or "near-duplicates",
+                        "merged": candidate.item("skipped", "dry run: nothing written"),
+                    }
+                )
+            )
             continue
         results.append(base.model_copy(update={"action": "merged", "reason": item.reason or "near-duplicates"}))
         merging.append((len(results) - 1, candidate))
@@ -103,8 +125,14 @@ def _candidate(group: list[MemoryRecord], item: answers.MergeItem) -> Candidate:
     ids = sorted(f.memory_id for f in group)
     trust = min((f.trust_class for f in group), key=_TRUST_ORDER.index)
     turn = Turn(f"consolidate:{sha256_hex(','.join(ids))[:32]}", "", "", min(f.valid_from or "" for f in group), trust)
-    return Candidate(turn, group[0].subject_key or "", group[0].kind or "", " ".join(item.text.split()),
-                     item.confidence, evidence=group)  # fmt: skip
+    return Candidate(
+        turn,
+        group[0].subject_key or "",
+        group[0].kind or "",
+        " ".join(item.text.split()),
+        item.confidence,
+        evidence=group,
+    )
 
 
 def _retire_or_propose(work: Work) -> writing.Then:
@@ -115,9 +143,18 @@ def _retire_or_propose(work: Work) -> writing.Then:
         now = clock.now_text()
         for original in candidate.evidence:
             state = "proposed" if action == "parked" else "applied"
-            links.record_link(tx, scope_key=work.scope_key, link_type=links.CONSOLIDATES, from_id=fact_id,
-                              to_id=original.memory_id, state=state, at=now, reason="near-duplicate of its group",
-                              prompt_version=CONSOLIDATE.version, model=work.chat.model)  # fmt: skip
+            links.record_link(
+                tx,
+                scope_key=work.scope_key,
+                link_type=links.CONSOLIDATES,
+                from_id=fact_id,
+                to_id=original.memory_id,
+                state=state,
+                at=now,
+                reason="near-duplicate of its group",
+                prompt_version=CONSOLIDATE.version,
+                model=work.chat.model,
+            )
             if state == "applied":
                 current = tx.get_memory(work.scope_key, "MEMORY_FACT", original.memory_id)
                 if current is not None and current.status == "active":
@@ -126,8 +163,9 @@ def _retire_or_propose(work: Work) -> writing.Then:
     return act
 
 
-def undo(tx: Transaction, caller: Caller, policy: TenantPolicy, scope_key: str, fact_id: str,
-         reason: str) -> tuple[MemoryRecord, list[MemoryRecord]]:  # fmt: skip
+def undo(
+    tx: Transaction, caller: Caller, policy: TenantPolicy, scope_key: str, fact_id: str, reason: str
+) -> tuple[MemoryRecord, list[MemoryRecord]]:
     """Archive a merged fact and make its originals current again; return both."""
     merged = tx.get_memory(scope_key, "MEMORY_FACT", fact_id)
     if merged is None:
@@ -141,18 +179,31 @@ def undo(tx: Transaction, caller: Caller, policy: TenantPolicy, scope_key: str, 
         original = tx.get_memory(scope_key, "MEMORY_FACT", link.to_id)
         if original is None or original.status != "superseded" or original.superseded_by_id != fact_id:
             continue
-        if not policy.is_multi_valued(original.kind or "") and tx.active_facts(scope_key, original.subject_key or "",
-                                                                                original.kind or ""):  # fmt: skip
-            raise ConflictError(f"{original.kind} holds one current value and its slot has one: fact "
-                                f"{original.memory_id} cannot be current again", id=original.memory_id)  # fmt: skip
+        if not policy.is_multi_valued(original.kind or "") and tx.active_facts(
+            scope_key, original.subject_key or "", original.kind or ""
+        ):
+            raise ConflictError(
+                f"{original.kind} holds one current value and its slot has one: fact "
+                f"{original.memory_id} cannot be current again",
+                id=original.memory_id,
+            )
         before = lifecycle.state_digest(original)
         back = tx.restore_fact(original.rowid, reason=f"consolidation into {fact_id} undone: {reason}", at=now)
-        tx.audit(caller.audit("fact.restore", target_kind="MEMORY_FACT", target_id=back.memory_id, scope_key=scope_key,
-                              before_digest=before, after_digest=lifecycle.state_digest(back),
-                              reason=f"consolidation into {fact_id} undone: {reason}"))  # fmt: skip
+        tx.audit(
+            caller.audit(
+                "fact.restore",
+                target_kind="MEMORY_FACT",
+                target_id=back.memory_id,
+                scope_key=scope_key,
+                before_digest=before,
+                after_digest=lifecycle.state_digest(back),
+                reason=f"consolidation into {fact_id} undone: {reason}",
+            )
+        )
         links.set_state(tx, link, "undone", now, reason)
         restored.append(back)
     if merged.status == "active":
-        merged = lifecycle.retire(tx, merged, caller, status="archived", at=now,
-                                  reason=f"consolidation undone: {reason}", tombstone=False)  # fmt: skip
+        merged = lifecycle.retire(
+            tx, merged, caller, status="archived", at=now, reason=f"consolidation undone: {reason}", tombstone=False
+        )
     return merged, restored

@@ -42,8 +42,14 @@ class Judged:
     note: str | None = None
 
     def view(self) -> VerdictView:
-        return VerdictView(fact_id=self.neighbour.memory_id, verdict=self.verdict, confidence=self.confidence,
-                           reason=self.reason, applied=self.acts, note=self.note)  # fmt: skip
+        return VerdictView(
+            fact_id=self.neighbour.memory_id,
+            verdict=self.verdict,
+            confidence=self.confidence,
+            reason=self.reason,
+            applied=self.acts,
+            note=self.note,
+        )
 
 
 @dataclass(frozen=True)
@@ -79,11 +85,19 @@ class Candidate:
         return value_of(self.text)
 
     def item(self, action: str, reason: str, **more: object) -> DerivedItem:
-        return DerivedItem.model_validate({
-            "action": action, "subject_key": self.subject_key, "kind": self.kind, "text": self.text,
-            "confidence": self.confidence, "source_event_id": self.turn.source_event_id, "reason": reason,
-            "verdicts": [j.view() for j in self.judged], **more,
-        })  # fmt: skip
+        return DerivedItem.model_validate(
+            {
+                "action": action,
+                "subject_key": self.subject_key,
+                "kind": self.kind,
+                "text": self.text,
+                "confidence": self.confidence,
+                "source_event_id": self.turn.source_event_id,
+                "reason": reason,
+                "verdicts": [j.view() for j in self.judged],
+                **more,
+            }
+        )
 
 
 def turns_for(work: Work, body: ExtractRequest) -> list[Turn]:
@@ -92,12 +106,15 @@ def turns_for(work: Work, body: ExtractRequest) -> list[Turn]:
     if body.text is not None:
         return [_given(body.text, "", None, None, now, body.trust_class)]
     if body.turns is not None:
-        return [_given(t.user_text, t.assistant_text, t.source_event_id, t.observed_at, now, body.trust_class)
-                for t in body.turns]  # fmt: skip
+        return [
+            _given(t.user_text, t.assistant_text, t.source_event_id, t.observed_at, now, body.trust_class)
+            for t in body.turns
+        ]
     if body.episode_ids is not None:
         return [_episode_turn(_episode(work, event_id)) for event_id in body.episode_ids]
-    episodes = work.tenant.list_episodes(work.scope_key, session_id=body.session_id, after=None, before=None,
-                                         below=None, limit=50)  # fmt: skip
+    episodes = work.tenant.list_episodes(
+        work.scope_key, session_id=body.session_id, after=None, before=None, below=None, limit=50
+    )
     if not episodes:
         raise NotFoundError(f"no episodes of session {body.session_id!r} in this scope", field="sessionId")
     return [_episode_turn(e) for e in reversed(episodes)]
@@ -129,21 +146,32 @@ def _episode_turn(record: MemoryRecord) -> Turn:
 def propose(work: Work, turns: list[Turn]) -> tuple[list[Candidate], list[DerivedItem]]:
     """Ask the model for candidate facts; return the usable ones and why the others are not."""
     data = {
-        "turns": [{"turn": i, "observedAt": t.observed_at, "user": t.user_text, "assistant": t.assistant_text}
-                  for i, t in enumerate(turns)],
+        "turns": [
+            {"turn": i, "observedAt": t.observed_at, "user": t.user_text, "assistant": t.assistant_text}
+            for i, t in enumerate(turns)
+        ],
         "existingSlots": [{"subjectKey": s, "kind": k} for s, k in work.tenant.slots(work.scope_key, SLOTS_SHOWN)],
-    }  # fmt: skip
+    }
     good, bad = answers.read_items(answers.ExtractedFact, work.ask(EXTRACT, data))
     skipped = [DerivedItem(action="skipped", reason=f"the model's fact #{i} is not usable: {why}") for i, why in bad]
     candidates: list[Candidate] = []
     for index, fact in good:
         if fact.turn >= len(turns):
-            skipped.append(DerivedItem(action="skipped", text=fact.text,
-                                       reason=f"the model's fact #{index} names turn {fact.turn}, which the data "
-                                       "does not have"))  # fmt: skip
+            skipped.append(
+                DerivedItem(
+                    action="skipped",
+                    text=fact.text,
+                    reason=f"the model's fact #{index} names turn {fact.turn}, which the data does not have",
+                )
+            )
             continue
-        candidate = Candidate(turns[fact.turn], fact.subject_key.strip(), fact.kind.strip().lower(),
-                              " ".join(fact.text.split()), fact.confidence)  # fmt: skip
+        candidate = Candidate(
+            turns[fact.turn],
+            fact.subject_key.strip(),
+            fact.kind.strip().lower(),
+            " ".join(fact.text.split()),
+            fact.confidence,
+        )
         if len(candidate.text) < MIN_TEXT or not candidate.subject_key or not candidate.kind:
             skipped.append(candidate.item("skipped", "too short to be a fact, or no subject or kind"))
             continue
@@ -164,9 +192,14 @@ def screen(work: Work, candidates: list[Candidate]) -> tuple[list[Candidate], li
         if key in seen:
             dropped.append(candidate.item("duplicate", "the model proposed it twice"))
         elif tomb is not None:
-            dropped.append(candidate.item("refused", f"this value was corrected away in this scope "
-                                          f"({tomb.subject_key}/{tomb.kind}: {tomb.reason or 'no reason given'}; "
-                                          f"tombstone {tomb.tombstone_id})"))  # fmt: skip
+            dropped.append(
+                candidate.item(
+                    "refused",
+                    f"this value was corrected away in this scope "
+                    f"({tomb.subject_key}/{tomb.kind}: {tomb.reason or 'no reason given'}; "
+                    f"tombstone {tomb.tombstone_id})",
+                )
+            )
         elif same is not None:
             dropped.append(candidate.item("duplicate", _says_what(same), fact_id=same.memory_id, status=same.status))
         else:

@@ -25,15 +25,29 @@ def neighbours(work: Work, candidates: list[Candidate]) -> list[list[MemoryRecor
     recall over facts, the candidates embedded in one batch, a small pool, no episode features."""
     limit = work.policy.model_neighbours
     filt = CandidateFilter(statuses=("active",), sources=("MEMORY_FACT",), expires_after=clock.now_text())
-    settings = work.retrieval.model_copy(update={"candidate_pool": max(4 * limit, 20), "neighbour_weight": 0.0,
-                                                 "second_neighbour_weight": 0.0, "date_weight": 0.0})  # fmt: skip
+    settings = work.retrieval.model_copy(
+        update={
+            "candidate_pool": max(4 * limit, 20),
+            "neighbour_weight": 0.0,
+            "second_neighbour_weight": 0.0,
+            "date_weight": 0.0,
+        }
+    )
     vectors = work.embedder.embed([c.text for c in candidates])
     found: list[list[MemoryRecord]] = []
     with work.tenant.reading() as tenant:
         for candidate, vector in zip(candidates, vectors, strict=True):
             candidate.vector = vector
-            outcome = recall(tenant, work.embedder, scope_key=work.scope_key, query=candidate.text, filt=filt,
-                             limit=limit, settings=settings, vector=vector)  # fmt: skip
+            outcome = recall(
+                tenant,
+                work.embedder,
+                scope_key=work.scope_key,
+                query=candidate.text,
+                filt=filt,
+                limit=limit,
+                settings=settings,
+                vector=vector,
+            )
             found.append([h.record for h in outcome.hits])
     return found
 
@@ -52,9 +66,16 @@ def judge(work: Work, candidates: list[Candidate]) -> None:
             candidate.duplicate_of = same
             continue
         if near:
-            asked.append({"candidate": index, "subjectKey": candidate.subject_key, "kind": candidate.kind,
-                          "text": candidate.text, "validFrom": candidate.turn.observed_at,
-                          "neighbours": [_shown(n, refs) for n in near]})  # fmt: skip
+            asked.append(
+                {
+                    "candidate": index,
+                    "subjectKey": candidate.subject_key,
+                    "kind": candidate.kind,
+                    "text": candidate.text,
+                    "validFrom": candidate.turn.observed_at,
+                    "neighbours": [_shown(n, refs) for n in near],
+                }
+            )
     if not asked:
         return
     good, bad = answers.read_items(answers.Verdict, work.ask(JUDGE, {"candidates": asked}))
@@ -70,21 +91,31 @@ def judge(work: Work, candidates: list[Candidate]) -> None:
 def _shown(record: MemoryRecord, refs: dict[str, MemoryRecord]) -> dict[str, object]:
     ref = next((r for r, n in refs.items() if n.rowid == record.rowid), None) or f"n{len(refs) + 1}"
     refs[ref] = record
-    return {"ref": ref, "subjectKey": record.subject_key, "kind": record.kind, "text": record.text,
-            "validFrom": record.valid_from}  # fmt: skip
+    return {
+        "ref": ref,
+        "subjectKey": record.subject_key,
+        "kind": record.kind,
+        "text": record.text,
+        "validFrom": record.valid_from,
+    }
 
 
 def _take(
-    work: Work, candidates: list[Candidate], shown: list[list[MemoryRecord]], refs: dict[str, MemoryRecord],
+    work: Work,
+    candidates: list[Candidate],
+    shown: list[list[MemoryRecord]],
+    refs: dict[str, MemoryRecord],
     verdict: answers.Verdict,
-) -> None:  # fmt: skip
+) -> None:
     if verdict.candidate >= len(candidates):
         return  # names no candidate: nothing it could act on
     candidate = candidates[verdict.candidate]
     record = refs.get(verdict.ref)
     if record is None or all(record.rowid != n.rowid for n in shown[verdict.candidate]):
-        candidate.ignored.append(f"a {verdict.verdict} verdict named {verdict.ref[:80]!r}, which is no fact shown "
-                                 "with this candidate: ignored")  # fmt: skip
+        candidate.ignored.append(
+            f"a {verdict.verdict} verdict named {verdict.ref[:80]!r}, which is no fact shown "
+            "with this candidate: ignored"
+        )
         return
     threshold = work.policy.model_supersede_threshold
     acts = verdict.verdict in ("refines", "coexists") or verdict.confidence >= threshold
@@ -98,8 +129,9 @@ def _decide(work: Work, candidate: Candidate) -> None:
     if duplicates:
         candidate.duplicate_of = max(duplicates, key=lambda j: j.confidence).neighbour
         return
-    supersedes = sorted((j for j in candidate.judged if j.verdict == "supersedes" and j.acts),
-                        key=lambda j: -j.confidence)  # fmt: skip
+    supersedes = sorted(
+        (j for j in candidate.judged if j.verdict == "supersedes" and j.acts), key=lambda j: -j.confidence
+    )
     for extra in supersedes[1:]:
         extra.acts = False
         extra.note = f"one fact is replaced per write: {supersedes[0].neighbour.memory_id} was surer"
@@ -107,6 +139,8 @@ def _decide(work: Work, candidate: Candidate) -> None:
         chosen = supersedes[0]
         candidate.target_id = chosen.neighbour.memory_id
         if (chosen.neighbour.valid_from or "") > candidate.turn.observed_at:  # the lifecycle's age guard order
-            chosen.note = (f"the age guard keeps the newer fact current (it holds from "
-                           f"{chosen.neighbour.valid_from}; this one from {candidate.turn.observed_at}): the "
-                           "candidate is kept as history")  # fmt: skip
+            chosen.note = (
+                f"the age guard keeps the newer fact current (it holds from "
+                f"{chosen.neighbour.valid_from}; this one from {candidate.turn.observed_at}): the "
+                "candidate is kept as history"
+            )

@@ -30,16 +30,40 @@ def link_id(scope_key: str, link_type: str, from_id: str, to_id: str) -> str:
 
 
 def record_link(
-    tx: Transaction, *, scope_key: str, link_type: str, from_id: str, to_id: str, state: str, at: str,
-    to_source: str = "MEMORY_FACT", verdict: str | None = None, confidence: float | None = None,
-    reason: str | None = None, prompt_version: str | None = None, model: str | None = None,
-) -> LinkRecord:  # fmt: skip
+    tx: Transaction,
+    *,
+    scope_key: str,
+    link_type: str,
+    from_id: str,
+    to_id: str,
+    state: str,
+    at: str,
+    to_source: str = "MEMORY_FACT",
+    verdict: str | None = None,
+    confidence: float | None = None,
+    reason: str | None = None,
+    prompt_version: str | None = None,
+    model: str | None = None,
+) -> LinkRecord:
     """Store a link (or update the one between the same memories)."""
-    return tx.put_link(LinkRecord(
-        link_id=link_id(scope_key, link_type, from_id, to_id), scope_key=scope_key, link_type=link_type,
-        from_id=from_id, to_id=to_id, to_source=to_source, state=state, verdict=verdict, confidence=confidence,
-        reason=(reason or "")[:1000] or None, prompt_version=prompt_version, model=model, created_at=at, updated_at=at,
-    ))  # fmt: skip
+    return tx.put_link(
+        LinkRecord(
+            link_id=link_id(scope_key, link_type, from_id, to_id),
+            scope_key=scope_key,
+            link_type=link_type,
+            from_id=from_id,
+            to_id=to_id,
+            to_source=to_source,
+            state=state,
+            verdict=verdict,
+            confidence=confidence,
+            reason=(reason or "")[:1000] or None,
+            prompt_version=prompt_version,
+            model=model,
+            created_at=at,
+            updated_at=at,
+        )
+    )
 
 
 def set_state(tx: Transaction, link: LinkRecord, state: str, at: str, reason: str | None = None) -> LinkRecord:
@@ -84,8 +108,16 @@ def _apply(tx: Transaction, caller: Caller, approved: MemoryRecord, link: LinkRe
 def retire_consolidated(tx: Transaction, caller: Caller, original: MemoryRecord, merged_id: str, at: str) -> None:
     """Retire a fact merged into ``merged_id``: superseded, reason ``consolidated``, value not tombstoned
     (it was not wrong; undoing the merge makes it current again)."""
-    facts.retire(tx, original, caller, status="superseded", at=at, reason=f"consolidated into {merged_id}",
-                 successor=merged_id, tombstone=False)  # fmt: skip
+    facts.retire(
+        tx,
+        original,
+        caller,
+        status="superseded",
+        at=at,
+        reason=f"consolidated into {merged_id}",
+        successor=merged_id,
+        tombstone=False,
+    )
 
 
 def as_relationships(
@@ -100,11 +132,22 @@ def as_relationships(
             continue
         if direction != "both" and outgoing != (direction == "out"):
             continue
-        properties = {"by": "model", "state": link.state, "verdict": link.verdict, "confidence": link.confidence,
-                      "reason": link.reason, "promptVersion": link.prompt_version, "model": link.model}  # fmt: skip
-        views.append(RelationshipView(
-            type=link.link_type, source=NodeView(kind="MEMORY_FACT", id=link.from_id),
-            target=NodeView(kind="EPISODE" if link.to_source == "EPISODE" else "MEMORY_FACT", id=link.to_id),
-            properties={k: v for k, v in properties.items() if v is not None}, created_at=link.created_at,
-        ))  # fmt: skip
+        properties = {
+            "by": "model",
+            "state": link.state,
+            "verdict": link.verdict,
+            "confidence": link.confidence,
+            "reason": link.reason,
+            "promptVersion": link.prompt_version,
+            "model": link.model,
+        }
+        views.append(
+            RelationshipView(
+                type=link.link_type,
+                source=NodeView(kind="MEMORY_FACT", id=link.from_id),
+                target=NodeView(kind="EPISODE" if link.to_source == "EPISODE" else "MEMORY_FACT", id=link.to_id),
+                properties={k: v for k, v in properties.items() if v is not None},
+                created_at=link.created_at,
+            )
+        )
     return views

@@ -23,5 +23,10 @@ def extract(work: Work, turns: list[Turn]) -> ExtractResult:
     work.pause()
     written = writing.write(work, fresh, VERSIONS)
     versions = {"extract": VERSIONS[0], "judge": VERSIONS[1]}
-    return ExtractResult(items=[*written, *dropped, *skipped], turns=len(turns), model=work.chat.model,
-                         prompt_versions=versions, usage=work.usage())
+    return ExtractResult(
+        items=[*written, *dropped, *skipped],
+        turns=len(turns),
+        model=work.chat.model,
+        prompt_versions=versions,
+        usage=work.usage(),
+    )

@@ -37,18 +37,38 @@ def new_job(caller: Caller, scope: Scope, body: ExtractRequest, max_attempts: in
     key = auth.scope_key(scope)
     request = body.model_dump(by_alias=True, exclude_none=True, exclude={"scope"})
     job_id = sha256_hex(canonical_json({"scope": key, "kind": "extract", "input": request}))[:32]
-    return JobRecord(job_id=job_id, kind="extract", scope_key=key, scope_json=canonical_json(scope.wire()),
-                     input_json=canonical_json(request), state="queued", attempts=0, max_attempts=max_attempts,
-                     next_at=now, error=None, result_json=None, actor_key_id=caller.key_id,
-                     actor_role=caller.role, created_at=now, updated_at=now)  # fmt: skip
+    return JobRecord(
+        job_id=job_id,
+        kind="extract",
+        scope_key=key,
+        scope_json=canonical_json(scope.wire()),
+        input_json=canonical_json(request),
+        state="queued",
+        attempts=0,
+        max_attempts=max_attempts,
+        next_at=now,
+        error=None,
+        result_json=None,
+        actor_key_id=caller.key_id,
+        actor_role=caller.role,
+        created_at=now,
+        updated_at=now,
+    )
 
 
 def enqueue(tx: Transaction, job: JobRecord, caller: Caller) -> bool:
     """Store the job (audited) unless the same one is already queued; True when it was new."""
     added = tx.enqueue_job(job)
     if added:
-        tx.audit(caller.audit("model.job.queue", target_kind="model_job", target_id=job.job_id,
-                              scope_key=job.scope_key, reason=f"{job.kind}: {job.input_json[:200]}"))  # fmt: skip
+        tx.audit(
+            caller.audit(
+                "model.job.queue",
+                target_kind="model_job",
+                target_id=job.job_id,
+                scope_key=job.scope_key,
+                reason=f"{job.kind}: {job.input_json[:200]}",
+            )
+        )
     return added
 
 
@@ -72,8 +92,12 @@ def claim(tenant: TenantStore, tenant_name: str, lease_seconds: float) -> Claime
     if job is None:
         return None
     caller = Caller(tenant=tenant_name, key_id=job.actor_key_id or "system", role=job.actor_role or "admin")
-    return Claimed(job, caller, Scope.model_validate_json(job.scope_json),
-                   ExtractRequest.model_validate(json.loads(job.input_json)))  # fmt: skip
+    return Claimed(
+        job,
+        caller,
+        Scope.model_validate_json(job.scope_json),
+        ExtractRequest.model_validate(json.loads(job.input_json)),
+    )
 
 
 def revoked(tenant: TenantStore, job: JobRecord) -> bool:
@@ -83,33 +107,59 @@ def revoked(tenant: TenantStore, job: JobRecord) -> bool:
 
 
 def finish(
-    tx: Transaction, job: JobRecord, result: ExtractResult | None, error: EngramError | None, backoff: float = 2.0,
+    tx: Transaction,
+    job: JobRecord,
+    result: ExtractResult | None,
+    error: EngramError | None,
+    backoff: float = 2.0,
     cpu_ms: float | None = None,
-) -> str:  # fmt: skip
+) -> str:
     """Record a run's end: done, queued again after a backoff, or failed; return the new state."""
     now = clock.now_text()
     if error is None:
         assert result is not None
-        tx.finish_job(job.job_id, state="done", at=now, next_at=now, error=None, cpu_ms=cpu_ms,
-                      result_json=result.model_dump_json(by_alias=True, exclude_none=True))  # fmt: skip
+        tx.finish_job(
+            job.job_id,
+            state="done",
+            at=now,
+            next_at=now,
+            error=None,
+            cpu_ms=cpu_ms,
+            result_json=result.model_dump_json(by_alias=True, exclude_none=True),
+        )
         return "done"
     message = f"{error.code}: {error.message}"[:1000]
     retry = isinstance(error, ModelFailedError) and error.retryable and job.attempts < job.max_attempts
     state = "queued" if retry else "failed"
     due = clock.later(backoff_seconds(job.attempts, backoff)) if retry else now
     tx.finish_job(job.job_id, state=state, at=now, next_at=due, error=message, result_json=None, cpu_ms=cpu_ms)
-    log.log(logging.INFO if retry else logging.WARNING, "model job %s %s after attempt %d: %s", job.job_id,
-            "queued again" if retry else "failed", job.attempts, message)  # fmt: skip
+    log.log(
+        logging.INFO if retry else logging.WARNING,
+        "model job %s %s after attempt %d: %s",
+        job.job_id,
+        "queued again" if retry else "failed",
+        job.attempts,
+        message,
+    )
     return state
 
 
 def job_view(job: JobRecord) -> ModelJobView:
     scope = json.loads(job.scope_json)
     return ModelJobView(
-        job_id=job.job_id, kind=job.kind, state=job.state, attempts=job.attempts,  # type: ignore[arg-type]
-        max_attempts=job.max_attempts, next_attempt_at=job.next_at if job.state == "queued" else None,
-        error=job.error, scope=scope, input=json.loads(job.input_json),
+        job_id=job.job_id,
+        kind=job.kind,
+        state=job.state,
+        attempts=job.attempts,  # type: ignore[arg-type]
+        max_attempts=job.max_attempts,
+        next_attempt_at=job.next_at if job.state == "queued" else None,
+        error=job.error,
+        scope=scope,
+        input=json.loads(job.input_json),
         result=ExtractResult.model_validate_json(job.result_json) if job.result_json else None,
-        created_at=job.created_at, updated_at=job.updated_at, started_at=job.started_at, finished_at=job.finished_at,
+        created_at=job.created_at,
+        updated_at=job.updated_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
         cpu_ms=job.run_cpu_ms,
-    )  # fmt: skip
+    )

@@ -55,10 +55,13 @@ class Work:
         return self.tenant.tombstones(self.scope_key, subject_key=None, kind=None, include_lifted=False)
 
     def usage(self) -> UsageView:
-        return UsageView(calls=len(self.calls), prompt_tokens=sum(c.prompt_tokens for c in self.calls),
-                         completion_tokens=sum(c.completion_tokens for c in self.calls),
-                         cost=sum(c.cost for c in self.calls),
-                         model_ms=sum(c.latency_ms for c in self.calls))  # fmt: skip
+        return UsageView(
+            calls=len(self.calls),
+            prompt_tokens=sum(c.prompt_tokens for c in self.calls),
+            completion_tokens=sum(c.completion_tokens for c in self.calls),
+            cost=sum(c.cost for c in self.calls),
+            model_ms=sum(c.latency_ms for c in self.calls),
+        )
 
     @contextmanager
     def accounted(self) -> Iterator[Work]:
@@ -78,8 +81,22 @@ class Work:
 
     def ledger(self) -> list[ModelCall]:
         """The calls as ledger rows, attributed to this run's key, scope and job."""
-        return [ModelCall(at=c.at, purpose=c.purpose, model=c.model, prompt_version=c.prompt_version,
-                          scope_key=self.scope_key, job_id=self.job_id, actor_key_id=self.caller.key_id,
-                          prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens,
-                          estimated=c.estimated, cost=c.cost, latency_ms=c.latency_ms, outcome=c.outcome,
-                          error=c.error) for c in self.calls]  # fmt: skip
+        return [
+            ModelCall(
+                at=c.at,
+                purpose=c.purpose,
+                model=c.model,
+                prompt_version=c.prompt_version,
+                scope_key=self.scope_key,
+                job_id=self.job_id,
+                actor_key_id=self.caller.key_id,
+                prompt_tokens=c.prompt_tokens,
+                completion_tokens=c.completion_tokens,
+                estimated=c.estimated,
+                cost=c.cost,
+                latency_ms=c.latency_ms,
+                outcome=c.outcome,
+                error=c.error,
+            )
+            for c in self.calls
+        ]

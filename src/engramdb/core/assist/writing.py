@@ -19,8 +19,14 @@ from engramdb.errors import ConflictError, NotFoundError
 from engramdb.models.assist import DerivedItem
 from engramdb.storage.port import NewMemory, Transaction
 
-_ACTIONS = {"created": "created", "superseded": "updated", "parked": "parked", "history": "history",
-            "exists": "duplicate", "refused": "refused"}  # fmt: skip
+_ACTIONS = {
+    "created": "created",
+    "superseded": "updated",
+    "parked": "parked",
+    "history": "history",
+    "exists": "duplicate",
+    "refused": "refused",
+}
 _REASONS = {
     "created": "current now (the trust policy lets this trust class and origin in without review)",
     "updated": "current now, and it replaced the facts it names",
@@ -39,11 +45,18 @@ def provenance(work: Work, *versions: str) -> str:
 def candidate_row(work: Work, candidate: Candidate, prompt_versions: tuple[str, ...]) -> NewMemory:
     """The storage row of a candidate: scope from the run (never from the model), origin derived,
     trust class from its source turn."""
-    body = {"runtime": candidate.turn.runtime, "text": candidate.text, "kind": candidate.kind,
-            "subjectKey": candidate.subject_key, "confidence": candidate.confidence,
-            "sourceEventId": candidate.turn.source_event_id, "validFrom": candidate.turn.observed_at,
-            "visibility": work.visibility, "trustClass": candidate.turn.trust_class,
-            "provenance": provenance(work, *prompt_versions)}  # fmt: skip
+    body = {
+        "runtime": candidate.turn.runtime,
+        "text": candidate.text,
+        "kind": candidate.kind,
+        "subjectKey": candidate.subject_key,
+        "confidence": candidate.confidence,
+        "sourceEventId": candidate.turn.source_event_id,
+        "validFrom": candidate.turn.observed_at,
+        "visibility": work.visibility,
+        "trustClass": candidate.turn.trust_class,
+        "provenance": provenance(work, *prompt_versions),
+    }
     if candidate.target_id:
         body["supersedesFactId"] = candidate.target_id
     return fact_row(FactWrite.model_validate(body).to_event(work.scope), work.scope, clock.now_text(), "derived")
@@ -73,11 +86,17 @@ def write(
 def _keep_vectors(work: Work, candidates: list[Candidate], items: list[DerivedItem]) -> None:
     """The facts just written get the vectors judgement already computed for their texts: the
     embedding worker has nothing left to do for them (the vector arm finds them at once)."""
-    written = [(c, i) for c, i in zip(candidates, items, strict=True)
-               if c.vector is not None and i.fact_id and i.action in ("created", "updated", "parked", "history")]
+    written = [
+        (c, i)
+        for c, i in zip(candidates, items, strict=True)
+        if c.vector is not None and i.fact_id and i.action in ("created", "updated", "parked", "history")
+    ]
     rows = [work.tenant.get_memory(work.scope_key, "MEMORY_FACT", i.fact_id or "") for _, i in written]
-    kept = [(row.rowid, c.vector) for (c, _), row in zip(written, rows, strict=True)
-            if c.vector is not None and row is not None and row.embed_state != "ready" and row.text == c.text]
+    kept = [
+        (row.rowid, c.vector)
+        for (c, _), row in zip(written, rows, strict=True)
+        if c.vector is not None and row is not None and row.embed_state != "ready" and row.text == c.text
+    ]
     if kept:
         work.tenant.save_embeddings([r for r, _ in kept], np.stack([v for _, v in kept]), work.embedder.model_id)
 
@@ -86,8 +105,9 @@ def _write_one(work: Work, tx: Transaction, candidate: Candidate, versions: tupl
     if candidate.duplicate_of is not None:
         _audit_verdicts(work, tx, candidate, None, "duplicate")
         same = candidate.duplicate_of
-        return candidate.item("duplicate", f"fact {same.memory_id} says the same", fact_id=same.memory_id,
-                              status=same.status)  # fmt: skip
+        return candidate.item(
+            "duplicate", f"fact {same.memory_id} says the same", fact_id=same.memory_id, status=same.status
+        )
     if candidate.target_id:
         target = tx.get_memory(work.scope_key, "MEMORY_FACT", candidate.target_id)
         if target is None or target.status != "active":
@@ -97,8 +117,12 @@ def _write_one(work: Work, tx: Transaction, candidate: Candidate, versions: tupl
     slot = tx.slot_facts(work.scope_key, candidate.subject_key, candidate.kind, ("active", "pending_review"))
     twin = next((f for f in slot if value_of(f.text) == candidate.value and f.memory_id not in merged), None)
     if twin is not None:  # written a moment ago by another run of this scope
-        return candidate.item("duplicate", f"fact {twin.memory_id} ({twin.status}) says the same",
-                              fact_id=twin.memory_id, status=twin.status)  # fmt: skip
+        return candidate.item(
+            "duplicate",
+            f"fact {twin.memory_id} ({twin.status}) says the same",
+            fact_id=twin.memory_id,
+            status=twin.status,
+        )
     try:
         result = facts.assert_fact(tx, row, work.caller, work.policy, reason=_why(work, candidate, versions))
     except (NotFoundError, ConflictError) as error:  # raised before anything of it was written
@@ -110,8 +134,13 @@ def _write_one(work: Work, tx: Transaction, candidate: Candidate, versions: tupl
     reason = _REASONS[action] if record is None or action != "parked" else record.status_reason or _REASONS[action]
     if candidate.ignored:
         reason += "; " + "; ".join(candidate.ignored)
-    return candidate.item(action, reason, fact_id=row.memory_id, status=record.status if record else None,
-                          superseded_fact_ids=[r.memory_id for r in result.superseded if r.memory_id != row.memory_id])
+    return candidate.item(
+        action,
+        reason,
+        fact_id=row.memory_id,
+        status=record.status if record else None,
+        superseded_fact_ids=[r.memory_id for r in result.superseded if r.memory_id != row.memory_id],
+    )
 
 
 def _unchoose(candidate: Candidate, why: str) -> None:
@@ -148,10 +177,20 @@ def _link(work: Work, tx: Transaction, candidate: Candidate, fact_id: str, actio
     for judged in candidate.judged:
         state, note = _link_state(judged, action, candidate)
         reason = f"{judged.reason} [{note}]" if note else judged.reason
-        links.record_link(tx, scope_key=work.scope_key, link_type=links.TYPE_OF_VERDICT.get(judged.verdict,
-                          links.COEXISTS), from_id=fact_id, to_id=judged.neighbour.memory_id, state=state, at=now,
-                          verdict=judged.verdict, confidence=judged.confidence, reason=reason,
-                          prompt_version=JUDGE.version, model=work.chat.model)  # fmt: skip
+        links.record_link(
+            tx,
+            scope_key=work.scope_key,
+            link_type=links.TYPE_OF_VERDICT.get(judged.verdict, links.COEXISTS),
+            from_id=fact_id,
+            to_id=judged.neighbour.memory_id,
+            state=state,
+            at=now,
+            verdict=judged.verdict,
+            confidence=judged.confidence,
+            reason=reason,
+            prompt_version=JUDGE.version,
+            model=work.chat.model,
+        )
 
 
 def _audit_verdicts(work: Work, tx: Transaction, candidate: Candidate, fact_id: str | None, action: str) -> None:
@@ -159,11 +198,23 @@ def _audit_verdicts(work: Work, tx: Transaction, candidate: Candidate, fact_id: 
     source = fact_id or f"a candidate from {candidate.turn.source_event_id} ({action})"
     for judged in candidate.judged:
         note = f" [{judged.note}]" if judged.note else ""
-        tx.audit(work.caller.audit(
-            "model.verdict", target_kind="MEMORY_FACT", target_id=judged.neighbour.memory_id, scope_key=work.scope_key,
-            reason=f"{judged.verdict} ({judged.confidence:.2f}) by {source}: {judged.reason}{note}; "
-                   f"{JUDGE.version}, {work.chat.model}"[:1000],
-        ))  # fmt: skip
+        tx.audit(
+            work.caller.audit(
+                "model.verdict",
+                target_kind="MEMORY_FACT",
+                target_id=judged.neighbour.memory_id,
+                scope_key=work.scope_key,
+                reason=f"{judged.verdict} ({judged.confidence:.2f}) by {source}: {judged.reason}{note}; "
+                f"{JUDGE.version}, {work.chat.model}"[:1000],
+            )
+        )
     for ignored in candidate.ignored:
-        tx.audit(work.caller.audit("model.verdict.ignored", target_kind="MEMORY_FACT", target_id=fact_id,
-                                   scope_key=work.scope_key, reason=f"{source}: {ignored}"[:1000]))  # fmt: skip
+        tx.audit(
+            work.caller.audit(
+                "model.verdict.ignored",
+                target_kind="MEMORY_FACT",
+                target_id=fact_id,
+                scope_key=work.scope_key,
+                reason=f"{source}: {ignored}"[:1000],
+            )
+        )

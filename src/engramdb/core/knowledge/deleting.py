@@ -56,9 +56,19 @@ class KnowledgeDeleting(ServiceBase):
             current = [r for r in rows if tx.locked_record(scope_key, r.record_id) is not None]
             _, edges = tx.delete_records(scope_key, [r.rowid for r in current])
             why = f"one delete of {len(current)} record(s) and their {edges} relationship(s)"
-            tx.audit_many([caller.audit("record.delete", target_kind="RECORD", target_id=row.record_id,
-                                        scope_key=scope_key, before_digest=sha256_hex(row.properties_json),
-                                        reason=why) for row in current])  # fmt: skip
+            tx.audit_many(
+                [
+                    caller.audit(
+                        "record.delete",
+                        target_kind="RECORD",
+                        target_id=row.record_id,
+                        scope_key=scope_key,
+                        before_digest=sha256_hex(row.properties_json),
+                        reason=why,
+                    )
+                    for row in current
+                ]
+            )
         return Deleted(dry_run=False, records=[r.record_id for r in current], relationships=edges)
 
 
@@ -68,9 +78,16 @@ def _descendants(tenant: TenantStore, scope_key: str, root: RecordRow) -> list[R
     frontier = [root.rowid]
     while frontier and len(found) <= MAX_DELETED:
         edges = tenant.edges(scope_key, [NodeRef("RECORD", r) for r in frontier])
-        children = [e.target.rowid for e in edges if e.type.startswith("HAS_") and e.source.rowid in frontier
-                    and e.source.kind == "RECORD" and e.target.kind == "RECORD"
-                    and e.target.rowid not in found and e.target.rowid != root.rowid]  # fmt: skip
+        children = [
+            e.target.rowid
+            for e in edges
+            if e.type.startswith("HAS_")
+            and e.source.rowid in frontier
+            and e.source.kind == "RECORD"
+            and e.target.kind == "RECORD"
+            and e.target.rowid not in found
+            and e.target.rowid != root.rowid
+        ]
         rows = tenant.record_rows(scope_key, children)
         found.update(rows)
         frontier = list(rows)

@@ -48,9 +48,14 @@ class _Group:
 
 
 def write_forest(
-    tx: Transaction, caller: Caller, scope: ScopeColumns, roots: Sequence[Draft], merge_by: Sequence[str],
-    origin: str, at: str,
-) -> tuple[list[RecordRow], Tally]:  # fmt: skip
+    tx: Transaction,
+    caller: Caller,
+    scope: ScopeColumns,
+    roots: Sequence[Draft],
+    merge_by: Sequence[str],
+    origin: str,
+    at: str,
+) -> tuple[list[RecordRow], Tally]:
     """Write ``roots`` and everything nested under them; the roots' rows, in order, and the tally."""
     tally = Tally()
     level: list[tuple[Draft, tuple[RecordRow, str] | None]] = [(root, None) for root in roots]
@@ -62,8 +67,13 @@ def write_forest(
         tx.audit_many(audits)
         if not top:
             top = [of_draft[id(root)] for root in roots]
-        level = [(child, (group.row, relation)) for group in groups if group.row is not None
-                 for draft in group.drafts for relation, child in draft.children]  # fmt: skip
+        level = [
+            (child, (group.row, relation))
+            for group in groups
+            if group.row is not None
+            for draft in group.drafts
+            for relation, child in draft.children
+        ]
     return [group.row for group in top if group.row is not None], tally
 
 
@@ -90,9 +100,14 @@ def _key(draft: Draft, parent: tuple[RecordRow, str] | None, merge_by: Sequence[
 
 
 def _upsert(
-    tx: Transaction, caller: Caller, scope: ScopeColumns, groups: Sequence[_Group], origin: str, at: str,
+    tx: Transaction,
+    caller: Caller,
+    scope: ScopeColumns,
+    groups: Sequence[_Group],
+    origin: str,
+    at: str,
     tally: Tally,
-) -> list[AuditDraft]:  # fmt: skip
+) -> list[AuditDraft]:
     existing: dict[tuple[str, str], RecordRow] = {}
     for label in {g.drafts[0].label for g in groups if g.key is not None}:
         keys = [g.key for g in groups if g.key is not None and g.drafts[0].label == label]
@@ -110,8 +125,9 @@ def _upsert(
             group.row = stored
             continue
         tally.updated += 1
-        group.row = tx.replace_properties(stored, new_record(scope, draft, merged, merge_key=group.key,
-                                                             origin=origin, at=at))  # fmt: skip
+        group.row = tx.replace_properties(
+            stored, new_record(scope, draft, merged, merge_key=group.key, origin=origin, at=at)
+        )
         audits.append(_record_audit(caller, "record.update", group.row, before=stored))
     rows = tx.insert_records([record for _, record in fresh])
     for group, record in fresh:
@@ -125,7 +141,7 @@ def _upsert(
 
 def _link_parents(
     tx: Transaction, caller: Caller, scope: ScopeColumns, groups: Sequence[_Group], at: str, tally: Tally
-) -> list[AuditDraft]:  # fmt: skip
+) -> list[AuditDraft]:
     links, ids = [], {}
     for group in groups:
         assert group.row is not None
@@ -135,12 +151,23 @@ def _link_parents(
             links.append((relation, NodeRef("RECORD", parent.rowid), NodeRef("RECORD", group.row.rowid)))
     created = tx.link_many(scope.scope_key, links, at) if links else []
     tally.relationships += len(created)
-    return [caller.audit("relationship.create", target_kind="RELATIONSHIP", scope_key=scope.scope_key,
-                         target_id=f"{ids[e.source.rowid]}-{e.type}->{ids[e.target.rowid]}")
-            for e in created]  # fmt: skip
+    return [
+        caller.audit(
+            "relationship.create",
+            target_kind="RELATIONSHIP",
+            scope_key=scope.scope_key,
+            target_id=f"{ids[e.source.rowid]}-{e.type}->{ids[e.target.rowid]}",
+        )
+        for e in created
+    ]
 
 
 def _record_audit(caller: Caller, action: str, row: RecordRow, before: RecordRow | None = None) -> AuditDraft:
-    return caller.audit(action, target_kind="RECORD", target_id=row.record_id, scope_key=row.scope_key,
-                        before_digest=sha256_hex(before.properties_json) if before else None,
-                        after_digest=sha256_hex(row.properties_json))  # fmt: skip
+    return caller.audit(
+        action,
+        target_kind="RECORD",
+        target_id=row.record_id,
+        scope_key=row.scope_key,
+        before_digest=sha256_hex(before.properties_json) if before else None,
+        after_digest=sha256_hex(row.properties_json),
+    )

@@ -46,15 +46,20 @@ class Draft:
 
 def check_label(label: str, field_name: str = "label") -> str:
     if not isinstance(label, str) or not LABEL.fullmatch(label):
-        raise InvalidInputError(f"{field_name} must be UPPER_CASE (A-Z, 0-9, _; 1-64 characters), e.g. DECISION; "
-                                f"got {label!r}", field=field_name)  # fmt: skip
+        raise InvalidInputError(
+            f"{field_name} must be UPPER_CASE (A-Z, 0-9, _; 1-64 characters), e.g. DECISION; got {label!r}",
+            field=field_name,
+        )
     return label
 
 
 def check_property(name: str, field_name: str) -> str:
     if not PROPERTY.fullmatch(name):
-        raise InvalidInputError(f"{field_name}: property names are camelCase (a-z first, then letters, digits, _; "
-                                f"at most 64), got {name!r}", field=field_name)  # fmt: skip
+        raise InvalidInputError(
+            f"{field_name}: property names are camelCase (a-z first, then letters, digits, _; "
+            f"at most 64), got {name!r}",
+            field=field_name,
+        )
     return name
 
 
@@ -77,8 +82,10 @@ def draft(label: str, data: Any, path: str = "data", depth: int = 0) -> Draft:
             child_label = label_of_key(key)
             check_label(child_label, where)
             items = value if isinstance(value, list) else [value]
-            record.children += [(f"HAS_{child_label}", draft(child_label, item, f"{where}[{i}]", depth + 1))
-                                for i, item in enumerate(items)]  # fmt: skip
+            record.children += [
+                (f"HAS_{child_label}", draft(child_label, item, f"{where}[{i}]", depth + 1))
+                for i, item in enumerate(items)
+            ]
             continue
         check_property(key, where)
         if value is None:
@@ -87,8 +94,9 @@ def draft(label: str, data: Any, path: str = "data", depth: int = 0) -> Draft:
         values(key, value, where)  # validates
         record.properties[key] = value
     if len(record.properties) > MAX_PROPERTIES:
-        raise InvalidInputError(f"{path} has {len(record.properties)} properties; the limit is {MAX_PROPERTIES}",
-                                field=path)  # fmt: skip
+        raise InvalidInputError(
+            f"{path} has {len(record.properties)} properties; the limit is {MAX_PROPERTIES}", field=path
+        )
     return record
 
 
@@ -102,8 +110,9 @@ def storable(value: Any, where: str) -> Any:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise InvalidInputError(f"{where} holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text",
-                                field=where) from None  # fmt: skip
+        raise InvalidInputError(
+            f"{where} holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text", field=where
+        ) from None
     return value.replace("\x00", "")
 
 
@@ -136,8 +145,9 @@ def scalar(name: str, value: Any, where: str) -> Value:
         moment = as_datetime(value)
         return Value(name, "datetime", text=moment) if moment else Value(name, "string", text=value)
     kind = "a list in a list" if isinstance(value, list) else type(value).__name__
-    raise InvalidInputError(f"{where} must be a string, number, boolean or date-time (or a list of them), "
-                            f"not {kind}", field=where)  # fmt: skip
+    raise InvalidInputError(
+        f"{where} must be a string, number, boolean or date-time (or a list of them), not {kind}", field=where
+    )
 
 
 def as_datetime(text: str) -> str | None:

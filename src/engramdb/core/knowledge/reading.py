@@ -47,8 +47,10 @@ class KnowledgeReading(ServiceBase):
         """Every version of the record's properties, oldest first (the last one is current)."""
         tenant, scope_key = self._scoped(caller, query.named_scope_fields())
         row = _record(tenant, scope_key, record_id)
-        versions = [RecordVersion(version=h.version, properties=json.loads(h.properties_json), until=h.replaced_at)
-                    for h in tenant.record_history(row.rowid)]  # fmt: skip
+        versions = [
+            RecordVersion(version=h.version, properties=json.loads(h.properties_json), until=h.replaced_at)
+            for h in tenant.record_history(row.rowid)
+        ]
         versions.append(RecordVersion(version=row.version, properties=json.loads(row.properties_json)))
         return RecordHistory(versions=versions)
 
@@ -61,12 +63,17 @@ class KnowledgeReading(ServiceBase):
         if rowid is None:
             raise NotFoundError(f"no {NOUNS[query.kind]} {query.id} in this scope", id=query.id)
         node = NodeRef(query.kind, rowid)
-        edges = [e for e in tenant.edges(scope_key, [node]) if query.type in (None, e.type)
-                 and (query.direction == "both" or (e.source == node) == (query.direction == "out"))]  # fmt: skip
+        edges = [
+            e
+            for e in tenant.edges(scope_key, [node])
+            if query.type in (None, e.type)
+            and (query.direction == "both" or (e.source == node) == (query.direction == "out"))
+        ]
         found = _relationships(tenant, edges)
         if query.kind != "RECORD":  # and the links a model's work made (verdicts, evidence, merges)
-            found += as_relationships(tenant.links_of(scope_key, query.id), query.id, type=query.type,
-                                      direction=query.direction)  # fmt: skip
+            found += as_relationships(
+                tenant.links_of(scope_key, query.id), query.id, type=query.type, direction=query.direction
+            )
             found.sort(key=lambda r: r.created_at)
         return RelationshipList(relationships=found)
 
@@ -78,10 +85,16 @@ class KnowledgeReading(ServiceBase):
         edges: dict[str, list[SchemaEdge]] = {}
         for source, kind, target, count in tenant.edge_summary(scope_key):
             edges.setdefault(source, []).append(SchemaEdge(type=kind, target=target, count=count))
-        labels = [SchemaLabel(label=label, records=count, relationships=edges.get(label, []),
-                              properties=[SchemaProperty(name=n, kind=k, records=c) for n, k, c in props])
-                  for label, count, props in tenant.schema_summary(scope_key)
-                  if query.label in (None, label)]  # fmt: skip
+        labels = [
+            SchemaLabel(
+                label=label,
+                records=count,
+                relationships=edges.get(label, []),
+                properties=[SchemaProperty(name=n, kind=k, records=c) for n, k, c in props],
+            )
+            for label, count, props in tenant.schema_summary(scope_key)
+            if query.label in (None, label)
+        ]
         return KnowledgeSchema(labels=labels)
 
     def search_records(self, caller: Caller, body: RecordSearch) -> RecordSearchResult:
@@ -115,9 +128,13 @@ class KnowledgeReading(ServiceBase):
             specs.append(Aggregate(alias, spec.fn, spec.field))
         group_by = [check_property(name, "groupBy") for name in body.group_by]
         rows = tenant.aggregate_records(scope_key, query, group_by, specs)
-        return [AggregateRow(group=dict(zip(group_by, keys, strict=True)),
-                             values={a.alias: _number(v) for a, v in zip(specs, values, strict=True)})
-                for keys, values in rows]  # fmt: skip
+        return [
+            AggregateRow(
+                group=dict(zip(group_by, keys, strict=True)),
+                values={a.alias: _number(v) for a, v in zip(specs, values, strict=True)},
+            )
+            for keys, values in rows
+        ]
 
     def export_records(self, caller: Caller, body: ExportRequest) -> GraphExport:
         """The matching records and what they link to, ``depth`` hops out, with the relationships."""
@@ -133,8 +150,9 @@ class KnowledgeReading(ServiceBase):
             seen.update(frontier)
             more = tenant.record_rows(scope_key, [n.rowid for n in frontier if n.kind == "RECORD"])
             rows.update(more)
-        return GraphExport(records=[record_view(r) for r in rows.values()],
-                           relationships=_relationships(tenant, list(edges.values())))  # fmt: skip
+        return GraphExport(
+            records=[record_view(r) for r in rows.values()], relationships=_relationships(tenant, list(edges.values()))
+        )
 
     def _scoped(self, caller: Caller, named: dict[str, Any]) -> tuple[TenantStore, str]:
         auth.require(caller, "memory.read")
@@ -178,4 +196,3 @@ def _number(value: Any) -> float | int | None:
     if value is None:
         return None
     return int(value) if float(value).is_integer() else round(float(value), 6)
-

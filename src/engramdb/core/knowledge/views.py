@@ -24,30 +24,58 @@ def new_record_id() -> str:
 
 
 def record_view(row: RecordRow, score: float | None = None) -> RecordView:
-    return RecordView(id=row.record_id, label=row.label, properties=json.loads(row.properties_json),
-                      origin=row.origin, version=row.version, created_at=row.created_at,
-                      updated_at=row.updated_at, score=score)  # fmt: skip
+    return RecordView(
+        id=row.record_id,
+        label=row.label,
+        properties=json.loads(row.properties_json),
+        origin=row.origin,
+        version=row.version,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        score=score,
+    )
 
 
 def relationship_view(edge: Edge, ids: Mapping[NodeRef, str]) -> RelationshipView:
     return RelationshipView(
-        type=edge.type, source=NodeView(kind=edge.source.kind, id=ids[edge.source]),
+        type=edge.type,
+        source=NodeView(kind=edge.source.kind, id=ids[edge.source]),
         target=NodeView(kind=edge.target.kind, id=ids[edge.target]),
-        properties=json.loads(edge.properties_json), created_at=edge.created_at,
-    )  # fmt: skip
+        properties=json.loads(edge.properties_json),
+        created_at=edge.created_at,
+    )
 
 
 def new_record(
-    scope: ScopeColumns, draft: Draft, properties: Mapping[str, Any], *, merge_key: str | None, origin: str, at: str,
-) -> NewRecord:  # fmt: skip
+    scope: ScopeColumns,
+    draft: Draft,
+    properties: Mapping[str, Any],
+    *,
+    merge_key: str | None,
+    origin: str,
+    at: str,
+) -> NewRecord:
     """The storage row of a record with ``properties``."""
     typed = tuple(v for name, value in properties.items() for v in values(name, value, f"{draft.path}.{name}"))
-    texts = tuple((name, value) for name, value in properties.items()
-                  if isinstance(value, str) and len(value) >= MIN_EMBEDDED and any(c.isalpha() for c in value)
-                  and not any(v.kind == "datetime" for v in typed if v.name == name))  # fmt: skip
-    return NewRecord(scope=scope, record_id=new_record_id(), label=draft.label,
-                     properties_json=canonical_json(dict(properties)), values=typed, texts=texts,
-                     merge_key=merge_key, origin=origin, at=at)  # fmt: skip
+    texts = tuple(
+        (name, value)
+        for name, value in properties.items()
+        if isinstance(value, str)
+        and len(value) >= MIN_EMBEDDED
+        and any(c.isalpha() for c in value)
+        and not any(v.kind == "datetime" for v in typed if v.name == name)
+    )
+    return NewRecord(
+        scope=scope,
+        record_id=new_record_id(),
+        label=draft.label,
+        properties_json=canonical_json(dict(properties)),
+        values=typed,
+        texts=texts,
+        merge_key=merge_key,
+        origin=origin,
+        at=at,
+    )
 
 
 def merge_key(label: str, identity: Mapping[str, Any]) -> str:

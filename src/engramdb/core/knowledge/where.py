@@ -40,8 +40,14 @@ MAX_DEPTH = 4  # related labels below the root
 MAX_NODES = 100
 COMPARISONS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 TEXT_MATCH = ("$contains", "$startsWith", "$endsWith")
-COMPONENTS = {"$year": (1, 4), "$month": (6, 2), "$day": (9, 2), "$hour": (12, 2), "$minute": (15, 2),
-              "$second": (18, 2)}  # (start, length) in the canonical text  # fmt: skip
+COMPONENTS = {
+    "$year": (1, 4),
+    "$month": (6, 2),
+    "$day": (9, 2),
+    "$hour": (12, 2),
+    "$minute": (15, 2),
+    "$second": (18, 2),
+}  # (start, length) in the canonical text
 PSEUDO = {"$id": "record_id", "$createdAt": "created_at", "$updatedAt": "updated_at"}
 
 
@@ -73,8 +79,11 @@ def _entry(key: str, value: Any, path: str, depth: int, counter: list[int]) -> N
         return _related(key, value, path, depth, counter)
     if key in PSEUDO or PROPERTY.fullmatch(key):
         return _condition(key, value, path)
-    raise InvalidInputError(f"{path}: {key!r} is neither a property (camelCase), a label (UPPER_CASE), "
-                            "$id/$createdAt/$updatedAt nor $and/$or/$not", field=path)  # fmt: skip
+    raise InvalidInputError(
+        f"{path}: {key!r} is neither a property (camelCase), a label (UPPER_CASE), "
+        "$id/$createdAt/$updatedAt nor $and/$or/$not",
+        field=path,
+    )
 
 
 def _related(label: str, value: Any, path: str, depth: int, counter: list[int]) -> Node:
@@ -151,8 +160,11 @@ def _component_compare(name: str, part: str, op: str, number: Any, path: str) ->
 
 def _operand(name: str, op: str, value: Any, path: str) -> Value:
     if isinstance(value, (list, Mapping)) or value is None:
-        raise InvalidInputError(f"{path} takes one string, number, boolean or date-time"
-                                + (" (use $exists for absence)" if value is None else ""), field=path)  # fmt: skip
+        raise InvalidInputError(
+            f"{path} takes one string, number, boolean or date-time"
+            + (" (use $exists for absence)" if value is None else ""),
+            field=path,
+        )
     if op in TEXT_MATCH and not isinstance(value, str):
         raise InvalidInputError(f"{path} takes a string", field=path)
     value = storable(value, path)  # compared as stored: without NULs

@@ -55,15 +55,20 @@ class KnowledgeWriting(ServiceBase):
         for root in roots:
             missing = [name for name in merge_by if name not in root.properties]
             if missing:
-                raise InvalidInputError(f"mergeBy names {missing[0]!r}, which {root.path} does not have",
-                                        field="mergeBy")  # fmt: skip
+                raise InvalidInputError(
+                    f"mergeBy names {missing[0]!r}, which {root.path} does not have", field="mergeBy"
+                )
         origin = (query.origin if query else None) or "stated"
         with self._tenant(caller).transaction() as tx:
             rows, tally = write_forest(tx, caller, scope, roots, merge_by, origin, clock.now_text())
         self.written.set()
-        return RecordsWritten(records=[record_view(row) for row in rows], created=tally.created,
-                              updated=tally.updated, unchanged=tally.unchanged,
-                              relationships=tally.relationships)  # fmt: skip
+        return RecordsWritten(
+            records=[record_view(row) for row in rows],
+            created=tally.created,
+            updated=tally.updated,
+            unchanged=tally.unchanged,
+            relationships=tally.relationships,
+        )
 
     def update_record(self, caller: Caller, record_id: str, body: RecordChange) -> RecordView:
         """Set (or, with null, remove) properties of a record; the old ones go to its history."""
@@ -76,12 +81,14 @@ class KnowledgeWriting(ServiceBase):
             properties = {**json.loads(row.properties_json), **body.properties}
             node = draft(row.label, {k: v for k, v in properties.items() if v is not None}, "properties")
             if node.children:
-                raise InvalidInputError("properties cannot hold nested records (write them as records and link "
-                                        "them)", field="properties")  # fmt: skip
+                raise InvalidInputError(
+                    "properties cannot hold nested records (write them as records and link them)", field="properties"
+                )
             if canonical_json(node.properties) == row.properties_json:
                 return record_view(row)
-            updated = tx.replace_properties(row, new_record(scope, node, node.properties, merge_key=None,
-                                                            origin=row.origin, at=clock.now_text()))  # fmt: skip
+            updated = tx.replace_properties(
+                row, new_record(scope, node, node.properties, merge_key=None, origin=row.origin, at=clock.now_text())
+            )
             _audit_record(tx, caller, "record.update", updated, before=row)
         self.written.set()
         return record_view(updated)
@@ -99,18 +106,25 @@ class KnowledgeWriting(ServiceBase):
                 properties[name] = storable(value, where)
                 values(name, properties[name], where)
         tenant = self._tenant(caller)
-        source, target = (_node(tenant, scope_key, spec, side) for spec, side in
-                          ((body.source, "source"), (body.target, "target")))  # fmt: skip
+        source, target = (
+            _node(tenant, scope_key, spec, side) for spec, side in ((body.source, "source"), (body.target, "target"))
+        )
         with tenant.transaction() as tx:
             for node, spec, side in ((source, body.source, "source"), (target, body.target, "target")):
                 if not tx.holds(scope_key, node):  # deleted since it was found: no edge to a reused rowid
-                    raise InvalidInputError(f"{side}.id: no {NOUNS[spec.kind]} {spec.id} in this scope",
-                                            field=f"{side}.id")  # fmt: skip
-            edge, created = tx.link(scope_key, body.type, source, target, canonical_json(properties),
-                                    clock.now_text())  # fmt: skip
+                    raise InvalidInputError(
+                        f"{side}.id: no {NOUNS[spec.kind]} {spec.id} in this scope", field=f"{side}.id"
+                    )
+            edge, created = tx.link(scope_key, body.type, source, target, canonical_json(properties), clock.now_text())
             if created:
-                tx.audit(caller.audit("relationship.create", target_kind="RELATIONSHIP", scope_key=scope_key,
-                                      target_id=f"{body.source.id}-{body.type}->{body.target.id}"))  # fmt: skip
+                tx.audit(
+                    caller.audit(
+                        "relationship.create",
+                        target_kind="RELATIONSHIP",
+                        scope_key=scope_key,
+                        target_id=f"{body.source.id}-{body.type}->{body.target.id}",
+                    )
+                )
         return relationship_view(edge, {source: body.source.id, target: body.target.id})
 
     def unlink_records(self, caller: Caller, body: UnlinkRequest) -> Unlinked:
@@ -122,8 +136,14 @@ class KnowledgeWriting(ServiceBase):
         with tenant.transaction() as tx:
             deleted = tx.unlink(scope_key, body.type, source, target)
             if deleted:
-                tx.audit(caller.audit("relationship.delete", target_kind="RELATIONSHIP", scope_key=scope_key,
-                                      target_id=f"{body.source.id}-{body.type}->{body.target.id}"))  # fmt: skip
+                tx.audit(
+                    caller.audit(
+                        "relationship.delete",
+                        target_kind="RELATIONSHIP",
+                        scope_key=scope_key,
+                        target_id=f"{body.source.id}-{body.type}->{body.target.id}",
+                    )
+                )
         return Unlinked(deleted=deleted)
 
 
@@ -154,6 +174,13 @@ def _node(tenant: Any, scope_key: str, spec: NodeSpec, side: str) -> NodeRef:
 def _audit_record(
     tx: Transaction, caller: Caller, action: str, row: RecordRow, before: RecordRow | None = None
 ) -> None:
-    tx.audit(caller.audit(action, target_kind="RECORD", target_id=row.record_id, scope_key=row.scope_key,
-                          before_digest=sha256_hex(before.properties_json) if before else None,
-                          after_digest=sha256_hex(row.properties_json)))  # fmt: skip
+    tx.audit(
+        caller.audit(
+            action,
+            target_kind="RECORD",
+            target_id=row.record_id,
+            scope_key=row.scope_key,
+            before_digest=sha256_hex(before.properties_json) if before else None,
+            after_digest=sha256_hex(row.properties_json),
+        )
+    )

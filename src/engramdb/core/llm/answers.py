@@ -62,8 +62,11 @@ class MergeItem(_Item):
 
 def envelope(key: str, item: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema of ``{key: [item, ...]}``."""
-    return {"type": "object", "properties": {key: {"type": "array", "items": item.model_json_schema(by_alias=True)}},
-            "required": [key]}  # fmt: skip
+    return {
+        "type": "object",
+        "properties": {key: {"type": "array", "items": item.model_json_schema(by_alias=True)}},
+        "required": [key],
+    }
 
 
 def items_under(key: str) -> Callable[[Any], list[Any]]:

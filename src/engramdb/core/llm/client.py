@@ -116,18 +116,30 @@ class ChatModel:
             except ValueError as error:
                 problem = str(error)[:500]
                 log.info("model answer for %s unusable (attempt %d): %s", prompt.name, attempt + 1, problem)
-                messages = [*messages, {"role": "assistant", "content": content[:8000]},
-                            {"role": "user", "content": prompt.repair(problem)}]  # fmt: skip
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": content[:8000]},
+                    {"role": "user", "content": prompt.repair(problem)},
+                ]
         tries = self.settings.repair_attempts + 1
-        raise ModelOutputError(f"the model's answer to {prompt.name} was not usable JSON after {tries} attempt(s): "
-                               f"{problem}", retryable=False)  # fmt: skip
+        raise ModelOutputError(
+            f"the model's answer to {prompt.name} was not usable JSON after {tries} attempt(s): {problem}",
+            retryable=False,
+        )
 
     def _complete(self, prompt: Prompt, messages: list[dict[str, str]], ledger: Ledger) -> str:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.settings.temperature,
-                                "max_tokens": self.settings.max_tokens, "stream": False}  # fmt: skip
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.settings.temperature,
+            "max_tokens": self.settings.max_tokens,
+            "stream": False,
+        }
         if self.settings.structured_output == "json_schema":
-            body["response_format"] = {"type": "json_schema",
-                                       "json_schema": {"name": prompt.name, "schema": prompt.schema}}  # fmt: skip
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": prompt.name, "schema": prompt.schema},
+            }
         elif self.settings.structured_output == "json_object":
             body["response_format"] = {"type": "json_object"}
         sent = sum(len(m["content"]) for m in messages)
@@ -155,10 +167,17 @@ class ChatModel:
             return response.json()
         except httpx.HTTPStatusError as error:
             status = error.response.status_code
-            hint = (" (if the endpoint does not take response_format json_schema, set "
-                    "ENGRAM_LLM__STRUCTURED_OUTPUT=json_object or prompt)") if status == 400 else ""  # fmt: skip
-            raise ModelFailedError(f"the model endpoint answered HTTP {status}{hint}",
-                                   retryable=status == 429 or status >= 500) from error  # fmt: skip
+            hint = (
+                (
+                    " (if the endpoint does not take response_format json_schema, set "
+                    "ENGRAM_LLM__STRUCTURED_OUTPUT=json_object or prompt)"
+                )
+                if status == 400
+                else ""
+            )
+            raise ModelFailedError(
+                f"the model endpoint answered HTTP {status}{hint}", retryable=status == 429 or status >= 500
+            ) from error
         except httpx.TimeoutException as error:
             raise ModelTimeoutError(f"the model did not answer within {self.settings.timeout_seconds:g} s") from error
         except httpx.UnsupportedProtocol as error:
@@ -169,18 +188,35 @@ class ChatModel:
             raise ModelFailedError("the model endpoint's answer is not JSON", retryable=False) from error
 
     def _record(
-        self, prompt: Prompt, started: float, sent_chars: int, usage: Mapping[str, Any] | None, outcome: str,
-        error: str | None, received_chars: int = 0,
-    ) -> CallRecord:  # fmt: skip
+        self,
+        prompt: Prompt,
+        started: float,
+        sent_chars: int,
+        usage: Mapping[str, Any] | None,
+        outcome: str,
+        error: str | None,
+        received_chars: int = 0,
+    ) -> CallRecord:
         estimated = usage is None
         prompt_tokens = _count(usage, "prompt_tokens") if usage else math.ceil(sent_chars / 4)
         completion_tokens = _count(usage, "completion_tokens") if usage else math.ceil(received_chars / 4)
-        cost = (prompt_tokens * self.settings.prompt_cost_per_million
-                + completion_tokens * self.settings.completion_cost_per_million) / 1e6  # fmt: skip
-        return CallRecord(at=clock.now_text(), purpose=prompt.name, model=self.model, prompt_version=prompt.version,
-                          prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, estimated=estimated,
-                          cost=cost, latency_ms=(time.perf_counter() - started) * 1000, outcome=outcome,
-                          error=error)  # fmt: skip
+        cost = (
+            prompt_tokens * self.settings.prompt_cost_per_million
+            + completion_tokens * self.settings.completion_cost_per_million
+        ) / 1e6
+        return CallRecord(
+            at=clock.now_text(),
+            purpose=prompt.name,
+            model=self.model,
+            prompt_version=prompt.version,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            estimated=estimated,
+            cost=cost,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            outcome=outcome,
+            error=error,
+        )
 
 
 def _content(payload: Any) -> tuple[str, Mapping[str, Any]]:

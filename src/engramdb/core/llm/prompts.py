@@ -41,8 +41,10 @@ class Prompt:
 
     def repair(self, problem: str) -> str:
         """The turn that asks for a usable answer after an unusable one."""
-        return (f"That answer could not be used: {problem}. Answer again with only one JSON object "
-                "of the schema given, and no other text.")  # fmt: skip
+        return (
+            f"That answer could not be used: {problem}. Answer again with only one JSON object "
+            "of the schema given, and no other text."
+        )
 
 
 @functools.cache

@@ -42,11 +42,20 @@ class Verdict:
         return not (self.missing or self.duplicate_ids or self.duplicate_contents or self.unexpected)
 
     def as_json(self) -> dict[str, Any]:
-        return {"expected": self.expected, "found": self.found, "lost": len(self.missing),
-                "duplicateIds": len(self.duplicate_ids), "duplicateContents": len(self.duplicate_contents),
-                "unexpected": len(self.unexpected), "examples": {
-                    "lost": self.missing[:5], "duplicateIds": self.duplicate_ids[:5],
-                    "duplicateContents": self.duplicate_contents[:5], "unexpected": self.unexpected[:5]}}  # fmt: skip
+        return {
+            "expected": self.expected,
+            "found": self.found,
+            "lost": len(self.missing),
+            "duplicateIds": len(self.duplicate_ids),
+            "duplicateContents": len(self.duplicate_contents),
+            "unexpected": len(self.unexpected),
+            "examples": {
+                "lost": self.missing[:5],
+                "duplicateIds": self.duplicate_ids[:5],
+                "duplicateContents": self.duplicate_contents[:5],
+                "unexpected": self.unexpected[:5],
+            },
+        }
 
 
 def compare(expected: Mapping[str, str], rows: Iterable[Row]) -> Verdict:

@@ -60,8 +60,12 @@ def run(config: KillLoopConfig, folder: Path, progress: Callable[[str], None] = 
     home.mkdir(parents=True, exist_ok=True)
     url = config.database_url or f"sqlite:///{home.resolve()}"
     options: dict[str, object] = {"schema": config.pg_schema} if config.database_url else {}
-    env = {"ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing", "ENGRAM_EMBED_POLL_SECONDS": "0.05",
-           "ENGRAM_SQLITE_SYNCHRONOUS": config.sqlite_synchronous}  # fmt: skip
+    env = {
+        "ENGRAM_HOME": str(home),
+        "ENGRAM_EMBEDDER": "hashing",
+        "ENGRAM_EMBED_POLL_SECONDS": "0.05",
+        "ENGRAM_SQLITE_SYNCHRONOUS": config.sqlite_synchronous,
+    }
     if config.database_url:
         env |= {"ENGRAM_DATABASE_URL": config.database_url, "ENGRAM_PG_SCHEMA": config.pg_schema}
     agent, admin = _keys(url, options)
@@ -71,9 +75,11 @@ def run(config: KillLoopConfig, folder: Path, progress: Callable[[str], None] = 
     load_before = load_average()
     started = time.perf_counter()
     restarts = [server.start()]
-    writers = [EpisodeWriter(server.url, agent, ledger, stop, hard_stop),
-               BatchWriter(server.url, agent, ledger, stop, hard_stop),
-               *[SlotWriter(slot, server.url, agent, ledger, stop, hard_stop) for slot in SLOTS]]  # fmt: skip
+    writers = [
+        EpisodeWriter(server.url, agent, ledger, stop, hard_stop),
+        BatchWriter(server.url, agent, ledger, stop, hard_stop),
+        *[SlotWriter(slot, server.url, agent, ledger, stop, hard_stop) for slot in SLOTS],
+    ]
     try:
         for writer in writers:
             writer.start()
@@ -82,8 +88,10 @@ def run(config: KillLoopConfig, folder: Path, progress: Callable[[str], None] = 
             server.stop(signal.SIGKILL)
             restarts.append(server.start())
             if kill % 5 == 0 or kill == config.kills:
-                progress(f"  kill {kill}/{config.kills}: {len(ledger.writes)} writes acknowledged, "
-                         f"{ledger.counts['interrupted_requests']} requests cut off so far")  # fmt: skip
+                progress(
+                    f"  kill {kill}/{config.kills}: {len(ledger.writes)} writes acknowledged, "
+                    f"{ledger.counts['interrupted_requests']} requests cut off so far"
+                )
         time.sleep(config.window[1])  # the writers' in-doubt writes go through on the last server
         stop.set()
         _join(writers, hard_stop)
@@ -97,10 +105,19 @@ def run(config: KillLoopConfig, folder: Path, progress: Callable[[str], None] = 
         hard_stop.set()
         server.stop(signal.SIGTERM)
     stored_episodes, stored_facts = check.stored(url, TENANT, **options)
-    result = _result(config, ledger, failures, audit, restarts, served=(served_episodes, served_facts, current),
-                     stored=(stored_episodes, stored_facts))  # fmt: skip
-    result |= {"wallSeconds": round(time.perf_counter() - started, 1),
-               "loadAverage": {"before": load_before, "after": load_average()}}  # fmt: skip
+    result = _result(
+        config,
+        ledger,
+        failures,
+        audit,
+        restarts,
+        served=(served_episodes, served_facts, current),
+        stored=(stored_episodes, stored_facts),
+    )
+    result |= {
+        "wallSeconds": round(time.perf_counter() - started, 1),
+        "loadAverage": {"before": load_before, "after": load_average()},
+    }
     return KillLoopRun(result, list(ledger.writes), served_episodes, served_facts, stored_episodes, stored_facts, env)
 
 
@@ -116,9 +133,15 @@ def expected(writes: list[Write]) -> tuple[dict[str, str], dict[str, str], dict[
 
 
 def _result(
-    config: KillLoopConfig, ledger: Ledger, failures: list[str], audit: dict[str, Any], restarts: list[float],
-    *, served: tuple[list[check.Row], ...], stored: tuple[list[check.Row], ...],
-) -> dict[str, Any]:  # fmt: skip
+    config: KillLoopConfig,
+    ledger: Ledger,
+    failures: list[str],
+    audit: dict[str, Any],
+    restarts: list[float],
+    *,
+    served: tuple[list[check.Row], ...],
+    stored: tuple[list[check.Row], ...],
+) -> dict[str, Any]:
     episodes, facts, last = expected(ledger.writes)
     served_episodes, served_facts, current = served
     stored_episodes, stored_facts = stored
@@ -128,16 +151,27 @@ def _result(
         "storedEpisodes": check.compare(episodes, stored_episodes),
         "storedFacts": check.compare(facts, stored_facts),
     }
-    slots = check.slot_problems(last, served_facts) + check.slot_problems(last, stored_facts) \
-        + check.slot_problems(last, current)  # fmt: skip
-    ok = all(v.ok for v in verdicts.values()) and not slots and not failures and not ledger.unexpected \
-        and bool(audit.get("verified")) and len(last) == len(SLOTS)  # fmt: skip
+    slots = (
+        check.slot_problems(last, served_facts)
+        + check.slot_problems(last, stored_facts)
+        + check.slot_problems(last, current)
+    )
+    ok = (
+        all(v.ok for v in verdicts.values())
+        and not slots
+        and not failures
+        and not ledger.unexpected
+        and bool(audit.get("verified"))
+        and len(last) == len(SLOTS)
+    )
     return {
         "backend": "postgresql" if config.database_url else "sqlite",
         "sqliteSynchronous": config.sqlite_synchronous if not config.database_url else None,
-        "kills": len(restarts) - 1, "serverStartSeconds": _spread(restarts),
-        "acknowledged": {k.removeprefix("acknowledged_"): v for k, v in ledger.counts.items()
-                         if k.startswith("acknowledged_")},  # fmt: skip
+        "kills": len(restarts) - 1,
+        "serverStartSeconds": _spread(restarts),
+        "acknowledged": {
+            k.removeprefix("acknowledged_"): v for k, v in ledger.counts.items() if k.startswith("acknowledged_")
+        },
         "interruptedRequests": ledger.counts["interrupted_requests"],
         "ackLostButStored": ledger.counts["ack_lost_but_stored"],
         "refusedConnections": ledger.counts["refused_connections"],
@@ -145,9 +179,12 @@ def _result(
         "lost": sum(len(v.missing) for v in verdicts.values()),
         "duplicates": sum(len(v.duplicate_ids) + len(v.duplicate_contents) for v in verdicts.values()),
         "checks": {name: v.as_json() for name, v in verdicts.items()},
-        "slotProblems": slots, "writerFailures": failures, "refusedWrites": ledger.unexpected[:20],
-        "audit": audit, "ok": ok,
-    }  # fmt: skip
+        "slotProblems": slots,
+        "writerFailures": failures,
+        "refusedWrites": ledger.unexpected[:20],
+        "audit": audit,
+        "ok": ok,
+    }
 
 
 def _keys(url: str, options: dict[str, object]) -> tuple[str, str]:

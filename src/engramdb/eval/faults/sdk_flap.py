@@ -81,8 +81,10 @@ def run(config: FlapConfig, folder: Path, progress: Callable[[str], None] = prin
     home = folder / "home"
     home.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{home.resolve()}"
-    server = ServerProcess({"ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing",
-                            "ENGRAM_EMBED_POLL_SECONDS": "0.05"}, folder / "server.log")  # fmt: skip
+    server = ServerProcess(
+        {"ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing", "ENGRAM_EMBED_POLL_SECONDS": "0.05"},
+        folder / "server.log",
+    )
     flapping = _Flapping(config, server, folder / "profile", _key(url), progress)
     load_before = load_average()
     started = time.perf_counter()
@@ -91,8 +93,10 @@ def run(config: FlapConfig, folder: Path, progress: Callable[[str], None] = prin
     stored, _ = check.stored(url, TENANT)
     expected = {turn_id(i): turn(i)[0] for i in range(config.turns)}
     result = flapping.result(expected, served, stored)
-    result |= {"wallSeconds": round(time.perf_counter() - started, 1),
-               "loadAverage": {"before": load_before, "after": load_average()}}  # fmt: skip
+    result |= {
+        "wallSeconds": round(time.perf_counter() - started, 1),
+        "loadAverage": {"before": load_before, "after": load_average()},
+    }
     return FlapRun(result, expected, served, stored)
 
 
@@ -101,7 +105,7 @@ class _Flapping:
 
     def __init__(
         self, config: FlapConfig, server: ServerProcess, profile: Path, token: str, progress: Callable[[str], None]
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.config, self.server, self.profile, self.token, self.progress = config, server, profile, token, progress
         self.rng = random.Random(config.seed)
         self.stop_flapping = threading.Event()
@@ -112,8 +116,9 @@ class _Flapping:
     def drive(self, host_log: IO[str]) -> list[check.Row]:
         """Kill the host at spread points while the server flaps; let the last host drain; read back."""
         self.server.start()
-        flapper = threading.Thread(target=_flap, args=(self.server, self.config, self.rng, self.stop_flapping,
-                                                       self.flaps), daemon=True)  # fmt: skip
+        flapper = threading.Thread(
+            target=_flap, args=(self.server, self.config, self.rng, self.stop_flapping, self.flaps), daemon=True
+        )
         try:
             flapper.start()
             marks = [self.config.turns * (k + 1) // (self.config.host_kills + 2) for k in range(self.config.host_kills)]
@@ -124,8 +129,10 @@ class _Flapping:
                 host.process.send_signal(signal.SIGKILL)
                 host.process.wait(30)
                 self.pending_at_kill.append(_pending(self.profile))
-                self.progress(f"  host killed after turn {host.appended() - 1} with {self.pending_at_kill[-1]} turns "
-                              f"pending (server stopped {len(self.flaps)} times so far)")  # fmt: skip
+                self.progress(
+                    f"  host killed after turn {host.appended() - 1} with {self.pending_at_kill[-1]} turns "
+                    f"pending (server stopped {len(self.flaps)} times so far)"
+                )
             last = self._host(host_log)
             _wait(lambda: last.said("appended all") or last.process.poll() is not None, 600)
             _wait(lambda: len(self.flaps) >= self.config.min_flaps or last.process.poll() is not None, 600)
@@ -151,8 +158,16 @@ class _Flapping:
             self.server.stop(signal.SIGTERM)
 
     def _host(self, log: IO[str]) -> _Host:
-        command = [sys.executable, "-m", "engramdb.eval.faults.sdk_host", str(self.profile), self.server.url,
-                   self.token, str(self.config.turns), str(self.config.pace)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "engramdb.eval.faults.sdk_host",
+            str(self.profile),
+            self.server.url,
+            self.token,
+            str(self.config.turns),
+            str(self.config.pace),
+        ]
         host = _Host(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True))
         host.reader = threading.Thread(target=host.read, daemon=True)
         host.reader.start()
@@ -164,24 +179,35 @@ class _Flapping:
         verdicts = {"served": check.compare(expected, served), "stored": check.compare(expected, stored)}
         resent = [line for h in self.hosts for line in h.lines if line.startswith("resent ")]
         last = self.hosts[-1]
-        ok = all(v.ok for v in verdicts.values()) and pending == 0 and dead == 0 and last.process.returncode == 0 \
-            and all(r.endswith(" same") for r in resent) \
-            and not any(f.startswith("failed") for f in self.flaps)  # a restart that failed fails the run  # fmt: skip
+        ok = (
+            all(v.ok for v in verdicts.values())
+            and pending == 0
+            and dead == 0
+            and last.process.returncode == 0
+            and all(r.endswith(" same") for r in resent)
+            and not any(f.startswith("failed") for f in self.flaps)
+        )  # a restart that failed fails the run
         return {
-            "turns": self.config.turns, "hostKills": len(self.hosts) - 1, "pendingAtHostKills": self.pending_at_kill,
+            "turns": self.config.turns,
+            "hostKills": len(self.hosts) - 1,
+            "pendingAtHostKills": self.pending_at_kill,
             "serverStops": len(self.flaps),
             "serverStopSignals": {s: self.flaps.count(s) for s in sorted(set(self.flaps))},
-            "hostExit": last.process.returncode, "hostSaid": last.lines[-3:], "resentLastTurn": resent,
-            "outboxPending": pending, "outboxDeadLetters": dead,
+            "hostExit": last.process.returncode,
+            "hostSaid": last.lines[-3:],
+            "resentLastTurn": resent,
+            "outboxPending": pending,
+            "outboxDeadLetters": dead,
             "lost": sum(len(v.missing) for v in verdicts.values()),
             "duplicates": sum(len(v.duplicate_ids) + len(v.duplicate_contents) for v in verdicts.values()),
-            "checks": {name: v.as_json() for name, v in verdicts.items()}, "ok": ok,
-        }  # fmt: skip
+            "checks": {name: v.as_json() for name, v in verdicts.items()},
+            "ok": ok,
+        }
 
 
 def _flap(
     server: ServerProcess, config: FlapConfig, rng: random.Random, stop: threading.Event, flaps: list[str]
-) -> None:  # fmt: skip
+) -> None:
     """Stop the server (SIGKILL and SIGTERM in turn) and start it again until told to stop."""
     signals = (signal.SIGKILL, signal.SIGTERM)
     try:
@@ -213,8 +239,13 @@ def _wait(condition: Callable[[], bool], timeout: float) -> None:
 
 
 def _key(url: str) -> str:
-    scope = {"agentId": HOST.agent_id, "profileId": HOST.profile_id, "privacyScope": HOST.privacy_scope,
-             "participantScopeHash": HOST.participant_scope_hash, "sandboxEligible": HOST.sandbox_eligible}  # fmt: skip
+    scope = {
+        "agentId": HOST.agent_id,
+        "profileId": HOST.profile_id,
+        "privacyScope": HOST.privacy_scope,
+        "participantScopeHash": HOST.participant_scope_hash,
+        "sandboxEligible": HOST.sandbox_eligible,
+    }
     store = open_store(url)
     try:
         token, _ = auth.create_key(store, tenant=TENANT, role="agent", grant=scope, create_tenant=True)

@@ -18,12 +18,12 @@ from engramdb.contract.canonical import event_id, hash_scope
 from engramdb.sdk import HostContext, MemorySession, OutboxSettings
 
 SESSION = "flap-session"
-HOST = HostContext(agent_id="flap-agent", profile_id="flap-profile",
-                   participant_scope_hash=hash_scope(["faults", "participant"]))  # fmt: skip
+HOST = HostContext(
+    agent_id="flap-agent", profile_id="flap-profile", participant_scope_hash=hash_scope(["faults", "participant"])
+)
 # Quick retries: the server comes back within seconds, and the run should not wait out the
 # reference backoff (tests/sdk/test_outbox.py holds the reference numbers).
-SETTINGS = OutboxSettings(max_pending=20_000, backoff_base=0.05, backoff_cap=0.5, rest_seconds=0.5,
-                          request_timeout=5.0)  # fmt: skip
+SETTINGS = OutboxSettings(max_pending=20_000, backoff_base=0.05, backoff_cap=0.5, rest_seconds=0.5, request_timeout=5.0)
 
 
 def turn(i: int) -> tuple[str, str]:
@@ -33,13 +33,21 @@ def turn(i: int) -> tuple[str, str]:
 def turn_id(i: int) -> str:
     """The episode id turn ``i`` must be stored under (computed here, not by the SDK)."""
     user, assistant = turn(i)
-    return event_id(runtime=HOST.runtime, agent_id=str(HOST.agent_id), profile_id=str(HOST.profile_id),
-                    external_session_id=SESSION, turn_index=i, user_text=user, assistant_text=assistant)  # fmt: skip
+    return event_id(
+        runtime=HOST.runtime,
+        agent_id=str(HOST.agent_id),
+        profile_id=str(HOST.profile_id),
+        external_session_id=SESSION,
+        turn_index=i,
+        user_text=user,
+        assistant_text=assistant,
+    )
 
 
 def main(profile: str, url: str, key: str, count: str, pace: str) -> int:
-    session = MemorySession(url, api_key=key, host=HOST, session_id=SESSION, profile_dir=profile,
-                            outbox=SETTINGS, start_timeout=1.0)  # fmt: skip
+    session = MemorySession(
+        url, api_key=key, host=HOST, session_id=SESSION, profile_dir=profile, outbox=SETTINGS, start_timeout=1.0
+    )
     assert session.outbox is not None, session.degraded
     resumed = session.turn_index
     print(f"started at {resumed}", flush=True)

@@ -35,8 +35,10 @@ class ServerProcess:
         self._log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "engramdb.cli", "serve", "--port", str(self.port)],
-            env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
         self.starts += 1
         with httpx.Client(base_url=self.url, timeout=2.0) as http:
             while time.perf_counter() - started < ready_timeout:

@@ -76,17 +76,30 @@ class Ledger:
 
 def episode_body(session: str, turn: int, user: str) -> dict[str, Any]:
     return {
-        "runtime": RUNTIME, "externalSessionId": session, "turnIndex": turn, "userText": user,
-        "assistantText": f"Noted ({session} {turn}).", "conversationKind": "direct", "visibility": "participant",
-        "trustClass": "trusted", "originClass": "conversation", "observedAt": "2026-08-18T00:00:00Z",
+        "runtime": RUNTIME,
+        "externalSessionId": session,
+        "turnIndex": turn,
+        "userText": user,
+        "assistantText": f"Noted ({session} {turn}).",
+        "conversationKind": "direct",
+        "visibility": "participant",
+        "trustClass": "trusted",
+        "originClass": "conversation",
+        "observedAt": "2026-08-18T00:00:00Z",
         "provenance": "fault-test",
-    }  # fmt: skip
+    }
 
 
 def episode_id(body: dict[str, Any]) -> str:
-    return event_id(runtime=RUNTIME, agent_id=SCOPE["agentId"], profile_id=SCOPE["profileId"],
-                    external_session_id=body["externalSessionId"], turn_index=body["turnIndex"],
-                    user_text=body["userText"], assistant_text=body["assistantText"])  # fmt: skip
+    return event_id(
+        runtime=RUNTIME,
+        agent_id=SCOPE["agentId"],
+        profile_id=SCOPE["profileId"],
+        external_session_id=body["externalSessionId"],
+        turn_index=body["turnIndex"],
+        user_text=body["userText"],
+        assistant_text=body["assistantText"],
+    )
 
 
 class Writer(threading.Thread):
@@ -98,8 +111,12 @@ class Writer(threading.Thread):
         super().__init__(daemon=True, name=self.name_prefix)
         # No keep-alive: a connection is opened per request, so a transport error after the
         # connection was made means the server died holding this request, not a stale socket.
-        self.http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30.0,
-                                 limits=httpx.Limits(max_keepalive_connections=0))  # fmt: skip
+        self.http = httpx.Client(
+            base_url=url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30.0,
+            limits=httpx.Limits(max_keepalive_connections=0),
+        )
         self.ledger, self.stop, self.hard_stop = ledger, stop, hard_stop
         self.failure: BaseException | None = None
 
@@ -162,8 +179,16 @@ class EpisodeWriter(Writer):
         answer, attempts, cut = self.send("/v1/episodes", body)
         if answer["id"] != episode_id(body):
             self.ledger.refuse(f"episode {step} stored as {answer['id']}, not its deterministic id")
-        self.ledger.add(Write(answer["id"], "episode", body["userText"], step=step, attempts=attempts,
-                              ack_lost=cut and not answer["created"]))  # fmt: skip
+        self.ledger.add(
+            Write(
+                answer["id"],
+                "episode",
+                body["userText"],
+                step=step,
+                attempts=attempts,
+                ack_lost=cut and not answer["created"],
+            )
+        )
 
 
 class BatchWriter(Writer):
@@ -172,8 +197,14 @@ class BatchWriter(Writer):
     name_prefix = "batches"
 
     def write(self, step: int) -> None:
-        bodies = [episode_body("fault-batch", step * BATCH + i, f"Fault test batch {step} item {i}: colour {i} is "
-                               f"number {step * BATCH + i}.") for i in range(BATCH)]  # fmt: skip
+        bodies = [
+            episode_body(
+                "fault-batch",
+                step * BATCH + i,
+                f"Fault test batch {step} item {i}: colour {i} is number {step * BATCH + i}.",
+            )
+            for i in range(BATCH)
+        ]
         while True:
             answer, attempts, cut = self.send("/v1/episodes/batch", {"episodes": bodies})
             statuses = [item["status"] for item in answer["results"]]
@@ -186,8 +217,16 @@ class BatchWriter(Writer):
         for body, item in zip(bodies, answer["results"], strict=True):
             if item["id"] != episode_id(body):
                 self.ledger.refuse(f"batch {step} item stored as {item['id']}, not its deterministic id")
-            self.ledger.add(Write(item["id"], "episode", body["userText"], step=step, attempts=attempts,
-                                  ack_lost=cut and not item["created"]))  # fmt: skip
+            self.ledger.add(
+                Write(
+                    item["id"],
+                    "episode",
+                    body["userText"],
+                    step=step,
+                    attempts=attempts,
+                    ack_lost=cut and not item["created"],
+                )
+            )
 
 
 class SlotWriter(Writer):
@@ -213,13 +252,30 @@ class SlotWriter(Writer):
             write_kind = "correction"
         else:
             text = f"The {subject}'s {kind} is value {step}."
-            body |= {"runtime": RUNTIME, "text": text, "kind": kind, "subjectKey": subject, "confidence": 0.9,
-                     "validFrom": (VALID_BASE + dt.timedelta(hours=step)).isoformat(), "visibility": "participant",
-                     "trustClass": "trusted", "provenance": "fault-test"}  # fmt: skip
+            body |= {
+                "runtime": RUNTIME,
+                "text": text,
+                "kind": kind,
+                "subjectKey": subject,
+                "confidence": 0.9,
+                "validFrom": (VALID_BASE + dt.timedelta(hours=step)).isoformat(),
+                "visibility": "participant",
+                "trustClass": "trusted",
+                "provenance": "fault-test",
+            }
             answer, attempts, cut = self.send("/v1/facts", body)
             write_kind = "fact"
         if answer["memory"]["status"] != "active":
             self.ledger.refuse(f"{self.name} step {step} was stored as {answer['memory']['status']}, not current")
         self.current = answer["id"]
-        self.ledger.add(Write(answer["id"], write_kind, text, slot=self.slot, step=step, attempts=attempts,
-                              ack_lost=cut and not answer["created"]))  # fmt: skip
+        self.ledger.add(
+            Write(
+                answer["id"],
+                write_kind,
+                text,
+                slot=self.slot,
+                step=step,
+                attempts=attempts,
+                ack_lost=cut and not answer["created"],
+            )
+        )

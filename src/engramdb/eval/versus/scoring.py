@@ -30,13 +30,18 @@ def check_same_inputs(seen: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         for setting, answers in view["answers"].items():
             if set(answers) != set(reference["questions"]):
                 raise MismatchError(f"{name} ({setting}) answered other questions than were asked")
-    return {"systems": names, "conversations": len(reference["stored"]),
-            "turns": sum(len(v) for v in reference["stored"].values()),
-            "questions": len(reference["questions"]), "sameInputs": True}  # fmt: skip
+    return {
+        "systems": names,
+        "conversations": len(reference["stored"]),
+        "turns": sum(len(v) for v in reference["stored"].values()),
+        "questions": len(reference["questions"]),
+        "sameInputs": True,
+    }
 
 
-def recall_at(answers: Mapping[str, Mapping[str, Any]], questions: Mapping[str, Any],
-              categories: Mapping[str, str]) -> dict[str, dict[str, float]]:  # fmt: skip
+def recall_at(
+    answers: Mapping[str, Mapping[str, Any]], questions: Mapping[str, Any], categories: Mapping[str, str]
+) -> dict[str, dict[str, float]]:
     """Return evidence recall@5 and @10 per category and for ``all`` (categories 1-4), with n:
     the share of a question's evidence turns among the first k retrieved, averaged."""
     per: dict[str, list[dict[str, float]]] = defaultdict(list)

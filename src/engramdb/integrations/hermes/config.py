@@ -12,18 +12,34 @@ from pathlib import Path
 from typing import Any
 
 CONFIG_FIELDS: tuple[dict[str, Any], ...] = (
-    {"key": "url", "description": "EngramDB server URL", "required": True, "default": "http://127.0.0.1:8377",
-     "env_var": "ENGRAM_URL"},
-    {"key": "api_key", "description": "EngramDB host key (engram keys create --role host --agent-id hermes "
-     "--profile-id default)", "secret": True, "required": True, "env_var": "ENGRAM_KEY"},
+    {
+        "key": "url",
+        "description": "EngramDB server URL",
+        "required": True,
+        "default": "http://127.0.0.1:8377",
+        "env_var": "ENGRAM_URL",
+    },
+    {
+        "key": "api_key",
+        "description": "EngramDB host key (engram keys create --role host --agent-id hermes --profile-id default)",
+        "secret": True,
+        "required": True,
+        "env_var": "ENGRAM_KEY",
+    },
     {"key": "agent_id", "description": "agentId of the memory scope", "default": "hermes"},
-    {"key": "user_id", "description": "the person on the CLI (the server hashes it; gateway sessions use the "
-     "platform's user id)", "default": ""},
+    {
+        "key": "user_id",
+        "description": "the person on the CLI (the server hashes it; gateway sessions use the platform's user id)",
+        "default": "",
+    },
     {"key": "recall_timeout_ms", "description": "recall budget before each turn (fail-open)", "default": "300"},
-    {"key": "extraction", "description": "have the server's model extract facts from each turn (derived; "
-     "reviewed by default)",
-     "default": "false", "choices": ["true", "false"]},
-)  # fmt: skip
+    {
+        "key": "extraction",
+        "description": "have the server's model extract facts from each turn (derived; reviewed by default)",
+        "default": "false",
+        "choices": ["true", "false"],
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -45,11 +61,13 @@ class ProviderConfig:
             return str(env.get(env_var or "", "") or stored.get(key) or default)
 
         return cls(
-            url=value("url", "ENGRAM_URL", "http://127.0.0.1:8377"), api_key=value("api_key", "ENGRAM_KEY") or None,
-            agent_id=value("agent_id", "ENGRAM_AGENT_ID", "hermes"), user_id=value("user_id", "ENGRAM_USER_ID") or None,
+            url=value("url", "ENGRAM_URL", "http://127.0.0.1:8377"),
+            api_key=value("api_key", "ENGRAM_KEY") or None,
+            agent_id=value("agent_id", "ENGRAM_AGENT_ID", "hermes"),
+            user_id=value("user_id", "ENGRAM_USER_ID") or None,
             recall_timeout=float(value("recall_timeout_ms", None, "300")) / 1000,
             extraction=value("extraction", None, "false").lower() in ("true", "1", "yes"),
-        )  # fmt: skip
+        )
 
 
 def config_path(hermes_home: str | Path) -> Path:

@@ -27,12 +27,12 @@ def register(ctx) -> None:
     ctx.register_memory_provider(EngramMemoryProvider())
 '''
 
-PLUGIN_YAML = f'''name: engramdb
+PLUGIN_YAML = f"""name: engramdb
 version: {__version__}
 description: "EngramDB: scoped, audited long-term memory (episodes and facts, hybrid recall, durable outbox)."
 pip_dependencies:
   - engramdb[hermes]=={__version__}
-'''
+"""
 
 CONFIG_SCHEMA = '''"""EngramDB's declared config surface, rendered by Hermes' generic provider panel."""
 

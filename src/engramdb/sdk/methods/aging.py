@@ -44,7 +44,9 @@ class SyncAgingMethods:
 
     def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
         """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
-        return self.call(aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope}))
+        return self.call(
+            aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope})
+        )
 
     def delete_episode(
         self,
@@ -54,7 +56,10 @@ class SyncAgingMethods:
         dry_run: bool = False,
     ) -> MemoryDeleted:
         """Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews."""
-        return self.call(aging_ops.DELETE_EPISODE, inputs_for(aging_ops.DELETE_EPISODE, (event_id,), None, {"scope": scope, "dry_run": dry_run}))
+        return self.call(
+            aging_ops.DELETE_EPISODE,
+            inputs_for(aging_ops.DELETE_EPISODE, (event_id,), None, {"scope": scope, "dry_run": dry_run}),
+        )
 
     def delete_fact(
         self,
@@ -64,7 +69,10 @@ class SyncAgingMethods:
         dry_run: bool = False,
     ) -> MemoryDeleted:
         """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
-        return self.call(aging_ops.DELETE_FACT, inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}))
+        return self.call(
+            aging_ops.DELETE_FACT,
+            inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}),
+        )
 
     def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
         """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""
@@ -103,7 +111,9 @@ class AsyncAgingMethods:
 
     async def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
         """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
-        return await self.call(aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope}))
+        return await self.call(
+            aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope})
+        )
 
     async def delete_episode(
         self,
@@ -113,7 +123,10 @@ class AsyncAgingMethods:
         dry_run: bool = False,
     ) -> MemoryDeleted:
         """Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews."""
-        return await self.call(aging_ops.DELETE_EPISODE, inputs_for(aging_ops.DELETE_EPISODE, (event_id,), None, {"scope": scope, "dry_run": dry_run}))
+        return await self.call(
+            aging_ops.DELETE_EPISODE,
+            inputs_for(aging_ops.DELETE_EPISODE, (event_id,), None, {"scope": scope, "dry_run": dry_run}),
+        )
 
     async def delete_fact(
         self,
@@ -123,7 +136,10 @@ class AsyncAgingMethods:
         dry_run: bool = False,
     ) -> MemoryDeleted:
         """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
-        return await self.call(aging_ops.DELETE_FACT, inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}))
+        return await self.call(
+            aging_ops.DELETE_FACT,
+            inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}),
+        )
 
     async def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
         """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""

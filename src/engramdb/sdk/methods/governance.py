@@ -3,7 +3,6 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
-# ruff: noqa: E501
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -48,7 +47,15 @@ class SyncGovernanceMethods:
         limit: int = 100,
     ) -> ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
-        return self.call(ops.REVIEW_QUEUE, inputs_for(ops.REVIEW_QUEUE, (), None, {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit}))
+        return self.call(
+            ops.REVIEW_QUEUE,
+            inputs_for(
+                ops.REVIEW_QUEUE,
+                (),
+                None,
+                {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit},
+            ),
+        )
 
     def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
         """Make a pending fact current (tombstones and the age guard apply)."""
@@ -72,7 +79,21 @@ class SyncGovernanceMethods:
         actor_key_id: str | None = None,
     ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
-        return self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit, "action": action, "target_id": target_id, "actor_key_id": actor_key_id}))
+        return self.call(
+            ops.AUDIT,
+            inputs_for(
+                ops.AUDIT,
+                (),
+                None,
+                {
+                    "after": after,
+                    "limit": limit,
+                    "action": action,
+                    "target_id": target_id,
+                    "actor_key_id": actor_key_id,
+                },
+            ),
+        )
 
     def verify_audit(self) -> AuditVerdict:
         """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
@@ -115,7 +136,15 @@ class AsyncGovernanceMethods:
         limit: int = 100,
     ) -> ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
-        return await self.call(ops.REVIEW_QUEUE, inputs_for(ops.REVIEW_QUEUE, (), None, {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit}))
+        return await self.call(
+            ops.REVIEW_QUEUE,
+            inputs_for(
+                ops.REVIEW_QUEUE,
+                (),
+                None,
+                {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit},
+            ),
+        )
 
     async def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
         """Make a pending fact current (tombstones and the age guard apply)."""
@@ -139,7 +168,21 @@ class AsyncGovernanceMethods:
         actor_key_id: str | None = None,
     ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
-        return await self.call(ops.AUDIT, inputs_for(ops.AUDIT, (), None, {"after": after, "limit": limit, "action": action, "target_id": target_id, "actor_key_id": actor_key_id}))
+        return await self.call(
+            ops.AUDIT,
+            inputs_for(
+                ops.AUDIT,
+                (),
+                None,
+                {
+                    "after": after,
+                    "limit": limit,
+                    "action": action,
+                    "target_id": target_id,
+                    "actor_key_id": actor_key_id,
+                },
+            ),
+        )
 
     async def verify_audit(self) -> AuditVerdict:
         """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""

@@ -3,7 +3,6 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
-# ruff: noqa: E501
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -52,11 +51,15 @@ class SyncKnowledgeMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> RecordsWritten:
         """Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert."""
-        return self.call(knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin}))
+        return self.call(
+            knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin})
+        )
 
     def get_record(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordView:
         """One record of the caller's scope."""
-        return self.call(knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope}))
+        return self.call(
+            knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope})
+        )
 
     def update_record(self, record_id: str, body: RecordChange | Mapping[str, Any]) -> RecordView:
         """Set properties of a record (null removes one); the previous ones stay in its history."""
@@ -64,19 +67,29 @@ class SyncKnowledgeMethods:
 
     def record_history(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordHistory:
         """Every version of a record's properties, oldest first."""
-        return self.call(knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope}))
+        return self.call(
+            knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope})
+        )
 
     def list_relationships(
         self,
         *,
         id: str,
         scope: ScopeFields | Mapping[str, Any] | None = None,
-        kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = 'RECORD',
+        kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = "RECORD",
         type: str | None = None,
-        direction: Literal["out", "in", "both"] = 'both',
+        direction: Literal["out", "in", "both"] = "both",
     ) -> RelationshipList:
         """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
-        return self.call(knowledge_ops.LIST_RELATIONSHIPS, inputs_for(knowledge_ops.LIST_RELATIONSHIPS, (), None, {"id": id, "scope": scope, "kind": kind, "type": type, "direction": direction}))
+        return self.call(
+            knowledge_ops.LIST_RELATIONSHIPS,
+            inputs_for(
+                knowledge_ops.LIST_RELATIONSHIPS,
+                (),
+                None,
+                {"id": id, "scope": scope, "kind": kind, "type": type, "direction": direction},
+            ),
+        )
 
     def delete_record(
         self,
@@ -87,7 +100,15 @@ class SyncKnowledgeMethods:
         cascade: bool = False,
     ) -> Deleted:
         """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
-        return self.call(knowledge_ops.DELETE_RECORD, inputs_for(knowledge_ops.DELETE_RECORD, (record_id,), None, {"scope": scope, "dry_run": dry_run, "cascade": cascade}))
+        return self.call(
+            knowledge_ops.DELETE_RECORD,
+            inputs_for(
+                knowledge_ops.DELETE_RECORD,
+                (record_id,),
+                None,
+                {"scope": scope, "dry_run": dry_run, "cascade": cascade},
+            ),
+        )
 
     def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
         """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
@@ -112,7 +133,10 @@ class SyncKnowledgeMethods:
         label: str | None = None,
     ) -> KnowledgeSchema:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
-        return self.call(knowledge_ops.RECORDS_SCHEMA, inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}))
+        return self.call(
+            knowledge_ops.RECORDS_SCHEMA,
+            inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}),
+        )
 
     def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
         """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""
@@ -132,15 +156,21 @@ class AsyncKnowledgeMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> RecordsWritten:
         """Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert."""
-        return await self.call(knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin}))
+        return await self.call(
+            knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin})
+        )
 
     async def get_record(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordView:
         """One record of the caller's scope."""
-        return await self.call(knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope}))
+        return await self.call(
+            knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope})
+        )
 
     async def update_record(self, record_id: str, body: RecordChange | Mapping[str, Any]) -> RecordView:
         """Set properties of a record (null removes one); the previous ones stay in its history."""
-        return await self.call(knowledge_ops.UPDATE_RECORD, inputs_for(knowledge_ops.UPDATE_RECORD, (record_id,), body, {}))
+        return await self.call(
+            knowledge_ops.UPDATE_RECORD, inputs_for(knowledge_ops.UPDATE_RECORD, (record_id,), body, {})
+        )
 
     async def record_history(
         self,
@@ -149,19 +179,29 @@ class AsyncKnowledgeMethods:
         scope: ScopeFields | Mapping[str, Any] | None = None,
     ) -> RecordHistory:
         """Every version of a record's properties, oldest first."""
-        return await self.call(knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope}))
+        return await self.call(
+            knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope})
+        )
 
     async def list_relationships(
         self,
         *,
         id: str,
         scope: ScopeFields | Mapping[str, Any] | None = None,
-        kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = 'RECORD',
+        kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = "RECORD",
         type: str | None = None,
-        direction: Literal["out", "in", "both"] = 'both',
+        direction: Literal["out", "in", "both"] = "both",
     ) -> RelationshipList:
         """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
-        return await self.call(knowledge_ops.LIST_RELATIONSHIPS, inputs_for(knowledge_ops.LIST_RELATIONSHIPS, (), None, {"id": id, "scope": scope, "kind": kind, "type": type, "direction": direction}))
+        return await self.call(
+            knowledge_ops.LIST_RELATIONSHIPS,
+            inputs_for(
+                knowledge_ops.LIST_RELATIONSHIPS,
+                (),
+                None,
+                {"id": id, "scope": scope, "kind": kind, "type": type, "direction": direction},
+            ),
+        )
 
     async def delete_record(
         self,
@@ -172,7 +212,15 @@ class AsyncKnowledgeMethods:
         cascade: bool = False,
     ) -> Deleted:
         """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
-        return await self.call(knowledge_ops.DELETE_RECORD, inputs_for(knowledge_ops.DELETE_RECORD, (record_id,), None, {"scope": scope, "dry_run": dry_run, "cascade": cascade}))
+        return await self.call(
+            knowledge_ops.DELETE_RECORD,
+            inputs_for(
+                knowledge_ops.DELETE_RECORD,
+                (record_id,),
+                None,
+                {"scope": scope, "dry_run": dry_run, "cascade": cascade},
+            ),
+        )
 
     async def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
         """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
@@ -197,7 +245,10 @@ class AsyncKnowledgeMethods:
         label: str | None = None,
     ) -> KnowledgeSchema:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
-        return await self.call(knowledge_ops.RECORDS_SCHEMA, inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}))
+        return await self.call(
+            knowledge_ops.RECORDS_SCHEMA,
+            inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}),
+        )
 
     async def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
         """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""

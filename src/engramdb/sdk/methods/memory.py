@@ -3,7 +3,6 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
-# ruff: noqa: E501
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -87,7 +86,22 @@ class SyncMemoryMethods:
         limit: int = 50,
     ) -> EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
-        return self.call(ops.LIST_EPISODES, inputs_for(ops.LIST_EPISODES, (), None, {"scope": scope, "session_id": session_id, "after": after, "before": before, "cursor": cursor, "limit": limit}))
+        return self.call(
+            ops.LIST_EPISODES,
+            inputs_for(
+                ops.LIST_EPISODES,
+                (),
+                None,
+                {
+                    "scope": scope,
+                    "session_id": session_id,
+                    "after": after,
+                    "before": before,
+                    "cursor": cursor,
+                    "limit": limit,
+                },
+            ),
+        )
 
     def list_facts(
         self,
@@ -101,11 +115,29 @@ class SyncMemoryMethods:
         include_history: bool = False,
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
-        return self.call(ops.LIST_FACTS, inputs_for(ops.LIST_FACTS, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "limit": limit, "as_of": as_of, "valid_at": valid_at, "include_history": include_history}))
+        return self.call(
+            ops.LIST_FACTS,
+            inputs_for(
+                ops.LIST_FACTS,
+                (),
+                None,
+                {
+                    "scope": scope,
+                    "subject_key": subject_key,
+                    "kind": kind,
+                    "limit": limit,
+                    "as_of": as_of,
+                    "valid_at": valid_at,
+                    "include_history": include_history,
+                },
+            ),
+        )
 
     def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
-        return self.call(ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}))
+        return self.call(
+            ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit})
+        )
 
     def correct_fact(
         self,
@@ -134,7 +166,15 @@ class SyncMemoryMethods:
         include_lifted: bool = False,
     ) -> TombstoneList:
         """Values refused in the caller's scope."""
-        return self.call(ops.LIST_TOMBSTONES, inputs_for(ops.LIST_TOMBSTONES, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted}))
+        return self.call(
+            ops.LIST_TOMBSTONES,
+            inputs_for(
+                ops.LIST_TOMBSTONES,
+                (),
+                None,
+                {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted},
+            ),
+        )
 
     def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
         """Let a tombstoned value become current again (reviewer or admin keys)."""
@@ -194,7 +234,22 @@ class AsyncMemoryMethods:
         limit: int = 50,
     ) -> EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
-        return await self.call(ops.LIST_EPISODES, inputs_for(ops.LIST_EPISODES, (), None, {"scope": scope, "session_id": session_id, "after": after, "before": before, "cursor": cursor, "limit": limit}))
+        return await self.call(
+            ops.LIST_EPISODES,
+            inputs_for(
+                ops.LIST_EPISODES,
+                (),
+                None,
+                {
+                    "scope": scope,
+                    "session_id": session_id,
+                    "after": after,
+                    "before": before,
+                    "cursor": cursor,
+                    "limit": limit,
+                },
+            ),
+        )
 
     async def list_facts(
         self,
@@ -208,11 +263,29 @@ class AsyncMemoryMethods:
         include_history: bool = False,
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
-        return await self.call(ops.LIST_FACTS, inputs_for(ops.LIST_FACTS, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "limit": limit, "as_of": as_of, "valid_at": valid_at, "include_history": include_history}))
+        return await self.call(
+            ops.LIST_FACTS,
+            inputs_for(
+                ops.LIST_FACTS,
+                (),
+                None,
+                {
+                    "scope": scope,
+                    "subject_key": subject_key,
+                    "kind": kind,
+                    "limit": limit,
+                    "as_of": as_of,
+                    "valid_at": valid_at,
+                    "include_history": include_history,
+                },
+            ),
+        )
 
     async def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
-        return await self.call(ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}))
+        return await self.call(
+            ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit})
+        )
 
     async def correct_fact(
         self,
@@ -241,7 +314,15 @@ class AsyncMemoryMethods:
         include_lifted: bool = False,
     ) -> TombstoneList:
         """Values refused in the caller's scope."""
-        return await self.call(ops.LIST_TOMBSTONES, inputs_for(ops.LIST_TOMBSTONES, (), None, {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted}))
+        return await self.call(
+            ops.LIST_TOMBSTONES,
+            inputs_for(
+                ops.LIST_TOMBSTONES,
+                (),
+                None,
+                {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted},
+            ),
+        )
 
     async def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
         """Let a tombstoned value become current again (reviewer or admin keys)."""

@@ -59,7 +59,10 @@ class SyncModelsMethods:
         limit: int = 50,
     ) -> ModelJobList:
         """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
-        return self.call(models_ops.LIST_MODEL_JOBS, inputs_for(models_ops.LIST_MODEL_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}))
+        return self.call(
+            models_ops.LIST_MODEL_JOBS,
+            inputs_for(models_ops.LIST_MODEL_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
+        )
 
     def get_model_job(self, job_id: str) -> ModelJobView:
         """One model job: its state, attempts, last error and, once done, its result."""
@@ -67,7 +70,9 @@ class SyncModelsMethods:
 
     def model_usage(self, *, since: str | None = None, recent: int = 20) -> ModelUsage:
         """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
-        return self.call(models_ops.MODEL_USAGE, inputs_for(models_ops.MODEL_USAGE, (), None, {"since": since, "recent": recent}))
+        return self.call(
+            models_ops.MODEL_USAGE, inputs_for(models_ops.MODEL_USAGE, (), None, {"since": since, "recent": recent})
+        )
 
     def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
         """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
@@ -94,7 +99,10 @@ class SyncModelsMethods:
         session_id: str | None = None,
     ) -> AddResult:
         """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
-        return self.call(models_ops.ADD, inputs_for(models_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}))
+        return self.call(
+            models_ops.ADD,
+            inputs_for(models_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}),
+        )
 
 
 class AsyncModelsMethods:
@@ -119,7 +127,10 @@ class AsyncModelsMethods:
         limit: int = 50,
     ) -> ModelJobList:
         """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
-        return await self.call(models_ops.LIST_MODEL_JOBS, inputs_for(models_ops.LIST_MODEL_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}))
+        return await self.call(
+            models_ops.LIST_MODEL_JOBS,
+            inputs_for(models_ops.LIST_MODEL_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
+        )
 
     async def get_model_job(self, job_id: str) -> ModelJobView:
         """One model job: its state, attempts, last error and, once done, its result."""
@@ -127,11 +138,15 @@ class AsyncModelsMethods:
 
     async def model_usage(self, *, since: str | None = None, recent: int = 20) -> ModelUsage:
         """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
-        return await self.call(models_ops.MODEL_USAGE, inputs_for(models_ops.MODEL_USAGE, (), None, {"since": since, "recent": recent}))
+        return await self.call(
+            models_ops.MODEL_USAGE, inputs_for(models_ops.MODEL_USAGE, (), None, {"since": since, "recent": recent})
+        )
 
     async def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
         """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
-        return await self.call(models_ops.FACT_LINKS, inputs_for(models_ops.FACT_LINKS, (fact_id,), None, {"scope": scope}))
+        return await self.call(
+            models_ops.FACT_LINKS, inputs_for(models_ops.FACT_LINKS, (fact_id,), None, {"scope": scope})
+        )
 
     async def reflect(self, body: ReflectRequest | Mapping[str, Any]) -> ReflectResult:
         """Write reflections (derived, reviewable) over a subject's or a time range's current, stated facts."""
@@ -147,7 +162,9 @@ class AsyncModelsMethods:
         body: UndoConsolidation | Mapping[str, Any],
     ) -> UndoneConsolidation:
         """Undo a consolidation: the merged fact is archived and its originals are current again (audited)."""
-        return await self.call(models_ops.UNDO_CONSOLIDATION, inputs_for(models_ops.UNDO_CONSOLIDATION, (fact_id,), body, {}))
+        return await self.call(
+            models_ops.UNDO_CONSOLIDATION, inputs_for(models_ops.UNDO_CONSOLIDATION, (fact_id,), body, {})
+        )
 
     async def add(
         self,
@@ -158,4 +175,7 @@ class AsyncModelsMethods:
         session_id: str | None = None,
     ) -> AddResult:
         """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
-        return await self.call(models_ops.ADD, inputs_for(models_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}))
+        return await self.call(
+            models_ops.ADD,
+            inputs_for(models_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}),
+        )

@@ -71,8 +71,7 @@ def entry_call(entry: Entry) -> Call[WriteResponse]:
             return op.call_for(WRITE_FACT, op.inputs_for(WRITE_FACT, (), body, {"origin": entry.origin}))
         raise ValueError(f"unknown entry kind {entry.kind!r} / origin {entry.origin!r}")
     except (ValueError, TypeError, InvalidInputError) as error:
-        raise MalformedEntryError(f"outbox entry {entry.seq} is malformed: {error}"[:500],
-                                  seq=entry.seq) from error  # fmt: skip
+        raise MalformedEntryError(f"outbox entry {entry.seq} is malformed: {error}"[:500], seq=entry.seq) from error
 
 
 class Outbox:
@@ -94,8 +93,9 @@ class Outbox:
             raise ValueError("an Outbox needs a client or a url")
         self._owns_client = client is None
         self.client = client or Client(str(url), api_key, timeout=self.settings.request_timeout)
-        self.store = OutboxStore(profile_dir, max_pending=self.settings.max_pending,
-                                 synchronous=self.settings.synchronous)  # fmt: skip
+        self.store = OutboxStore(
+            profile_dir, max_pending=self.settings.max_pending, synchronous=self.settings.synchronous
+        )
         self._cond = threading.Condition()
         self._inflight: set[int] = set()
         self._round: dict[int, int] = {}  # failures in a row, per entry, in this process
@@ -261,8 +261,14 @@ class Outbox:
             else:
                 # A refused key refuses every entry after this one too: say it as an error.
                 level = logging.ERROR if error.http_status in (401, 403) else logging.WARNING
-                log.log(level, "server refused outbox entry %d (%s %s): %s", entry.seq,
-                        error.http_status, error.code, error.message)  # fmt: skip
+                log.log(
+                    level,
+                    "server refused outbox entry %d (%s %s): %s",
+                    entry.seq,
+                    error.http_status,
+                    error.code,
+                    error.message,
+                )
                 self.last_error = f"{error.http_status} {error.code}: {error.message}"
                 self.store.bury(entry, error)
         else:

@@ -56,9 +56,11 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 """
 # Columns are cast on the way out so that a damaged row still reads, and is then isolated.
-_ENTRY = ("SELECT seq, CAST(kind AS TEXT), CAST(memory_id AS TEXT), CAST(body AS TEXT), "
-          "CAST(origin AS TEXT), CAST(attempts AS INTEGER), CAST(next_at AS REAL), "
-          "CAST(last_error AS TEXT), CAST(created_at AS REAL) FROM pending")  # fmt: skip
+_ENTRY = (
+    "SELECT seq, CAST(kind AS TEXT), CAST(memory_id AS TEXT), CAST(body AS TEXT), "
+    "CAST(origin AS TEXT), CAST(attempts AS INTEGER), CAST(next_at AS REAL), "
+    "CAST(last_error AS TEXT), CAST(created_at AS REAL) FROM pending"
+)
 
 
 @dataclass(frozen=True)
@@ -137,16 +139,20 @@ class OutboxStore:
     # -- the host side --------------------------------------------------------------------
 
     def append(
-        self, kind: str, memory_id: str, body: str, *, origin: str = "stated",
+        self,
+        kind: str,
+        memory_id: str,
+        body: str,
+        *,
+        origin: str = "stated",
         session: SessionState | None = None,
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         """Store an event durably; False if the same event is already pending.
 
         Raises OutboxFullError, appending nothing, when ``max_pending`` entries are pending.
         """
         with self._tx() as db:
-            known = db.execute("SELECT 1 FROM pending WHERE kind = ? AND memory_id = ?",
-                               (kind, memory_id)).fetchone()  # fmt: skip
+            known = db.execute("SELECT 1 FROM pending WHERE kind = ? AND memory_id = ?", (kind, memory_id)).fetchone()
             if known is None:
                 (count,) = db.execute("SELECT count(*) FROM pending").fetchone()
                 if count >= self.max_pending:
@@ -154,11 +160,15 @@ class OutboxStore:
                         f"the outbox holds {count} undelivered events (limit {self.max_pending})",
                         limit=self.max_pending,
                     )
-                db.execute("INSERT INTO pending (kind, memory_id, body, origin, created_at) "
-                           "VALUES (?, ?, ?, ?, ?)", (kind, memory_id, body, origin, time.time()))  # fmt: skip
+                db.execute(
+                    "INSERT INTO pending (kind, memory_id, body, origin, created_at) VALUES (?, ?, ?, ?, ?)",
+                    (kind, memory_id, body, origin, time.time()),
+                )
             if session is not None:
-                db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?)", (
-                    session.session_id, session.next_turn, session.last_digest, session.last_event_id))  # fmt: skip
+                db.execute(
+                    "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?)",
+                    (session.session_id, session.next_turn, session.last_digest, session.last_event_id),
+                )
         return known is None
 
     def session_state(self, session_id: str) -> SessionState | None:
@@ -192,8 +202,10 @@ class OutboxStore:
         """Count a failed attempt and set when to try again."""
         with self._lock:
             if not self._closed:
-                self._db.execute("UPDATE pending SET attempts = attempts + 1, next_at = ?, last_error = ? "
-                                 "WHERE seq = ?", (next_at, error[:1000], seq))  # fmt: skip
+                self._db.execute(
+                    "UPDATE pending SET attempts = attempts + 1, next_at = ?, last_error = ? WHERE seq = ?",
+                    (next_at, error[:1000], seq),
+                )
 
     def bury(self, entry: Entry, error: EngramError) -> None:
         """Move an entry to the dead letters with the error that stopped it."""
@@ -201,10 +213,22 @@ class OutboxStore:
             if self._closed:
                 return
             with self._tx() as db:
-                db.execute("INSERT OR REPLACE INTO dead VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (
-                    entry.seq, entry.kind or "", entry.memory_id or "", entry.body or "",
-                    entry.origin or "", entry.attempts + 1, error.code, error.http_status,
-                    error.message[:1000], entry.created_at or 0.0, time.time()))  # fmt: skip
+                db.execute(
+                    "INSERT OR REPLACE INTO dead VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        entry.seq,
+                        entry.kind or "",
+                        entry.memory_id or "",
+                        entry.body or "",
+                        entry.origin or "",
+                        entry.attempts + 1,
+                        error.code,
+                        error.http_status,
+                        error.message[:1000],
+                        entry.created_at or 0.0,
+                        time.time(),
+                    ),
+                )
                 db.execute("DELETE FROM pending WHERE seq = ?", (entry.seq,))
 
     def send_plain(self, seq: int) -> None:
@@ -237,14 +261,16 @@ class OutboxStore:
 
     def replay_dead(self, seqs: Collection[int] | None = None) -> int:
         """Move dead letters (all, or those in ``seqs``) back to pending; return how many."""
-        where, args = ("", ()) if seqs is None else (
-            f"WHERE seq IN ({','.join('?' * len(seqs))})", tuple(seqs))  # fmt: skip
+        where, args = ("", ()) if seqs is None else (f"WHERE seq IN ({','.join('?' * len(seqs))})", tuple(seqs))
         with self._tx() as db:
-            rows = db.execute(f"SELECT seq, kind, memory_id, body, origin, created_at FROM dead {where}",
-                              args).fetchall()  # fmt: skip
+            rows = db.execute(
+                f"SELECT seq, kind, memory_id, body, origin, created_at FROM dead {where}", args
+            ).fetchall()
             for seq, kind, memory_id, body, origin, created_at in rows:
-                db.execute("INSERT OR IGNORE INTO pending (kind, memory_id, body, origin, created_at) "
-                           "VALUES (?, ?, ?, ?, ?)", (kind, memory_id, body, origin, created_at))  # fmt: skip
+                db.execute(
+                    "INSERT OR IGNORE INTO pending (kind, memory_id, body, origin, created_at) VALUES (?, ?, ?, ?, ?)",
+                    (kind, memory_id, body, origin, created_at),
+                )
                 db.execute("DELETE FROM dead WHERE seq = ?", (seq,))
         return len(rows)
 
@@ -261,8 +287,10 @@ def _claimable(exclude: Collection[int]) -> str:
     Facts go one at a time in the order they were appended (a replacement names the fact it
     supersedes, which must be stored first); episodes are independent of each other.
     """
-    return (f"p.seq NOT IN ({','.join('?' * len(exclude))}) AND (p.kind != 'fact' OR NOT EXISTS "
-            "(SELECT 1 FROM pending AS q WHERE q.kind = 'fact' AND q.seq < p.seq))")  # fmt: skip
+    return (
+        f"p.seq NOT IN ({','.join('?' * len(exclude))}) AND (p.kind != 'fact' OR NOT EXISTS "
+        "(SELECT 1 FROM pending AS q WHERE q.kind = 'fact' AND q.seq < p.seq))"
+    )
 
 
 def _pragma(value: str) -> str:

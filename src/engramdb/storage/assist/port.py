@@ -18,13 +18,19 @@ from typing import Protocol
 
 from engramdb.storage.records import MemoryRecord
 
-LINK_COLUMNS = ("link_id, scope_key, link_type, from_id, to_id, to_source, state, verdict, confidence, reason, "
-                "prompt_version, model, created_at, updated_at")  # fmt: skip
-JOB_COLUMNS = ("job_id, kind, scope_key, scope_json, input_json, state, attempts, max_attempts, next_at, error, "
-               "result_json, actor_key_id, actor_role, created_at, updated_at, started_at, finished_at, "
-               "run_cpu_ms")  # fmt: skip
-CALL_COLUMNS = ("at, purpose, model, prompt_version, scope_key, job_id, actor_key_id, prompt_tokens, "
-                "completion_tokens, estimated, cost, latency_ms, outcome, error")  # fmt: skip
+LINK_COLUMNS = (
+    "link_id, scope_key, link_type, from_id, to_id, to_source, state, verdict, confidence, reason, "
+    "prompt_version, model, created_at, updated_at"
+)
+JOB_COLUMNS = (
+    "job_id, kind, scope_key, scope_json, input_json, state, attempts, max_attempts, next_at, error, "
+    "result_json, actor_key_id, actor_role, created_at, updated_at, started_at, finished_at, "
+    "run_cpu_ms"
+)
+CALL_COLUMNS = (
+    "at, purpose, model, prompt_version, scope_key, job_id, actor_key_id, prompt_tokens, "
+    "completion_tokens, estimated, cost, latency_ms, outcome, error"
+)
 
 
 @dataclass(frozen=True)
@@ -135,9 +141,16 @@ class AssistWrites(Protocol):
         ...
 
     def finish_job(
-        self, job_id: str, *, state: str, at: str, next_at: str, error: str | None, result_json: str | None,
+        self,
+        job_id: str,
+        *,
+        state: str,
+        at: str,
+        next_at: str,
+        error: str | None,
+        result_json: str | None,
         cpu_ms: float | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Record a job's end (done, failed) or its next try (queued at ``next_at``)."""
         ...
 
@@ -165,8 +178,7 @@ class AssistReads(Protocol):
         """Return the texts of a slot's facts in these statuses (newest first)."""
         ...
 
-    def get_job(self, job_id: str) -> JobRecord | None:
-        ...
+    def get_job(self, job_id: str) -> JobRecord | None: ...
 
     def list_jobs(self, *, scope_keys: Sequence[str] | None, state: str | None, limit: int) -> list[JobRecord]:
         """Return jobs, newest first (of these scopes only, when given)."""

@@ -41,9 +41,17 @@ class AssistTransactionSQL:
         rows = self._assist_run(
             "UPDATE model_links SET state = ?, verdict = ?, confidence = ?, reason = ?, prompt_version = ?, "
             f"model = ?, updated_at = ? WHERE link_id = ? RETURNING {LINK_COLUMNS}",
-            (link.state, link.verdict, link.confidence, link.reason, link.prompt_version, link.model,
-             link.updated_at, link.link_id),
-        )  # fmt: skip
+            (
+                link.state,
+                link.verdict,
+                link.confidence,
+                link.reason,
+                link.prompt_version,
+                link.model,
+                link.updated_at,
+                link.link_id,
+            ),
+        )
         if not rows:
             rows = self._assist_run(
                 f"INSERT INTO model_links ({LINK_COLUMNS}) VALUES ({_marks(LINK_COLUMNS)}) RETURNING {LINK_COLUMNS}",
@@ -79,9 +87,16 @@ class AssistTransactionSQL:
         return JobRecord(*rows[0]) if rows else None
 
     def finish_job(
-        self, job_id: str, *, state: str, at: str, next_at: str, error: str | None, result_json: str | None,
+        self,
+        job_id: str,
+        *,
+        state: str,
+        at: str,
+        next_at: str,
+        error: str | None,
+        result_json: str | None,
         cpu_ms: float | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         finished = at if state in ("done", "failed") else None
         self._assist_run(
             "UPDATE model_jobs SET state = ?, next_at = ?, error = ?, result_json = coalesce(?, result_json), "
@@ -93,8 +108,9 @@ class AssistTransactionSQL:
         for call in calls:
             values = list(astuple(call))
             values[9] = int(call.estimated)
-            self._assist_run(f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({_marks(CALL_COLUMNS)}) "
-                             "RETURNING at", values)  # fmt: skip
+            self._assist_run(
+                f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({_marks(CALL_COLUMNS)}) RETURNING at", values
+            )
 
 
 class AssistStoreSQL:
@@ -160,8 +176,9 @@ class AssistStoreSQL:
             "ORDER BY purpose",
             params,
         )
-        return [UsageTotals(str(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), float(r[5]), float(r[6]))
-                for r in rows]  # fmt: skip
+        return [
+            UsageTotals(str(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), float(r[5]), float(r[6])) for r in rows
+        ]
 
     def model_calls(self, limit: int) -> list[ModelCall]:
         rows = self._assist_read(f"SELECT {CALL_COLUMNS} FROM model_calls ORDER BY at DESC LIMIT ?", (limit,))

@@ -204,8 +204,9 @@ class KnowledgeWrites(Protocol):
         """Whether ``node`` is still in ``scope_key``, held so until the transaction ends."""
         ...
 
-    def link(self, scope_key: str, type: str, source: NodeRef, target: NodeRef,
-             properties_json: str, at: str) -> tuple[Edge, bool]:  # fmt: skip
+    def link(
+        self, scope_key: str, type: str, source: NodeRef, target: NodeRef, properties_json: str, at: str
+    ) -> tuple[Edge, bool]:
         """Create a relationship (or return the one that exists): (edge, created)."""
         ...
 
@@ -213,8 +214,7 @@ class KnowledgeWrites(Protocol):
         """Create relationships (type, source, target) without properties; those created."""
         ...
 
-    def unlink(self, scope_key: str, type: str, source: NodeRef, target: NodeRef) -> bool:
-        ...
+    def unlink(self, scope_key: str, type: str, source: NodeRef, target: NodeRef) -> bool: ...
 
 
 class KnowledgeReads(Protocol):

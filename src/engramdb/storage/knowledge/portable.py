@@ -14,17 +14,40 @@ from engramdb.errors import ConflictError
 from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.knowledge.sql import Dialect
 
-RECORD_FIELDS = ("record_id", "scope_key", "agent_id", "profile_id", "privacy_scope", "participant_scope_hash",
-                 "sandbox_eligible", "label", "properties_json", "merge_key", "origin", "version", "created_at",
-                 "updated_at")  # fmt: skip
+RECORD_FIELDS = (
+    "record_id",
+    "scope_key",
+    "agent_id",
+    "profile_id",
+    "privacy_scope",
+    "participant_scope_hash",
+    "sandbox_eligible",
+    "label",
+    "properties_json",
+    "merge_key",
+    "origin",
+    "version",
+    "created_at",
+    "updated_at",
+)
 VALUE_FIELDS = ("label", "name", "kind", "text_key", "text_value", "text_fold", "number_value")
 HISTORY_FIELDS = ("version", "properties_json", "replaced_at")
-VECTOR_FIELDS = ("name", "text", "embed_state", "embed_error", "embed_attempts", "embed_next_at", "embed_model",
-                 "embedding")  # fmt: skip
+VECTOR_FIELDS = (
+    "name",
+    "text",
+    "embed_state",
+    "embed_error",
+    "embed_attempts",
+    "embed_next_at",
+    "embed_model",
+    "embedding",
+)
 OWNED = {"record_values": VALUE_FIELDS, "record_history": HISTORY_FIELDS, "record_vectors": VECTOR_FIELDS}
 TABLES = ("records", "record_values", "record_history", "record_vectors", "relationships")
-_NODE = ("CASE {side}_kind WHEN 'RECORD' THEN (SELECT record_id FROM records n WHERE n.rowid = e.{side}) "
-         "ELSE (SELECT memory_id FROM memories n WHERE n.rowid = e.{side}) END")  # fmt: skip
+_NODE = (
+    "CASE {side}_kind WHEN 'RECORD' THEN (SELECT record_id FROM records n WHERE n.rowid = e.{side}) "
+    "ELSE (SELECT memory_id FROM memories n WHERE n.rowid = e.{side}) END"
+)
 
 
 def export_rows(run: Run, d: Dialect, encode: Callable[[Any], str | None]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -33,21 +56,47 @@ def export_rows(run: Run, d: Dialect, encode: Callable[[Any], str | None]) -> It
     where = f"WHERE {owned}1 = 1"
     for row in run(f"SELECT {', '.join(RECORD_FIELDS)} FROM records r {where} ORDER BY r.rowid", params):
         yield "records", {**dict(zip(RECORD_FIELDS, row, strict=True)), "sandbox_eligible": bool(row[6])}
-    for table, fields in (("record_values", VALUE_FIELDS), ("record_history", HISTORY_FIELDS),
-                          ("record_vectors", VECTOR_FIELDS)):  # fmt: skip
+    for table, fields in (
+        ("record_values", VALUE_FIELDS),
+        ("record_history", HISTORY_FIELDS),
+        ("record_vectors", VECTOR_FIELDS),
+    ):
         columns = ", ".join(f"t.{f}" for f in fields)
-        for row in run(f"SELECT r.record_id, r.scope_key, {columns} FROM {table} t JOIN records r "
-                       f"ON r.rowid = t.record {where} ORDER BY r.rowid", params):  # fmt: skip
+        for row in run(
+            f"SELECT r.record_id, r.scope_key, {columns} FROM {table} t JOIN records r "
+            f"ON r.rowid = t.record {where} ORDER BY r.rowid",
+            params,
+        ):
             out = {"record_id": row[0], "scope_key": row[1], **dict(zip(fields, row[2:], strict=True))}
             if table == "record_vectors":
                 out["embedding"] = encode(out["embedding"])
             yield table, out
     owned, params = d.owned("e")
     sides = ", ".join(_NODE.format(side=side) for side in ("source", "target"))
-    for row in run(f"SELECT e.scope_key, e.type, e.source_kind, e.target_kind, e.properties_json, e.created_at, "
-                   f"{sides} FROM relationships e WHERE {owned}1 = 1 ORDER BY e.rowid", params):  # fmt: skip
-        yield "relationships", dict(zip(("scope_key", "type", "source_kind", "target_kind", "properties_json",
-                                         "created_at", "source_id", "target_id"), row, strict=True))  # fmt: skip
+    for row in run(
+        f"SELECT e.scope_key, e.type, e.source_kind, e.target_kind, e.properties_json, e.created_at, "
+        f"{sides} FROM relationships e WHERE {owned}1 = 1 ORDER BY e.rowid",
+        params,
+    ):
+        yield (
+            "relationships",
+            dict(
+                zip(
+                    (
+                        "scope_key",
+                        "type",
+                        "source_kind",
+                        "target_kind",
+                        "properties_json",
+                        "created_at",
+                        "source_id",
+                        "target_id",
+                    ),
+                    row,
+                    strict=True,
+                )
+            ),
+        )
 
 
 class Importer:
@@ -70,10 +119,26 @@ class Importer:
         if table == "relationships":
             source = self._node(row, "source")
             target = self._node(row, "target")
-            fields = ["scope_key", "type", "source_kind", "source", "target_kind", "target", "properties_json",
-                      "created_at"]  # fmt: skip
-            values = [row["scope_key"], row["type"], row["source_kind"], source, row["target_kind"], target,
-                      row["properties_json"], row["created_at"]]  # fmt: skip
+            fields = [
+                "scope_key",
+                "type",
+                "source_kind",
+                "source",
+                "target_kind",
+                "target",
+                "properties_json",
+                "created_at",
+            ]
+            values = [
+                row["scope_key"],
+                row["type"],
+                row["source_kind"],
+                source,
+                row["target_kind"],
+                target,
+                row["properties_json"],
+                row["created_at"],
+            ]
             self._insert(table, [*tenant, *fields], [*lead, *values])
             return
         owned = OWNED[table]
@@ -89,8 +154,10 @@ class Importer:
             return self._record(scope, node_id)
         owned, params = self._d.owned("m")
         m = self._d.mark
-        found = self._run(f"SELECT m.rowid FROM memories m WHERE {owned}m.scope_key = {m} AND m.source = {m} "
-                          f"AND m.memory_id = {m}", [*params, scope, kind, node_id])  # fmt: skip
+        found = self._run(
+            f"SELECT m.rowid FROM memories m WHERE {owned}m.scope_key = {m} AND m.source = {m} AND m.memory_id = {m}",
+            [*params, scope, kind, node_id],
+        )
         if not found:
             raise ConflictError(f"the import links to {kind} {node_id}, which it does not hold", field="relationships")
         return int(found[0][0])
@@ -102,6 +169,9 @@ class Importer:
         return rowid
 
     def _insert(self, table: str, fields: list[str], values: list[Any], *, returning: bool = False) -> int:
-        rows = self._run(f"INSERT INTO {table} ({', '.join(fields)}) VALUES ({self._d.marks(len(values))})"
-                         + (" RETURNING rowid" if returning else ""), values)  # fmt: skip
+        rows = self._run(
+            f"INSERT INTO {table} ({', '.join(fields)}) VALUES ({self._d.marks(len(values))})"
+            + (" RETURNING rowid" if returning else ""),
+            values,
+        )
         return int(rows[0][0]) if returning else 0

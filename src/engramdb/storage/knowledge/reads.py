@@ -26,8 +26,10 @@ class GraphReads:
     def get_record(self, scope_key: str, record_id: str) -> RecordRow | None:
         owned, params = self._d.owned("r")
         m = self._d.mark
-        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} "
-                         f"AND r.record_id = {m}", [*params, scope_key, record_id])  # fmt: skip
+        rows = self._run(
+            f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} AND r.record_id = {m}",
+            [*params, scope_key, record_id],
+        )
         return record_row(rows[0]) if rows else None
 
     def record_rows(self, scope_key: str, rowids: Sequence[int]) -> dict[int, RecordRow]:
@@ -35,8 +37,10 @@ class GraphReads:
         out: dict[int, RecordRow] = {}
         for chunk in chunks(list(dict.fromkeys(rowids)), CHUNK):  # under SQLite's limit of bound values
             clause = in_clause("r.rowid", chunk, self._d)
-            rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {self._d.mark} "
-                             f"AND {clause.sql}", [*params, scope_key, *clause.params])  # fmt: skip
+            rows = self._run(
+                f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {self._d.mark} AND {clause.sql}",
+                [*params, scope_key, *clause.params],
+            )
             out.update((r[0], record_row(r)) for r in rows)
         return out
 
@@ -67,8 +71,10 @@ class GraphReads:
         order = order_by(query, self._d)
         m = self._d.mark
         columns = ", ".join("r." + c.strip() for c in RECORD_COLUMNS.split(","))
-        rows = self._run(f"{roots.prefix}SELECT {columns} {roots.sql}{order.sql} LIMIT {m} OFFSET {m}",
-                         [*roots.prefix_params, *roots.params, *order.params, query.limit, query.skip])  # fmt: skip
+        rows = self._run(
+            f"{roots.prefix}SELECT {columns} {roots.sql}{order.sql} LIMIT {m} OFFSET {m}",
+            [*roots.prefix_params, *roots.params, *order.params, query.limit, query.skip],
+        )
         return [record_row(r) for r in rows]
 
     def count_records(self, scope_key: str, query: Query) -> int:
@@ -90,14 +96,18 @@ class GraphReads:
             if agg.fn == "count":
                 folds.append("count(DISTINCT r.rowid)")
                 continue
-            folds.append(f"{agg.fn}((SELECT min(a.number_value) FROM record_values a WHERE a.record = r.rowid "
-                         f"AND a.name = {m} AND a.kind = 'number'))")  # fmt: skip
+            folds.append(
+                f"{agg.fn}((SELECT min(a.number_value) FROM record_values a WHERE a.record = r.rowid "
+                f"AND a.name = {m} AND a.kind = 'number'))"
+            )
             fold_params.append(agg.name or "")
         folds = folds or ["count(DISTINCT r.rowid)"]
         groups = ", ".join(selects)
-        sql = (f"{roots.prefix}SELECT {groups + ', ' if groups else ''}{', '.join(folds)} FROM records r "
-               f"{' '.join(joins)} WHERE r.rowid IN (SELECT r.rowid {roots.sql})"
-               + (f" GROUP BY {groups} ORDER BY {groups}" if groups else ""))  # fmt: skip
+        sql = (
+            f"{roots.prefix}SELECT {groups + ', ' if groups else ''}{', '.join(folds)} FROM records r "
+            f"{' '.join(joins)} WHERE r.rowid IN (SELECT r.rowid {roots.sql})"
+            + (f" GROUP BY {groups} ORDER BY {groups}" if groups else "")
+        )
         out = []
         # Placeholders in statement order: the related sets, the folds, the joins, the where.
         for row in self._run(sql, [*roots.prefix_params, *fold_params, *join_params, *roots.params]):
@@ -113,7 +123,9 @@ class GraphReads:
         clause = in_clause("v.record", rowids, self._d)
         for record, name, kind, text, number in self._run(
             f"SELECT v.record, v.name, v.kind, v.text_value, v.number_value FROM record_values v "
-            f"WHERE {owned}{clause.sql}", params + clause.params):  # fmt: skip
+            f"WHERE {owned}{clause.sql}",
+            params + clause.params,
+        ):
             out.setdefault(record, []).append(Value(name, kind, text, number))
         return out
 
@@ -130,10 +142,12 @@ class GraphReads:
         for kind, rowids in by_kind.items():
             for chunk in chunks(list(dict.fromkeys(rowids)), CHUNK):
                 marks = self._d.marks(len(chunk))
-                rows = self._run(f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND "
-                                 f"((source_kind = {m} AND source IN ({marks})) OR "
-                                 f"(target_kind = {m} AND target IN ({marks}))){typed}",
-                                 [*params, scope_key, kind, *chunk, kind, *chunk, *types])  # fmt: skip
+                rows = self._run(
+                    f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND "
+                    f"((source_kind = {m} AND source IN ({marks})) OR "
+                    f"(target_kind = {m} AND target IN ({marks}))){typed}",
+                    [*params, scope_key, kind, *chunk, kind, *chunk, *types],
+                )
                 found.update((e.rowid, e) for e in map(edge, rows))
         return [found[rowid] for rowid in sorted(found)]
 
@@ -149,8 +163,11 @@ class GraphReads:
 
     def record_history(self, rowid: int) -> list[HistoryRow]:
         owned, params = self._d.owned("record_history")
-        rows = self._run(f"SELECT version, properties_json, replaced_at FROM record_history WHERE {owned}"
-                         f"record = {self._d.mark} ORDER BY version", [*params, rowid])  # fmt: skip
+        rows = self._run(
+            f"SELECT version, properties_json, replaced_at FROM record_history WHERE {owned}"
+            f"record = {self._d.mark} ORDER BY version",
+            [*params, rowid],
+        )
         return [HistoryRow(*r) for r in rows]
 
     def node_rowid(self, scope_key: str, kind: str, node_id: str) -> int | None:
@@ -161,8 +178,10 @@ class GraphReads:
             found = self.get_record(scope_key, node_id)
             return found.rowid if found else None
         owned, params = self._d.owned("memories")
-        rows = self._run(f"SELECT rowid FROM memories WHERE {owned}scope_key = {m} AND source = {m} "
-                         f"AND memory_id = {m}", [*params, scope_key, kind, node_id])  # fmt: skip
+        rows = self._run(
+            f"SELECT rowid FROM memories WHERE {owned}scope_key = {m} AND source = {m} AND memory_id = {m}",
+            [*params, scope_key, kind, node_id],
+        )
         return int(rows[0][0]) if rows else None
 
     def node_ids(self, nodes: Sequence[NodeRef]) -> dict[NodeRef, str]:
@@ -175,21 +194,26 @@ class GraphReads:
             extra = ", source" if table == "memories" else ", 'RECORD'"
             for chunk in chunks(list(dict.fromkeys(wanted)), CHUNK):
                 clause = in_clause("rowid", chunk, self._d)
-                for rowid, public, source in self._run(f"SELECT rowid, {column}{extra} FROM {table} WHERE {owned}"
-                                                       f"{clause.sql}", params + clause.params):  # fmt: skip
+                for rowid, public, source in self._run(
+                    f"SELECT rowid, {column}{extra} FROM {table} WHERE {owned}{clause.sql}", params + clause.params
+                ):
                     out[NodeRef(source, rowid)] = public
         return out
 
     def schema_summary(self, scope_key: str) -> list[tuple[str, int, list[tuple[str, str, int]]]]:
         m = self._d.mark
         owned, params = self._d.owned("r")
-        counts = self._run(f"SELECT r.label, count(*) FROM records r WHERE {owned}r.scope_key = {m} "
-                           "GROUP BY r.label ORDER BY r.label", [*params, scope_key])  # fmt: skip
+        counts = self._run(
+            f"SELECT r.label, count(*) FROM records r WHERE {owned}r.scope_key = {m} GROUP BY r.label ORDER BY r.label",
+            [*params, scope_key],
+        )
         props: dict[str, list[tuple[str, str, int]]] = {}
         for label, name, kind, count in self._run(
             f"SELECT r.label, v.name, v.kind, count(DISTINCT v.record) FROM record_values v JOIN records r "
             f"ON r.rowid = v.record WHERE {owned}r.scope_key = {m} GROUP BY r.label, v.name, v.kind "
-            "ORDER BY r.label, v.name, v.kind", [*params, scope_key]):  # fmt: skip
+            "ORDER BY r.label, v.name, v.kind",
+            [*params, scope_key],
+        ):
             props.setdefault(label, []).append((name, kind, int(count)))
         return [(label, int(count), props.get(label, [])) for label, count in counts]
 
@@ -199,7 +223,9 @@ class GraphReads:
             f"SELECT s.label, e.type, t.label, count(*) FROM relationships e JOIN records s ON s.rowid = e.source "
             f"JOIN records t ON t.rowid = e.target WHERE {owned}e.scope_key = {self._d.mark} "
             "AND e.source_kind = 'RECORD' AND e.target_kind = 'RECORD' GROUP BY s.label, e.type, t.label "
-            "ORDER BY s.label, e.type, t.label", [*params, scope_key])  # fmt: skip
+            "ORDER BY s.label, e.type, t.label",
+            [*params, scope_key],
+        )
         return [(a, b, c, int(n)) for a, b, c, n in rows]
 
 
@@ -216,9 +242,11 @@ class GraphEmbeddings:
         owned, params = self._d.owned("record_vectors")
         # The due rows come from the due index (its condition named), not a read of every row.
         due = f"(embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= {m}))"
-        rows = self._run(f"SELECT rowid, text, embed_attempts FROM record_vectors WHERE {owned}rowid IN (SELECT rowid "
-                         f"FROM record_vectors WHERE {owned}embed_state != 'ready' AND {due}) ORDER BY rowid LIMIT {m}",
-                         [*params, *params, now, limit])  # fmt: skip
+        rows = self._run(
+            f"SELECT rowid, text, embed_attempts FROM record_vectors WHERE {owned}rowid IN (SELECT rowid "
+            f"FROM record_vectors WHERE {owned}embed_state != 'ready' AND {due}) ORDER BY rowid LIMIT {m}",
+            [*params, *params, now, limit],
+        )
         return [(int(a), str(b), int(c)) for a, b, c in rows]
 
     def save(self, ids: Sequence[int], texts: Sequence[str], vectors: Any, model: str) -> None:
@@ -227,16 +255,21 @@ class GraphEmbeddings:
         m = self._d.mark
         owned, params = self._d.owned("record_vectors")
         for rowid, text, vector in zip(ids, texts, vectors, strict=True):
-            self._run(f"UPDATE record_vectors SET embedding = {m}, embed_state = 'ready', embed_model = {m}, "
-                      f"embed_error = NULL WHERE {owned}rowid = {m} AND text = {m}",
-                      [self._encode(vector), model, *params, rowid, text])  # fmt: skip
+            self._run(
+                f"UPDATE record_vectors SET embedding = {m}, embed_state = 'ready', embed_model = {m}, "
+                f"embed_error = NULL WHERE {owned}rowid = {m} AND text = {m}",
+                [self._encode(vector), model, *params, rowid, text],
+            )
 
     def failed(self, ids: Sequence[int], error: str, next_at: Sequence[str]) -> None:
         m = self._d.mark
         owned, params = self._d.owned("record_vectors")
         for rowid, when in zip(ids, next_at, strict=True):
-            self._run(f"UPDATE record_vectors SET embed_state = 'failed', embed_error = {m}, embed_next_at = {m}, "
-                      f"embed_attempts = embed_attempts + 1 WHERE {owned}rowid = {m}", [error, when, *params, rowid])
+            self._run(
+                f"UPDATE record_vectors SET embed_state = 'failed', embed_error = {m}, embed_next_at = {m}, "
+                f"embed_attempts = embed_attempts + 1 WHERE {owned}rowid = {m}",
+                [error, when, *params, rowid],
+            )
 
 
 def _group_value(cells: Sequence[Any]) -> object:

@@ -102,9 +102,7 @@ class WhereCompiler:
         prefix = "WITH " + ", ".join(c.sql for c in self._related_sets) + " "
         return Compiled(body.sql, body.params, prefix, [x for c in self._related_sets for x in c.params])
 
-    def value_set(
-        self, node: Compare | Member, labels: Sequence[str] = (), *, limit: int | None = None
-    ) -> Compiled:
+    def value_set(self, node: Compare | Member, labels: Sequence[str] = (), *, limit: int | None = None) -> Compiled:
         """``SELECT v.record FROM record_values v WHERE …``: the records (of ``labels``, if named)
         meeting one equality."""
         m = self.d.mark
@@ -112,8 +110,10 @@ class WhereCompiler:
         values = node.values if isinstance(node, Member) else (node.value,)
         parts = [self._match(value, "$eq") for value in values]
         labelled = f"v.label IN ({self.d.marks(len(labels))}) AND " if labels else ""
-        sql = (f"SELECT v.record FROM record_values v WHERE {owned}v.scope_key = {m} AND {labelled}v.name = {m} "
-               f"AND ({' OR '.join(p.sql for p in parts)})")  # fmt: skip
+        sql = (
+            f"SELECT v.record FROM record_values v WHERE {owned}v.scope_key = {m} AND {labelled}v.name = {m} "
+            f"AND ({' OR '.join(p.sql for p in parts)})"
+        )
         params = [*params, self.scope_key, *labels, node.name, *(x for p in parts for x in p.params)]
         if limit is not None:
             sql += f" LIMIT {m}"
@@ -199,8 +199,9 @@ class WhereCompiler:
         if op == "$eq":  # the indexed prefix; the whole text only where the prefix cannot tell
             if len(value.text or "") < KEY_CHARS:
                 return Compiled(f"(v.kind = {m} AND v.text_key = {m})", [value.kind, value.key])
-            return Compiled(f"(v.kind = {m} AND v.text_key = {m} AND v.text_value = {m})",
-                            [value.kind, value.key, value.text])  # fmt: skip
+            return Compiled(
+                f"(v.kind = {m} AND v.text_key = {m} AND v.text_value = {m})", [value.kind, value.key, value.text]
+            )
         return Compiled(f"(v.kind = {m} AND v.text_value {sign} {m})", [value.kind, value.text])
 
     def _pseudo(self, node: Compare | Member | Exists | Component, alias: str) -> Compiled:
@@ -231,23 +232,32 @@ class WhereCompiler:
             inner = self._records(Query(labels=(node.label,), where=node.where), f"r{n}", found[0] if found else None)
             inner = Compiled(f"SELECT r{n}.rowid {inner.sql}", inner.params)
         self._related_sets.append(Compiled(f"x{n}(id) AS ({inner.sql})", inner.params))
-        sides = {"out": [("source", "target")], "in": [("target", "source")],
-                 "any": [("source", "target"), ("target", "source")]}[node.direction]  # fmt: skip
+        sides = {
+            "out": [("source", "target")],
+            "in": [("target", "source")],
+            "any": [("source", "target"), ("target", "source")],
+        }[node.direction]
         parts = [self._linked(near, far, node.type, f"e{n}", f"x{n}", alias) for near, far in sides]
         if not self._sets:
             return self._join(parts, " OR ", "1 = 0")
-        return Compiled(f"{alias}.rowid IN ({' UNION ALL '.join(p.sql for p in parts)})",
-                        [x for p in parts for x in p.params])  # fmt: skip
+        return Compiled(
+            f"{alias}.rowid IN ({' UNION ALL '.join(p.sql for p in parts)})", [x for p in parts for x in p.params]
+        )
 
     def _linked(self, near: str, far: str, type_: str | None, e: str, related: str, alias: str) -> Compiled:
         """``EXISTS`` a relationship from this record (``near``) to one of the related set, or the
         set of records with one."""
         m = self.d.mark
         owned, params = self.d.owned(e)
-        head = (f"SELECT {e}.{near} FROM relationships {e} WHERE " if self._sets else
-                f"EXISTS (SELECT 1 FROM relationships {e} WHERE {e}.{near} = {alias}.rowid AND ")  # fmt: skip
-        sql = (f"{head}{owned}{e}.scope_key = {m} AND {e}.{near}_kind = 'RECORD' AND {e}.{far}_kind = 'RECORD' "
-               f"AND {e}.{far} IN (SELECT id FROM {related})")  # fmt: skip
+        head = (
+            f"SELECT {e}.{near} FROM relationships {e} WHERE "
+            if self._sets
+            else f"EXISTS (SELECT 1 FROM relationships {e} WHERE {e}.{near} = {alias}.rowid AND "
+        )
+        sql = (
+            f"{head}{owned}{e}.scope_key = {m} AND {e}.{near}_kind = 'RECORD' AND {e}.{far}_kind = 'RECORD' "
+            f"AND {e}.{far} IN (SELECT id FROM {related})"
+        )
         params.append(self.scope_key)
         if type_ is not None:
             sql += f" AND {e}.type = {m}"
@@ -265,8 +275,10 @@ def order_by(query: Query, dialect: Dialect, alias: str = "r") -> Compiled:
             parts.append(f"{alias}.{PSEUDO_COLUMNS[order.name]} {way}")
             continue
         for column in ("number_value", "text_key"):
-            parts.append(f"(SELECT min(o.{column}) FROM record_values o WHERE o.record = {alias}.rowid "
-                         f"AND o.name = {dialect.mark}) {way} NULLS LAST")  # fmt: skip
+            parts.append(
+                f"(SELECT min(o.{column}) FROM record_values o WHERE o.record = {alias}.rowid "
+                f"AND o.name = {dialect.mark}) {way} NULLS LAST"
+            )
             params.append(order.name)
     parts.append(f"{alias}.created_at DESC, {alias}.rowid DESC")
     return Compiled(" ORDER BY " + ", ".join(parts), params)

@@ -29,16 +29,34 @@ class GraphWrites:
         width = len(tenant_params) + 14
         out: dict[str, RecordRow] = {}
         for chunk in chunks(records, 300):
-            params = [x for r in chunk for x in (
-                *tenant_params, r.record_id, r.scope.scope_key, r.scope.agent_id, r.scope.profile_id,
-                r.scope.privacy_scope, r.scope.participant_scope_hash, r.scope.sandbox_eligible, r.label,
-                r.properties_json, r.merge_key, r.origin, 1, r.at, r.at)]  # fmt: skip
+            params = [
+                x
+                for r in chunk
+                for x in (
+                    *tenant_params,
+                    r.record_id,
+                    r.scope.scope_key,
+                    r.scope.agent_id,
+                    r.scope.profile_id,
+                    r.scope.privacy_scope,
+                    r.scope.participant_scope_hash,
+                    r.scope.sandbox_eligible,
+                    r.label,
+                    r.properties_json,
+                    r.merge_key,
+                    r.origin,
+                    1,
+                    r.at,
+                    r.at,
+                )
+            ]
             rows = self._run(
                 f"INSERT INTO records ({tenant}record_id, scope_key, agent_id, profile_id, privacy_scope, "
                 "participant_scope_hash, sandbox_eligible, label, properties_json, merge_key, origin, version, "
                 f"created_at, updated_at) VALUES {', '.join(f'({self._d.marks(width)})' for _ in chunk)} "
-                f"ON CONFLICT DO NOTHING RETURNING {RECORD_COLUMNS}", params,
-            )  # fmt: skip
+                f"ON CONFLICT DO NOTHING RETURNING {RECORD_COLUMNS}",
+                params,
+            )
             out.update((row.record_id, row) for row in map(record_row, rows))
         written = [(out[r.record_id].rowid, r) for r in records if r.record_id in out]
         self._write_values(written)
@@ -51,9 +69,11 @@ class GraphWrites:
         m = self._d.mark
         out: dict[str, RecordRow] = {}
         for chunk in chunks(list(dict.fromkeys(merge_keys)), 500):
-            rows = self._run(f"SELECT {RECORD_COLUMNS}, r.merge_key FROM records r WHERE {owned}r.scope_key = {m} "
-                             f"AND r.label = {m} AND r.merge_key IN ({self._d.marks(len(chunk))})",
-                             [*params, scope_key, label, *chunk])  # fmt: skip
+            rows = self._run(
+                f"SELECT {RECORD_COLUMNS}, r.merge_key FROM records r WHERE {owned}r.scope_key = {m} "
+                f"AND r.label = {m} AND r.merge_key IN ({self._d.marks(len(chunk))})",
+                [*params, scope_key, label, *chunk],
+            )
             out.update((row[-1], record_row(row[:-1])) for row in rows)
         return out
 
@@ -61,20 +81,26 @@ class GraphWrites:
         """A record by id, as this transaction sees it."""
         owned, params = self._d.owned("r")
         m = self._d.mark
-        rows = self._run(f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} "
-                         f"AND r.record_id = {m}", [*params, scope_key, record_id])  # fmt: skip
+        rows = self._run(
+            f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {m} AND r.record_id = {m}",
+            [*params, scope_key, record_id],
+        )
         return record_row(rows[0]) if rows else None
 
     def replace_properties(self, row: RecordRow, record: NewRecord) -> RecordRow:
         tenant, tenant_params = self._tenant_columns()
         m = self._d.mark
-        self._run(f"INSERT INTO record_history ({tenant}record, version, properties_json, replaced_at) "
-                  f"VALUES ({self._d.marks(len(tenant_params) + 4)})",
-                  [*tenant_params, row.rowid, row.version, row.properties_json, record.at])  # fmt: skip
+        self._run(
+            f"INSERT INTO record_history ({tenant}record, version, properties_json, replaced_at) "
+            f"VALUES ({self._d.marks(len(tenant_params) + 4)})",
+            [*tenant_params, row.rowid, row.version, row.properties_json, record.at],
+        )
         owned, params = self._d.owned("records")
-        rows = self._run(f"UPDATE records SET properties_json = {m}, version = version + 1, updated_at = {m} "
-                         f"WHERE {owned}records.rowid = {m} RETURNING {RECORD_COLUMNS}",
-                         [record.properties_json, record.at, *params, row.rowid])  # fmt: skip
+        rows = self._run(
+            f"UPDATE records SET properties_json = {m}, version = version + 1, updated_at = {m} "
+            f"WHERE {owned}records.rowid = {m} RETURNING {RECORD_COLUMNS}",
+            [record.properties_json, record.at, *params, row.rowid],
+        )
         self._delete_in("record_values", "record", [row.rowid])
         self._write_values([(row.rowid, record)])
         self._write_texts([(row.rowid, record)], replacing=True)
@@ -82,12 +108,17 @@ class GraphWrites:
 
     def _write_values(self, written: Sequence[tuple[int, NewRecord]]) -> None:
         tenant, tenant_params = self._tenant_columns()
-        rows = [(*tenant_params, rowid, r.scope.scope_key, r.label, v.name, v.kind, v.key, v.text, v.folded, v.number)
-                for rowid, r in written for v in r.values]  # fmt: skip
+        rows = [
+            (*tenant_params, rowid, r.scope.scope_key, r.label, v.name, v.kind, v.key, v.text, v.folded, v.number)
+            for rowid, r in written
+            for v in r.values
+        ]
         if rows:
-            self._run_many(f"INSERT INTO record_values ({tenant}record, scope_key, label, name, kind, text_key, "
-                           f"text_value, text_fold, number_value) VALUES ({self._d.marks(len(rows[0]))})",
-                           rows)  # fmt: skip
+            self._run_many(
+                f"INSERT INTO record_values ({tenant}record, scope_key, label, name, kind, text_key, "
+                f"text_value, text_fold, number_value) VALUES ({self._d.marks(len(rows[0]))})",
+                rows,
+            )
 
     def _write_texts(self, written: Sequence[tuple[int, NewRecord]], *, replacing: bool) -> None:
         tenant, tenant_params = self._tenant_columns()
@@ -98,14 +129,21 @@ class GraphWrites:
             gone = f" AND name NOT IN ({self._d.marks(len(keep))})" if keep else ""
             self._run(f"DELETE FROM record_vectors WHERE {owned}record = {m}{gone}", [*params, rowid, *keep])
             for name, text in record.texts:
-                self._run(f"UPDATE record_vectors SET text = {m}, embed_state = 'pending', embedding = NULL, "
-                          f"embed_attempts = 0, embed_next_at = NULL WHERE record = {m} AND name = {m} "
-                          f"AND text <> {m}", [text, rowid, name, text])  # fmt: skip
-        rows = [(*tenant_params, rowid, r.scope.scope_key, name, text)
-                for rowid, r in written for name, text in r.texts]  # fmt: skip
+                self._run(
+                    f"UPDATE record_vectors SET text = {m}, embed_state = 'pending', embedding = NULL, "
+                    f"embed_attempts = 0, embed_next_at = NULL WHERE record = {m} AND name = {m} "
+                    f"AND text <> {m}",
+                    [text, rowid, name, text],
+                )
+        rows = [
+            (*tenant_params, rowid, r.scope.scope_key, name, text) for rowid, r in written for name, text in r.texts
+        ]
         if rows:
-            self._run_many(f"INSERT INTO record_vectors ({tenant}record, scope_key, name, text) "
-                           f"VALUES ({self._d.marks(len(rows[0]))}) ON CONFLICT DO NOTHING", rows)  # fmt: skip
+            self._run_many(
+                f"INSERT INTO record_vectors ({tenant}record, scope_key, name, text) "
+                f"VALUES ({self._d.marks(len(rows[0]))}) ON CONFLICT DO NOTHING",
+                rows,
+            )
 
     def _delete_in(self, table: str, column: str, values: Sequence[Any]) -> int:
         owned, params = self._d.owned(table)
@@ -122,7 +160,7 @@ class GraphWrites:
             f"DELETE FROM relationships WHERE {owned}scope_key = {m} AND ((source_kind = 'RECORD' AND source IN "
             f"({marks})) OR (target_kind = 'RECORD' AND target IN ({marks}))) RETURNING 1",
             [*params, scope_key, *rowids, *rowids],
-        )  # fmt: skip
+        )
         for table in ("record_values", "record_vectors", "record_history"):
             self._delete_in(table, "record", rowids)
         return self._delete_in("records", "rowid", rowids), len(edges)
@@ -137,24 +175,40 @@ class GraphWrites:
         m = self._d.mark
         tenant, tenant_params = self._tenant_columns()
         owned, params = self._d.owned("memories")
-        insert = (f"INSERT INTO relationships ({tenant}scope_key, type, source_kind, source, target_kind, target, "
-                  "properties_json, created_at) ")  # fmt: skip
+        insert = (
+            f"INSERT INTO relationships ({tenant}scope_key, type, source_kind, source, target_kind, target, "
+            "properties_json, created_at) "
+        )
         lead = f"{m}, " if tenant else ""
         if memory.source == "MEMORY_FACT":
             if not source_event_id:
                 return 0
             # Two index lookups, not an OR of both columns (that reads every episode of the scope).
             episode = f"SELECT rowid FROM memories WHERE {owned}scope_key = {m} AND source = 'EPISODE' AND "
-            select = (f"SELECT {lead}scope_key, 'DERIVED_FROM', 'MEMORY_FACT', "
-                      f"{m}, 'EPISODE', rowid, '{{}}', {m} FROM memories WHERE {owned}rowid IN "
-                      f"({episode}memory_id = {m} UNION {episode}source_event_id = {m})")  # fmt: skip
-            args = [*tenant_params, memory.rowid, memory.recorded_at, *params, *params, memory.scope_key,
-                    source_event_id, *params, memory.scope_key, source_event_id]  # fmt: skip
+            select = (
+                f"SELECT {lead}scope_key, 'DERIVED_FROM', 'MEMORY_FACT', "
+                f"{m}, 'EPISODE', rowid, '{{}}', {m} FROM memories WHERE {owned}rowid IN "
+                f"({episode}memory_id = {m} UNION {episode}source_event_id = {m})"
+            )
+            args = [
+                *tenant_params,
+                memory.rowid,
+                memory.recorded_at,
+                *params,
+                *params,
+                memory.scope_key,
+                source_event_id,
+                *params,
+                memory.scope_key,
+                source_event_id,
+            ]
         else:
             names = [memory.memory_id, *([source_event_id] if source_event_id else [])]
-            select = (f"SELECT {lead}scope_key, 'DERIVED_FROM', "
-                      f"'MEMORY_FACT', rowid, 'EPISODE', {m}, '{{}}', {m} FROM memories WHERE {owned}scope_key = {m} "
-                      f"AND source = 'MEMORY_FACT' AND source_event_id IN ({self._d.marks(len(names))})")  # fmt: skip
+            select = (
+                f"SELECT {lead}scope_key, 'DERIVED_FROM', "
+                f"'MEMORY_FACT', rowid, 'EPISODE', {m}, '{{}}', {m} FROM memories WHERE {owned}scope_key = {m} "
+                f"AND source = 'MEMORY_FACT' AND source_event_id IN ({self._d.marks(len(names))})"
+            )
             args = [*tenant_params, memory.rowid, memory.recorded_at, *params, memory.scope_key, *names]
         return len(self._run(insert + select + " ON CONFLICT DO NOTHING RETURNING 1", args))
 
@@ -165,13 +219,27 @@ class GraphWrites:
         width = len(tenant_params) + 8
         created: list[Edge] = []
         for chunk in chunks(links, 500):
-            params = [x for kind, source, target in chunk for x in (
-                *tenant_params, scope_key, kind, source.kind, source.rowid, target.kind, target.rowid, "{}", at)]
+            params = [
+                x
+                for kind, source, target in chunk
+                for x in (
+                    *tenant_params,
+                    scope_key,
+                    kind,
+                    source.kind,
+                    source.rowid,
+                    target.kind,
+                    target.rowid,
+                    "{}",
+                    at,
+                )
+            ]
             rows = self._run(
                 f"INSERT INTO relationships ({tenant}scope_key, type, source_kind, source, target_kind, target, "
                 f"properties_json, created_at) VALUES {', '.join(f'({self._d.marks(width)})' for _ in chunk)} "
-                f"ON CONFLICT DO NOTHING RETURNING {EDGE_COLUMNS}", params,
-            )  # fmt: skip
+                f"ON CONFLICT DO NOTHING RETURNING {EDGE_COLUMNS}",
+                params,
+            )
             created += [edge(r) for r in rows]
         return created
 
@@ -179,8 +247,12 @@ class GraphWrites:
         table = "records" if node.kind == "RECORD" else "memories"
         owned, params = self._d.owned(table)
         m = self._d.mark
-        return bool(self._run(f"SELECT 1 FROM {table} WHERE {owned}rowid = {m} AND scope_key = {m}"
-                              f"{self._d.share_lock}", [*params, node.rowid, scope_key]))  # fmt: skip
+        return bool(
+            self._run(
+                f"SELECT 1 FROM {table} WHERE {owned}rowid = {m} AND scope_key = {m}{self._d.share_lock}",
+                [*params, node.rowid, scope_key],
+            )
+        )
 
     def link(
         self, scope_key: str, type: str, source: NodeRef, target: NodeRef, properties_json: str, at: str
@@ -190,9 +262,18 @@ class GraphWrites:
             f"INSERT INTO relationships ({tenant}scope_key, type, source_kind, source, target_kind, target, "
             f"properties_json, created_at) VALUES ({self._d.marks(len(tenant_params) + 8)}) "
             f"ON CONFLICT DO NOTHING RETURNING {EDGE_COLUMNS}",
-            [*tenant_params, scope_key, type, source.kind, source.rowid, target.kind, target.rowid,
-             properties_json, at],
-        )  # fmt: skip
+            [
+                *tenant_params,
+                scope_key,
+                type,
+                source.kind,
+                source.rowid,
+                target.kind,
+                target.rowid,
+                properties_json,
+                at,
+            ],
+        )
         if rows:
             return edge(rows[0]), True
         return self._edge(scope_key, type, source, target), False
@@ -200,16 +281,20 @@ class GraphWrites:
     def _edge(self, scope_key: str, type: str, source: NodeRef, target: NodeRef) -> Edge:
         m = self._d.mark
         owned, params = self._d.owned("relationships")
-        rows = self._run(f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND type = {m} "
-                         f"AND source_kind = {m} AND source = {m} AND target_kind = {m} AND target = {m}",
-                         [*params, scope_key, type, source.kind, source.rowid, target.kind, target.rowid])  # fmt: skip
+        rows = self._run(
+            f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND type = {m} "
+            f"AND source_kind = {m} AND source = {m} AND target_kind = {m} AND target = {m}",
+            [*params, scope_key, type, source.kind, source.rowid, target.kind, target.rowid],
+        )
         return edge(rows[0])
 
     def unlink(self, scope_key: str, type: str, source: NodeRef, target: NodeRef) -> bool:
         m = self._d.mark
         owned, params = self._d.owned("relationships")
-        return bool(self._run(
-            f"DELETE FROM relationships WHERE {owned}scope_key = {m} AND type = {m} AND source_kind = {m} "
-            f"AND source = {m} AND target_kind = {m} AND target = {m} RETURNING 1",
-            [*params, scope_key, type, source.kind, source.rowid, target.kind, target.rowid],
-        ))  # fmt: skip
+        return bool(
+            self._run(
+                f"DELETE FROM relationships WHERE {owned}scope_key = {m} AND type = {m} AND source_kind = {m} "
+                f"AND source = {m} AND target_kind = {m} AND target = {m} RETURNING 1",
+                [*params, scope_key, type, source.kind, source.rowid, target.kind, target.rowid],
+            )
+        )

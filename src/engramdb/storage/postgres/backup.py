@@ -22,8 +22,9 @@ DUMP_NAME = "engram.dump"
 def _tool(name: str, pg_bin: str | None) -> str:
     found = str(Path(pg_bin) / name) if pg_bin else shutil.which(name)
     if not found or not Path(found).exists():
-        raise BackendUnavailableError(f"{name} not found; install the PostgreSQL client tools or set ENGRAM_PG_BIN",
-                                      field="pgBin")  # fmt: skip
+        raise BackendUnavailableError(
+            f"{name} not found; install the PostgreSQL client tools or set ENGRAM_PG_BIN", field="pgBin"
+        )
     return found
 
 
@@ -46,8 +47,16 @@ def restore_schema(url: str, schema: str, source: Path, pg_bin: str | None) -> N
     with translated(), psycopg.connect(url, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
         if exists:
-            raise ConflictError(f"schema {schema!r} already exists; restore needs a database without it",
-                                field="pgSchema")  # fmt: skip
+            raise ConflictError(
+                f"schema {schema!r} already exists; restore needs a database without it", field="pgSchema"
+            )
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # lives outside the schema: not in the dump
-    _run([_tool("pg_restore", pg_bin), "--exit-on-error", "--single-transaction", f"--dbname={url}",
-          str(source / DUMP_NAME)])  # fmt: skip
+    _run(
+        [
+            _tool("pg_restore", pg_bin),
+            "--exit-on-error",
+            "--single-transaction",
+            f"--dbname={url}",
+            str(source / DUMP_NAME),
+        ]
+    )

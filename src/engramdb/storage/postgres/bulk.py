@@ -26,19 +26,53 @@ _INSERT = """INSERT INTO memories (tenant, source, memory_id, scope_key, agent_i
     ON CONFLICT (tenant, scope_key, source, memory_id) DO NOTHING RETURNING memory_id"""
 
 
-def load(conn: psycopg.Connection, tenant: str, seq: int, rows: Sequence[NewMemory], vectors: Vector, model: str,
-         audits: Sequence[AuditDraft]) -> int:  # fmt: skip
+def load(
+    conn: psycopg.Connection,
+    tenant: str,
+    seq: int,
+    rows: Sequence[NewMemory],
+    vectors: Vector,
+    model: str,
+    audits: Sequence[AuditDraft],
+) -> int:
     """Insert new rows with their vectors ready, audited; return how many were new."""
     params = []
     for row, vector in zip(rows, vectors, strict=True):
         s = row.scope
-        params.append((
-            tenant, row.source, row.memory_id, s.scope_key, s.agent_id, s.profile_id, s.privacy_scope,
-            s.participant_scope_hash, s.sandbox_eligible, row.session_id, row.subject_key, row.kind, row.text,
-            row.embed_text, lexical_body(row), row.trust_class, row.origin, row.status, row.confidence,
-            row.observed_at, row.valid_from, row.valid_until, row.recorded_at, row.active_from, row.supersedes_id,
-            row.status_reason, row.event_json, seq, model, np.asarray(vector, dtype=np.float32),
-        ))  # fmt: skip
+        params.append(
+            (
+                tenant,
+                row.source,
+                row.memory_id,
+                s.scope_key,
+                s.agent_id,
+                s.profile_id,
+                s.privacy_scope,
+                s.participant_scope_hash,
+                s.sandbox_eligible,
+                row.session_id,
+                row.subject_key,
+                row.kind,
+                row.text,
+                row.embed_text,
+                lexical_body(row),
+                row.trust_class,
+                row.origin,
+                row.status,
+                row.confidence,
+                row.observed_at,
+                row.valid_from,
+                row.valid_until,
+                row.recorded_at,
+                row.active_from,
+                row.supersedes_id,
+                row.status_reason,
+                row.event_json,
+                seq,
+                model,
+                np.asarray(vector, dtype=np.float32),
+            )
+        )
     new: set[str] = set()
     with conn.cursor() as cursor:
         cursor.executemany(_INSERT, params, returning=True)
@@ -46,8 +80,9 @@ def load(conn: psycopg.Connection, tenant: str, seq: int, rows: Sequence[NewMemo
             new.update(r[0] for r in cursor.fetchall())
             if not cursor.nextset():
                 break
-    last = conn.execute("SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
-                        (tenant,)).fetchone()  # fmt: skip
+    last = conn.execute(
+        "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1", (tenant,)
+    ).fetchone()
     entries = []
     for draft in audits:
         if draft.target_id in new:
@@ -55,6 +90,7 @@ def load(conn: psycopg.Connection, tenant: str, seq: int, rows: Sequence[NewMemo
             entries.append((tenant, *astuple(entry)))
             last = (entry.seq, entry.hash)
     with conn.cursor() as cursor:
-        cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES "
-                           f"({','.join(['%s'] * (AUDIT_WIDTH + 1))})", entries)  # fmt: skip
+        cursor.executemany(
+            f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * (AUDIT_WIDTH + 1))})", entries
+        )
     return len(new)

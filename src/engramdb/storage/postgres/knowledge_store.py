@@ -47,11 +47,19 @@ class PostgresKnowledge(GraphReads):
         self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int
     ) -> list[tuple[int, float]]:
         roots = WhereCompiler(self._dialect, scope_key).roots(query)
-        sql = (f"{roots.prefix}SELECT v.record, max(1 - (v.embedding <=> %s)) AS score FROM record_vectors v "
-               "WHERE v.tenant = %s AND v.scope_key = %s AND v.embed_state = 'ready' AND vector_dims(v.embedding) = %s "
-               f"AND v.record IN (SELECT r.rowid {roots.sql})")  # fmt: skip
-        params: list[Any] = [*roots.prefix_params, _vector(vector), self._dialect.tenant, scope_key, len(vector),
-                             *roots.params]
+        sql = (
+            f"{roots.prefix}SELECT v.record, max(1 - (v.embedding <=> %s)) AS score FROM record_vectors v "
+            "WHERE v.tenant = %s AND v.scope_key = %s AND v.embed_state = 'ready' AND vector_dims(v.embedding) = %s "
+            f"AND v.record IN (SELECT r.rowid {roots.sql})"
+        )
+        params: list[Any] = [
+            *roots.prefix_params,
+            _vector(vector),
+            self._dialect.tenant,
+            scope_key,
+            len(vector),
+            *roots.params,
+        ]
         if name is not None:
             sql += " AND v.name = %s"
             params.append(name)

@@ -23,8 +23,10 @@ from engramdb.storage.postgres.transaction import PostgresTransaction, runner
 def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield every exportable row of the tenant."""
     # The participant salt travels with the tenant: without it no userId finds its memories again.
-    meta = conn.execute("SELECT key, value FROM meta WHERE tenant = %s AND key IN ('policy', 'participant_salt') "
-                        "ORDER BY key DESC", (tenant,))  # fmt: skip
+    meta = conn.execute(
+        "SELECT key, value FROM meta WHERE tenant = %s AND key IN ('policy', 'participant_salt') ORDER BY key DESC",
+        (tenant,),
+    )
     for key, value in meta:
         yield "meta", {"key": key, "value": value}
     for table, columns in EXPORT_COLUMNS.items():
@@ -63,15 +65,13 @@ _LINK_DERIVATIONS = (
 )
 
 
-def import_rows(
-    conn: psycopg.Connection, tenant: str, rows: Iterable[tuple[str, dict[str, Any]]]
-) -> dict[str, int]:
+def import_rows(conn: psycopg.Connection, tenant: str, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
     """Insert exported rows verbatim (inside the caller's transaction) into an empty tenant."""
     busy = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM memories WHERE tenant = %s) "
         "OR EXISTS (SELECT 1 FROM audit_log WHERE tenant = %s) OR EXISTS (SELECT 1 FROM records WHERE tenant = %s)",
         (tenant, tenant, tenant),
-    ).fetchone()  # fmt: skip
+    ).fetchone()
     if busy and busy[0]:
         raise ConflictError("the target tenant is not empty; import needs an empty tenant", field="tenant")
     tx = PostgresTransaction(conn, tenant)

@@ -102,16 +102,17 @@ def _candidates_statement(terms: list[str], where: str, params: list[Any]) -> tu
     """Return the ``_CANDIDATES`` statement for these query words and filter conjuncts, and the
     parameters of its text queries followed by the filter's ``params``."""
     if not terms:  # no words: the lexical arm finds nothing
-        sql = _CANDIDATES.format(query="NULL::tsquery", matches="FALSE", eligible=where, words="", hits="",
-                                 counts="")  # fmt: skip
+        sql = _CANDIDATES.format(query="NULL::tsquery", matches="FALSE", eligible=where, words="", hits="", counts="")
         return sql, params
     numbers = range(1, len(terms) + 1)
     sql = _CANDIDATES.format(
-        query="to_tsquery('english', %s)", matches="m.tsv @@ q.q", eligible=where,
+        query="to_tsquery('english', %s)",
+        matches="m.tsv @@ q.q",
+        eligible=where,
         words=", ".join(["to_tsquery('english', %s)"] * len(terms)),
         hits=", ".join(f"(m.tsv @@ q.words[{i}])::int" for i in numbers),
         counts=", ".join(f"coalesce(sum(hits[{i}]), 0)" for i in numbers),
-    )  # fmt: skip
+    )
     return sql, [_tsquery(terms), *(_tsquery([t]) for t in terms), *params]
 
 
@@ -141,9 +142,13 @@ class PostgresSearch:
     """The recall arms of one tenant, reading through the tenant store's connection."""
 
     def __init__(
-        self, tenant: str, rows: Rows, held: ContextVar[ReadingBlock | None], copies: ScopeCache,
+        self,
+        tenant: str,
+        rows: Rows,
+        held: ContextVar[ReadingBlock | None],
+        copies: ScopeCache,
         copy_min_rows: int,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._tenant = tenant
         self._rows = rows
         self._held = held
@@ -167,16 +172,30 @@ class PostgresSearch:
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
         source = self._source(scope_key, self._held.get())
         # A later freshen asks the counters anew (this source keeps what this block read).
-        return read_copy(self._copies, f"{self._tenant}:{scope_key}", source, read,
-                         renew=lambda: self._source(scope_key, None))  # fmt: skip
+        return read_copy(
+            self._copies, f"{self._tenant}:{scope_key}", source, read, renew=lambda: self._source(scope_key, None)
+        )
 
     def _source(self, scope_key: str, held: Any) -> CopySource:
         """How the copy reads the scope; ``held``: the reading block's counters, asked once."""
 
         def rows(ids: Sequence[int]) -> list[CopyRow]:
-            return [CopyRow(r[0], r[1], r[2], r[3], None if r[4] is None else _floats(r[4]).tobytes(),
-                            r[5], r[6], r[7], r[8], r[9], body=r[10])
-                    for r in self._rows(_COPY_ROWS, (self._vector_model, self._tenant, list(ids)))]  # fmt: skip
+            return [
+                CopyRow(
+                    r[0],
+                    r[1],
+                    r[2],
+                    r[3],
+                    None if r[4] is None else _floats(r[4]).tobytes(),
+                    r[5],
+                    r[6],
+                    r[7],
+                    r[8],
+                    r[9],
+                    body=r[10],
+                )
+                for r in self._rows(_COPY_ROWS, (self._vector_model, self._tenant, list(ids)))
+            ]
 
         asked: dict[str, object] = {}
 
@@ -186,8 +205,12 @@ class PostgresSearch:
             if held is not None and scope_key in held.seqs:
                 return held.seqs[scope_key], held.erasures.get(scope_key)
             if not asked:
-                asked.update(self._rows("SELECT key, value FROM meta WHERE tenant = %s "
-                                        "AND key IN ('change_seq', 'erasures')", (self._tenant,)))  # fmt: skip
+                asked.update(
+                    self._rows(
+                        "SELECT key, value FROM meta WHERE tenant = %s AND key IN ('change_seq', 'erasures')",
+                        (self._tenant,),
+                    )
+                )
             seq, erasures = int(str(asked["change_seq"])), asked.get("erasures")
             if held is not None:
                 held.seqs[scope_key], held.erasures[scope_key] = seq, erasures
@@ -198,17 +221,24 @@ class PostgresSearch:
 
         return CopySource(
             current_seq=current_seq,
-            changed_ids=lambda seq: [r[0] for r in self._rows(
-                "SELECT rowid FROM memories WHERE tenant = %s AND scope_key = %s AND change_seq > %s",
-                (self._tenant, scope_key, seq))],
+            changed_ids=lambda seq: [
+                r[0]
+                for r in self._rows(
+                    "SELECT rowid FROM memories WHERE tenant = %s AND scope_key = %s AND change_seq > %s",
+                    (self._tenant, scope_key, seq),
+                )
+            ],
             rows=rows,
             generation=lambda: (counters()[1], self._vector_model),
-        )  # fmt: skip
+        )
 
     def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Read rows' vectors at full precision (the copy re-ranks its short list with them)."""
-        rows = self._rows("SELECT rowid, vector_send(embedding) FROM memories WHERE tenant = %s AND rowid = ANY(%s) "
-                          "AND embed_state = 'ready'", (self._tenant, rowids.tolist()))  # fmt: skip
+        rows = self._rows(
+            "SELECT rowid, vector_send(embedding) FROM memories WHERE tenant = %s AND rowid = ANY(%s) "
+            "AND embed_state = 'ready'",
+            (self._tenant, rowids.tolist()),
+        )
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
         vectors = [(r[0], _floats(r[1])) for r in rows]
@@ -244,9 +274,7 @@ class PostgresSearch:
         )
         return [Candidate(r[0], float(r[1])) for r in rows]
 
-    def vector_candidates(
-        self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
-    ) -> list[Candidate]:
+    def vector_candidates(self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
         self._use_model(filt.vector_model)
         if scope_key in self._large:
             return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit, self._vectors))
@@ -266,14 +294,15 @@ class PostgresSearch:
     ) -> tuple[list[Candidate], list[Candidate]]:
         self._use_model(filt.vector_model)
         if scope_key in self._large:
-            return self._read_copy(scope_key, lambda copy: (copy.search(query, filt, limit, self._vectors),
-                                                            copy.text_search(terms, filt, limit)))  # fmt: skip
+            return self._read_copy(
+                scope_key,
+                lambda copy: (copy.search(query, filt, limit, self._vectors), copy.text_search(terms, filt, limit)),
+            )
         where, params = filter_clause(filt, mark="%s")
         vector = np.asarray(query, dtype=np.float32)
         terms = list(dict.fromkeys(terms))
         sql, params = _candidates_statement(terms, where, params)
-        rows = self._rows(sql, [len(vector), filt.vector_model, vector, *params, self._tenant, scope_key, limit,
-                                limit])  # fmt: skip
+        rows = self._rows(sql, [len(vector), filt.vector_model, vector, *params, self._tenant, scope_key, limit, limit])
         arms: tuple[list[Candidate], list[Candidate]] = ([], [])
         size, counts = 0, []
         for arm, rowid, score, extra in rows:
@@ -304,9 +333,11 @@ class PostgresSearch:
             return before, after
         if scope_key in self._large:
             return self._read_copy(scope_key, lambda copy: copy.adjacent(rowids))
-        side = ("SELECT o.rowid FROM memories o WHERE o.tenant = m.tenant AND o.scope_key = m.scope_key "
-                "AND o.source = 'EPISODE' AND o.session_id = m.session_id AND o.rowid {} m.rowid "
-                "ORDER BY o.rowid {} LIMIT 1")  # fmt: skip
+        side = (
+            "SELECT o.rowid FROM memories o WHERE o.tenant = m.tenant AND o.scope_key = m.scope_key "
+            "AND o.source = 'EPISODE' AND o.session_id = m.session_id AND o.rowid {} m.rowid "
+            "ORDER BY o.rowid {} LIMIT 1"
+        )
         rows = self._rows(
             f"SELECT m.rowid, ({side.format('<', 'DESC')}), ({side.format('>', 'ASC')}) "
             "FROM memories m WHERE m.tenant = %s AND m.scope_key = %s AND m.rowid = ANY(%s) "
@@ -328,18 +359,24 @@ class PostgresSearch:
             return seen[0], {t: seen[1][t] for t in terms}
         if scope_key in self._large:
             return self._read_copy(scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms}))
-        size = int(self._row("SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s",
-                             (self._tenant, scope_key))[0])  # fmt: skip
+        size = int(
+            self._row("SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s", (self._tenant, scope_key))[
+                0
+            ]
+        )
         counts: dict[str, int] = {}
         for term in terms:
             cached = self._term_counts.get((scope_key, term))
             if cached is not None and cached[1] * 1.1 >= size >= cached[1]:
                 counts[term] = cached[0]
                 continue
-            count = int(self._row(
-                "SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s "
-                "AND tsv @@ to_tsquery('english', %s)", (self._tenant, scope_key, _tsquery([term])),
-            )[0])  # fmt: skip
+            count = int(
+                self._row(
+                    "SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s "
+                    "AND tsv @@ to_tsquery('english', %s)",
+                    (self._tenant, scope_key, _tsquery([term])),
+                )[0]
+            )
             self._term_counts.put((scope_key, term), (count, size))
             counts[term] = count
         return size, counts

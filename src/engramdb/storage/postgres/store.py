@@ -30,10 +30,19 @@ from engramdb.storage.vector_index import AnnSettings
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS = ("001_initial.sql", "002_session_order.sql", "003_recall_columns_inline.sql",
-              "004_invalid_at.sql", "005_episodes_by_observed.sql", "006_knowledge.sql",
-              "007_source_events.sql", "008_scope_changes.sql", "009_assist.sql", "010_erasable_reasons.sql",
-              "011_aging.sql")
+MIGRATIONS = (
+    "001_initial.sql",
+    "002_session_order.sql",
+    "003_recall_columns_inline.sql",
+    "004_invalid_at.sql",
+    "005_episodes_by_observed.sql",
+    "006_knowledge.sql",
+    "007_source_events.sql",
+    "008_scope_changes.sql",
+    "009_assist.sql",
+    "010_erasable_reasons.sql",
+    "011_aging.sql",
+)
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
@@ -41,9 +50,16 @@ class PostgresStore:
     """All tenants of a PostgreSQL deployment."""
 
     def __init__(
-        self, url: str, *, schema: str = "engram", max_connections: int = 8, memory_mb: float = 1024,
-        ann_min_rows: int = 200_000, ann_probe_share: float = 0.05, copy_min_rows: int = 10_000,
-    ) -> None:  # fmt: skip
+        self,
+        url: str,
+        *,
+        schema: str = "engram",
+        max_connections: int = 8,
+        memory_mb: float = 1024,
+        ann_min_rows: int = 200_000,
+        ann_probe_share: float = 0.05,
+        copy_min_rows: int = 10_000,
+    ) -> None:
         """``copy_min_rows``: a scope holding this many memories is answered from an in-memory
         copy (storage/postgres/search.py); ``memory_mb`` bounds those copies; ``ann_min_rows`` and
         ``ann_probe_share`` say when a copy's vector arm turns approximate and what it scans then."""
@@ -51,15 +67,20 @@ class PostgresStore:
             raise InvalidInputError("schema names are lower-case letters, digits and _", field="schema")
         self.url = url
         self.schema = schema
-        self.scope_copies = ScopeCache(max_bytes=int(memory_mb * 2**20),
-                                 ann=AnnSettings(min_rows=ann_min_rows, probe_share=ann_probe_share))
+        self.scope_copies = ScopeCache(
+            max_bytes=int(memory_mb * 2**20), ann=AnnSettings(min_rows=ann_min_rows, probe_share=ann_probe_share)
+        )
         self.copy_min_rows = copy_min_rows
         self._migrate()
         with translated():
             self._pool = ConnectionPool(
-                url, min_size=1, max_size=max_connections, configure=self._configure, open=True,
+                url,
+                min_size=1,
+                max_size=max_connections,
+                configure=self._configure,
+                open=True,
                 kwargs={"autocommit": True},
-            )  # fmt: skip
+            )
         self._tenants: dict[str, PostgresTenantStore] = {}
         self._lock = threading.Lock()
 
@@ -84,8 +105,9 @@ class PostgresStore:
                     sql = resources.files("engramdb.storage.postgres.migrations").joinpath(name).read_text()
                     with conn.transaction():
                         conn.execute(sql.replace("{schema}", self.schema))
-                        conn.execute(f"INSERT INTO {self.schema}.schema_migrations VALUES (%s, %s)",
-                                     (name, clock.now_text()))  # fmt: skip
+                        conn.execute(
+                            f"INSERT INTO {self.schema}.schema_migrations VALUES (%s, %s)", (name, clock.now_text())
+                        )
                     log.info("applied migration %s to schema %s", name, self.schema)
             finally:
                 conn.execute("SELECT pg_advisory_unlock(hashtext('engramdb-migrations'))")
@@ -100,8 +122,16 @@ class PostgresStore:
     def maintain(self) -> None:
         # As the URL's user (the tables' owner): the engram_app role may not vacuum them.
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
-            for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
-                          "record_history", "record_vectors"):
+            for table in (
+                "memories",
+                "tombstones",
+                "audit_log",
+                "records",
+                "record_values",
+                "relationships",
+                "record_history",
+                "record_vectors",
+            ):
                 conn.execute(f"VACUUM (ANALYZE) {self.schema}.{table}")
 
     def backup(self, dest: Path, *, pg_bin: str | None = None) -> None:
@@ -114,8 +144,19 @@ class PostgresStore:
         the TOAST tables and the indexes (a plain VACUUM only marks their space reusable). It
         locks each table while it runs; erasures are rare."""
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
-            for table in ("memories", "tombstones", "audit_log", "records", "record_values", "relationships",
-                          "record_history", "record_vectors", "model_links", "model_jobs", "model_calls"):
+            for table in (
+                "memories",
+                "tombstones",
+                "audit_log",
+                "records",
+                "record_values",
+                "relationships",
+                "record_history",
+                "record_vectors",
+                "model_links",
+                "model_jobs",
+                "model_calls",
+            ):
                 conn.execute(f"VACUUM FULL {self.schema}.{table}")
 
     def freshen(self, stop: Callable[[], bool] = lambda: False) -> int:
@@ -129,9 +170,14 @@ class PostgresStore:
         for name in self.tenant_names():
             tenant = self.tenant(name)
             with self.connection(name) as conn:
-                large = [r[0] for r in conn.execute(
-                    "SELECT scope_key FROM memories WHERE tenant = %s GROUP BY scope_key HAVING count(*) >= %s "
-                    "ORDER BY max(change_seq) DESC", (name, self.copy_min_rows))]  # fmt: skip
+                large = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT scope_key FROM memories WHERE tenant = %s GROUP BY scope_key HAVING count(*) >= %s "
+                        "ORDER BY max(change_seq) DESC",
+                        (name, self.copy_min_rows),
+                    )
+                ]
             for scope_key in large:
                 if stop() or self.scope_copies.nbytes >= 0.9 * self.scope_copies.max_bytes:
                     return warmed
@@ -158,10 +204,13 @@ class PostgresStore:
 
     def _create(self, name: str) -> None:
         with self.connection(name) as conn:
-            conn.execute("INSERT INTO tenants (name, created_at) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                         (name, clock.now_text()))  # fmt: skip
-            conn.execute("INSERT INTO meta (tenant, key, value) VALUES (%s, 'change_seq', '0') "
-                         "ON CONFLICT DO NOTHING", (name,))  # fmt: skip
+            conn.execute(
+                "INSERT INTO tenants (name, created_at) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (name, clock.now_text()),
+            )
+            conn.execute(
+                "INSERT INTO meta (tenant, key, value) VALUES (%s, 'change_seq', '0') ON CONFLICT DO NOTHING", (name,)
+            )
 
     def tenant_names(self) -> list[str]:
         with self.connection("") as conn:

@@ -155,9 +155,14 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         return MemoryRecord(*row) if row else None
 
     def list_facts(
-        self, scope_key: str, *, subject_key: str | None, kind: str | None,
-        filt: CandidateFilter, limit: int,
-    ) -> list[MemoryRecord]:  # fmt: skip
+        self,
+        scope_key: str,
+        *,
+        subject_key: str | None,
+        kind: str | None,
+        filt: CandidateFilter,
+        limit: int,
+    ) -> list[MemoryRecord]:
         where, params = filter_clause(filt, mark="%s")
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant = %s AND m.scope_key = %s{where}"
         args: list[Any] = [self.name, scope_key, *params]
@@ -169,9 +174,15 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         return [MemoryRecord(*r) for r in rows]
 
     def list_episodes(
-        self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None,
-        below: EpisodePosition | None, limit: int,
-    ) -> list[MemoryRecord]:  # fmt: skip
+        self,
+        scope_key: str,
+        *,
+        session_id: str | None,
+        after: str | None,
+        before: str | None,
+        below: EpisodePosition | None,
+        limit: int,
+    ) -> list[MemoryRecord]:
         where, params = episodes_clause(session_id=session_id, after=after, before=before, below=below, mark="%s")
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant = %s AND m.scope_key = %s{where}"
         return [MemoryRecord(*r) for r in self._all(sql, [self.name, scope_key, *params, limit])]
@@ -197,9 +208,11 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
     def review_queue(
         self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
     ) -> list[tuple[MemoryRecord, ScopeColumns]]:
-        sql = (f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, "
-               "participant_scope_hash, sandbox_eligible FROM memories WHERE tenant = %s "
-               "AND source = 'MEMORY_FACT' AND status = 'pending_review'")  # fmt: skip
+        sql = (
+            f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, "
+            "participant_scope_hash, sandbox_eligible FROM memories WHERE tenant = %s "
+            "AND source = 'MEMORY_FACT' AND status = 'pending_review'"
+        )
         args: list[Any] = [self.name]
         for column, value in (("kind", kind), ("subject_key", subject_key)):
             if value is not None:
@@ -210,9 +223,13 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
             args.append(recorded_before)
         rows = self._all(sql + " ORDER BY recorded_at, rowid LIMIT %s", [*args, limit])
         width = len(MEMORY_COLUMNS.split(","))
-        return [(MemoryRecord(*r[:width]), ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3],
-                                                        bool(r[width + 4])))
-                for r in rows]  # fmt: skip
+        return [
+            (
+                MemoryRecord(*r[:width]),
+                ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3], bool(r[width + 4])),
+            )
+            for r in rows
+        ]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
         def linked(ids: list[str]) -> list[MemoryRecord]:
@@ -253,9 +270,7 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
     ) -> list[Candidate]:
         return self._search.text_candidates(scope_key, terms, filt, limit)
 
-    def vector_candidates(
-        self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
-    ) -> list[Candidate]:
+    def vector_candidates(self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
         return self._search.vector_candidates(scope_key, query, filt, limit)
 
     def candidates(
@@ -304,13 +319,13 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
                 "UPDATE memories SET embedding = %s, embed_state = 'ready', embed_error = NULL, "
                 "embed_next_at = NULL, embed_model = %s, change_seq = %s "
                 "WHERE tenant = %s AND rowid = %s",
-                [(np.asarray(v, dtype=np.float32), model, tx.seq, self.name, r)
-                 for r, v in zip(rowids, vectors, strict=True)],
-            )  # fmt: skip
+                [
+                    (np.asarray(v, dtype=np.float32), model, tx.seq, self.name, r)
+                    for r, v in zip(rowids, vectors, strict=True)
+                ],
+            )
 
-    def record_embedding_failure(
-        self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]
-    ) -> None:
+    def record_embedding_failure(self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]) -> None:
         with self._conn() as conn, conn.cursor() as cursor:
             cursor.executemany(
                 "UPDATE memories SET embed_state = 'failed', embed_error = %s, "
@@ -324,8 +339,9 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         return int(row[0]) if row else 0
 
     def embedding_counts(self) -> dict[str, int]:
-        rows = self._all("SELECT embed_state, count(*) FROM memories WHERE tenant = %s "
-                         "GROUP BY embed_state", (self.name,))  # fmt: skip
+        rows = self._all(
+            "SELECT embed_state, count(*) FROM memories WHERE tenant = %s GROUP BY embed_state", (self.name,)
+        )
         counts = {"pending": 0, "ready": 0, "failed": 0}
         counts.update({state: int(n) for state, n in rows})
         return counts
@@ -338,19 +354,17 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
                 f"INSERT INTO api_keys (tenant, {_KEY_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, NULL) "
                 "ON CONFLICT DO NOTHING RETURNING key_id",
                 (self.name, key.key_id, key.role, key.grant_json, key.secret_hash, key.created_at, key.label),
-            )  # fmt: skip
+            )
             if not inserted:
                 raise ConflictError(f"key id {key.key_id} exists", field="keyId")
             tx.audit(audit)
 
     def get_key(self, key_id: str) -> KeyRecord | None:
-        row = self._one(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant = %s AND key_id = %s",
-                        (self.name, key_id))  # fmt: skip
+        row = self._one(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant = %s AND key_id = %s", (self.name, key_id))
         return KeyRecord(*row) if row else None
 
     def list_keys(self) -> list[KeyRecord]:
-        rows = self._all(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant = %s ORDER BY created_at",
-                         (self.name,))  # fmt: skip
+        rows = self._all(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant = %s ORDER BY created_at", (self.name,))
         return [KeyRecord(*r) for r in rows]
 
     def revoke_key(self, key_id: str, at: str, audit: AuditDraft) -> bool:

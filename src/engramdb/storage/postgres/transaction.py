@@ -74,9 +74,11 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL):
 
     def _erased(self) -> None:
         # In-memory copies of large scopes refresh by change_seq, which cannot tell a deletion.
-        self._conn.execute("INSERT INTO meta (tenant, key, value) VALUES (%s, 'erasures', '1') "
-                           "ON CONFLICT (tenant, key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
-                           (self._tenant,))  # fmt: skip
+        self._conn.execute(
+            "INSERT INTO meta (tenant, key, value) VALUES (%s, 'erasures', '1') "
+            "ON CONFLICT (tenant, key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
+            (self._tenant,),
+        )
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
         scope = row.scope
@@ -90,15 +92,37 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL):
                ON CONFLICT (tenant, scope_key, source, memory_id) DO NOTHING
                RETURNING {MEMORY_COLUMNS}""",
             (
-                self._tenant, row.source, row.memory_id, scope.scope_key, scope.agent_id,
-                scope.profile_id, scope.privacy_scope, scope.participant_scope_hash,
-                scope.sandbox_eligible, row.session_id, row.subject_key, row.kind, row.text,
-                row.embed_text, lexical_body(row), row.trust_class, row.origin, row.status,
-                row.confidence, row.observed_at, row.valid_from, row.valid_until,
-                row.recorded_at, row.active_from, row.supersedes_id, row.status_reason, row.event_json,
-                self.seq, row.source_event_id,
+                self._tenant,
+                row.source,
+                row.memory_id,
+                scope.scope_key,
+                scope.agent_id,
+                scope.profile_id,
+                scope.privacy_scope,
+                scope.participant_scope_hash,
+                scope.sandbox_eligible,
+                row.session_id,
+                row.subject_key,
+                row.kind,
+                row.text,
+                row.embed_text,
+                lexical_body(row),
+                row.trust_class,
+                row.origin,
+                row.status,
+                row.confidence,
+                row.observed_at,
+                row.valid_from,
+                row.valid_until,
+                row.recorded_at,
+                row.active_from,
+                row.supersedes_id,
+                row.status_reason,
+                row.event_json,
+                self.seq,
+                row.source_event_id,
             ),
-        ).fetchone()  # fmt: skip
+        ).fetchone()
         if not inserted:
             return None
         record = MemoryRecord(*inserted)
@@ -122,9 +146,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL):
         ).fetchall()
         return [MemoryRecord(*r) for r in rows]
 
-    def slot_facts(
-        self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]
-    ) -> list[MemoryRecord]:
+    def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._conn.execute(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
             "AND subject_key = %s AND kind = %s AND source = 'MEMORY_FACT' "
@@ -152,15 +174,23 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL):
             "invalid_at = least(%s, invalid_at), "  # a window only ever narrows (least skips NULLs)
             "supersedes_id = coalesce(supersedes_id, %s), "
             f"change_seq = %s WHERE tenant = %s AND rowid = %s RETURNING {MEMORY_COLUMNS}",
-            (status, reason, retired_at, superseded_by, active_from, invalid_at, supersedes,
-             self.seq, self._tenant, rowid),
+            (
+                status,
+                reason,
+                retired_at,
+                superseded_by,
+                active_from,
+                invalid_at,
+                supersedes,
+                self.seq,
+                self._tenant,
+                rowid,
+            ),
         ).fetchone()
         assert row is not None, rowid  # the caller read this row earlier in the same transaction
         return MemoryRecord(*row)
 
-    def find_tombstone(
-        self, scope_key: str, subject_key: str, kind: str, value_hash: str
-    ) -> Tombstone | None:
+    def find_tombstone(self, scope_key: str, subject_key: str, kind: str, value_hash: str) -> Tombstone | None:
         row = self._conn.execute(
             f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tenant = %s AND scope_key = %s "
             "AND subject_key = %s AND kind = %s AND value_hash = %s AND lifted_at IS NULL",
@@ -173,11 +203,23 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL):
         if existing is not None:
             return existing
         self._conn.execute(
-            f"INSERT INTO tombstones (tenant, {TOMBSTONE_COLUMNS}) "
-            f"VALUES ({','.join(['%s'] * 13)})",
-            (self._tenant, t.tombstone_id, t.scope_key, t.subject_key, t.kind, t.value_hash,
-             t.fact_id, t.reason, t.created_at, t.actor_key_id, None, None, None),
-        )  # fmt: skip
+            f"INSERT INTO tombstones (tenant, {TOMBSTONE_COLUMNS}) VALUES ({','.join(['%s'] * 13)})",
+            (
+                self._tenant,
+                t.tombstone_id,
+                t.scope_key,
+                t.subject_key,
+                t.kind,
+                t.value_hash,
+                t.fact_id,
+                t.reason,
+                t.created_at,
+                t.actor_key_id,
+                None,
+                None,
+                None,
+            ),
+        )
         return t
 
     def get_tombstone(self, tombstone_id: str) -> Tombstone | None:
@@ -200,16 +242,18 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL):
 
     def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
         last = self._conn.execute(
-            "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1", (self._tenant,),
-        ).fetchone()  # fmt: skip
+            "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
+            (self._tenant,),
+        ).fetchone()
         at, entries = clock.now_text(), []
         for draft in drafts:  # chained here, written in one go
             entries.append(next_audit_entry(draft, last, at))
             last = (entries[-1].seq, entries[-1].hash)
         with self._conn.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES "
-                               f"({','.join(['%s'] * (AUDIT_WIDTH + 1))})",
-                               [(self._tenant, *astuple(e)) for e in entries])  # fmt: skip
+            cursor.executemany(
+                f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * (AUDIT_WIDTH + 1))})",
+                [(self._tenant, *astuple(e)) for e in entries],
+            )
         return entries
 
     def put_meta(self, key: str, value: str) -> None:

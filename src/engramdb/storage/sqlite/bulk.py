@@ -27,21 +27,48 @@ _INSERT = """INSERT INTO memories (source, memory_id, scope_key, agent_id, profi
     ON CONFLICT (scope_key, source, memory_id) DO NOTHING RETURNING memory_id"""
 
 
-def load(conn: sqlite3.Connection, rows: Sequence[NewMemory], vectors: Vector, model: str,
-         audits: Sequence[AuditDraft]) -> int:  # fmt: skip
+def load(
+    conn: sqlite3.Connection, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]
+) -> int:
     """Insert new rows with their vectors ready, audited; return how many were new."""
     seq = SQLiteTransaction(conn)._change_seq()
     inserted = 0
     new: set[str] = set()
     for row, vector in zip(rows, vectors, strict=True):
         s = row.scope
-        hit = conn.execute(_INSERT, (
-            row.source, row.memory_id, s.scope_key, s.agent_id, s.profile_id, s.privacy_scope,
-            s.participant_scope_hash, int(s.sandbox_eligible), row.session_id, row.subject_key, row.kind, row.text,
-            row.embed_text, row.trust_class, row.origin, row.status, row.confidence, row.observed_at,
-            row.valid_from, row.valid_until, row.recorded_at, row.active_from, row.supersedes_id,
-            row.status_reason, row.event_json, seq, model, encode(vector),
-        )).fetchone()  # fmt: skip
+        hit = conn.execute(
+            _INSERT,
+            (
+                row.source,
+                row.memory_id,
+                s.scope_key,
+                s.agent_id,
+                s.profile_id,
+                s.privacy_scope,
+                s.participant_scope_hash,
+                int(s.sandbox_eligible),
+                row.session_id,
+                row.subject_key,
+                row.kind,
+                row.text,
+                row.embed_text,
+                row.trust_class,
+                row.origin,
+                row.status,
+                row.confidence,
+                row.observed_at,
+                row.valid_from,
+                row.valid_until,
+                row.recorded_at,
+                row.active_from,
+                row.supersedes_id,
+                row.status_reason,
+                row.event_json,
+                seq,
+                model,
+                encode(vector),
+            ),
+        ).fetchone()
         if hit:
             inserted += 1
             new.add(row.memory_id)

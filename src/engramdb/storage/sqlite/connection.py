@@ -47,9 +47,7 @@ def _roll_back(conn: sqlite3.Connection) -> None:
 class Connections:
     """The writer and per-thread readers of one database file."""
 
-    def __init__(
-        self, path: Path, *, synchronous: str = "NORMAL", busy_timeout: float = DEFAULT_BUSY_TIMEOUT
-    ) -> None:
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL", busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
         self.path = path
         self._synchronous = synchronous
         self._busy_timeout = busy_timeout

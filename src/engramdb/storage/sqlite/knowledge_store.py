@@ -40,8 +40,10 @@ class SQLiteKnowledge(GraphReads):
         self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int
     ) -> list[tuple[int, float]]:
         roots = WhereCompiler(SQLITE, scope_key).roots(query)
-        sql = (f"{roots.prefix}SELECT v.record, v.embedding FROM record_vectors v WHERE v.scope_key = ? "
-               f"AND v.embed_state = 'ready' AND v.record IN (SELECT r.rowid {roots.sql})")  # fmt: skip
+        sql = (
+            f"{roots.prefix}SELECT v.record, v.embedding FROM record_vectors v WHERE v.scope_key = ? "
+            f"AND v.embed_state = 'ready' AND v.record IN (SELECT r.rowid {roots.sql})"
+        )
         params = [*roots.prefix_params, scope_key, *roots.params]
         if name is not None:
             sql += " AND v.name = ?"

@@ -66,7 +66,6 @@ def _upgrade(db: Connections) -> None:
             for statement in _statements(_script("assist.sql")):
                 conn.execute(statement)
 
-
     if "reason_digest" not in {r[1] for r in db.fetchall("PRAGMA table_info(audit_log)")}:
         with db.write() as conn:  # audit reasons were chained as text, so they could not be erased
             if "reason_digest" not in {r[1] for r in conn.execute("PRAGMA table_info(audit_log)")}:
@@ -78,7 +77,6 @@ def _upgrade(db: Connections) -> None:
                         "CREATE TRIGGER audit_log_erase_only"
                     ):
                         conn.execute(statement)
-
 
     if "pinned" not in _memory_columns(db):
         with db.write() as conn:  # nothing aged: no importance, pins or use counts

@@ -21,8 +21,9 @@ from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, runne
 def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield every exportable row of the tenant file."""
     # The participant salt travels with the tenant: without it no userId finds its memories again.
-    for key, value in conn.execute("SELECT key, value FROM meta WHERE key IN ('policy', 'participant_salt') "
-                                   "ORDER BY key DESC"):  # fmt: skip
+    for key, value in conn.execute(
+        "SELECT key, value FROM meta WHERE key IN ('policy', 'participant_salt') ORDER BY key DESC"
+    ):
         yield "meta", {"key": key, "value": value}
     for table, columns in EXPORT_COLUMNS.items():
         cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {EXPORT_ORDER[table]}")
@@ -37,8 +38,9 @@ def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]
 
 def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
     """Insert exported rows verbatim (inside the caller's transaction) into an empty tenant."""
-    if conn.execute("SELECT EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM audit_log) "
-                    "OR EXISTS (SELECT 1 FROM records)").fetchone()[0]:
+    if conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM audit_log) OR EXISTS (SELECT 1 FROM records)"
+    ).fetchone()[0]:
         raise ConflictError("the target tenant is not empty; import needs an empty tenant", field="tenant")
     tx = SQLiteTransaction(conn)
     seq = tx._change_seq()
@@ -74,10 +76,8 @@ def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any], seq: int)
         values[columns.index("sandbox_eligible")] = int(bool(row["sandbox_eligible"]))
         values.append(seq)
         conn.execute(
-            f"INSERT INTO memories ({', '.join(columns)}, change_seq) "
-            f"VALUES ({', '.join('?' * (len(columns) + 1))})",
+            f"INSERT INTO memories ({', '.join(columns)}, change_seq) VALUES ({', '.join('?' * (len(columns) + 1))})",
             values,
         )
         return
-    conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                 values)  # fmt: skip
+    conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values)

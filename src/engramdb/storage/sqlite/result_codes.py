@@ -12,8 +12,14 @@ from engramdb.storage.failures import Failure, storage_error
 _DUPLICATE = {sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_ROWID}
 # Primary codes (the low byte of an extended code): lock contention, a file that cannot be
 # opened, and exhausted disk or memory pass without a code change; retrying is the answer.
-_UNAVAILABLE = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_PROTOCOL, sqlite3.SQLITE_CANTOPEN,
-                sqlite3.SQLITE_FULL, sqlite3.SQLITE_NOMEM}  # fmt: skip
+_UNAVAILABLE = {
+    sqlite3.SQLITE_BUSY,
+    sqlite3.SQLITE_LOCKED,
+    sqlite3.SQLITE_PROTOCOL,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_NOMEM,
+}
 
 
 def classify(error: sqlite3.Error) -> Failure:

@@ -38,8 +38,7 @@ CLOSE_SUPERSEDED_SQL = (
 # Files and exports made before facts were linked to their episodes: the column from the event,
 # then every DERIVED_FROM link it implies (``GraphWrites.link_derivation`` makes them from now on).
 FILL_SOURCE_EVENTS_SQL = (
-    "UPDATE memories SET source_event_id = json_extract(event_json, '$.sourceEventId') "
-    "WHERE source_event_id IS NULL"
+    "UPDATE memories SET source_event_id = json_extract(event_json, '$.sourceEventId') WHERE source_event_id IS NULL"
 )
 LINK_DERIVATIONS_SQL = (
     "INSERT INTO relationships (scope_key, type, source_kind, source, target_kind, target, properties_json, "
@@ -66,7 +65,6 @@ def audit_entry(row: Sequence[Any]) -> AuditEntry:
     return AuditEntry(*row)
 
 
-
 # A scope copy's rows (storage/scope_copy.py); the two parameters name the model whose vectors it
 # holds (None: any), so another embedder's vectors never enter it.
 COPY_ROW_SQL = (
@@ -78,5 +76,7 @@ COPY_ROW_SQL = (
 
 def copy_rows(records: Sequence[Sequence[Any]]) -> list[CopyRow]:
     """Return cache rows from the columns of ``COPY_ROW_SQL``, in order."""
-    return [CopyRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], body=lexical_text(r[10], r[11], r[12]))
-            for r in records]  # fmt: skip
+    return [
+        CopyRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], body=lexical_text(r[10], r[11], r[12]))
+        for r in records
+    ]

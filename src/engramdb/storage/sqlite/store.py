@@ -25,9 +25,15 @@ class SQLiteStore:
     """All tenants of an embedded deployment. Tenants never share a file or a connection."""
 
     def __init__(
-        self, home: Path, *, synchronous: str = "NORMAL", busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-        memory_mb: float = 1024, ann_min_rows: int = 200_000, ann_probe_share: float = 0.05,
-    ) -> None:  # fmt: skip
+        self,
+        home: Path,
+        *,
+        synchronous: str = "NORMAL",
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        memory_mb: float = 1024,
+        ann_min_rows: int = 200_000,
+        ann_probe_share: float = 0.05,
+    ) -> None:
         """``busy_timeout`` is how many seconds a write waits for another process's write lock
         before it fails with BackendUnavailableError; ``memory_mb`` bounds the scope copies held in
         memory; ``ann_min_rows`` and ``ann_probe_share`` say when a scope's vector arm turns
@@ -37,8 +43,9 @@ class SQLiteStore:
         self._dir.mkdir(parents=True, exist_ok=True)
         self._synchronous = synchronous
         self._busy_timeout = busy_timeout
-        self.scope_copies = ScopeCache(max_bytes=int(memory_mb * 2**20),
-                                 ann=AnnSettings(min_rows=ann_min_rows, probe_share=ann_probe_share))
+        self.scope_copies = ScopeCache(
+            max_bytes=int(memory_mb * 2**20), ann=AnnSettings(min_rows=ann_min_rows, probe_share=ann_probe_share)
+        )
         self._tenants: dict[str, SQLiteTenantStore] = {}
         self._lock = threading.Lock()
         self._recent_file = home / "recent-scopes.json"
@@ -54,8 +61,9 @@ class SQLiteStore:
             path = self._dir / f"{name}.sqlite3"
             if not create and not path.exists():
                 raise NotFoundError(f"no tenant named {name!r}", field="tenant")
-            store = SQLiteTenantStore(path, cache=self.scope_copies, synchronous=self._synchronous,
-                                      busy_timeout=self._busy_timeout)  # fmt: skip
+            store = SQLiteTenantStore(
+                path, cache=self.scope_copies, synchronous=self._synchronous, busy_timeout=self._busy_timeout
+            )
             self._tenants[name] = store
             return store
 
@@ -96,8 +104,10 @@ class SQLiteStore:
         if now - self._remembered < at_most_every:
             return
         self._remembered = now
-        held = [{"tenant": Path(key.rpartition(":")[0]).stem, "scope": key.rpartition(":")[2], "rows": rows}
-                for key, rows in self.scope_copies.held()]  # fmt: skip
+        held = [
+            {"tenant": Path(key.rpartition(":")[0]).stem, "scope": key.rpartition(":")[2], "rows": rows}
+            for key, rows in self.scope_copies.held()
+        ]
         temporary = self._recent_file.with_suffix(".tmp")
         temporary.write_text(json.dumps(held))
         temporary.replace(self._recent_file)

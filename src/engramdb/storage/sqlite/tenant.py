@@ -66,9 +66,13 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="bm25 (in-memory index, FTS5 porter tokens)")
 
     def __init__(
-        self, path: Path, *, cache: ScopeCache, synchronous: str = "NORMAL",
+        self,
+        path: Path,
+        *,
+        cache: ScopeCache,
+        synchronous: str = "NORMAL",
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.path = path
         self._db = Connections(path, synchronous=synchronous, busy_timeout=busy_timeout)
         self._copies = cache
@@ -103,8 +107,7 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
         row = self._db.fetchone(
-            f"SELECT {MEMORY_COLUMNS} FROM memories "
-            "WHERE scope_key = ? AND source = ? AND memory_id = ?",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND source = ? AND memory_id = ?",
             (scope_key, source, memory_id),
         )
         return memory(row) if row else None
@@ -132,9 +135,15 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
         return [memory(r) for r in self._db.fetchall(sql, params)]
 
     def list_episodes(
-        self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None,
-        below: EpisodePosition | None, limit: int,
-    ) -> list[MemoryRecord]:  # fmt: skip
+        self,
+        scope_key: str,
+        *,
+        session_id: str | None,
+        after: str | None,
+        before: str | None,
+        below: EpisodePosition | None,
+        limit: int,
+    ) -> list[MemoryRecord]:
         where, params = episodes_clause(session_id=session_id, after=after, before=before, below=below)
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ?{where}"
         return [memory(r) for r in self._db.fetchall(sql, [scope_key, *params, limit])]
@@ -176,8 +185,10 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
         rows = self._db.fetchall(sql + " ORDER BY recorded_at, rowid LIMIT ?", [*params, limit])
         width = len(MEMORY_COLUMNS.split(","))
         return [
-            (memory(r[:width]), ScopeColumns(r[3], r[width], r[width + 1], r[width + 2],
-                                             r[width + 3], bool(r[width + 4])))  # fmt: skip
+            (
+                memory(r[:width]),
+                ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3], bool(r[width + 4])),
+            )
             for r in rows
         ]
 
@@ -220,37 +231,42 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
     ) -> list[Candidate]:
         return self._read_copy(scope_key, lambda copy: copy.text_search(terms, filt, limit))
 
-    def vector_candidates(
-        self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int
-    ) -> list[Candidate]:
+    def vector_candidates(self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
         self._use_model(filt.vector_model)
         return self._read_copy(scope_key, lambda copy: copy.search(query, filt, limit, self._vectors))
 
     def candidates(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> tuple[list[Candidate], list[Candidate]]:
-        return (self.vector_candidates(scope_key, query, filt, limit),
-                self.text_candidates(scope_key, terms, filt, limit))  # fmt: skip
+        return (
+            self.vector_candidates(scope_key, query, filt, limit),
+            self.text_candidates(scope_key, terms, filt, limit),
+        )
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         return self._read_copy(scope_key, lambda copy: copy.adjacent(rowids))
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        return self._read_copy(
-            scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms})
-        )
+        return self._read_copy(scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms}))
 
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
         """Read the scope's in-memory copy, brought up to date with every committed write."""
         source = CopySource(
             current_seq=lambda: int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0]),
-            changed_ids=lambda seq: [r[0] for r in self._db.fetchall(
-                "SELECT rowid FROM memories WHERE scope_key = ? AND change_seq > ?", (scope_key, seq))],
-            rows=lambda ids: copy_rows(self._db.fetchall(
-                f"{COPY_ROW_SQL} WHERE rowid IN ({placeholders(ids)}) ORDER BY rowid",
-                [self._vector_model, self._vector_model, *ids])),
+            changed_ids=lambda seq: [
+                r[0]
+                for r in self._db.fetchall(
+                    "SELECT rowid FROM memories WHERE scope_key = ? AND change_seq > ?", (scope_key, seq)
+                )
+            ],
+            rows=lambda ids: copy_rows(
+                self._db.fetchall(
+                    f"{COPY_ROW_SQL} WHERE rowid IN ({placeholders(ids)}) ORDER BY rowid",
+                    [self._vector_model, self._vector_model, *ids],
+                )
+            ),
             generation=lambda: (self._db.fetchone("SELECT value FROM meta WHERE key = 'erasures'"), self._vector_model),
-        )  # fmt: skip
+        )
         return read_copy(self._copies, f"{self.path}:{scope_key}", source, read)
 
     def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -258,8 +274,11 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
         rows = []
         for start in range(0, len(rowids), 10_000):  # under SQLite's limit of bound parameters
             part = rowids[start : start + 10_000].tolist()
-            rows += self._db.fetchall(f"SELECT rowid, embedding FROM memories WHERE rowid IN ({placeholders(part)}) "
-                                      "AND embed_state = 'ready'", part)  # fmt: skip
+            rows += self._db.fetchall(
+                f"SELECT rowid, embedding FROM memories WHERE rowid IN ({placeholders(part)}) "
+                "AND embed_state = 'ready'",
+                part,
+            )
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
         width = max(len(r[1]) for r in rows)
@@ -305,7 +324,9 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
         rows = self._db.fetchall(
             "SELECT rowid, embed_text, embed_attempts FROM memories WHERE rowid IN (SELECT rowid FROM memories "
             "WHERE embed_state != 'ready' AND (embed_state = 'pending' OR (embed_state = 'failed' AND "
-            "embed_next_at <= ?))) ORDER BY rowid LIMIT ?", (now, limit))  # fmt: skip
+            "embed_next_at <= ?))) ORDER BY rowid LIMIT ?",
+            (now, limit),
+        )
         return [EmbedJob(r[0], r[1], r[2]) for r in rows]
 
     def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:

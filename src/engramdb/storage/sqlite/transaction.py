@@ -61,16 +61,17 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
         # vector copies in any process refresh exactly the rows stamped after their own.
         if self._seq is None:
             row = self._conn.execute(
-                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq' "
-                "RETURNING value"
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq' RETURNING value"
             ).fetchone()
             self._seq = int(row[0])
         return self._seq
 
     def _erased(self) -> None:
         # Copies refresh by change_seq, which cannot tell a deletion: a new erasure count drops them.
-        self._conn.execute("INSERT INTO meta (key, value) VALUES ('erasures', '1') "
-                           "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+        self._conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('erasures', '1') "
+            "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
         scope = row.scope
@@ -83,15 +84,35 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                ON CONFLICT (scope_key, source, memory_id) DO NOTHING""",
             (
-                row.source, row.memory_id, scope.scope_key, scope.agent_id, scope.profile_id,
-                scope.privacy_scope, scope.participant_scope_hash, int(scope.sandbox_eligible),
-                row.session_id, row.subject_key, row.kind, row.text, row.embed_text,
-                row.trust_class, row.origin, row.status, row.confidence, row.observed_at,
-                row.valid_from, row.valid_until, row.recorded_at, row.active_from,
-                row.supersedes_id, row.status_reason, row.event_json, self._change_seq(),
+                row.source,
+                row.memory_id,
+                scope.scope_key,
+                scope.agent_id,
+                scope.profile_id,
+                scope.privacy_scope,
+                scope.participant_scope_hash,
+                int(scope.sandbox_eligible),
+                row.session_id,
+                row.subject_key,
+                row.kind,
+                row.text,
+                row.embed_text,
+                row.trust_class,
+                row.origin,
+                row.status,
+                row.confidence,
+                row.observed_at,
+                row.valid_from,
+                row.valid_until,
+                row.recorded_at,
+                row.active_from,
+                row.supersedes_id,
+                row.status_reason,
+                row.event_json,
+                self._change_seq(),
                 row.source_event_id,
             ),
-        )  # fmt: skip
+        )
         if cursor.rowcount != 1:
             return None
         record = self._by_rowid(int(cursor.lastrowid or 0))
@@ -100,8 +121,7 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
 
     def get_memory(self, scope_key: str, source: Source, memory_id: str) -> MemoryRecord | None:
         row = self._conn.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories "
-            "WHERE scope_key = ? AND source = ? AND memory_id = ?",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND source = ? AND memory_id = ?",
             (scope_key, source, memory_id),
         ).fetchone()
         return memory(row) if row else None
@@ -114,9 +134,7 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
         ).fetchall()
         return [memory(r) for r in rows]
 
-    def slot_facts(
-        self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]
-    ) -> list[MemoryRecord]:
+    def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._conn.execute(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND subject_key = ? "
             f"AND kind = ? AND source = 'MEMORY_FACT' AND status IN ({placeholders(statuses)}) ORDER BY rowid",
@@ -143,14 +161,22 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
             # a window only ever narrows: the earlier of the stored and the given end
             "invalid_at = min(coalesce(?, invalid_at), coalesce(invalid_at, ?)), "
             "supersedes_id = coalesce(supersedes_id, ?), change_seq = ? WHERE rowid = ?",
-            (status, reason, retired_at, superseded_by, active_from, invalid_at, invalid_at, supersedes,
-             self._change_seq(), rowid),
+            (
+                status,
+                reason,
+                retired_at,
+                superseded_by,
+                active_from,
+                invalid_at,
+                invalid_at,
+                supersedes,
+                self._change_seq(),
+                rowid,
+            ),
         )
         return self._by_rowid(rowid)
 
-    def find_tombstone(
-        self, scope_key: str, subject_key: str, kind: str, value_hash: str
-    ) -> Tombstone | None:
+    def find_tombstone(self, scope_key: str, subject_key: str, kind: str, value_hash: str) -> Tombstone | None:
         row = self._conn.execute(
             f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = ? AND subject_key = ? "
             "AND kind = ? AND value_hash = ? AND lifted_at IS NULL",
@@ -164,9 +190,21 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
             return existing
         self._conn.execute(
             f"INSERT INTO tombstones ({TOMBSTONE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (t.tombstone_id, t.scope_key, t.subject_key, t.kind, t.value_hash, t.fact_id,
-             t.reason, t.created_at, t.actor_key_id, None, None, None),
-        )  # fmt: skip
+            (
+                t.tombstone_id,
+                t.scope_key,
+                t.subject_key,
+                t.kind,
+                t.value_hash,
+                t.fact_id,
+                t.reason,
+                t.created_at,
+                t.actor_key_id,
+                None,
+                None,
+                None,
+            ),
+        )
         return t
 
     def get_tombstone(self, tombstone_id: str) -> Tombstone | None:
@@ -192,15 +230,16 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
         for draft in drafts:  # chained here, written in one go
             entries.append(next_audit_entry(draft, last, at))
             last = (entries[-1].seq, entries[-1].hash)
-        self._conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * AUDIT_WIDTH)})",
-                               [astuple(e) for e in entries])  # fmt: skip
+        self._conn.executemany(
+            f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * AUDIT_WIDTH)})",
+            [astuple(e) for e in entries],
+        )
         return entries
 
     def put_meta(self, key: str, value: str) -> None:
         """Set a tenant-level setting (the policy document)."""
         self._conn.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
 
@@ -225,7 +264,5 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
         return self._conn.execute(sql, params).fetchall()
 
     def _by_rowid(self, rowid: int) -> MemoryRecord:
-        row = self._conn.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid = ?", (rowid,)
-        ).fetchone()
+        row = self._conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid = ?", (rowid,)).fetchone()
         return memory(row)
