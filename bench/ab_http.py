@@ -69,7 +69,7 @@ for conv in load_locomo(data).conversations:
         turn[doc.session_id] += len(carried)
         bodies += carried
     for start in range(0, len(bodies), 500):
-        service.write_episodes(caller, bodies[start : start + 500])
+        service.writes.write_episodes(caller, bodies[start : start + 500])
     while embed_batch(tenant, embedder, 256):
         pass
     questions += [{"id": f"{conv.conversation_id}/{q.question_id}", "query": q.text, "scope": scope,

@@ -20,12 +20,12 @@ from pathlib import Path
 
 from engramdb.config import RetrievalSettings, Settings
 from engramdb.contract.canonical import hash_scope
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import RecallRequest
+from engramdb.models.recall import RecallRequest
 from engramdb.storage.sqlite.store import SQLiteStore
 
 
@@ -73,7 +73,7 @@ def ingest(service: MemoryService, caller: Caller, sample: dict) -> dict[str, st
             )
             dia_ids.append(turn["dia_id"])
         n += 1
-    results = service.write_episodes(caller, bodies)
+    results = service.writes.write_episodes(caller, bodies)
     return {r.id: d for r, d in zip(results, dia_ids, strict=True)}
 
 
@@ -94,7 +94,7 @@ def main() -> None:
     caller = Caller(tenant="eval", key_id="probe", role="admin")
     started = time.perf_counter()
     ids = {s["sample_id"]: ingest(service, caller, s) for s in data}
-    drain(store.tenant("eval"), service.embedder, 128)
+    drain(store.tenant("eval"), service.shared.embedder, 128)
     print(f"ingest+embed {time.perf_counter() - started:.1f}s")
     arms = {
         "weighted 0.5, all terms": RetrievalSettings(common_term_fraction=1.0),
@@ -110,7 +110,7 @@ def main() -> None:
         ),
     }
     for name, retrieval in arms.items():
-        service.settings = Settings(home=home, retrieval=retrieval)
+        service.shared.settings = Settings(home=home, retrieval=retrieval)
         found = {5: 0.0, 10: 0.0}
         count = 0
         for sample in data:
@@ -121,7 +121,7 @@ def main() -> None:
                 request = RecallRequest.model_validate(
                     {"query": qa["question"], "scope": _scope(sample["sample_id"]), "limit": 10}
                 )
-                got = [ids[sample["sample_id"]][m.id] for m in service.recall(caller, request).memories]
+                got = [ids[sample["sample_id"]][m.id] for m in service.reads.recall(caller, request).memories]
                 for k in found:
                     found[k] += len(gold & set(got[:k])) / len(gold)
                 count += 1

@@ -100,7 +100,7 @@ class LiveServer(LoopbackServer):
             env["ENGRAM_HOME"] = str(self.store.home)
         else:
             env["ENGRAM_DATABASE_URL"] = self.store.url  # type: ignore[attr-defined]
-            env["ENGRAM_HOME"] = str(self.app.state.service.settings.home)  # audit anchors live there
+            env["ENGRAM_HOME"] = str(self.app.state.service.shared.settings.home)  # audit anchors live there
             env["ENGRAM_PG_SCHEMA"] = self.store.schema  # type: ignore[attr-defined]
         return env
 

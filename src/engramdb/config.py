@@ -55,7 +55,7 @@ class RetrievalSettings(BaseModel):
 
 class LLMSettings(BaseModel):
     """The optional chat model (any OpenAI-compatible ``/chat/completions`` endpoint) behind
-    extraction, conflict judgement, reflection and consolidation (docs/models.md)."""
+    extraction, conflict judgement, reflection and consolidation (docs/assist.md)."""
 
     base_url: str | None = Field(
         None,
@@ -79,7 +79,7 @@ class LLMSettings(BaseModel):
     workers: int = Field(8, ge=0, le=64, description="threads of the background extraction queue (0: none)")
     worker_process: bool = Field(
         True,
-        description="run the queue's threads in a process of their own beside the server (engram models "
+        description="run the queue's threads in a process of their own beside the server (engram assist "
         "work), so recall never waits on them; false: threads inside the server process",
     )
     worker_nice: int = Field(

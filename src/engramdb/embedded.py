@@ -41,8 +41,8 @@ class Embedded:
         """Run ``op`` as the operator; after a write, embed what it wrote."""
         answer: BaseModel | None = run(self.service, op, None if op.public else self._caller, inputs)
         if op.name in _WRITES:
-            drain(self.service.store.tenant(self.tenant), self.service.embedder)
+            drain(self.service.shared.store.tenant(self.tenant), self.service.shared.embedder)
         return answer
 
     def close(self) -> None:
-        self.service.store.close()
+        self.service.shared.store.close()

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder, OnnxMiniLMEmbedder
 from engramdb.core.service import MemoryService
@@ -41,24 +41,26 @@ def minilm() -> Iterator[OnnxMiniLMEmbedder]:
 
 def _recall(service: MemoryService, caller: Caller, query: str, limit: int = 5) -> list[Any]:
     body = RecallRequest.model_validate({"query": query, "scope": SCOPE, "limit": limit, "expand": 0})
-    return service.recall(caller, body).memories
+    return service.reads.recall(caller, body).memories
 
 
 def test_old_vectors_are_stale_found_by_words_then_reembedded_and_found_by_meaning(
     store: Store, settings: Settings, operator: Caller, minilm: OnnxMiniLMEmbedder
 ) -> None:
     before = MemoryService(store, HashingEmbedder(), settings)
-    dog = before.write_fact(operator, FactWrite.model_validate(fact_body(DOG, kind="note", scope=SCOPE))).memory.id
+    dog = before.writes.write_fact(
+        operator, FactWrite.model_validate(fact_body(DOG, kind="note", scope=SCOPE))
+    ).memory.id
     for turn, text in enumerate(OTHERS):
-        before.write_episode(operator, EpisodeWrite.model_validate(episode_body(text, turn=turn, scope=SCOPE)))
+        before.writes.write_episode(operator, EpisodeWrite.model_validate(episode_body(text, turn=turn, scope=SCOPE)))
     tenant = store.tenant("t1")
-    drain(tenant, before.embedder)
-    assert before.get_fact(operator, dog, MemoryQuery.model_validate(SCOPE)).embedding.state == "ready"
+    drain(tenant, before.shared.embedder)
+    assert before.reads.get_fact(operator, dog, MemoryQuery.model_validate(SCOPE)).embedding.state == "ready"
 
     after = MemoryService(store, minilm, settings)  # the server restarted with another embedder
-    view = after.get_fact(operator, dog, MemoryQuery.model_validate(SCOPE)).embedding
-    assert (view.state, view.model) == ("stale", before.embedder.model_id)
-    assert after.health().reembed_backlog == 5
+    view = after.reads.get_fact(operator, dog, MemoryQuery.model_validate(SCOPE)).embedding
+    assert (view.state, view.model) == ("stale", before.shared.embedder.model_id)
+    assert after.admin.health().reembed_backlog == 5
     by_words = _recall(after, operator, "Biscuit")
     assert [(m.id, m.embedding_state) for m in by_words] == [(dog, "stale")], "found by words, marked stale"
     by_meaning = _recall(after, operator, "which pet do I own")
@@ -78,7 +80,7 @@ def test_old_vectors_are_stale_found_by_words_then_reembedded_and_found_by_meani
 
     found = _recall(after, operator, "which pet do I own", limit=1)
     assert [(m.id, m.embedding_state) for m in found] == [(dog, "ready")], "found by meaning again"
-    view = after.get_fact(operator, dog, MemoryQuery.model_validate(SCOPE)).embedding
+    view = after.reads.get_fact(operator, dog, MemoryQuery.model_validate(SCOPE)).embedding
     assert (view.state, view.model) == ("ready", minilm.model_id)
 
 
@@ -87,8 +89,8 @@ def test_engram_reembed_shows_progress_and_empties_the_backlog(
 ) -> None:
     hashing = MemoryService(store, HashingEmbedder(), settings)
     for turn, text in enumerate(OTHERS):
-        hashing.write_episode(operator, EpisodeWrite.model_validate(episode_body(text, turn=turn, scope=SCOPE)))
-    drain(store.tenant("t1"), hashing.embedder)
+        hashing.writes.write_episode(operator, EpisodeWrite.model_validate(episode_body(text, turn=turn, scope=SCOPE)))
+    drain(store.tenant("t1"), hashing.shared.embedder)
     spec = store_spec(store)
     env = {**os.environ, "ENGRAM_EMBEDDER": "minilm", "COLUMNS": "120"}
     if spec[0] == "sqlite":
@@ -101,4 +103,4 @@ def test_engram_reembed_shows_progress_and_empties_the_backlog(
     assert ran.returncode == 0, ran.stderr
     assert "4/4" in ran.stdout and "re-embedded 4 memories with all-MiniLM-L6-v2-int8" in ran.stdout, ran.stdout
     assert store.tenant("t1").aging.stale_count("all-MiniLM-L6-v2-int8") == 0
-    assert store.tenant("t1").aging.stale_count(hashing.embedder.model_id) == 4  # positive control: they moved
+    assert store.tenant("t1").aging.stale_count(hashing.shared.embedder.model_id) == 4  # positive control: they moved

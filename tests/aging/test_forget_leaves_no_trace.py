@@ -22,7 +22,7 @@ import pytest
 
 from engramdb import clock
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
@@ -87,7 +87,7 @@ def marked(backend: str, settings: Settings, request: pytest.FixtureRequest) -> 
 
 def _fill(service: MemoryService, caller: Caller, scope: dict[str, Any], m: str) -> None:
     """Put marker ``m`` into every field that can hold text, through every path that writes one."""
-    service.write_episode(
+    service.writes.write_episode(
         caller,
         EpisodeWrite.model_validate(
             episode_body(
@@ -100,7 +100,7 @@ def _fill(service: MemoryService, caller: Caller, scope: dict[str, Any], m: str)
             )
         ),
     )
-    fact = service.write_fact(
+    fact = service.writes.write_fact(
         caller,
         FactWrite.model_validate(
             fact_body(
@@ -108,24 +108,24 @@ def _fill(service: MemoryService, caller: Caller, scope: dict[str, Any], m: str)
             )
         ),
     )
-    corrected = service.correct_fact(
+    corrected = service.writes.correct_fact(
         caller,
         fact.memory.id,
         CorrectRequest.model_validate(
             {"text": f"{m}corrected text", "reason": f"{m}correction reason", "scope": scope}
         ),
     )
-    service.retract_fact(
+    service.writes.retract_fact(
         caller, corrected.memory.id, RetractRequest.model_validate({"reason": f"{m}retraction reason", "scope": scope})
     )
-    tombs = service.list_tombstones(caller, TombstoneQuery.model_validate({**scope, "subjectKey": "user"}))
-    service.lift_tombstone(caller, tombs.tombstones[0].tombstone_id, LiftRequest(reason=f"{m}lift reason"))
-    pending = service.write_fact(
+    tombs = service.reads.list_tombstones(caller, TombstoneQuery.model_validate({**scope, "subjectKey": "user"}))
+    service.writes.lift_tombstone(caller, tombs.tombstones[0].tombstone_id, LiftRequest(reason=f"{m}lift reason"))
+    pending = service.writes.write_fact(
         caller,
         FactWrite.model_validate(fact_body(f"{m}untrusted claim", kind="rumour", scope=scope, trustClass="untrusted")),
     )
-    service.reject(caller, pending.memory.id, RejectDecision(reason=f"{m}rejection reason"))
-    service.write_records(
+    service.review.reject(caller, pending.memory.id, RejectDecision(reason=f"{m}rejection reason"))
+    service.record_writes.write_records(
         caller,
         RecordWrite.model_validate(
             {
@@ -135,8 +135,8 @@ def _fill(service: MemoryService, caller: Caller, scope: dict[str, Any], m: str)
             }
         ),
     )
-    _model_rows(service.store, scope, m, pending.memory.id, corrected.memory.id)
-    service.recall(caller, RecallRequest.model_validate({"query": f"{m}user", "scope": scope}))  # loads copies
+    _model_rows(service.shared.store, scope, m, pending.memory.id, corrected.memory.id)
+    service.reads.recall(caller, RecallRequest.model_validate({"query": f"{m}user", "scope": scope}))  # loads copies
 
 
 def _model_rows(store: Store, scope: dict[str, Any], m: str, derived: str, other: str) -> None:
@@ -193,28 +193,30 @@ def test_forgetting_a_participant_leaves_no_byte_of_their_text(
     gone, kept = f"zq{uuid.uuid4().hex[:10]}x", f"kq{uuid.uuid4().hex[:10]}x"
     _fill(service, operator, alice, gone)
     _fill(service, operator, bob, kept)
-    bob_facts = service.list_facts(operator, FactQuery.model_validate({**bob, "includeHistory": True})).facts
+    bob_facts = service.reads.list_facts(operator, FactQuery.model_validate({**bob, "includeHistory": True})).facts
     assert holding(gone), "positive control: the marker is in the files before the erasure"
     tenant, alice_key = store.tenant("t1"), auth.scope_key(auth.resolve_scope(operator, alice))
     word = f"{gone}user"  # a query word, as recall asks (the index stems it)
     assert tenant.term_counts(alice_key, [word])[1][word] == 1, "positive control: the copy holds the word"
 
-    preview = service.forget_participant(
+    preview = service.erasure.forget_participant(
         operator, ForgetRequest(participantScopeHash=alice["participantScopeHash"], dryRun=True)
     )
     assert preview.dry_run and preview.memories == 4 and preview.records == 2 and preview.tombstones == 3
     assert holding(gone), "a dry run erases nothing"
-    done = service.forget_participant(operator, ForgetRequest(participantScopeHash=alice["participantScopeHash"]))
+    done = service.erasure.forget_participant(
+        operator, ForgetRequest(participantScopeHash=alice["participantScopeHash"])
+    )
     assert not done.dry_run and done.memories == 4 and done.records == 2 and done.audit_reasons_erased >= 5
 
     assert holding(gone) == [], "the forgotten participant's text is still in these files"
     assert audit.verify(store.tenant("t1")).ok
     assert holding(kept), "positive control: the other participant's text is still there"
-    after = service.list_facts(operator, FactQuery.model_validate({**bob, "includeHistory": True})).facts
+    after = service.reads.list_facts(operator, FactQuery.model_validate({**bob, "includeHistory": True})).facts
     assert [f.id for f in after] == [f.id for f in bob_facts]
-    mine = service.recall(operator, RecallRequest.model_validate({"query": f"{gone}user", "scope": alice}))
-    theirs = service.recall(operator, RecallRequest.model_validate({"query": f"{kept}user", "scope": bob}))
+    mine = service.reads.recall(operator, RecallRequest.model_validate({"query": f"{gone}user", "scope": alice}))
+    theirs = service.reads.recall(operator, RecallRequest.model_validate({"query": f"{kept}user", "scope": bob}))
     assert mine.memories == [] and theirs.memories, "in-memory copies forgot too; the other scope still recalls"
     assert tenant.term_counts(alice_key, [word]) == (0, {word: 0}), "the scope's in-memory copy forgot"
-    records = service.search_records(operator, RecordSearch.model_validate({"scope": alice, "limit": 100}))
+    records = service.record_reads.search_records(operator, RecordSearch.model_validate({"scope": alice, "limit": 100}))
     assert records.records == []

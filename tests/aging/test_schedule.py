@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from engramdb import clock
-from engramdb.contract.events import FactWrite
+from engramdb.contract.writes import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.jobs.supervisor import Job, Supervisor, server_jobs
@@ -69,12 +69,14 @@ def test_a_failing_job_keeps_its_error_and_its_schedule() -> None:
 
 def test_the_aging_job_sweeps_every_tenant_on_its_schedule(service: MemoryService, operator: Caller) -> None:
     scope = scope_fields()
-    fact = service.write_fact(
+    fact = service.writes.write_fact(
         operator, FactWrite.model_validate(fact_body("The user owns a kayak", kind="boat", scope=scope))
     ).memory.id
     tick = Clock()
     tick.now = clock.utc_now() + timedelta(days=50)
-    supervisor = Supervisor(server_jobs(service.store, service.usage, aging_seconds=86_400, usage_seconds=5), now=tick)
+    supervisor = Supervisor(
+        server_jobs(service.shared.store, service.shared.usage, aging_seconds=86_400, usage_seconds=5), now=tick
+    )
     supervisor.run_due()
     aging = next(v for v in supervisor.views() if v.name == "aging")
     assert aging.counts["archived"] == 0 and aging.counts["tenants"] == 1
@@ -82,5 +84,5 @@ def test_the_aging_job_sweeps_every_tenant_on_its_schedule(service: MemoryServic
     assert supervisor.run_due() == ["usage", "aging", "copies"]
     aging = next(v for v in supervisor.views() if v.name == "aging")
     assert aging.counts["archived"] == 1 and aging.runs == 2
-    facts = service.list_facts(operator, FactQuery.model_validate({**scope, "includeHistory": True})).facts
+    facts = service.reads.list_facts(operator, FactQuery.model_validate({**scope, "includeHistory": True})).facts
     assert [(f.id, f.status) for f in facts] == [(fact, "archived")]

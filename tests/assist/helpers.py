@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engramdb.contract.events import FactWrite
+from engramdb.contract.writes import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.models.assist import DerivedItem, ExtractRequest, ExtractResult
@@ -21,7 +21,7 @@ def fact(subject: str, kind: str, text: str, **facts: Any) -> tuple[str, dict[st
 
 
 def state(service: MemoryService, caller: Caller, fact_id: str) -> str:
-    return service.get_fact(caller, fact_id, MemoryQuery()).status
+    return service.reads.get_fact(caller, fact_id, MemoryQuery()).status
 
 
 def stated(
@@ -36,12 +36,12 @@ def stated(
 ) -> str:
     """Write a fact the host states (trusted: current at once); return its id."""
     body = fact_body(text, subject=subject, kind=kind, validFrom=valid_from, sourceEventId=source)
-    return service.write_fact(caller, FactWrite.model_validate(body)).id
+    return service.writes.write_fact(caller, FactWrite.model_validate(body)).id
 
 
 def extract(service: MemoryService, caller: Caller, text: str | None = None, **body: Any) -> ExtractResult:
     request = {"text": text, **body} if text is not None else body
-    return service.extract(caller, ExtractRequest.model_validate(request))
+    return service.assist.extract(caller, ExtractRequest.model_validate(request))
 
 
 def item(result: ExtractResult | list[DerivedItem], text: str) -> DerivedItem:
@@ -56,4 +56,4 @@ def derived_current(service: MemoryService) -> None:
     """A policy under which model-derived facts are current at once (no review)."""
     rule = {"status": "active", "weight": 0.5}
     trust = {t: {"derived": rule} for t in ("trusted", "mixed", "untrusted")}
-    service.put_policy(ADMIN, TenantPolicy.model_validate({"trust": trust}))
+    service.admin.put_policy(ADMIN, TenantPolicy.model_validate({"trust": trust}))

@@ -1,4 +1,4 @@
-"""The model-assisted commands (``engram models ...``, ``engram facts links``) and MCP tools
+"""The model-assisted commands (``engram assist ...``, ``engram facts links``) and MCP tools
 (extract_facts, reflect), run as people and hosts run them."""
 
 from __future__ import annotations
@@ -39,22 +39,22 @@ def test_the_commands_on_the_data_folder(tmp_path: Path, chat: ScriptedChat, bra
     brain.verdicts = [{"about": "cat", "of": "dog", "verdict": "coexists", "confidence": 0.8}]
     home = tmp_path / "data"
     assert _engram(home, "remember", "The user has a dog", "--subject", "user", "--kind", "dog").returncode == 0
-    done = _engram(home, "models", "extract", "--text", "The user has a cat.", "--json", model=chat.url)
+    done = _engram(home, "assist", "extract", "--text", "The user has a cat.", "--json", model=chat.url)
     assert done.returncode == 0, done.stderr
     [cat] = json.loads(done.stdout)["items"]
     assert (cat["action"], cat["text"]) == ("parked", "The user has a cat.")
-    usage = _engram(home, "models", "usage", "--json", model=chat.url)
+    usage = _engram(home, "assist", "usage", "--json", model=chat.url)
     assert [p["purpose"] for p in json.loads(usage.stdout)["byPurpose"]] == ["extract", "judge"]
     links = _engram(home, "facts", "links", cat["factId"], "--json")  # (prefixes name current facts only)
     assert links.returncode == 0, links.stderr
     assert [(k["linkType"], k["state"]) for k in json.loads(links.stdout)["links"]] == [("COEXISTS", "proposed")]
-    queued = _engram(home, "models", "queue", "--text", "The user has a cat.", "--json", model=chat.url)
+    queued = _engram(home, "assist", "queue", "--text", "The user has a cat.", "--json", model=chat.url)
     job = json.loads(queued.stdout)
     assert job["state"] == "queued"
-    listed = _engram(home, "models", "jobs")  # a table for people; no model needed to read the queue
+    listed = _engram(home, "assist", "jobs")  # a table for people; no model needed to read the queue
     assert listed.returncode == 0 and job["jobId"] in listed.stdout
     # Without a model: the command says how to set one, and exits 1.
-    refused = _engram(home, "models", "extract", "--text", "The user has a cat.")
+    refused = _engram(home, "assist", "extract", "--text", "The user has a cat.")
     assert refused.returncode == 1 and "ENGRAM_LLM__BASE_URL" in refused.stderr
 
 
@@ -64,7 +64,7 @@ def test_the_commands_against_a_server(live: LiveServer, brain: Brain, tmp_path:
     remote = {"ENGRAM_URL": live.url, "ENGRAM_KEY": key}
     added = _engram(
         tmp_path,
-        "models",
+        "assist",
         "add",
         "--body",
         json.dumps({"messages": [{"role": "user", "content": "The user has a cat."}]}),
@@ -74,7 +74,7 @@ def test_the_commands_against_a_server(live: LiveServer, brain: Brain, tmp_path:
     assert added.returncode == 0, added.stderr
     assert [i["text"] for i in json.loads(added.stdout)["parked"]] == ["The user has a cat."]
     episode = json.loads(added.stdout)["episodes"][0]
-    extracted = _engram(tmp_path, "models", "extract", "--episode-ids", episode, "--json", **remote)
+    extracted = _engram(tmp_path, "assist", "extract", "--episode-ids", episode, "--json", **remote)
     assert extracted.returncode == 0, extracted.stderr
     assert [i["action"] for i in json.loads(extracted.stdout)["items"]] == ["duplicate"]
 
@@ -136,7 +136,7 @@ def _fact(text: str, kind: str) -> dict[str, Any]:
 
 
 def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: ScriptedChat, brain: Brain) -> None:
-    """``engram serve`` with a model starts ``engram models work`` beside it, and stops it with itself."""
+    """``engram serve`` with a model starts ``engram assist work`` beside it, and stops it with itself."""
     import signal
     import socket
     import time
@@ -192,12 +192,12 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
             with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
                 job = http.post("/v1/extract/queue", json={"text": "The user has a cat."}).json()
                 while time.monotonic() < deadline + 60:
-                    state = http.get(f"/v1/model-jobs/{job['jobId']}").json()
+                    state = http.get(f"/v1/assist/jobs/{job['jobId']}").json()
                     if state["state"] in ("done", "failed"):
                         break
                     time.sleep(0.1)
             assert state["state"] == "done" and state["result"]["items"][0]["action"] == "parked"
-            workers = subprocess.run(["pgrep", "-f", "engramdb.cli models work"], capture_output=True, text=True)
+            workers = subprocess.run(["pgrep", "-f", "engramdb.cli assist work"], capture_output=True, text=True)
             assert workers.stdout.strip(), "no worker process"
             # Asked for (llm.workerIdle): background work at the idle priority; the server at the normal one.
             assert {os.sched_getscheduler(int(pid)) for pid in workers.stdout.split()} == {os.SCHED_IDLE}
@@ -211,5 +211,5 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
 
 
 def test_the_worker_command_needs_a_model(tmp_path: Path) -> None:
-    done = _engram(tmp_path / "home", "models", "work")
+    done = _engram(tmp_path / "home", "assist", "work")
     assert done.returncode == 1 and "ENGRAM_LLM__BASE_URL" in done.stderr

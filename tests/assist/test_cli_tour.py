@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engramdb.models.operations_models import MODEL_OPERATIONS
+from engramdb.models.operations.assist import ASSIST_OPERATIONS
 from tests.assist.brain import Brain
 from tests.assist.helpers import fact
 from tests.conftest import LiveServer
@@ -30,25 +30,25 @@ def _tour(run: Run, tag: str) -> None:
         "t2",
         *s,
     )
-    extracted = run("models", "extract", "--text", f"The user has a cat ({tag})", *s)
+    extracted = run("assist", "extract", "--text", f"The user has a cat ({tag})", *s)
     [cat] = extracted["items"]
     assert cat["action"] == "parked"
     assert run("facts", "links", cat["factId"], *s) == {"links": []}
-    job = run("models", "queue", "--text", f"The user has a dog ({tag})", *s)
+    job = run("assist", "queue", "--text", f"The user has a dog ({tag})", *s)
     assert job["state"] in ("queued", "running", "done")
-    assert job["jobId"] in {j["jobId"] for j in run("models", "jobs", *s)["jobs"]}
-    assert run("models", "job", job["jobId"])["jobId"] == job["jobId"]
-    reflected = run("models", "reflect", "--subject", "user", *s)
+    assert job["jobId"] in {j["jobId"] for j in run("assist", "jobs", *s)["jobs"]}
+    assert run("assist", "job", job["jobId"])["jobId"] == job["jobId"]
+    reflected = run("assist", "reflect", "--subject", "user", *s)
     assert len(reflected["evidenceFactIds"]) == 2
-    merged = run("models", "consolidate", "--kind", "likes", "--similarity", "0.9", *s)
+    merged = run("assist", "consolidate", "--kind", "likes", "--similarity", "0.9", *s)
     [group] = merged["groups"]
     assert group["action"] == "proposed"  # derived: the merge waits for review
     approved = run("review", "approve", group["merged"]["factId"])
     assert approved["memory"]["status"] == "active"
-    undone = run("models", "unconsolidate", group["merged"]["factId"], "--reason", "different", *s)
+    undone = run("assist", "unconsolidate", group["merged"]["factId"], "--reason", "different", *s)
     assert undone["merged"]["status"] == "archived" and len(undone["restored"]) == 2
     added = run(
-        "models",
+        "assist",
         "add",
         "--body",
         json.dumps({"messages": [{"role": "user", "content": f"Hi ({tag})"}]}),
@@ -56,7 +56,7 @@ def _tour(run: Run, tag: str) -> None:
         *s,
     )
     assert len(added["episodes"]) == 1
-    assert run("models", "usage")["total"]["calls"] >= 3
+    assert run("assist", "usage")["total"]["calls"] >= 3
 
 
 @pytest.mark.parametrize("mode", ["local", "remote"])
@@ -82,4 +82,4 @@ def test_every_model_command_runs_on_the_data_folder_and_against_a_server(
         for name in ("ENGRAM_HOME", "ENGRAM_DATABASE_URL", "ENGRAM_LLM__BASE_URL"):  # the server's model, not ours
             env.pop(name, None)
     _tour(_runner(env, extra, ran), mode)
-    assert {op.name for op in MODEL_OPERATIONS} <= ran, {op.name for op in MODEL_OPERATIONS} - ran
+    assert {op.name for op in ASSIST_OPERATIONS} <= ran, {op.name for op in ASSIST_OPERATIONS} - ran

@@ -60,10 +60,10 @@ def test_calls_beyond_max_concurrency_wait_for_a_slot(store: Store, tmp_path: Pa
 
 def test_the_ledger_is_per_tenant(service: MemoryService, agent: Caller) -> None:
     extract(service, agent, "The user has a cat.")
-    service.store.tenant("t2", create=True)
+    service.shared.store.tenant("t2", create=True)
     other = Caller(tenant="t2", key_id="admin-2", role="admin")
-    assert service.model_usage(other, UsageQuery()).total.calls == 0
-    assert service.model_usage(Caller("t1", "admin-1", "admin"), UsageQuery()).total.calls == 1
+    assert service.assist.assist_usage(other, UsageQuery()).total.calls == 0
+    assert service.assist.assist_usage(Caller("t1", "admin-1", "admin"), UsageQuery()).total.calls == 1
     t2_agent = Caller(tenant="t2", key_id="agent-2", role="agent", grant=scope_fields())
     extract(service, t2_agent, "The user has a dog.")
-    assert service.model_usage(other, UsageQuery()).total.calls == 1
+    assert service.assist.assist_usage(other, UsageQuery()).total.calls == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engramdb.contract.events import FactWrite
+from engramdb.contract.writes import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.errors import ConflictError
@@ -21,7 +21,7 @@ MERGED = "The user likes hiking in the mountains."
 
 
 def _consolidate(service: MemoryService, caller: Caller, **body: object) -> ConsolidateResult:
-    return service.consolidate(caller, ConsolidateRequest.model_validate({"kind": "likes", **body}))
+    return service.derivations.consolidate(caller, ConsolidateRequest.model_validate({"kind": "likes", **body}))
 
 
 def _seed(service: MemoryService, agent: Caller) -> tuple[str, str, str]:
@@ -32,7 +32,7 @@ def _seed(service: MemoryService, agent: Caller) -> tuple[str, str, str]:
 
 
 def _current(service: MemoryService, agent: Caller) -> list[str]:
-    return sorted(f.event["text"] for f in service.list_facts(agent, FactQuery(kind="likes")).facts)
+    return sorted(f.event["text"] for f in service.reads.list_facts(agent, FactQuery(kind="likes")).facts)
 
 
 def test_a_merge_retires_the_originals_as_consolidated_and_undo_brings_them_back(
@@ -48,31 +48,33 @@ def test_a_merge_retires_the_originals_as_consolidated_and_undo_brings_them_back
     assert merged is not None and merged.action == "created" and merged.fact_id
     assert _current(service, agent) == sorted([MERGED, "The user likes opera"])
     for original in (a, b):
-        view = service.get_fact(agent, original, MemoryQuery())
+        view = service.reads.get_fact(agent, original, MemoryQuery())
         assert (view.status, view.superseded_by_fact_id) == ("superseded", merged.fact_id)
         assert view.status_reason == f"consolidated into {merged.fact_id}"
     assert state(service, agent, other) == "active"  # the positive control: not near, not touched
-    links = service.fact_links(agent, merged.fact_id, MemoryQuery()).links
+    links = service.assist.fact_links(agent, merged.fact_id, MemoryQuery()).links
     assert sorted((k.link_type, k.to_id, k.state) for k in links) == sorted(
         ("CONSOLIDATES", o, "applied") for o in (a, b)
     )
-    history = service.fact_history(agent, a, MemoryQuery())
+    history = service.reads.fact_history(agent, a, MemoryQuery())
     assert {v.id for v in history.versions} == {a, b, merged.fact_id}
     assert history.tombstones == []  # merged values were not wrong: nothing tombstoned
 
-    undone = service.undo_consolidation(agent, merged.fact_id, UndoConsolidation(reason="different trips"))
+    undone = service.derivations.undo_consolidation(agent, merged.fact_id, UndoConsolidation(reason="different trips"))
     assert undone.merged.status == "archived" and sorted(r.id for r in undone.restored) == sorted([a, b])
     assert _current(service, agent) == sorted(
         ["The user likes hiking in the mountains", "The user likes hiking in the mountains!!", "The user likes opera"]
     )
-    assert sorted((k.link_type, k.state) for k in service.fact_links(agent, merged.fact_id, MemoryQuery()).links) == [
+    assert sorted(
+        (k.link_type, k.state) for k in service.assist.fact_links(agent, merged.fact_id, MemoryQuery()).links
+    ) == [
         ("CONSOLIDATES", "undone"),
         ("CONSOLIDATES", "undone"),
     ]
-    actions = [e.action for e in service.audit(ADMIN, AuditQuery(limit=500)).entries]
+    actions = [e.action for e in service.admin.audit(ADMIN, AuditQuery(limit=500)).entries]
     assert actions.count("fact.restore") == 2 and "fact.archive" in actions
     with pytest.raises(ConflictError):  # undone once: nothing left to undo
-        service.undo_consolidation(agent, merged.fact_id, UndoConsolidation(reason="again"))
+        service.derivations.undo_consolidation(agent, merged.fact_id, UndoConsolidation(reason="again"))
 
 
 def test_under_review_the_originals_stay_current_until_the_merge_is_approved(
@@ -84,9 +86,9 @@ def test_under_review_the_originals_stay_current_until_the_merge_is_approved(
     assert group.action == "proposed" and group.merged is not None and group.merged.action == "parked"
     assert state(service, agent, a) == state(service, agent, b) == "active"
     with pytest.raises(ConflictError) as waiting:
-        service.undo_consolidation(agent, group.merged.fact_id or "", UndoConsolidation(reason="x"))
+        service.derivations.undo_consolidation(agent, group.merged.fact_id or "", UndoConsolidation(reason="x"))
     assert "review" in waiting.value.message
-    service.approve(ADMIN, group.merged.fact_id or "", ReviewDecision())
+    service.review.approve(ADMIN, group.merged.fact_id or "", ReviewDecision())
     assert state(service, agent, a) == state(service, agent, b) == "superseded"
     assert _current(service, agent) == sorted([MERGED, "The user likes opera"])
 
@@ -106,7 +108,7 @@ def test_only_stated_facts_are_consolidated(service: MemoryService, agent: Calle
     derived_current(service)
     for source in ("d1", "d2"):  # near-duplicates a model wrote: never the basis of another derivation
         body = fact_body("The user likes chess", kind="likes", sourceEventId=source)
-        service.write_fact(agent, FactWrite.model_validate(body), WriteOptions(origin="derived"))
+        service.writes.write_fact(agent, FactWrite.model_validate(body), WriteOptions(origin="derived"))
     assert _consolidate(service, agent, similarity=0.9).groups == []
     assert brain.asked("consolidate") == []
 

@@ -30,7 +30,7 @@ def test_extracted_facts_are_derived_pending_and_name_their_turn_and_prompt(
     )
     lisbon = item(result, "Lisbon")
     assert (lisbon.action, lisbon.status, lisbon.source_event_id) == ("parked", "pending_review", "turn-9")
-    stored = service.get_fact(agent, lisbon.fact_id or "", MemoryQuery())
+    stored = service.reads.get_fact(agent, lisbon.fact_id or "", MemoryQuery())
     assert stored.origin == "derived" and stored.event["trustClass"] == "mixed"
     assert stored.embedding.state == "ready"  # the vector judgement computed, kept: no second embedding
     assert stored.valid_from == "2026-09-01T10:00:00.000000Z"
@@ -47,7 +47,7 @@ def test_dedup_against_current_and_tombstoned_values_with_a_positive_control(
 ) -> None:
     stated(service, agent, "The user prefers PostgreSQL.", kind="database")  # current
     old = stated(service, agent, "The user prefers MongoDB.", kind="editor-db", source="t0")
-    service.correct_fact(
+    service.writes.correct_fact(
         agent, old, CorrectRequest.model_validate({"text": "The user prefers SQLite.", "reason": "switched"})
     )  # MongoDB tombstoned
     brain.facts = [
@@ -60,9 +60,9 @@ def test_dedup_against_current_and_tombstoned_values_with_a_positive_control(
     mongo = item(result, "MongoDB")
     assert mongo.action == "refused" and "corrected away" in mongo.reason and mongo.fact_id is None
     assert item(result, "hiking").action == "parked"
-    texts = [f.event["text"] for f in service.list_facts(agent, FactQuery(include_history=True, limit=100)).facts]
+    texts = [f.event["text"] for f in service.reads.list_facts(agent, FactQuery(include_history=True, limit=100)).facts]
     assert texts.count("The user prefers MongoDB.") == 1  # only the corrected-away original
-    pending = [r.fact.event["text"] for r in service.review_queue(ADMIN, ReviewQuery()).items]
+    pending = [r.fact.event["text"] for r in service.review.review_queue(ADMIN, ReviewQuery()).items]
     assert pending == ["The user likes hiking."]
 
 
@@ -75,7 +75,7 @@ def test_a_pending_or_retracted_value_is_not_proposed_again(
     again = item(extract(service, agent, "Again: The user wants to run a marathon."), "marathon")
     assert again.action == "duplicate" and again.fact_id == first.fact_id  # pending: not a second review item
     kept = stated(service, agent, "The user drinks coffee.", kind="drink")
-    service.retract_fact(agent, kept, RetractRequest.model_validate({"reason": "stopped"}))
+    service.writes.retract_fact(agent, kept, RetractRequest.model_validate({"reason": "stopped"}))
     brain.facts = [fact("user", "drink", "The user drinks coffee.")]
     assert item(extract(service, agent, "The user drinks coffee."), "coffee").action == "refused"
 
@@ -95,7 +95,7 @@ def test_the_trust_policy_decides_and_the_slot_keeps_one_current_value(
     # Same slot, single-valued: the lifecycle supersedes deterministically (no verdict needed).
     assert (lisbon.action, lisbon.superseded_fact_ids) == ("updated", [paris])
     assert state(service, agent, paris) == "superseded"
-    current = service.list_facts(agent, FactQuery(subject_key="user", kind="location")).facts
+    current = service.reads.list_facts(agent, FactQuery(subject_key="user", kind="location")).facts
     assert [f.event["text"] for f in current] == ["The user lives in Lisbon."]
 
 
@@ -127,12 +127,12 @@ def test_injection_in_a_turn_yields_at_most_a_derived_pending_fact_in_the_caller
     result = extract(service, agent, turns=[{"userText": attack, "assistantText": "OK."}])
     admin_fact = item(result, "admin")
     assert admin_fact.action == "parked" and admin_fact.status == "pending_review"
-    stored = service.get_fact(agent, admin_fact.fact_id or "", MemoryQuery())
+    stored = service.reads.get_fact(agent, admin_fact.fact_id or "", MemoryQuery())
     assert (stored.origin, stored.event["trustClass"]) == ("derived", "mixed")
     assert {k: stored.event[k] for k in scope} == scope  # the caller's scope, whatever the model said
     root = Caller(tenant="t1", key_id="root-key", role="agent", grant=scope_fields(agentId="root"))
-    assert service.list_facts(root, FactQuery(include_history=True)).facts == []  # nothing in the asked-for scope
-    assert service.list_facts(agent, FactQuery()).facts == []  # and nothing current in the caller's
+    assert service.reads.list_facts(root, FactQuery(include_history=True)).facts == []  # nothing in the asked-for scope
+    assert service.reads.list_facts(agent, FactQuery()).facts == []  # and nothing current in the caller's
     # The turn reached the model as a JSON string inside the data document, never as instructions.
     assert brain.asked("extract")[0]["turns"][0]["user"] == attack
 
@@ -154,7 +154,7 @@ def test_every_call_is_in_the_tenants_ledger(service: MemoryService, agent: Call
     brain.facts = [fact("user", "pet", "The user has a cat.")]
     extract(service, agent, "The user has a cat.")
     extract(service, agent, "The user has a cat, again.")
-    usage = service.model_usage(ADMIN, UsageQuery())
+    usage = service.assist.assist_usage(ADMIN, UsageQuery())
     assert usage.configured and usage.model == "scripted"
     assert [(p.purpose, p.calls, p.failed) for p in usage.by_purpose] == [("extract", 2, 0)]
     assert usage.total.prompt_tokens > 0 and usage.total.calls == 2

@@ -28,8 +28,8 @@ GOOD = json.dumps(
 
 def _nothing_written(service: MemoryService, agent: Caller) -> bool:
     return (
-        service.list_facts(agent, FactQuery(include_history=True)).facts == []
-        and service.review_queue(ADMIN, ReviewQuery()).items == []
+        service.reads.list_facts(agent, FactQuery(include_history=True)).facts == []
+        and service.review.review_queue(ADMIN, ReviewQuery()).items == []
     )
 
 
@@ -43,7 +43,7 @@ def test_malformed_json_is_repaired_by_a_second_turn(
     repair = chat.requests[1]["messages"]
     assert repair[-2] == {"role": "assistant", "content": "Sure! Here are the facts: {facts: [turn 0, 'cat']"}
     assert repair[-1]["role"] == "user" and "could not be used" in repair[-1]["content"]
-    calls = service.model_usage(ADMIN, UsageQuery()).recent
+    calls = service.assist.assist_usage(ADMIN, UsageQuery()).recent
     assert [c.outcome for c in reversed(calls)] == ["invalid", "ok"]
 
 
@@ -59,7 +59,7 @@ def test_malformed_json_that_stays_malformed_fails_cleanly(service: MemoryServic
     assert failed.value.http_status == 502 and failed.value.code == "model_output_invalid"
     assert "2 attempt(s)" in failed.value.message and not failed.value.retryable
     assert _nothing_written(service, agent)
-    usage = service.model_usage(ADMIN, UsageQuery())
+    usage = service.assist.assist_usage(ADMIN, UsageQuery())
     assert (usage.total.calls, usage.total.failed) == (2, 2)  # both calls accounted
     # Positive control: the same request with a usable answer writes its fact.
     brain.facts = [fact("user", "pet", "The user has a cat.")]
@@ -76,7 +76,7 @@ def test_a_timeout_fails_cleanly_and_is_accounted(store: Store, tmp_path: Path, 
             extract(service, agent, "The user has a cat.")
         assert (failed.value.http_status, failed.value.code, failed.value.retryable) == (504, "model_timeout", True)
         assert _nothing_written(service, agent)
-        calls = service.model_usage(ADMIN, UsageQuery()).recent
+        calls = service.assist.assist_usage(ADMIN, UsageQuery()).recent
         assert [(c.outcome, c.purpose) for c in calls] == [("timeout", "extract")]
         # The next call, answered in time, works (the client is not left broken).
         assert item(extract(service, agent, "The user has a cat."), "cat").action == "parked"
@@ -98,7 +98,7 @@ def test_an_endpoint_error_says_whether_a_retry_may_help(service: MemoryService,
 def test_no_usage_reported_is_estimated(service: MemoryService, agent: Caller, brain: Brain) -> None:
     brain.raw = [Reply(GOOD, usage=False)]
     extract(service, agent, "I have a cat.")
-    [call] = service.model_usage(ADMIN, UsageQuery()).recent
+    [call] = service.assist.assist_usage(ADMIN, UsageQuery()).recent
     assert call.estimated and call.prompt_tokens > 100 and call.completion_tokens > 10
 
 

@@ -19,12 +19,13 @@ SOON = {"observedAt": "2026-10-01T00:00:00Z"}  # after the stated facts (validFr
 
 def _links(service: MemoryService, caller: Caller, fact_id: str) -> list[tuple[str, str, str]]:
     return [
-        (link.link_type, link.to_id, link.state) for link in service.fact_links(caller, fact_id, MemoryQuery()).links
+        (link.link_type, link.to_id, link.state)
+        for link in service.assist.fact_links(caller, fact_id, MemoryQuery()).links
     ]
 
 
 def _audit_reasons(service: MemoryService, action: str) -> list[str]:
-    return [e.reason or "" for e in service.audit(ADMIN, AuditQuery(action=action, limit=500)).entries]
+    return [e.reason or "" for e in service.admin.audit(ADMIN, AuditQuery(action=action, limit=500)).entries]
 
 
 def test_supersedes_acts_at_or_above_the_threshold_and_not_below(
@@ -66,8 +67,8 @@ def test_supersedes_acts_at_or_above_the_threshold_and_not_below(
 
 def test_the_threshold_is_the_tenants_policy(service: MemoryService, agent: Caller, brain: Brain) -> None:
     derived_current(service)
-    policy = service.get_policy(ADMIN).model_copy(update={"model_supersede_threshold": 0.5})
-    service.put_policy(ADMIN, TenantPolicy.model_validate(policy.wire()))
+    policy = service.admin.get_policy(ADMIN).model_copy(update={"model_supersede_threshold": 0.5})
+    service.admin.put_policy(ADMIN, TenantPolicy.model_validate(policy.wire()))
     rome = stated(service, agent, "The user's office is in Rome.", subject="office", kind="location")
     brain.facts = [fact("office", "city", "The user's office moved to Milan.")]
     brain.verdicts = [{"about": "Milan", "of": "Rome", "verdict": "supersedes", "confidence": 0.6}]
@@ -109,7 +110,7 @@ def test_under_review_the_age_guard_acts_at_approval(service: MemoryService, age
     )
     assert go.action == "parked" and state(service, agent, newer) == "active"
     assert _links(service, agent, go.fact_id or "") == [("SUPERSEDES", newer, "proposed")]
-    approved = service.approve(ADMIN, go.fact_id or "", ReviewDecision())
+    approved = service.review.approve(ADMIN, go.fact_id or "", ReviewDecision())
     assert approved.outcome == "history" and state(service, agent, newer) == "active"
     assert _links(service, agent, go.fact_id or "") == [("SUPERSEDES", newer, "refused")]
 
@@ -136,10 +137,10 @@ def test_a_proposed_supersession_acts_when_approved_and_never_when_rejected(
     )
     globex, manager = item(result, "Globex"), item(result, "manager")
     assert globex.action == manager.action == "parked" and state(service, agent, acme) == "active"
-    service.reject(ADMIN, manager.fact_id or "", RejectDecision(reason="not said"))
+    service.review.reject(ADMIN, manager.fact_id or "", RejectDecision(reason="not said"))
     assert _links(service, agent, manager.fact_id or "") == [("SUPERSEDES", acme, "rejected")]
     assert state(service, agent, acme) == "active"
-    approved = service.approve(ADMIN, globex.fact_id or "", ReviewDecision())
+    approved = service.review.approve(ADMIN, globex.fact_id or "", ReviewDecision())
     assert approved.superseded_fact_ids == [acme] and state(service, agent, acme) == "superseded"
     assert _links(service, agent, globex.fact_id or "") == [("SUPERSEDES", acme, "applied")]
 
@@ -156,12 +157,12 @@ def test_refines_keeps_both_and_links_them(service: MemoryService, agent: Caller
     )
     assert alps.action == "created" and alps.superseded_fact_ids == []
     assert state(service, agent, hikes) == state(service, agent, alps.fact_id or "") == "active"
-    links = service.fact_links(agent, alps.fact_id or "", MemoryQuery()).links
+    links = service.assist.fact_links(agent, alps.fact_id or "", MemoryQuery()).links
     assert [(k.link_type, k.to_id, k.state, k.reason) for k in links] == [
         ("REFINES", hikes, "applied", "adds where and when")
     ]
     # The link is visible from the refined fact too.
-    assert [k.from_id for k in service.fact_links(agent, hikes, MemoryQuery()).links] == [alps.fact_id]
+    assert [k.from_id for k in service.assist.fact_links(agent, hikes, MemoryQuery()).links] == [alps.fact_id]
 
 
 def test_duplicate_writes_nothing(service: MemoryService, agent: Caller, brain: Brain) -> None:
@@ -175,7 +176,7 @@ def test_duplicate_writes_nothing(service: MemoryService, agent: Caller, brain: 
     hiking = item(result, "loves going hiking")
     assert hiking.action == "duplicate" and hiking.status == "active"
     assert item(result, "chess").action == "parked"
-    pending = [r.fact.event["text"] for r in service.review_queue(ADMIN, ReviewQuery()).items]
+    pending = [r.fact.event["text"] for r in service.review.review_queue(ADMIN, ReviewQuery()).items]
     assert pending == ["The user plays chess."]
     assert any(r.startswith("duplicate (0.90)") for r in _audit_reasons(service, "model.verdict"))
 
@@ -212,11 +213,13 @@ def test_a_model_answering_for_another_scope_changes_nothing_there(
 
 
 def test_no_judgement_when_the_policy_asks_for_none(service: MemoryService, agent: Caller, brain: Brain) -> None:
-    policy = service.get_policy(ADMIN).model_copy(update={"model_neighbours": 0})
-    service.put_policy(ADMIN, TenantPolicy.model_validate(policy.wire()))
+    policy = service.admin.get_policy(ADMIN).model_copy(update={"model_neighbours": 0})
+    service.admin.put_policy(ADMIN, TenantPolicy.model_validate(policy.wire()))
     stated(service, agent, "The user works at Acme.", kind="employer")
     brain.facts = [fact("user", "job", "The user works at Globex now.")]
     globex = item(extract(service, agent, "The user works at Globex now."), "Globex")
     assert globex.action == "parked" and brain.asked("judge") == []
     assert state(service, agent, globex.fact_id or "") == "pending_review"
-    assert service.get_fact(agent, globex.fact_id or "", MemoryQuery()).embedding.state == "pending"  # the worker's
+    assert (
+        service.reads.get_fact(agent, globex.fact_id or "", MemoryQuery()).embedding.state == "pending"
+    )  # the worker's

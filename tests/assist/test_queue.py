@@ -30,7 +30,7 @@ def wait_for(http: httpx.Client, job_id: str, *states: str, timeout: float = 30.
     """The job once it is in one of ``states`` (polled; the deadline only bounds a broken run)."""
     deadline = time.monotonic() + timeout
     while True:
-        job: dict[str, Any] = http.get(f"/v1/model-jobs/{job_id}").json()
+        job: dict[str, Any] = http.get(f"/v1/assist/jobs/{job_id}").json()
         if job.get("state") in states or time.monotonic() > deadline:
             return job
         time.sleep(0.05)
@@ -58,10 +58,10 @@ def test_an_episode_written_with_extract_queues_a_job_that_workers_run(live: Liv
         # Written again (the outbox retries): one episode, one job, no second run.
         again = http.post("/v1/episodes", params={"extract": "true"}, json=episode_body(LISBON, "Noted."))
         assert (again.status_code, again.json()["extractionJobId"]) == (200, job_id)
-        assert [j["jobId"] for j in http.get("/v1/model-jobs").json()["jobs"]] == [job_id]
+        assert [j["jobId"] for j in http.get("/v1/assist/jobs").json()["jobs"]] == [job_id]
         # Positive control: without extract, no job.
         plain = http.post("/v1/episodes", json=episode_body("Another turn", "Ok.", turn=1)).json()
-        assert plain["extractionJobId"] is None and len(http.get("/v1/model-jobs").json()["jobs"]) == 1
+        assert plain["extractionJobId"] is None and len(http.get("/v1/assist/jobs").json()["jobs"]) == 1
     assert len(brain.asked("extract")) == 1
 
 
@@ -80,7 +80,7 @@ def test_a_failure_that_may_pass_is_retried_with_backoff_and_visible(
             seen = wait_for(http, job["jobId"], "done", "failed")
             assert (seen["state"], seen["attempts"]) == ("done", 3)  # two 503s, then the answer
             assert seen["error"] is None and seen["result"]["items"][0]["action"] == "parked"
-            usage = http.get("/v1/model-usage", headers={"Authorization": f"Bearer {live.key(role='admin')}"})
+            usage = http.get("/v1/assist/usage", headers={"Authorization": f"Bearer {live.key(role='admin')}"})
             assert usage.json()["byPurpose"][0]["calls"] == 3 and usage.json()["byPurpose"][0]["failed"] == 2
     finally:
         live.stop()
@@ -91,9 +91,9 @@ def test_a_failure_that_will_not_pass_fails_the_job_with_its_error(
     service: MemoryService, agent: Caller, brain: Brain, scope: dict[str, Any]
 ) -> None:
     brain.raw = ["not json", "not json either"]
-    job = service.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
+    job = service.assist.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
     assert drain(service, "t1") == 1
-    failed = service.get_model_job(agent, job.job_id)
+    failed = service.assist.get_assist_job(agent, job.job_id)
     assert (failed.state, failed.attempts) == ("failed", 1) and "model_output_invalid" in (failed.error or "")
 
 
@@ -104,14 +104,14 @@ def test_retries_stop_at_the_jobs_attempts(store: Store, tmp_path: Path, agent: 
         store.tenant("t1", create=True)
         settings = llm_settings(tmp_path, chat.url, job_attempts=2, job_backoff_seconds=0.05)
         service = MemoryService(store, HashingEmbedder(), settings)
-        job = service.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
+        job = service.assist.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
         drain(service, "t1")
-        retrying = service.get_model_job(agent, job.job_id)  # once failed: due again later, and says why
+        retrying = service.assist.get_assist_job(agent, job.job_id)  # once failed: due again later, and says why
         assert (retrying.state, retrying.attempts) == ("queued", 1) and "HTTP 502" in (retrying.error or "")
         assert (retrying.next_attempt_at or "") > retrying.updated_at
         time.sleep(0.1)  # the backoff
         drain(service, "t1")
-        failed = service.get_model_job(agent, job.job_id)
+        failed = service.assist.get_assist_job(agent, job.job_id)
         assert (failed.state, failed.attempts) == ("failed", 2) and "HTTP 502" in (failed.error or "")
     finally:
         chat.close()
@@ -119,48 +119,48 @@ def test_retries_stop_at_the_jobs_attempts(store: Store, tmp_path: Path, agent: 
 
 def test_a_job_whose_worker_died_is_taken_again(service: MemoryService, agent: Caller, brain: Brain) -> None:
     brain.facts = [fact("user", "location", LISBON)]
-    job = service.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
-    tenant = service.store.tenant("t1")
+    job = service.assist.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
+    tenant = service.shared.store.tenant("t1")
     taken = queue.claim(tenant, "t1", lease_seconds=-1)  # a worker took it, its lease is over, it never finished
-    assert taken is not None and service.get_model_job(agent, job.job_id).state == "running"
+    assert taken is not None and service.assist.get_assist_job(agent, job.job_id).state == "running"
     assert drain(service, "t1") == 1
-    done = service.get_model_job(agent, job.job_id)
+    done = service.assist.get_assist_job(agent, job.job_id)
     assert (done.state, done.attempts) == ("done", 2)
 
 
 def test_a_job_of_a_revoked_key_does_not_run(service: MemoryService, brain: Brain) -> None:
     from engramdb.core import auth
 
-    _, record = auth.create_key(service.store, tenant="t1", role="agent", grant=scope_fields())
+    _, record = auth.create_key(service.shared.store, tenant="t1", role="agent", grant=scope_fields())
     caller = Caller("t1", record.key_id, "agent", scope_fields())
-    job = service.queue_extraction(caller, ExtractRequest.model_validate({"text": LISBON}))
-    auth.revoke_key(service.store, tenant="t1", key_id=record.key_id)
+    job = service.assist.queue_extraction(caller, ExtractRequest.model_validate({"text": LISBON}))
+    auth.revoke_key(service.shared.store, tenant="t1", key_id=record.key_id)
     drain(service, "t1")
-    failed = service.get_model_job(caller, job.job_id)
+    failed = service.assist.get_assist_job(caller, job.job_id)
     assert failed.state == "failed" and "revoked" in (failed.error or "") and brain.asked("extract") == []
     # Positive control: a job of a key still valid runs.
-    _, valid = auth.create_key(service.store, tenant="t1", role="agent", grant=scope_fields())
-    other = service.queue_extraction(
+    _, valid = auth.create_key(service.shared.store, tenant="t1", role="agent", grant=scope_fields())
+    other = service.assist.queue_extraction(
         Caller("t1", valid.key_id, "agent", scope_fields()), ExtractRequest.model_validate({"text": "Something else."})
     )
     drain(service, "t1")
-    assert service.get_model_job(caller, other.job_id).state == "done" and len(brain.asked("extract")) == 1
+    assert service.assist.get_assist_job(caller, other.job_id).state == "done" and len(brain.asked("extract")) == 1
 
 
 def test_jobs_are_seen_only_from_their_scope(service: MemoryService, agent: Caller) -> None:
-    job = service.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
-    twice = service.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
+    job = service.assist.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
+    twice = service.assist.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
     assert twice.job_id == job.job_id  # the same request queued twice is one job
     bob = Caller("t1", "bob-key", "agent", scope_fields(participantScopeHash="b" * 64))
     from engramdb.errors import NotFoundError
-    from engramdb.models.assist import ModelJobQuery
+    from engramdb.models.assist import AssistJobQuery
 
-    assert [j.job_id for j in service.list_model_jobs(agent, ModelJobQuery()).jobs] == [job.job_id]
-    assert service.list_model_jobs(bob, ModelJobQuery()).jobs == []
+    assert [j.job_id for j in service.assist.list_assist_jobs(agent, AssistJobQuery()).jobs] == [job.job_id]
+    assert service.assist.list_assist_jobs(bob, AssistJobQuery()).jobs == []
     try:
-        service.get_model_job(bob, job.job_id)
+        service.assist.get_assist_job(bob, job.job_id)
         raise AssertionError("bob saw alice's job")
     except NotFoundError:
         pass
     reviewer = Caller("t1", "rev", "reviewer")
-    assert [j.job_id for j in service.list_model_jobs(reviewer, ModelJobQuery()).jobs] == [job.job_id]
+    assert [j.job_id for j in service.assist.list_assist_jobs(reviewer, AssistJobQuery()).jobs] == [job.job_id]

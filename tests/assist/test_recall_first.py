@@ -131,10 +131,10 @@ def test_a_recall_is_counted_while_it_runs(store: Store, tmp_path: Path, agent: 
     store.tenant("t1", create=True)
     embedder = _Watching()
     service = MemoryService(store, embedder, llm_settings(tmp_path, "http://127.0.0.1:9/v1"))
-    embedder.foreground = service.foreground
-    service.recall(agent, RecallRequest.model_validate({"query": "where does the user live?"}))
+    embedder.foreground = service.shared.foreground
+    service.reads.recall(agent, RecallRequest.model_validate({"query": "where does the user live?"}))
     time.sleep(2 * QUIET_SECONDS)
-    assert embedder.seen == [True] and not service.foreground.busy()  # counted during, not after
+    assert embedder.seen == [True] and not service.shared.foreground.busy()  # counted during, not after
     stated(service, agent, LISBON)
     drain_embeddings(store.tenant("t1"), embedder)  # control: a write's embedding is not a recall's
     assert embedder.seen[1:] == [False]
@@ -147,8 +147,8 @@ def test_a_queued_job_waits_while_a_recall_runs_and_holds_no_lock(store: Store, 
         store.tenant("t1", create=True)
         settings = llm_settings(tmp_path, chat.url, recall_first_ms=10_000)
         service = MemoryService(store, HashingEmbedder(), settings)
-        job = service.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
-        with service.foreground.recalling():  # a recall that takes as long as this block
+        job = service.assist.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
+        with service.shared.foreground.recalling():  # a recall that takes as long as this block
             runner = threading.Thread(target=drain, args=(service, "t1"))
             runner.start()
             deadline = time.monotonic() + 10
@@ -162,12 +162,12 @@ def test_a_queued_job_waits_while_a_recall_runs_and_holds_no_lock(store: Store, 
             assert time.monotonic() - started < 5.0
         runner.join(30.0)
         assert not runner.is_alive()
-        assert service.get_model_job(agent, job.job_id).state == "done"
+        assert service.assist.get_assist_job(agent, job.job_id).state == "done"
         # Control: with no recall in flight, the next job runs straight through.
-        other = service.queue_extraction(agent, ExtractRequest.model_validate({"text": "The user likes chess."}))
+        other = service.assist.queue_extraction(agent, ExtractRequest.model_validate({"text": "The user likes chess."}))
         started = time.monotonic()
         assert drain(service, "t1") == 1 and time.monotonic() - started < 5.0
-        assert service.get_model_job(agent, other.job_id).state == "done"
+        assert service.assist.get_assist_job(agent, other.job_id).state == "done"
     finally:
         chat.close()
 

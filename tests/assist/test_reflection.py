@@ -19,7 +19,7 @@ HABIT = "The user seems to prefer outdoor activities at weekends."
 
 
 def _reflect(service: MemoryService, caller: Caller, **body: object) -> object:
-    return service.reflect(caller, ReflectRequest.model_validate(body))
+    return service.derivations.reflect(caller, ReflectRequest.model_validate(body))
 
 
 def _seed(service: MemoryService, agent: Caller) -> list[str]:
@@ -34,18 +34,18 @@ def test_a_reflection_is_derived_pending_linked_to_its_evidence_and_marked_by_re
 ) -> None:
     evidence = _seed(service, agent)
     brain.reflections = [{"text": HABIT, "evidence": ["hikes", "kayaks"], "confidence": 0.7}]
-    result = service.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"}))
+    result = service.derivations.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"}))
     habit = item(result.items, "outdoor")
     assert (habit.action, habit.kind, habit.subject_key) == ("parked", "reflection", "user")
     assert sorted(result.evidence_fact_ids) == sorted(evidence)
-    stored = service.get_fact(agent, habit.fact_id or "", MemoryQuery())
+    stored = service.reads.get_fact(agent, habit.fact_id or "", MemoryQuery())
     assert stored.origin == "derived" and (result.prompt_version or "x") in stored.event["provenance"]
-    links = service.fact_links(agent, habit.fact_id or "", MemoryQuery()).links
+    links = service.assist.fact_links(agent, habit.fact_id or "", MemoryQuery()).links
     assert sorted((k.link_type, k.to_id, k.state) for k in links) == sorted(
         ("DERIVED_FROM", e, "applied") for e in evidence
     )
-    service.approve(ADMIN, habit.fact_id or "", ReviewDecision())
-    recalled = service.recall(agent, RecallRequest.model_validate({"query": "outdoor activities at weekends"}))
+    service.review.approve(ADMIN, habit.fact_id or "", ReviewDecision())
+    recalled = service.reads.recall(agent, RecallRequest.model_validate({"query": "outdoor activities at weekends"}))
     top = recalled.memories[0]
     assert (top.id, top.origin, top.kind) == (habit.fact_id, "derived", "reflection")
     assert "origin=derived" in recalled.context and "unverified" in recalled.context.split("\n")[2]
@@ -55,7 +55,7 @@ def test_derived_facts_are_never_evidence(service: MemoryService, agent: Caller,
     stated_ids = _seed(service, agent)
     brain.facts = [fact("user", "climbing", "The user climbs on Fridays.")]
     climb = item(extract(service, agent, "The user climbs on Fridays."), "climbs")
-    service.approve(ADMIN, climb.fact_id or "", ReviewDecision())  # derived, and current
+    service.review.approve(ADMIN, climb.fact_id or "", ReviewDecision())  # derived, and current
     assert state(service, agent, climb.fact_id or "") == "active"
     # Named explicitly: refused, nothing asked of the model.
     with pytest.raises(ConflictError) as refused:
@@ -64,13 +64,13 @@ def test_derived_facts_are_never_evidence(service: MemoryService, agent: Caller,
     assert brain.asked("reflect") == []
     # By subject: the derived fact is not shown; the stated ones are (the positive control).
     brain.reflections = [{"text": HABIT, "evidence": ["hikes", "kayaks", "climbs"]}]
-    result = service.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"}))
+    result = service.derivations.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"}))
     shown = [f["text"] for f in brain.asked("reflect")[0]["facts"]]
     assert sorted(shown) == ["The user hikes every Saturday.", "The user kayaks on Sundays."]
     assert climb.fact_id not in result.evidence_fact_ids
     # A reflection, once approved, is derived too: a second reflection does not rest on it.
-    service.approve(ADMIN, item(result.items, "outdoor").fact_id or "", ReviewDecision())
-    service.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"}))
+    service.review.approve(ADMIN, item(result.items, "outdoor").fact_id or "", ReviewDecision())
+    service.derivations.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"}))
     assert HABIT not in [f["text"] for f in brain.asked("reflect")[1]["facts"]]
 
 
@@ -80,7 +80,7 @@ def test_evidence_the_model_was_not_shown_is_not_evidence(service: MemoryService
         {"text": "The user invented this.", "refs": ["e99", "x"]},
         {"text": HABIT, "evidence": ["hikes", "kayaks"]},
     ]
-    result = service.reflect(agent, ReflectRequest.model_validate({}))
+    result = service.derivations.reflect(agent, ReflectRequest.model_validate({}))
     invented = item(result.items, "invented")
     assert invented.action == "skipped" and "names no fact" in invented.reason
     assert item(result.items, "outdoor").action == "parked"

@@ -15,7 +15,7 @@ from tests.assist.helpers import ADMIN, extract, fact, item, stated
 
 
 def _related(service: MemoryService, caller: Caller, fact_id: str, **query: Any) -> list[tuple[str, str, str]]:
-    found = service.list_relationships(
+    found = service.record_reads.list_relationships(
         caller, RelationshipQuery.model_validate({"id": fact_id, "kind": "MEMORY_FACT", **query})
     )
     return [(r.type, r.source.id, r.target.id) for r in found.relationships]
@@ -27,7 +27,9 @@ def test_a_reflections_evidence_is_listed_from_both_ends(service: MemoryService,
     brain.reflections = [
         {"text": "The user likes outdoor weekends.", "evidence": ["hikes", "kayaks"], "confidence": 0.7}
     ]
-    habit = item(service.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"})).items, "outdoor")
+    habit = item(
+        service.derivations.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"})).items, "outdoor"
+    )
     reflection = habit.fact_id or ""
     assert sorted(_related(service, agent, reflection)) == sorted(
         [("DERIVED_FROM", reflection, hikes), ("DERIVED_FROM", reflection, kayaks)]
@@ -35,7 +37,9 @@ def test_a_reflections_evidence_is_listed_from_both_ends(service: MemoryService,
     assert _related(service, agent, hikes) == [("DERIVED_FROM", reflection, hikes)]
     assert _related(service, agent, hikes, direction="out") == []
     assert _related(service, agent, reflection, type="REFINES") == []
-    listed = service.list_relationships(agent, RelationshipQuery(id=hikes, kind="MEMORY_FACT")).relationships[0]
+    listed = service.record_reads.list_relationships(
+        agent, RelationshipQuery(id=hikes, kind="MEMORY_FACT")
+    ).relationships[0]
     assert listed.properties["by"] == "model" and listed.properties["state"] == "applied"
     assert listed.properties["promptVersion"].startswith("reflect.v")
 
@@ -66,11 +70,13 @@ def test_a_rejected_verdict_is_not_a_relationship_and_an_approved_one_is(
     assert sorted(_related(service, agent, acme)) == sorted(
         [("SUPERSEDES", globex, acme), ("SUPERSEDES", manager, acme)]
     )
-    service.reject(ADMIN, manager, RejectDecision(reason="not said"))
-    service.approve(ADMIN, globex, ReviewDecision())
+    service.review.reject(ADMIN, manager, RejectDecision(reason="not said"))
+    service.review.approve(ADMIN, globex, ReviewDecision())
     assert _related(service, agent, acme) == [("SUPERSEDES", globex, acme)]
     assert _related(service, agent, manager) == []
-    applied = service.list_relationships(agent, RelationshipQuery(id=globex, kind="MEMORY_FACT")).relationships
+    applied = service.record_reads.list_relationships(
+        agent, RelationshipQuery(id=globex, kind="MEMORY_FACT")
+    ).relationships
     assert [(r.properties["verdict"], r.properties["state"], r.properties["confidence"]) for r in applied] == [
         ("supersedes", "applied", 0.9)
     ]

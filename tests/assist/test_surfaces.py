@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engramdb.models.operations_models import MODEL_OPERATIONS
+from engramdb.models.operations.assist import ASSIST_OPERATIONS
 from engramdb.sdk import Client
 from tests.assist.brain import Brain
 from tests.assist.helpers import fact
@@ -49,8 +49,8 @@ def test_real_answers_of_the_model_operations_validate_against_the_document(live
         check("fact_links", agent.get(f"/v1/facts/{created['factId']}/links"))
         job = check("queue_extraction", agent.post("/v1/extract/queue", json={"text": "Nothing to see."})).json()
         assert wait_for(agent, job["jobId"], "done")["state"] == "done"
-        check("get_model_job", agent.get(f"/v1/model-jobs/{job['jobId']}"))
-        check("list_model_jobs", agent.get("/v1/model-jobs", params={"state": "done"}))
+        check("get_assist_job", agent.get(f"/v1/assist/jobs/{job['jobId']}"))
+        check("list_assist_jobs", agent.get("/v1/assist/jobs", params={"state": "done"}))
         reflected = check("reflect", agent.post("/v1/reflect", json={"subjectKey": "user"})).json()
         assert [i["action"] for i in reflected["items"]] == ["created"]
         merged = check("consolidate", agent.post("/v1/consolidate", json={"kind": "likes", "similarity": 0.9})).json()
@@ -69,13 +69,13 @@ def test_real_answers_of_the_model_operations_validate_against_the_document(live
             ),
         ).json()
         assert len(added["episodes"]) == 1
-        check("model_usage", admin.get("/v1/model-usage", params={"recent": 5}))
+        check("assist_usage", admin.get("/v1/assist/usage", params={"recent": 5}))
         # Problems: an unknown job, a derived fact as evidence, a bad body.
-        check("get_model_job", agent.get(f"/v1/model-jobs/{'0' * 32}"))  # 404
+        check("get_assist_job", agent.get(f"/v1/assist/jobs/{'0' * 32}"))  # 404
         derived = check("reflect", agent.post("/v1/reflect", json={"factIds": [hikes["id"], created["factId"]]}))
         assert derived.status_code == 409  # created is derived: never evidence
         check("extract", agent.post("/v1/extract", json={"text": "a", "sessionId": "s"}))  # 422: two sources
-    assert {op.name for op in MODEL_OPERATIONS} == {name for name, status in check.checked if status < 300}
+    assert {op.name for op in ASSIST_OPERATIONS} == {name for name, status in check.checked if status < 300}
     assert {404, 409, 422} <= {status for _, status in check.checked}
 
 
@@ -121,7 +121,7 @@ def test_a_memory_session_with_extract_queues_each_delivered_turn(
         event_id = memory.after_turn("The user drinks green tea. Every morning.", "Nice.")
         assert event_id and memory.end_session(timeout=10)
     with live.client(key) as http:
-        [job] = http.get("/v1/model-jobs").json()["jobs"]
+        [job] = http.get("/v1/assist/jobs").json()["jobs"]
         done = wait_for(http, job["jobId"], "done", "failed")
         assert done["input"]["episodeIds"] == [event_id] and done["result"]["items"][0]["action"] == "parked"
         assert http.get(f"/v1/episodes/{event_id}").status_code == 200
@@ -175,7 +175,7 @@ def test_an_outbox_replays_an_extract_episode_exactly_once(live: LiveServer, bra
             memory.after_turn("The user drinks green tea.", "Nice.", turn_index=0)
             assert memory.end_session(timeout=10)
     with live.client(key) as http:
-        jobs = http.get("/v1/model-jobs").json()["jobs"]
+        jobs = http.get("/v1/assist/jobs").json()["jobs"]
         assert len(jobs) == 1 and wait_for(http, jobs[0]["jobId"], "done")["state"] == "done"
     deadline = time.monotonic() + 5
     while len(brain.asked("extract")) < 1 and time.monotonic() < deadline:

@@ -10,7 +10,7 @@ import pytest
 
 from engramdb.config import Settings
 from engramdb.core.embedding import HashingEmbedder
-from engramdb.models.operations_models import MODEL_OPERATIONS
+from engramdb.models.operations.assist import ASSIST_OPERATIONS
 from engramdb.storage.port import Store
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body
@@ -40,15 +40,15 @@ def test_every_model_operation_answers_501_and_writes_nothing(plain: LiveServer)
         return len(admin.get("/v1/audit", params={"limit": 1000}).json()["entries"])
 
     with admin, plain.client(plain.key()) as http:
-        assert {op.name for op in MODEL_OPERATIONS if op.method == "POST"} - {"undo_consolidation"} == NEEDS_MODEL
+        assert {op.name for op in ASSIST_OPERATIONS if op.method == "POST"} - {"undo_consolidation"} == NEEDS_MODEL
         before = audit_length()
-        for op in MODEL_OPERATIONS:
+        for op in ASSIST_OPERATIONS:
             if op.name not in NEEDS_MODEL:
                 continue
             answer = http.post(op.path, json=BODIES[op.name])
             problem = answer.json()
             assert (answer.status_code, problem["code"]) == (501, "model_not_configured"), op.name
-            assert "ENGRAM_LLM__BASE_URL" in problem["message"] and "docs/models.md" in problem["message"]
+            assert "ENGRAM_LLM__BASE_URL" in problem["message"] and "docs/assist.md" in problem["message"]
         episode = http.post("/v1/episodes", params={"extract": "true"}, json=episode_body("I moved to Lisbon."))
         assert (episode.status_code, episode.json()["code"]) == (501, "model_not_configured")
         assert http.get("/v1/episodes").json()["episodes"] == []  # nothing written
@@ -59,8 +59,8 @@ def test_every_model_operation_answers_501_and_writes_nothing(plain: LiveServer)
         assert added.status_code == 200 and len(added.json()["episodes"]) == 1 and added.json()["created"] == []
         stored = http.post("/v1/facts", json=fact_body("The user lives in Lisbon.")).json()
         assert http.get(f"/v1/facts/{stored['id']}/links").json() == {"links": []}
-        assert http.get("/v1/model-jobs").json() == {"jobs": []}
+        assert http.get("/v1/assist/jobs").json() == {"jobs": []}
         recalled = http.post("/v1/recall", json={"query": "Lisbon"}).json()
         assert len(recalled["memories"]) == 3
-        usage = admin.get("/v1/model-usage").json()
+        usage = admin.get("/v1/assist/usage").json()
         assert (usage["configured"], usage["model"], usage["byPurpose"]) == (False, None, [])

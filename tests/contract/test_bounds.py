@@ -16,7 +16,7 @@ from engramdb.contract.bounds import (
     check_text,
     strip_nul,
 )
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.errors import InvalidInputError
 
 from . import _helpers as h
@@ -136,7 +136,7 @@ def test_turn_index_beyond_javascript_safe_integers_is_refused_on_write() -> Non
     # The contract admits it, but the reference hashes it as a rounded double, so our id would
     # differ from RushDB's: the write path refuses it, naming the field.
     from engramdb.contract.bounds import MAX_SAFE_INTEGER
-    from engramdb.contract.events import EpisodeWrite
+    from engramdb.contract.writes import EpisodeWrite
 
     body = dict(h.fixture()["episodeInput"])
     assert EpisodeWrite.model_validate({**body, "turnIndex": MAX_SAFE_INTEGER}).turn_index == MAX_SAFE_INTEGER

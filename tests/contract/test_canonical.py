@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from engramdb.contract import canonical
 from engramdb.contract.canonical import canonical_json, event_id, fact_id, hash_scope, js_trim
-from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
+from engramdb.contract.events import Scope
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 
 from . import _helpers as h
 

@@ -19,7 +19,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.embedding import OpenAICompatibleEmbedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.errors import EmbeddingFailedError, EngramError
-from engramdb.models.api import RecallRequest
+from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import Store
 from tests.factories import scope_fields
 
@@ -231,8 +231,8 @@ def test_a_recall_whose_embedding_endpoint_fails_raises_the_502(
     store.tenant("t1", create=True)
     request = RecallRequest.model_validate({"query": "vim", "scope": scope_fields()})
     with OpenAICompatibleEmbedder(serve(_embeddings_response).url, "m") as healthy:
-        assert MemoryService(store, healthy, settings).recall(caller, request).memories == []  # positive control
+        assert MemoryService(store, healthy, settings).reads.recall(caller, request).memories == []  # positive control
     with OpenAICompatibleEmbedder(serve(lambda body: (503, b"busy")).url, "m") as failing:
         with pytest.raises(EmbeddingFailedError) as info:
-            MemoryService(store, failing, settings).recall(caller, request)
+            MemoryService(store, failing, settings).reads.recall(caller, request)
     assert (info.value.http_status, info.value.retryable) == (502, True)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramdb.core.lexical import LexicalIndex, tokenize
+from engramdb.lexical.index import LexicalIndex, tokenize
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 
 from engramdb.config import RetrievalSettings, Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
+from engramdb.contract.events import Scope
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import RecallRequest
+from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import Store
 from tests.factories import episode_body, fact_body, participant, scope_fields
 
@@ -22,7 +23,7 @@ SCOPE_KEY = auth.scope_key(Scope.model_validate(SCOPE))
 
 def _write(service: MemoryService, caller: Caller, text: str, session: str, turn: int) -> str:
     body = episode_body(text, "", session=session, turn=turn, scope=SCOPE)
-    return service.write_episode(caller, EpisodeWrite.model_validate(body)).id
+    return service.writes.write_episode(caller, EpisodeWrite.model_validate(body)).id
 
 
 def _rowids(store: Store, ids: list[str]) -> list[int]:
@@ -36,7 +37,7 @@ def test_adjacent_follows_write_order_within_each_session(
     a = [_write(service, operator, f"session a turn {i}", "a", i) for i in range(2)]
     b0 = _write(service, operator, "session b turn 0", "b", 0)  # interleaved: not a's neighbour
     a.append(_write(service, operator, "session a turn 2", "a", 2))
-    fact = service.write_fact(operator, FactWrite.model_validate(fact_body("A fact", scope=SCOPE))).id
+    fact = service.writes.write_fact(operator, FactWrite.model_validate(fact_body("A fact", scope=SCOPE))).id
     a0, a1, a2 = _rowids(store, a)
     (b,) = _rowids(store, [b0])
     fact_row = store.tenant("t1").get_memory(SCOPE_KEY, "MEMORY_FACT", fact).rowid  # type: ignore[union-attr]
@@ -44,7 +45,7 @@ def test_adjacent_follows_write_order_within_each_session(
     assert before.tolist() == [-1, a0, a1, -1, -1, -1]  # b is alone in its session; facts have none
     assert after.tolist() == [a1, a2, -1, -1, -1, -1]
     other = scope_fields(participantScopeHash=participant("bob"))
-    service.write_episode(
+    service.writes.write_episode(
         operator, EpisodeWrite.model_validate(episode_body("bob's turn", "", session="a", turn=0, scope=other))
     )
     other_key = auth.scope_key(Scope.model_validate(other))
@@ -80,7 +81,7 @@ def test_lift_reaches_one_and_two_turns_away(store: Store, service: MemoryServic
 
 def _recall(service: MemoryService, caller: Caller, query: str) -> list[tuple[str, float]]:
     request = RecallRequest.model_validate({"query": query, "scope": SCOPE, "limit": 2, "explain": True})
-    memories = service.recall(caller, request).memories
+    memories = service.reads.recall(caller, request).memories
     return [(m.text, m.explain.features.get("neighbours", 0.0) if m.explain else 0.0) for m in memories]
 
 
@@ -96,7 +97,7 @@ def test_a_turn_next_to_a_strong_match_rises_with_the_neighbour_weight(
     _write(plain, operator, "Catan, against four friends", "s1", 1)  # the answer: no query word
     for i in range(12):
         _write(plain, operator, f"Some game on television number {i}", f"other-{i}", 0)
-    drain(store.tenant("t1"), plain.embedder)
+    drain(store.tenant("t1"), plain.shared.embedder)
     query = "Which board game night did Nate win"
 
     without = _recall(plain, operator, query)
@@ -115,13 +116,13 @@ def test_pruned_lift_gives_what_the_full_lift_gives(store: Store, settings: Sett
     words = "lisbon hotel flight budget ramen tennis garden sister deploy invoice concert visa".split()
     for n in range(240):
         _write(service, operator, " ".join(rng.choices(words, k=rng.randint(2, 7))), f"s{n // 12}", n % 12)
-    drain(store.tenant("t1"), service.embedder)
+    drain(store.tenant("t1"), service.shared.embedder)
     for _ in range(25):
         query = " ".join(rng.sample(words, 3))
         for limit in (1, 4, 10):
             body = {"query": query, "scope": SCOPE, "limit": limit}
-            pruned = service.recall(operator, RecallRequest.model_validate(body)).memories
-            full = service.recall(operator, RecallRequest.model_validate({**body, "sessions": 1})).memories
+            pruned = service.reads.recall(operator, RecallRequest.model_validate(body)).memories
+            full = service.reads.recall(operator, RecallRequest.model_validate({**body, "sessions": 1})).memories
             assert [m.id for m in pruned] == [m.id for m in full]
             assert all(abs(p.score - f.score) < 1e-6 for p, f in zip(pruned, full, strict=True))
             assert pruned  # the comparison is never empty
@@ -135,9 +136,9 @@ def test_explain_adds_up_with_only_the_second_ring_on(store: Store, settings: Se
     )
     for i, text in enumerate(["Nate won the board game night", "small talk", "Catan with four friends"]):
         _write(service, operator, text, "s1", i)
-    drain(store.tenant("t1"), service.embedder)  # every row reaches the dense arm, so every row is a candidate
+    drain(store.tenant("t1"), service.shared.embedder)  # every row reaches the dense arm, so every row is a candidate
     request = {"query": "Nate board game night", "scope": SCOPE, "limit": 3, "explain": True}
-    memories = service.recall(operator, RecallRequest.model_validate(request)).memories
+    memories = service.reads.recall(operator, RecallRequest.model_validate(request)).memories
     catan = next(m for m in memories if m.text.startswith("Catan"))
     assert catan.explain is not None and catan.explain.features["neighbours"] > 0  # two away from the match
     for m in memories:

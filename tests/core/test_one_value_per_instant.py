@@ -14,20 +14,14 @@ from hypothesis import strategies as st
 
 from engramdb import clock
 from engramdb.config import Settings
-from engramdb.contract.events import FactWrite
+from engramdb.contract.writes import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError
-from engramdb.models.api import (
-    CorrectRequest,
-    EditAndApprove,
-    FactQuery,
-    RecallRequest,
-    RejectDecision,
-    RetractRequest,
-    ReviewDecision,
-)
+from engramdb.models.lifecycle import CorrectRequest, EditAndApprove, RejectDecision, RetractRequest, ReviewDecision
+from engramdb.models.memories import FactQuery
+from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import AuditDraft
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import fact_body, scope_fields
@@ -48,9 +42,9 @@ STEP = st.tuples(
 
 
 def _holding(service: MemoryService, at: str) -> tuple[list[str], list[str]]:
-    listed = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor", "validAt": at})).facts
+    listed = service.reads.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor", "validAt": at})).facts
     request = {"query": "uses", "scope": SCOPE, "validAt": at, "sources": ["MEMORY_FACT"], "limit": 50}
-    recalled = service.recall(OP, RecallRequest.model_validate(request)).memories
+    recalled = service.reads.recall(OP, RecallRequest.model_validate(request)).memories
     return sorted(f.id for f in listed), sorted(m.id for m in recalled if m.kind == "editor")
 
 
@@ -59,7 +53,7 @@ def _play(service: MemoryService, steps: list[tuple[str, int, int, int | None, i
     ids = itertools.count()
     for name, month, text_i, lasts, pick in steps:
         valid_from, text = MONTHS[month], TEXTS[text_i]
-        current = service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor"})).facts
+        current = service.reads.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor"})).facts
         extra = {"validUntil": MONTHS[min(month + lasts, 12)]} if lasts else {}
         try:
             if name in ("write", "untrusted", "supersede"):
@@ -74,28 +68,34 @@ def _play(service: MemoryService, steps: list[tuple[str, int, int, int | None, i
                     trustClass="untrusted" if name == "untrusted" else "trusted",
                     **extra,
                 )
-                written = service.write_fact(OP, FactWrite.model_validate(body))
+                written = service.writes.write_fact(OP, FactWrite.model_validate(body))
                 if written.outcome == "parked":
                     pending.append(written.id)
             elif name in ("approve", "edit", "reject") and pending:
                 fact_id = pending.pop(pick % len(pending))
                 if name == "approve":
-                    service.approve(OP, fact_id, ReviewDecision.model_validate({"scope": SCOPE}))
+                    service.review.approve(OP, fact_id, ReviewDecision.model_validate({"scope": SCOPE}))
                 elif name == "edit":
-                    service.edit_and_approve(OP, fact_id, EditAndApprove.model_validate({"text": text, "scope": SCOPE}))
+                    service.review.edit_and_approve(
+                        OP, fact_id, EditAndApprove.model_validate({"text": text, "scope": SCOPE})
+                    )
                 else:
-                    service.reject(OP, fact_id, RejectDecision.model_validate({"reason": "no", "scope": SCOPE}))
+                    service.review.reject(OP, fact_id, RejectDecision.model_validate({"reason": "no", "scope": SCOPE}))
             elif name in ("correct", "correct_from", "retract") and current:
                 target = current[pick % len(current)]
                 if name == "retract":
-                    service.retract_fact(OP, target.id, RetractRequest.model_validate({"reason": "no", "scope": SCOPE}))
+                    service.writes.retract_fact(
+                        OP, target.id, RetractRequest.model_validate({"reason": "no", "scope": SCOPE})
+                    )
                 else:
                     body = {"text": text, "reason": "fix", "scope": SCOPE, "sourceEventId": f"c{next(ids)}"}
                     if name == "correct_from":
                         body["validFrom"] = valid_from
-                    service.correct_fact(OP, target.id, CorrectRequest.model_validate(body))
+                    service.writes.correct_fact(OP, target.id, CorrectRequest.model_validate(body))
             elif name == "expire":
-                service.store.tenant("t1").expire_due(clock.now_text(), AuditDraft("fact.expire", None, "system"))
+                service.shared.store.tenant("t1").expire_due(
+                    clock.now_text(), AuditDraft("fact.expire", None, "system")
+                )
         except EngramError as error:  # refusals (tombstoned value, correction before its fact) are fine
             assert error.http_status < 500, error
 
@@ -120,14 +120,14 @@ def test_one_value_holds_at_each_instant(steps: list[tuple[str, int, int, int | 
         store.tenant("t1", create=True)
         service = MemoryService(store, HashingEmbedder(), Settings(home=home, embedder="hashing"))
         if review:
-            policy = service.get_policy(OP)
-            service.put_policy(OP, policy.model_copy(update={"tombstone_policy": "review"}))
+            policy = service.admin.get_policy(OP)
+            service.admin.put_policy(OP, policy.model_copy(update={"tombstone_policy": "review"}))
         _play(service, steps)
         for at in INSTANTS:
             listed, recalled = _holding(service, at)
             assert len(listed) <= 1, (at, listed)
             assert listed == recalled, at
-        assert len(service.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor"})).facts) <= 1
+        assert len(service.reads.list_facts(OP, FactQuery.model_validate({**SCOPE, "kind": "editor"})).facts) <= 1
     finally:
         store.close()
         shutil.rmtree(home, ignore_errors=True)

@@ -8,13 +8,13 @@ import math
 import pytest
 
 from engramdb.config import RetrievalSettings, Settings
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.recall import coverage
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import RecallRequest, RecallResponse
+from engramdb.models.recall import RecallRequest, RecallResponse
 from engramdb.storage.port import Store
 from tests.factories import episode_body, scope_fields
 
@@ -28,12 +28,12 @@ def _service(store: Store, settings: Settings, **retrieval: float) -> MemoryServ
 
 def _write(service: MemoryService, caller: Caller, text: str, session: str, observed: str) -> None:
     body = episode_body(text, "", session=session, turn=0, scope=SCOPE, observedAt=observed)
-    service.write_episode(caller, EpisodeWrite.model_validate(body))
+    service.writes.write_episode(caller, EpisodeWrite.model_validate(body))
 
 
 def _ask(service: MemoryService, caller: Caller, query: str, **extra: object) -> RecallResponse:
     body = {"query": query, "scope": SCOPE, "limit": 5, "explain": True, **extra}
-    return service.recall(caller, RecallRequest.model_validate(body))
+    return service.reads.recall(caller, RecallRequest.model_validate(body))
 
 
 # -- the date feature -------------------------------------------------------------------------
@@ -43,7 +43,7 @@ def _three_lake_trips(service: MemoryService, caller: Caller, store: Store) -> N
     _write(service, caller, "We went to the lake with the kids", "march", "2023-03-05T10:00:00Z")
     _write(service, caller, "We went to the lake with the kids", "october", "2023-10-16T10:00:00Z")
     _write(service, caller, "We went to the lake with the kids", "january", "2024-01-20T10:00:00Z")
-    drain(store.tenant("t1"), service.embedder)
+    drain(store.tenant("t1"), service.shared.embedder)
 
 
 def test_a_memory_observed_just_after_the_named_date_ranks_first(
@@ -101,7 +101,7 @@ def _fruit(service: MemoryService, caller: Caller, store: Store) -> None:
         ]
     ):
         _write(service, caller, text, f"s{i + 1}", "2026-08-18T00:00:00Z")
-    drain(store.tenant("t1"), service.embedder)
+    drain(store.tenant("t1"), service.shared.embedder)
 
 
 def _lexical_part(response: RecallResponse, text: str) -> float:

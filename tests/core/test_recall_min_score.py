@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import RecallRequest
+from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import Store
 from tests.factories import episode_body, fact_body, scope_fields
 
@@ -29,12 +29,12 @@ def minilm() -> object:
 
 
 def _fact(service: MemoryService, caller: Caller, text: str, **fields: object) -> str:
-    return service.write_fact(caller, FactWrite.model_validate(fact_body(text, scope=SCOPE, **fields))).id
+    return service.writes.write_fact(caller, FactWrite.model_validate(fact_body(text, scope=SCOPE, **fields))).id
 
 
 def _recall(service: MemoryService, caller: Caller, query: str, **options: object) -> list[tuple[str, float, float]]:
     body = RecallRequest.model_validate({"query": query, "scope": SCOPE, **options})
-    return [(m.id, m.score, m.relevance) for m in service.recall(caller, body).memories]
+    return [(m.id, m.score, m.relevance) for m in service.reads.recall(caller, body).memories]
 
 
 def test_min_score_drops_the_unrelated_memory_that_ranks_first_with_score_one(
@@ -42,14 +42,14 @@ def test_min_score_drops_the_unrelated_memory_that_ranks_first_with_score_one(
 ) -> None:
     service = MemoryService(store, minilm, settings)  # type: ignore[arg-type]
     dog = _fact(service, operator, "The user's dog is named Rex.", subject="user", kind="pet")
-    drain(store.tenant("t1"), service.embedder)
+    drain(store.tenant("t1"), service.shared.embedder)
     # Today's ranking: the scope's only memory comes first with a fused score of 1 (plus features).
     [(first, score, relevance)] = _recall(service, operator, TAX)
     assert first == dog and score >= 1.0 and relevance < 0.3
     assert _recall(service, operator, TAX, minScore=0.3) == []
     # Positive control: a related memory passes the same floor, and the unrelated one still does not.
     tax = _fact(service, operator, "Quarterly tax filings are due on the 15th of April.", subject="user", kind="tax")
-    drain(store.tenant("t1"), service.embedder)
+    drain(store.tenant("t1"), service.shared.embedder)
     kept = _recall(service, operator, TAX, minScore=0.3)
     assert [m[0] for m in kept] == [tax] and kept[0][2] >= 0.3
 
@@ -67,7 +67,7 @@ def test_recall_filters_on_kind_subject_session_and_time(store: Store, settings:
     team = _fact(service, operator, "The team drinks coffee.", subject="team:core", kind="drink")
     _fact(service, operator, "The user likes tea shops.", subject="user", kind="likes")
     early, late = (
-        service.write_episode(
+        service.writes.write_episode(
             operator,
             EpisodeWrite.model_validate(
                 {
@@ -78,7 +78,7 @@ def test_recall_filters_on_kind_subject_session_and_time(store: Store, settings:
         ).id
         for session, when in (("s1", "2026-01-05T10:00:00Z"), ("s2", "2026-03-05T10:00:00Z"))
     )
-    drain(store.tenant("t1"), service.embedder)
+    drain(store.tenant("t1"), service.shared.embedder)
     everything = {m[0] for m in _recall(service, operator, "tea", limit=20)}
     assert {tea, team, early, late} <= everything  # the positive control: unfiltered, all come back
     assert {m[0] for m in _recall(service, operator, "tea", kinds=["drink"])} == {tea, team}

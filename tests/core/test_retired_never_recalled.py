@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import FactWrite
+from engramdb.contract.writes import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import OnnxMiniLMEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import CorrectRequest, RecallRequest, RetractRequest
+from engramdb.models.lifecycle import CorrectRequest, RetractRequest
+from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import AuditDraft, Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import fact_body, scope_fields
@@ -87,19 +88,21 @@ def corpus(
     for i, (topic, current, old) in enumerate(TOPICS):
         kind = i % 4
         if kind == 0:  # superseded by a newer fact
-            service.write_fact(caller, _body(topic, old, "a", validFrom="2026-01-01T00:00:00Z"))
+            service.writes.write_fact(caller, _body(topic, old, "a", validFrom="2026-01-01T00:00:00Z"))
         elif kind == 1:  # corrected through the endpoint, then the correction retracted
-            first = service.write_fact(caller, _body(topic, old, "a"))
-            fixed = service.correct_fact(
+            first = service.writes.write_fact(caller, _body(topic, old, "a"))
+            fixed = service.writes.correct_fact(
                 caller,
                 first.id,
                 CorrectRequest.model_validate(
                     {"text": f"The user's preferred {topic} is maybe {old} again.", "reason": "unsure", "scope": SCOPE}
                 ),
             )
-            service.retract_fact(caller, fixed.id, RetractRequest.model_validate({"reason": "wrong", "scope": SCOPE}))
+            service.writes.retract_fact(
+                caller, fixed.id, RetractRequest.model_validate({"reason": "wrong", "scope": SCOPE})
+            )
         elif kind == 2:  # expired: its validity window is over
-            service.write_fact(
+            service.writes.write_fact(
                 caller,
                 _body(
                     topic,
@@ -111,12 +114,12 @@ def corpus(
                 ),
             )
         else:  # arrived inactive: archived history
-            service.write_fact(caller, _body(topic, old, "a", active=False, kind=f"{topic}_old"))
-        service.write_fact(caller, _body(topic, current, "b", validFrom="2026-03-01T00:00:00Z"))
+            service.writes.write_fact(caller, _body(topic, old, "a", active=False, kind=f"{topic}_old"))
+        service.writes.write_fact(caller, _body(topic, current, "b", validFrom="2026-03-01T00:00:00Z"))
     tenant = store.tenant("t1")
     # Half the expired facts are marked by the sweep; the rest are filtered by validUntil alone.
     assert tenant.expire_due("2026-06-01T00:00:00.000000Z", AuditDraft("system", None, "system")) > 0
-    drain(tenant, service.embedder)
+    drain(tenant, service.shared.embedder)
     yield service, caller
     store.close()
 
@@ -128,7 +131,7 @@ def _queries() -> list[str]:
 
 def _statuses(service: MemoryService, caller: Caller, query: str, **extra: object) -> list[str]:
     request = RecallRequest.model_validate({"query": query, "scope": SCOPE, "limit": 8, **extra})
-    return [m.status for m in service.recall(caller, request).memories]
+    return [m.status for m in service.reads.recall(caller, request).memories]
 
 
 def test_corpus_has_every_retired_status(corpus: tuple[MemoryService, Caller]) -> None:

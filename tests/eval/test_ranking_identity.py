@@ -39,7 +39,7 @@ from engramdb import clock
 from engramdb.api.loopback import LoopbackServer
 from engramdb.api.rest import create_app
 from engramdb.config import Settings, tune_process
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core import auth
 from engramdb.core.embedding import make_embedder
 from engramdb.core.service import MemoryService
@@ -141,7 +141,7 @@ def _collect(home: Path, rounds: int) -> Collected:
                 if n % EXPLAINED == 0:
                     explained = {**request, "explain": True}
                     out.asked[qid].append(_ask(http, explained))
-                    answer = direct.recall(caller, RecallRequest.model_validate(explained))
+                    answer = direct.reads.recall(caller, RecallRequest.model_validate(explained))
                     out.in_process[qid] = (_ranking(answer.model_dump(mode="json", by_alias=True)), out.asked[qid][-1])
     finally:
         http.close()

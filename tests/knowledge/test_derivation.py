@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
@@ -22,19 +22,19 @@ THEIRS = scope_fields(participantScopeHash=participant("bob"))
 
 def _episode(service: MemoryService, caller: Caller, scope: dict[str, Any], **extra: Any) -> str:
     body = episode_body("We moved staging to Frankfurt", scope=scope, **extra)
-    return service.write_episode(caller, EpisodeWrite.model_validate(body)).id
+    return service.writes.write_episode(caller, EpisodeWrite.model_validate(body)).id
 
 
 def _fact(service: MemoryService, caller: Caller, text: str, source: str, scope: dict[str, Any] = MINE) -> str:
     body = fact_body(text, kind=text.split()[0].lower(), sourceEventId=source, scope=scope)
-    return service.write_fact(caller, FactWrite.model_validate(body)).id
+    return service.writes.write_fact(caller, FactWrite.model_validate(body)).id
 
 
 def _links(service: MemoryService, caller: Caller, kind: str, node: str, scope: dict[str, Any] = MINE) -> list[Any]:
     query = RelationshipQuery.model_validate({"id": node, "kind": kind, **scope})
     return [
         (r.type, r.source.kind, r.source.id, r.target.kind, r.target.id)
-        for r in service.list_relationships(caller, query).relationships
+        for r in service.record_reads.list_relationships(caller, query).relationships
     ]
 
 
@@ -88,7 +88,7 @@ def test_a_correction_names_its_own_source(service: MemoryService, operator: Cal
     body = CorrectRequest.model_validate(
         {"text": "Staging is in Dublin", "reason": "moved", "sourceEventId": later, "scope": MINE}
     )
-    corrected = service.correct_fact(operator, fact, body).id
+    corrected = service.writes.correct_fact(operator, fact, body).id
     assert _links(service, operator, "MEMORY_FACT", corrected) == [
         ("DERIVED_FROM", "MEMORY_FACT", corrected, "EPISODE", later)
     ]
@@ -116,15 +116,15 @@ def test_a_store_from_before_the_links_gets_them(service: MemoryService, operato
     event = _episode(service, operator, MINE)
     fact = _fact(service, operator, "Staging is in Frankfurt", event)
     other = _fact(service, operator, "Deploys happen on Tuesdays", "no-such-turn")
-    spec = store_spec(service.store)
-    _forget_source_events(service.store)
+    spec = store_spec(service.shared.store)
+    _forget_source_events(service.shared.store)
     assert _links(service, operator, "MEMORY_FACT", fact) == []  # gone, as before the upgrade
-    service.store.close()
-    reopened = MemoryService(open_store(spec), HashingEmbedder(), service.settings)
+    service.shared.store.close()
+    reopened = MemoryService(open_store(spec), HashingEmbedder(), service.shared.settings)
     try:
         assert _links(reopened, operator, "MEMORY_FACT", fact) == [
             ("DERIVED_FROM", "MEMORY_FACT", fact, "EPISODE", event)
         ]
         assert _links(reopened, operator, "MEMORY_FACT", other) == []
     finally:
-        reopened.store.close()
+        reopened.shared.store.close()

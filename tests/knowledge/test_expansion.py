@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
@@ -21,16 +21,16 @@ MINE = scope_fields()
 
 def _episode(service: MemoryService, caller: Caller, text: str, turn: int, session: str = "budget") -> str:
     body = episode_body(text, "Noted.", turn=turn, session=session, scope=MINE)
-    return service.write_episode(caller, EpisodeWrite.model_validate(body)).id
+    return service.writes.write_episode(caller, EpisodeWrite.model_validate(body)).id
 
 
 def _fact(service: MemoryService, caller: Caller, text: str, kind: str, source: str) -> str:
     body = fact_body(text, kind=kind, sourceEventId=source, scope=MINE)
-    return service.write_fact(caller, FactWrite.model_validate(body)).id
+    return service.writes.write_fact(caller, FactWrite.model_validate(body)).id
 
 
 def _recall(service: MemoryService, caller: Caller, query: str, **options: Any) -> RecallResponse:
-    return service.recall(caller, RecallRequest.model_validate({"query": query, "scope": MINE, **options}))
+    return service.reads.recall(caller, RecallRequest.model_validate({"query": query, "scope": MINE, **options}))
 
 
 def _world(service: MemoryService, caller: Caller) -> dict[str, str]:
@@ -38,7 +38,7 @@ def _world(service: MemoryService, caller: Caller) -> dict[str, str]:
     ids["fact"] = _fact(service, caller, "The invoice service is written in Go", "invoice-language", ids["turn"])
     for i in range(2, 8):  # unrelated turns, so the linked one is not simply among the hits
         _episode(service, caller, f"Small talk about the weather on day {i}", i, "chat")
-    drain(service.store.tenant("t1"), service.embedder)
+    drain(service.shared.store.tenant("t1"), service.shared.embedder)
     return ids
 
 
@@ -52,19 +52,19 @@ def test_a_fact_brings_the_episode_it_came_from(service: MemoryService, operator
     assert [m.id for m in expanded.memories[:2]] == [ids["fact"], ids["turn"]] and "expandMs" in expanded.timings
     turn = expanded.memories[1]
     assert turn.linked is not None and (turn.linked.type, turn.linked.memory_id) == ("DERIVED_FROM", ids["fact"])
-    assert turn.score == pytest.approx(top * service.settings.retrieval.expand_weight)
+    assert turn.score == pytest.approx(top * service.shared.settings.retrieval.expand_weight)
     assert expanded.memories[0].linked is None and len(expanded.memories) == 3
 
 
 def test_an_episode_brings_its_facts_and_linked_records(service: MemoryService, operator: Caller) -> None:
     ids = _world(service, operator)
-    decision = service.write_records(
+    decision = service.record_writes.write_records(
         operator,
         RecordWrite.model_validate(
             {"label": "DECISION", "data": {"title": "Freeze the budget until March"}, "scope": MINE}
         ),
     ).records[0]
-    service.link_records(
+    service.record_writes.link_records(
         operator,
         LinkRequest.model_validate(
             {"source": {"id": ids["turn"], "kind": "EPISODE"}, "target": decision.id, "type": "PRODUCES", "scope": MINE}
@@ -82,7 +82,9 @@ def test_an_episode_brings_its_facts_and_linked_records(service: MemoryService, 
 def test_a_retracted_fact_never_returns_through_a_link(service: MemoryService, operator: Caller) -> None:
     ids = _world(service, operator)
     kept = _fact(service, operator, "The budget owner is Dana", "budget-owner", ids["turn"])
-    service.retract_fact(operator, ids["fact"], RetractRequest.model_validate({"reason": "wrong", "scope": MINE}))
+    service.writes.retract_fact(
+        operator, ids["fact"], RetractRequest.model_validate({"reason": "wrong", "scope": MINE})
+    )
     expanded = _recall(service, operator, "quarterly budget spreadsheet", limit=5, expand=1)
     found = [m.id for m in expanded.memories]
     assert found[0] == ids["turn"] and kept in found  # the positive control: a current linked fact comes
@@ -97,7 +99,7 @@ def test_filters_and_min_score_hold_for_linked_memories(service: MemoryService, 
     expanded = _recall(service, operator, query, limit=3, expand=1)
     fact, turn = expanded.memories[:2]
     assert (fact.id, turn.id) == (ids["fact"], ids["turn"])  # the positive control: the link brings the turn
-    lent = fact.relevance * service.settings.retrieval.expand_weight
+    lent = fact.relevance * service.shared.settings.retrieval.expand_weight
     assert turn.relevance == pytest.approx(lent, abs=1e-6) and 0 < turn.relevance < fact.relevance
     # A filter the turn fails (it is no fact of that kind) keeps it out, link or not.
     kinds = _recall(service, operator, query, limit=3, expand=1, kinds=["invoice-language"])

@@ -35,7 +35,7 @@ class _EditingEmbedder(HashingEmbedder):
 
 
 def _score(service: MemoryService, caller: Caller, query: str) -> float:
-    found = service.search_records(caller, RecordSearch.model_validate({"query": query, "scope": MINE}))
+    found = service.record_reads.search_records(caller, RecordSearch.model_validate({"query": query, "scope": MINE}))
     assert len(found.records) == 1
     score = found.records[0].score
     assert score is not None
@@ -43,16 +43,16 @@ def _score(service: MemoryService, caller: Caller, query: str) -> float:
 
 
 def test_a_text_changed_while_embedding_is_embedded_again(service: MemoryService, operator: Caller) -> None:
-    written = service.write_records(
+    written = service.record_writes.write_records(
         operator, RecordWrite.model_validate({"label": "NOTE", "data": {"title": OLD}, "scope": MINE})
     )
     record = written.records[0].id
 
     def edit() -> None:
         change = RecordChange.model_validate({"properties": {"title": NEW}, "scope": MINE})
-        service.update_record(operator, record, change)
+        service.record_writes.update_record(operator, record, change)
 
-    tenant = service.store.tenant("t1")
+    tenant = service.shared.store.tenant("t1")
     assert embed_record_batch(tenant, _EditingEmbedder(edit), 64) == 1  # embedded OLD; NEW written meanwhile
     drain(tenant, HashingEmbedder())
     assert _score(service, operator, NEW) > 0.99  # NEW's own vector
@@ -61,10 +61,10 @@ def test_a_text_changed_while_embedding_is_embedded_again(service: MemoryService
 
 def test_an_unchanged_text_is_embedded_once(service: MemoryService, operator: Caller) -> None:
     """The positive control: without an edit, the first batch stores the vector and nothing is due after."""
-    service.write_records(
+    service.record_writes.write_records(
         operator, RecordWrite.model_validate({"label": "NOTE", "data": {"title": OLD}, "scope": MINE})
     )
-    tenant = service.store.tenant("t1")
+    tenant = service.shared.store.tenant("t1")
     assert embed_record_batch(tenant, HashingEmbedder(), 64) == 1
     assert embed_record_batch(tenant, HashingEmbedder(), 64) == 0
     assert _score(service, operator, OLD) > 0.99

@@ -102,12 +102,12 @@ CASES: list[tuple[list[str], dict[str, Any], set[str]]] = [
 
 @pytest.fixture
 def graph(service: MemoryService, operator: Caller) -> MemoryService:
-    write = service.write_records
+    write = service.record_writes.write_records
     projects = {"label": "PROJECT", "data": PROJECTS, "mergeBy": ["name"], "scope": MINE}
     write(operator, RecordWrite.model_validate(projects))
     alice = write(operator, RecordWrite.model_validate({"label": "ENTITY", "data": {"name": "Alice"}, "scope": MINE}))
     task = _search(service, operator, ["TASK"], {"title": T1})[0]
-    service.link_records(
+    service.record_writes.link_records(
         operator,
         LinkRequest.model_validate(
             {"source": task["id"], "target": alice.records[0].id, "type": "MENTIONS", "scope": MINE}
@@ -122,7 +122,7 @@ def _search(
     service: MemoryService, caller: Caller, labels: list[str], where: dict[str, Any], **options: Any
 ) -> list[dict[str, Any]]:
     body = RecordSearch.model_validate({"labels": labels, "where": where, "scope": MINE, **options})
-    return [r.model_dump() for r in service.search_records(caller, body).records]
+    return [r.model_dump() for r in service.record_reads.search_records(caller, body).records]
 
 
 def _names(records: list[dict[str, Any]]) -> list[str]:
@@ -134,7 +134,7 @@ def test_where(graph: MemoryService, operator: Caller) -> None:
     wrong = []
     for labels, where, expected in CASES:
         found = _names(_search(graph, operator, labels, where))
-        total = graph.search_records(
+        total = graph.record_reads.search_records(
             operator, RecordSearch.model_validate({"labels": labels, "where": where, "scope": MINE, "count": True})
         ).total
         if sorted(found) != sorted(expected) or total != len(expected):  # no duplicates either
@@ -176,7 +176,7 @@ def test_aggregates(graph: MemoryService, operator: Caller) -> None:
             },
         }
     )
-    rows = graph.search_records(operator, body).aggregates
+    rows = graph.record_reads.search_records(operator, body).aggregates
     assert rows is not None
     got = {r.group["status"]: r.values for r in rows}
     assert got == {
@@ -191,11 +191,11 @@ def test_aggregates(graph: MemoryService, operator: Caller) -> None:
             "aggregate": {"n": {"fn": "count"}},
         }
     )
-    assert [r.values for r in graph.search_records(operator, related).aggregates or []] == [{"n": 2}]
+    assert [r.values for r in graph.record_reads.search_records(operator, related).aggregates or []] == [{"n": 2}]
 
 
 def test_meaning_with_the_where_as_prefilter(graph: MemoryService, operator: Caller) -> None:
-    drain(graph.store.tenant("t1"), graph.embedder)
+    drain(graph.shared.store.tenant("t1"), graph.shared.embedder)
     found = _search(graph, operator, ["TASK"], {"status": "open"}, query="invoice migration")
     assert _names(found)[0] == T1 and T2 not in _names(found)  # done: filtered out before ranking
     assert all(r["score"] is not None for r in found)
@@ -206,7 +206,7 @@ def test_meaning_with_the_where_as_prefilter(graph: MemoryService, operator: Cal
 def test_total_when_counted_or_when_the_page_holds_the_last_match(graph: MemoryService, operator: Caller) -> None:
     def total(**options: Any) -> int | None:
         body = RecordSearch.model_validate({"labels": ["TASK"], "scope": MINE, **options})
-        return graph.search_records(operator, body).total
+        return graph.record_reads.search_records(operator, body).total
 
     assert total(limit=2) is None  # a full page: more may match, and nothing was counted
     assert total(limit=2, count=True) == 4

@@ -12,7 +12,8 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
+from engramdb.contract.events import ScopeFields
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
@@ -37,14 +38,14 @@ class Home:
 
     def fact(self, text: str, scope: dict[str, Any], **extra: Any) -> str:
         body = FactWrite.model_validate(fact_body(text, scope=scope, **extra))
-        return self.service.write_fact(OPERATOR, body).id
+        return self.service.writes.write_fact(OPERATOR, body).id
 
     def episode(self, user: str, scope: dict[str, Any], **extra: Any) -> str:
         body = EpisodeWrite.model_validate(episode_body(user, scope=scope, **extra))
-        return self.service.write_episode(OPERATOR, body).id
+        return self.service.writes.write_episode(OPERATOR, body).id
 
     def get(self, fact_id: str, scope: dict[str, Any]) -> Any:
-        return self.service.get_memory(OPERATOR, "MEMORY_FACT", fact_id, ScopeFields.model_validate(scope))
+        return self.service.reads.get_memory(OPERATOR, "MEMORY_FACT", fact_id, ScopeFields.model_validate(scope))
 
     def embed(self) -> None:
         drain(self.store.tenant(TENANT), HashingEmbedder())

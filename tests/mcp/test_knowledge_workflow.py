@@ -99,7 +99,7 @@ def test_an_mcp_only_agent_keeps_and_finds_its_decisions_and_tasks(home: Home) -
     home.embed()  # as the server's embedding worker would, between the sessions
     serve(home, ALICE, next_session)
     # What the model wrote is marked derived, in the scope the server was configured with.
-    stored = home.service.get_record(OPERATOR, ids["open_for_alice"][0], RecordQuery.model_validate(ALICE))
+    stored = home.service.record_reads.get_record(OPERATOR, ids["open_for_alice"][0], RecordQuery.model_validate(ALICE))
     assert stored.origin == "derived" and stored.properties["title"] == "Write the invoice migration"
     bob = scope_fields(participantScopeHash=participant("bob"))
 

@@ -21,7 +21,8 @@ from typing import Any
 
 import httpx
 
-from engramdb.contract.events import Episode, EpisodeWrite, Scope
+from engramdb.contract.events import Episode, Scope
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.sdk.host import HostContext
 from tests.conftest import LiveServer
 from tests.factories import episode_body

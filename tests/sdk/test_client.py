@@ -18,7 +18,8 @@ from engramdb.errors import (
     InvalidInputError,
     NotFoundError,
 )
-from engramdb.models.api import RecallResponse, WriteResponse
+from engramdb.models.memories import WriteResponse
+from engramdb.models.recall import RecallResponse
 from engramdb.sdk import AsyncClient, Client
 from engramdb.sdk.errors import RateLimitedError, RequestTimeoutError, ServerError, TransportError
 from engramdb.sdk.operations import ROUTES

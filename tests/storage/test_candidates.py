@@ -10,7 +10,8 @@ import time
 import pytest
 
 from engramdb import clock
-from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
+from engramdb.contract.events import Scope
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
@@ -30,15 +31,15 @@ def _write_conversation(service: MemoryService, caller: Caller) -> str:
     for turn in range(6):
         for session in ("a", "b"):
             text = f"{TOPICS[(turn + len(session)) % len(TOPICS)]} in session {session} turn {turn}"
-            service.write_episode(
+            service.writes.write_episode(
                 caller, EpisodeWrite.model_validate(episode_body(text, "", session=session, turn=turn, scope=SCOPE))
             )
         if turn == 2:
             time.sleep(0.01)
             middle = clock.now_text()
             time.sleep(0.01)
-    service.write_fact(caller, FactWrite.model_validate(fact_body("Kafka runs on three brokers", scope=SCOPE)))
-    drain(service.store.tenant("t1"), service.embedder)
+    service.writes.write_fact(caller, FactWrite.model_validate(fact_body("Kafka runs on three brokers", scope=SCOPE)))
+    drain(service.shared.store.tenant("t1"), service.shared.embedder)
     return middle
 
 

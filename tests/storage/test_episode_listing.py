@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from engramdb import clock
-from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
+from engramdb.contract.events import Scope
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
@@ -21,9 +22,9 @@ def _write(service: MemoryService, operator: Caller) -> None:
         day = 10 + i // 4
         observed = f"2026-03-{day:02d}T0{i % 4}:00:00Z" if i != 7 else "2026-03-11T02:00:00Z"
         body = episode_body(f"turn {i}", session=f"s{i % 2}", turn=i, scope=MINE, observedAt=observed)
-        service.write_episode(operator, EpisodeWrite.model_validate(body))
-    service.write_episode(operator, EpisodeWrite.model_validate(episode_body("bob's turn", scope=THEIRS)))
-    service.write_fact(operator, FactWrite.model_validate(fact_body("a fact, not an episode", scope=MINE)))
+        service.writes.write_episode(operator, EpisodeWrite.model_validate(body))
+    service.writes.write_episode(operator, EpisodeWrite.model_validate(episode_body("bob's turn", scope=THEIRS)))
+    service.writes.write_fact(operator, FactWrite.model_validate(fact_body("a fact, not an episode", scope=MINE)))
 
 
 def _texts(rows: list) -> list[str]:  # type: ignore[type-arg]
@@ -43,7 +44,7 @@ def _all(tenant: TenantStore, **filters: str | None) -> list:  # type: ignore[ty
 
 def test_newest_first_of_the_scope_only(service: MemoryService, operator: Caller) -> None:
     _write(service, operator)
-    rows = _all(service.store.tenant("t1"))
+    rows = _all(service.shared.store.tenant("t1"))
     assert len(rows) == 12 and {r.source for r in rows} == {"EPISODE"}
     assert "bob's turn" not in _texts(rows) and "a fact, not an episode" not in _texts(rows)
     stamps = [(r.observed_at, r.rowid) for r in rows]
@@ -51,7 +52,7 @@ def test_newest_first_of_the_scope_only(service: MemoryService, operator: Caller
     # turn 6 and turn 7 happened at the same instant: the later write comes first.
     assert _texts(rows).index("turn 7") == _texts(rows).index("turn 6") - 1
     # Positive control for the other scope: its own listing finds bob's turn.
-    theirs = service.store.tenant("t1").list_episodes(
+    theirs = service.shared.store.tenant("t1").list_episodes(
         auth.scope_key(Scope.model_validate(THEIRS)), session_id=None, after=None, before=None, below=None, limit=5
     )
     assert _texts(theirs) == ["bob's turn"]
@@ -59,7 +60,7 @@ def test_newest_first_of_the_scope_only(service: MemoryService, operator: Caller
 
 def test_session_and_time_filters(service: MemoryService, operator: Caller) -> None:
     _write(service, operator)
-    tenant = service.store.tenant("t1")
+    tenant = service.shared.store.tenant("t1")
     assert set(_texts(_all(tenant, session_id="s1"))) == {f"turn {i}" for i in range(1, 12, 2)}
     after, before = clock.normalize("2026-03-11T00:00:00Z"), clock.normalize("2026-03-12T00:00:00Z")
     window = _texts(_all(tenant, after=after, before=before))
@@ -70,7 +71,7 @@ def test_session_and_time_filters(service: MemoryService, operator: Caller) -> N
 
 def test_paging_walks_every_episode_once(service: MemoryService, operator: Caller) -> None:
     _write(service, operator)
-    tenant = service.store.tenant("t1")
+    tenant = service.shared.store.tenant("t1")
     seen: list[str] = []
     below: EpisodePosition | None = None
     while True:
@@ -84,5 +85,5 @@ def test_paging_walks_every_episode_once(service: MemoryService, operator: Calle
 
 def test_maintain_runs_on_a_serving_store(service: MemoryService, operator: Caller) -> None:
     _write(service, operator)
-    service.store.maintain()  # statistics and dead rows; the data stays as it was
-    assert len(_all(service.store.tenant("t1"))) == 12
+    service.shared.store.maintain()  # statistics and dead rows; the data stays as it was
+    assert len(_all(service.shared.store.tenant("t1"))) == 12

@@ -12,14 +12,16 @@ from pathlib import Path
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import FactQuery, RecallRequest, RetractRequest
 from engramdb.models.knowledge import LinkRequest, RecordChange, RecordSearch, RecordWrite
+from engramdb.models.lifecycle import RetractRequest
+from engramdb.models.memories import FactQuery
+from engramdb.models.recall import RecallRequest
 from engramdb.storage.postgres.store import PostgresStore
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
@@ -45,37 +47,41 @@ def _seed(home: Path) -> None:
     store.tenant("acme", create=True)
     for i in range(20):
         episode = episode_body(f"turn {i} about rust crates", turn=i, scope=SCOPE)
-        service.write_episode(OP, EpisodeWrite.model_validate(episode))
+        service.writes.write_episode(OP, EpisodeWrite.model_validate(episode))
     mongo = fact_body("Uses MongoDB", kind="db", sourceEventId="a", scope=SCOPE, validFrom="2026-01-01T00:00:00Z")
-    service.write_fact(OP, FactWrite.model_validate(mongo))
+    service.writes.write_fact(OP, FactWrite.model_validate(mongo))
     postgres = fact_body("Uses PostgreSQL", kind="db", sourceEventId="b", scope=SCOPE, validFrom="2026-02-01T00:00:00Z")
-    current = service.write_fact(OP, FactWrite.model_validate(postgres))
-    wrong = service.write_fact(OP, FactWrite.model_validate(fact_body("Deploys on Friday", kind="deploy", scope=SCOPE)))
-    service.retract_fact(OP, wrong.id, RetractRequest.model_validate({"reason": "never", "scope": SCOPE}))
+    current = service.writes.write_fact(OP, FactWrite.model_validate(postgres))
+    wrong = service.writes.write_fact(
+        OP, FactWrite.model_validate(fact_body("Deploys on Friday", kind="deploy", scope=SCOPE))
+    )
+    service.writes.retract_fact(OP, wrong.id, RetractRequest.model_validate({"reason": "never", "scope": SCOPE}))
     auth.create_key(store, tenant="acme", role="agent", grant=SCOPE)
-    service.participant_hash(OP, "alice")  # makes the tenant's participant salt
+    service.shared.participant_hash(OP, "alice")  # makes the tenant's participant salt
     _seed_knowledge(service, current.id)
-    drain(store.tenant("acme"), service.embedder)
+    drain(store.tenant("acme"), service.shared.embedder)
     assert current.outcome == "superseded"
     store.close()
 
 
 def _seed_knowledge(service: MemoryService, fact_id: str) -> None:
     session = {"title": "Database choice", "DECISION": [{"title": "Move to PostgreSQL for the ledger service"}]}
-    written = service.write_records(
+    written = service.record_writes.write_records(
         OP, RecordWrite.model_validate({"label": "SESSION", "data": session, "mergeBy": ["title"], "scope": SCOPE})
     )
-    service.update_record(
+    service.record_writes.update_record(
         OP, written.records[0].id, RecordChange.model_validate({"properties": {"mood": "settled"}, "scope": SCOPE})
     )
-    dana = service.write_records(
+    dana = service.record_writes.write_records(
         OP, RecordWrite.model_validate({"label": "ENTITY", "data": {"name": "Dana"}, "scope": SCOPE})
     ).records[0]
     mention = {"source": {"id": fact_id, "kind": "MEMORY_FACT"}, "target": dana.id, "type": "MENTIONS", "scope": SCOPE}
-    service.link_records(OP, LinkRequest.model_validate(mention))
-    episode = service.write_episode(OP, EpisodeWrite.model_validate(episode_body("We chose PostgreSQL", scope=SCOPE)))
+    service.record_writes.link_records(OP, LinkRequest.model_validate(mention))
+    episode = service.writes.write_episode(
+        OP, EpisodeWrite.model_validate(episode_body("We chose PostgreSQL", scope=SCOPE))
+    )
     derived = fact_body("The ledger runs on PostgreSQL", kind="ledger-db", sourceEventId=episode.id, scope=SCOPE)
-    service.write_fact(OP, FactWrite.model_validate(derived))  # DERIVED_FROM its episode
+    service.writes.write_fact(OP, FactWrite.model_validate(derived))  # DERIVED_FROM its episode
 
 
 def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_path: Path, pg_url: str) -> None:
@@ -101,13 +107,15 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
         assert audit.verify(dst).ok and audit.verify(dst).checked == audit.verify(src).checked
         assert dst.embedding_counts() == src.embedding_counts() == {"pending": 0, "ready": 25, "failed": 0}
         service = MemoryService(pg, HashingEmbedder(), Settings(embedder="hashing"))
-        before = MemoryService(sqlite, HashingEmbedder(), Settings(embedder="hashing")).participant_hash(OP, "alice")
-        assert service.participant_hash(OP, "alice") == before  # the salt came along: users find their memories
-        found = service.recall(OP, RecallRequest.model_validate({"query": "which database", "scope": SCOPE}))
+        before = MemoryService(sqlite, HashingEmbedder(), Settings(embedder="hashing")).shared.participant_hash(
+            OP, "alice"
+        )
+        assert service.shared.participant_hash(OP, "alice") == before  # the salt came along: users find their memories
+        found = service.reads.recall(OP, RecallRequest.model_validate({"query": "which database", "scope": SCOPE}))
         assert "Uses PostgreSQL" in [m.text for m in found.memories]
         assert "Uses MongoDB" not in [m.text for m in found.memories]
         # The knowledge plane came along: records, their history, relationships to memories, vectors.
-        tasks = service.search_records(
+        tasks = service.record_reads.search_records(
             OP,
             RecordSearch.model_validate(
                 {
@@ -124,7 +132,7 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
         assert kinds["records"] == 3 and kinds["record_history"] == 1 and kinds["relationships"] == 3
         with pytest.raises(Exception, match="retired"):  # the tombstone came along
             again = fact_body("uses mongodb", kind="db", sourceEventId="c", scope=SCOPE)
-            service.write_fact(OP, FactWrite.model_validate(again))
+            service.writes.write_fact(OP, FactWrite.model_validate(again))
     finally:
         sqlite.close()
         pg.close()
@@ -155,10 +163,10 @@ def test_an_export_from_before_invalid_at_imports_with_each_closure_filled(tmp_p
         store = SQLiteStore(tmp_path / "copy") if name == "sqlite" else PostgresStore(pg_url, schema=schema)
         try:
             service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
-            held = service.list_facts(
+            held = service.reads.list_facts(
                 OP, FactQuery.model_validate({**SCOPE, "kind": "db", "validAt": "2026-01-15T00:00:00Z"})
             )
-            later = service.list_facts(
+            later = service.reads.list_facts(
                 OP, FactQuery.model_validate({**SCOPE, "kind": "db", "validAt": "2026-03-01T00:00:00Z"})
             )
             assert [f.event["text"] for f in held.facts] == ["Uses MongoDB"], name

@@ -8,11 +8,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
+from engramdb.core.aging.usage import UsageBuffer
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
-from engramdb.core.usage import UsageBuffer
 from engramdb.jobs.supervisor import server_jobs
 from engramdb.storage.port import CandidateFilter, Store
 from tests.factories import episode_body, participant, scope_fields
@@ -27,7 +27,7 @@ def _write(store: Store, texts: list[str], who: str = "alice") -> None:
         EpisodeWrite.model_validate(episode_body(text, "", session="later", turn=i, scope=scope))
         for i, text in enumerate(texts)
     ]
-    service.write_episodes(Caller("t1", "test", "admin"), bodies)
+    service.writes.write_episodes(Caller("t1", "test", "admin"), bodies)
 
 
 def _rows(store: Store) -> list[int]:

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, Scope
+from engramdb.contract.events import Scope
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder, l2_normalize
@@ -45,7 +46,7 @@ def _fill(
         )
         for i in range(rows)
     ]
-    service.write_episodes(Caller("t1", "test", "admin"), bodies)
+    service.writes.write_episodes(Caller("t1", "test", "admin"), bodies)
     tenant = store.tenant("t1")
     jobs = tenant.embedding_jobs(rows, "9999-01-01T00:00:00.000000Z")
     centres = l2_normalize(rng.standard_normal((12, DIM)).astype(np.float32))

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import FactWrite
+from engramdb.contract.writes import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
@@ -26,7 +26,7 @@ def pg(pg_url: str) -> Iterator[PostgresStore]:
     service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
     for tenant in ("alpha", "beta"):
         store.tenant(tenant, create=True)
-        service.write_fact(
+        service.writes.write_fact(
             Caller(tenant, "op", "admin"), FactWrite.model_validate(fact_body(f"secret of {tenant}", scope=SCOPE))
         )
     yield store

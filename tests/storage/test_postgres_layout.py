@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
@@ -33,7 +33,7 @@ def test_vectors_and_text_index_stay_inline(pg: PostgresStore) -> None:
     service = MemoryService(pg, embedder, Settings(embedder="hashing:384"))
     pg.tenant("t1", create=True)
     body = episode_body("the deploy moved to kafka " * 20, "noted " * 30, session="s", turn=0, scope=scope_fields())
-    service.write_episode(Caller("t1", "op", "admin"), EpisodeWrite.model_validate(body))
+    service.writes.write_episode(Caller("t1", "op", "admin"), EpisodeWrite.model_validate(body))
     assert drain(pg.tenant("t1"), embedder) == 1
     with psycopg.connect(pg.url, autocommit=True) as conn:
         storage = dict(

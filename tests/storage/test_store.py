@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
+from engramdb.contract.events import Scope
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import EmbeddingWorker, drain, embed_batch
-from engramdb.models.api import RecallRequest
+from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import CandidateFilter, Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
@@ -36,7 +37,7 @@ def _deliver_all(spec: tuple[str, ...], worker: int, start: Any) -> int:
     created = 0
     order = EVENTS if worker % 2 else list(reversed(EVENTS))
     for body in order:
-        created += service.write_episode(caller, EpisodeWrite.model_validate(body)).created
+        created += service.writes.write_episode(caller, EpisodeWrite.model_validate(body)).created
     store.close()
     return created
 
@@ -63,7 +64,7 @@ def test_eight_threads_through_one_store(service: MemoryService, operator: Calle
     created: list[int] = []
 
     def deliver() -> None:
-        created.append(sum(service.write_episode(operator, b).created for b in bodies))
+        created.append(sum(service.writes.write_episode(operator, b).created for b in bodies))
 
     threads = [threading.Thread(target=deliver) for _ in range(8)]
     for t in threads:
@@ -71,40 +72,42 @@ def test_eight_threads_through_one_store(service: MemoryService, operator: Calle
     for t in threads:
         t.join()
     assert sum(created) == 200
-    assert service.store.tenant("t1").embedding_counts()["pending"] == 200
-    assert service.store.tenant("t1").embedding_backlog() == 200  # the cheap count agrees
+    assert service.shared.store.tenant("t1").embedding_counts()["pending"] == 200
+    assert service.shared.store.tenant("t1").embedding_backlog() == 200  # the cheap count agrees
 
 
 def test_same_event_id_in_two_participant_scopes_is_two_rows(service: MemoryService, operator: Caller) -> None:
     """eventId omits participantScopeHash, so uniqueness must include the scope."""
-    alice = service.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=SCOPE)))
+    alice = service.writes.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=SCOPE)))
     bob_scope = scope_fields(participantScopeHash="b" * 64)
-    bob = service.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=bob_scope)))
+    bob = service.writes.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=bob_scope)))
     assert alice.id == bob.id and alice.created and bob.created
 
 
 def _recall(service: MemoryService, operator: Caller, query: str) -> list[str]:
     request = RecallRequest.model_validate({"query": query, "scope": SCOPE, "limit": 10})
-    return [m.text for m in service.recall(operator, request).memories]
+    return [m.text for m in service.reads.recall(operator, request).memories]
 
 
 def test_memory_is_found_lexically_before_its_vector_is_ready(service: MemoryService, operator: Caller) -> None:
-    written = service.write_fact(operator, FactWrite.model_validate(fact_body("Quokkas live on Rottnest", scope=SCOPE)))
+    written = service.writes.write_fact(
+        operator, FactWrite.model_validate(fact_body("Quokkas live on Rottnest", scope=SCOPE))
+    )
     assert written.memory.embedding.state == "pending"
     assert _recall(service, operator, "quokkas") == ["Quokkas live on Rottnest"]
-    hits = service.store.tenant("t1").vector_candidates(
+    hits = service.shared.store.tenant("t1").vector_candidates(
         auth.scope_key(Scope.model_validate(SCOPE)),
-        service.embedder.embed(["quokkas"])[0],
+        service.shared.embedder.embed(["quokkas"])[0],
         CandidateFilter(),
         10,
     )
     assert hits == []  # no vector yet: the lexical arm alone found it
-    drain(service.store.tenant("t1"), service.embedder)
+    drain(service.shared.store.tenant("t1"), service.shared.embedder)
     assert (
         len(
-            service.store.tenant("t1").vector_candidates(
+            service.shared.store.tenant("t1").vector_candidates(
                 auth.scope_key(Scope.model_validate(SCOPE)),
-                service.embedder.embed(["quokkas"])[0],
+                service.shared.embedder.embed(["quokkas"])[0],
                 CandidateFilter(),
                 10,
             )
@@ -127,8 +130,10 @@ class FlakyEmbedder(HashingEmbedder):
 
 
 def test_failed_embedding_is_recorded_then_retried(service: MemoryService, operator: Caller) -> None:
-    written = service.write_fact(operator, FactWrite.model_validate(fact_body("Wombats dig burrows", scope=SCOPE)))
-    tenant = service.store.tenant("t1")
+    written = service.writes.write_fact(
+        operator, FactWrite.model_validate(fact_body("Wombats dig burrows", scope=SCOPE))
+    )
+    tenant = service.shared.store.tenant("t1")
     flaky = FlakyEmbedder()
     assert embed_batch(tenant, flaky, 10) == 1
     record = tenant.get_memory(auth.scope_key(Scope.model_validate(SCOPE)), "MEMORY_FACT", written.id)
@@ -148,30 +153,30 @@ def test_failed_embedding_is_recorded_then_retried(service: MemoryService, opera
 
 
 def test_worker_embeds_in_the_background(service: MemoryService, operator: Caller) -> None:
-    service.write_fact(operator, FactWrite.model_validate(fact_body("Echidnas lay eggs", scope=SCOPE)))
-    worker = EmbeddingWorker(service.store, service.embedder, service.written, poll_seconds=0.02)
+    service.writes.write_fact(operator, FactWrite.model_validate(fact_body("Echidnas lay eggs", scope=SCOPE)))
+    worker = EmbeddingWorker(service.shared.store, service.shared.embedder, service.shared.written, poll_seconds=0.02)
     worker.start()
     try:
         for _ in range(500):
-            if service.store.tenant("t1").embedding_counts()["ready"] == 1:
+            if service.shared.store.tenant("t1").embedding_counts()["ready"] == 1:
                 break
             threading.Event().wait(0.01)
     finally:
         worker.stop()
-    assert service.store.tenant("t1").embedding_counts() == {"pending": 0, "ready": 1, "failed": 0}
-    assert service.store.tenant("t1").embedding_backlog() == 0
+    assert service.shared.store.tenant("t1").embedding_counts() == {"pending": 0, "ready": 1, "failed": 0}
+    assert service.shared.store.tenant("t1").embedding_backlog() == 0
 
 
 def test_vector_arm_is_exact_against_brute_force(service: MemoryService, operator: Caller) -> None:
     bodies = [EpisodeWrite.model_validate(b) for b in EVENTS[:300]]
-    service.write_episodes(operator, bodies)
-    tenant = service.store.tenant("t1")
-    drain(tenant, service.embedder)
+    service.writes.write_episodes(operator, bodies)
+    tenant = service.shared.store.tenant("t1")
+    drain(tenant, service.shared.embedder)
     key = auth.scope_key(Scope.model_validate(SCOPE))
     texts = {r.rowid: r.text for r in tenant.records(list(range(1, 301))).values()}
-    matrix = service.embedder.embed(list(texts.values()))
+    matrix = service.shared.embedder.embed(list(texts.values()))
     for query in ["topic 3", "event number 42", "ack 7 topic 11"]:
-        q = service.embedder.embed([query])[0]
+        q = service.shared.embedder.embed([query])[0]
         exact = dict(zip(texts, (matrix @ q).tolist(), strict=True))
         best = sorted(exact.values(), reverse=True)[:10]
         got = tenant.vector_candidates(key, q, CandidateFilter(), 10)
@@ -182,13 +187,15 @@ def test_vector_arm_is_exact_against_brute_force(service: MemoryService, operato
 
 def test_exclude_session_and_sources_filter_both_arms(service: MemoryService, operator: Caller) -> None:
     for text, session in (("platypus facts", "s1"), ("platypus again", "s2")):
-        service.write_episode(operator, EpisodeWrite.model_validate(episode_body(text, session=session, scope=SCOPE)))
-    service.write_fact(operator, FactWrite.model_validate(fact_body("platypus fact", scope=SCOPE)))
-    drain(service.store.tenant("t1"), service.embedder)
+        service.writes.write_episode(
+            operator, EpisodeWrite.model_validate(episode_body(text, session=session, scope=SCOPE))
+        )
+    service.writes.write_fact(operator, FactWrite.model_validate(fact_body("platypus fact", scope=SCOPE)))
+    drain(service.shared.store.tenant("t1"), service.shared.embedder)
 
     def texts(**extra: Any) -> set[str]:
         request = RecallRequest.model_validate({"query": "platypus", "scope": SCOPE, **extra})
-        return {m.text.split("\n")[0] for m in service.recall(operator, request).memories}
+        return {m.text.split("\n")[0] for m in service.reads.recall(operator, request).memories}
 
     assert texts() == {"platypus facts", "platypus again", "platypus fact"}
     assert texts(excludeSessionId="s1") == {"platypus again", "platypus fact"}
@@ -196,17 +203,17 @@ def test_exclude_session_and_sources_filter_both_arms(service: MemoryService, op
 
 
 def test_writes_are_audited_in_a_chain(service: MemoryService, operator: Caller) -> None:
-    service.write_fact(operator, FactWrite.model_validate(fact_body(scope=SCOPE)))
-    service.write_fact(operator, FactWrite.model_validate(fact_body(scope=SCOPE)))  # no-op
-    service.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=SCOPE)))
-    entries = service.store.tenant("t1").audit_entries(0, 100)
+    service.writes.write_fact(operator, FactWrite.model_validate(fact_body(scope=SCOPE)))
+    service.writes.write_fact(operator, FactWrite.model_validate(fact_body(scope=SCOPE)))  # no-op
+    service.writes.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=SCOPE)))
+    entries = service.shared.store.tenant("t1").audit_entries(0, 100)
     assert [e.action for e in entries] == ["fact.write", "episode.write"]
     assert entries[1].prev_hash == entries[0].hash
     assert entries[0].actor_key_id == "test-operator"
     for statement in ("UPDATE audit_log SET reason = 'edited'", "DELETE FROM audit_log"):
         with pytest.raises(Exception, match="append-only"):
-            _raw(service.store, statement)
-    assert len(service.store.tenant("t1").audit_entries(0, 100)) == 2  # untouched
+            _raw(service.shared.store, statement)
+    assert len(service.shared.store.tenant("t1").audit_entries(0, 100)) == 2  # untouched
 
 
 def _raw(store: Store, statement: str) -> None:
@@ -227,16 +234,16 @@ def test_a_second_process_sees_writes_of_the_first(
 ) -> None:
     """Rows another store instance writes are searched (SQLite: the vector copy refreshes)."""
     before = _recall(service, operator, "kangaroo")
-    other = open_store(store_spec(service.store))
+    other = open_store(store_spec(service.shared.store))
     try:
         writer = MemoryService(other, HashingEmbedder(), settings)
-        writer.write_fact(operator, FactWrite.model_validate(fact_body("A kangaroo boxed", scope=SCOPE)))
-        drain(other.tenant("t1"), writer.embedder)
+        writer.writes.write_fact(operator, FactWrite.model_validate(fact_body("A kangaroo boxed", scope=SCOPE)))
+        drain(other.tenant("t1"), writer.shared.embedder)
     finally:
         other.close()
-    after = service.store.tenant("t1").vector_candidates(
+    after = service.shared.store.tenant("t1").vector_candidates(
         auth.scope_key(Scope.model_validate(SCOPE)),
-        service.embedder.embed(["A kangaroo boxed"])[0],
+        service.shared.embedder.embed(["A kangaroo boxed"])[0],
         CandidateFilter(),
         5,
     )
@@ -250,7 +257,7 @@ def test_a_file_from_before_the_in_memory_index_loses_its_fts5_table(settings: S
     store = SQLiteStore(settings.home)
     path = store.tenant("t1", create=True).path  # type: ignore[attr-defined]
     service = MemoryService(store, HashingEmbedder(), settings)
-    service.write_fact(caller, FactWrite.model_validate(fact_body("A wombat dug a burrow", scope=SCOPE)))
+    service.writes.write_fact(caller, FactWrite.model_validate(fact_body("A wombat dug a burrow", scope=SCOPE)))
     store.close()
     with sqlite3.connect(path) as conn:  # what an earlier version's schema had
         conn.execute("CREATE VIRTUAL TABLE memories_fts USING fts5(scope, body)")
@@ -288,13 +295,13 @@ def _forget_invalid_at_after_a_supersession(store: Store) -> None:
     caller = Caller(tenant="t1", key_id="test-operator", role="admin")
     service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
     store.tenant("t1", create=True)
-    old = service.write_fact(
+    old = service.writes.write_fact(
         caller,
         FactWrite.model_validate(
             fact_body("Uses vim", kind="editor", sourceEventId="a", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)
         ),
     )
-    new = service.write_fact(
+    new = service.writes.write_fact(
         caller,
         FactWrite.model_validate(
             fact_body("Uses emacs", kind="editor", sourceEventId="b", validFrom="2026-02-01T00:00:00Z", scope=SCOPE)
@@ -343,17 +350,17 @@ def test_migration_004_fills_invalid_at_when_the_owner_is_not_a_superuser(pg_url
 
 def test_a_valid_window_only_ever_narrows(service: MemoryService, operator: Caller) -> None:
     """set_status keeps the earlier of the stored and the given invalid_at, on both backends."""
-    written = service.write_fact(
+    written = service.writes.write_fact(
         operator,
         FactWrite.model_validate(fact_body("Uses vim", kind="editor", validFrom="2026-01-01T00:00:00Z", scope=SCOPE)),
     )
     key = auth.scope_key(Scope.model_validate(SCOPE))
-    stored = service.store.tenant("t1").get_memory(key, "MEMORY_FACT", written.id)
+    stored = service.shared.store.tenant("t1").get_memory(key, "MEMORY_FACT", written.id)
     assert stored is not None
     rowid = stored.rowid
     ends = []
     for given in ("2026-03-01T00:00:00.000000Z", "2026-06-01T00:00:00.000000Z", None, "2026-02-01T00:00:00.000000Z"):
-        with service.store.tenant("t1").transaction() as tx:
+        with service.shared.store.tenant("t1").transaction() as tx:
             ends.append(tx.set_status(rowid, status="superseded", reason="r", invalid_at=given).invalid_at)
     assert ends == [
         "2026-03-01T00:00:00.000000Z",

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from engramdb.contract.events import EpisodeWrite, FactWrite
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.storage.port import Store
@@ -44,10 +44,12 @@ def _verify(store: Store) -> subprocess.CompletedProcess[str]:
 
 def _seed(service: MemoryService, operator: Caller) -> Store:
     for i in range(5):
-        service.write_episode(operator, EpisodeWrite.model_validate(episode_body(f"turn {i}", turn=i, scope=SCOPE)))
+        service.writes.write_episode(
+            operator, EpisodeWrite.model_validate(episode_body(f"turn {i}", turn=i, scope=SCOPE))
+        )
         fact = fact_body(f"value {i}", kind="k", sourceEventId=f"s{i}", scope=SCOPE)
-        service.write_fact(operator, FactWrite.model_validate(fact))
-    return service.store
+        service.writes.write_fact(operator, FactWrite.model_validate(fact))
+    return service.shared.store
 
 
 def _edit(store: Store, *statements: str) -> None:
@@ -93,11 +95,11 @@ def test_a_deleted_row_is_named(service: MemoryService, operator: Caller) -> Non
 
 def test_a_rehashed_row_still_breaks_the_next_link(service: MemoryService, operator: Caller) -> None:
     """Recomputing the edited row's own hash does not help: the next entry's prevHash disagrees."""
-    from engramdb.core.audit import reason_digest
+    from engramdb.audit_chain import reason_digest
     from engramdb.storage.port import chain_hash
 
     store = _seed(service, operator)
-    entry = service.store.tenant("t1").audit_entries(2, 1)[0]
+    entry = service.shared.store.tenant("t1").audit_entries(2, 1)[0]
     digest = reason_digest("forged", "n")
     forged = chain_hash(
         entry.__class__(**{**vars(entry), "reason": "forged"}),
@@ -118,11 +120,11 @@ def test_a_rehashed_row_still_breaks_the_next_link(service: MemoryService, opera
 def test_listings_show_stored_text_with_brackets_as_written(service: MemoryService, operator: Caller) -> None:
     """Stored strings are not rich markup: "[/x]" would crash the table, "[b]" would vanish."""
     text = "Likes [/x] and [b]bold[/b] brackets"
-    written = service.write_fact(
+    written = service.writes.write_fact(
         operator, FactWrite.model_validate(fact_body(text, kind="quirk", trustClass="untrusted", scope=SCOPE))
     )
     assert written.memory.status == "pending_review"
-    env = {**_env(service.store), "COLUMNS": "400"}
+    env = {**_env(service.shared.store), "COLUMNS": "400"}
     for command in (["review", "list"], ["audit", "list"]):
         shown = subprocess.run(
             [sys.executable, "-m", "engramdb.cli", *command, "--tenant", "t1"],

@@ -8,7 +8,7 @@ import json
 import time
 from typing import Any
 
-from engramdb.core.audit import reason_digest
+from engramdb.audit_chain import reason_digest
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.storage.port import AuditEntry, Store, chain_hash
@@ -29,13 +29,13 @@ def _anchored_here(service: MemoryService, operator: Caller) -> Store:
     """As _anchored, through the service in this process (the operation the CLI calls), to keep
     the suite short: the CLI itself is run by the truncation and memory-text cases."""
     store = _seed(service, operator)
-    first = service.verify_audit(operator)
+    first = service.admin.verify_audit(operator)
     assert first.verified and first.checked == 18 and first.memories_checked == 10, first
     return store
 
 
 def _broken_here(service: MemoryService, operator: Caller, *words: str) -> None:
-    verdict = service.verify_audit(operator)
+    verdict = service.admin.verify_audit(operator)
     assert not verdict.verified, verdict
     for word in words:
         assert word in (verdict.problem or ""), verdict
@@ -107,7 +107,7 @@ def test_a_deletion_renumbered_is_detected(service: MemoryService, operator: Cal
 
 def test_a_forged_anchor_is_detected(service: MemoryService, operator: Caller) -> None:
     _anchored_here(service, operator)
-    anchors = service.anchors.file("t1")
+    anchors = service.shared.anchors.file("t1")
     line = json.loads(anchors.read_text().splitlines()[-1])
     with anchors.open("a") as f:  # an attacker without the key appends a head of their own
         f.write(json.dumps({**line, "seq": 5, "hash": "f" * 64}) + "\n")
@@ -128,7 +128,7 @@ def test_a_memory_event_edited_in_the_database_is_detected(service: MemoryServic
         'UPDATE memories SET event_json = replace(event_json, \'"provenance":"test"\', '
         '\'"provenance":"forged"\') WHERE event_json LIKE \'%"summary":"turn 2"%\'',
     )
-    verdict = service.verify_audit(operator)
+    verdict = service.admin.verify_audit(operator)
     assert not verdict.verified and verdict.memory_id is not None, verdict
     assert "does not match the digest" in (verdict.problem or "")
 
@@ -136,7 +136,7 @@ def test_a_memory_event_edited_in_the_database_is_detected(service: MemoryServic
 def test_the_running_server_anchors_its_head(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         assert http.post("/v1/episodes", json=episode_body()).status_code == 201
-    home = server.app.state.service.settings.home
+    home = server.app.state.service.shared.settings.home
     head = server.store.tenant("t1").audit_entries(0, 1000)[-1]
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

@@ -22,7 +22,7 @@ from engramdb.cli.main import app
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.models.operations import OPERATIONS
-from engramdb.models.operations_models import MODEL_OPERATIONS
+from engramdb.models.operations.assist import ASSIST_OPERATIONS
 from tests.conftest import LiveServer
 from tests.factories import episode_body, participant, scope_fields
 
@@ -202,5 +202,5 @@ def test_every_command_runs_on_the_data_folder_and_against_a_server(
             env.pop(name, None)
     _tour(_runner(env, extra, ran), mode, tmp_path, functools.partial(_archive, server))
     # The model-assisted commands need a model: tests/assist/test_cli_tour.py tours them with a scripted one.
-    expected = set(COMMANDS.values()) - {op.name for op in MODEL_OPERATIONS}
+    expected = set(COMMANDS.values()) - {op.name for op in ASSIST_OPERATIONS}
     assert ran == expected, expected - ran

@@ -140,14 +140,14 @@ def test_reviewer_reads_but_cannot_write(server: LiveServer, seeded: dict[tuple[
 
 def test_vector_arm_alone_never_returns_a_foreign_exact_match(service: MemoryService, operator: Caller) -> None:
     """A foreign row whose vector equals the query exactly still stays out of the vector arm."""
-    from engramdb.contract.events import EpisodeWrite
+    from engramdb.contract.writes import EpisodeWrite
 
     for name, fields in VARIANTS.items():
         body = EpisodeWrite.model_validate(episode_body(f"shared words marker{name}", "", scope=fields))
-        service.write_episode(operator, body)
-    tenant = service.store.tenant("t1")
-    drain(tenant, service.embedder)
-    query = service.embedder.embed(["shared words markerparticipant"])[0]
+        service.writes.write_episode(operator, body)
+    tenant = service.shared.store.tenant("t1")
+    drain(tenant, service.shared.embedder)
+    query = service.shared.embedder.embed(["shared words markerparticipant"])[0]
     for name, fields in VARIANTS.items():
         key = auth.scope_key(Scope.model_validate(fields))
         hits = tenant.vector_candidates(key, query, CandidateFilter(), 50)

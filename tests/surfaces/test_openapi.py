@@ -13,7 +13,7 @@ from engramdb import clock
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.models.operations import BY_NAME, OPERATIONS
-from engramdb.models.operations_models import MODEL_OPERATIONS
+from engramdb.models.operations.assist import ASSIST_OPERATIONS
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body, scope_fields
 from tests.surfaces.requests import Checker, operation
@@ -226,5 +226,5 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
     statuses = {status for _, status in check.checked}
     assert {200, 201, 204, 401, 403, 404, 409, 422} <= statuses
     # The model-assisted operations need a model: tests/assist/test_surfaces.py checks theirs, with a scripted one.
-    expected = {op.name for op in OPERATIONS if op not in MODEL_OPERATIONS}
+    expected = {op.name for op in OPERATIONS if op not in ASSIST_OPERATIONS}
     assert expected == {name for name, status in check.checked if status < 300}

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from engramdb.config import Settings
-from engramdb.contract.events import EpisodeWrite, Scope
+from engramdb.contract.events import Scope
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import FloatMatrix, HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
-from engramdb.models.api import RecallRequest
+from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
@@ -56,16 +57,16 @@ def _used_scope(store: Store, settings: Settings) -> None:
     service = MemoryService(store, HashingEmbedder(), settings)
     store.tenant("t1", create=True)
     caller = Caller("t1", "test", "admin")
-    service.write_episodes(
+    service.writes.write_episodes(
         caller,
         [
             EpisodeWrite.model_validate(episode_body(f"kafka deploy number {i}", "", session="s", turn=i, scope=SCOPE))
             for i in range(20)
         ],
     )
-    drain(store.tenant("t1"), service.embedder)
+    drain(store.tenant("t1"), service.shared.embedder)
     for _ in range(2):  # PostgreSQL: the first recall finds the scope large, the second copies it
-        service.recall(caller, RecallRequest.model_validate({"query": "kafka", "scope": SCOPE}))
+        service.reads.recall(caller, RecallRequest.model_validate({"query": "kafka", "scope": SCOPE}))
 
 
 def test_ready_only_after_the_model_and_recent_scopes_are_warm(
@@ -145,7 +146,7 @@ def test_warmed_copies_hold_the_servers_model_so_the_first_recall_keeps_them(
     [warmed] = [copy for k, copy in copies.items() if k.endswith(key)]
     service = MemoryService(store, embedder, settings)
     asked = RecallRequest.model_validate({"query": "kafka", "scope": SCOPE})
-    found = service.recall(Caller(tenant, "test", "admin"), asked)
+    found = service.reads.recall(Caller(tenant, "test", "admin"), asked)
     assert found.memories  # the recall read the scope
     [now] = [copy for k, copy in copies.items() if k.endswith(key)]
     assert (now is warmed) == (model is not None)  # kept when warmed with the model; rebuilt without it

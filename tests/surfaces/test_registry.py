@@ -105,16 +105,17 @@ def test_generated_sdk_methods_and_docs_tables_are_fresh() -> None:
         assert f"| `{op.method} {op.path}` | {op.summary} |" in readme, op.name
 
 
-def test_every_declared_service_method_exists_and_takes_what_the_registry_passes() -> None:
+def test_every_declared_service_method_exists_and_takes_what_the_registry_passes(service: MemoryService) -> None:
     for op in OPERATIONS:
-        method = getattr(MemoryService, op.name, None)
-        assert callable(method), f"MemoryService.{op.name} is missing"
-        params = list(inspect.signature(method).parameters)[1:]  # after self
+        method = service.operation(op.name)  # a KeyError names an operation no area runs
+        params = list(inspect.signature(method).parameters)  # of the bound method: after self
         expected = [] if op.public else ["caller"]
         expected += [p for p in op.path_params] + (["body"] if op.body else []) + (["query"] if op.query else [])
         assert params == expected, (op.name, params, expected)  # called positionally, in this order
         if op.permission is not None:
             assert op.permission in PERMISSIONS, op.name
+    with pytest.raises(KeyError):
+        service.operation("no_such_operation")  # control: the lookup does refuse a name
 
 
 def test_a_write_that_can_create_is_routed_as_201() -> None:

@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from engramdb import __version__, metrics
 from engramdb.api import problems
+from engramdb.api.background import BackgroundJobs
 from engramdb.api.guard import RateLimiter, RequestGuard
 from engramdb.api.mcp import http_endpoint
 from engramdb.api.observe import Observe, install_metrics
@@ -20,11 +21,7 @@ from engramdb.api.routes import add_route
 from engramdb.api.ui import install_ui
 from engramdb.config import Settings, tune_process
 from engramdb.core.embedding import Embedder, make_embedder
-from engramdb.core.foreground import Foreground
 from engramdb.core.service import MemoryService
-from engramdb.jobs.embedding import EmbeddingWorker
-from engramdb.jobs.extraction import ExtractionWorker, WorkerProcess
-from engramdb.jobs.supervisor import Supervisor, server_jobs
 from engramdb.models.operations import OPERATIONS
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
@@ -36,19 +33,6 @@ DESCRIPTION = (
     "`Authorization: Bearer egm.<tenant>.<keyId>.<secret>`. JSON is camelCase; every error is problem "
     "JSON `{code, message, field, ...}`."
 )
-
-
-def _supervisor(store: Store, service: MemoryService, settings: Settings) -> Supervisor:
-    """The jobs this server runs on a schedule (jobs/supervisor.py): usage counts, aging."""
-    return Supervisor(
-        server_jobs(
-            store,
-            service.usage,
-            aging_seconds=settings.aging_interval_seconds,
-            usage_seconds=settings.usage_flush_seconds,
-            recalling=lambda: service.foreground.here(),
-        )
-    )
 
 
 def create_app(
@@ -71,45 +55,17 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         readiness.start()  # /healthz answers at once; /readyz once the model and recent scopes are loaded
-        if settings.llm.configured:  # an extraction worker process (ours or `engram models work`) reads the count
-            service.foreground = Foreground.shared(settings.recalls_file())
-            service.foreground.reset()
-        worker = EmbeddingWorker(
-            store,
-            embedder,
-            service.written,
-            batch_size=settings.embed_batch_size,
-            poll_seconds=settings.embed_poll_seconds,
-            anchors=service.anchors,
-        )
-        supervisor = service.supervisor = _supervisor(store, service, settings)
-        # With a model, the extraction queue's workers (never on a request's path), by default in a
-        # process of their own: recall does not share this process's interpreter lock with them.
-        extractors: ExtractionWorker | WorkerProcess | None = None
-        if settings.llm.configured and settings.llm.workers > 0:
-            extractors = (
-                WorkerProcess(settings)
-                if settings.llm.worker_process
-                else ExtractionWorker(service, threads=settings.llm.workers)
-            )
+        jobs = BackgroundJobs(service, settings)
         if run_worker:
-            worker.start()
-            supervisor.start()
-            if extractors is not None:
-                extractors.start()
+            jobs.start()
         try:
             async with mcp.running():
                 yield
         finally:
             if run_worker:
-                supervisor.stop()
-                worker.stop()
-                if extractors is not None:
-                    extractors.stop()
-                service.usage.flush(store)  # the last few seconds of use counts
+                jobs.stop()
             readiness.stop()
-            service.foreground.close()
-            service.foreground = Foreground()
+            jobs.release()
             store.close()
 
     app = FastAPI(

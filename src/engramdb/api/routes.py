@@ -65,6 +65,17 @@ def add_route(app: FastAPI, op: Operation[Any]) -> None:
         response_description=_success(op),
         response_class=Response if op.output is None else JSONResponse,
     )
+    for path in op.former_paths:  # the same endpoint, left out of the OpenAPI: new clients use op.path
+        app.add_api_route(
+            path,
+            _endpoint(op),
+            methods=[op.method],
+            name=f"{op.name}_formerly",
+            response_model=op.output,
+            status_code=op.status if op.output else 204,
+            response_class=Response if op.output is None else JSONResponse,
+            include_in_schema=False,
+        )
 
 
 def _success(op: Operation[Any]) -> str:

@@ -151,77 +151,73 @@ def _scope_param(name: str, local_default: bool) -> Param:
     )
 
 
+# The options every command has: how to print, and where the data is (a data folder or a server).
+_COMMON = [
+    Param("as_json", "json", "meta", Annotated[bool, typer.Option("--json", help="print the answer as JSON")], False),
+    Param(
+        "tenant",
+        "tenant",
+        "meta",
+        Annotated[
+            str | None,
+            typer.Option(
+                "--tenant", help=f"tenant on the data folder (default {DEFAULT_TENANT}); a server takes the key's"
+            ),
+        ],
+    ),
+    Param(
+        "home",
+        "home",
+        "meta",
+        Annotated[str | None, typer.Option("--home", help="data folder (default ./.engram or ENGRAM_HOME)")],
+    ),
+    Param(
+        "url",
+        "url",
+        "meta",
+        Annotated[
+            str | None,
+            typer.Option("--url", envvar="ENGRAM_URL", help="ask this running server instead of the data folder"),
+        ],
+    ),
+    Param(
+        "key",
+        "key",
+        "meta",
+        Annotated[
+            str | None,
+            typer.Option("--key", envvar="ENGRAM_KEY", help="the key to ask the server with (with --url)"),
+        ],
+    ),
+]
+_BODY = Param(
+    "body_json",
+    "body",
+    "meta",
+    Annotated[
+        str | None,
+        typer.Option("--body", help="the whole JSON body: text, @file, or - for stdin (options override its fields)"),
+    ],
+)
+_CREATE_TENANT = Param(
+    "create_tenant",
+    "create_tenant",
+    "meta",
+    Annotated[
+        bool,
+        typer.Option("--create-tenant", help="create --tenant if missing (data folder; default is made on first use)"),
+    ],
+    False,
+)
+
+
 def _meta_params(op: Operation[Any]) -> list[Param]:
     assert op.cli is not None
-    meta = [
-        Param(
-            "as_json", "json", "meta", Annotated[bool, typer.Option("--json", help="print the answer as JSON")], False
-        ),
-        Param(
-            "tenant",
-            "tenant",
-            "meta",
-            Annotated[
-                str | None,
-                typer.Option(
-                    "--tenant", help=f"tenant on the data folder (default {DEFAULT_TENANT}); a server takes the key's"
-                ),
-            ],
-        ),
-        Param(
-            "home",
-            "home",
-            "meta",
-            Annotated[str | None, typer.Option("--home", help="data folder (default ./.engram or ENGRAM_HOME)")],
-        ),
-        Param(
-            "url",
-            "url",
-            "meta",
-            Annotated[
-                str | None,
-                typer.Option("--url", envvar="ENGRAM_URL", help="ask this running server instead of the data folder"),
-            ],
-        ),
-        Param(
-            "key",
-            "key",
-            "meta",
-            Annotated[
-                str | None,
-                typer.Option("--key", envvar="ENGRAM_KEY", help="the key to ask the server with (with --url)"),
-            ],
-        ),
-    ]
+    meta = list(_COMMON)
     if op.body is not None:
-        meta.append(
-            Param(
-                "body_json",
-                "body",
-                "meta",
-                Annotated[
-                    str | None,
-                    typer.Option(
-                        "--body", help="the whole JSON body: text, @file, or - for stdin (options override its fields)"
-                    ),
-                ],
-            )
-        )
+        meta.append(_BODY)
     if op.cli.tenant != "existing":
-        meta.append(
-            Param(
-                "create_tenant",
-                "create_tenant",
-                "meta",
-                Annotated[
-                    bool,
-                    typer.Option(
-                        "--create-tenant", help="create --tenant if missing (data folder; default is made on first use)"
-                    ),
-                ],
-                False,
-            )
-        )
+        meta.append(_CREATE_TENANT)
     for flag, field in op.cli.raw.items():
         meta.append(
             Param(f"raw_{field}", field, "raw", Annotated[bool, typer.Option(flag, help=f"print only {field}")], False)

@@ -91,7 +91,7 @@ class Local:
         # A write may start the default tenant (as `serve` does); any other name only when asked,
         # so that a misspelt --tenant is refused instead of becoming a tenant.
         if self.create_tenant or (policy == "create" and self.tenant == DEFAULT_TENANT):
-            service.store.tenant(self.tenant, create=True)
+            service.shared.store.tenant(self.tenant, create=True)
         caller = Caller(self.tenant, "local-cli", "admin", operator=True)
         try:
             answer = run(service, op, None if op.public else caller, inputs)
@@ -104,12 +104,12 @@ class Local:
                 f"{error.message}{hint} (looked in {where}: the data folder is --home or ENGRAM_HOME)", field="--tenant"
             ) from error
         if op.cli is not None and op.cli.embeds_locally:
-            drain(service.store.tenant(self.tenant), service.embedder)
+            drain(service.shared.store.tenant(self.tenant), service.shared.embedder)
         return answer
 
     def close(self) -> None:
         if self._service is not None:
-            self._service.store.close()
+            self._service.shared.store.close()
 
 
 class Remote:

@@ -40,7 +40,7 @@ GROUPS = {
     "records": "The knowledge plane: records, relationships, where-queries.",
     "participants": "One participant's data: export it (JSON lines); `engram forget` erases it.",
     "jobs": "The server's background jobs (aging, usage), and running the aging sweep now.",
-    "models": "Model-assisted memory: extraction and its queue, reflection, consolidation, usage (docs/models.md).",
+    "assist": "Model-assisted memory: extraction and its queue, reflection, consolidation, usage (docs/assist.md).",
 }
 err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
 
@@ -70,9 +70,11 @@ def build() -> typer.Typer:
         if op.cli is not None:
             *words, name = op.cli.command
             (groups[words[0]] if words else app).command(name)(command_for(op))
-    groups["models"].command("work")(operator.work)  # the queue's workers (engram serve starts them)
+    groups["assist"].command("work")(operator.work)  # the queue's workers (engram serve starts them)
     for name, group in groups.items():
         app.add_typer(group, name=name)
+    # The group's name before 0.2 (the `models` group), kept for one release: hidden, marked deprecated.
+    app.add_typer(groups["assist"], name="models", hidden=True, deprecated=True)
     app.command()(operator.serve)
     app.command("mcp")(operator.mcp)
     app.command("export")(operator.export_tenant)

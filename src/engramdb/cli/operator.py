@@ -99,8 +99,8 @@ def mcp(
         raise NotFoundError(f"{error.message}; pass --create-tenant to create it", field="--tenant") from error
     worker = EmbeddingWorker(
         store,
-        service.embedder,
-        service.written,
+        service.shared.embedder,
+        service.shared.written,
         batch_size=settings.embed_batch_size,
         poll_seconds=settings.embed_poll_seconds,
     )
@@ -189,7 +189,7 @@ def work(home: HomeOpt = None) -> None:
     settings = settings_for(home)
     if not settings.llm.configured:
         raise EngramError(
-            "no chat model is configured: set ENGRAM_LLM__BASE_URL and ENGRAM_LLM__MODEL (docs/models.md)",
+            "no chat model is configured: set ENGRAM_LLM__BASE_URL and ENGRAM_LLM__MODEL (docs/assist.md)",
             field="ENGRAM_LLM__BASE_URL",
         )
     step_aside(settings.llm.worker_nice, idle=settings.llm.worker_idle)
@@ -197,7 +197,7 @@ def work(home: HomeOpt = None) -> None:
     # Background work on a small machine: one thread of the embedding model, not two.
     embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key, threads=1)
     service = MemoryService(store, embedder, settings)
-    service.foreground = Foreground.shared(settings.recalls_file())  # the server's recalls in flight: ours wait
+    service.shared.foreground = Foreground.shared(settings.recalls_file())  # the server's recalls in flight: ours wait
     worker = ExtractionWorker(service, threads=max(1, settings.llm.workers), poll_seconds=0.2, embed=True)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -208,5 +208,5 @@ def work(home: HomeOpt = None) -> None:
     )
     stop.wait()
     worker.stop(timeout=30)
-    service.foreground.close()
+    service.shared.foreground.close()
     store.close()

@@ -6,11 +6,7 @@ deliberate differences, both where Python's ``jsonschema`` departs from the refe
 JavaScript validator: a trailing newline never satisfies a ``^...$`` pattern or a date-time
 (ECMAScript ``$`` does not match before a final newline; Python's ``re`` does).
 
-``EpisodeWrite`` and ``FactWrite`` are the REST bodies: the same fields, with the scope and the
-id optional because the server derives the scope from the key and computes the id. Every write
-path (REST, batch, MCP, CLI, SDK) goes through them, so they also hold the server's bounds and
-refuse what the schema admits but means nothing: blank fact text, an episode of blanks, a
-validity that ends before it starts.
+``EpisodeWrite`` and ``FactWrite``, the REST bodies, are in contract/writes.py.
 """
 
 from __future__ import annotations
@@ -30,10 +26,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from engramdb import clock
-from engramdb.contract.bounds import check_caps, check_safe_integer, check_unicode, strip_nul
-from engramdb.contract.canonical import event_id, fact_id, js_trim
+from engramdb.contract.bounds import strip_nul
+from engramdb.contract.canonical import js_trim
 from engramdb.contract.descriptions import FIELD_DESCRIPTIONS
-from engramdb.errors import InvalidInputError
 
 Runtime = Literal["openclaw", "hermes", "custom"]
 PrivacyScope = Literal["private", "shared"]
@@ -42,7 +37,7 @@ TrustClass = Literal["trusted", "mixed", "untrusted"]
 ConversationKind = Literal["direct", "local", "shared"]
 
 _HEX64 = r"^[a-f0-9]{64}$"  # pydantic's regex engine: `$` is end of text, as in ECMAScript
-_DATE_TIME = re.compile(
+DATE_TIME = re.compile(
     r"(\d{4})-(0[1-9]|1[0-2])-(\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?"
     r"(Z|[+-]([01]\d|2[0-3]):[0-5]\d)",
     re.ASCII,
@@ -51,7 +46,7 @@ _DATE_TIME = re.compile(
 
 def check_date_time(value: str) -> str:
     """RFC 3339 date-time, as JSON Schema's ``format: date-time`` checks it (case-insensitive)."""
-    match = _DATE_TIME.fullmatch(value.upper())
+    match = DATE_TIME.fullmatch(value.upper())
     if match is None:
         raise ValueError("must be an RFC 3339 date-time such as 2026-08-18T00:00:00Z")
     year, month, day = int(match.group(1)), int(match.group(2)), int(match.group(3))
@@ -72,7 +67,7 @@ def check_keepable(value: str) -> str:
 
 # A date-time a request asks about (asOf, validAt): well formed, and one the server can compare.
 KeptDateTime = Annotated[str, AfterValidator(check_date_time), AfterValidator(check_keepable)]
-_WRITTEN_TIMES = ("observedAt", "validFrom", "validUntil")
+WRITTEN_TIMES = ("observedAt", "validFrom", "validUntil")
 
 
 def _integral_number(value: Any) -> Any:
@@ -156,7 +151,7 @@ class Scope(WireModel):
     sandbox_eligible: bool
 
 
-class _EpisodeBody(WireModel):
+class EpisodeBody(WireModel):
     schema_version: SchemaVersion = 1
     event_type: Literal["episode"] = "episode"
     runtime: Runtime
@@ -174,7 +169,7 @@ class _EpisodeBody(WireModel):
     provenance: str
 
 
-class Episode(Scope, _EpisodeBody):
+class Episode(Scope, EpisodeBody):
     """A contract ``episode`` event: one completed user/assistant turn and its summary."""
 
     strips_nul = False
@@ -188,7 +183,7 @@ class Episode(Scope, _EpisodeBody):
         return Scope.model_validate(self.model_dump(include=set(Scope.model_fields), by_alias=True))
 
 
-class _FactBody(WireModel):
+class FactBody(WireModel):
     schema_version: SchemaVersion = 1
     event_type: Literal["fact"] = "fact"
     runtime: Runtime
@@ -205,7 +200,7 @@ class _FactBody(WireModel):
     provenance: str
 
 
-class Fact(Scope, _FactBody):
+class Fact(Scope, FactBody):
     """A contract ``fact`` event: a claim about ``subjectKey`` of a ``kind``."""
 
     strips_nul = False
@@ -229,7 +224,7 @@ def _not_blank_id(value: str) -> str:
 # A participant's raw id (``userId``): the server turns it into participantScopeHash with the
 # tenant's secret salt and keeps nothing of it. Accepted in bodies only, never in a URL.
 UserId = Annotated[str, Field(min_length=1, max_length=512), AfterValidator(_not_blank_id)]
-_NAMED = {*Scope.model_fields, "user_id"}
+SCOPE_FIELD_NAMES = {*Scope.model_fields, "user_id"}
 
 
 class ScopeFields(WireModel):
@@ -245,164 +240,4 @@ class ScopeFields(WireModel):
     def named_scope_fields(self) -> dict[str, Any]:
         """Return the scope fields the body names (those it leaves out are absent); a ``userId``
         stands for participantScopeHash until the server derives it."""
-        return self.model_dump(include=_NAMED, exclude_none=True, by_alias=True)
-
-
-class _Bounded(WireModel):
-    """Server-side bounds for write bodies: NULs stripped, over-long text refused (422)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _bound(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            data = strip_nul(data)
-            check_unicode(data)
-            check_caps(data)
-            check_safe_integer(data, "turnIndex")
-            for name in _WRITTEN_TIMES:
-                value = data.get(name)
-                if isinstance(value, str) and _DATE_TIME.fullmatch(value.upper()):  # else: the field says
-                    try:
-                        check_keepable(value)
-                    except ValueError as error:
-                        raise InvalidInputError(f"{name} {error}", field=name) from None
-        return data
-
-
-def _complete(body: WireModel, scope: Scope, id_field: str, computed: str, given: str | None) -> dict[str, Any]:
-    """Return a write body as a complete event: its scope, and its id checked and set."""
-    if given is not None and given != computed:
-        raise InvalidInputError(
-            f"{id_field} does not match the content (expected {computed})",
-            field=id_field,
-            expected=computed,
-        )
-    data = body.model_dump(by_alias=True, exclude_none=True, exclude=_NAMED)
-    data.setdefault("visibility", "participant" if scope.privacy_scope == "private" else "shared")
-    return {**data, **scope.model_dump(by_alias=True), id_field: computed}
-
-
-def default_summary(user_text: str, assistant_text: str) -> str:
-    """The summary of an episode written without one: the user's words on one line (else the
-    assistant's), cut at 240 characters, as the SDK's capture makes it."""
-    text = " ".join((user_text if user_text.strip() else assistant_text).split())
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
-
-
-SUMMARY_CHARS = 240
-DEFAULT_SESSION = "default"
-# What a write leaves out: a minimal episode is {userText, assistantText}, a minimal fact
-# {text, subjectKey, kind}, plus the scope the key does not fix.
-EPISODE_DEFAULTS: dict[str, Any] = {
-    "runtime": "custom",
-    "externalSessionId": DEFAULT_SESSION,
-    "turnIndex": 0,
-    "userText": "",
-    "assistantText": "",
-    "conversationKind": "direct",
-    "trustClass": "mixed",
-    "originClass": "conversation",
-    "provenance": "api",
-}
-FACT_DEFAULTS: dict[str, Any] = {
-    "runtime": "custom",
-    "confidence": 1.0,
-    "sourceEventId": "api",
-    "trustClass": "trusted",
-    "provenance": "api",
-}
-
-
-class EpisodeWrite(_Bounded, ScopeFields, _EpisodeBody):
-    """REST body for ``POST /v1/episodes``: an episode whose scope and id may be omitted.
-
-    Everything but the turn has a default (``EPISODE_DEFAULTS``; ``observedAt`` now, the summary
-    the user's words, ``visibility`` from the scope): ``{userText, assistantText}`` is enough.
-    """
-
-    event_id: Hex64 | None = None
-    visibility: Visibility | None = None  # from the scope when omitted
-
-    @model_validator(mode="before")
-    @classmethod
-    def _defaults(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        filled = {**EPISODE_DEFAULTS, "observedAt": clock.now_text(), **data}
-        user, assistant = filled.get("userText"), filled.get("assistantText")
-        if "summary" not in data and isinstance(user, str) and isinstance(assistant, str):
-            summary = default_summary(user, assistant)
-            if summary:  # else the summary is missing, and the error says so
-                filled["summary"] = summary
-        return filled
-
-    @model_validator(mode="after")
-    def _says_something(self) -> EpisodeWrite:
-        # The contract lets the two turn texts be empty and the summary be blanks; all three
-        # blank at once is a turn with nothing in it, which no recall could ever find.
-        if not any(t.strip() for t in (self.summary, self.user_text, self.assistant_text)):
-            raise InvalidInputError(
-                "summary, userText and assistantText are all blank: the episode says nothing",
-                field="summary",
-            )
-        return self
-
-    def to_event(self, scope: Scope) -> Episode:
-        """Return the complete contract event under ``scope``, with its id computed."""
-        computed = event_id(
-            runtime=self.runtime,
-            agent_id=scope.agent_id,
-            profile_id=scope.profile_id,
-            external_session_id=self.external_session_id,
-            turn_index=self.turn_index,
-            user_text=self.user_text,
-            assistant_text=self.assistant_text,
-            source_event_id=self.source_event_id,
-        )
-        return Episode.model_validate(_complete(self, scope, "eventId", computed, self.event_id))
-
-
-class FactWrite(_Bounded, ScopeFields, _FactBody):
-    """REST body for ``POST /v1/facts``: a fact whose scope and id may be omitted.
-
-    ``{text, subjectKey, kind}`` is enough: the rest has defaults (``FACT_DEFAULTS``;
-    ``validFrom`` now, ``visibility`` from the scope).
-    """
-
-    fact_id: Hex64 | None = None
-    visibility: Visibility | None = None  # from the scope when omitted
-
-    @model_validator(mode="before")
-    @classmethod
-    def _defaults(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        return {**FACT_DEFAULTS, "validFrom": clock.now_text(), **data}
-
-    @model_validator(mode="after")
-    def _is_a_claim(self) -> FactWrite:
-        # The schema takes any non-empty text and any two date-times; a fact of blanks claims
-        # nothing, and one whose validity ends when (or before) it starts was never true.
-        for name, value in (("text", self.text), ("subjectKey", self.subject_key), ("kind", self.kind)):
-            if not value.strip():  # a blank subject or kind would make a slot no one can name
-                raise InvalidInputError(f"{name} must not be blank", field=name)
-        if self.valid_until is not None and clock.parse(self.valid_until) <= clock.parse(self.valid_from):
-            raise InvalidInputError(
-                f"validUntil ({self.valid_until}) must be after validFrom ({self.valid_from})",
-                field="validUntil",
-            )
-        return self
-
-    def to_event(self, scope: Scope) -> Fact:
-        """Return the complete contract event under ``scope``, with its id computed."""
-        computed = fact_id(
-            runtime=self.runtime,
-            agent_id=scope.agent_id,
-            profile_id=scope.profile_id,
-            participant_scope_hash=scope.participant_scope_hash,
-            subject_key=self.subject_key,
-            kind=self.kind,
-            source_event_id=self.source_event_id,
-            text=self.text,
-        )
-        return Fact.model_validate(_complete(self, scope, "factId", computed, self.fact_id))
+        return self.model_dump(include=SCOPE_FIELD_NAMES, exclude_none=True, by_alias=True)

@@ -7,9 +7,9 @@ import time
 from engramdb import __version__
 from engramdb.core import audit, auth
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
 from engramdb.core.integrity import first_altered_memory
 from engramdb.core.policy import load_policy, save_policy
+from engramdb.core.shared import Area, Shared
 from engramdb.core.views import audit_view, key_view, scope_summary
 from engramdb.errors import NotFoundError
 from engramdb.models.admin import (
@@ -28,15 +28,19 @@ from engramdb.storage.port import AuditFilter
 BACKLOG_SECONDS = 30.0
 
 
-class AdminOperations(ServiceBase):
+class AdminOperations(Area):
     """Keys, policy, the audit log and health."""
+
+    def __init__(self, shared: Shared) -> None:
+        super().__init__(shared)
+        self._backlog_cache: tuple[float, int] = (float("-inf"), 0)  # (when counted, re-embedding backlog)
 
     def health(self) -> Health:
         return Health(
             status="ok",
             version=__version__,
-            embedder=self.embedder.model_id,
-            storage=self.settings.storage_url().split(":", 1)[0],
+            embedder=self.shared.embedder.model_id,
+            storage=self.shared.settings.storage_url().split(":", 1)[0],
             reembed_backlog=self._backlog(),
         )
 
@@ -45,7 +49,8 @@ class AdminOperations(ServiceBase):
         counted_at, count = self._backlog_cache
         if time.monotonic() - counted_at > BACKLOG_SECONDS:
             count = sum(
-                self.store.tenant(name).aging.stale_count(self.embedder.model_id) for name in self.store.tenant_names()
+                self.shared.store.tenant(name).aging.stale_count(self.shared.embedder.model_id)
+                for name in self.shared.store.tenant_names()
             )
             self._backlog_cache = (time.monotonic(), count)
         return count
@@ -53,7 +58,7 @@ class AdminOperations(ServiceBase):
     def audit(self, caller: Caller, query: AuditQuery) -> AuditPage:
         auth.require(caller, "audit.read")
         filt = AuditFilter(query.action, query.target_id, query.actor_key_id)
-        entries = self._tenant(caller).audit_entries(query.after, query.limit, filt)
+        entries = self.shared.tenant(caller).audit_entries(query.after, query.limit, filt)
         return AuditPage(
             entries=[audit_view(e) for e in entries],
             next_after=entries[-1].seq if len(entries) == query.limit else None,
@@ -63,7 +68,7 @@ class AdminOperations(ServiceBase):
         """Recompute the tenant's chain from its first entry, hold it to its anchors outside the
         database, and check every stored memory against what was written; name the first fault."""
         auth.require(caller, "audit.read")
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         verdict = audit.verify(tenant)
         answer = AuditVerdict(
             tenant=caller.tenant,
@@ -74,7 +79,7 @@ class AdminOperations(ServiceBase):
         )
         if not verdict.ok:
             return answer
-        seq, problem = self.anchors.check(caller.tenant, tenant)
+        seq, problem = self.shared.anchors.check(caller.tenant, tenant)
         if problem is not None:
             return answer.model_copy(update={"verified": False, "broken_seq": seq, "problem": problem})
         memories, memory_id, problem = first_altered_memory(tenant)
@@ -82,29 +87,29 @@ class AdminOperations(ServiceBase):
             return answer.model_copy(
                 update={"verified": False, "memory_id": memory_id, "memories_checked": memories, "problem": problem}
             )
-        self.anchors.advance(caller.tenant, tenant)  # what was just verified is anchored
+        self.shared.anchors.advance(caller.tenant, tenant)  # what was just verified is anchored
         return answer.model_copy(update={"memories_checked": memories})
 
     def list_scopes(self, caller: Caller, query: ScopeListQuery) -> ScopeList:
         """The tenant's scopes that hold memories and that the key may name."""
         auth.require(caller, "memory.read")
-        stats = self._tenant(caller).scope_stats(query.scope_key)
+        stats = self.shared.tenant(caller).scope_stats(query.scope_key)
         named = [s for s in stats if auth.may_name(caller, s.scope)]
         return ScopeList(scopes=[scope_summary(s) for s in named[: query.limit]])
 
     def get_policy(self, caller: Caller) -> TenantPolicy:
         auth.require(caller, "memory.read")
-        return load_policy(self._tenant(caller))
+        return load_policy(self.shared.tenant(caller))
 
     def put_policy(self, caller: Caller, body: TenantPolicy) -> TenantPolicy:
         auth.require(caller, "policy.write")
-        return save_policy(self._tenant(caller), body, caller)
+        return save_policy(self.shared.tenant(caller), body, caller)
 
     def create_key(self, caller: Caller, body: KeyCreateRequest) -> KeyCreated:
         """Create a key in the caller's tenant; the token is in the answer, once."""
         auth.require(caller, "keys.manage")
         token, record = auth.create_key(
-            self.store,
+            self.shared.store,
             tenant=caller.tenant,
             role=body.role,
             grant=body.grant.named_scope_fields(),
@@ -115,11 +120,11 @@ class AdminOperations(ServiceBase):
 
     def list_keys(self, caller: Caller) -> KeyList:
         auth.require(caller, "keys.manage")
-        return KeyList(keys=[key_view(k) for k in self._tenant(caller).list_keys()])
+        return KeyList(keys=[key_view(k) for k in self.shared.tenant(caller).list_keys()])
 
     def revoke_key(self, caller: Caller, key_id: str) -> None:
         """Revoke a key. A key may not revoke its tenant's last admin key; the operator may."""
         auth.require(caller, "keys.manage")
         actor = None if caller.operator else caller
-        if not auth.revoke_key(self.store, tenant=caller.tenant, key_id=key_id, actor=actor):
+        if not auth.revoke_key(self.shared.store, tenant=caller.tenant, key_id=key_id, actor=actor):
             raise NotFoundError(f"no active key {key_id} in tenant {caller.tenant}", field="keyId")

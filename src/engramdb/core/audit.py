@@ -1,7 +1,7 @@
-"""The hash-chained audit log: how an entry is chained to the one before it, and verification.
+"""Verifying the hash-chained audit log: recompute every entry's hash from the first one.
 
-Pure: every backend stores the hash ``chain_hash`` returns, and ``engram audit verify``
-recomputes it. The types here are structural, so this module needs nothing from storage.
+Pure: the chain's hash is defined in engramdb/audit_chain.py (every backend stores it); the types
+here are structural, so this module needs nothing from storage.
 """
 
 from __future__ import annotations
@@ -10,33 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.audit_chain import GENESIS_HASH, AuditFields, chain_hash, reason_digest
 
-GENESIS_HASH = "0" * 64  # the prevHash of a tenant's first entry
 PAGE = 1_000
-
-
-class AuditFields(Protocol):
-    """What the chain covers of an entry besides its place (a draft has these before it is chained)."""
-
-    @property
-    def action(self) -> str: ...
-    @property
-    def actor_key_id(self) -> str | None: ...
-    @property
-    def actor_role(self) -> str | None: ...
-    @property
-    def target_kind(self) -> str | None: ...
-    @property
-    def target_id(self) -> str | None: ...
-    @property
-    def scope_key(self) -> str | None: ...
-    @property
-    def before_digest(self) -> str | None: ...
-    @property
-    def after_digest(self) -> str | None: ...
-    @property
-    def reason(self) -> str | None: ...
 
 
 class ChainedEntry(AuditFields, Protocol):
@@ -60,40 +36,6 @@ class AuditLog(Protocol):
     """Where verification reads a tenant's entries from (a storage TenantStore is one)."""
 
     def audit_entries(self, after_seq: int, limit: int) -> Sequence[ChainedEntry]: ...
-
-
-def reason_digest(reason: str, nonce: str) -> str:
-    """Return what the chain covers of a reason: a digest salted with a random nonce kept beside
-    the text, so that erasing both leaves nothing to guess the text back from."""
-    return sha256_hex(canonical_json({"nonce": nonce, "reason": reason}))
-
-
-def chain_hash(entry: AuditFields, *, seq: int, at: str, prev_hash: str, reason_digest: str | None = None) -> str:
-    """Return the hash that chains an audit entry to its predecessor.
-
-    Editing any field of any entry, or removing one, breaks the chain from that entry on. With
-    ``reason_digest`` the chain covers the reason's digest instead of its text, so the text (free,
-    possibly personal) can be erased without breaking the chain; entries written before reasons
-    had digests cover the text itself.
-    """
-    payload = {
-        "seq": seq,
-        "at": at,
-        "action": entry.action,
-        "actorKeyId": entry.actor_key_id,
-        "actorRole": entry.actor_role,
-        "targetKind": entry.target_kind,
-        "targetId": entry.target_id,
-        "scopeKey": entry.scope_key,
-        "beforeDigest": entry.before_digest,
-        "afterDigest": entry.after_digest,
-        "reason": entry.reason,
-        "prevHash": prev_hash,
-    }
-    if reason_digest is not None:
-        del payload["reason"]
-        payload["reasonDigest"] = reason_digest
-    return sha256_hex(canonical_json(payload))
 
 
 @dataclass(frozen=True)

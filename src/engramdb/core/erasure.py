@@ -15,7 +15,7 @@ from typing import Any
 from engramdb import clock
 from engramdb.core import auth
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
+from engramdb.core.shared import Area
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.erasure import (
     DeleteMemoryQuery,
@@ -32,13 +32,13 @@ log = logging.getLogger(__name__)
 _TENANT_WIDE = ("meta", "api_keys", "audit_log")
 
 
-class ErasureOperations(ServiceBase):
+class ErasureOperations(Area):
     """Deleting memories without a trace."""
 
     def forget_participant(self, caller: Caller, body: ForgetRequest) -> Forgotten:
         """Erase every memory, record and tombstone of one participant in the caller's tenant."""
         auth.require(caller, "participant.forget")
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         participant = body.participant_scope_hash
         if body.dry_run:
             return _forgotten(tenant.erasure_preview(tenant.participant_scopes(participant)), dry_run=True)
@@ -59,7 +59,7 @@ class ErasureOperations(ServiceBase):
         participant = query.participant_scope_hash
         if participant is None:
             raise InvalidInputError("participantScopeHash is required", field="participantScopeHash")
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         rows = [ExportLine(table=t, row=r) for t, r in participant_rows(tenant, participant)]
         return ParticipantExport(
             tenant=caller.tenant, participant_scope_hash=participant, exported_at=clock.now_text(), rows=rows
@@ -73,7 +73,7 @@ class ErasureOperations(ServiceBase):
 
     def _delete_memory(self, caller: Caller, source: Source, memory_id: str, query: DeleteMemoryQuery) -> MemoryDeleted:
         auth.require(caller, "memory.write")
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         scope_key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
         rows = _rows(tenant, scope_key, source, memory_id)
         if not rows:

@@ -1,5 +1,8 @@
 """The fact lifecycle, owned by the server: supersede, correct, retract, age guard, tombstones.
 
+A person's decisions on a fact (approving or rejecting one that waits for review, lifting a
+tombstone) are in core/decisions.py.
+
 Every function here runs inside one store transaction, so a correction writes the new fact, the
 retired one, the tombstone and every audit entry together or not at all. Concurrent correctors
 serialise on the transaction: the second one finds its target already retired (409).
@@ -88,18 +91,19 @@ def assert_fact(
     if rule.status == "pending_review":  # not current until a reviewer approves it
         why = f"awaiting review (trust={row.trust_class}, origin={row.origin})"
         return FactOutcome("parked", _park(tx, row, caller, why))
-    victims = _victims(tx, row, policy, target_id)
-    newer = _newer_versions(tx, row, policy, victims)
+    replaced = victims(tx, row, policy, target_id)
+    newer = newer_versions(tx, row, policy, replaced)
     if newer:
         return _store_as_history(tx, row, caller, policy, newer[0])
     return _supersede(
-        tx, replace(row, supersedes_id=_first_id(victims) or row.supersedes_id), victims, caller, policy, reason
+        tx, replace(row, supersedes_id=first_id(replaced) or row.supersedes_id), replaced, caller, policy, reason
     )
 
 
-def _victims(
+def victims(
     tx: Transaction, row: NewMemory | MemoryRecord, policy: TenantPolicy, target_id: str | None
 ) -> list[MemoryRecord]:
+    """Return the current facts ``row`` would replace: its target, else the slot's current value."""
     scope_key = row.scope.scope_key if isinstance(row, NewMemory) else row.scope_key
     target_id = target_id or row.supersedes_id
     if target_id is not None:
@@ -125,7 +129,7 @@ def _victims(
     return tx.active_facts(scope_key, row.subject_key, row.kind)
 
 
-def _newer_versions(
+def newer_versions(
     tx: Transaction, row: NewMemory | MemoryRecord, policy: TenantPolicy, victims: list[MemoryRecord]
 ) -> list[MemoryRecord]:
     """What the age guard keeps ahead of ``row``, earliest first: current facts it would replace
@@ -144,7 +148,7 @@ def _newer_versions(
     return sorted(newer, key=lambda f: (f.valid_from or "", f.recorded_at))
 
 
-def _first_id(records: list[MemoryRecord]) -> str | None:
+def first_id(records: list[MemoryRecord]) -> str | None:
     return records[0].memory_id if records else None
 
 
@@ -197,7 +201,7 @@ def _store_as_history(
         status="superseded",
         retired_at=row.recorded_at,
         superseded_by=newer.memory_id,
-        invalid_at=_fit_into_slot(tx, record, caller, policy) or newer.valid_from,
+        invalid_at=fit_into_slot(tx, record, caller, policy) or newer.valid_from,
         reason=f"older than fact {newer.memory_id} of the same slot",
     )
     return FactOutcome("history", record, superseded=(record,))
@@ -218,7 +222,7 @@ def _held_until(fact: MemoryRecord) -> str | None:
     return min(ends) if ends else None
 
 
-def _fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: TenantPolicy) -> str | None:
+def fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: TenantPolicy) -> str | None:
     """Give a new version of a single-valued slot its place in valid time: one value per instant.
 
     A version whose window the fact's start falls into (validFrom at or before it) now stops
@@ -287,7 +291,7 @@ def _supersede(
                 tombstone=value_hash(victim.text) != value_hash(row.text),
             )
         )
-    _fit_into_slot(tx, record, caller, policy)  # retired versions that still held at its start
+    fit_into_slot(tx, record, caller, policy)  # retired versions that still held at its start
     return FactOutcome("superseded" if retired else "created", record, superseded=tuple(retired))
 
 
@@ -356,108 +360,3 @@ def active_fact(tx: Transaction, scope_key: str, fact_id: str) -> MemoryRecord:
             supersededByFactId=fact.superseded_by_id,
         )
     return fact
-
-
-def lift(tx: Transaction, tombstone_id: str, caller: Caller, *, reason: str, at: str) -> Tombstone:
-    """Lift a tombstone so its value may become current again (audited)."""
-    tomb = tx.get_tombstone(tombstone_id)
-    if tomb is None:
-        raise NotFoundError(f"no tombstone {tombstone_id}", id=tombstone_id)
-    if not tx.lift_tombstone(tombstone_id, at=at, by=caller.key_id, reason=reason):
-        raise ConflictError(f"tombstone {tombstone_id} was already lifted", id=tombstone_id)
-    tx.audit(
-        caller.audit(
-            "tombstone.lift", target_kind="tombstone", target_id=tombstone_id, scope_key=tomb.scope_key, reason=reason
-        )
-    )
-    return replace(tomb, lifted_at=at, lifted_by=caller.key_id, lift_reason=reason)
-
-
-def approve(
-    tx: Transaction,
-    pending: MemoryRecord,
-    caller: Caller,
-    policy: TenantPolicy,
-    *,
-    at: str,
-    reason: str | None = None,
-    supersedes: str | None = None,
-) -> FactOutcome:
-    """Make a pending fact current, under the same rules as a new fact (tombstones, age guard).
-
-    The approved fact names the current fact it replaces as ``supersedesFactId``, else
-    ``supersedes`` (the draft a reviewer edited).
-    """
-    _require_pending(pending)
-    assert pending.subject_key is not None and pending.kind is not None
-    tomb = tx.find_tombstone(pending.scope_key, pending.subject_key, pending.kind, value_hash(pending.text))
-    if tomb is not None:
-        raise ConflictError(
-            f"this value is tombstoned ({tomb.reason or 'no reason given'}); lift the tombstone first",
-            field="text",
-            tombstoneId=tomb.tombstone_id,
-        )
-    victims = [v for v in _victims(tx, pending, policy, None) if v.memory_id != pending.memory_id]
-    before = state_digest(pending)
-    newer = _newer_versions(tx, replace(pending, recorded_at=at), policy, victims)
-    if newer:
-        record = tx.set_status(
-            pending.rowid,
-            status="superseded",
-            retired_at=at,
-            superseded_by=newer[0].memory_id,
-            supersedes=supersedes,
-            invalid_at=_fit_into_slot(tx, pending, caller, policy) or newer[0].valid_from,
-            reason=f"approved, but older than fact {newer[0].memory_id} of the same slot",
-        )
-        outcome: Outcome = "history"
-    else:
-        record = tx.set_status(
-            pending.rowid, status="active", reason=reason, active_from=at, supersedes=_first_id(victims) or supersedes
-        )
-        outcome = "superseded" if victims else "created"
-    tx.audit(
-        caller.audit(
-            "review.approve",
-            target_kind="MEMORY_FACT",
-            target_id=pending.memory_id,
-            scope_key=pending.scope_key,
-            before_digest=before,
-            after_digest=state_digest(record),
-            reason=reason,
-        )
-    )
-    retired = (
-        []
-        if newer
-        else [
-            retire(
-                tx,
-                v,
-                caller,
-                status="superseded",
-                at=at,
-                reason=f"superseded by {pending.memory_id} (approved in review)",
-                successor=pending.memory_id,
-                invalid_at=pending.valid_from,
-                tombstone=value_hash(v.text) != value_hash(pending.text),
-            )
-            for v in victims
-        ]
-    )
-    if not newer:
-        _fit_into_slot(tx, record, caller, policy)
-    return FactOutcome(outcome, record, superseded=tuple(retired))
-
-
-def reject(tx: Transaction, pending: MemoryRecord, caller: Caller, *, reason: str, at: str) -> MemoryRecord:
-    """Reject a pending fact: it never becomes current and its value is tombstoned."""
-    _require_pending(pending)
-    return retire(tx, pending, caller, status="rejected", at=at, reason=reason)
-
-
-def _require_pending(fact: MemoryRecord) -> None:
-    if fact.status != "pending_review":
-        raise ConflictError(
-            f"fact {fact.memory_id} is {fact.status}, not pending review", id=fact.memory_id, status=fact.status
-        )

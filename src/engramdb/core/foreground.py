@@ -1,6 +1,6 @@
 """Recall first: the background model work steps aside while a recall is being answered.
 
-On a small machine the extraction worker (a process of its own, ``engram models work``) and the
+On a small machine the extraction worker (a process of its own, ``engram assist work``) and the
 server share the CPUs, and every millisecond the worker computes while a recall runs is added to
 that recall. The server counts the recalls it is answering in a small file in its data folder;
 the worker reads the count between the steps of a job (never inside a transaction, so it holds no

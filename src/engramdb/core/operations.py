@@ -15,7 +15,7 @@ from engramdb.models.operation import Operation
 
 def run(service: MemoryService, op: Operation[Any], caller: Caller | None, inputs: Inputs) -> BaseModel | None:
     """Call ``op``'s service method with the caller and the validated inputs; return its answer."""
-    method = getattr(service, op.name)
+    method = service.operation(op.name)
     if op.public:
         return cast(BaseModel | None, method())
     assert caller is not None, f"{op.name} needs a caller"

@@ -15,11 +15,11 @@ from engramdb.contract.bounds import QUERY_CAP, check_text
 from engramdb.contract.format import FormattableMemory, format_context
 from engramdb.core import auth
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
-from engramdb.core.expansion import LinkedRecord, expand
+from engramdb.core.expansion import Expansion, LinkedRecord, expand
 from engramdb.core.policy import load_policy
-from engramdb.core.recall import Hit, recall
+from engramdb.core.recall import Hit, RecallOutcome, recall
 from engramdb.core.relevance import Narrowing
+from engramdb.core.shared import Area
 from engramdb.core.views import embedding_state, memory_view, tombstone_view
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.base import ScopeQuery
@@ -38,7 +38,7 @@ from engramdb.models.recall import (
 from engramdb.storage.port import BELIEVED_STATUSES, CandidateFilter, EpisodePosition, MemoryRecord, Source
 
 
-class ReadOperations(ServiceBase):
+class ReadOperations(Area):
     """Operations that read a scope's memories."""
 
     def get_episode(self, caller: Caller, event_id: str, query: MemoryQuery) -> MemoryView:
@@ -50,18 +50,18 @@ class ReadOperations(ServiceBase):
     def get_memory(self, caller: Caller, source: Source, memory_id: str, named: ScopeQuery) -> MemoryView:
         """One memory of the caller's scope (404 when it is in no scope the caller may name)."""
         auth.require(caller, "memory.read")
-        scope = self._scope(caller, named.named_scope_fields())
-        record = self._tenant(caller).get_memory(auth.scope_key(scope), source, memory_id)
+        scope = self.shared.scope(caller, named.named_scope_fields())
+        record = self.shared.tenant(caller).get_memory(auth.scope_key(scope), source, memory_id)
         if record is None:
             noun = "episode" if source == "EPISODE" else "fact"
             raise NotFoundError(f"no {noun} {memory_id} in this scope", id=memory_id)
-        return memory_view(record, self.embedder.model_id)
+        return memory_view(record, self.shared.embedder.model_id)
 
     def list_facts(self, caller: Caller, query: FactQuery) -> FactList:
         auth.require(caller, "memory.read")
-        scope = self._scope(caller, query.named_scope_fields())
+        scope = self.shared.scope(caller, query.named_scope_fields())
         when = TimeTravel(query.as_of, query.valid_at, query.include_history)
-        records = self._tenant(caller).list_facts(
+        records = self.shared.tenant(caller).list_facts(
             auth.scope_key(scope),
             subject_key=query.subject_key,
             kind=query.kind,
@@ -74,8 +74,8 @@ class ReadOperations(ServiceBase):
     def list_episodes(self, caller: Caller, query: EpisodeQuery) -> EpisodeList:
         """A scope's episodes, newest first, a page at a time (keyset paging by cursor)."""
         auth.require(caller, "memory.read")
-        scope = self._scope(caller, query.named_scope_fields())
-        rows = self._tenant(caller).list_episodes(
+        scope = self.shared.scope(caller, query.named_scope_fields())
+        rows = self.shared.tenant(caller).list_episodes(
             auth.scope_key(scope),
             session_id=query.session_id,
             after=_canonical(query.after),
@@ -89,8 +89,8 @@ class ReadOperations(ServiceBase):
     def fact_history(self, caller: Caller, fact_id: str, query: MemoryQuery) -> FactHistory:
         """Every linked version of a fact, oldest first, and the tombstones of its slot."""
         auth.require(caller, "memory.read")
-        key = auth.scope_key(self._scope(caller, query.named_scope_fields()))
-        tenant = self._tenant(caller)
+        key = auth.scope_key(self.shared.scope(caller, query.named_scope_fields()))
+        tenant = self.shared.tenant(caller)
         versions = tenant.history(key, fact_id)
         if not versions:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
@@ -104,46 +104,38 @@ class ReadOperations(ServiceBase):
 
     def list_tombstones(self, caller: Caller, query: TombstoneQuery) -> TombstoneList:
         auth.require(caller, "memory.read")
-        key = auth.scope_key(self._scope(caller, query.named_scope_fields()))
-        tombs = self._tenant(caller).tombstones(
+        key = auth.scope_key(self.shared.scope(caller, query.named_scope_fields()))
+        tombs = self.shared.tenant(caller).tombstones(
             key, subject_key=query.subject_key, kind=query.kind, include_lifted=query.include_lifted
         )
         return TombstoneList(tombstones=[tombstone_view(t) for t in tombs])
 
     def recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
-        with self.foreground.recalling():  # queued model jobs wait between their steps meanwhile
+        with self.shared.foreground.recalling():  # queued model jobs wait between their steps meanwhile
             return self._recall(caller, body)
 
     def _recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
         auth.require(caller, "memory.read")
-        scope = self._scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        scope = self.shared.scope(caller, body.scope.named_scope_fields() if body.scope else {})
         query = check_text("query", body.query, QUERY_CAP)
-        filt = lifecycle_filter(
-            TimeTravel(body.as_of, body.valid_at, body.include_history),
-            sources=tuple(body.sources or ("EPISODE", "MEMORY_FACT")),
-            exclude_session_id=body.exclude_session_id,
-        )
-        if body.include_pending and filt.statuses is not None:
-            filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
-        if body.include_archived and filt.statuses is not None and "archived" not in filt.statuses:
-            filt = replace(filt, statuses=(*filt.statuses, "archived"))
-        with self._tenant(caller).reading() as tenant:
+        filt = _recall_filter(body)
+        with self.shared.tenant(caller).reading() as tenant:
             # Read on first use (after the query is embedded): on PostgreSQL the first read takes
             # the block's connection, which should not sit idle while the embedder works.
             policy = functools.cache(lambda: load_policy(tenant))
             outcome = recall(
                 tenant,
-                self.queries,
+                self.shared.queries,
                 scope_key=auth.scope_key(scope),
                 query=query,
                 filt=filt,
                 limit=body.limit,
-                settings=self.settings.retrieval,
+                settings=self.shared.settings.retrieval,
                 trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight,
                 sessions=body.sessions,
                 narrow=(narrow := narrowing(body)),
             )
-            top = self.settings.retrieval.expand_top if body.expand is None else body.expand
+            top = self.shared.settings.retrieval.expand_top if body.expand is None else body.expand
             expanded = None
             if top > 0:
                 started = time.perf_counter()
@@ -154,7 +146,7 @@ class ReadOperations(ServiceBase):
                     filt,
                     top=top,
                     limit=body.limit,
-                    weight=self.settings.retrieval.expand_weight,
+                    weight=self.shared.settings.retrieval.expand_weight,
                     narrow=narrow,
                     words=outcome.words,
                 )
@@ -163,32 +155,50 @@ class ReadOperations(ServiceBase):
                     hits=expanded.hits,
                     timings={**outcome.timings, "expandMs": (time.perf_counter() - started) * 1000},
                 )
-        self.usage.note(caller.tenant, [hit.record.rowid for hit in outcome.hits], clock.to_text(self.now()))
-        as_of = _canonical(body.as_of)
-        memories = [
-            _recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain, self.embedder.model_id)
-            for hit in outcome.hits
+        self.shared.usage.note(
+            caller.tenant, [hit.record.rowid for hit in outcome.hits], clock.to_text(self.shared.now())
+        )
+        return _response(body, outcome, expanded, self.shared.embedder.model_id)
+
+
+def _recall_filter(body: RecallRequest) -> CandidateFilter:
+    """Which rows a recall may return: the lifecycle's (current by default), its sources and sessions."""
+    filt = lifecycle_filter(
+        TimeTravel(body.as_of, body.valid_at, body.include_history),
+        sources=tuple(body.sources or ("EPISODE", "MEMORY_FACT")),
+        exclude_session_id=body.exclude_session_id,
+    )
+    if body.include_pending and filt.statuses is not None:
+        filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
+    if body.include_archived and filt.statuses is not None and "archived" not in filt.statuses:
+        filt = replace(filt, statuses=(*filt.statuses, "archived"))
+    return filt
+
+
+def _response(body: RecallRequest, outcome: RecallOutcome, expanded: Expansion | None, model_id: str) -> RecallResponse:
+    """The answer: each hit as the store believed it (``asOf``), the linked records, the context block."""
+    as_of = _canonical(body.as_of)
+    memories = [
+        _recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain, model_id) for hit in outcome.hits
+    ]
+    records = [_linked_record(r) for r in expanded.records] if expanded else None
+    context = format_context(
+        [
+            *(FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin) for m in memories),
+            *(record_context(r) for r in records or ()),
         ]
-        records = [_linked_record(r) for r in expanded.records] if expanded else None
-        context = format_context(
-            [
-                *(FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin) for m in memories),
-                *(record_context(r) for r in records or ()),
-            ]
-        )
-        sessions = (
-            [
-                RecalledSession(
-                    session_id=s.session_id, score=s.score, memory_ids=[r.memory_id for r in s.records[:10]]
-                )
-                for s in outcome.sessions
-            ]
-            if body.sessions
-            else None
-        )
-        return RecallResponse(
-            memories=memories, sessions=sessions, records=records, context=context, timings=outcome.timings
-        )
+    )
+    sessions = (
+        [
+            RecalledSession(session_id=s.session_id, score=s.score, memory_ids=[r.memory_id for r in s.records[:10]])
+            for s in outcome.sessions
+        ]
+        if body.sessions
+        else None
+    )
+    return RecallResponse(
+        memories=memories, sessions=sessions, records=records, context=context, timings=outcome.timings
+    )
 
 
 def narrowing(body: RecallRequest) -> Narrowing:

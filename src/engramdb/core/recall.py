@@ -23,8 +23,8 @@ from engramdb import clock, metrics
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
-from engramdb.core.lexical import bm25_idf
 from engramdb.core.relevance import Narrowing, QueryWords, relevance
+from engramdb.lexical.index import bm25_idf
 from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore, Vector
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -119,19 +119,10 @@ def recall(
 
     started = time.perf_counter()
     pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
-    terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
     # Only vectors of this embedder are compared: another model's are stale (found by words only).
-    dense, lexical = store.candidates(scope_key, vector, terms, replace(filt, vector_model=embedder.model_id), pool)
-    arms = {"dense": [(c.rowid, c.score) for c in dense], "lexical": [(c.rowid, c.score) for c in lexical]}
-    for arm, found in arms.items():
-        metrics.RECALL_CANDIDATES.labels(arm).observe(len(found))
-    counts = store.term_counts(scope_key, terms) if terms else (0, {})  # one read for both uses
-    weights = _arm_weights(counts, terms, settings)
-    if settings.fusion == "weighted":
-        fused = fusion.weighted(arms, weights)
-    else:
-        fused = fusion.rrf(arms, weights, k=settings.rrf_k)
-    words = QueryWords.of(terms, *counts)
+    fused, weights, words = _fused_arms(
+        store, scope_key, query, vector, replace(filt, vector_model=embedder.model_id), pool, settings
+    )
     if narrow.filters or narrow.min_score is not None:
         fused = _narrowed(store, fused, narrow, words)
     date = _date_feature(query, settings)
@@ -156,6 +147,30 @@ def recall(
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     metrics.RECALL_STAGE.labels("search").observe(timings["searchMs"] / 1000)
     return RecallOutcome(hits=hits, timings=timings, sessions=ranked_sessions, words=words)
+
+
+def _fused_arms(
+    store: TenantStore,
+    scope_key: str,
+    query: str,
+    vector: Vector,
+    filt: CandidateFilter,
+    pool: int,
+    settings: RetrievalSettings,
+) -> tuple[list[fusion.Fused], dict[str, float], QueryWords]:
+    """Both arms' candidates fused into one ranking, the arms' weights, and the query's words."""
+    terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
+    dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
+    arms = {"dense": [(c.rowid, c.score) for c in dense], "lexical": [(c.rowid, c.score) for c in lexical]}
+    for arm, found in arms.items():
+        metrics.RECALL_CANDIDATES.labels(arm).observe(len(found))
+    counts = store.term_counts(scope_key, terms) if terms else (0, {})  # one read for both uses
+    weights = _arm_weights(counts, terms, settings)
+    if settings.fusion == "weighted":
+        fused = fusion.weighted(arms, weights)
+    else:
+        fused = fusion.rrf(arms, weights, k=settings.rrf_k)
+    return fused, weights, QueryWords.of(terms, *counts)
 
 
 def _narrowed(

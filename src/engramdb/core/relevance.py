@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engramdb import clock
-from engramdb.core.lexical import bm25_idf, tokenize
+from engramdb.lexical.index import bm25_idf, tokenize
 from engramdb.storage.port import MemoryRecord
 
 

@@ -7,13 +7,14 @@ from dataclasses import replace
 
 from engramdb import clock
 from engramdb.contract.bounds import REASON_CAP, check_text
-from engramdb.contract.events import FactWrite, Scope, ScopeFields
-from engramdb.core import auth, facts
+from engramdb.contract.events import Scope, ScopeFields
+from engramdb.contract.writes import FactWrite
+from engramdb.core import auth, decisions, facts
 from engramdb.core.assist import links
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
 from engramdb.core.policy import load_policy
 from engramdb.core.rows import fact_row
+from engramdb.core.shared import Area
 from engramdb.core.views import memory_view, scope_view
 from engramdb.core.writes import write_response
 from engramdb.errors import AuthorizationError, ConflictError, NotFoundError
@@ -29,45 +30,45 @@ from engramdb.models.memories import MemoryView, WriteResponse
 from engramdb.storage.port import MemoryRecord, Transaction
 
 
-class ReviewOperations(ServiceBase):
+class ReviewOperations(Area):
     """Listing and deciding facts that wait for a reviewer."""
 
     def review_queue(self, caller: Caller, query: ReviewQuery) -> ReviewQueue:
         """Facts awaiting review anywhere in the tenant, oldest first."""
         auth.require(caller, "review.read")
         before = clock.later(-query.older_than_seconds) if query.older_than_seconds else None
-        pending = self._tenant(caller).review_queue(
+        pending = self.shared.tenant(caller).review_queue(
             kind=query.kind, subject_key=query.subject_key, recorded_before=before, limit=query.limit
         )
         return ReviewQueue(items=[ReviewItem(fact=memory_view(r), scope=scope_view(s)) for r, s in pending])
 
     def approve(self, caller: Caller, fact_id: str, body: ReviewDecision) -> WriteResponse:
         self._require_reviewer(caller, fact_id)
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         policy = load_policy(tenant)
         key = self._named_key(caller, body.scope)  # before the transaction: it may make the salt
         with tenant.transaction() as tx:
             pending = self._pending(caller, tx, fact_id, key)
             now = clock.now_text()
-            result = facts.approve(tx, pending, caller, policy, at=now, reason=body.reason)
+            result = decisions.approve(tx, pending, caller, policy, at=now, reason=body.reason)
             links.on_approved(tx, caller, _approved(result), at=now)  # a model's proposed links act now
-        self.written.set()
+        self.shared.written.set()
         return write_response(result)
 
     def reject(self, caller: Caller, fact_id: str, body: RejectDecision) -> MemoryView:
         self._require_reviewer(caller, fact_id)
         reason = check_text("reason", body.reason, REASON_CAP)
         key = self._named_key(caller, body.scope)
-        with self._tenant(caller).transaction() as tx:
+        with self.shared.tenant(caller).transaction() as tx:
             pending = self._pending(caller, tx, fact_id, key)
-            record = facts.reject(tx, pending, caller, reason=reason, at=clock.now_text())
+            record = decisions.reject(tx, pending, caller, reason=reason, at=clock.now_text())
             links.on_rejected(tx, record, at=record.retired_at or clock.now_text())
         return memory_view(record)
 
     def edit_and_approve(self, caller: Caller, fact_id: str, body: EditAndApprove) -> WriteResponse:
         """Replace a pending fact's text with the reviewer's, then approve the edited fact."""
         self._require_reviewer(caller, fact_id)
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         policy = load_policy(tenant)
         now = clock.now_text()
         key = self._named_key(caller, body.scope)  # before the transaction: it may make the salt
@@ -97,9 +98,9 @@ class ReviewOperations(ServiceBase):
                 invalid_at=row.valid_from,
                 tombstone=False,
             )
-            result = facts.approve(tx, edited, caller, policy, at=now, reason=why, supersedes=fact_id)
+            result = decisions.approve(tx, edited, caller, policy, at=now, reason=why, supersedes=fact_id)
             links.on_approved(tx, caller, _approved(result), at=now, drafts=(fact_id,))
-        self.written.set()
+        self.shared.written.set()
         return write_response(result)
 
     def _require_reviewer(self, caller: Caller, fact_id: str) -> None:
@@ -107,7 +108,7 @@ class ReviewOperations(ServiceBase):
         try:
             auth.require(caller, "review.decide")
         except AuthorizationError:
-            with self._tenant(caller).transaction() as tx:
+            with self.shared.tenant(caller).transaction() as tx:
                 tx.audit(
                     caller.audit(
                         "review.denied",
@@ -124,7 +125,7 @@ class ReviewOperations(ServiceBase):
         write lock is not reentrant: inside the decision's it waited on itself forever)."""
         if named is None or not named.named_scope_fields():
             return None
-        return auth.scope_key(self._scope(caller, named.named_scope_fields()))
+        return auth.scope_key(self.shared.scope(caller, named.named_scope_fields()))
 
     def _pending(self, caller: Caller, tx: Transaction, fact_id: str, key: str | None) -> MemoryRecord:
         """Find a fact awaiting review by id; the scope (its key) disambiguates an id found twice."""
@@ -132,7 +133,7 @@ class ReviewOperations(ServiceBase):
             found = tx.get_memory(key, "MEMORY_FACT", fact_id)
             candidates = [found] if found else []
         else:
-            listed = self._tenant(caller).facts_by_id(fact_id, ("pending_review",))
+            listed = self.shared.tenant(caller).facts_by_id(fact_id, ("pending_review",))
             candidates = [r for c in listed if (r := tx.get_memory(c.scope_key, "MEMORY_FACT", fact_id))]
         if not candidates:
             raise NotFoundError(f"no fact {fact_id} awaiting review", id=fact_id)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from engramdb.contract.events import ScopeFields
 from engramdb.core import auth
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
+from engramdb.core.shared import Area
 from engramdb.models.scopes import ScopeResolution
 
 
-class ScopeOperations(ServiceBase):
+class ScopeOperations(Area):
     """Who a key is and which scope it would act in."""
 
     def resolve_scope(self, caller: Caller, body: ScopeFields | None = None) -> ScopeResolution:
@@ -18,8 +18,8 @@ class ScopeOperations(ServiceBase):
         user_id = named.pop("userId", None)
         if user_id is not None:
             if "participantScopeHash" in named:
-                self._scope(caller, {**named, "userId": user_id})  # raises: the participant named twice
-            named["participantScopeHash"] = self.participant_hash(caller, user_id)
+                self.shared.scope(caller, {**named, "userId": user_id})  # raises: the participant named twice
+            named["participantScopeHash"] = self.shared.participant_hash(caller, user_id)
         scope = auth.merged_scope(caller, named)
         return ScopeResolution(
             tenant=caller.tenant,

@@ -10,14 +10,14 @@ from pydantic import ValidationError
 
 from engramdb import clock
 from engramdb.contract.canonical import sha256_hex
-from engramdb.contract.events import EpisodeWrite, FactWrite
-from engramdb.core import auth, facts
+from engramdb.contract.writes import EpisodeWrite, FactWrite
+from engramdb.core import auth, decisions, facts
 from engramdb.core.assist import queue
+from engramdb.core.assist.llm.client import NOT_CONFIGURED
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
-from engramdb.core.llm.client import NOT_CONFIGURED
 from engramdb.core.policy import load_policy
 from engramdb.core.rows import episode_row, fact_row
+from engramdb.core.shared import Area
 from engramdb.core.views import memory_view, tombstone_view
 from engramdb.errors import ConflictError, EngramError, InvalidInputError, ModelNotConfiguredError, NotFoundError
 from engramdb.models.assist import ExtractRequest
@@ -36,22 +36,22 @@ from engramdb.storage.port import MemoryRecord, NewMemory, Transaction
 MAX_BATCH = 100
 
 
-class WriteOperations(ServiceBase):
+class WriteOperations(Area):
     """Operations that store memories or change what is believed."""
 
     def write_episode(self, caller: Caller, body: EpisodeWrite, query: EpisodeOptions | None = None) -> WriteResponse:
         """Store an episode; with ``extract``, queue its extraction in the same transaction."""
         auth.require(caller, "memory.write")
-        scope = self._scope(caller, body.named_scope_fields())
+        scope = self.shared.scope(caller, body.named_scope_fields())
         row = episode_row(body.to_event(scope), scope, clock.now_text())
         if query is None or not query.extract:
             return self._insert_episodes(caller, [row])[0]
-        if not self.settings.llm.configured:
+        if not self.shared.settings.llm.configured:
             raise ModelNotConfiguredError(NOT_CONFIGURED)
         extract = ExtractRequest.model_validate({"episodeIds": [row.memory_id]})
-        job = queue.new_job(caller, scope, extract, self.settings.llm.job_attempts)
+        job = queue.new_job(caller, scope, extract, self.shared.settings.llm.job_attempts)
         answer = self._insert_episodes(caller, [row], then=lambda tx: queue.enqueue(tx, job, caller))[0]
-        self.queued.set()
+        self.shared.queued.set()
         return answer.model_copy(update={"extraction_job_id": job.job_id})
 
     def write_episodes(self, caller: Caller, bodies: Sequence[EpisodeWrite]) -> list[WriteResponse]:
@@ -60,7 +60,7 @@ class WriteOperations(ServiceBase):
         now = clock.now_text()
         rows = []
         for body in bodies:
-            scope = self._scope(caller, body.named_scope_fields())
+            scope = self.shared.scope(caller, body.named_scope_fields())
             rows.append(episode_row(body.to_event(scope), scope, now))
         return self._insert_episodes(caller, rows)
 
@@ -79,7 +79,7 @@ class WriteOperations(ServiceBase):
         for i, item in enumerate(body.episodes):
             try:
                 episode = EpisodeWrite.model_validate({**shared, **item} if isinstance(item, dict) else item)
-                scope = self._scope(caller, episode.named_scope_fields())
+                scope = self.shared.scope(caller, episode.named_scope_fields())
                 rows.append(episode_row(episode.to_event(scope), scope, now))
                 slots.append(i)
             except ValidationError as error:
@@ -93,7 +93,7 @@ class WriteOperations(ServiceBase):
     def write_fact(self, caller: Caller, body: FactWrite, query: WriteOptions | None = None) -> WriteResponse:
         """Store a fact; origin ``derived`` when a model wrote it (the trust policy applies)."""
         auth.require(caller, "memory.write")
-        scope = self._scope(caller, body.named_scope_fields())
+        scope = self.shared.scope(caller, body.named_scope_fields())
         origin = (query.origin if query else None) or "stated"
         return self._assert(caller, fact_row(body.to_event(scope), scope, clock.now_text(), origin))
 
@@ -102,8 +102,8 @@ class WriteOperations(ServiceBase):
     ) -> WriteResponse:
         """Replace a current fact's value with a new fact (the old one is tombstoned)."""
         auth.require(caller, "memory.write")
-        scope = self._scope(caller, body.scope.named_scope_fields() if body.scope else {})
-        tenant = self._tenant(caller)
+        scope = self.shared.scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        tenant = self.shared.tenant(caller)
         current = tenant.get_memory(auth.scope_key(scope), "MEMORY_FACT", fact_id)
         if current is None:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
@@ -134,16 +134,16 @@ class WriteOperations(ServiceBase):
     def retract_fact(self, caller: Caller, fact_id: str, body: RetractRequest) -> MemoryView:
         """Retract a current fact: no longer current, its value tombstoned."""
         auth.require(caller, "memory.write")
-        scope = self._scope(caller, body.scope.named_scope_fields() if body.scope else {})
-        with self._tenant(caller).transaction() as tx:
+        scope = self.shared.scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        with self.shared.tenant(caller).transaction() as tx:
             record = facts.retract(tx, auth.scope_key(scope), fact_id, caller, reason=body.reason, at=clock.now_text())
         return memory_view(record)
 
     def lift_tombstone(self, caller: Caller, tombstone_id: str, body: LiftRequest) -> TombstoneView:
         """Let a tombstoned value become current again."""
         auth.require(caller, "tombstone.lift")
-        with self._tenant(caller).transaction() as tx:
-            tomb = facts.lift(tx, tombstone_id, caller, reason=body.reason, at=clock.now_text())
+        with self.shared.tenant(caller).transaction() as tx:
+            tomb = decisions.lift(tx, tombstone_id, caller, reason=body.reason, at=clock.now_text())
         return tombstone_view(tomb)
 
     def _assert(
@@ -154,11 +154,11 @@ class WriteOperations(ServiceBase):
         target_id: str | None = None,
         reason: str | None = None,
     ) -> WriteResponse:
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         policy = load_policy(tenant)
         with tenant.transaction() as tx:
             result = facts.assert_fact(tx, row, caller, policy, target_id=target_id, reason=reason)
-        self.written.set()
+        self.shared.written.set()
         if result.outcome == "refused":
             assert result.tombstone is not None
             tomb = result.tombstone
@@ -176,7 +176,7 @@ class WriteOperations(ServiceBase):
         self, caller: Caller, rows: Sequence[NewMemory], then: Callable[[Transaction], object] | None = None
     ) -> list[WriteResponse]:
         responses = []
-        with self._tenant(caller).transaction() as tx:
+        with self.shared.tenant(caller).transaction() as tx:
             for row in rows:
                 record = tx.insert_memory(row)
                 created = record is not None
@@ -204,7 +204,7 @@ class WriteOperations(ServiceBase):
                 )
             if then is not None:
                 then(tx)
-        self.written.set()
+        self.shared.written.set()
         return responses
 
 

@@ -9,20 +9,19 @@ Writes the typed SDK methods (``src/engramdb/sdk/methods/``, a module per area),
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import engramdb.contract
+import engramdb.models
 from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
 from engramdb.devtools.signatures import signature_of
-from engramdb.models import (
-    operations,
-    operations_aging,
-    operations_integrations,
-    operations_knowledge,
-    operations_models,
-)
+from engramdb.models import operations
 from engramdb.models.operation import Operation
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -32,7 +31,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "governance": ("review", "audit", "policy", "keys"),
     "knowledge": ("knowledge",),
     "aging": ("erasure", "aging", "jobs"),
-    "models": ("models",),
+    "assist": ("assist",),
     "integrations": ("integrations",),
 }
 HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``engramdb.models.operations``.
@@ -46,11 +45,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from engramdb.contract.events import {contract}
-{declared}
-from engramdb.models.api import (
-{models}
-)
+{imports}
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
@@ -59,18 +54,32 @@ __all__ = ["Async{Area}Methods", "Literal", "Sync{Area}Methods"]
 
 T = TypeVar("T")
 '''
-CONTRACT = {"EpisodeWrite", "FactWrite", "ScopeFields"}
+MODEL_PACKAGES = (engramdb.contract, engramdb.models)  # where the types of the operations' inputs are declared
 LINE_LENGTH = 120  # ruff's, in pyproject.toml
 
 
 # Where each operation's typed constant is declared (its module's alias in the generated files).
 DECLARED = {
-    "ops": operations,
-    "knowledge_ops": operations_knowledge,
-    "aging_ops": operations_aging,
-    "models_ops": operations_models,
-    "integration_ops": operations_integrations,
+    f"{info.name}_ops": importlib.import_module(f"{operations.__name__}.{info.name}")
+    for info in pkgutil.iter_modules(operations.__path__)
+    if info.name != "common"
 }
+
+
+@functools.cache
+def _homes() -> dict[str, str]:
+    """Every class the model packages declare -> the module that declares it."""
+    homes: dict[str, str] = {}
+    for package in MODEL_PACKAGES:
+        for info in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+            for name, value in vars(importlib.import_module(info.name)).items():
+                if isinstance(value, type) and value.__module__ == info.name:
+                    homes[name] = info.name
+    return homes
+
+
+def _home_of(name: str) -> str:
+    return _homes()[name]
 
 
 def _constant(op: Operation[Any]) -> str:
@@ -100,15 +109,15 @@ def _area(area: str, ops: list[Operation[Any]]) -> str:
     models: set[str] = set()
     sync = [_method(op, models, asynchronous=False) for op in ops]
     asynchronous = [_method(op, models, asynchronous=True) for op in ops]
-    contract = ", ".join(sorted(models & CONTRACT))
-    imported = "\n".join(f"    {m}," for m in sorted(models - CONTRACT, key=str.lower))  # as ruff orders them
+    by_module: dict[str, list[str]] = {}
+    for name in sorted(models):
+        by_module.setdefault(_home_of(name), []).append(name)
+    imports = [f"from {module} import {', '.join(names)}" for module, names in by_module.items()]
     aliases = sorted({_constant(op).split(".")[0] for op in ops})
-    declared = "\n".join(
-        f"from engramdb.models import {DECLARED[a].__name__.rsplit('.', 1)[1]} as {a}" for a in aliases
-    )
-    head = HEADER.format(area=area, Area=area.title(), contract=contract, models=imported, declared=declared)
-    if not contract:
-        head = head.replace("from engramdb.contract.events import \n", "")
+    imports += [
+        f"from engramdb.models.operations import {DECLARED[a].__name__.rsplit('.', 1)[1]} as {a}" for a in aliases
+    ]
+    head = HEADER.format(area=area, Area=area.title(), imports="\n".join(imports))
     out = head + f'\n\nclass Sync{area.title()}Methods:\n    """The {area} operations as blocking methods."""\n\n'
     out += "    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
     out += "        raise NotImplementedError\n\n" + "\n\n".join(sync) + "\n"
@@ -146,16 +155,17 @@ def sdk_methods() -> dict[str, str]:
 
 
 def _formatted(source: str) -> str:
-    """Return ``source`` as ``ruff format`` writes it (the checked-in files are formatted like all code)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", "generated.py", "-"],
-        input=source,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    out = done.stdout
+    """Return ``source`` with its imports sorted and formatted as ``ruff`` writes all code."""
+    for command in (["check", "--select", "I", "--fix", "--quiet"], ["format"]):
+        source = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--stdin-filename", "generated.py", "-"],
+            input=source,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout
+    out = source
     if all(len(line) <= LINE_LENGTH for line in out.splitlines()):  # ruff flags a needless noqa
         out = out.replace("# ruff: noqa: E501\n", "")
     return out

@@ -20,7 +20,7 @@ TAGS = {
     "policy": "Policy",
     "keys": "Keys",
     "knowledge": "Knowledge",
-    "models": "Model-assisted memory",
+    "assist": "Model-assisted memory",
     "integrations": "Integrations",
 }
 

@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from engramdb.config import RetrievalSettings, Settings
+from engramdb.core.reads import TimeTravel, lifecycle_filter
 from engramdb.core.recall import lexical_terms, recall
-from engramdb.core.service import TimeTravel, lifecycle_filter
 from engramdb.errors import EngramError
 from engramdb.eval.bigscope_corpus import Corpus
 from engramdb.eval.bigscope_load import bulk_load, same_rows

@@ -12,7 +12,7 @@ import numpy as np
 
 from engramdb.config import Settings
 from engramdb.contract.canonical import sha256_hex
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.rows import episode_row
@@ -92,7 +92,7 @@ def same_rows(corpus: Corpus, target: Target, progress: Progress, n: int = 300) 
             for o, t, text, s, _ in corpus.rows(n)
         ]
         _reindex(bodies)
-        service.write_episodes(Caller("written", "bench", "admin"), bodies)
+        service.writes.write_episodes(Caller("written", "bench", "admin"), bodies)
         jobs = production.embedding_jobs(n, "9999-01-01T00:00:00.000000Z")
         production.save_embeddings([j.rowid for j in jobs], np.stack([v for _, v, _ in items]), corpus.model)
         differences = _differences(store.tenant("bulk"), production)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engramdb.contract.bounds import TEXT_CAPS
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.eval.datasets import Conversation, Session, Turn
 
 GRANULARITIES = ("turn", "pair", "session")

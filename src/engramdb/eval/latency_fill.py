@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from engramdb import clock
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import l2_normalize
 from engramdb.core.service import MemoryService
@@ -124,7 +124,7 @@ def write_corpus(state: BenchRun, service: MemoryService, tenant: str, n: int, l
 
 def _write(service: MemoryService, caller: Caller, bodies: list[dict[str, Any]]) -> int:
     writes = [EpisodeWrite.model_validate(body) for body in bodies]
-    responses = service.write_episodes(caller, writes)
+    responses = service.writes.write_episodes(caller, writes)
     return sum(1 for r in responses if r.created)
 
 

@@ -23,7 +23,7 @@ from engramdb.eval.latency_config import BenchRun, Progress
 from engramdb.eval.machine import load_average
 from engramdb.eval.synthetic_corpus import SCOPE, queries
 from engramdb.eval.timed_store import Clock, TimedEmbedder, TimedStore
-from engramdb.models.api import RecallRequest
+from engramdb.models.recall import RecallRequest
 
 WARM_UP = "warm-up: what did I plan in Lisbon with my sister?"
 Row = dict[str, float]
@@ -70,7 +70,7 @@ class _Asker:
         request = RecallRequest.model_validate({"query": query, "limit": self.limit, "scope": SCOPE})
         clocked: Row = {}
         with Clock(clocked, "service"):
-            response = self.service.recall(self.caller, request)
+            response = self.service.reads.recall(self.caller, request)
         timings = {**response.timings, **self.tenant.last, **self.embedder.last}
         timings["serverCpuMs"] = clocked["serviceCpuMs"] - self.embedder.last["embedWrappedCpuMs"]
         return timings, clocked["serviceMs"], len(response.memories)

@@ -20,8 +20,8 @@ from engramdb import clock
 from engramdb.config import RetrievalSettings
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder, FloatMatrix
+from engramdb.core.reads import TimeTravel, lifecycle_filter
 from engramdb.core.recall import recall
-from engramdb.core.service import TimeTravel, lifecycle_filter
 from engramdb.storage.port import CandidateFilter, TenantStore
 
 NO_FILTER = CandidateFilter(statuses=None)

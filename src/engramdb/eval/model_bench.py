@@ -327,7 +327,7 @@ def _alternate(http: httpx.Client, queries: list[str], pid: int, block: int = 10
 def _left(http: httpx.Client) -> int:
     """Jobs queued or running (the list holds 500 at most: the bench queues fewer at a time)."""
     return sum(
-        len(http.get("/v1/model-jobs", params={"state": state, "limit": 500}).json()["jobs"])
+        len(http.get("/v1/assist/jobs", params={"state": state, "limit": 500}).json()["jobs"])
         for state in ("queued", "running")
     )
 
@@ -350,7 +350,7 @@ def _embedded(http: httpx.Client) -> None:
 def _wait(http: httpx.Client, jobs: list[str], progress: Callable[[str], None]) -> list[dict[str, Any]]:
     deadline = time.monotonic() + max(600.0, 2.0 * len(jobs))  # a stuck queue ends the run, not the machine
     while True:
-        listed = http.get("/v1/model-jobs", params={"limit": 500}).json()["jobs"]
+        listed = http.get("/v1/assist/jobs", params={"limit": 500}).json()["jobs"]
         states = [j["state"] for j in listed if j["jobId"] in set(jobs)]
         if (len(states) == len(jobs) and all(s in ("done", "failed") for s in states)) or time.monotonic() > deadline:
             return [j for j in listed if j["jobId"] in set(jobs)]

@@ -121,20 +121,22 @@ def measure(
         projects = max(1, records // (TASKS_PER_PROJECT + 1))
         for first in range(0, projects, WRITE_BATCH):
             batch = [_project(i, rng) for i in range(first, min(projects, first + WRITE_BATCH))]
-            service.write_records(OPERATOR, _write(batch, _scope("load")))
+            service.record_writes.write_records(OPERATOR, _write(batch, _scope("load")))
         load_s = time.perf_counter() - started
         progress(f"  loaded {projects * (TASKS_PER_PROJECT + 1):,} records in {load_s:.1f} s")
         store.maintain()
         searches = [_search(rng) for _ in range(queries + 5)]
         for search in searches[:5]:  # warm-up
-            service.search_records(OPERATOR, search)
+            service.record_reads.search_records(OPERATOR, search)
         timings, counted, matched = [], [], []
         for search in searches[5:]:
             began = time.perf_counter()
-            service.search_records(OPERATOR, search)
+            service.record_reads.search_records(OPERATOR, search)
             timings.append((time.perf_counter() - began) * 1000)
             began = time.perf_counter()
-            matched.append(service.search_records(OPERATOR, search.model_copy(update={"count": True})).total or 0)
+            matched.append(
+                service.record_reads.search_records(OPERATOR, search.model_copy(update={"count": True})).total or 0
+            )
             counted.append((time.perf_counter() - began) * 1000)
         progress(
             f"  where p50 {_pct(timings, 50):.2f} ms, p99 {_pct(timings, 99):.2f} ms; "
@@ -169,10 +171,10 @@ def _import(service: MemoryService, count: int, rng: random.Random) -> dict[str,
     projects = [_project(i, rng) for i in range(max(1, count // (TASKS_PER_PROJECT + 1)))]
     body = _write(projects, _scope("import"))
     began = time.perf_counter()
-    first = service.write_records(OPERATOR, body)
+    first = service.record_writes.write_records(OPERATOR, body)
     first_s = time.perf_counter() - began
     began = time.perf_counter()
-    again = service.write_records(OPERATOR, body)
+    again = service.record_writes.write_records(OPERATOR, body)
     again_s = time.perf_counter() - began
     return {
         "records": first.created,

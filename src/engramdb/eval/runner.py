@@ -45,7 +45,8 @@ from engramdb.eval.machine import git_commit, machine_info
 from engramdb.eval.protocol import protocol
 from engramdb.eval.scoring import group_order, score, summarise
 from engramdb.eval.targets import InProcess, OverRest, OwnServer, Target
-from engramdb.models.api import MAX_LIMIT, RecallRequest
+from engramdb.models.base import MAX_LIMIT
+from engramdb.models.recall import RecallRequest
 
 log = logging.getLogger(__name__)
 

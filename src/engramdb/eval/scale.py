@@ -37,12 +37,14 @@ import numpy as np
 from engramdb import clock
 from engramdb.config import RetrievalSettings, Settings
 from engramdb.contract.canonical import hash_scope
-from engramdb.contract.events import EpisodeWrite, Scope
+from engramdb.contract.events import Scope
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import l2_normalize
+from engramdb.core.reads import TimeTravel, lifecycle_filter
 from engramdb.core.recall import recall
-from engramdb.core.service import MemoryService, TimeTravel, lifecycle_filter
+from engramdb.core.service import MemoryService
 from engramdb.eval.lifecycle_cost import PrecomputedEmbedder
 from engramdb.storage.port import CandidateFilter, Store, TenantStore
 from engramdb.storage.registry import open_store
@@ -227,7 +229,7 @@ def _load(
     batch = 2_000
     for start in range(0, total, batch):
         numbers = range(start, min(total, start + batch))
-        service.write_episodes(caller, [EpisodeWrite.model_validate(_body(n % scopes, n, rng)) for n in numbers])
+        service.writes.write_episodes(caller, [EpisodeWrite.model_validate(_body(n % scopes, n, rng)) for n in numbers])
         progress(f"  wrote {min(total, start + batch):,}/{total:,}")
     write_s = time.perf_counter() - started
     generator = np.random.default_rng(seed)

@@ -147,7 +147,7 @@ class ScriptedChat:
 
 
 def data_of(messages: list[dict[str, Any]]) -> Any:
-    """The JSON document a prompt's data message carries (core/llm/prompts.py's shape)."""
+    """The JSON document a prompt's data message carries (core/assist/llm/prompts.py's shape)."""
     text = str(messages[1]["content"])
     return json.loads(text.split("\n", 1)[1])
 

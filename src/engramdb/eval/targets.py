@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engramdb.config import RetrievalSettings, Settings
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import embed_batch
-from engramdb.models.api import RecallRequest, RecallResponse
+from engramdb.models.recall import RecallRequest, RecallResponse
 from engramdb.sdk.client import Client
 from engramdb.storage.registry import open_store
 
@@ -62,7 +62,7 @@ class InProcess:
 
     def write(self, bodies: Sequence[EpisodeWrite]) -> list[tuple[str, bool]]:
         service = next(iter(self.services.values()))
-        return [(r.id, r.created) for r in service.write_episodes(self.caller, list(bodies))]
+        return [(r.id, r.created) for r in service.writes.write_episodes(self.caller, list(bodies))]
 
     def settle(self) -> int:
         embedded = 0
@@ -71,10 +71,10 @@ class InProcess:
         return embedded
 
     def recall(self, arm: str, request: RecallRequest) -> RecallResponse:
-        return self.services[arm].recall(self.caller, request)
+        return self.services[arm].reads.recall(self.caller, request)
 
     def retrieval(self) -> dict[str, Any]:
-        return {arm: s.settings.retrieval.model_dump() for arm, s in self.services.items()}
+        return {arm: s.shared.settings.retrieval.model_dump() for arm, s in self.services.items()}
 
     def close(self) -> None:
         self.store.close()

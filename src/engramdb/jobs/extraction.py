@@ -42,7 +42,7 @@ def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Clai
             raise InternalError(f"taken {job.attempts - 1} times without finishing (did its worker stop?)")
         if queue.revoked(tenant, job):
             raise InternalError(f"the key that queued it ({job.actor_key_id}) was revoked")
-        work = service.work(claimed.caller, claimed.scope.wire(), job_id=job.job_id)
+        work = service.assist.work(claimed.caller, claimed.scope.wire(), job_id=job.job_id)
         work.pause = recall_first(service)
         result = pipeline.extract(work, turns_for(work, claimed.body))
     except EngramError as failure:
@@ -55,21 +55,21 @@ def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Clai
         if work is not None and not work.recorded:  # a finished run recorded its calls with its writes
             tx.record_calls(work.ledger())
         spent = (time.thread_time() - cpu) * 1000  # this thread's CPU: waiting for the model costs none
-        state = queue.finish(tx, job, result, error, service.settings.llm.job_backoff_seconds, cpu_ms=spent)
-    service.written.set()
+        state = queue.finish(tx, job, result, error, service.shared.settings.llm.job_backoff_seconds, cpu_ms=spent)
+    service.shared.written.set()
     log.debug("model job %s: %s in %.0f ms", job.job_id, state, (time.perf_counter() - started) * 1000)
     return state
 
 
 def recall_first(service: MemoryService) -> Callable[[], float]:
     """Between a queued job's steps: wait while the server answers recalls, up to llm.recallFirstMs."""
-    at_most = service.settings.llm.recall_first_ms / 1000
-    return lambda: service.foreground.wait_for_recalls(at_most)
+    at_most = service.shared.settings.llm.recall_first_ms / 1000
+    return lambda: service.shared.foreground.wait_for_recalls(at_most)
 
 
 def drain(service: MemoryService, tenant_name: str, lease_seconds: float = 300.0) -> int:
     """Run every due job of one tenant now, in this thread; return how many runs there were."""
-    tenant = service.store.tenant(tenant_name)
+    tenant = service.shared.store.tenant(tenant_name)
     runs = 0
     while (claimed := queue.claim(tenant, tenant_name, lease_seconds)) is not None:
         run_claimed(service, tenant, claimed)
@@ -100,7 +100,7 @@ class ExtractionWorker:
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
-        self._service.queued.set()
+        self._service.shared.queued.set()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -113,13 +113,13 @@ class ExtractionWorker:
                 log.exception("extraction pass failed")
                 busy = False
             if not busy:
-                self._service.queued.wait(self._poll)
-                self._service.queued.clear()
+                self._service.shared.queued.wait(self._poll)
+                self._service.shared.queued.clear()
 
     def _pass(self) -> bool:
-        lease = self._service.settings.llm.job_lease_seconds
-        for name in self._service.store.tenant_names():
-            tenant = self._service.store.tenant(name)
+        lease = self._service.shared.settings.llm.job_lease_seconds
+        for name in self._service.shared.store.tenant_names():
+            tenant = self._service.shared.store.tenant(name)
             claimed = queue.claim(tenant, name, lease)
             if claimed is not None:
                 run_claimed(self._service, tenant, claimed)
@@ -127,8 +127,8 @@ class ExtractionWorker:
                     try:
                         embed_drain(
                             tenant,
-                            self._service.embedder,
-                            self._service.settings.embed_batch_size,
+                            self._service.shared.embedder,
+                            self._service.shared.settings.embed_batch_size,
                             between=recall_first(self._service),
                         )
                     finally:
@@ -138,7 +138,7 @@ class ExtractionWorker:
 
 
 def worker_env(settings: Settings) -> dict[str, str]:
-    """The environment that gives ``engram models work`` the server's settings (store, embedder, model)."""
+    """The environment that gives ``engram assist work`` the server's settings (store, embedder, model)."""
     env = {
         **os.environ,
         "ENGRAM_HOME": str(settings.home),
@@ -158,7 +158,7 @@ def worker_env(settings: Settings) -> dict[str, str]:
 
 
 class WorkerProcess:
-    """``engram models work`` as a child of the server, started again if it ever stops."""
+    """``engram assist work`` as a child of the server, started again if it ever stops."""
 
     def __init__(self, settings: Settings) -> None:
         self._env = worker_env(settings)
@@ -185,7 +185,7 @@ class WorkerProcess:
         backoff = 1.0
         while not self._stop.is_set():
             started = time.monotonic()
-            self._proc = subprocess.Popen([sys.executable, "-m", "engramdb.cli", "models", "work"], env=self._env)
+            self._proc = subprocess.Popen([sys.executable, "-m", "engramdb.cli", "assist", "work"], env=self._env)
             code = self._proc.wait()
             if self._stop.is_set():
                 return

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from engramdb import clock
-from engramdb.core.sweep import sweep
-from engramdb.core.usage import UsageBuffer
+from engramdb.core.aging.sweep import sweep
+from engramdb.core.aging.usage import UsageBuffer
 from engramdb.models.aging import JobView
 from engramdb.storage.port import Store
 

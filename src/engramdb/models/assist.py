@@ -115,7 +115,7 @@ class ExtractResult(ResponseModel):
     usage: UsageView = Field(description="the model calls this took")
 
 
-class ModelJobView(ResponseModel):
+class AssistJobView(ResponseModel):
     """A queued extraction and its visible state."""
 
     job_id: str = Field(description="the job's id (the same request queued twice is one job)")
@@ -137,17 +137,17 @@ class ModelJobView(ResponseModel):
     cpu_ms: float | None = Field(None, description="CPU time its last try took in its worker (the model's time apart)")
 
 
-class ModelJobQuery(ScopeQuery):
+class AssistJobQuery(ScopeQuery):
     """Which jobs to list (agent and host keys see their scopes' jobs only)."""
 
     state: Literal["queued", "running", "done", "failed"] | None = Field(None, description="only jobs in this state")
     limit: int = Field(50, ge=1, le=500, description="at most this many jobs, newest first")
 
 
-class ModelJobList(ResponseModel):
+class AssistJobList(ResponseModel):
     """Queued and finished jobs, newest first."""
 
-    jobs: list[ModelJobView] = Field(description="the jobs, newest first")
+    jobs: list[AssistJobView] = Field(description="the jobs, newest first")
 
 
 class UsageQuery(QueryModel):
@@ -187,7 +187,7 @@ class CallView(ResponseModel):
     error: str | None = Field(None, description="what went wrong")
 
 
-class ModelUsage(ResponseModel):
+class AssistUsage(ResponseModel):
     """The tenant's model calls: totals per purpose, the latest calls, the queue."""
 
     configured: bool = Field(description="whether a chat model is configured on this server")

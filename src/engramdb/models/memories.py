@@ -61,7 +61,7 @@ class WriteResponse(ResponseModel):
     superseded_fact_ids: list[str] = Field(default_factory=list, description="facts this write retired")
     memory: MemoryView = Field(description="the memory as stored")
     extraction_job_id: str | None = Field(
-        None, description="the extraction job an episode written with extract=true queued (GET /v1/model-jobs/{id})"
+        None, description="the extraction job an episode written with extract=true queued (GET /v1/assist/jobs/{id})"
     )
 
 

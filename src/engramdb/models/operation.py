@@ -116,6 +116,7 @@ class Operation(Generic[Out]):
     body_arg: str = "body"  # the SDK's name for the body argument
     cli: Cli | None = None
     mcp: Mcp | None = None
+    former_paths: tuple[str, ...] = ()  # paths it answered at before a rename, kept for one release
 
     @property
     def public(self) -> bool:

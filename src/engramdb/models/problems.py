@@ -21,7 +21,7 @@ ProblemCode = Literal[
     "embedding_failed",
     "backend_unavailable",
     "internal",
-    # model-assisted memory (docs/models.md)
+    # model-assisted memory (docs/assist.md)
     "model_not_configured",
     "model_failed",
     "model_output_invalid",

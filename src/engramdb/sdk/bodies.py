@@ -35,3 +35,33 @@ def episode_body(
     if host.channel_id_hash is not None:
         body["channelIdHash"] = host.channel_id_hash
     return body
+
+
+def fact_body(
+    host: HostContext,
+    subject: str,
+    kind: str,
+    text: str,
+    *,
+    confidence: float,
+    source_event_id: str,
+    valid_from: str | None = None,
+    valid_until: str | None = None,
+    supersedes_fact_id: str | None = None,
+) -> dict[str, object]:
+    """The fact write for a statement the host makes (``trusted``: it comes through the host's own path)."""
+    body: dict[str, object] = {
+        "runtime": host.runtime,
+        "text": text,
+        "kind": kind,
+        "subjectKey": subject,
+        "confidence": confidence,
+        "active": True,
+        "validFrom": valid_from or clock.now_text(),
+        "sourceEventId": source_event_id,
+        "visibility": visibility(host),
+        "trustClass": "trusted",
+        "provenance": "engramdb-sdk:remember",
+    }
+    body.update({k: v for k, v in (("validUntil", valid_until), ("supersedesFactId", supersedes_fact_id)) if v})
+    return body

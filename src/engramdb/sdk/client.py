@@ -23,6 +23,7 @@ from engramdb.models.operation import Operation
 from engramdb.sdk.errors import error_from_transport
 from engramdb.sdk.methods import AsyncMethods, SyncMethods
 from engramdb.sdk.operations import Call, call_for
+from engramdb.sdk.renamed import RenamedMethods
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 10.0
@@ -45,7 +46,7 @@ def _timeout(seconds: float | None) -> float | httpx._client.UseClientDefault:
     return httpx.USE_CLIENT_DEFAULT if seconds is None else seconds
 
 
-class Client(SyncMethods):
+class Client(SyncMethods, RenamedMethods):
     """Blocking client. Thread-safe: one instance may serve many threads."""
 
     def __init__(
@@ -83,7 +84,7 @@ class Client(SyncMethods):
         self.close()
 
 
-class AsyncClient(AsyncMethods):
+class AsyncClient(AsyncMethods, RenamedMethods):
     """Asyncio client; the same methods as ``Client``, awaited."""
 
     def __init__(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from engramdb.contract.events import Scope
 from engramdb.contract.format import FormattableMemory, format_context
-from engramdb.models.api import RecalledMemory
+from engramdb.models.recall import RecalledMemory
 
 MIN_TIMEOUT, MAX_TIMEOUT, DEFAULT_TIMEOUT = 0.05, 30.0, 0.3
 MAX_LIMIT = 20

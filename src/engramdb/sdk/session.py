@@ -22,22 +22,19 @@ import sqlite3
 import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from engramdb import clock
 from engramdb.contract.bounds import QUERY_CAP
 from engramdb.contract.canonical import canonical_json, sha256_hex
-from engramdb.contract.events import EpisodeWrite, FactWrite, Scope
+from engramdb.contract.events import Scope
 from engramdb.contract.format import BLOCK_CAP
-from engramdb.errors import EngramError, InvalidInputError
-from engramdb.models.api import RecallRequest, RecallResponse
-from engramdb.models.operations import RECALL
+from engramdb.contract.writes import EpisodeWrite, FactWrite
+from engramdb.errors import InvalidInputError
 from engramdb.models.policy import DEFAULT_MULTI_VALUED
 from engramdb.sdk import operations as op
 from engramdb.sdk import start
-from engramdb.sdk.bodies import episode_body, visibility
+from engramdb.sdk.bodies import episode_body, fact_body
 from engramdb.sdk.capture import (
     FACT_CHARS,
     Refused,
@@ -49,13 +46,13 @@ from engramdb.sdk.capture import (
 )
 from engramdb.sdk.client import Client
 from engramdb.sdk.errors import OutboxFullError
+from engramdb.sdk.flight import Flight, answer, launch, recall_request
 from engramdb.sdk.host import HostContext, Verdict, judge
 from engramdb.sdk.outbox import Outbox, OutboxSettings, SessionState
 from engramdb.sdk.recall import (
     DEFAULT_TIMEOUT,
     MAX_LIMIT,
     CachedMemory,
-    RecallItem,
     RecallOutcome,
     RecentWrites,
     clamp_timeout,
@@ -65,15 +62,6 @@ from engramdb.sdk.recall import (
 
 log = logging.getLogger(__name__)
 Message = Mapping[str, object]
-
-
-@dataclass(frozen=True)
-class _Flight:
-    """A remote recall under way."""
-
-    session_id: str
-    query: str
-    future: Future[RecallResponse]
 
 
 class MemorySession(start.Startup):
@@ -137,7 +125,7 @@ class MemorySession(start.Startup):
             self.verdict: Verdict = judge(self.host, session_id)
             stored = self.outbox.store.session_state(session_id) if self.outbox else None
             self._state = stored or SessionState(session_id, 0)
-            self._prefetch: _Flight | None = None
+            self._prefetch: Flight | None = None
 
     @property
     def scope(self) -> Scope | None:
@@ -200,7 +188,7 @@ class MemorySession(start.Startup):
             flight, self._prefetch = self._prefetch, None
         if flight is None or (flight.session_id, flight.query) != (self.session_id, text):
             flight = self._launch(text)
-        remote, error = self._await(flight, started + self.recall_timeout)
+        remote, error = answer(flight, started + self.recall_timeout, self.recall_timeout, self.recall_limit)
         exclude = self.session_id if self.exclude_current_session else None
         cached = self._cache.search(text, scope, limit=self.recall_limit, exclude_session_id=exclude)
         items = merge(remote, cached, self.recall_limit)
@@ -211,31 +199,12 @@ class MemorySession(start.Startup):
         self.last_recall = outcome
         return outcome
 
-    def _launch(self, text: str) -> _Flight | None:
+    def _launch(self, text: str) -> Flight | None:
         if not text or self.verdict.scope is None or self._closed:
             return None
-        body: dict[str, object] = {"query": text, "scope": self.verdict.scope.wire(), "limit": self.recall_limit}
-        if self.exclude_current_session:
-            body["excludeSessionId"] = self.session_id
-        call = op.call_for(RECALL, op.inputs_for(RECALL, (), RecallRequest.model_validate(body), {}))
-        future = self._pool.submit(self.client.send, call, timeout=self.recall_timeout)
-        return _Flight(self.session_id, text, future)
-
-    def _await(self, flight: _Flight | None, deadline: float) -> tuple[list[RecallItem], str | None]:
-        if flight is None:
-            return [], "recall could not start"
-        try:
-            response = flight.future.result(timeout=max(0.0, deadline - time.monotonic()))
-        except TimeoutError:
-            flight.future.cancel()
-            return [], f"timeout: no answer within {self.recall_timeout * 1000:.0f} ms"
-        except EngramError as error:
-            if error.code == "timeout":  # the HTTP client's own timer fired first: the same event
-                return [], f"timeout: no answer within {self.recall_timeout * 1000:.0f} ms"
-            return [], f"{error.code}: {error.message}"
-        except ValueError as error:  # an answer that does not parse as a RecallResponse
-            return [], f"unreadable answer: {type(error).__name__}"
-        return [RecallItem.of(m) for m in response.memories[: self.recall_limit]], None
+        exclude = self.session_id if self.exclude_current_session else None
+        request = recall_request(text, self.verdict.scope, self.recall_limit, exclude)
+        return launch(self._pool, self.client, request, (self.session_id, text), self.recall_timeout)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -336,20 +305,17 @@ class MemorySession(start.Startup):
         if isinstance(cleaned, Refused):
             self._skip(f"fact text: {cleaned.reason}")
             return None
-        body: dict[str, object] = {
-            "runtime": self.host.runtime,
-            "text": cleaned[0],
-            "kind": kind,
-            "subjectKey": subject,
-            "confidence": confidence,
-            "active": True,
-            "validFrom": valid_from or clock.now_text(),
-            "sourceEventId": source_event_id or self._state.last_event_id or f"{self.session_id}:remember",
-            "visibility": visibility(self.host),
-            "trustClass": "trusted",
-            "provenance": "engramdb-sdk:remember",
-        }
-        body.update({k: v for k, v in (("validUntil", valid_until), ("supersedesFactId", supersedes_fact_id)) if v})
+        body = fact_body(
+            self.host,
+            subject,
+            kind,
+            cleaned[0],
+            confidence=confidence,
+            source_event_id=source_event_id or self._state.last_event_id or f"{self.session_id}:remember",
+            valid_from=valid_from,
+            valid_until=valid_until,
+            supersedes_fact_id=supersedes_fact_id,
+        )
         event = op.as_model(FactWrite, body).to_event(scope)
         assert self.outbox is not None  # _writable checked it
         try:

@@ -1,7 +1,7 @@
 """What memory that ages needs from storage, one implementation for both backends: the rows a
 sweep weighs, the rows retention ends, batched use counts, and a person's marks (pin, importance).
 
-The decisions themselves are core's (core/aging.py); this module only reads and writes.
+The decisions themselves are core's (core/aging/decay.py); this module only reads and writes.
 """
 
 from __future__ import annotations

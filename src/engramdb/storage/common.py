@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from engramdb.core.audit import GENESIS_HASH, chain_hash, reason_digest
+from engramdb.audit_chain import GENESIS_HASH, chain_hash, reason_digest
 from engramdb.storage.port import AuditDraft, AuditEntry, MemoryRecord, ScopeColumns, ScopeStats, Transaction
 
 

@@ -21,7 +21,7 @@ from typing import Protocol
 from engramdb.storage.knowledge.rows import Run, chunks
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.knowledge.writes import GraphWrites
-from engramdb.storage.records import Erasure
+from engramdb.storage.rows import Erasure
 
 
 class MemoryKey(Protocol):

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from engramdb.storage.records import AuditDraft
+    from engramdb.storage.rows import AuditDraft
 
 SALT_KEY = "participant_salt"
 

@@ -17,14 +17,14 @@ from typing import Any, Protocol
 import numpy as np
 
 # Audit hashing lives in core (pure); re-exported for callers that still import it from here.
-from engramdb.core.audit import GENESIS_HASH, chain_hash
+from engramdb.audit_chain import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
 from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
 from engramdb.storage.erasure import MemoryKey
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.participants import ParticipantSalts
-from engramdb.storage.records import (
+from engramdb.storage.rows import (
     BELIEVED_STATUSES,
     AuditDraft,
     AuditEntry,

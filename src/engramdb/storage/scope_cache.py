@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from engramdb.core.lexical import Vocabulary
+from engramdb.lexical.index import Vocabulary
 from engramdb.storage.scope_copy import CopyRow, ScopeCopy
 from engramdb.storage.vector_index import AnnSettings
 

@@ -3,7 +3,7 @@
 Reading every blob of a large scope from SQLite on each query would dominate recall latency,
 so each scope's ready vectors live in memory as int8 codes (storage/vector_index.py: exact by
 re-ranking a short list at full precision, read back from the database; lists above a size),
-and its texts in an inverted index (core/lexical.py), beside the columns the filters read. The
+and its texts in an inverted index (lexical/index.py), beside the columns the filters read. The
 copy is refreshed incrementally: every write stamps its rows with the tenant's ``change_seq``,
 and a query first pulls the rows of its scope stamped after the copy's own sequence (another
 process may have written them), so a memory is found lexically the moment its write returns.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engramdb import clock
-from engramdb.core.lexical import LexicalIndex, Vocabulary
+from engramdb.lexical.index import LexicalIndex, Vocabulary
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 from engramdb.storage.vector_index import AnnSettings, ExactVectors, VectorIndex
 

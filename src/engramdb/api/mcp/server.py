@@ -95,7 +95,7 @@ def build_server(service: MemoryService, caller_of: CallerOf, *, transport: str)
 
     def facts_resource(subject: str, ctx: Context) -> str:
         try:
-            listing = service.list_facts(caller_of(ctx), FactQuery(subject_key=subject, limit=200))
+            listing = service.reads.list_facts(caller_of(ctx), FactQuery(subject_key=subject, limit=200))
         except NotFoundError as error:
             raise ResourceNotFoundError(f"{error.code}: {error.message}") from error
         except EngramError as error:

@@ -91,7 +91,7 @@ class _BearerGate:
             caller = (
                 known
                 if isinstance(known, Caller)
-                else await anyio.to_thread.run_sync(auth.authenticate, self.service.store, token)
+                else await anyio.to_thread.run_sync(auth.authenticate, self.service.shared.store, token)
             )
         except EngramError as error:
             headers = {"WWW-Authenticate": 'Bearer realm="engramdb"'} if error.http_status == 401 else None

@@ -20,9 +20,9 @@ from engramdb.contract.canonical import sha256_hex
 from engramdb.core import facts as lifecycle
 from engramdb.core.assist import links, writing
 from engramdb.core.assist.extraction import Candidate, Turn
+from engramdb.core.assist.llm import answers, prompts
 from engramdb.core.assist.work import Work
 from engramdb.core.auth import Caller
-from engramdb.core.llm import answers, prompts
 from engramdb.core.policy import TenantPolicy
 from engramdb.errors import ConflictError, NotFoundError
 from engramdb.models.assist import DerivedItem

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from engramdb import clock
 from engramdb.contract.canonical import sha256_hex
+from engramdb.core.assist.llm import answers, prompts
 from engramdb.core.assist.work import Work
-from engramdb.core.llm import answers, prompts
 from engramdb.core.tombstones import value_hash
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.assist import DerivedItem, ExtractRequest, VerdictView

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from engramdb import clock
 from engramdb.core.assist.extraction import Candidate, Judged, value_of
+from engramdb.core.assist.llm import answers, prompts
 from engramdb.core.assist.work import Work
-from engramdb.core.llm import answers, prompts
 from engramdb.core.recall import recall
 from engramdb.storage.port import CandidateFilter, MemoryRecord
 

@@ -18,7 +18,7 @@ from engramdb.contract.events import Scope
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.errors import EngramError, ModelFailedError
-from engramdb.models.assist import ExtractRequest, ExtractResult, ModelJobView
+from engramdb.models.assist import AssistJobView, ExtractRequest, ExtractResult
 from engramdb.storage.assist.port import JobRecord
 from engramdb.storage.port import TenantStore, Transaction
 
@@ -144,13 +144,13 @@ def finish(
     return state
 
 
-def job_view(job: JobRecord) -> ModelJobView:
+def job_view(job: JobRecord) -> AssistJobView:
     scope = json.loads(job.scope_json)
-    return ModelJobView(
+    return AssistJobView(
         job_id=job.job_id,
         kind=job.kind,
-        state=job.state,
-        attempts=job.attempts,  # type: ignore[arg-type]
+        state=job.state,  # type: ignore[arg-type]  # the column holds only the Literal's values
+        attempts=job.attempts,
         max_attempts=job.max_attempts,
         next_attempt_at=job.next_at if job.state == "queued" else None,
         error=job.error,

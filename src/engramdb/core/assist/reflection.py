@@ -14,8 +14,8 @@ from engramdb import clock
 from engramdb.contract.canonical import sha256_hex
 from engramdb.core.assist import links, writing
 from engramdb.core.assist.extraction import Candidate, Turn, screen
+from engramdb.core.assist.llm import answers, prompts
 from engramdb.core.assist.work import Work
-from engramdb.core.llm import answers, prompts
 from engramdb.errors import ConflictError, NotFoundError
 from engramdb.models.assist import DerivedItem
 from engramdb.models.derive import ReflectRequest

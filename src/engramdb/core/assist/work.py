@@ -10,10 +10,10 @@ from typing import Any
 
 from engramdb.config import RetrievalSettings
 from engramdb.contract.events import Scope
+from engramdb.core.assist.llm.client import CallRecord, ChatModel
+from engramdb.core.assist.llm.prompts import Prompt
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
-from engramdb.core.llm.client import CallRecord, ChatModel
-from engramdb.core.llm.prompts import Prompt
 from engramdb.core.policy import TenantPolicy
 from engramdb.errors import EngramError
 from engramdb.models.assist import UsageView

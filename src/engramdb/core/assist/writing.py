@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engramdb import clock
-from engramdb.contract.events import FactWrite
+from engramdb.contract.writes import FactWrite
 from engramdb.core import facts
 from engramdb.core.assist import links
 from engramdb.core.assist.extraction import Candidate, Judged, value_of

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from engramdb.contract.canonical import sha256_hex
 from engramdb.core import auth
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
 from engramdb.core.knowledge.reading import search_query
 from engramdb.core.knowledge.writing import _named
+from engramdb.core.shared import Area
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.knowledge import Deleted, DeleteQuery, DeleteRequest
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
@@ -22,12 +22,12 @@ from engramdb.storage.port import TenantStore
 MAX_DELETED = 10_000  # records one delete may take (a larger one is refused, not cut short)
 
 
-class KnowledgeDeleting(ServiceBase):
+class KnowledgeDeleting(Area):
     """Deleting records, previewed first if the caller wants."""
 
     def delete_record(self, caller: Caller, record_id: str, query: DeleteQuery) -> Deleted:
         auth.require(caller, "memory.write")
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         scope_key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
         row = tenant.get_record(scope_key, record_id)
         if row is None:
@@ -37,7 +37,7 @@ class KnowledgeDeleting(ServiceBase):
 
     def delete_records(self, caller: Caller, body: DeleteRequest) -> Deleted:
         auth.require(caller, "memory.write")
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         scope_key = auth.scope_key(auth.resolve_scope(caller, _named(body.scope)))
         query = search_query(body.labels, body.where, {}, MAX_DELETED + 1, 0)
         rows = tenant.search_records(scope_key, query)

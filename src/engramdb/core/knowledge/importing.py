@@ -20,7 +20,7 @@ from engramdb.core.knowledge.views import child_key, merge_key, new_record
 from engramdb.errors import InternalError
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
 from engramdb.storage.port import AuditDraft, Transaction
-from engramdb.storage.records import ScopeColumns
+from engramdb.storage.rows import ScopeColumns
 
 
 @dataclass

@@ -9,10 +9,10 @@ from typing import Any
 from engramdb.core import auth
 from engramdb.core.assist.links import as_relationships
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
 from engramdb.core.knowledge.properties import check_label, check_property
 from engramdb.core.knowledge.views import NOUNS, record_view, relationship_view
 from engramdb.core.knowledge.where import PSEUDO, parse
+from engramdb.core.shared import Area
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.knowledge import (
     AggregateRow,
@@ -36,7 +36,7 @@ from engramdb.storage.knowledge.port import Aggregate, Edge, NodeRef, Order, Que
 from engramdb.storage.port import TenantStore
 
 
-class KnowledgeReading(ServiceBase):
+class KnowledgeReading(Area):
     """Records and relationships: read, search, summarise, export."""
 
     def get_record(self, caller: Caller, record_id: str, query: RecordQuery) -> RecordView:
@@ -110,7 +110,7 @@ class KnowledgeReading(ServiceBase):
             return RecordSearchResult(records=[record_view(r) for r in page], total=_total(total, len(page), body))
         if body.property is not None:
             check_property(body.property, "property")
-        vector = self.embedder.embed([body.query])[0]
+        vector = self.shared.embedder.embed([body.query])[0]
         ranked = tenant.record_vector_candidates(scope_key, vector, query, body.property, body.limit + body.skip)
         ranked = ranked[body.skip :]
         rows = tenant.record_rows(scope_key, [rowid for rowid, _ in ranked])
@@ -156,7 +156,7 @@ class KnowledgeReading(ServiceBase):
 
     def _scoped(self, caller: Caller, named: dict[str, Any]) -> tuple[TenantStore, str]:
         auth.require(caller, "memory.read")
-        return self._tenant(caller), auth.scope_key(auth.resolve_scope(caller, named))
+        return self.shared.tenant(caller), auth.scope_key(auth.resolve_scope(caller, named))
 
 
 def search_query(

@@ -12,7 +12,7 @@ from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.core.knowledge.properties import Draft, values
 from engramdb.models.knowledge import NodeView, RecordView, RelationshipView
 from engramdb.storage.knowledge.port import Edge, NewRecord, NodeRef, RecordRow
-from engramdb.storage.records import ScopeColumns
+from engramdb.storage.rows import ScopeColumns
 
 NOUNS = {"RECORD": "record", "EPISODE": "episode", "MEMORY_FACT": "fact"}
 MIN_EMBEDDED = 8  # shorter strings (a status, a name) are matched by the where, not by meaning

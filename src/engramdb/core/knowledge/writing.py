@@ -15,7 +15,6 @@ from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.contract.events import ScopeFields
 from engramdb.core import auth
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
 from engramdb.core.knowledge.importing import write_forest
 from engramdb.core.knowledge.properties import (
     MAX_RECORDS,
@@ -27,6 +26,7 @@ from engramdb.core.knowledge.properties import (
     values,
 )
 from engramdb.core.knowledge.views import NOUNS, new_record, record_view, relationship_view
+from engramdb.core.shared import Area
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.knowledge import (
     LinkRequest,
@@ -43,7 +43,7 @@ from engramdb.storage.knowledge.port import NodeRef, RecordRow
 from engramdb.storage.port import Transaction
 
 
-class KnowledgeWriting(ServiceBase):
+class KnowledgeWriting(Area):
     """Records and relationships: write, change, link, unlink."""
 
     def write_records(self, caller: Caller, body: Any, query: RecordOptions | None = None) -> RecordsWritten:
@@ -59,9 +59,9 @@ class KnowledgeWriting(ServiceBase):
                     f"mergeBy names {missing[0]!r}, which {root.path} does not have", field="mergeBy"
                 )
         origin = (query.origin if query else None) or "stated"
-        with self._tenant(caller).transaction() as tx:
+        with self.shared.tenant(caller).transaction() as tx:
             rows, tally = write_forest(tx, caller, scope, roots, merge_by, origin, clock.now_text())
-        self.written.set()
+        self.shared.written.set()
         return RecordsWritten(
             records=[record_view(row) for row in rows],
             created=tally.created,
@@ -74,7 +74,7 @@ class KnowledgeWriting(ServiceBase):
         """Set (or, with null, remove) properties of a record; the old ones go to its history."""
         auth.require(caller, "memory.write")
         scope = auth.scope_columns(auth.resolve_scope(caller, _named(body.scope)))
-        with self._tenant(caller).transaction() as tx:
+        with self.shared.tenant(caller).transaction() as tx:
             row = tx.locked_record(scope.scope_key, record_id)
             if row is None:
                 raise NotFoundError(f"no record {record_id} in this scope", id=record_id)
@@ -90,7 +90,7 @@ class KnowledgeWriting(ServiceBase):
                 row, new_record(scope, node, node.properties, merge_key=None, origin=row.origin, at=clock.now_text())
             )
             _audit_record(tx, caller, "record.update", updated, before=row)
-        self.written.set()
+        self.shared.written.set()
         return record_view(updated)
 
     def link_records(self, caller: Caller, body: LinkRequest) -> RelationshipView:
@@ -105,7 +105,7 @@ class KnowledgeWriting(ServiceBase):
             if value is not None:
                 properties[name] = storable(value, where)
                 values(name, properties[name], where)
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         source, target = (
             _node(tenant, scope_key, spec, side) for spec, side in ((body.source, "source"), (body.target, "target"))
         )
@@ -130,7 +130,7 @@ class KnowledgeWriting(ServiceBase):
     def unlink_records(self, caller: Caller, body: UnlinkRequest) -> Unlinked:
         auth.require(caller, "memory.write")
         scope_key = auth.scope_key(auth.resolve_scope(caller, _named(body.scope)))
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         source = _node(tenant, scope_key, body.source, "source")
         target = _node(tenant, scope_key, body.target, "target")
         with tenant.transaction() as tx:

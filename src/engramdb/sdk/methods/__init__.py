@@ -6,11 +6,11 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from engramdb.sdk.methods.aging import AsyncAgingMethods, SyncAgingMethods
+from engramdb.sdk.methods.assist import AsyncAssistMethods, SyncAssistMethods
 from engramdb.sdk.methods.governance import AsyncGovernanceMethods, SyncGovernanceMethods
 from engramdb.sdk.methods.integrations import AsyncIntegrationsMethods, SyncIntegrationsMethods
 from engramdb.sdk.methods.knowledge import AsyncKnowledgeMethods, SyncKnowledgeMethods
 from engramdb.sdk.methods.memory import AsyncMemoryMethods, SyncMemoryMethods
-from engramdb.sdk.methods.models import AsyncModelsMethods, SyncModelsMethods
 
 __all__ = ["AsyncMethods", "SyncMethods"]
 
@@ -20,7 +20,7 @@ class SyncMethods(
     SyncGovernanceMethods,
     SyncKnowledgeMethods,
     SyncAgingMethods,
-    SyncModelsMethods,
+    SyncAssistMethods,
     SyncIntegrationsMethods,
 ):
     """Every operation as a blocking method (``Client``)."""
@@ -31,7 +31,7 @@ class AsyncMethods(
     AsyncGovernanceMethods,
     AsyncKnowledgeMethods,
     AsyncAgingMethods,
-    AsyncModelsMethods,
+    AsyncAssistMethods,
     AsyncIntegrationsMethods,
 ):
     """Every operation as a coroutine method (``AsyncClient``)."""

@@ -10,21 +10,12 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from engramdb.contract.events import ScopeFields
-from engramdb.models import operations_aging as aging_ops
-from engramdb.models.api import (
-    AgingRun,
-    ForgetRequest,
-    Forgotten,
-    JobList,
-    MarkRequest,
-    MemoryDeleted,
-    MemoryMarks,
-    MemoryView,
-    ParticipantExport,
-    RestoreRequest,
-)
+from engramdb.models.aging import AgingRun, JobList, MarkRequest, MemoryMarks, RestoreRequest
+from engramdb.models.erasure import ForgetRequest, Forgotten, MemoryDeleted, ParticipantExport
 from engramdb.models.inputs import Inputs
+from engramdb.models.memories import MemoryView
 from engramdb.models.operation import Operation
+from engramdb.models.operations import aging as aging_ops
 from engramdb.sdk.operations import inputs_for
 
 __all__ = ["AsyncAgingMethods", "Literal", "SyncAgingMethods"]

@@ -8,23 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from engramdb.models import operations as ops
-from engramdb.models.api import (
-    AuditPage,
-    AuditVerdict,
-    EditAndApprove,
-    KeyCreated,
-    KeyCreateRequest,
-    KeyList,
-    MemoryView,
-    RejectDecision,
-    ReviewDecision,
-    ReviewQueue,
-    TenantPolicy,
-    WriteResponse,
-)
+from engramdb.models.admin import AuditPage, AuditVerdict, KeyCreated, KeyCreateRequest, KeyList
 from engramdb.models.inputs import Inputs
+from engramdb.models.lifecycle import EditAndApprove, RejectDecision, ReviewDecision, ReviewQueue
+from engramdb.models.memories import MemoryView, WriteResponse
 from engramdb.models.operation import Operation
+from engramdb.models.operations import governance as governance_ops
+from engramdb.models.operations import review as review_ops
+from engramdb.models.policy import TenantPolicy
 from engramdb.sdk.operations import inputs_for
 
 __all__ = ["AsyncGovernanceMethods", "Literal", "SyncGovernanceMethods"]
@@ -48,9 +39,9 @@ class SyncGovernanceMethods:
     ) -> ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
         return self.call(
-            ops.REVIEW_QUEUE,
+            review_ops.REVIEW_QUEUE,
             inputs_for(
-                ops.REVIEW_QUEUE,
+                review_ops.REVIEW_QUEUE,
                 (),
                 None,
                 {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit},
@@ -59,15 +50,15 @@ class SyncGovernanceMethods:
 
     def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
         """Make a pending fact current (tombstones and the age guard apply)."""
-        return self.call(ops.APPROVE, inputs_for(ops.APPROVE, (fact_id,), body, {}))
+        return self.call(review_ops.APPROVE, inputs_for(review_ops.APPROVE, (fact_id,), body, {}))
 
     def reject(self, fact_id: str, body: RejectDecision | Mapping[str, Any]) -> MemoryView:
         """Reject a pending fact, saying why; its value is tombstoned with the reason."""
-        return self.call(ops.REJECT, inputs_for(ops.REJECT, (fact_id,), body, {}))
+        return self.call(review_ops.REJECT, inputs_for(review_ops.REJECT, (fact_id,), body, {}))
 
     def edit_and_approve(self, fact_id: str, body: EditAndApprove | Mapping[str, Any]) -> WriteResponse:
         """Replace a pending fact's text with the reviewer's, and approve it."""
-        return self.call(ops.EDIT_AND_APPROVE, inputs_for(ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
+        return self.call(review_ops.EDIT_AND_APPROVE, inputs_for(review_ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
 
     def audit(
         self,
@@ -80,9 +71,9 @@ class SyncGovernanceMethods:
     ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
         return self.call(
-            ops.AUDIT,
+            governance_ops.AUDIT,
             inputs_for(
-                ops.AUDIT,
+                governance_ops.AUDIT,
                 (),
                 None,
                 {
@@ -97,27 +88,27 @@ class SyncGovernanceMethods:
 
     def verify_audit(self) -> AuditVerdict:
         """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
-        return self.call(ops.VERIFY_AUDIT, inputs_for(ops.VERIFY_AUDIT, (), None, {}))
+        return self.call(governance_ops.VERIFY_AUDIT, inputs_for(governance_ops.VERIFY_AUDIT, (), None, {}))
 
     def get_policy(self) -> TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
-        return self.call(ops.GET_POLICY, inputs_for(ops.GET_POLICY, (), None, {}))
+        return self.call(governance_ops.GET_POLICY, inputs_for(governance_ops.GET_POLICY, (), None, {}))
 
     def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
-        return self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), policy, {}))
+        return self.call(governance_ops.PUT_POLICY, inputs_for(governance_ops.PUT_POLICY, (), policy, {}))
 
     def create_key(self, body: KeyCreateRequest | Mapping[str, Any]) -> KeyCreated:
         """Create a key in the caller's tenant (admin keys only); the token is shown once."""
-        return self.call(ops.CREATE_KEY, inputs_for(ops.CREATE_KEY, (), body, {}))
+        return self.call(governance_ops.CREATE_KEY, inputs_for(governance_ops.CREATE_KEY, (), body, {}))
 
     def list_keys(self) -> KeyList:
         """Every key of the caller's tenant (admin keys only); secrets are never returned."""
-        return self.call(ops.LIST_KEYS, inputs_for(ops.LIST_KEYS, (), None, {}))
+        return self.call(governance_ops.LIST_KEYS, inputs_for(governance_ops.LIST_KEYS, (), None, {}))
 
     def revoke_key(self, key_id: str) -> None:
         """Revoke a key of the caller's tenant (admin keys only; not the tenant's last admin key)."""
-        self.call(ops.REVOKE_KEY, inputs_for(ops.REVOKE_KEY, (key_id,), None, {}))
+        self.call(governance_ops.REVOKE_KEY, inputs_for(governance_ops.REVOKE_KEY, (key_id,), None, {}))
         return None
 
 
@@ -137,9 +128,9 @@ class AsyncGovernanceMethods:
     ) -> ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
         return await self.call(
-            ops.REVIEW_QUEUE,
+            review_ops.REVIEW_QUEUE,
             inputs_for(
-                ops.REVIEW_QUEUE,
+                review_ops.REVIEW_QUEUE,
                 (),
                 None,
                 {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit},
@@ -148,15 +139,17 @@ class AsyncGovernanceMethods:
 
     async def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
         """Make a pending fact current (tombstones and the age guard apply)."""
-        return await self.call(ops.APPROVE, inputs_for(ops.APPROVE, (fact_id,), body, {}))
+        return await self.call(review_ops.APPROVE, inputs_for(review_ops.APPROVE, (fact_id,), body, {}))
 
     async def reject(self, fact_id: str, body: RejectDecision | Mapping[str, Any]) -> MemoryView:
         """Reject a pending fact, saying why; its value is tombstoned with the reason."""
-        return await self.call(ops.REJECT, inputs_for(ops.REJECT, (fact_id,), body, {}))
+        return await self.call(review_ops.REJECT, inputs_for(review_ops.REJECT, (fact_id,), body, {}))
 
     async def edit_and_approve(self, fact_id: str, body: EditAndApprove | Mapping[str, Any]) -> WriteResponse:
         """Replace a pending fact's text with the reviewer's, and approve it."""
-        return await self.call(ops.EDIT_AND_APPROVE, inputs_for(ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
+        return await self.call(
+            review_ops.EDIT_AND_APPROVE, inputs_for(review_ops.EDIT_AND_APPROVE, (fact_id,), body, {})
+        )
 
     async def audit(
         self,
@@ -169,9 +162,9 @@ class AsyncGovernanceMethods:
     ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
         return await self.call(
-            ops.AUDIT,
+            governance_ops.AUDIT,
             inputs_for(
-                ops.AUDIT,
+                governance_ops.AUDIT,
                 (),
                 None,
                 {
@@ -186,25 +179,25 @@ class AsyncGovernanceMethods:
 
     async def verify_audit(self) -> AuditVerdict:
         """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
-        return await self.call(ops.VERIFY_AUDIT, inputs_for(ops.VERIFY_AUDIT, (), None, {}))
+        return await self.call(governance_ops.VERIFY_AUDIT, inputs_for(governance_ops.VERIFY_AUDIT, (), None, {}))
 
     async def get_policy(self) -> TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
-        return await self.call(ops.GET_POLICY, inputs_for(ops.GET_POLICY, (), None, {}))
+        return await self.call(governance_ops.GET_POLICY, inputs_for(governance_ops.GET_POLICY, (), None, {}))
 
     async def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
-        return await self.call(ops.PUT_POLICY, inputs_for(ops.PUT_POLICY, (), policy, {}))
+        return await self.call(governance_ops.PUT_POLICY, inputs_for(governance_ops.PUT_POLICY, (), policy, {}))
 
     async def create_key(self, body: KeyCreateRequest | Mapping[str, Any]) -> KeyCreated:
         """Create a key in the caller's tenant (admin keys only); the token is shown once."""
-        return await self.call(ops.CREATE_KEY, inputs_for(ops.CREATE_KEY, (), body, {}))
+        return await self.call(governance_ops.CREATE_KEY, inputs_for(governance_ops.CREATE_KEY, (), body, {}))
 
     async def list_keys(self) -> KeyList:
         """Every key of the caller's tenant (admin keys only); secrets are never returned."""
-        return await self.call(ops.LIST_KEYS, inputs_for(ops.LIST_KEYS, (), None, {}))
+        return await self.call(governance_ops.LIST_KEYS, inputs_for(governance_ops.LIST_KEYS, (), None, {}))
 
     async def revoke_key(self, key_id: str) -> None:
         """Revoke a key of the caller's tenant (admin keys only; not the tenant's last admin key)."""
-        await self.call(ops.REVOKE_KEY, inputs_for(ops.REVOKE_KEY, (key_id,), None, {}))
+        await self.call(governance_ops.REVOKE_KEY, inputs_for(governance_ops.REVOKE_KEY, (key_id,), None, {}))
         return None

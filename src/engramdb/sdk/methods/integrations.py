@@ -9,12 +9,10 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from engramdb.contract.events import ScopeFields
-from engramdb.models import operations_integrations as integration_ops
-from engramdb.models.api import (
-    ScopeResolution,
-)
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
+from engramdb.models.operations import integrations as integrations_ops
+from engramdb.models.scopes import ScopeResolution
 from engramdb.sdk.operations import inputs_for
 
 __all__ = ["AsyncIntegrationsMethods", "Literal", "SyncIntegrationsMethods"]
@@ -30,7 +28,7 @@ class SyncIntegrationsMethods:
 
     def resolve_scope(self, scope: ScopeFields | Mapping[str, Any] | None = None) -> ScopeResolution:
         """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
-        return self.call(integration_ops.RESOLVE_SCOPE, inputs_for(integration_ops.RESOLVE_SCOPE, (), scope, {}))
+        return self.call(integrations_ops.RESOLVE_SCOPE, inputs_for(integrations_ops.RESOLVE_SCOPE, (), scope, {}))
 
 
 class AsyncIntegrationsMethods:
@@ -41,4 +39,6 @@ class AsyncIntegrationsMethods:
 
     async def resolve_scope(self, scope: ScopeFields | Mapping[str, Any] | None = None) -> ScopeResolution:
         """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
-        return await self.call(integration_ops.RESOLVE_SCOPE, inputs_for(integration_ops.RESOLVE_SCOPE, (), scope, {}))
+        return await self.call(
+            integrations_ops.RESOLVE_SCOPE, inputs_for(integrations_ops.RESOLVE_SCOPE, (), scope, {})
+        )

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from engramdb.contract.events import ScopeFields
-from engramdb.models import operations_knowledge as knowledge_ops
-from engramdb.models.api import (
+from engramdb.models.inputs import Inputs
+from engramdb.models.knowledge import (
     Deleted,
     DeleteRequest,
     ExportRequest,
@@ -29,8 +29,8 @@ from engramdb.models.api import (
     Unlinked,
     UnlinkRequest,
 )
-from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
+from engramdb.models.operations import knowledge as knowledge_ops
 from engramdb.sdk.operations import inputs_for
 
 __all__ = ["AsyncKnowledgeMethods", "Literal", "SyncKnowledgeMethods"]

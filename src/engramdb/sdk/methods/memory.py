@@ -8,28 +8,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from engramdb.contract.events import EpisodeWrite, FactWrite, ScopeFields
-from engramdb.models import operations as ops
-from engramdb.models.api import (
+from engramdb.contract.events import ScopeFields
+from engramdb.contract.writes import EpisodeWrite, FactWrite
+from engramdb.models.admin import Health
+from engramdb.models.inputs import Inputs
+from engramdb.models.lifecycle import (
     CorrectRequest,
-    EpisodeBatch,
-    EpisodeBatchResult,
-    EpisodeList,
     FactHistory,
-    FactList,
-    Health,
     LiftRequest,
-    MemoryView,
-    RecallRequest,
-    RecallResponse,
     RetractRequest,
-    ScopeList,
     TombstoneList,
     TombstoneView,
-    WriteResponse,
 )
-from engramdb.models.inputs import Inputs
+from engramdb.models.memories import EpisodeBatch, EpisodeBatchResult, EpisodeList, FactList, MemoryView, WriteResponse
 from engramdb.models.operation import Operation
+from engramdb.models.operations import governance as governance_ops
+from engramdb.models.operations import lifecycle as lifecycle_ops
+from engramdb.models.operations import memories as memories_ops
+from engramdb.models.operations import recall as recall_ops
+from engramdb.models.recall import RecallRequest, RecallResponse
+from engramdb.models.scopes import ScopeList
 from engramdb.sdk.operations import inputs_for
 
 __all__ = ["AsyncMemoryMethods", "Literal", "SyncMemoryMethods"]
@@ -45,18 +43,20 @@ class SyncMemoryMethods:
 
     def health(self) -> Health:
         """Liveness, version, embedder and storage of the server."""
-        return self.call(ops.HEALTH, inputs_for(ops.HEALTH, (), None, {}))
+        return self.call(memories_ops.HEALTH, inputs_for(memories_ops.HEALTH, (), None, {}))
 
     def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
         """Store an episode (201), or return the one already stored with this id (200)."""
-        return self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {"extract": extract}))
+        return self.call(
+            memories_ops.WRITE_EPISODE, inputs_for(memories_ops.WRITE_EPISODE, (), body, {"extract": extract})
+        )
 
     def write_episode_batch(
         self,
         bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
     ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
-        return self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), bodies, {}))
+        return self.call(memories_ops.WRITE_EPISODE_BATCH, inputs_for(memories_ops.WRITE_EPISODE_BATCH, (), bodies, {}))
 
     def write_fact(
         self,
@@ -65,15 +65,17 @@ class SyncMemoryMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> WriteResponse:
         """Store a fact (201), or return the one already stored with this id (200)."""
-        return self.call(ops.WRITE_FACT, inputs_for(ops.WRITE_FACT, (), body, {"origin": origin}))
+        return self.call(memories_ops.WRITE_FACT, inputs_for(memories_ops.WRITE_FACT, (), body, {"origin": origin}))
 
     def get_episode(self, event_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One episode of the caller's scope, with its embedding state."""
-        return self.call(ops.GET_EPISODE, inputs_for(ops.GET_EPISODE, (event_id,), None, {"scope": scope}))
+        return self.call(
+            memories_ops.GET_EPISODE, inputs_for(memories_ops.GET_EPISODE, (event_id,), None, {"scope": scope})
+        )
 
     def get_fact(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One fact of the caller's scope, with its lifecycle and embedding state."""
-        return self.call(ops.GET_FACT, inputs_for(ops.GET_FACT, (fact_id,), None, {"scope": scope}))
+        return self.call(memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope}))
 
     def list_episodes(
         self,
@@ -87,9 +89,9 @@ class SyncMemoryMethods:
     ) -> EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
         return self.call(
-            ops.LIST_EPISODES,
+            memories_ops.LIST_EPISODES,
             inputs_for(
-                ops.LIST_EPISODES,
+                memories_ops.LIST_EPISODES,
                 (),
                 None,
                 {
@@ -116,9 +118,9 @@ class SyncMemoryMethods:
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return self.call(
-            ops.LIST_FACTS,
+            memories_ops.LIST_FACTS,
             inputs_for(
-                ops.LIST_FACTS,
+                memories_ops.LIST_FACTS,
                 (),
                 None,
                 {
@@ -136,7 +138,8 @@ class SyncMemoryMethods:
     def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
         return self.call(
-            ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit})
+            governance_ops.LIST_SCOPES,
+            inputs_for(governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}),
         )
 
     def correct_fact(
@@ -147,15 +150,19 @@ class SyncMemoryMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> WriteResponse:
         """Replace a current fact with a corrected one; the old value is tombstoned."""
-        return self.call(ops.CORRECT_FACT, inputs_for(ops.CORRECT_FACT, (fact_id,), body, {"origin": origin}))
+        return self.call(
+            lifecycle_ops.CORRECT_FACT, inputs_for(lifecycle_ops.CORRECT_FACT, (fact_id,), body, {"origin": origin})
+        )
 
     def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
         """Retract a current fact that has no replacement; its value is tombstoned."""
-        return self.call(ops.RETRACT_FACT, inputs_for(ops.RETRACT_FACT, (fact_id,), body, {}))
+        return self.call(lifecycle_ops.RETRACT_FACT, inputs_for(lifecycle_ops.RETRACT_FACT, (fact_id,), body, {}))
 
     def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
         """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
-        return self.call(ops.FACT_HISTORY, inputs_for(ops.FACT_HISTORY, (fact_id,), None, {"scope": scope}))
+        return self.call(
+            lifecycle_ops.FACT_HISTORY, inputs_for(lifecycle_ops.FACT_HISTORY, (fact_id,), None, {"scope": scope})
+        )
 
     def list_tombstones(
         self,
@@ -167,9 +174,9 @@ class SyncMemoryMethods:
     ) -> TombstoneList:
         """Values refused in the caller's scope."""
         return self.call(
-            ops.LIST_TOMBSTONES,
+            lifecycle_ops.LIST_TOMBSTONES,
             inputs_for(
-                ops.LIST_TOMBSTONES,
+                lifecycle_ops.LIST_TOMBSTONES,
                 (),
                 None,
                 {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted},
@@ -178,11 +185,13 @@ class SyncMemoryMethods:
 
     def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
         """Let a tombstoned value become current again (reviewer or admin keys)."""
-        return self.call(ops.LIFT_TOMBSTONE, inputs_for(ops.LIFT_TOMBSTONE, (tombstone_id,), body, {}))
+        return self.call(
+            lifecycle_ops.LIFT_TOMBSTONE, inputs_for(lifecycle_ops.LIFT_TOMBSTONE, (tombstone_id,), body, {})
+        )
 
     def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
-        return self.call(ops.RECALL, inputs_for(ops.RECALL, (), body, {}))
+        return self.call(recall_ops.RECALL, inputs_for(recall_ops.RECALL, (), body, {}))
 
 
 class AsyncMemoryMethods:
@@ -193,18 +202,22 @@ class AsyncMemoryMethods:
 
     async def health(self) -> Health:
         """Liveness, version, embedder and storage of the server."""
-        return await self.call(ops.HEALTH, inputs_for(ops.HEALTH, (), None, {}))
+        return await self.call(memories_ops.HEALTH, inputs_for(memories_ops.HEALTH, (), None, {}))
 
     async def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
         """Store an episode (201), or return the one already stored with this id (200)."""
-        return await self.call(ops.WRITE_EPISODE, inputs_for(ops.WRITE_EPISODE, (), body, {"extract": extract}))
+        return await self.call(
+            memories_ops.WRITE_EPISODE, inputs_for(memories_ops.WRITE_EPISODE, (), body, {"extract": extract})
+        )
 
     async def write_episode_batch(
         self,
         bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
     ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
-        return await self.call(ops.WRITE_EPISODE_BATCH, inputs_for(ops.WRITE_EPISODE_BATCH, (), bodies, {}))
+        return await self.call(
+            memories_ops.WRITE_EPISODE_BATCH, inputs_for(memories_ops.WRITE_EPISODE_BATCH, (), bodies, {})
+        )
 
     async def write_fact(
         self,
@@ -213,15 +226,21 @@ class AsyncMemoryMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> WriteResponse:
         """Store a fact (201), or return the one already stored with this id (200)."""
-        return await self.call(ops.WRITE_FACT, inputs_for(ops.WRITE_FACT, (), body, {"origin": origin}))
+        return await self.call(
+            memories_ops.WRITE_FACT, inputs_for(memories_ops.WRITE_FACT, (), body, {"origin": origin})
+        )
 
     async def get_episode(self, event_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One episode of the caller's scope, with its embedding state."""
-        return await self.call(ops.GET_EPISODE, inputs_for(ops.GET_EPISODE, (event_id,), None, {"scope": scope}))
+        return await self.call(
+            memories_ops.GET_EPISODE, inputs_for(memories_ops.GET_EPISODE, (event_id,), None, {"scope": scope})
+        )
 
     async def get_fact(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One fact of the caller's scope, with its lifecycle and embedding state."""
-        return await self.call(ops.GET_FACT, inputs_for(ops.GET_FACT, (fact_id,), None, {"scope": scope}))
+        return await self.call(
+            memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope})
+        )
 
     async def list_episodes(
         self,
@@ -235,9 +254,9 @@ class AsyncMemoryMethods:
     ) -> EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
         return await self.call(
-            ops.LIST_EPISODES,
+            memories_ops.LIST_EPISODES,
             inputs_for(
-                ops.LIST_EPISODES,
+                memories_ops.LIST_EPISODES,
                 (),
                 None,
                 {
@@ -264,9 +283,9 @@ class AsyncMemoryMethods:
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return await self.call(
-            ops.LIST_FACTS,
+            memories_ops.LIST_FACTS,
             inputs_for(
-                ops.LIST_FACTS,
+                memories_ops.LIST_FACTS,
                 (),
                 None,
                 {
@@ -284,7 +303,8 @@ class AsyncMemoryMethods:
     async def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
         return await self.call(
-            ops.LIST_SCOPES, inputs_for(ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit})
+            governance_ops.LIST_SCOPES,
+            inputs_for(governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}),
         )
 
     async def correct_fact(
@@ -295,15 +315,19 @@ class AsyncMemoryMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> WriteResponse:
         """Replace a current fact with a corrected one; the old value is tombstoned."""
-        return await self.call(ops.CORRECT_FACT, inputs_for(ops.CORRECT_FACT, (fact_id,), body, {"origin": origin}))
+        return await self.call(
+            lifecycle_ops.CORRECT_FACT, inputs_for(lifecycle_ops.CORRECT_FACT, (fact_id,), body, {"origin": origin})
+        )
 
     async def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
         """Retract a current fact that has no replacement; its value is tombstoned."""
-        return await self.call(ops.RETRACT_FACT, inputs_for(ops.RETRACT_FACT, (fact_id,), body, {}))
+        return await self.call(lifecycle_ops.RETRACT_FACT, inputs_for(lifecycle_ops.RETRACT_FACT, (fact_id,), body, {}))
 
     async def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
         """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
-        return await self.call(ops.FACT_HISTORY, inputs_for(ops.FACT_HISTORY, (fact_id,), None, {"scope": scope}))
+        return await self.call(
+            lifecycle_ops.FACT_HISTORY, inputs_for(lifecycle_ops.FACT_HISTORY, (fact_id,), None, {"scope": scope})
+        )
 
     async def list_tombstones(
         self,
@@ -315,9 +339,9 @@ class AsyncMemoryMethods:
     ) -> TombstoneList:
         """Values refused in the caller's scope."""
         return await self.call(
-            ops.LIST_TOMBSTONES,
+            lifecycle_ops.LIST_TOMBSTONES,
             inputs_for(
-                ops.LIST_TOMBSTONES,
+                lifecycle_ops.LIST_TOMBSTONES,
                 (),
                 None,
                 {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted},
@@ -326,8 +350,10 @@ class AsyncMemoryMethods:
 
     async def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
         """Let a tombstoned value become current again (reviewer or admin keys)."""
-        return await self.call(ops.LIFT_TOMBSTONE, inputs_for(ops.LIFT_TOMBSTONE, (tombstone_id,), body, {}))
+        return await self.call(
+            lifecycle_ops.LIFT_TOMBSTONE, inputs_for(lifecycle_ops.LIFT_TOMBSTONE, (tombstone_id,), body, {})
+        )
 
     async def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
-        return await self.call(ops.RECALL, inputs_for(ops.RECALL, (), body, {}))
+        return await self.call(recall_ops.RECALL, inputs_for(recall_ops.RECALL, (), body, {}))

@@ -21,10 +21,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from engramdb.contract.events import Episode, EpisodeWrite, Fact, FactWrite
+from engramdb.contract.events import Episode, Fact
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.errors import EngramError, InvalidInputError
-from engramdb.models.api import WriteResponse
-from engramdb.models.operations import WRITE_EPISODE, WRITE_FACT
+from engramdb.models.memories import WriteResponse
+from engramdb.models.operations.memories import WRITE_EPISODE, WRITE_FACT
 from engramdb.sdk import operations as op
 from engramdb.sdk.client import Client
 from engramdb.sdk.errors import MalformedEntryError

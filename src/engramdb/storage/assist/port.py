@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from engramdb.storage.records import MemoryRecord
+from engramdb.storage.rows import MemoryRecord
 
 LINK_COLUMNS = (
     "link_id, scope_key, link_type, from_id, to_id, to_source, state, verdict, confidence, reason, "

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from engramdb.storage.records import CandidateFilter, ScopeColumns, Vector
+from engramdb.storage.rows import CandidateFilter, ScopeColumns, Vector
 
 Kind = Literal["string", "number", "boolean", "datetime"]
 NodeKind = Literal["RECORD", "EPISODE", "MEMORY_FACT"]

@@ -9,7 +9,7 @@ from engramdb.storage.columns import filter_clause
 from engramdb.storage.knowledge.port import Aggregate, Edge, HistoryRow, NodeRef, Query, RecordRow, Value
 from engramdb.storage.knowledge.rows import EDGE_COLUMNS, Run, chunks, edge, in_clause, record_row
 from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, drivers, order_by
-from engramdb.storage.records import CandidateFilter
+from engramdb.storage.rows import CandidateFilter
 
 RARE = 2_000  # an equality this rare finds a page faster than walking the label newest first
 CHUNK = 5_000  # ids bound in one statement (SQLite takes at most 32,766 values)

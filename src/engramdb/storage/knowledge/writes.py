@@ -8,7 +8,7 @@ from typing import Any
 from engramdb.storage.knowledge.port import Edge, NewRecord, NodeRef, RecordRow
 from engramdb.storage.knowledge.rows import EDGE_COLUMNS, Run, RunMany, chunks, edge, in_clause, record_row
 from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Dialect
-from engramdb.storage.records import MemoryRecord
+from engramdb.storage.rows import MemoryRecord
 
 
 class GraphWrites:

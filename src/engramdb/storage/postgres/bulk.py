@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import astuple
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -36,43 +37,7 @@ def load(
     audits: Sequence[AuditDraft],
 ) -> int:
     """Insert new rows with their vectors ready, audited; return how many were new."""
-    params = []
-    for row, vector in zip(rows, vectors, strict=True):
-        s = row.scope
-        params.append(
-            (
-                tenant,
-                row.source,
-                row.memory_id,
-                s.scope_key,
-                s.agent_id,
-                s.profile_id,
-                s.privacy_scope,
-                s.participant_scope_hash,
-                s.sandbox_eligible,
-                row.session_id,
-                row.subject_key,
-                row.kind,
-                row.text,
-                row.embed_text,
-                lexical_body(row),
-                row.trust_class,
-                row.origin,
-                row.status,
-                row.confidence,
-                row.observed_at,
-                row.valid_from,
-                row.valid_until,
-                row.recorded_at,
-                row.active_from,
-                row.supersedes_id,
-                row.status_reason,
-                row.event_json,
-                seq,
-                model,
-                np.asarray(vector, dtype=np.float32),
-            )
-        )
+    params = [_values(tenant, seq, model, row, vector) for row, vector in zip(rows, vectors, strict=True)]
     new: set[str] = set()
     with conn.cursor() as cursor:
         cursor.executemany(_INSERT, params, returning=True)
@@ -80,6 +45,49 @@ def load(
             new.update(r[0] for r in cursor.fetchall())
             if not cursor.nextset():
                 break
+    _audit_new(conn, tenant, audits, new)
+    return len(new)
+
+
+def _values(tenant: str, seq: int, model: str, row: NewMemory, vector: Vector) -> tuple[Any, ...]:
+    """One row's values in ``_INSERT``'s column order, its vector ready."""
+    s = row.scope
+    return (
+        tenant,
+        row.source,
+        row.memory_id,
+        s.scope_key,
+        s.agent_id,
+        s.profile_id,
+        s.privacy_scope,
+        s.participant_scope_hash,
+        s.sandbox_eligible,
+        row.session_id,
+        row.subject_key,
+        row.kind,
+        row.text,
+        row.embed_text,
+        lexical_body(row),
+        row.trust_class,
+        row.origin,
+        row.status,
+        row.confidence,
+        row.observed_at,
+        row.valid_from,
+        row.valid_until,
+        row.recorded_at,
+        row.active_from,
+        row.supersedes_id,
+        row.status_reason,
+        row.event_json,
+        seq,
+        model,
+        np.asarray(vector, dtype=np.float32),
+    )
+
+
+def _audit_new(conn: psycopg.Connection, tenant: str, audits: Sequence[AuditDraft], new: set[str]) -> None:
+    """Chain the audit entries of the rows that were new (a re-load of a row audits nothing)."""
     last = conn.execute(
         "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1", (tenant,)
     ).fetchone()
@@ -93,4 +101,3 @@ def load(
         cursor.executemany(
             f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * (AUDIT_WIDTH + 1))})", entries
         )
-    return len(new)

@@ -14,7 +14,7 @@ from engramdb.storage.knowledge.reads import GraphEmbeddings, GraphReads
 from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.knowledge.sql import Dialect, WhereCompiler
 from engramdb.storage.postgres.transaction import runner
-from engramdb.storage.records import Vector
+from engramdb.storage.rows import Vector
 
 
 def _vector(vector: Vector) -> Any:

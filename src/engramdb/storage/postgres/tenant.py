@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psycopg
 
-from engramdb.errors import ConflictError
 from engramdb.storage import erasure
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
@@ -38,10 +37,8 @@ from engramdb.storage.port import (
     Candidate,
     CandidateFilter,
     Capabilities,
-    EmbedJob,
     EpisodePosition,
     Erasure,
-    KeyRecord,
     MemoryRecord,
     NewMemory,
     ScopeColumns,
@@ -51,6 +48,8 @@ from engramdb.storage.port import (
     Vector,
 )
 from engramdb.storage.postgres import bulk, portable
+from engramdb.storage.postgres.embedding_jobs import PostgresEmbeddingJobs
+from engramdb.storage.postgres.keys import PostgresKeys
 from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
@@ -59,10 +58,8 @@ from engramdb.storage.postgres.transaction import PostgresTransaction
 if TYPE_CHECKING:
     from engramdb.storage.postgres.store import PostgresStore
 
-_KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
-
-class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStore):
+class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStore, PostgresEmbeddingJobs, PostgresKeys):
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="ts_rank (tsvector)")
@@ -301,82 +298,6 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         with self.transaction() as tx:
             tx.put_meta("policy", policy_json)
             tx.audit(audit)
-
-    # -- embeddings -----------------------------------------------------------------------
-
-    def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
-        rows = self._all(
-            "SELECT rowid, embed_text, embed_attempts FROM memories WHERE tenant = %s AND "
-            "embed_state != 'ready' AND (embed_state = 'pending' OR (embed_state = 'failed' AND embed_next_at <= %s)) "
-            "ORDER BY rowid LIMIT %s",
-            (self.name, now, limit),
-        )
-        return [EmbedJob(*r) for r in rows]
-
-    def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
-        with self.transaction() as tx, tx._conn.cursor() as cursor:
-            cursor.executemany(
-                "UPDATE memories SET embedding = %s, embed_state = 'ready', embed_error = NULL, "
-                "embed_next_at = NULL, embed_model = %s, change_seq = %s "
-                "WHERE tenant = %s AND rowid = %s",
-                [
-                    (np.asarray(v, dtype=np.float32), model, tx.seq, self.name, r)
-                    for r, v in zip(rowids, vectors, strict=True)
-                ],
-            )
-
-    def record_embedding_failure(self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]) -> None:
-        with self._conn() as conn, conn.cursor() as cursor:
-            cursor.executemany(
-                "UPDATE memories SET embed_state = 'failed', embed_error = %s, "
-                "embed_attempts = embed_attempts + 1, embed_next_at = %s "
-                "WHERE tenant = %s AND rowid = %s AND embed_state != 'ready'",
-                [(error, at, self.name, r) for r, at in zip(rowids, next_attempt_at, strict=True)],
-            )
-
-    def embedding_backlog(self) -> int:
-        row = self._one("SELECT count(*) FROM memories WHERE tenant = %s AND embed_state != 'ready'", (self.name,))
-        return int(row[0]) if row else 0
-
-    def embedding_counts(self) -> dict[str, int]:
-        rows = self._all(
-            "SELECT embed_state, count(*) FROM memories WHERE tenant = %s GROUP BY embed_state", (self.name,)
-        )
-        counts = {"pending": 0, "ready": 0, "failed": 0}
-        counts.update({state: int(n) for state, n in rows})
-        return counts
-
-    # -- keys -----------------------------------------------------------------------------
-
-    def create_key(self, key: KeyRecord, audit: AuditDraft) -> None:
-        with self.transaction() as tx:
-            inserted = tx.query(
-                f"INSERT INTO api_keys (tenant, {_KEY_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, NULL) "
-                "ON CONFLICT DO NOTHING RETURNING key_id",
-                (self.name, key.key_id, key.role, key.grant_json, key.secret_hash, key.created_at, key.label),
-            )
-            if not inserted:
-                raise ConflictError(f"key id {key.key_id} exists", field="keyId")
-            tx.audit(audit)
-
-    def get_key(self, key_id: str) -> KeyRecord | None:
-        row = self._one(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant = %s AND key_id = %s", (self.name, key_id))
-        return KeyRecord(*row) if row else None
-
-    def list_keys(self) -> list[KeyRecord]:
-        rows = self._all(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant = %s ORDER BY created_at", (self.name,))
-        return [KeyRecord(*r) for r in rows]
-
-    def revoke_key(self, key_id: str, at: str, audit: AuditDraft) -> bool:
-        with self.transaction() as tx:
-            revoked = tx.query(
-                "UPDATE api_keys SET revoked_at = %s WHERE tenant = %s AND key_id = %s "
-                "AND revoked_at IS NULL RETURNING key_id",
-                (at, self.name, key_id),
-            )
-            if revoked:
-                tx.audit(audit)
-            return bool(revoked)
 
     # -- audit ----------------------------------------------------------------------------
 

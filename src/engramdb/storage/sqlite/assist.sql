@@ -1,4 +1,4 @@
--- Model-assisted memory (docs/models.md): links with the model's verdicts, the extraction
+-- Model-assisted memory (docs/assist.md): links with the model's verdicts, the extraction
 -- queue, and the ledger of model calls. Created with the file, or added to an older one.
 CREATE TABLE IF NOT EXISTS model_links (
     link_id        TEXT PRIMARY KEY,

@@ -9,7 +9,7 @@ import numpy as np
 from engramdb.storage.knowledge.port import Query
 from engramdb.storage.knowledge.reads import GraphEmbeddings, GraphReads
 from engramdb.storage.knowledge.sql import WhereCompiler
-from engramdb.storage.records import Vector
+from engramdb.storage.rows import Vector
 from engramdb.storage.sqlite.connection import Connections
 from engramdb.storage.sqlite.transaction import SQLITE, runner
 

@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from engramdb.errors import ConflictError
 from engramdb.storage import erasure, participants
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
@@ -22,10 +21,8 @@ from engramdb.storage.port import (
     Candidate,
     CandidateFilter,
     Capabilities,
-    EmbedJob,
     EpisodePosition,
     Erasure,
-    KeyRecord,
     MemoryRecord,
     NewMemory,
     ScopeColumns,
@@ -36,9 +33,11 @@ from engramdb.storage.port import (
 )
 from engramdb.storage.scope_cache import ScopeCache, read_copy
 from engramdb.storage.scope_cache import Source as CopySource
-from engramdb.storage.scope_copy import ScopeCopy, encode
+from engramdb.storage.scope_copy import ScopeCopy
 from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
+from engramdb.storage.sqlite.embedding_jobs import SQLiteEmbeddingJobs
+from engramdb.storage.sqlite.keys import SQLiteKeys
 from engramdb.storage.sqlite.knowledge_store import SQLiteKnowledge
 from engramdb.storage.sqlite.migrations import migrate
 from engramdb.storage.sqlite.sql import (
@@ -57,10 +56,11 @@ from engramdb.storage.sqlite.sql import (
 from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction
 
 T = TypeVar("T")
-_KEY_COLUMNS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 
 
-class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.ParticipantSaltStore):
+class SQLiteTenantStore(
+    SQLiteKnowledge, AssistStoreSQL, participants.ParticipantSaltStore, SQLiteEmbeddingJobs, SQLiteKeys
+):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="bm25 (in-memory index, FTS5 porter tokens)")
@@ -315,76 +315,6 @@ class SQLiteTenantStore(SQLiteKnowledge, AssistStoreSQL, participants.Participan
         with self.transaction() as tx:
             tx.put_meta("policy", policy_json)
             tx.audit(audit)
-
-    # -- embeddings -----------------------------------------------------------------------
-
-    def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
-        # The due rows come from the due index (its condition named): asked directly, SQLite read
-        # every row in rowid order to find the few pending ones (10 ms at 10,000 rows).
-        rows = self._db.fetchall(
-            "SELECT rowid, embed_text, embed_attempts FROM memories WHERE rowid IN (SELECT rowid FROM memories "
-            "WHERE embed_state != 'ready' AND (embed_state = 'pending' OR (embed_state = 'failed' AND "
-            "embed_next_at <= ?))) ORDER BY rowid LIMIT ?",
-            (now, limit),
-        )
-        return [EmbedJob(r[0], r[1], r[2]) for r in rows]
-
-    def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
-        with self._db.write() as conn:
-            seq = SQLiteTransaction(conn)._change_seq()
-            conn.executemany(
-                "UPDATE memories SET embedding = ?, embed_state = 'ready', embed_error = NULL, "
-                "embed_next_at = NULL, embed_model = ?, change_seq = ? WHERE rowid = ?",
-                [(encode(v), model, seq, r) for r, v in zip(rowids, vectors, strict=True)],
-            )
-
-    def record_embedding_failure(self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]) -> None:
-        with self._db.write() as conn:
-            conn.executemany(
-                "UPDATE memories SET embed_state = 'failed', embed_error = ?, embed_attempts = embed_attempts + 1, "
-                "embed_next_at = ? WHERE rowid = ? AND embed_state != 'ready'",
-                [(error, at, r) for r, at in zip(rowids, next_attempt_at, strict=True)],
-            )
-
-    def embedding_backlog(self) -> int:
-        return int(self._db.fetchone("SELECT count(*) FROM memories WHERE embed_state != 'ready'")[0])
-
-    def embedding_counts(self) -> dict[str, int]:
-        rows = self._db.fetchall("SELECT embed_state, count(*) FROM memories GROUP BY embed_state")
-        counts = {"pending": 0, "ready": 0, "failed": 0}
-        counts.update({state: n for state, n in rows})
-        return counts
-
-    # -- keys -----------------------------------------------------------------------------
-
-    def create_key(self, key: KeyRecord, audit: AuditDraft) -> None:
-        with self._db.write() as conn:
-            inserted = conn.execute(
-                f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (key.key_id, key.role, key.grant_json, key.secret_hash, key.created_at, key.label, None),
-            )
-            if inserted.rowcount != 1:  # as on PostgreSQL: the key's own message, not a driver's
-                raise ConflictError(f"key id {key.key_id} exists", field="keyId")
-            SQLiteTransaction(conn).audit(audit)
-
-    def get_key(self, key_id: str) -> KeyRecord | None:
-        row = self._db.fetchone(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,))
-        return KeyRecord(*row) if row else None
-
-    def list_keys(self) -> list[KeyRecord]:
-        rows = self._db.fetchall(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at")
-        return [KeyRecord(*r) for r in rows]
-
-    def revoke_key(self, key_id: str, at: str, audit: AuditDraft) -> bool:
-        with self._db.write() as conn:
-            cursor = conn.execute(
-                "UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL",
-                (at, key_id),
-            )
-            if cursor.rowcount != 1:
-                return False
-            SQLiteTransaction(conn).audit(audit)
-            return True
 
     # -- audit ----------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
--- Model-assisted memory (docs/models.md): links with the model's verdicts, the extraction
+-- Model-assisted memory (docs/assist.md): links with the model's verdicts, the extraction
 -- queue, and the ledger of model calls. `tenant` is filled from the session's engram.tenant.
 CREATE TABLE {schema}.model_links (
     tenant         TEXT NOT NULL DEFAULT current_setting('engram.tenant', true),

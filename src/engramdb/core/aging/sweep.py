@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from engramdb import clock
-from engramdb.core.aging import Decision, decide
+from engramdb.core.aging.decay import Decision, decide
 from engramdb.core.policy import load_policy
 from engramdb.models.policy import TenantPolicy
 from engramdb.storage.port import AgingRow, AuditDraft, TenantStore

@@ -5,7 +5,7 @@ which cost 10 ms a query at 10k memories (bench/RESULTS.md). Here a scope's post
 arrays grouped by term, so a query costs one vectorised pass per word over the rows that contain
 it; the words themselves live once per process, in a ``Vocabulary`` every scope shares. Words
 are made the way FTS5's ``porter unicode61 remove_diacritics 2`` tokenizer makes them (the stems
-by core/porter.py, a port of FTS5's own stemmer), and scores follow FTS5's ``bm25()`` (k1 = 1.2,
+by lexical/porter.py, a port of FTS5's own stemmer), and scores follow FTS5's ``bm25()`` (k1 = 1.2,
 b = 0.75, IDF floored at 1e-6); tests/core/test_lexical.py checks both against FTS5 itself.
 Document statistics are the scope's own: the scope is the corpus a query searches.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engramdb.core import porter
+from engramdb.lexical import porter
 
 K1 = 1.2
 B = 0.75

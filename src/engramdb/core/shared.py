@@ -1,4 +1,5 @@
-"""What every group of operations shares: the store, the embedder, the settings."""
+"""What every area of the service shares: the store, the embedder, the settings, and the helpers
+that turn a caller into its tenant store and a request into its scope."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from engramdb.config import Settings
 from engramdb.contract.canonical import hash_scope
 from engramdb.contract.events import Scope
 from engramdb.core import auth
+from engramdb.core.aging.usage import UsageBuffer
 from engramdb.core.anchor import Anchors
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
 from engramdb.core.embedding_cache import QueryVectorCache
 from engramdb.core.foreground import Foreground
-from engramdb.core.usage import UsageBuffer
 from engramdb.errors import InvalidInputError
 from engramdb.models.aging import JobView
 from engramdb.storage.port import AuditDraft, Store, TenantStore
@@ -28,8 +29,8 @@ class JobBoard(Protocol):
     def views(self) -> list[JobView]: ...
 
 
-class ServiceBase:
-    """The state behind the operations; each group (writes, reads, review, admin) extends it."""
+class Shared:
+    """The state behind the operations, one per service; every area holds it."""
 
     def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
         self.store = store
@@ -42,14 +43,13 @@ class ServiceBase:
         self.usage = UsageBuffer()  # recall's hits, written in batches by the usage job
         self.supervisor: JobBoard | None = None  # set by the server that runs the jobs
         self.now = clock.utc_now  # when aging's marks (use, restore) happen; tests move it
-        self._backlog_cache: tuple[float, int] = (float("-inf"), 0)  # (when counted, re-embedding backlog)
         self.queued = threading.Event()  # wakes the extraction workers (a model job was queued)
         self.foreground = Foreground()  # recalls in flight (file-backed where a worker process reads it)
 
-    def _tenant(self, caller: Caller) -> TenantStore:
+    def tenant(self, caller: Caller) -> TenantStore:
         return self.store.tenant(caller.tenant)
 
-    def _scope(self, caller: Caller, named: Mapping[str, Any]) -> Scope:
+    def scope(self, caller: Caller, named: Mapping[str, Any]) -> Scope:
         """Return a request's full scope (``auth.resolve_scope``), a ``userId`` first turned into its
         participantScopeHash with the tenant's secret salt."""
         fields = dict(named)
@@ -76,5 +76,12 @@ class ServiceBase:
         )
         salt = self._salts.get(caller.tenant)
         if salt is None:  # a salt never changes once made: one read per tenant and process
-            salt = self._salts[caller.tenant] = self._tenant(caller).participant_salt(draft)
+            salt = self._salts[caller.tenant] = self.tenant(caller).participant_salt(draft)
         return hash_scope([user_id], salt)
+
+
+class Area:
+    """One area of the service's operations (writes, reads, review, ...), over the shared state."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared

@@ -15,22 +15,22 @@ from engramdb.contract.events import ScopeFields
 from engramdb.core import auth
 from engramdb.core.assist import pipeline, queue
 from engramdb.core.assist.extraction import turns_for
+from engramdb.core.assist.llm.client import NOT_CONFIGURED, ChatModel
 from engramdb.core.assist.work import Work
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
-from engramdb.core.llm.client import NOT_CONFIGURED, ChatModel
 from engramdb.core.policy import load_policy
+from engramdb.core.shared import Area
 from engramdb.errors import ModelNotConfiguredError, NotFoundError
 from engramdb.models.assist import (
+    AssistJobList,
+    AssistJobQuery,
+    AssistJobView,
+    AssistUsage,
     CallView,
     ExtractRequest,
     ExtractResult,
     FactLinks,
     LinkView,
-    ModelJobList,
-    ModelJobQuery,
-    ModelJobView,
-    ModelUsage,
     PurposeUsage,
     UsageQuery,
 )
@@ -38,12 +38,12 @@ from engramdb.models.memories import MemoryQuery
 from engramdb.storage.assist.port import UsageTotals
 
 
-class AssistedOperations(ServiceBase):
+class AssistOperations(Area):
     """Extraction and its queue, model usage and links."""
 
     @functools.cached_property
     def _chat(self) -> ChatModel | None:
-        return ChatModel(self.settings.llm) if self.settings.llm.configured else None
+        return ChatModel(self.shared.settings.llm) if self.shared.settings.llm.configured else None
 
     def chat_model(self) -> ChatModel:
         """The configured chat model, or ModelNotConfiguredError (501) saying how to set one."""
@@ -56,7 +56,7 @@ class AssistedOperations(ServiceBase):
         fields = named.named_scope_fields() if isinstance(named, ScopeFields) else dict(named or {})
         scope = auth.resolve_scope(caller, fields)
         chat = self.chat_model()
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         return Work(
             caller,
             scope,
@@ -64,8 +64,8 @@ class AssistedOperations(ServiceBase):
             tenant,
             load_policy(tenant),
             chat,
-            self.embedder,
-            self.settings.retrieval,
+            self.shared.embedder,
+            self.shared.settings.retrieval,
             job_id=job_id,
         )
 
@@ -74,31 +74,31 @@ class AssistedOperations(ServiceBase):
         auth.require(caller, "memory.write")
         with self.work(caller, body.scope).accounted() as work:
             result = pipeline.extract(work, turns_for(work, body))
-        self.written.set()
+        self.shared.written.set()
         return result
 
-    def queue_extraction(self, caller: Caller, body: ExtractRequest) -> ModelJobView:
+    def queue_extraction(self, caller: Caller, body: ExtractRequest) -> AssistJobView:
         """Queue an extraction for the background workers; answer its job at once."""
         auth.require(caller, "memory.write")
         work = self.work(caller, body.scope)
         turns_for(work, body)  # refuse now what the job could never read (an unknown episode)
-        job = queue.new_job(caller, work.scope, body, self.settings.llm.job_attempts)
+        job = queue.new_job(caller, work.scope, body, self.shared.settings.llm.job_attempts)
         with work.tenant.transaction() as tx:
             queue.enqueue(tx, job, caller)
-        self.queued.set()
+        self.shared.queued.set()
         stored = work.tenant.get_job(job.job_id)
         assert stored is not None
         return queue.job_view(stored)
 
-    def list_model_jobs(self, caller: Caller, query: ModelJobQuery) -> ModelJobList:
+    def list_assist_jobs(self, caller: Caller, query: AssistJobQuery) -> AssistJobList:
         auth.require(caller, "memory.read")
         keys = self._visible_scopes(caller, query.named_scope_fields())
-        jobs = self._tenant(caller).list_jobs(scope_keys=keys, state=query.state, limit=query.limit)
-        return ModelJobList(jobs=[queue.job_view(j) for j in jobs])
+        jobs = self.shared.tenant(caller).list_jobs(scope_keys=keys, state=query.state, limit=query.limit)
+        return AssistJobList(jobs=[queue.job_view(j) for j in jobs])
 
-    def get_model_job(self, caller: Caller, job_id: str) -> ModelJobView:
+    def get_assist_job(self, caller: Caller, job_id: str) -> AssistJobView:
         auth.require(caller, "memory.read")
-        job = self._tenant(caller).get_job(job_id)
+        job = self.shared.tenant(caller).get_job(job_id)
         keys = self._visible_scopes(caller, {})
         if job is None or (keys is not None and job.scope_key not in keys):
             raise NotFoundError(f"no model job {job_id} in the scopes this key may read", id=job_id)
@@ -110,23 +110,23 @@ class AssistedOperations(ServiceBase):
             return None
         if set(auth.SCOPE_FIELDS) <= set(caller.grant) | set(named):
             return [auth.scope_key(auth.resolve_scope(caller, named))]
-        stats = self._tenant(caller).scope_stats()
+        stats = self.shared.tenant(caller).scope_stats()
         return [
             s.scope.scope_key
             for s in stats
             if auth.may_name(caller, s.scope) and all(getattr(s.scope, _column(k)) == v for k, v in named.items())
         ]
 
-    def model_usage(self, caller: Caller, query: UsageQuery) -> ModelUsage:
+    def assist_usage(self, caller: Caller, query: UsageQuery) -> AssistUsage:
         """The tenant's model calls summed by purpose, the latest calls, and the queue's states."""
         auth.require(caller, "audit.read")
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         totals = tenant.model_usage(clock.normalize(query.since) if query.since else None)
         states: dict[str, int] = {}
         for job in tenant.list_jobs(scope_keys=None, state=None, limit=500):
             states[job.state] = states.get(job.state, 0) + 1
-        llm = self.settings.llm
-        return ModelUsage(
+        llm = self.shared.settings.llm
+        return AssistUsage(
             configured=llm.configured,
             model=llm.model or None,
             by_purpose=[_purpose(t) for t in totals],
@@ -139,7 +139,7 @@ class AssistedOperations(ServiceBase):
         """Links a model's work made from or to a fact (verdicts, consolidations, evidence)."""
         auth.require(caller, "memory.read")
         key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         if tenant.get_memory(key, "MEMORY_FACT", fact_id) is None:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
         return FactLinks(

@@ -1,4 +1,4 @@
-"""The records the storage port passes: rows as written and as stored, filters, keys, audit entries.
+"""The rows the storage port passes: as written and as stored, filters, keys, audit entries.
 
 Plain frozen dataclasses, no behaviour; ``storage/columns.py`` keeps each one's column order.
 """

@@ -2,7 +2,7 @@
 reflection, consolidation and its undoing, the Mem0-style ``add``, and the model's usage.
 
 Declared here and appended to ``OPERATIONS`` (``engramdb.models.operations``). Every operation
-that calls the model answers 501 ``model_not_configured`` when no model is set (docs/models.md).
+that calls the model answers 501 ``model_not_configured`` when no model is set (docs/assist.md).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from engramdb.models.assist import (
+    AssistJobList,
+    AssistJobQuery,
+    AssistJobView,
+    AssistUsage,
     ExtractRequest,
     ExtractResult,
     FactLinks,
-    ModelJobList,
-    ModelJobQuery,
-    ModelJobView,
-    ModelUsage,
     UsageQuery,
 )
 from engramdb.models.derive import (
@@ -38,7 +38,7 @@ from engramdb.models.operation import Cli, Mcp, McpArg, McpContext, Operation
 _FACT_ID = {"fact_id": "the fact's id (64 hex characters)"}
 _MODEL_ERRORS = (501, 502, 504)
 _FACT_IDS: dict[str, Any] = {"id_prefix_of": "list_facts", "id_prefix_query": {"includeHistory": True, "limit": 1000}}
-_MODELS = "models"
+_ASSIST = "assist"
 
 
 def _mcp_extract(ctx: McpContext) -> Mapping[str, Any]:
@@ -50,7 +50,7 @@ EXTRACT = Operation(
     name="extract",
     method="POST",
     path="/v1/extract",
-    tag=_MODELS,
+    tag=_ASSIST,
     output=ExtractResult,
     permission="memory.write",
     body=ExtractRequest,
@@ -61,7 +61,7 @@ EXTRACT = Operation(
     "refused (tombstoned values) are dropped; each other one is judged against the nearest current facts "
     "(supersedes, refines, coexists, duplicate) and written through the fact lifecycle as origin derived, so the "
     "trust policy decides (by default: pending review). Every item says what happened and why.",
-    cli=Cli((_MODELS, "extract"), local_scope=True, embeds_locally=True),
+    cli=Cli((_ASSIST, "extract"), local_scope=True, embeds_locally=True),
     mcp=Mcp(
         tool="extract_facts",
         fixed=_mcp_extract,
@@ -87,8 +87,8 @@ QUEUE_EXTRACTION = Operation(
     name="queue_extraction",
     method="POST",
     path="/v1/extract/queue",
-    tag=_MODELS,
-    output=ModelJobView,
+    tag=_ASSIST,
+    output=AssistJobView,
     permission="memory.write",
     body=ExtractRequest,
     status=202,
@@ -98,52 +98,55 @@ QUEUE_EXTRACTION = Operation(
     description="The same request queued twice is one job. A job that fails in a way that may pass (a timeout, "
     "the model unreachable) is retried with backoff, up to llm.jobAttempts tries. Writes of episodes may queue "
     "their own extraction (POST /v1/episodes?extract=true).",
-    cli=Cli((_MODELS, "queue"), local_scope=True),
+    cli=Cli((_ASSIST, "queue"), local_scope=True),
 )
 
-LIST_MODEL_JOBS = Operation(
-    name="list_model_jobs",
+LIST_ASSIST_JOBS = Operation(
+    name="list_assist_jobs",
     method="GET",
-    path="/v1/model-jobs",
-    tag=_MODELS,
-    output=ModelJobList,
+    path="/v1/assist/jobs",
+    former_paths=("/v1/model-jobs",),
+    tag=_ASSIST,
+    output=AssistJobList,
     permission="memory.read",
-    query=ModelJobQuery,
+    query=AssistJobQuery,
     summary="Queued, running, finished and failed model jobs, newest first (of the scopes the key may read).",
-    cli=Cli((_MODELS, "jobs")),
+    cli=Cli((_ASSIST, "jobs")),
 )
 
-GET_MODEL_JOB = Operation(
-    name="get_model_job",
+GET_ASSIST_JOB = Operation(
+    name="get_assist_job",
     method="GET",
-    path="/v1/model-jobs/{job_id}",
-    tag=_MODELS,
-    output=ModelJobView,
+    path="/v1/assist/jobs/{job_id}",
+    former_paths=("/v1/model-jobs/{job_id}",),
+    tag=_ASSIST,
+    output=AssistJobView,
     permission="memory.read",
     path_params={"job_id": "the job's id"},
     errors=(404,),
     summary="One model job: its state, attempts, last error and, once done, its result.",
-    cli=Cli((_MODELS, "job"), id_prefix_of="list_model_jobs", id_key="jobId"),
+    cli=Cli((_ASSIST, "job"), id_prefix_of="list_assist_jobs", id_key="jobId"),
 )
 
-MODEL_USAGE = Operation(
-    name="model_usage",
+ASSIST_USAGE = Operation(
+    name="assist_usage",
     method="GET",
-    path="/v1/model-usage",
-    tag=_MODELS,
-    output=ModelUsage,
+    path="/v1/assist/usage",
+    former_paths=("/v1/model-usage",),
+    tag=_ASSIST,
+    output=AssistUsage,
     permission="audit.read",
     query=UsageQuery,
     summary="The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or "
     "admin keys).",
-    cli=Cli((_MODELS, "usage")),
+    cli=Cli((_ASSIST, "usage")),
 )
 
 FACT_LINKS = Operation(
     name="fact_links",
     method="GET",
     path="/v1/facts/{fact_id}/links",
-    tag=_MODELS,
+    tag=_ASSIST,
     output=FactLinks,
     permission="memory.read",
     query=MemoryQuery,
@@ -157,7 +160,7 @@ REFLECT = Operation(
     name="reflect",
     method="POST",
     path="/v1/reflect",
-    tag=_MODELS,
+    tag=_ASSIST,
     output=ReflectResult,
     permission="memory.write",
     body=ReflectRequest,
@@ -168,7 +171,7 @@ REFLECT = Operation(
     "another (naming one in factIds is refused, 409). Each reflection is a fact of kind reflection, origin "
     "derived, with DERIVED_FROM links to the facts it rests on; by default it waits for review, and recall marks "
     "it (origin=derived, unverified).",
-    cli=Cli((_MODELS, "reflect"), local_scope=True, embeds_locally=True),
+    cli=Cli((_ASSIST, "reflect"), local_scope=True, embeds_locally=True),
     mcp=Mcp(
         tool="reflect",
         fixed=lambda ctx: {},
@@ -186,7 +189,7 @@ CONSOLIDATE = Operation(
     name="consolidate",
     method="POST",
     path="/v1/consolidate",
-    tag=_MODELS,
+    tag=_ASSIST,
     output=ConsolidateResult,
     permission="memory.write",
     body=ConsolidateRequest,
@@ -197,14 +200,14 @@ CONSOLIDATE = Operation(
     "alike. The merged fact is derived (the trust policy applies); once it is current the originals are retired "
     "(superseded, reason 'consolidated into ...', their values not tombstoned). Undo with "
     "POST /v1/facts/{factId}/unconsolidate.",
-    cli=Cli((_MODELS, "consolidate"), local_scope=True, embeds_locally=True),
+    cli=Cli((_ASSIST, "consolidate"), local_scope=True, embeds_locally=True),
 )
 
 UNDO_CONSOLIDATION = Operation(
     name="undo_consolidation",
     method="POST",
     path="/v1/facts/{fact_id}/unconsolidate",
-    tag=_MODELS,
+    tag=_ASSIST,
     output=UndoneConsolidation,
     permission="memory.write",
     body=UndoConsolidation,
@@ -212,14 +215,14 @@ UNDO_CONSOLIDATION = Operation(
     errors=(404, 409),
     example={"reason": "these were different trips"},
     summary="Undo a consolidation: the merged fact is archived and its originals are current again (audited).",
-    cli=Cli((_MODELS, "unconsolidate"), local_scope=True, **_FACT_IDS),
+    cli=Cli((_ASSIST, "unconsolidate"), local_scope=True, **_FACT_IDS),
 )
 
 ADD = Operation(
     name="add",
     method="POST",
     path="/v1/memories",
-    tag=_MODELS,
+    tag=_ASSIST,
     output=AddResult,
     permission="memory.write",
     body=AddRequest,
@@ -238,15 +241,15 @@ ADD = Operation(
     "messages are not memory. With infer (the default; needs a model) the episodes go through extraction and "
     "judgement at once, and the answer groups the facts as created, updated, parked (waiting for review) and "
     "skipped, each with its reason.",
-    cli=Cli((_MODELS, "add"), local_scope=True, embeds_locally=True, tenant="create"),
+    cli=Cli((_ASSIST, "add"), local_scope=True, embeds_locally=True, tenant="create"),
 )
 
-MODEL_OPERATIONS: tuple[Operation[Any], ...] = (
+ASSIST_OPERATIONS: tuple[Operation[Any], ...] = (
     EXTRACT,
     QUEUE_EXTRACTION,
-    LIST_MODEL_JOBS,
-    GET_MODEL_JOB,
-    MODEL_USAGE,
+    LIST_ASSIST_JOBS,
+    GET_ASSIST_JOB,
+    ASSIST_USAGE,
     FACT_LINKS,
     REFLECT,
     CONSOLIDATE,

@@ -49,7 +49,11 @@ class Prompt:
 
 @functools.cache
 def _text(name: str, version: int) -> str:
-    return resources.files("engramdb.core.llm").joinpath(f"prompts/{name}.v{version}.md").read_text(encoding="utf-8")
+    return (
+        resources.files("engramdb.core.assist.llm")
+        .joinpath(f"prompts/{name}.v{version}.md")
+        .read_text(encoding="utf-8")
+    )
 
 
 def load(name: str, schema: Mapping[str, Any], check: Callable[[Any], Any]) -> Prompt:

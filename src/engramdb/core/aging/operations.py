@@ -1,6 +1,6 @@
 """Operations of memory that ages: a person's marks, restoring an archived memory, the jobs.
 
-The decisions are in core/aging.py, the sweep in jobs/aging.py; the server's supervisor
+The decisions are in core/aging/decay.py, the sweep in core/aging/sweep.py; the server's supervisor
 (jobs/supervisor.py) runs it on a schedule, and ``run_aging`` runs it now for one tenant.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from engramdb import clock
 from engramdb.core import auth
+from engramdb.core.aging.sweep import sweep
 from engramdb.core.auth import Caller
-from engramdb.core.base import ServiceBase
 from engramdb.core.policy import load_policy
-from engramdb.core.sweep import sweep
+from engramdb.core.shared import Area
 from engramdb.core.views import memory_view
 from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
 from engramdb.models.aging import AgingRun, JobList, MarkRequest, MemoryMarks, RestoreRequest
@@ -19,7 +19,7 @@ from engramdb.models.memories import MemoryView
 from engramdb.storage.port import MemoryRecord, Source, TenantStore
 
 
-class AgingOperations(ServiceBase):
+class AgingOperations(Area):
     """Marks, restore and the jobs' state."""
 
     def mark_fact(self, caller: Caller, fact_id: str, body: MarkRequest) -> MemoryMarks:
@@ -38,12 +38,12 @@ class AgingOperations(ServiceBase):
 
     def list_jobs(self, caller: Caller) -> JobList:
         auth.require(caller, "jobs.read")
-        return JobList(jobs=self.supervisor.views() if self.supervisor is not None else [])
+        return JobList(jobs=self.shared.supervisor.views() if self.shared.supervisor is not None else [])
 
     def run_aging(self, caller: Caller) -> AgingRun:
         """Run the aging sweep of the caller's tenant now (the supervisor runs it on a schedule)."""
         auth.require(caller, "jobs.run")
-        counts = sweep(self._tenant(caller), self.now())
+        counts = sweep(self.shared.tenant(caller), self.shared.now())
         return AgingRun(
             weighed=counts.weighed,
             archived=counts.archived,
@@ -90,7 +90,7 @@ class AgingOperations(ServiceBase):
                         f"fact {current[0].memory_id} holds this slot now; correct it instead", id=current[0].memory_id
                     )
             restored = tx.set_status(row.rowid, status="active", reason=None, retired_at=None)
-            tx.touch(row.rowid, clock.to_text(self.now()))  # restored means wanted: it starts strong again
+            tx.touch(row.rowid, clock.to_text(self.shared.now()))  # restored means wanted: it starts strong again
             tx.audit(
                 caller.audit(
                     "memory.restore",
@@ -104,7 +104,7 @@ class AgingOperations(ServiceBase):
 
     def _memory_scope(self, caller: Caller, body: MarkRequest | RestoreRequest) -> tuple[TenantStore, str]:
         scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
-        return self._tenant(caller), auth.scope_key(scope)
+        return self.shared.tenant(caller), auth.scope_key(scope)
 
 
 def _found(tenant: TenantStore, scope_key: str, source: Source, memory_id: str) -> MemoryRecord:

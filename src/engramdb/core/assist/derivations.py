@@ -3,17 +3,16 @@ Mem0-style ``add`` (messages -> episodes -> extraction and judgement)."""
 
 from __future__ import annotations
 
-from typing import cast
-
 from engramdb import clock
 from engramdb.contract.canonical import canonical_json, sha256_hex
-from engramdb.contract.events import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite
 from engramdb.core import auth
 from engramdb.core.assist import consolidation, pipeline, reflection
 from engramdb.core.assist.extraction import Turn
-from engramdb.core.assisted import AssistedOperations
+from engramdb.core.assist.operations import AssistOperations
 from engramdb.core.auth import Caller
 from engramdb.core.policy import load_policy
+from engramdb.core.shared import Area, Shared
 from engramdb.core.views import memory_view
 from engramdb.core.writes import WriteOperations
 from engramdb.errors import InvalidInputError
@@ -34,19 +33,24 @@ from engramdb.models.derive import (
 _SUMMARY_CHARS = 300
 
 
-class DerivingOperations(AssistedOperations):
-    """Reflection, consolidation and ``add``."""
+class DerivationOperations(Area):
+    """Reflection, consolidation and ``add``: the model's work (``assist``) over what ``writes`` stored."""
+
+    def __init__(self, shared: Shared, assist: AssistOperations, writes: WriteOperations) -> None:
+        super().__init__(shared)
+        self.assist = assist
+        self.writes = writes
 
     def reflect(self, caller: Caller, body: ReflectRequest) -> ReflectResult:
         """Write reflections over current, stated facts (each derived, with its evidence linked)."""
         auth.require(caller, "memory.write")
-        work = self.work(caller, body.scope)
+        work = self.assist.work(caller, body.scope)
         facts = reflection.evidence(work, body)
         if len(facts) < 2:  # nothing to see beyond the facts themselves: no model call
             return ReflectResult(items=[], evidence_fact_ids=[f.memory_id for f in facts], usage=work.usage())
         with work.accounted():
             items = reflection.reflect(work, body, facts)
-        self.written.set()
+        self.shared.written.set()
         return ReflectResult(
             items=items,
             evidence_fact_ids=[f.memory_id for f in facts],
@@ -58,13 +62,13 @@ class DerivingOperations(AssistedOperations):
     def consolidate(self, caller: Caller, body: ConsolidateRequest) -> ConsolidateResult:
         """Merge near-duplicate current facts of a slot (or say what would be merged)."""
         auth.require(caller, "memory.write")
-        work = self.work(caller, body.scope)
+        work = self.assist.work(caller, body.scope)
         found = consolidation.groups(work, body)
         if not found:
             return ConsolidateResult(groups=[], usage=work.usage())
         with work.accounted():
             result = consolidation.consolidate(work, found, body.dry_run)
-        self.written.set()
+        self.shared.written.set()
         return ConsolidateResult(
             groups=result, model=work.chat.model, prompt_version=consolidation.CONSOLIDATE.version, usage=work.usage()
         )
@@ -73,18 +77,18 @@ class DerivingOperations(AssistedOperations):
         """Archive a merged fact; its originals are current again (no model needed)."""
         auth.require(caller, "memory.write")
         scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
-        tenant = self._tenant(caller)
+        tenant = self.shared.tenant(caller)
         policy = load_policy(tenant)
         with tenant.transaction() as tx:
             merged, restored = consolidation.undo(tx, caller, policy, auth.scope_key(scope), fact_id, body.reason)
-        self.written.set()
+        self.shared.written.set()
         return UndoneConsolidation(merged=memory_view(merged), restored=[memory_view(r) for r in restored])
 
     def add(self, caller: Caller, body: AddRequest, query: AddOptions) -> AddResult:
         """Store the messages as episodes; with ``infer``, extract and judge facts from them now."""
         auth.require(caller, "memory.write")
         named = query.named_scope_fields()
-        work = self.work(caller, named) if query.infer else None  # 501 before anything is written
+        work = self.assist.work(caller, named) if query.infer else None  # 501 before anything is written
         scope = auth.resolve_scope(caller, named)
         pairs = _pairs(body.messages)
         if not pairs:
@@ -112,7 +116,7 @@ class DerivingOperations(AssistedOperations):
             for index, (user, assistant) in enumerate(pairs)
         ]
         # The service these operations are mixed into (MemoryService) writes episodes.
-        stored = cast(WriteOperations, self).write_episodes(caller, writes)
+        stored = self.writes.write_episodes(caller, writes)
         episodes = [w.id for w in stored]
         if work is None:
             return AddResult(episodes=episodes, created=[], updated=[], parked=[], skipped=[])
@@ -122,7 +126,7 @@ class DerivingOperations(AssistedOperations):
         ]
         with work.accounted():
             result = pipeline.extract(work, turns)
-        self.written.set()
+        self.shared.written.set()
         return _grouped(episodes, result.items, result.usage)
 
 

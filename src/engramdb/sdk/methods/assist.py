@@ -1,4 +1,4 @@
-"""Typed SDK methods for the models operations, generated from ``engramdb.models.operations``.
+"""Typed SDK methods for the assist operations, generated from ``engramdb.models.operations``.
 
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
@@ -10,19 +10,13 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from engramdb.contract.events import ScopeFields
-from engramdb.models import operations_models as models_ops
-from engramdb.models.api import (
+from engramdb.models.assist import AssistJobList, AssistJobView, AssistUsage, ExtractRequest, ExtractResult, FactLinks
+from engramdb.models.derive import (
     AddRequest,
     AddResult,
     ConsolidateRequest,
     ConsolidateResult,
-    ExtractRequest,
-    ExtractResult,
-    FactLinks,
     Message,
-    ModelJobList,
-    ModelJobView,
-    ModelUsage,
     ReflectRequest,
     ReflectResult,
     UndoConsolidation,
@@ -30,65 +24,66 @@ from engramdb.models.api import (
 )
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
+from engramdb.models.operations import assist as assist_ops
 from engramdb.sdk.operations import inputs_for
 
-__all__ = ["AsyncModelsMethods", "Literal", "SyncModelsMethods"]
+__all__ = ["AsyncAssistMethods", "Literal", "SyncAssistMethods"]
 
 T = TypeVar("T")
 
 
-class SyncModelsMethods:
-    """The models operations as blocking methods."""
+class SyncAssistMethods:
+    """The assist operations as blocking methods."""
 
     def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
     def extract(self, body: ExtractRequest | Mapping[str, Any]) -> ExtractResult:
         """Extract facts from turns or stored episodes now, judge them against current facts, write them derived."""
-        return self.call(models_ops.EXTRACT, inputs_for(models_ops.EXTRACT, (), body, {}))
+        return self.call(assist_ops.EXTRACT, inputs_for(assist_ops.EXTRACT, (), body, {}))
 
-    def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> ModelJobView:
+    def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> AssistJobView:
         """Queue an extraction for the background workers (202); the job's state is visible at once."""
-        return self.call(models_ops.QUEUE_EXTRACTION, inputs_for(models_ops.QUEUE_EXTRACTION, (), body, {}))
+        return self.call(assist_ops.QUEUE_EXTRACTION, inputs_for(assist_ops.QUEUE_EXTRACTION, (), body, {}))
 
-    def list_model_jobs(
+    def list_assist_jobs(
         self,
         *,
         scope: ScopeFields | Mapping[str, Any] | None = None,
         state: Literal["queued", "running", "done", "failed"] | None = None,
         limit: int = 50,
-    ) -> ModelJobList:
+    ) -> AssistJobList:
         """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
         return self.call(
-            models_ops.LIST_MODEL_JOBS,
-            inputs_for(models_ops.LIST_MODEL_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
+            assist_ops.LIST_ASSIST_JOBS,
+            inputs_for(assist_ops.LIST_ASSIST_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
         )
 
-    def get_model_job(self, job_id: str) -> ModelJobView:
+    def get_assist_job(self, job_id: str) -> AssistJobView:
         """One model job: its state, attempts, last error and, once done, its result."""
-        return self.call(models_ops.GET_MODEL_JOB, inputs_for(models_ops.GET_MODEL_JOB, (job_id,), None, {}))
+        return self.call(assist_ops.GET_ASSIST_JOB, inputs_for(assist_ops.GET_ASSIST_JOB, (job_id,), None, {}))
 
-    def model_usage(self, *, since: str | None = None, recent: int = 20) -> ModelUsage:
+    def assist_usage(self, *, since: str | None = None, recent: int = 20) -> AssistUsage:
         """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
         return self.call(
-            models_ops.MODEL_USAGE, inputs_for(models_ops.MODEL_USAGE, (), None, {"since": since, "recent": recent})
+            assist_ops.ASSIST_USAGE, inputs_for(assist_ops.ASSIST_USAGE, (), None, {"since": since, "recent": recent})
         )
 
     def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
         """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
-        return self.call(models_ops.FACT_LINKS, inputs_for(models_ops.FACT_LINKS, (fact_id,), None, {"scope": scope}))
+        return self.call(assist_ops.FACT_LINKS, inputs_for(assist_ops.FACT_LINKS, (fact_id,), None, {"scope": scope}))
 
     def reflect(self, body: ReflectRequest | Mapping[str, Any]) -> ReflectResult:
         """Write reflections (derived, reviewable) over a subject's or a time range's current, stated facts."""
-        return self.call(models_ops.REFLECT, inputs_for(models_ops.REFLECT, (), body, {}))
+        return self.call(assist_ops.REFLECT, inputs_for(assist_ops.REFLECT, (), body, {}))
 
     def consolidate(self, body: ConsolidateRequest | Mapping[str, Any]) -> ConsolidateResult:
         """Merge near-duplicate current facts of one slot into one; the originals are retired as consolidated."""
-        return self.call(models_ops.CONSOLIDATE, inputs_for(models_ops.CONSOLIDATE, (), body, {}))
+        return self.call(assist_ops.CONSOLIDATE, inputs_for(assist_ops.CONSOLIDATE, (), body, {}))
 
     def undo_consolidation(self, fact_id: str, body: UndoConsolidation | Mapping[str, Any]) -> UndoneConsolidation:
         """Undo a consolidation: the merged fact is archived and its originals are current again (audited)."""
-        return self.call(models_ops.UNDO_CONSOLIDATION, inputs_for(models_ops.UNDO_CONSOLIDATION, (fact_id,), body, {}))
+        return self.call(assist_ops.UNDO_CONSOLIDATION, inputs_for(assist_ops.UNDO_CONSOLIDATION, (fact_id,), body, {}))
 
     def add(
         self,
@@ -100,61 +95,61 @@ class SyncModelsMethods:
     ) -> AddResult:
         """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
         return self.call(
-            models_ops.ADD,
-            inputs_for(models_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}),
+            assist_ops.ADD,
+            inputs_for(assist_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}),
         )
 
 
-class AsyncModelsMethods:
-    """The models operations as coroutine methods."""
+class AsyncAssistMethods:
+    """The assist operations as coroutine methods."""
 
     async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
     async def extract(self, body: ExtractRequest | Mapping[str, Any]) -> ExtractResult:
         """Extract facts from turns or stored episodes now, judge them against current facts, write them derived."""
-        return await self.call(models_ops.EXTRACT, inputs_for(models_ops.EXTRACT, (), body, {}))
+        return await self.call(assist_ops.EXTRACT, inputs_for(assist_ops.EXTRACT, (), body, {}))
 
-    async def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> ModelJobView:
+    async def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> AssistJobView:
         """Queue an extraction for the background workers (202); the job's state is visible at once."""
-        return await self.call(models_ops.QUEUE_EXTRACTION, inputs_for(models_ops.QUEUE_EXTRACTION, (), body, {}))
+        return await self.call(assist_ops.QUEUE_EXTRACTION, inputs_for(assist_ops.QUEUE_EXTRACTION, (), body, {}))
 
-    async def list_model_jobs(
+    async def list_assist_jobs(
         self,
         *,
         scope: ScopeFields | Mapping[str, Any] | None = None,
         state: Literal["queued", "running", "done", "failed"] | None = None,
         limit: int = 50,
-    ) -> ModelJobList:
+    ) -> AssistJobList:
         """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
         return await self.call(
-            models_ops.LIST_MODEL_JOBS,
-            inputs_for(models_ops.LIST_MODEL_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
+            assist_ops.LIST_ASSIST_JOBS,
+            inputs_for(assist_ops.LIST_ASSIST_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
         )
 
-    async def get_model_job(self, job_id: str) -> ModelJobView:
+    async def get_assist_job(self, job_id: str) -> AssistJobView:
         """One model job: its state, attempts, last error and, once done, its result."""
-        return await self.call(models_ops.GET_MODEL_JOB, inputs_for(models_ops.GET_MODEL_JOB, (job_id,), None, {}))
+        return await self.call(assist_ops.GET_ASSIST_JOB, inputs_for(assist_ops.GET_ASSIST_JOB, (job_id,), None, {}))
 
-    async def model_usage(self, *, since: str | None = None, recent: int = 20) -> ModelUsage:
+    async def assist_usage(self, *, since: str | None = None, recent: int = 20) -> AssistUsage:
         """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
         return await self.call(
-            models_ops.MODEL_USAGE, inputs_for(models_ops.MODEL_USAGE, (), None, {"since": since, "recent": recent})
+            assist_ops.ASSIST_USAGE, inputs_for(assist_ops.ASSIST_USAGE, (), None, {"since": since, "recent": recent})
         )
 
     async def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
         """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
         return await self.call(
-            models_ops.FACT_LINKS, inputs_for(models_ops.FACT_LINKS, (fact_id,), None, {"scope": scope})
+            assist_ops.FACT_LINKS, inputs_for(assist_ops.FACT_LINKS, (fact_id,), None, {"scope": scope})
         )
 
     async def reflect(self, body: ReflectRequest | Mapping[str, Any]) -> ReflectResult:
         """Write reflections (derived, reviewable) over a subject's or a time range's current, stated facts."""
-        return await self.call(models_ops.REFLECT, inputs_for(models_ops.REFLECT, (), body, {}))
+        return await self.call(assist_ops.REFLECT, inputs_for(assist_ops.REFLECT, (), body, {}))
 
     async def consolidate(self, body: ConsolidateRequest | Mapping[str, Any]) -> ConsolidateResult:
         """Merge near-duplicate current facts of one slot into one; the originals are retired as consolidated."""
-        return await self.call(models_ops.CONSOLIDATE, inputs_for(models_ops.CONSOLIDATE, (), body, {}))
+        return await self.call(assist_ops.CONSOLIDATE, inputs_for(assist_ops.CONSOLIDATE, (), body, {}))
 
     async def undo_consolidation(
         self,
@@ -163,7 +158,7 @@ class AsyncModelsMethods:
     ) -> UndoneConsolidation:
         """Undo a consolidation: the merged fact is archived and its originals are current again (audited)."""
         return await self.call(
-            models_ops.UNDO_CONSOLIDATION, inputs_for(models_ops.UNDO_CONSOLIDATION, (fact_id,), body, {})
+            assist_ops.UNDO_CONSOLIDATION, inputs_for(assist_ops.UNDO_CONSOLIDATION, (fact_id,), body, {})
         )
 
     async def add(
@@ -176,6 +171,6 @@ class AsyncModelsMethods:
     ) -> AddResult:
         """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
         return await self.call(
-            models_ops.ADD,
-            inputs_for(models_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}),
+            assist_ops.ADD,
+            inputs_for(assist_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}),
         )

@@ -29,14 +29,14 @@ import httpx
 
 from engramdb import clock
 from engramdb.config import LLMSettings
-from engramdb.core.llm.prompts import Prompt
+from engramdb.core.assist.llm.prompts import Prompt
 from engramdb.errors import ModelFailedError, ModelNotConfiguredError, ModelOutputError, ModelTimeoutError
 
 log = logging.getLogger(__name__)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
 NOT_CONFIGURED = (
     "no chat model is configured: set ENGRAM_LLM__BASE_URL (e.g. http://127.0.0.1:11434/v1 for a local "
-    "Ollama) and ENGRAM_LLM__MODEL (and ENGRAM_LLM__API_KEY for a hosted one); see docs/models.md"
+    "Ollama) and ENGRAM_LLM__MODEL (and ENGRAM_LLM__API_KEY for a hosted one); see docs/assist.md"
 )
 
 
