@@ -149,8 +149,8 @@ def job_view(job: JobRecord) -> ModelJobView:
     return ModelJobView(
         job_id=job.job_id,
         kind=job.kind,
-        state=job.state,
-        attempts=job.attempts,  # type: ignore[arg-type]
+        state=job.state,  # type: ignore[arg-type]  # the row's text is one of the four (JobRecord.state)
+        attempts=job.attempts,
         max_attempts=job.max_attempts,
         next_attempt_at=job.next_at if job.state == "queued" else None,
         error=job.error,
