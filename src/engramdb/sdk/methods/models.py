@@ -92,7 +92,7 @@ class SyncModelsMethods:
 
     def add(
         self,
-        messages: AddRequest | Mapping[str, Any] | list[Message],
+        messages: AddRequest | Mapping[str, Any] | list[Message] | list[dict[str, Any]],
         *,
         scope: ScopeFields | Mapping[str, Any] | None = None,
         infer: bool = True,
@@ -168,7 +168,7 @@ class AsyncModelsMethods:
 
     async def add(
         self,
-        messages: AddRequest | Mapping[str, Any] | list[Message],
+        messages: AddRequest | Mapping[str, Any] | list[Message] | list[dict[str, Any]],
         *,
         scope: ScopeFields | Mapping[str, Any] | None = None,
         infer: bool = True,
