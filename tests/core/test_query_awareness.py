@@ -22,7 +22,7 @@ SCOPE = scope_fields()
 
 
 def _service(store: Store, settings: Settings, **retrieval: float) -> MemoryService:
-    tuned = settings.model_copy(update={"retrieval": RetrievalSettings(**retrieval)})
+    tuned = settings.model_copy(update={"retrieval": RetrievalSettings.model_validate(retrieval)})
     return MemoryService(store, HashingEmbedder(), tuned)
 
 
@@ -60,7 +60,7 @@ def test_a_memory_observed_just_after_the_named_date_ranks_first(
     assert [m.observed_at[:7] for m in dated.memories] == ["2023-10", "2024-01", "2023-03"]
     first = dated.memories[0].explain
     assert first is not None and first.features["date"] == pytest.approx(0.3)  # 3 days after: inside the grace
-    assert dated.sessions[0].session_id == "october"  # the session ranking reads it too
+    assert dated.sessions is not None and dated.sessions[0].session_id == "october"  # the session ranking reads it too
     for m in dated.memories:  # explain still adds up
         assert m.explain is not None
         parts = sum(a.contribution for a in m.explain.arms.values()) + sum(m.explain.features.values())

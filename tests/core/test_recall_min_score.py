@@ -13,6 +13,7 @@ from engramdb.config import Settings
 from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder, make_embedder
+from engramdb.core.embedding_port import Embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
 from engramdb.models.recall import RecallRequest
@@ -24,11 +25,11 @@ TAX = "When is the quarterly tax filing deadline?"
 
 
 @pytest.fixture(scope="module")
-def minilm() -> object:
+def minilm() -> Embedder:
     return make_embedder("minilm")  # the real model, from its PyPI package (no network)
 
 
-def _fact(service: MemoryService, caller: Caller, text: str, **fields: object) -> str:
+def _fact(service: MemoryService, caller: Caller, text: str, **fields: str) -> str:
     return service.writes.write_fact(caller, FactWrite.model_validate(fact_body(text, scope=SCOPE, **fields))).id
 
 
@@ -38,9 +39,9 @@ def _recall(service: MemoryService, caller: Caller, query: str, **options: objec
 
 
 def test_min_score_drops_the_unrelated_memory_that_ranks_first_with_score_one(
-    store: Store, settings: Settings, operator: Caller, minilm: object
+    store: Store, settings: Settings, operator: Caller, minilm: Embedder
 ) -> None:
-    service = MemoryService(store, minilm, settings)  # type: ignore[arg-type]
+    service = MemoryService(store, minilm, settings)
     dog = _fact(service, operator, "The user's dog is named Rex.", subject="user", kind="pet")
     drain(store.tenant("t1"), service.shared.embedder)
     # Today's ranking: the scope's only memory comes first with a fused score of 1 (plus features).

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from run_agent import AIAgent
+from run_agent import AIAgent  # type: ignore[import-untyped]  # hermes-agent ships no type information
 
 
 def main(session_id: str, message: str) -> None:

@@ -14,7 +14,7 @@ from engramdb.models.knowledge import RelationshipQuery
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, participant, scope_fields
-from tests.stores import open_store, store_spec
+from tests.stores import as_postgres, open_store, store_spec
 
 MINE = scope_fields()
 THEIRS = scope_fields(participantScopeHash=participant("bob"))
@@ -98,15 +98,16 @@ def test_a_correction_names_its_own_source(service: MemoryService, operator: Cal
 def _forget_source_events(store: Store) -> None:
     """Make the store look like one from before the links (migration 007 / the SQLite upgrade)."""
     if isinstance(store, SQLiteStore):
-        with sqlite3.connect(store.tenant("t1").path) as conn:  # type: ignore[attr-defined]
+        with sqlite3.connect(store.tenant("t1").path) as conn:
             conn.execute("DROP INDEX memories_by_source_event")
             conn.execute("ALTER TABLE memories DROP COLUMN source_event_id")
             conn.execute("DELETE FROM relationships")
         return
     import psycopg
 
-    schema = store.schema  # type: ignore[attr-defined]
-    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
+    pg = as_postgres(store)
+    schema = pg.schema
+    with psycopg.connect(pg.url, autocommit=True) as conn:
         conn.execute(f"ALTER TABLE {schema}.memories DROP COLUMN source_event_id")
         conn.execute(f"DELETE FROM {schema}.relationships")
         conn.execute(f"DELETE FROM {schema}.schema_migrations WHERE name = '007_source_events.sql'")

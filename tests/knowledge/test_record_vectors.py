@@ -29,7 +29,7 @@ class _EditingEmbedder(HashingEmbedder):
     def embed(self, texts: Sequence[str]) -> FloatMatrix:
         vectors = super().embed(texts)
         if self._meanwhile is not None:
-            self._meanwhile, run = None, self._meanwhile
+            run, self._meanwhile = self._meanwhile, None
             run()
         return vectors
 

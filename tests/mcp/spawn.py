@@ -12,12 +12,13 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from engramdb.config import Settings
-from engramdb.contract.events import ScopeFields
 from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
+from engramdb.models.base import ScopeQuery
+from engramdb.models.memories import MemoryView
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, participant, scope_fields
 
@@ -44,8 +45,8 @@ class Home:
         body = EpisodeWrite.model_validate(episode_body(user, scope=scope, **extra))
         return self.service.writes.write_episode(OPERATOR, body).id
 
-    def get(self, fact_id: str, scope: dict[str, Any]) -> Any:
-        return self.service.reads.get_memory(OPERATOR, "MEMORY_FACT", fact_id, ScopeFields.model_validate(scope))
+    def get(self, fact_id: str, scope: dict[str, Any]) -> MemoryView:
+        return self.service.reads.get_memory(OPERATOR, "MEMORY_FACT", fact_id, ScopeQuery.model_validate(scope))
 
     def embed(self) -> None:
         drain(self.store.tenant(TENANT), HashingEmbedder())

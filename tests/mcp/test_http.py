@@ -225,7 +225,7 @@ def test_a_tool_call_cannot_reach_another_scopes_memory(server: LiveServer) -> N
             },
         )
         assert error_code(smuggled) == "invalid_input" and "pineapple" not in text(smuggled)
-        assert smuggled.structured_content["field"] == "agentId"  # type: ignore[index]
+        assert smuggled.structured_content["field"] == "agentId"
         refused = await client.call_tool("list_facts", {"kind": "fruit", "agentId": "coder"})
         assert error_code(refused) == "invalid_input" and "fixed by the server" in text(refused)
         # A misspelt filter is refused too, not dropped (it would list every fact).

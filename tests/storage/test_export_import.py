@@ -131,8 +131,8 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
         kinds = Counter(table for table, _ in dst.export_rows())
         assert kinds["records"] == 3 and kinds["record_history"] == 1 and kinds["relationships"] == 3
         with pytest.raises(Exception, match="retired"):  # the tombstone came along
-            again = fact_body("uses mongodb", kind="db", sourceEventId="c", scope=SCOPE)
-            service.writes.write_fact(OP, FactWrite.model_validate(again))
+            retired = fact_body("uses mongodb", kind="db", sourceEventId="c", scope=SCOPE)
+            service.writes.write_fact(OP, FactWrite.model_validate(retired))
     finally:
         sqlite.close()
         pg.close()

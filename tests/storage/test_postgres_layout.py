@@ -36,7 +36,7 @@ def test_vectors_and_text_index_stay_inline(pg: PostgresStore) -> None:
     service.writes.write_episode(Caller("t1", "op", "admin"), EpisodeWrite.model_validate(body))
     assert drain(pg.tenant("t1"), embedder) == 1
     with psycopg.connect(pg.url, autocommit=True) as conn:
-        storage = dict(
+        storage: dict[str, str] = dict(
             conn.execute(
                 "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = %s::regclass "
                 "AND attname IN ('embedding', 'tsv', 'event_json')",
@@ -44,9 +44,11 @@ def test_vectors_and_text_index_stay_inline(pg: PostgresStore) -> None:
             ).fetchall()
         )
         assert storage == {"embedding": "m", "tsv": "m", "event_json": "x"}
-        inline, event_out_of_line = conn.execute(
+        row = conn.execute(
             "SELECT pg_column_toast_chunk_id(embedding) IS NULL, pg_column_toast_chunk_id(event_json) IS NOT NULL "
             f"FROM {pg.schema}.memories WHERE embedding IS NOT NULL"
         ).fetchone()
+    assert row is not None  # the episode embedded above
+    inline, event_out_of_line = row
     assert inline  # the vector is read with its row
     assert event_out_of_line  # positive control: this row was large enough to be toasted

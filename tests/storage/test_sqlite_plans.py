@@ -31,7 +31,7 @@ def test_due_rows_are_read_through_the_due_indexes(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path)
     tenant = store.tenant("t", create=True)
     seen: list[str] = []
-    for db in (tenant._db, tenant._graph_db):  # type: ignore[attr-defined]  # the backend's own connections
+    for db in (tenant._db, tenant._graph_db):  # the backend's own connections
         with db.reading() as conn:
             conn.set_trace_callback(seen.append)
     assert tenant.embedding_jobs(64, "2026-12-01T00:00:00Z") == []
@@ -39,7 +39,7 @@ def test_due_rows_are_read_through_the_due_indexes(tmp_path: Path) -> None:
     asked = {
         table: next(s for s in seen if f"FROM {table} WHERE rowid IN" in s) for table in ("memories", "record_vectors")
     }
-    with tenant._db.reading() as conn:  # type: ignore[attr-defined]
+    with tenant._db.reading() as conn:
         assert _reads_whole_table(_plan(conn, _OLD_FORM), "memories")  # the check can fail
         plan = _plan(conn, asked["memories"])
         assert "memories_embedding_due" in plan and not _reads_whole_table(plan, "memories"), plan
@@ -47,7 +47,7 @@ def test_due_rows_are_read_through_the_due_indexes(tmp_path: Path) -> None:
         backlog = next(s for s in seen if "count(*) FROM memories WHERE embed_state != 'ready'" in s)
         plan = _plan(conn, backlog)  # what /metrics asks on every scrape
         assert "memories_embedding_due" in plan and not _reads_whole_table(plan, "memories"), plan
-    with tenant._graph_db.reading() as conn:  # type: ignore[attr-defined]
+    with tenant._graph_db.reading() as conn:
         plan = _plan(conn, asked["record_vectors"])
         assert "record_vectors_due" in plan and not _reads_whole_table(plan, "record_vectors"), plan
     store.close()

@@ -22,7 +22,7 @@ from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import CandidateFilter, Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
-from tests.stores import open_store, store_spec
+from tests.stores import as_postgres, open_store, store_spec
 
 SCOPE = scope_fields()
 EVENTS = [episode_body(f"event number {i} about topic {i % 17}", f"ack {i}", turn=i, scope=SCOPE) for i in range(500)]
@@ -255,7 +255,7 @@ def test_a_file_from_before_the_in_memory_index_loses_its_fts5_table(settings: S
     """Opening a SQLite tenant file that still has the FTS5 table drops it, keeping every memory."""
     caller = Caller(tenant="t1", key_id="test-operator", role="admin")
     store = SQLiteStore(settings.home)
-    path = store.tenant("t1", create=True).path  # type: ignore[attr-defined]
+    path = store.tenant("t1", create=True).path
     service = MemoryService(store, HashingEmbedder(), settings)
     service.writes.write_fact(caller, FactWrite.model_validate(fact_body("A wombat dug a burrow", scope=SCOPE)))
     store.close()
@@ -275,13 +275,14 @@ def test_a_file_from_before_the_in_memory_index_loses_its_fts5_table(settings: S
 def _forget_invalid_at(store: Store) -> None:
     """Make the store look like one from before ``invalid_at`` (migration 004 / the SQLite upgrade)."""
     if isinstance(store, SQLiteStore):
-        with sqlite3.connect(store.tenant("t1").path) as conn:  # type: ignore[attr-defined]
+        with sqlite3.connect(store.tenant("t1").path) as conn:
             conn.execute("ALTER TABLE memories DROP COLUMN invalid_at")
         return
     import psycopg
 
-    schema = store.schema  # type: ignore[attr-defined]
-    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
+    pg = as_postgres(store)
+    schema = pg.schema
+    with psycopg.connect(pg.url, autocommit=True) as conn:
         conn.execute(f"ALTER TABLE {schema}.memories DROP COLUMN invalid_at")
         conn.execute(f"DELETE FROM {schema}.schema_migrations WHERE name = '004_invalid_at.sql'")
 
@@ -316,7 +317,8 @@ def _forget_invalid_at_after_a_supersession(store: Store) -> None:
         upgraded = reopened.tenant("t1").get_memory(key, "MEMORY_FACT", old.id)
         current = reopened.tenant("t1").get_memory(key, "MEMORY_FACT", new.id)
         assert upgraded is not None and upgraded.status == "superseded"
-        assert upgraded.invalid_at == new.memory.valid_from and upgraded.invalid_at.startswith("2026-02-01T00:00:00")
+        assert upgraded.invalid_at is not None and upgraded.invalid_at.startswith("2026-02-01T00:00:00")
+        assert upgraded.invalid_at == new.memory.valid_from
         assert current is not None and current.invalid_at is None  # the current fact still holds
     finally:
         reopened.close()
@@ -329,7 +331,7 @@ def test_migration_004_fills_invalid_at_when_the_owner_is_not_a_superuser(pg_url
     import uuid
 
     import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from psycopg.conninfo import make_conninfo
 
     from engramdb.storage.postgres.store import PostgresStore
 
@@ -340,11 +342,12 @@ def test_migration_004_fills_invalid_at_when_the_owner_is_not_a_superuser(pg_url
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # a superuser's job, as in production
         if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'engram_app'").fetchone():  # made by an earlier test
             conn.execute(f"GRANT engram_app TO {role} WITH ADMIN OPTION")
-    owner_url = make_conninfo(**{**conninfo_to_dict(pg_url), "user": role, "password": "pw"})
+    owner_url = make_conninfo(pg_url, user=role, password="pw")
     store = PostgresStore(owner_url, schema=schema)
     with psycopg.connect(owner_url) as conn:
         privileged = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
-        assert not conn.execute(privileged).fetchone()[0]
+        row = conn.execute(privileged).fetchone()
+        assert row is not None and not row[0]
     _forget_invalid_at_after_a_supersession(store)
 
 

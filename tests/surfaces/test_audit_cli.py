@@ -15,6 +15,7 @@ from engramdb.core.service import MemoryService
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
+from tests.stores import as_postgres
 
 SCOPE = scope_fields()
 
@@ -22,11 +23,12 @@ SCOPE = scope_fields()
 def _env(store: Store) -> dict[str, str]:
     if isinstance(store, SQLiteStore):
         return {**os.environ, "ENGRAM_HOME": str(store.home)}
-    home = Path(tempfile.gettempdir()) / f"engram-{store.schema}"  # type: ignore[attr-defined]  # its audit anchors
+    pg = as_postgres(store)
+    home = Path(tempfile.gettempdir()) / f"engram-{pg.schema}"  # its audit anchors
     return {
         **os.environ,
-        "ENGRAM_DATABASE_URL": store.url,
-        "ENGRAM_PG_SCHEMA": store.schema,  # type: ignore[attr-defined]
+        "ENGRAM_DATABASE_URL": pg.url,
+        "ENGRAM_PG_SCHEMA": pg.schema,
         "ENGRAM_HOME": str(home),
     }
 
@@ -64,11 +66,12 @@ def _edit(store: Store, *statements: str) -> None:
         return
     import psycopg
 
-    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
-        conn.execute(f"SET search_path TO {store.schema}")  # type: ignore[attr-defined]
+    pg = as_postgres(store)
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {pg.schema}")
         conn.execute("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only")
         for sql in statements:
-            conn.execute(sql)  # type: ignore[arg-type]
+            conn.execute(sql)
 
 
 def test_untouched_chain_verifies(service: MemoryService, operator: Caller) -> None:

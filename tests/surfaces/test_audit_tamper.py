@@ -15,6 +15,7 @@ from engramdb.storage.port import AuditEntry, Store, chain_hash
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 from tests.factories import episode_body
+from tests.stores import as_postgres
 from tests.surfaces.test_audit_cli import _edit, _seed, _verify
 
 
@@ -153,11 +154,12 @@ def _memory_edit(store: Store, sql: str) -> None:
     if isinstance(store, SQLiteStore):
         import sqlite3
 
-        with sqlite3.connect(store.tenant("t1").path) as conn:  # type: ignore[attr-defined]
+        with sqlite3.connect(store.tenant("t1").path) as conn:
             conn.execute(sql)
         return
     import psycopg
 
-    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
-        conn.execute(f"SET search_path TO {store.schema}")  # type: ignore[attr-defined]
-        conn.execute(sql)  # type: ignore[arg-type]
+    pg = as_postgres(store)
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {pg.schema}")
+        conn.execute(sql)

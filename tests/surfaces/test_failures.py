@@ -28,6 +28,7 @@ from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 from tests.factories import episode_body
+from tests.stores import as_postgres
 from tests.surfaces.requests import Checker, example_request
 
 KNOWN_CODES = {
@@ -69,7 +70,7 @@ def failing_endpoint() -> Iterator[str]:
 class _BuggyEmbedder(HashingEmbedder):
     """An embedder with a bug (a third-party model raising what it should not)."""
 
-    def embed(self, texts: Any) -> np.ndarray:  # type: ignore[override]
+    def embed(self, texts: Any) -> np.ndarray:
         raise ZeroDivisionError("a bug deep inside the model")
 
 
@@ -163,8 +164,9 @@ def _break(store: Store) -> None:
         return
     import psycopg
 
-    with psycopg.connect(store.url, autocommit=True) as conn:  # type: ignore[attr-defined]
-        conn.execute(f"ALTER TABLE {store.schema}.memories RENAME TO memories_gone")  # type: ignore[attr-defined]
+    pg = as_postgres(store)
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {pg.schema}.memories RENAME TO memories_gone")
 
 
 def test_every_route_over_a_broken_store_answers_problem_json(server: LiveServer) -> None:

@@ -93,13 +93,14 @@ def test_ids_of_other_scopes_are_not_found(server: LiveServer, seeded: dict[tupl
 def test_agent_key_naming_another_scope_is_refused(
     server: LiveServer, seeded: dict[tuple[str, str], str], field: str
 ) -> None:
-    other = {
+    others: dict[str, str | bool] = {
         "agentId": "reviewer-bot",
         "profileId": "work",
         "privacyScope": "shared",
         "participantScopeHash": participant("bob"),
         "sandboxEligible": True,
-    }[field]
+    }
+    other = others[field]
     with server.client(seeded[("t1", "base")]) as http:
         write = http.post("/v1/episodes", json=episode_body("x", scope={field: other}))
         assert write.status_code == 403 and write.json()["field"] == field

@@ -64,8 +64,8 @@ def test_blank_fact_text_is_refused_on_every_fact_write(server: LiveServer) -> N
         pending = http.post("/v1/facts", params={"origin": "derived"}, json=fact_body("Lives in Lisbn", kind="home2"))
         assert pending.json()["memory"]["status"] == "pending_review"
     with server.client(server.key(role="reviewer")) as http:
-        blank = http.post(f"/v1/review/{pending.json()['id']}/edit-and-approve", json={"text": " \n "})
-        assert blank.status_code == 422 and blank.json()["field"] == "text", blank.text
+        blank_edit = http.post(f"/v1/review/{pending.json()['id']}/edit-and-approve", json={"text": " \n "})
+        assert blank_edit.status_code == 422 and blank_edit.json()["field"] == "text", blank_edit.text
         edited = http.post(f"/v1/review/{pending.json()['id']}/edit-and-approve", json={"text": "Lives in Lisbon!"})
         assert edited.status_code == 200, edited.text
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from typing import Any
 
 import pytest
 
@@ -18,10 +17,11 @@ from engramdb import clock
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 from tests.factories import scope_fields
+from tests.stores import as_postgres
 
 RAW_ID = "raw-user-Zq81x@example.org"
 HOST = {"agentId": "coder", "profileId": "default"}
-REST = {"privacyScope": "private", "sandboxEligible": False}
+REST: dict[str, str | bool] = {"privacyScope": "private", "sandboxEligible": False}
 
 
 def test_an_episode_of_two_fields_and_a_fact_of_three_are_stored_with_their_defaults(server: LiveServer) -> None:
@@ -146,15 +146,15 @@ def _table_text(server: LiveServer) -> str:
     else:
         import psycopg
 
-        store: Any = server.store
-        with psycopg.connect(store.url) as conn:
+        store = as_postgres(server.store)
+        with psycopg.connect(store.url) as pg_conn:
             tables = [
                 r[0]
-                for r in conn.execute(
+                for r in pg_conn.execute(
                     "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (store.schema,)
                 )
             ]
-            rows = [row for t in tables for row in conn.execute(f'SELECT * FROM "{store.schema}"."{t}"')]
+            rows = [row for t in tables for row in pg_conn.execute(f'SELECT * FROM "{store.schema}"."{t}"')]
     assert len(tables) >= 4  # the walk found the tables
     return "\n".join(repr(value) for row in rows for value in row)
 

@@ -31,10 +31,11 @@ NAMED = {
     "sandboxEligible": False,
     "userId": "alice@example.com",
 }
+Keys = dict[str, tuple[str, str]]  # each decision's tenant: its reviewer's key and its agent's key
 
 
 @pytest.fixture
-def served(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Iterator[tuple[ServerProcess, dict]]:
+def served(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Iterator[tuple[ServerProcess, Keys]]:
     home = tmp_path / "home"
     home.mkdir()
     env = {"ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing"}
@@ -44,7 +45,7 @@ def served(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Iter
         options = {"schema": schema}
         env |= {"ENGRAM_DATABASE_URL": url, "ENGRAM_PG_SCHEMA": schema}
     store = open_store(url, **options)
-    keys: dict[str, tuple[str, str]] = {}
+    keys: Keys = {}
     try:
         for decision in DECISIONS:  # a tenant each: each decision is the first to need the salt
             tenant = f"t-{decision}"
@@ -61,7 +62,7 @@ def served(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Iter
 
 @pytest.mark.parametrize("decision", sorted(DECISIONS))
 def test_a_decision_naming_a_user_id_answers_and_leaves_the_tenant_writable(
-    served: tuple[ServerProcess, dict], decision: str
+    served: tuple[ServerProcess, Keys], decision: str
 ) -> None:
     server, keys = served
     reviewer, agent = keys[decision]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from axe_playwright_python.sync_playwright import Axe
+from axe_playwright_python.sync_playwright import Axe  # type: ignore[import-untyped]  # ships no type information
 from playwright.sync_api import Page, expect
 
 from tests.factories import fact_body

@@ -64,6 +64,9 @@ def signature_of(op: Operation[Any], models: set[str]) -> Signature:
         if op.shorthand:
             shorthand = wire_fields(op.body)[op.shorthand].annotation
             body_type += f" | {type_text(shorthand, models)}"
+            item = get_args(shorthand)[0] if get_origin(shorthand) is list else None
+            if isinstance(item, type) and issubclass(item, BaseModel):  # its items as JSON too (Mem0's messages)
+                body_type += " | list[dict[str, Any]]"
         params.append(f"{op.body_arg}: {body_type}{' | None = None' if op.body_optional else ''}")
         body = op.body_arg
     query = _query_params(op.query, models)

@@ -149,7 +149,7 @@ def job_view(job: JobRecord) -> AssistJobView:
     return AssistJobView(
         job_id=job.job_id,
         kind=job.kind,
-        state=job.state,  # type: ignore[arg-type]  # the column holds only the Literal's values
+        state=job.state,  # type: ignore[arg-type]  # the row's text is one of the four (JobRecord.state)
         attempts=job.attempts,
         max_attempts=job.max_attempts,
         next_attempt_at=job.next_at if job.state == "queued" else None,

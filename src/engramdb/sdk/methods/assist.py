@@ -87,7 +87,7 @@ class SyncAssistMethods:
 
     def add(
         self,
-        messages: AddRequest | Mapping[str, Any] | list[Message],
+        messages: AddRequest | Mapping[str, Any] | list[Message] | list[dict[str, Any]],
         *,
         scope: ScopeFields | Mapping[str, Any] | None = None,
         infer: bool = True,
@@ -163,7 +163,7 @@ class AsyncAssistMethods:
 
     async def add(
         self,
-        messages: AddRequest | Mapping[str, Any] | list[Message],
+        messages: AddRequest | Mapping[str, Any] | list[Message] | list[dict[str, Any]],
         *,
         scope: ScopeFields | Mapping[str, Any] | None = None,
         infer: bool = True,
