@@ -1,0 +1,36 @@
+"""``engram audit verify``: the chain, its anchors outside the database, then the rows it covers.
+
+In that order, stopping at the first fault: a row can only be held to an audit entry that is
+itself held (the chain links it, an anchor holds the chain). What weakens a verdict without
+failing it (no anchor file, a torn anchor line) is a warning in it.
+"""
+
+from __future__ import annotations
+
+from engramdb.core import audit
+from engramdb.core.anchor import Anchors
+from engramdb.core.integrity import first_altered_memory
+from engramdb.models.admin import AuditVerdict
+from engramdb.storage.port import TenantStore
+
+
+def verify_tenant(name: str, tenant: TenantStore, anchors: Anchors) -> AuditVerdict:
+    """Verify one tenant; anchor the head it verified when everything held."""
+    chain = audit.verify(tenant)
+    answer = AuditVerdict(
+        tenant=name, verified=chain.ok, checked=chain.checked, broken_seq=chain.broken_seq, problem=chain.problem
+    )
+    if not chain.ok:
+        return answer
+    held = anchors.check(name, tenant)
+    answer = answer.model_copy(update={"anchored": held.anchored, "warnings": list(held.warnings)})
+    if held.problem is not None:
+        return answer.model_copy(update={"verified": False, "broken_seq": held.broken_seq, "problem": held.problem})
+    memories, memory_id, problem = first_altered_memory(tenant)
+    if problem is not None:
+        return answer.model_copy(
+            update={"verified": False, "memory_id": memory_id, "memories_checked": memories, "problem": problem}
+        )
+    if chain.head_hash is not None:
+        anchors.anchor(name, chain.checked, chain.head_hash)  # what was just verified is anchored
+    return answer.model_copy(update={"memories_checked": memories})
