@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engramdb.core import audit
 from engramdb.core.anchor import Anchors
-from engramdb.core.integrity import first_altered_memory
+from engramdb.core.coverage import check_rows
 from engramdb.models.admin import AuditVerdict
 from engramdb.storage.port import TenantStore
 
@@ -26,11 +26,21 @@ def verify_tenant(name: str, tenant: TenantStore, anchors: Anchors) -> AuditVerd
     answer = answer.model_copy(update={"anchored": held.anchored, "warnings": list(held.warnings)})
     if held.problem is not None:
         return answer.model_copy(update={"verified": False, "broken_seq": held.broken_seq, "problem": held.problem})
-    memories, memory_id, problem = first_altered_memory(tenant)
-    if problem is not None:
+    rows = check_rows(tenant, name)
+    answer = answer.model_copy(update={"memories_checked": rows.memories, "rows_checked": rows.rows})
+    if rows.fault is not None:
+        fault = rows.fault
+        memory_id = fault.row_id if fault.kind in ("EPISODE", "MEMORY_FACT") else None
         return answer.model_copy(
-            update={"verified": False, "memory_id": memory_id, "memories_checked": memories, "problem": problem}
+            update={
+                "verified": False,
+                "memory_id": memory_id,
+                "row_kind": fault.kind,
+                "row_id": fault.row_id,
+                "fields": list(fault.fields),
+                "problem": fault.problem,
+            }
         )
     if chain.head_hash is not None:
         anchors.anchor(name, chain.checked, chain.head_hash)  # what was just verified is anchored
-    return answer.model_copy(update={"memories_checked": memories})
+    return answer

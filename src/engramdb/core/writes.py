@@ -9,7 +9,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from engramdb import clock
-from engramdb.contract.canonical import sha256_hex
 from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import auth, decisions, facts
 from engramdb.core.assist import queue
@@ -184,14 +183,13 @@ class WriteOperations(Area):
                     record = tx.get_memory(row.scope.scope_key, row.source, row.memory_id)
                     assert record is not None
                 else:
-                    digest = sha256_hex(row.event_json)
                     tx.audit(
                         caller.audit(
                             "episode.write",
                             target_kind=row.source,
                             target_id=row.memory_id,
                             scope_key=row.scope.scope_key,
-                            after_digest=digest,
+                            after_digest=facts.state_digest(record),
                         )
                     )
                 responses.append(

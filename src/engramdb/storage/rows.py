@@ -116,6 +116,8 @@ class MemoryRecord:
     # recorded; validUntil stays as the claim was written.
     invalid_at: str | None = None
     embed_model: str | None = None  # the model its vector came from (another model's vector is stale)
+    pinned: int | None = None  # a person's marks (NULL reads as not pinned), which an audit digest covers
+    importance: float | None = None
 
 
 # Statuses of memories that were believed at some time (pending and rejected never were).

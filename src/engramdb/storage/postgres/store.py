@@ -42,6 +42,7 @@ MIGRATIONS = (
     "009_assist.sql",
     "010_erasable_reasons.sql",
     "011_aging.sql",
+    "012_audit_by_target.sql",
 )
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -208,8 +209,10 @@ class PostgresStore:
                 "INSERT INTO tenants (name, created_at) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                 (name, clock.now_text()),
             )
-            conn.execute(
-                "INSERT INTO meta (tenant, key, value) VALUES (%s, 'change_seq', '0') ON CONFLICT DO NOTHING", (name,)
+            conn.execute(  # a new tenant's rows are covered by the audit's digests from its first write
+                "INSERT INTO meta (tenant, key, value) VALUES (%s, 'change_seq', '0'), (%s, 'audit_digests', '2') "
+                "ON CONFLICT DO NOTHING",
+                (name, name),
             )
 
     def tenant_names(self) -> list[str]:
