@@ -9,6 +9,7 @@ changed. The six tamperings of the finding go through the `engram audit verify` 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
-from engramdb.models.knowledge import LinkRequest, RecordWrite
+from engramdb.models.knowledge import DeleteQuery, LinkRequest, RecordWrite
 from engramdb.models.memories import WriteOptions
 from engramdb.models.policy import TenantPolicy
 from engramdb.storage.port import AuditEntry, Store, chain_hash
@@ -308,24 +309,22 @@ def _append_entry(store: Store, forged: str, at: str) -> None:
     tenant = store.tenant("t1")
     head = tenant.audit_entries(0, 100_000)[-1]
     row = tenant.facts_by_id(forged, ("active",))[0]
-    fields = {
-        "seq": head.seq + 1,
-        "at": at,
-        "action": "fact.write",
-        "actor_key_id": head.actor_key_id,
-        "actor_role": "admin",
-        "target_kind": "MEMORY_FACT",
-        "target_id": forged,
-        "scope_key": row.scope_key,
-        "before_digest": None,
-        "after_digest": memory_digest(row),
-        "reason": None,
-        "prev_hash": head.hash,
-        "hash": "",
-        "reason_digest": None,
-        "reason_nonce": None,
-    }
-    fields["hash"] = chain_hash(AuditEntry(**fields), seq=head.seq + 1, at=at, prev_hash=head.hash)
+    draft = AuditEntry(
+        seq=head.seq + 1,
+        at=at,
+        action="fact.write",
+        actor_key_id=head.actor_key_id,
+        actor_role="admin",
+        target_kind="MEMORY_FACT",
+        target_id=forged,
+        scope_key=row.scope_key,
+        before_digest=None,
+        after_digest=memory_digest(row),
+        reason=None,
+        prev_hash=head.hash,
+        hash="",
+    )
+    fields = vars(replace(draft, hash=chain_hash(draft, seq=draft.seq, at=at, prev_hash=head.hash)))
     columns = ", ".join(fields)
     values = ", ".join("NULL" if v is None else str(v) if isinstance(v, int) else f"'{v}'" for v in fields.values())
     if isinstance(store, SQLiteStore):
@@ -377,3 +376,28 @@ def test_the_server_names_an_edited_row(server: LiveServer) -> None:
         verdict = http.get("/v1/audit/verify")
     assert verdict.status_code == 200 and not verdict.json()["verified"], verdict.text
     assert verdict.json()["rowKind"] == "MEMORY_FACT" and verdict.json()["fields"] == ["lifecycle"], verdict.json()
+
+
+def test_a_deleted_record_put_back_is_named(service: MemoryService, operator: Caller) -> None:
+    seed_everything(service, operator)
+    _verified(service, operator)
+    store = service.shared.store
+    tenant = "" if isinstance(store, SQLiteStore) else "tenant, "
+    columns = (
+        f"{tenant}record_id, scope_key, agent_id, profile_id, privacy_scope, participant_scope_hash, "
+        "sandbox_eligible, label, properties_json, merge_key, origin, version, created_at, updated_at"
+    )
+    _sql(store, "CREATE TABLE stash AS SELECT * FROM records WHERE label = 'ENTITY'")  # the attacker's copy
+    dana = _record_id(store)
+    service.record_deletes.delete_record(operator, dana, DeleteQuery.model_validate(SCOPE))
+    assert service.admin.verify_audit(operator).verified  # the deletion itself is as audited
+    _sql(store, f"INSERT INTO records ({columns}) SELECT {columns} FROM stash")
+    verdict = service.admin.verify_audit(operator)
+    assert not verdict.verified and (verdict.row_kind, verdict.row_id) == ("RECORD", dana), verdict
+    assert "record.delete) removed it, yet it is stored" in (verdict.problem or ""), verdict
+
+
+def _record_id(store: Store) -> str:
+    return next(
+        r["record_id"] for t, r in store.tenant("t1").export_rows() if t == "records" and r["label"] == "ENTITY"
+    )
