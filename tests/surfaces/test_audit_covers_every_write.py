@@ -7,6 +7,7 @@ here, on rows nobody tampered with.
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from typing import Any
 
@@ -132,3 +133,25 @@ def test_every_write_leaves_its_rows_as_the_audit_says(service: MemoryService, o
     assert sweep(service.shared.store.tenant("t1"), clock.utc_now() + timedelta(days=30)).erased_episodes
     after = admin.verify_audit(operator)
     assert after.verified and after.memories_checked and after.memories_checked < verdict.memories_checked, after
+
+
+def test_verifying_while_rows_change_raises_no_false_alarm(service: MemoryService, operator: Caller) -> None:
+    """A write may commit between verification reading a row and reading its entries: the row then
+    differs from its last entry for a moment. Verification looks again before it names a fault."""
+    _fact(service, operator, "value start", "busy")
+    stop, written = threading.Event(), [0]
+
+    def write() -> None:
+        while not stop.is_set():  # each write supersedes the slot's current fact: two rows change
+            _fact(service, operator, f"value {written[0]}", "busy")
+            written[0] += 1
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        verdicts = [service.admin.verify_audit(operator) for _ in range(40)]
+    finally:
+        stop.set()
+        writer.join()
+    assert written[0] > 40, written  # the rows did change while they were verified
+    assert [v for v in verdicts if not v.verified] == []

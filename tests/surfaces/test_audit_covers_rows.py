@@ -398,6 +398,5 @@ def test_a_deleted_record_put_back_is_named(service: MemoryService, operator: Ca
 
 
 def _record_id(store: Store) -> str:
-    return next(
-        r["record_id"] for t, r in store.tenant("t1").export_rows() if t == "records" and r["label"] == "ENTITY"
-    )
+    found = [r for t, r in store.tenant("t1").export_rows() if t == "records" and r["label"] == "ENTITY"]
+    return str(found[0]["record_id"])

@@ -102,17 +102,19 @@ class Anchors:
             self._heads[tenant] = last
             return None if head is None else self._append(tenant, head.seq, head.hash)
 
-    def anchor(self, tenant: str, seq: int, head_hash: str) -> Anchor | None:
-        """Anchor a head just verified, unless the file already holds it or a later one."""
+    def anchor(self, tenant: str, seq: int, head_hash: str, seen_at: str) -> Anchor | None:
+        """Anchor a head verified, as seen at ``seen_at`` (an anchor says when the chain ended there:
+        not when the anchor was written, which a long verification may make much later), unless the
+        file already holds it or a later one."""
         with self._lock:
             known = self.read(tenant)
             if seq == 0 or any(a.seq > seq or (a.seq, a.hash) == (seq, head_hash) for a in known):
                 return None
             self._heads[tenant] = max(seq, self._heads.get(tenant, 0))
-            return self._append(tenant, seq, head_hash)
+            return self._append(tenant, seq, head_hash, seen_at)
 
-    def _append(self, tenant: str, seq: int, head_hash: str) -> Anchor:
-        at = clock.now_text()
+    def _append(self, tenant: str, seq: int, head_hash: str, at: str | None = None) -> Anchor:
+        at = at or clock.now_text()
         anchor = Anchor(seq, head_hash, at, self.mac(tenant, seq, head_hash, at))
         append_anchor(self.file(tenant), anchor)
         return anchor

@@ -18,7 +18,7 @@ page found by index, so memory stays flat however many rows a tenant holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
@@ -35,7 +35,8 @@ from engramdb.audit_chain.states import (
 from engramdb.contract.events import Scope
 from engramdb.core import auth
 from engramdb.core.integrity import event_problem
-from engramdb.storage.port import AuditEntry, CoverageReads, ScopeColumns, TenantStore
+from engramdb.storage.knowledge.port import RecordRow
+from engramdb.storage.port import AuditEntry, CoverageReads, EdgeRow, MemoryRecord, ScopeColumns, TenantStore
 
 REMOVING = frozenset({"record.delete", "relationship.delete", "memory.delete", "memory.retention"})
 PAGE = 1_000
@@ -66,11 +67,11 @@ class RowsChecked:
 def check_rows(tenant: TenantStore, name: str) -> RowsChecked:
     """Hold every covered row of the tenant ``name`` to its audit entries; stop at the first fault."""
     reads, scopes = tenant.coverage, _Scopes()
-    memories, fault = _memories(reads, scopes)
+    memories, fault = _walk(reads, reads.memory_page, lambda row: row[0].rowid, partial(_memory_page, reads, scopes))
     rows = memories
     checks: list[Callable[[], tuple[int, RowFault | None]]] = [
-        partial(_records, reads, scopes),
-        partial(_relationships, reads),
+        partial(_walk, reads, reads.record_page, lambda row: row[0].rowid, partial(_record_page, reads, scopes)),
+        partial(_walk, reads, reads.relationship_page, lambda edge: edge.rowid, partial(_relationship_page, reads)),
         partial(_keys, reads),
         partial(_settings, reads, name),
     ]
@@ -82,68 +83,82 @@ def check_rows(tenant: TenantStore, name: str) -> RowsChecked:
     return RowsChecked(memories, rows, fault)
 
 
-def _memories(reads: CoverageReads, scopes: _Scopes) -> tuple[int, RowFault | None]:
-    checked = 0
-    for page in _pages(reads.memory_page, lambda row: row[0].rowid):
-        last: dict[str, dict[Key, AuditEntry]] = {}
-        for source in {m.source for m, _ in page}:
-            last[source] = _last(reads, source, [(m.scope_key, m.memory_id) for m, _ in page if m.source == source])
-        for memory, scope in page:
-            problem = event_problem(memory)
-            if problem is not None:
-                return checked, RowFault(memory.source, memory.memory_id, problem, ("content",))
-            fault = scopes.fault(memory.source, memory.memory_id, scope) or _held(
-                memory.source,
-                memory.memory_id,
-                memory_classes(memory),
-                last[memory.source].get((memory.scope_key, memory.memory_id)),
-            )
-            if fault is not None:
-                return checked, fault
-            checked += 1
-    return checked, None
+PageCheck = Callable[[list[T], int], tuple[int, RowFault | None]]
 
 
-def _records(reads: CoverageReads, scopes: _Scopes) -> tuple[int, RowFault | None]:
-    checked = 0
-    for page in _pages(reads.record_page, lambda row: row[0].rowid):
-        last = _last(reads, "RECORD", [(r.scope_key, r.record_id) for r, _ in page])
-        for record, scope in page:
-            key = (record.scope_key, record.record_id)
-            fault = scopes.fault("RECORD", record.record_id, scope) or _held(
-                "RECORD", record.record_id, record_classes(record), last.get(key)
-            )
-            if fault is not None:
-                return checked, fault
-            checked += 1
-    return checked, None
+def _walk(
+    reads: CoverageReads, read: Callable[[int, int], list[T]], rowid: Callable[[T], int], check: PageCheck[T]
+) -> tuple[int, RowFault | None]:
+    """Check every page of rows, each against the head of the log read just before it."""
+    checked, after = 0, 0
+    while True:
+        head = reads.head_seq()
+        page = read(after, PAGE)
+        if not page:
+            return checked, None
+        counted, fault = check(page, head)
+        checked += counted
+        if fault is not None:
+            return checked, fault
+        after = rowid(page[-1])
 
 
-def _relationships(reads: CoverageReads) -> tuple[int, RowFault | None]:
-    checked = 0
-    for page in _pages(reads.relationship_page, lambda edge: edge.rowid):
-        last = _last(reads, "RELATIONSHIP", [(e.scope_key, e.target_id) for e in page])
-        for edge in page:
-            if (
-                edge.source.id is None
-                or edge.target.id is None
-                or {edge.source.scope_key, edge.target.scope_key} != {edge.scope_key}
-            ):
-                problem = "one of its ends is gone or in another scope (changed behind the server's back)"
-                return checked, RowFault("RELATIONSHIP", edge.target_id, problem, ("ends",))
-            entry = last.get((edge.scope_key, edge.target_id))
-            fault = _held("RELATIONSHIP", edge.target_id, edge.classes(), entry, implied=edge.implied)
-            if fault is not None:
-                return checked, fault
-            checked += 1
-    return checked, None
+def _memory_page(
+    reads: CoverageReads, scopes: _Scopes, page: list[tuple[MemoryRecord, ScopeColumns]], head: int
+) -> tuple[int, RowFault | None]:
+    changes: dict[str, dict[Key, list[AuditEntry]]] = {}
+    for source in {m.source for m, _ in page}:
+        changes[source] = _changes(reads, source, [(m.scope_key, m.memory_id) for m, _ in page if m.source == source])
+    for checked, (memory, scope) in enumerate(page):
+        problem = event_problem(memory)
+        if problem is not None:
+            return checked, RowFault(memory.source, memory.memory_id, problem, ("content",))
+        fault = scopes.fault(memory.source, memory.memory_id, scope) or _held(
+            memory.source,
+            memory.memory_id,
+            memory_classes(memory),
+            changes[memory.source].get((memory.scope_key, memory.memory_id), []),
+            head,
+        )
+        if fault is not None:
+            return checked, fault
+    return len(page), None
+
+
+def _record_page(
+    reads: CoverageReads, scopes: _Scopes, page: list[tuple[RecordRow, ScopeColumns]], head: int
+) -> tuple[int, RowFault | None]:
+    changes = _changes(reads, "RECORD", [(r.scope_key, r.record_id) for r, _ in page])
+    for checked, (record, scope) in enumerate(page):
+        about = changes.get((record.scope_key, record.record_id), [])
+        fault = scopes.fault("RECORD", record.record_id, scope) or _held(
+            "RECORD", record.record_id, record_classes(record), about, head
+        )
+        if fault is not None:
+            return checked, fault
+    return len(page), None
+
+
+def _relationship_page(reads: CoverageReads, page: list[EdgeRow], head: int) -> tuple[int, RowFault | None]:
+    changes = _changes(reads, "RELATIONSHIP", [(e.scope_key, e.target_id) for e in page])
+    for checked, edge in enumerate(page):
+        ends = {edge.source.scope_key, edge.target.scope_key}
+        if edge.source.id is None or edge.target.id is None or ends != {edge.scope_key}:
+            problem = "one of its ends is gone or in another scope (changed behind the server's back)"
+            return checked, RowFault("RELATIONSHIP", edge.target_id, problem, ("ends",))
+        about = changes.get((edge.scope_key, edge.target_id), [])
+        fault = _held("RELATIONSHIP", edge.target_id, edge.classes(), about, head, implied=edge.implied)
+        if fault is not None:
+            return checked, fault
+    return len(page), None
 
 
 def _keys(reads: CoverageReads) -> tuple[int, RowFault | None]:
+    head = reads.head_seq()
     keys = reads.keys()
-    last = _last(reads, "api_key", [(None, k.key_id) for k in keys])
+    changes = _changes(reads, "api_key", [(None, k.key_id) for k in keys])
     for checked, key in enumerate(keys):
-        fault = _held("api_key", key.key_id, key_classes(key), last.get((None, key.key_id)))
+        fault = _held("api_key", key.key_id, key_classes(key), changes.get((None, key.key_id), []), head)
         if fault is not None:
             return checked, fault
     return len(keys), None
@@ -156,50 +171,62 @@ def _settings(reads: CoverageReads, tenant: str) -> tuple[int, RowFault | None]:
         ("policy", "policy", None, "policy"),
         ("participant_salt", "tenant", [tenant], "participant salt"),
     ):
+        head = reads.head_seq()
         value = reads.setting(key)
         changes = [e for e in reads.entries_about(kind, about) if e.after_digest is not None]
-        entry = changes[-1] if changes else None
-        if value is None and entry is None:
-            continue
         if value is None:
-            assert entry is not None
-            problem = f"the {row_id} audit entry {entry.seq} ({entry.action}) set is gone (deleted behind its back)"
-            return checked, RowFault(kind, row_id, problem, ("value",))
-        if entry is None or entry.after_digest != value_digest(value):
-            said = "no audit entry set it" if entry is None else f"it is not what audit entry {entry.seq} recorded"
+            if any(e.seq <= head for e in changes):  # set before the read: it should be there
+                problem = f"the {row_id} audit entry {changes[-1].seq} ({changes[-1].action}) set is gone"
+                return checked, RowFault(kind, row_id, f"{problem} (deleted behind the server's back)", ("value",))
+            continue
+        if not _accounted(value_digest(value), changes, head):
+            said = f"it is not what audit entry {changes[-1].seq} recorded" if changes else "no audit entry set it"
             return checked, RowFault(kind, row_id, f"{said} (written behind the server's back)", ("value",))
         checked += 1
     return checked, None
 
 
 def _held(
-    kind: str, row_id: str, state: Classes, entry: AuditEntry | None, *, implied: bool = False
+    kind: str, row_id: str, state: Classes, changes: list[AuditEntry], head: int, *, implied: bool = False
 ) -> RowFault | None:
-    """The fault of a row whose state is ``state`` and whose last changing entry is ``entry``."""
-    if entry is None:
+    """The fault of a row whose state is ``state`` and whose changing entries are ``changes``."""
+    if not changes:
         if implied:
             return None
         return RowFault(kind, row_id, "no audit entry wrote it (it was stored behind the server's back)")
+    if _accounted(digest(state), changes, head):
+        return None
+    entry = changes[-1]
     if entry.after_digest is None:
         problem = f"audit entry {entry.seq} ({entry.action}) removed it, yet it is stored (put back behind its back)"
         return RowFault(kind, row_id, problem)
-    if entry.after_digest == digest(state):
-        return None
     fields = tuple(changed_classes(entry.after_digest, state))
     what = f"its {', '.join(fields)} {'is' if len(fields) == 1 else 'are'}" if fields else "its state is"
     problem = f"{what} not what audit entry {entry.seq} ({entry.action}) recorded (edited behind the server's back)"
     return RowFault(kind, row_id, problem, fields)
 
 
-def _last(reads: CoverageReads, kind: str, keys: Sequence[Key]) -> dict[Key, AuditEntry]:
-    """The last entry that changed each of these rows (entries come in order: the last one wins)."""
-    last: dict[Key, AuditEntry] = {}
+def _accounted(state_digest: str, changes: list[AuditEntry], head: int) -> bool:
+    """Whether a row read with this digest is what its changes (in order) left it as: the last
+    one's state, or an earlier one's when every later change is past ``head`` (committed after the
+    row was read, so the row need not show it yet)."""
+    for entry in reversed(changes):
+        if entry.after_digest == state_digest:
+            return True
+        if entry.seq <= head:
+            return False
+    return False
+
+
+def _changes(reads: CoverageReads, kind: str, keys: Sequence[Key]) -> dict[Key, list[AuditEntry]]:
+    """The entries that changed each of these rows (recorded a digest, or removed it), in order."""
+    found: dict[Key, list[AuditEntry]] = {}
     for entry in reads.entries_about(kind, [target_id for _, target_id in keys]):
         if entry.target_id is not None and (
             entry.after_digest is not None or entry.before_digest is not None or entry.action in REMOVING
         ):
-            last[(entry.scope_key, entry.target_id)] = entry
-    return last
+            found.setdefault((entry.scope_key, entry.target_id), []).append(entry)
+    return found
 
 
 class _Scopes:
@@ -233,10 +260,3 @@ def _scope_key(agent: str, profile: str, privacy: str, participant: str, sandbox
         return auth.scope_key(Scope.model_validate(fields))
     except ValueError:  # no scope the server could have stored
         return ""
-
-
-def _pages(read: Callable[[int, int], list[T]], rowid: Callable[[T], int]) -> Iterator[list[T]]:
-    after = 0
-    while page := read(after, PAGE):
-        yield page
-        after = rowid(page[-1])

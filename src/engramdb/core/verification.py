@@ -7,6 +7,7 @@ failing it (no anchor file, a torn anchor line) is a warning in it.
 
 from __future__ import annotations
 
+from engramdb import clock
 from engramdb.core import audit
 from engramdb.core.anchor import Anchors
 from engramdb.core.coverage import check_rows
@@ -17,6 +18,7 @@ from engramdb.storage.port import TenantStore
 def verify_tenant(name: str, tenant: TenantStore, anchors: Anchors) -> AuditVerdict:
     """Verify one tenant; anchor the head it verified when everything held."""
     chain = audit.verify(tenant)
+    seen_at = clock.now_text()  # when the head was seen: what its anchor will say
     answer = AuditVerdict(
         tenant=name, verified=chain.ok, checked=chain.checked, broken_seq=chain.broken_seq, problem=chain.problem
     )
@@ -42,5 +44,5 @@ def verify_tenant(name: str, tenant: TenantStore, anchors: Anchors) -> AuditVerd
             }
         )
     if chain.head_hash is not None:
-        anchors.anchor(name, chain.checked, chain.head_hash)  # what was just verified is anchored
+        anchors.anchor(name, chain.checked, chain.head_hash, seen_at)  # what was verified is anchored
     return answer

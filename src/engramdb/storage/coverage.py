@@ -134,6 +134,14 @@ class CoverageReads:
         rows = self._run(f"SELECT value FROM meta WHERE {owned}key = {self._d.mark}", [*params, key])
         return str(rows[0][0]) if rows else None
 
+    def head_seq(self) -> int:
+        """The last entry's seq (0: none): read before a page, it tells which entries the page's
+        rows must already show (those up to it) from those that may have committed since."""
+        owned, params = self._d.owned("audit_log")
+        where = f" WHERE {owned[: -len(' AND ')]}" if owned else ""
+        rows = self._run(f"SELECT max(seq) FROM audit_log{where}", params)
+        return int(rows[0][0] or 0) if rows else 0
+
     def entries_about(self, target_kind: str, target_ids: Sequence[str] | None) -> list[AuditEntry]:
         """The audit entries about these targets of one kind (every target of it: None), in order."""
         owned, params = self._d.owned("audit_log")
