@@ -268,7 +268,7 @@ def summary(arm: Arm) -> dict[str, float]:
     }
 
 
-def paired(base: Arm, other: Arm, seed: int) -> dict[str, float]:
+def paired(base: Arm, other: Arm, seed: int) -> dict[str, Any]:
     """Median of the per-request differences (other - base), with a bootstrap 95 % interval."""
     mine = {(r[0], r[1]): r[2] for r in base.rows}
     diffs = [r[2] - mine[(r[0], r[1])] for r in other.rows]
@@ -282,46 +282,17 @@ def paired(base: Arm, other: Arm, seed: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--arm", action="append", required=True, help="NAME=SRC[@option,...]")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--home", type=Path, default=Path("/tmp/engram-ab-http/home"), help="prepared data (kept)")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--queries", type=int, default=0, help="questions per round (0: all 1,536)")
-    parser.add_argument("--warmup", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument(
-        "--block", type=int, default=1, help="questions an arm answers in a row before the next arm takes the same ones"
-    )
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    args = _arguments()
     arms = [parse_arm(a) for a in args.arm]
     prepare(args.home, args.data)
     questions = json.loads((args.home / "ab_http.json").read_text())["questions"]
     work = args.home.parent / "runs"
     work.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(args.seed)
-    loads: list[tuple[float, float, float]] = []
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     try:
         for arm in arms:
             start(arm, args.home, work)
-        for i in range(args.warmup):
-            for arm in arms:
-                ask(arm, i % len(questions))
-        order = list(range(len(questions)))
-        for round_ in range(args.rounds):
-            loads.append(os.getloadavg())
-            rng.shuffle(order)
-            chosen = order[: args.queries or None]
-            for block in range(0, len(chosen), args.block):
-                for arm in rng.sample(arms, len(arms)):
-                    for index in chosen[block : block + args.block]:
-                        wall, embed, search, ids = ask(arm, index)
-                        arm.rows.append((round_, index, wall, embed, search))
-                        arm.rankings.setdefault(index, ids)
-            print(f"round {round_ + 1}/{args.rounds} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
-        loads.append(os.getloadavg())
+        loads = interleave(arms, len(questions), args)
     finally:
         for arm in arms:
             stop(arm)
@@ -338,6 +309,54 @@ def main() -> None:
         "paired": {a.name: paired(arms[0], a, args.seed) for a in arms[1:]},
         "sameRankings": {a.name: a.rankings == arms[0].rankings for a in arms[1:]},
     }
+    report(result, arms[0].name)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--arm", action="append", required=True, help="NAME=SRC[@option,...]")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--home", type=Path, default=Path("/tmp/engram-ab-http/home"), help="prepared data (kept)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--queries", type=int, default=0, help="questions per round (0: all 1,536)")
+    parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--block", type=int, default=1, help="questions an arm answers in a row before the next arm takes the same ones"
+    )
+    parser.add_argument("--out", type=Path)
+    return parser.parse_args()
+
+
+def interleave(arms: list[Arm], questions: int, args: argparse.Namespace) -> list[tuple[float, float, float]]:
+    """Warm every arm up, then ask each round's questions of every arm in turn (a fresh random order
+    of arms per block); return the load average at each round's start and at the end."""
+    rng = random.Random(args.seed)
+    loads: list[tuple[float, float, float]] = []
+    for i in range(args.warmup):
+        for arm in arms:
+            ask(arm, i % questions)
+    order = list(range(questions))
+    for round_ in range(args.rounds):
+        loads.append(os.getloadavg())
+        rng.shuffle(order)
+        chosen = order[: args.queries or None]
+        for block in range(0, len(chosen), args.block):
+            for arm in rng.sample(arms, len(arms)):
+                for index in chosen[block : block + args.block]:
+                    wall, embed, search, ids = ask(arm, index)
+                    arm.rows.append((round_, index, wall, embed, search))
+                    arm.rankings.setdefault(index, ids)
+        print(f"round {round_ + 1}/{args.rounds} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
+    loads.append(os.getloadavg())
+    return loads
+
+
+def report(result: dict[str, Any], base: str) -> None:
+    """Print each arm's percentiles and each arm's paired difference from the first."""
     print(f"{'arm':<14}{'p50':>8}{'p95':>8}{'p99':>8}{'embed':>8}{'search':>8}{'other':>8}")
     for name, s in result["arms"].items():
         print(
@@ -346,13 +365,10 @@ def main() -> None:
         )
     for name, p in result["paired"].items():
         print(
-            f"{name} - {arms[0].name}: median paired diff {p['medianDiffMs']:+.3f} ms "
+            f"{name} - {base}: median paired diff {p['medianDiffMs']:+.3f} ms "
             f"(95% {p['ci95'][0]:+.3f} .. {p['ci95'][1]:+.3f}); same top-10 ids: {result['sameRankings'][name]}"
         )
-    print(f"load average (1, 5, 15 min) at each round's start and at the end: {loads}")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"load average (1, 5, 15 min) at each round's start and at the end: {result['loadavg']}")
 
 
 if __name__ == "__main__":

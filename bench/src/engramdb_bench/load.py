@@ -99,35 +99,12 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
             url = f"http://127.0.0.1:{port}"
             _wait_until_up(url, server)
             progress(f"server up (pid {server.pid}, RSS {rss.now():.0f} MB)")
-            long_rss = None
-            if config.long_episodes:
-                long_s = _embed_long(url, long_token, config.long_episodes, config.seed)
-                rss.samples.append(rss.now())  # "after" is one of the samples the maximum is taken over
-                long_rss = {
-                    "seconds": round(long_s, 3),
-                    "rssAfterMb": round(rss.samples[-1], 1),
-                    "rssMaxMb": round(max(rss.samples), 1),
-                }
-                progress(
-                    f"  {config.long_episodes:,} long episodes embedded in {long_s:.1f} s; RSS "
-                    f"{long_rss['rssAfterMb']:.0f} MB after, {long_rss['rssMaxMb']:.0f} MB at most"
-                )
+            long_rss = _long_episodes(url, long_token, config, rss, progress) if config.long_episodes else None
             progress(f"filling {config.memories:,} memories")
             fill_s = _fill(url, token, config)
             filled_rss = rss.now()
             progress(f"  filled and embedded in {fill_s:.1f} s; RSS {filled_rss:.0f} MB")
-            results = []
-            for rate in config.rates:
-                started_rss = len(rss.samples)
-                row = asyncio.run(_offer(url, token, rate, config))
-                row["rssMaxMb"] = round(max(rss.samples[started_rss:] or [rss.now()]), 1)
-                row["loadAverage"] = load_average()
-                results.append(row)
-                progress(
-                    f"  {rate:g}/s: achieved {row['achievedPerS']:.1f}/s, p50 {row['p50Ms']:.1f} ms, "
-                    f"p99 {row['p99Ms']:.1f} ms, refused {row['refused']}, errors {row['errors']}, "
-                    f"RSS max {row['rssMaxMb']:.0f} MB"
-                )
+            results = [_rate(url, token, rate, config, rss, progress) for rate in config.rates]
         finally:
             server.terminate()
             server.wait(30)
@@ -142,6 +119,40 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
         "rssMaxMb": round(max(rss.samples), 1),
         "results": results,
     }
+
+
+def _long_episodes(
+    url: str, token: str, config: LoadConfig, rss: _Rss, progress: Callable[[str], None]
+) -> dict[str, float]:
+    """Embed the long episodes on the empty server; return the time it took and the server's RSS."""
+    long_s = _embed_long(url, token, config.long_episodes, config.seed)
+    rss.samples.append(rss.now())  # "after" is one of the samples the maximum is taken over
+    long_rss = {
+        "seconds": round(long_s, 3),
+        "rssAfterMb": round(rss.samples[-1], 1),
+        "rssMaxMb": round(max(rss.samples), 1),
+    }
+    progress(
+        f"  {config.long_episodes:,} long episodes embedded in {long_s:.1f} s; RSS "
+        f"{long_rss['rssAfterMb']:.0f} MB after, {long_rss['rssMaxMb']:.0f} MB at most"
+    )
+    return long_rss
+
+
+def _rate(
+    url: str, token: str, rate: float, config: LoadConfig, rss: _Rss, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    """Offer one rate; return its row, with the server's largest RSS meanwhile."""
+    started_rss = len(rss.samples)
+    row = asyncio.run(_offer(url, token, rate, config))
+    row["rssMaxMb"] = round(max(rss.samples[started_rss:] or [rss.now()]), 1)
+    row["loadAverage"] = load_average()
+    progress(
+        f"  {rate:g}/s: achieved {row['achievedPerS']:.1f}/s, p50 {row['p50Ms']:.1f} ms, "
+        f"p99 {row['p99Ms']:.1f} ms, refused {row['refused']}, errors {row['errors']}, "
+        f"RSS max {row['rssMaxMb']:.0f} MB"
+    )
+    return row
 
 
 def _admin_free_key(home: Path, scope: dict[str, Any]) -> str:

@@ -34,54 +34,10 @@ from typing import Any
 import httpx
 
 from engramdb import clock
+from engramdb_bench import model_bench_workload as workload
 from engramdb_bench.machine import free_port, load_average, machine_info
 
-ACTIVITIES = [
-    "hiking",
-    "chess",
-    "jazz",
-    "kayaking",
-    "pottery",
-    "sailing",
-    "tennis",
-    "baking",
-    "climbing",
-    "opera",
-    "cycling",
-    "poetry",
-    "gardening",
-    "skiing",
-    "surfing",
-    "knitting",
-    "running",
-    "painting",
-    "rowing",
-    "fencing",
-]
-PLACES = [
-    "Lisbon",
-    "Porto",
-    "Madrid",
-    "Berlin",
-    "Vienna",
-    "Prague",
-    "Oslo",
-    "Dublin",
-    "Milan",
-    "Lyon",
-    "Ghent",
-    "Krakow",
-    "Riga",
-    "Tallinn",
-    "Bergen",
-    "Turin",
-    "Seville",
-    "Utrecht",
-    "Bruges",
-    "Salzburg",
-]
 GAP_SECONDS = 0.2  # before each block of recalls
-ORGS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay", "Stark", "Wayne", "Wonka", "Tyrell"]
 
 
 @dataclass(frozen=True)
@@ -209,47 +165,12 @@ def _agent_key(home: str, env: dict[str, str]) -> str:
     return str(json.loads(done.stdout)["key"])
 
 
-def _turn(rng: random.Random, index: int, session: str) -> dict[str, Any]:
-    text = (
-        f"I like {rng.choice(ACTIVITIES)} in {rng.choice(PLACES)}. I work at {rng.choice(ORGS)} {rng.choice(PLACES)}."
-    )
-    return {
-        "runtime": "custom",
-        "externalSessionId": session,
-        "turnIndex": index,
-        "userText": text,
-        "assistantText": "Noted.",
-        "summary": text,
-        "conversationKind": "direct",
-        "visibility": "participant",
-        "trustClass": "mixed",
-        "originClass": "conversation",
-        "observedAt": clock.now_text(),
-        "provenance": "bench",
-    }
-
-
 def _seed(http: httpx.Client, config: ModelBenchConfig, rng: random.Random) -> None:
-    turns = [_turn(rng, i, f"seed-{i // 10}") for i in range(config.seed_memories)]
+    turns = [workload.turn(rng, i, f"seed-{i // 10}") for i in range(config.seed_memories)]
     for start in range(0, len(turns), 100):
         http.post("/v1/episodes/batch", json={"episodes": turns[start : start + 100]}).raise_for_status()
     for i in range(config.seed_facts):
-        text = f"The user likes {rng.choice(ACTIVITIES)} in {rng.choice(PLACES)} ({i})."
-        http.post(
-            "/v1/facts",
-            json={
-                "runtime": "custom",
-                "text": text,
-                "kind": "likes",
-                "subjectKey": "user",
-                "confidence": 0.9,
-                "sourceEventId": f"seed-{i}",
-                "validFrom": clock.now_text(),
-                "visibility": "participant",
-                "trustClass": "trusted",
-                "provenance": "bench",
-            },
-        ).raise_for_status()
+        http.post("/v1/facts", json=workload.fact(rng, i)).raise_for_status()
     _embedded(http)
 
 
@@ -269,7 +190,7 @@ def _measure(
     rng = random.Random(config.seed)
     progress(f"seeding {config.seed_memories} episodes and {config.seed_facts} facts")
     _seed(http, config, rng)
-    queries = [f"where does the user like {rng.choice(ACTIVITIES)}?" for _ in range(config.queries)]
+    queries = [workload.query(rng) for _ in range(config.queries)]
     before = _recalls(http, queries)
     progress(f"writing {config.turns} episodes with extract=true (no worker yet)")
     jobs, writes = _enqueue(http, rng, config.turns, "a")
@@ -295,7 +216,7 @@ def _enqueue(http: httpx.Client, rng: random.Random, turns: int, tag: str) -> tu
     jobs, writes = [], []
     for i in range(turns):
         started = time.perf_counter()
-        answer = http.post("/v1/episodes", params={"extract": "true"}, json=_turn(rng, i, f"{tag}-{i // 10}"))
+        answer = http.post("/v1/episodes", params={"extract": "true"}, json=workload.turn(rng, i, f"{tag}-{i // 10}"))
         writes.append((time.perf_counter() - started) * 1000)
         jobs.append(str(answer.json()["extractionJobId"]))
     _embedded(http)

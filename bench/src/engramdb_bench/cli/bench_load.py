@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from engramdb.errors import EngramError
+
+if TYPE_CHECKING:
+    from engramdb_bench.load import LoadConfig
 
 _out = Console()
 _err = Console(stderr=True, soft_wrap=True)
@@ -37,14 +40,8 @@ def load(
     p50/p99 from each request's scheduled time, refusals (429/503), errors and server RSS per rate."""
     from engramdb_bench.load import LoadConfig, run
 
-    try:
-        offered = [float(r) for r in rates.split(",") if r.strip()]
-    except ValueError as error:
-        raise typer.BadParameter("comma-separated numbers, e.g. 50,100,200", param_hint="--rates") from error
-    if not offered or min(offered) <= 0:
-        raise typer.BadParameter("rates must be positive", param_hint="--rates")
     config = LoadConfig(
-        rates=offered,
+        rates=_rates(rates),
         seconds=seconds,
         memories=memories,
         recall_share=recall_share,
@@ -60,6 +57,28 @@ def load(
         raise typer.Exit(1) from error
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
+    _out.print(_table(result, config))
+    if result["longEpisodes"]:
+        long = result["longEpisodes"]
+        _out.print(
+            f"{long_episodes:,} long episodes embedded in {long['seconds']:.1f} s: server RSS "
+            f"{long['rssAfterMb']:.0f} MB after, {long['rssMaxMb']:.0f} MB at most",
+            highlight=False,
+        )
+    _out.print(f"JSON written to {out}", highlight=False)
+
+
+def _rates(rates: str) -> list[float]:
+    try:
+        offered = [float(r) for r in rates.split(",") if r.strip()]
+    except ValueError as error:
+        raise typer.BadParameter("comma-separated numbers, e.g. 50,100,200", param_hint="--rates") from error
+    if not offered or min(offered) <= 0:
+        raise typer.BadParameter("rates must be positive", param_hint="--rates")
+    return offered
+
+
+def _table(result: dict[str, Any], config: LoadConfig) -> Table:
     table = Table(
         "offered/s",
         "achieved/s",
@@ -68,8 +87,8 @@ def load(
         "refused (429/503)",
         "errors",
         "server RSS max MB",
-        title=f"open-loop load, {memories:,} memories in one scope, {recall_share:.0%} recall "
-        f"({embedder}); RSS after fill {result['rssAfterFillMb']:.0f} MB",
+        title=f"open-loop load, {config.memories:,} memories in one scope, {config.recall_share:.0%} recall "
+        f"({config.embedder}); RSS after fill {result['rssAfterFillMb']:.0f} MB",
     )
     for row in result["results"]:
         table.add_row(
@@ -81,12 +100,4 @@ def load(
             str(row["errors"]),
             f"{row['rssMaxMb']:.0f}",
         )
-    _out.print(table)
-    if result["longEpisodes"]:
-        long = result["longEpisodes"]
-        _out.print(
-            f"{long_episodes:,} long episodes embedded in {long['seconds']:.1f} s: server RSS "
-            f"{long['rssAfterMb']:.0f} MB after, {long['rssMaxMb']:.0f} MB at most",
-            highlight=False,
-        )
-    _out.print(f"JSON written to {out}", highlight=False)
+    return table

@@ -60,14 +60,7 @@ def run(config: KillLoopConfig, folder: Path, progress: Callable[[str], None] = 
     home.mkdir(parents=True, exist_ok=True)
     url = config.database_url or f"sqlite:///{home.resolve()}"
     options: dict[str, object] = {"schema": config.pg_schema} if config.database_url else {}
-    env = {
-        "ENGRAM_HOME": str(home),
-        "ENGRAM_EMBEDDER": "hashing",
-        "ENGRAM_EMBED_POLL_SECONDS": "0.05",
-        "ENGRAM_SQLITE_SYNCHRONOUS": config.sqlite_synchronous,
-    }
-    if config.database_url:
-        env |= {"ENGRAM_DATABASE_URL": config.database_url, "ENGRAM_PG_SCHEMA": config.pg_schema}
+    env = _server_env(config, home)
     agent, admin = _keys(url, options)
     server = ServerProcess(env, folder / "server.log")
     ledger, stop, hard_stop = Ledger(), threading.Event(), threading.Event()
@@ -83,15 +76,7 @@ def run(config: KillLoopConfig, folder: Path, progress: Callable[[str], None] = 
     try:
         for writer in writers:
             writer.start()
-        for kill in range(1, config.kills + 1):
-            time.sleep(rng.uniform(*config.window))
-            server.stop(signal.SIGKILL)
-            restarts.append(server.start())
-            if kill % 5 == 0 or kill == config.kills:
-                progress(
-                    f"  kill {kill}/{config.kills}: {len(ledger.writes)} writes acknowledged, "
-                    f"{ledger.counts['interrupted_requests']} requests cut off so far"
-                )
+        restarts += _kill_and_restart(server, config, rng, ledger, progress)
         time.sleep(config.window[1])  # the writers' in-doubt writes go through on the last server
         stop.set()
         _join(writers, hard_stop)
@@ -119,6 +104,36 @@ def run(config: KillLoopConfig, folder: Path, progress: Callable[[str], None] = 
         "loadAverage": {"before": load_before, "after": load_average()},
     }
     return KillLoopRun(result, list(ledger.writes), served_episodes, served_facts, stored_episodes, stored_facts, env)
+
+
+def _server_env(config: KillLoopConfig, home: Path) -> dict[str, str]:
+    env = {
+        "ENGRAM_HOME": str(home),
+        "ENGRAM_EMBEDDER": "hashing",
+        "ENGRAM_EMBED_POLL_SECONDS": "0.05",
+        "ENGRAM_SQLITE_SYNCHRONOUS": config.sqlite_synchronous,
+    }
+    if config.database_url:
+        env |= {"ENGRAM_DATABASE_URL": config.database_url, "ENGRAM_PG_SCHEMA": config.pg_schema}
+    return env
+
+
+def _kill_and_restart(
+    server: ServerProcess, config: KillLoopConfig, rng: random.Random, ledger: Ledger, progress: Callable[[str], None]
+) -> list[float]:
+    """Kill the server with SIGKILL ``kills`` times, each a random moment into its writing; return each
+    restart's time to its first health check."""
+    restarts: list[float] = []
+    for kill in range(1, config.kills + 1):
+        time.sleep(rng.uniform(*config.window))
+        server.stop(signal.SIGKILL)
+        restarts.append(server.start())
+        if kill % 5 == 0 or kill == config.kills:
+            progress(
+                f"  kill {kill}/{config.kills}: {len(ledger.writes)} writes acknowledged, "
+                f"{ledger.counts['interrupted_requests']} requests cut off so far"
+            )
+    return restarts
 
 
 def expected(writes: list[Write]) -> tuple[dict[str, str], dict[str, str], dict[tuple[str, str], str]]:
