@@ -35,6 +35,7 @@ def test_missing_each_name_says_how_to_install_the_harness() -> None:
     bare = build(extra_groups=[])
     listing = CliRunner().invoke(bare, ["--help"])
     assert listing.exit_code == 0 and "bench" in listing.output and "eval" in listing.output
+    assert "'engramdb[bench]'" in listing.output  # the hint in the command list, not eaten as markup
     for args in (["bench"], ["bench", "versus", "--help"], ["eval", "locomo", "--data", "locomo10.json"]):
         done = CliRunner().invoke(bare, args)
         assert done.exit_code == 2, (args, done.output)

@@ -15,6 +15,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ def _add_stand_in(app: typer.Typer, name: str, problem: str) -> None:
     # Every argument and option is accepted (--help too): `engram bench versus --help` gets the message.
     @app.command(
         name,
-        help=f"{summary} Not installed: {INSTALL}.",
+        help=f"{summary} Not installed: {escape(INSTALL)}.",  # the help is rich markup: [bench] is a tag
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
     )
     def _stand_in() -> None:
