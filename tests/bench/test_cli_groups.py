@@ -58,3 +58,17 @@ def test_a_broken_install_is_reported_by_its_name_alone() -> None:
     assert evaluate.exit_code == 2 and "is a function, not a typer.Typer" in evaluate.output
     # The rest of the command line is unharmed.
     assert CliRunner().invoke(cli, ["keys", "--help"]).exit_code == 0
+
+
+def test_another_distributions_group_is_added_by_its_name() -> None:
+    other = EntryPoint(name="evaluate", value="engramdb_bench.cli.evaluate:eval_app", group=extras.GROUP)
+    cli = build(extra_groups=[other])
+    done = CliRunner().invoke(cli, ["evaluate", "--help"])
+    assert done.exit_code == 0 and "locomo" in done.output
+    broken = build(extra_groups=[EntryPoint(name="plugin", value="no_such_plugin:app", group=extras.GROUP)])
+    failed = CliRunner().invoke(broken, ["plugin", "run"])
+    assert failed.exit_code == 2 and "engram plugin is installed but does not load" in failed.output
+    assert INSTALL_HINT not in failed.output  # the harness's advice is for the harness's groups only
+    # Control: the harness's own names, absent here, still answer with the advice.
+    missing = CliRunner().invoke(broken, ["bench"])
+    assert missing.exit_code == 2 and INSTALL_HINT in missing.output

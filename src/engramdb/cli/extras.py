@@ -44,7 +44,7 @@ def add_groups(app: typer.Typer, points: Iterable[EntryPoint]) -> None:
         else:
             app.add_typer(group, name=point.name)
         added.add(point.name)
-    for name in EXPECTED.keys() - added:
+    for name in [n for n in EXPECTED if n not in added]:
         _add_stand_in(app, name, f"engram {name} needs the benchmark harness (engramdb-bench), which is not installed")
 
 
@@ -60,14 +60,16 @@ def _load(point: EntryPoint) -> tuple[typer.Typer | None, str]:
 
 
 def _add_stand_in(app: typer.Typer, name: str, problem: str) -> None:
+    # Only the harness's own groups know how they are installed.
+    advice = f" Install it: {INSTALL}" if name in EXPECTED else ""
     summary = EXPECTED.get(name, f"The {name} commands.")
 
     # Every argument and option is accepted (--help too): `engram bench versus --help` gets the message.
     @app.command(
         name,
-        help=f"{summary} Not installed: {escape(INSTALL)}.",  # the help is rich markup: [bench] is a tag
+        help=f"{summary} Not available here.{escape(advice)}",  # the help is rich markup: [bench] is a tag
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
     )
     def _stand_in() -> None:
-        _err.print(Text.assemble(("error:", "red"), f" {problem}. Install it: {INSTALL}"), highlight=False)
+        _err.print(Text.assemble(("error:", "red"), f" {problem}.{advice}"), highlight=False)
         raise typer.Exit(2)
