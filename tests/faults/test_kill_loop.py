@@ -17,9 +17,9 @@ import uuid
 
 import pytest
 
-from engramdb.eval.faults import check
-from engramdb.eval.faults.kill_loop import KillLoopConfig, KillLoopRun, expected, run
-from engramdb.eval.faults.writers import SLOTS, episode_body, episode_id
+from engramdb_bench.faults import check
+from engramdb_bench.faults.kill_loop import KillLoopConfig, KillLoopRun, expected, run
+from engramdb_bench.faults.writers import SLOTS, episode_body, episode_id
 
 # PostgreSQL gets fewer kills in the suite (its run adds to the suite's time; the loop is the same).
 LONGER = int(os.environ.get("ENGRAM_FAULT_KILLS", "0"))

@@ -14,9 +14,9 @@ import os
 
 import pytest
 
-from engramdb.eval.faults import check
-from engramdb.eval.faults.sdk_flap import FlapConfig, FlapRun, run
-from engramdb.eval.faults.sdk_host import turn, turn_id
+from engramdb_bench.faults import check
+from engramdb_bench.faults.sdk_flap import FlapConfig, FlapRun, run
+from engramdb_bench.faults.sdk_host import turn, turn_id
 
 TURNS = max(300, int(os.environ.get("ENGRAM_FAULT_TURNS", "300")))
 HOST_KILLS = 3 if TURNS <= 300 else 10
