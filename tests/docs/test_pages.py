@@ -14,7 +14,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.docs.blocks import Page, pages, read
+from tests.docs.blocks import ROOT, Page, pages, read
 from tests.docs.reader import Reader
 from tests.mcp.helpers import ok
 
@@ -59,15 +59,17 @@ def test_a_pages_blocks_run_in_order_on_a_fresh_folder(name: str, tmp_path: Path
 
 def test_the_readme_starts_with_the_two_commands_and_runs_its_quickstart() -> None:
     readme = read("README.md")
-    quickstart = [b for b in readme.blocks if b.language == "bash"]
-    assert [b.code.strip() for b in quickstart[:2]] == [COMMAND_1, COMMAND_2]
-    assert all(b.not_run for b in quickstart[:2])  # installs, a server the test starts itself, the suite
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    first, second = readme.blocks[:2]
+    assert first.line > lines.index("## Quickstart") and [first.language, second.language] == ["bash", "bash"]
+    assert [first.code.strip(), second.code.strip()] == [COMMAND_1, COMMAND_2]
+    assert first.not_run and second.not_run  # installs, a server the test starts itself, the suite
     assert len(readme.run) >= 4, "the quickstart's key, writes, recall and SDK blocks run"
     assert any(b.language == "python" for b in readme.run)
 
 
 def test_the_readme_is_short() -> None:
-    lines = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").splitlines()
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 150, f"README.md has {len(lines)} lines; move the detail to docs/"
 
 

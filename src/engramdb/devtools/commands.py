@@ -29,7 +29,8 @@ as the server they should act on.
   all five; a `host` key fixes its agent and profile: [concepts.md](concepts.md#tenants-keys-and-scope)).
 - A fact's, episode's, tombstone's, review item's or model job's id may be given by a unique prefix
   of what its listing shows (`engram review approve 3f2a`).
-- An error is one line on stderr naming the option to fix, and the exit status is 1.
+- An error is one line on stderr, naming the option to fix when one is wrong, and the exit status is
+  not 0.
 """
 
 
