@@ -31,33 +31,27 @@ as the server they should act on.
   of what its listing shows (`engram review approve 3f2a`).
 - An error is one line on stderr, naming the option to fix when one is wrong, and the exit status is
   not 0.
+
+`engram bench …` and `engram eval …` come from the benchmark harness (engramdb-bench, the `bench`
+extra; the `test` extra includes it): [benchmarks.md](benchmarks.md) lists them.
 """
 
 
 def cli_reference() -> str:
     """docs/cli.md: a table of the top-level commands, then one per group."""
-    from engramdb.cli.main import app
+    from engramdb.cli import extras
+    from engramdb.cli.main import build
 
-    root = typer.main.get_command(app)
-    groups = {name: cmd for name, cmd in _children(root) if hasattr(cmd, "commands")}
-    singles = [(name, cmd) for name, cmd in _children(root) if name not in groups]
+    # engramdb's own commands, whatever else is installed: the harness's groups are documented beside it.
+    root = typer.main.get_command(build(extra_groups=[]))
+    children = [(name, cmd) for name, cmd in _children(root) if name not in extras.EXPECTED]
+    groups = {name: cmd for name, cmd in children if hasattr(cmd, "commands")}
+    singles = [(name, cmd) for name, cmd in children if name not in groups]
     lines = [INTRO, "## Commands", "", *_table([(f"engram {name}", cmd) for name, cmd in singles])]
     for name, group in groups.items():
         lines += ["", f"## `engram {name}`", "", _summary(group), ""]
         lines += _table([(f"engram {name} {sub}", cmd) for sub, cmd in _children(group)])
     return "\n".join(lines) + "\n"
-
-
-def command_paths() -> list[str]:
-    """Every visible command of ``engram``, as typed: ``engram facts list``."""
-    from engramdb.cli.main import app
-
-    def walk(cmd: Any, path: str) -> list[str]:
-        if not hasattr(cmd, "commands"):
-            return [path]
-        return [p for name, sub in _children(cmd) for p in walk(sub, f"{path} {name}")]
-
-    return walk(typer.main.get_command(app), "engram")
 
 
 def _children(group: Any) -> list[tuple[str, Any]]:
