@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate
 from engramdb.core import auth
 from engramdb.core.assist.links import as_relationships
 from engramdb.core.auth import Caller
@@ -121,6 +122,8 @@ class KnowledgeReading(Area):
         assert body.aggregate is not None
         specs = []
         for alias, spec in body.aggregate.items():
+            if has_lone_surrogate(alias):  # an alias is answered back: it must be text
+                raise InvalidInputError(f"aggregate: an alias {LONE_SURROGATE}", field="aggregate")
             if spec.fn != "count" and spec.field is None:
                 raise InvalidInputError(f"aggregate.{alias}: {spec.fn} needs a field", field=f"aggregate.{alias}.field")
             if spec.field is not None:
