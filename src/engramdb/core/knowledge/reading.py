@@ -159,7 +159,7 @@ class KnowledgeReading(Area):
 
     def _scoped(self, caller: Caller, named: dict[str, Any]) -> tuple[TenantStore, str]:
         auth.require(caller, "memory.read")
-        return self.shared.tenant(caller), auth.scope_key(auth.resolve_scope(caller, named))
+        return self.shared.tenant(caller), auth.scope_key(self.shared.scope(caller, named))
 
 
 def search_query(
