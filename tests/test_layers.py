@@ -18,7 +18,7 @@ week later. Every part of the package has a rule (a new subpackage without one f
     embedded     this process as the server: core, jobs, the backend registry
     api          core, jobs, the storage port and registry; never a backend, the CLI or the SDK
     cli          any layer above, the backends only through the registry
-    devtools     the models and the api (to read the registry and the OpenAPI document)
+    devtools     the models, the settings, the api and the cli (the generated docs read them all)
     drivers      sqlite3 only in storage/sqlite (and the SDK's own outbox file); psycopg and
                  pgvector only in storage/postgres
     harness      (engramdb_bench, bench/scripts) engramdb's public modules, stores only through the
@@ -147,7 +147,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "embedded": SERVICE,
     "api": SERVICE,
     "cli": (*SERVICE, *_ours("api", "sdk", "integrations", "embedded")),
-    "devtools": (*BASE, *_ours("contract", "models", "api", "core.auth")),
+    "devtools": (*BASE, *_ours("contract", "models", "config", "api", "cli", "core.auth")),
 }
 
 
