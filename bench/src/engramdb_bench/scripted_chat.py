@@ -17,6 +17,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+_RAW = "\x00raw"  # stands for ``Reply.usage_json`` in the payload until it is written
+
+
 @dataclass(frozen=True)
 class Reply:
     """One scripted answer."""
@@ -25,6 +28,7 @@ class Reply:
     delay: float | None = None  # seconds before answering (None: the server's default)
     status: int = 200
     usage: bool = True  # report token usage (as most endpoints do), else none (as some local ones)
+    usage_json: str | None = None  # the usage object as this raw JSON text (numbers JSON allows, Python's may not)
     tool: str | None = None  # call this tool (with ``arguments``) instead of answering with text
     arguments: dict[str, Any] | None = None
 
@@ -87,7 +91,9 @@ class _Handler(BaseHTTPRequestHandler):
         }
         if reply.usage:
             payload["usage"] = usage
-        self._answer(200, payload)
+        if reply.usage_json is not None:
+            payload["usage"] = _RAW
+        self._answer(200, payload, raw=reply.usage_json)
 
     def _stream(self, answer_id: str, model: str, reply: Reply, usage: dict[str, int] | None) -> None:
         """The reply as server-sent events (one chunk with the message, one with the finish)."""
@@ -109,8 +115,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             return
 
-    def _answer(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
+    def _answer(self, status: int, payload: dict[str, Any], raw: str | None = None) -> None:
+        data = json.dumps(payload).replace(json.dumps(_RAW), raw or "null").encode()
         try:
             self.send_response(status)
             self.send_header("content-type", "application/json")
