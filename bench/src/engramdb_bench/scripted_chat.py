@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-
 _RAW = "\x00raw"  # stands for ``Reply.usage_json`` in the payload until it is written
 
 
