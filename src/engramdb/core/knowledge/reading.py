@@ -111,8 +111,12 @@ class KnowledgeReading(Area):
             return RecordSearchResult(records=[record_view(r) for r in page], total=_total(total, len(page), body))
         if body.property is not None:
             check_property(body.property, "property")
-        vector = self.shared.embedder.embed([body.query])[0]
-        ranked = tenant.record_vector_candidates(scope_key, vector, query, body.property, body.limit + body.skip)
+        embedder = self.shared.embedder
+        vector = embedder.embed([body.query])[0]
+        # Only this embedder's vectors compare with the query's: another model's wait for `engram reembed`.
+        ranked = tenant.record_vector_candidates(
+            scope_key, vector, query, body.property, body.limit + body.skip, embedder.model_id
+        )
         ranked = ranked[body.skip :]
         rows = tenant.record_rows(scope_key, [rowid for rowid, _ in ranked])
         found = [record_view(rows[rowid], round(score, 6)) for rowid, score in ranked if rowid in rows]
