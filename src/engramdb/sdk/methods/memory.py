@@ -77,6 +77,12 @@ class SyncMemoryMethods:
         """One fact of the caller's scope, with its lifecycle and embedding state."""
         return self.call(memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope}))
 
+    def find_memory(self, memory_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+        """One episode or fact by id alone, in whichever scope the key may name holds it."""
+        return self.call(
+            memories_ops.FIND_MEMORY, inputs_for(memories_ops.FIND_MEMORY, (memory_id,), None, {"scope": scope})
+        )
+
     def list_episodes(
         self,
         *,
@@ -240,6 +246,12 @@ class AsyncMemoryMethods:
         """One fact of the caller's scope, with its lifecycle and embedding state."""
         return await self.call(
             memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope})
+        )
+
+    async def find_memory(self, memory_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+        """One episode or fact by id alone, in whichever scope the key may name holds it."""
+        return await self.call(
+            memories_ops.FIND_MEMORY, inputs_for(memories_ops.FIND_MEMORY, (memory_id,), None, {"scope": scope})
         )
 
     async def list_episodes(
