@@ -78,11 +78,14 @@ class ReadOperations(Area):
         auth.require(caller, "memory.read")
         scope = self.shared.scope(caller, query.named_scope_fields())
         when = TimeTravel(query.as_of, query.valid_at, query.include_history)
+        filt = lifecycle_filter(when, sources=("MEMORY_FACT",))
+        if query.include_pending and filt.statuses is not None:
+            filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
         records = self.shared.tenant(caller).list_facts(
             auth.scope_key(scope),
             subject_key=query.subject_key,
             kind=query.kind,
-            filt=lifecycle_filter(when, sources=("MEMORY_FACT",)),
+            filt=filt,
             limit=query.limit,
         )
         as_of = _canonical(query.as_of)

@@ -121,6 +121,7 @@ class SyncMemoryMethods:
         as_of: str | None = None,
         valid_at: str | None = None,
         include_history: bool = False,
+        include_pending: bool = False,
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return self.call(
@@ -137,6 +138,7 @@ class SyncMemoryMethods:
                     "as_of": as_of,
                     "valid_at": valid_at,
                     "include_history": include_history,
+                    "include_pending": include_pending,
                 },
             ),
         )
@@ -292,6 +294,7 @@ class AsyncMemoryMethods:
         as_of: str | None = None,
         valid_at: str | None = None,
         include_history: bool = False,
+        include_pending: bool = False,
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return await self.call(
@@ -308,6 +311,7 @@ class AsyncMemoryMethods:
                     "as_of": as_of,
                     "valid_at": valid_at,
                     "include_history": include_history,
+                    "include_pending": include_pending,
                 },
             ),
         )
