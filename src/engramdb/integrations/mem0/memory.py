@@ -163,7 +163,12 @@ class Memory(Reads):
             "reason": "updated through engramdb.Memory",
             "provenance": provenance(labels),
         }
-        self.store.calls.call("correct_fact", {"fact_id": current.id, **body}, scope_of(current))
+        if current.status == "pending_review":  # a model's fact not yet reviewed: the new text is the
+            # review's answer (reviewer and admin keys, as the embedded operator; a host key gets 403)
+            edit = {"fact_id": current.id, "text": body["text"], "reason": body["reason"]}
+            self.store.calls.call("edit_and_approve", edit, scope_of(current))
+        else:
+            self.store.calls.call("correct_fact", {"fact_id": current.id, **body}, scope_of(current))
         return {"message": "Memory updated successfully!"}
 
     def delete(self, memory_id: str, *, user_id: str | None = None) -> dict[str, Any]:

@@ -90,9 +90,10 @@ class Reads:
         """One memory by id (any user's of this agent and profile), or None."""
         del user_id  # the id alone finds it
         view = self.store.locate(memory_id)
-        if view is None:
+        lineage = None if view is None else self.store.lineage(view)
+        if lineage is None or lineage.deleted:  # a deleted memory is gone (its history stays)
             return None
-        return item(self.store.lineage(view), self.store.user_of(scope_of(view)))
+        return item(lineage, self.store.user_of(scope_of(lineage.current)))
 
     def history(self, memory_id: str, *, user_id: str | None = None) -> list[dict[str, Any]]:
         """Mem0's history of a memory, oldest first: ADD, UPDATE per change, DELETE (none: [])."""
