@@ -116,9 +116,7 @@ def same_shape(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> None:
 def content(results: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """What a listing holds, whatever its order and ids."""
     keys = ("memory", "role", "agent_id", "run_id", "actor_id", "event")
-    return sorted(
-        tuple(str(r.get(k)) for k in keys) + (json.dumps(r.get("metadata"), sort_keys=True),) for r in results
-    )
+    return sorted((*(str(r.get(k)) for k in keys), json.dumps(r.get("metadata"), sort_keys=True)) for r in results)
 
 
 def same_history(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> None:

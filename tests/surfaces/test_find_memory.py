@@ -35,8 +35,9 @@ def test_an_id_two_scopes_hold_is_refused_until_the_scope_is_named(server: LiveS
     with server.client(host) as http:
         # An episode's id leaves the participant out: the same turn of two users has one id.
         ids = {
-            http.post("/v1/episodes", json=episode_body(scope=scope_fields(participantScopeHash=participant(who))))
-            .json()["id"]
+            http.post(
+                "/v1/episodes", json=episode_body(scope=scope_fields(participantScopeHash=participant(who)))
+            ).json()["id"]
             for who in ("alice", "bob")
         }
         [episode_id] = ids
