@@ -84,13 +84,13 @@ def _words_the_code_prints() -> set[str]:
     codes = {c.code for c in _subclasses(EngramError)}
     sample = FormattableMemory(label="EPISODE", text="x", score=1.0, trust_class="mixed", status="superseded")
     header = set(re.findall(r"[a-z_]+", format_context([sample])))
-    literals = {v for value in vars(knowledge_port).values() for v in known._literals(value)}
+    literals = {v for value in vars(knowledge_port).values() for v in known.literals(value)}
     json_words = {"true", "false", "null"}
     refused = set(host.REFUSED_SESSION_NAMES) | set(re.findall(r"[a-z]+", host.REFUSED_SESSION_KEY.pattern))
     return codes | header | literals | json_words | set(host.INTERACTIVE_TRIGGERS) | refused
 
 
-def _subclasses(cls: type) -> list[type]:
+def _subclasses(cls: type[EngramError]) -> list[type[EngramError]]:
     return [cls, *(c for sub in cls.__subclasses__() for c in _subclasses(sub))]
 
 
@@ -173,7 +173,8 @@ def _call_problems(block: Block, tool: str, arguments: dict[str, Any]) -> list[s
     if tool not in known.tools():
         return [f"{block}: `{tool}` is no MCP tool"]
     found = [f"{block}: `{a}` is not an argument of `{tool}`" for a in sorted(set(arguments) - known.tools()[tool])]
-    if isinstance(arguments.get("where"), dict):
+    shows_error = re.match(r"[a-z_]+: ", block.output or "") is not None  # an example of a refusal
+    if isinstance(arguments.get("where"), dict) and not shows_error:
         try:
             where_language.parse(arguments["where"])
         except EngramError as error:

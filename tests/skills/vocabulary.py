@@ -150,20 +150,20 @@ def wire_fields() -> frozenset[str]:
 @functools.cache
 def values() -> frozenset[str]:
     """The words the models and the lifecycle declare as values: statuses, trust classes, origins, kinds."""
-    found = {v for model in models() for field in model.model_fields.values() for v in _literals(field.annotation)}
+    found = {v for model in models() for field in model.model_fields.values() for v in literals(field.annotation)}
     for module in (engramdb.contract.events, policy):
-        found |= {v for value in vars(module).values() for v in _literals(value)}
+        found |= {v for value in vars(module).values() for v in literals(value)}
     found |= set(formatting.RETIRED | formatting.UNREVIEWED) | {"active"}
     found |= {*policy.DEFAULT_MULTI_VALUED, *policy.TRUST_CLASSES, *policy.ORIGINS}
     return frozenset(found)
 
 
-def _literals(annotation: Any) -> set[str]:
+def literals(annotation: Any) -> set[str]:
     origin = get_origin(annotation)
     if origin is Literal:
         return {a for a in get_args(annotation) if isinstance(a, str)}
     if origin in (Union, types.UnionType, list, tuple, dict) or str(origin).endswith("Annotated"):
-        return {v for a in get_args(annotation) for v in _literals(a)}
+        return {v for a in get_args(annotation) for v in literals(a)}
     return set()
 
 

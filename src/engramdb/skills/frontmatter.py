@@ -57,7 +57,9 @@ def problems(text: str, folder: str) -> list[str]:
         found.append(f"description: 1 to {MAX_DESCRIPTION} characters, not {len(description)}")
     for key, value in _raw(parts[0]).items():
         if _PLAIN_BREAKERS.search(value) or value[:1] in _INDICATORS:
-            found.append(f"{key}: YAML would not read this plain value as written (': ', ' #' or a leading {value[:1]!r})")
+            found.append(
+                f"{key}: YAML would not read this plain value as written (': ', ' #' or a leading {value[:1]!r})"
+            )
     return found
 
 
