@@ -20,8 +20,9 @@ Call `remember_facts` with a `subject`; call `remember_fact` with `subjekt`; cal
 with its `fact_id` and a `limit`. Run `engram factz list`, `engram facts list --subjekt user` and
 `engram skills install --target codex --force`. Set `ENGRAM_NO_SUCH_SETTING`. The operation
 `write_facts` answers `POST /v1/factz`; `POST /v1/facts` exists. Filter with `$contain` or
-`$contains`. Import `MemorySessions` from `engramdb.sdk.sesion`; `MemorySession` and
-`engramdb.sdk.session` exist, and `after_turn(user, assistant, ok=)` but not `after_turns(user)`.
+`$contains`, and write with `mergBy` or `mergeBy`. Import `MemorySessions` from
+`engramdb.sdk.sesion`; `MemorySession` and `engramdb.sdk.session` exist, and
+`after_turn(user, assistant, ok=)` but not `after_turns(user)`.
 
 ```bash
 engram review aprove 1234 && engram review approve 1234 --reasn "typo"
@@ -53,17 +54,18 @@ def test_a_made_up_name_of_each_kind_is_reported() -> None:
     assert "`write_facts` is no tool, argument, operation, SDK name or value" in found  # an operation
     assert "`POST /v1/factz` is no route of the server" in found
     assert "`$contain` is no operator of the where-language" in found
+    assert "`mergBy` is no field of the wire models" in found
     assert "`MemorySessions` is no class of EngramDB's public modules" in found
     assert "`engramdb.sdk.sesion` is no module or name of EngramDB" in found
     assert "`after_turns` is no tool, argument, operation, SDK name or value" in found  # a method
     assert "`engram review` has no command 'aprove'" in found  # in a shell block
     assert "`engram review approve` has no option --reasn" in found
-    assert "skill.md:17: `remember_facts` is no MCP tool" in found  # an MCP call
-    assert "skill.md:21: `labelz` is not an argument of `find_records`" in found
-    assert any(p.startswith("skill.md:21: the where is refused: where.status.$foo: unknown operator") for p in found)
+    assert "skill.md:18: `remember_facts` is no MCP tool" in found  # an MCP call
+    assert "skill.md:22: `labelz` is not an argument of `find_records`" in found
+    assert any(p.startswith("skill.md:22: the where is refused: where.status.$foo: unknown operator") for p in found)
     # And nothing that exists is reported: the true half of each sentence passes.
-    assert not [p for p in found if any(f"`{ok}`" in p for ok in ("subject", "fact_id", "$contains", "ok"))]
-    assert len(found) == len(set(found)) == 17, found  # each once
+    assert not [p for p in found if any(f"`{ok}`" in p for ok in ("subject", "fact_id", "$contains", "mergeBy", "ok"))]
+    assert len(found) == len(set(found)) == 18, found  # each once
 
 
 def test_a_tool_renamed_in_the_registry_fails_the_skills_that_name_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,9 +5,10 @@ What is read as a mention:
 - anywhere but in Python blocks (they run): a snake_case identifier (``remember_fact``, ``merge_by``,
   ``pending_review``) and an ``ENGRAM_*`` variable;
 - in a code span of the prose: ``engram …`` (a command path, then its options), ``$operator`` (the
-  where-language's), ``POST /v1/…`` (a route), ``engramdb.x.y`` (importable), a PascalCase name (a
-  class of EngramDB's public modules), a lowercase identifier (after a tool in the same sentence, an
-  argument of a tool must be one of that tool's);
+  where-language's), ``POST /v1/…`` (a route), ``engramdb.x.y`` (importable), a camelCase name (a
+  wire field, or a property the skill's examples use), a PascalCase name (a class of EngramDB's
+  public modules), a lowercase identifier (after a tool in the same sentence, an argument of a tool
+  must be one of that tool's);
 - in a shell block: every ``engram …`` command; in an MCP call block: the tool, its arguments, and a
   ``where`` (parsed by the where-language's own parser).
 """
@@ -35,6 +36,7 @@ VARIABLE = re.compile(r"\bENGRAM_[A-Z0-9_]+\b")
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
 CALL = re.compile(r"([A-Za-z_]\w*)\((.*)\)")
 PASCAL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+")
+CAMEL = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+")
 DOTTED = re.compile(r"engramdb(?:\.[a-z_]+)*")
 ROUTE = re.compile(r"(?:GET|POST|PUT|PATCH|DELETE) /\S+")
 OPERATOR = re.compile(r"\$[A-Za-z]+")
@@ -110,6 +112,9 @@ def _sentence_problems(sentence: str, examples: set[str]) -> list[str]:
         elif called := CALL.fullmatch(span):
             names = [called.group(1), *re.findall(r"(?:^|,)\s*(\w+)", called.group(2))]
             found += [p for name in names for p in _name_problems(name, None, examples)]
+        elif CAMEL.fullmatch(span):
+            fields = known.wire_fields() | known.sdk_names() | examples
+            found += [] if span in fields else [f"`{span}` is no field of the wire models"]
         elif PASCAL.fullmatch(span) or IDENTIFIER.fullmatch(span):
             if span in known.tools() or span in known.hermes_tools():
                 tool = span
