@@ -16,7 +16,6 @@ What is read as a mention:
 from __future__ import annotations
 
 import ast
-import json
 import re
 import shlex
 from typing import Any
@@ -235,7 +234,3 @@ def _paragraphs(text: str, blocks: list[Block]) -> list[str]:
             lines[i] = ""
     prose = re.sub(r"\n(?=- |\|)", "\n\n", "\n".join(lines))  # a list item, a table row: a paragraph each
     return [" ".join(p.split("\n")) for p in prose.split("\n\n") if p.strip()]
-
-
-def json_of(block: Block) -> Any:
-    return json.loads(block.code)
