@@ -19,6 +19,7 @@ week later. Every part of the package has a rule (a new subpackage without one f
     api          core, jobs, the storage port and registry; never a backend, the CLI or the SDK
     cli          any layer above, the backends only through the registry
     devtools     the models, the settings, the api and the cli (the generated docs read them all)
+    skills       errors (the shipped SKILL.md files and their installer: files, nothing of the server)
     drivers      sqlite3 only in storage/sqlite (and the SDK's own outbox file); psycopg and
                  pgvector only in storage/postgres
     harness      (engramdb_bench, bench/scripts) engramdb's public modules, stores only through the
@@ -146,8 +147,9 @@ RULES: dict[str, tuple[str, ...]] = {
     "jobs": (*PURE, *_ours("models", "config", "metrics", "core"), *PORTS),
     "embedded": SERVICE,
     "api": SERVICE,
-    "cli": (*SERVICE, *_ours("api", "sdk", "integrations", "embedded")),
+    "cli": (*SERVICE, *_ours("api", "sdk", "integrations", "embedded", "skills")),
     "devtools": (*BASE, *_ours("contract", "models", "config", "api", "cli", "core.auth")),
+    "skills": BASE,
 }
 
 
