@@ -71,13 +71,21 @@ def run(
     with PhaseLoad("embedder: batches in-process") as phase:
         ceiling = reference_arm.embedder_throughput(corpus, embedder)
     loads.append(phase.summary())
-    common = {"startSeconds": round(start.seconds, 3), "embedder": engram_arm.client_embedder(embedder)}
+    measured = {"ingest": (engram_ingest, reference_ingest, ceiling), "answers": answers, "engram": (rss, disk)}
+    return _arms(measured, start_seconds=start.seconds, embedder=embedder)
+
+
+def _arms(measured: dict[str, Any], *, start_seconds: float, embedder: str) -> dict[str, dict[str, Any]]:
+    """The three arms' results, shaped as ``engram bench versus`` reports every system."""
+    engram_ingest, reference_ingest, ceiling = measured["ingest"]
+    rss, disk = measured["engram"]
+    common = {"startSeconds": round(start_seconds, 3), "embedder": engram_arm.client_embedder(embedder)}
     return {
         "engramdb": {
             **common,
             "system": "engramdb",
             "ingest": engram_ingest,
-            "recall": {"answers": answers["engramdb"]},
+            "recall": {"answers": measured["answers"]["engramdb"]},
             "diskBytes": disk,
             "peakRssBytes": rss,
         },
@@ -85,7 +93,7 @@ def run(
             **common,
             "system": "reference",
             "ingest": reference_ingest,
-            "recall": {"answers": answers["reference"]},
+            "recall": {"answers": measured["answers"]["reference"]},
             "diskBytes": 0,
         },
         "embedder": {"system": "embedder", "ingest": ceiling},
