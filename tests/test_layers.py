@@ -1,9 +1,10 @@
 """The layers, as a test: which part of EngramDB may import which.
 
-Every import in every module of ``src/engramdb`` is read (inside functions and under
-TYPE_CHECKING too, and ``importlib.import_module("...")`` calls): a rule broken anywhere fails
-here, not in review a week later. Every part of the package has a rule (a new subpackage without
-one fails ``test_every_part_of_the_package_has_a_rule``), and no rule names an exception.
+Every import in every module of ``src/engramdb`` and of the harness (``bench/``: the
+engramdb-bench package and the scripts) is read (inside functions and under TYPE_CHECKING too,
+and ``importlib.import_module("...")`` calls): a rule broken anywhere fails here, not in review a
+week later. Every part of the package has a rule (a new subpackage without one fails
+``test_every_part_of_the_package_has_a_rule``), and no rule names an exception.
 
     errors, clock, config, logs, metrics, lexical   import nothing of EngramDB's
     contract     errors and clock (the wire vocabulary, canonical JSON, ids)
@@ -17,9 +18,13 @@ one fails ``test_every_part_of_the_package_has_a_rule``), and no rule names an e
     embedded     this process as the server: core, jobs, the backend registry
     api          core, jobs, the storage port and registry; never a backend, the CLI or the SDK
     cli          any layer above, the backends only through the registry
-    devtools     the models and the api (to read the registry and the OpenAPI document)
+    devtools     the models, the settings, the api and the cli (the generated docs read them all)
+    skills       errors (the shipped SKILL.md files and their installer: files, nothing of the server)
     drivers      sqlite3 only in storage/sqlite (and the SDK's own outbox file); psycopg and
                  pgvector only in storage/postgres
+    harness      (engramdb_bench, bench/scripts) engramdb's public modules, stores only through the
+                 backend registry; and nothing of engramdb names the harness (``engram`` finds its
+                 commands through their entry points)
 """
 
 from __future__ import annotations
@@ -32,16 +37,19 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = Path(__file__).resolve().parents[1]
 OWN = "engramdb"
+HARNESS = "engramdb_bench"
+SCRIPTS = "bench.scripts"  # the harness's scripts, run from a checkout: named by their path
 PG_DRIVERS = ("psycopg", "psycopg_pool", "pgvector")
 
 
 def _modules() -> dict[str, Path]:
     found = {}
-    for path in sorted((SRC / OWN).rglob("*.py")):
-        parts = path.relative_to(SRC).with_suffix("").parts
-        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    for base, package in ((ROOT / "src", OWN), (ROOT / "bench" / "src", HARNESS), (ROOT, SCRIPTS)):
+        for path in sorted((base / package.replace(".", "/")).rglob("*.py")):
+            parts = path.relative_to(base).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
 
@@ -90,22 +98,28 @@ def _own(names: set[str]) -> set[str]:
 
 
 def _in_layer(layer: str) -> list[str]:
-    return [m for m in MODULES if _part(m) == layer]
+    return [m for m in MODULES if _within(m, (OWN,)) and _part(m) == layer]
 
 
 def _violations(layer: str, allowed: tuple[str, ...]) -> dict[str, list[str]]:
     """Imports of EngramDB modules from ``layer`` that are not within ``allowed``."""
-    own_layer = f"{OWN}.{layer}"
+    return _breaches(_in_layer(layer), (f"{OWN}.{layer}", *allowed))
+
+
+def _breaches(modules: list[str], allowed: tuple[str, ...]) -> dict[str, list[str]]:
+    """Imports of EngramDB modules from ``modules`` that are not within ``allowed``."""
     found: dict[str, list[str]] = {}
-    for module in _in_layer(layer):
+    for module in modules:
         bad = sorted(
-            n
-            for n in _own(imports_of(module)) - {OWN}
-            if not _within(n, (own_layer, *allowed)) and not n.startswith(f"{OWN}.__")
+            n for n in _own(imports_of(module)) - {OWN} if not _within(n, allowed) and not n.startswith(f"{OWN}.__")
         )
         if bad:
             found[module] = bad
     return found
+
+
+def _harness() -> list[str]:
+    return [m for m in MODULES if _within(m, (HARNESS, SCRIPTS))]
 
 
 def _ours(*names: str) -> tuple[str, ...]:
@@ -133,8 +147,9 @@ RULES: dict[str, tuple[str, ...]] = {
     "jobs": (*PURE, *_ours("models", "config", "metrics", "core"), *PORTS),
     "embedded": SERVICE,
     "api": SERVICE,
-    "cli": (*SERVICE, *_ours("api", "sdk", "integrations", "embedded")),
-    "devtools": (*BASE, *_ours("contract", "models", "api", "core.auth")),
+    "cli": (*SERVICE, *_ours("api", "sdk", "integrations", "embedded", "skills")),
+    "devtools": (*BASE, *_ours("contract", "models", "config", "api", "cli", "core.auth")),
+    "skills": BASE,
 }
 
 
@@ -144,16 +159,63 @@ def _part(module: str) -> str:
 
 
 def test_every_part_of_the_package_has_a_rule() -> None:
-    parts = {_part(m) for m in MODULES} - {""}  # the package's own __init__ is the public facade
+    parts = {_part(m) for m in MODULES if _within(m, (OWN,))} - {""}  # the package's own __init__ is the public facade
     assert {"core", "storage", "api", "cli", "jobs"} <= parts  # the walk found the package
     assert parts - set(RULES) == set()
     assert set(RULES) - parts == set()  # and no rule is left over from a part that went
+
+
+# What the harness may import of engramdb: stores only through the backend registry, never a backend.
+HARNESS_MAY_IMPORT = (
+    *PURE,
+    f"{OWN}.models",
+    f"{OWN}.config",
+    f"{OWN}.core",
+    f"{OWN}.jobs",
+    f"{OWN}.storage.port",
+    f"{OWN}.storage.rows",
+    f"{OWN}.storage.registry",
+    f"{OWN}.api",
+    f"{OWN}.sdk",
+)
 
 
 @pytest.mark.parametrize("layer", sorted(RULES))
 def test_each_layer_imports_only_what_it_may(layer: str) -> None:
     assert _in_layer(layer), f"no module in {layer}"  # the walk found the layer
     assert _violations(layer, RULES[layer]) == {}
+
+
+def test_the_harness_imports_engramdb_only_through_its_public_modules() -> None:
+    assert len(_harness()) > 40  # the walk found the package and the scripts
+    assert {m for m in _harness() if m.startswith(SCRIPTS)} >= {f"{SCRIPTS}.ab_http", f"{SCRIPTS}.fusion_probe"}
+    assert _breaches(_harness(), HARNESS_MAY_IMPORT) == {}
+    # Positive controls: the harness does open stores, through the registry, and a backend would be flagged.
+    assert f"{OWN}.storage.registry.open_store" in imports_of(f"{HARNESS}.load")
+    registry = f"{OWN}.storage.registry"  # it imports the backends: in the harness, a breach
+    assert {f"{OWN}.storage.sqlite.store", f"{OWN}.storage.postgres.store"} <= set(
+        _breaches([registry], HARNESS_MAY_IMPORT)[registry]
+    )
+
+
+def test_nothing_of_engramdb_names_the_harness() -> None:
+    runtime = [m for m in MODULES if _within(m, (OWN,))]
+    assert len(runtime) > 100  # the walk found the runtime
+    for module in runtime:
+        assert not {n for n in imports_of(module) if _within(n, (HARNESS,))}, module
+        # Not even as text: an import built at run time, or a name in a message, would tie them again.
+        assert HARNESS not in MODULES[module].read_text(encoding="utf-8"), module
+    # Positive controls: the reading sees the harness imported, in a snippet and in the harness itself.
+    snippet = """
+from engramdb_bench.cli import bench
+def late():
+    import engramdb_bench.runner
+    importlib.import_module("engramdb_bench.cli.evaluate")
+"""
+    names = imported_names(snippet, f"{OWN}.cli")
+    assert {f"{HARNESS}.cli.bench", f"{HARNESS}.runner", f"{HARNESS}.cli.evaluate"} <= names
+    assert f"{HARNESS}.cli.bench_faults.faults" in imports_of(f"{HARNESS}.cli.bench")
+    assert HARNESS in MODULES[f"{HARNESS}.cli.bench"].read_text(encoding="utf-8")
 
 
 def test_drivers_are_named_only_by_their_backend() -> None:

@@ -116,20 +116,32 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_nested_delimiter="__")
 
-    home: Path = Field(Path(".engram"), description="data folder of the embedded store")
-    database_url: str | None = Field(None, description="storage URL; default: SQLite under home")
+    home: Path = Field(
+        Path(".engram"),
+        description="data folder: the SQLite files (one per tenant), the audit key and anchors; relative to "
+        "the working directory",
+    )
+    database_url: str | None = Field(
+        None,
+        description="storage URL: postgresql://user@host/db puts every tenant in PostgreSQL + pgvector (the "
+        "postgres extra); unset: SQLite under home",
+    )
     pg_schema: str = Field("engram", description="PostgreSQL schema of EngramDB's tables")
     pg_bin: str | None = Field(None, description="folder of pg_dump and pg_restore for backups (default: PATH)")
     host: str = Field("127.0.0.1", description="address the server listens on")
     port: int = Field(8377, description="port the server listens on")
     embedder: str = Field(
         "minilm",
-        description="'minilm', 'minilm-fast' (int8 activations: a query embeds in "
-        "about half the time; its own vectors), 'hashing[:DIM]' or 'openai:URL|MODEL'",
+        description="'minilm' (all-MiniLM-L6-v2 as int8 ONNX, installed from PyPI: no download at run time), "
+        "'minilm-fast' (the same model on int8 activations, derived at load; needs the fast extra: a query "
+        "embeds in a little over half the time, with vectors of its own, so run engram reembed after "
+        "switching), 'hashing[:DIM]' (for tests) or 'openai:BASE_URL|MODEL' (with embedder_api_key)",
     )
     embedder_api_key: str | None = Field(None, description="bearer key for an openai: embedder")
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
-        "NORMAL", description="SQLite synchronous pragma (FULL for power-loss durability)"
+        "NORMAL",
+        description="SQLite synchronous pragma: NORMAL, an acknowledged write survives a killed process; "
+        "FULL, it also survives power loss (a misspelt value is refused at start, never run as NORMAL)",
     )
     max_body_bytes: int = Field(
         16 * 1024 * 1024,
@@ -189,8 +201,12 @@ class Settings(BaseSettings):
         description="where the audit chain's heads are anchored, one append-only file per tenant "
         "(default: audit-anchors in home)",
     )
-    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
-    llm: LLMSettings = Field(default_factory=LLMSettings)
+    retrieval: RetrievalSettings = Field(
+        default_factory=RetrievalSettings, description="recall's tuning knobs (fusion, features, candidate pools)"
+    )
+    llm: LLMSettings = Field(
+        default_factory=LLMSettings, description="the optional chat model behind model-assisted memory"
+    )
 
     @field_validator("sqlite_synchronous", mode="before")
     @classmethod

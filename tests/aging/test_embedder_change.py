@@ -14,10 +14,12 @@ import pytest
 
 from engramdb.config import Settings
 from engramdb.contract.writes import EpisodeWrite, FactWrite
+from engramdb.core.admin import stale_backlog
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder, OnnxMiniLMEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain, reembed
+from engramdb.models.knowledge import RecordSearch, RecordWrite
 from engramdb.models.memories import MemoryQuery
 from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import Store
@@ -101,6 +103,34 @@ def test_engram_reembed_shows_progress_and_empties_the_backlog(
         [sys.executable, "-m", "engramdb.cli", "reembed"], env=env, capture_output=True, text=True, timeout=300
     )
     assert ran.returncode == 0, ran.stderr
-    assert "4/4" in ran.stdout and "re-embedded 4 memories with all-MiniLM-L6-v2-int8" in ran.stdout, ran.stdout
+    assert (
+        "4/4" in ran.stdout and "re-embedded 4 memories and 0 record texts with all-MiniLM-L6-v2-int8" in ran.stdout
+    ), ran.stdout
     assert store.tenant("t1").aging.stale_count("all-MiniLM-L6-v2-int8") == 0
     assert store.tenant("t1").aging.stale_count(hashing.shared.embedder.model_id) == 4  # positive control: they moved
+
+
+def test_record_vectors_are_stale_too_and_reembedded(
+    store: Store, settings: Settings, operator: Caller, minilm: OnnxMiniLMEmbedder
+) -> None:
+    # Issue 30: after an embedder switch, `engram reembed` left record vectors on the old model and a
+    # semantic record search silently found nothing.
+    before = MemoryService(store, HashingEmbedder(), settings)
+    notes = [{"title": DOG}, *({"title": text} for text in OTHERS)]
+    before.record_writes.write_records(
+        operator, RecordWrite.model_validate({"label": "NOTE", "data": notes, "scope": SCOPE})
+    )
+    tenant = store.tenant("t1")
+    drain(tenant, before.shared.embedder)
+
+    def titles(service: MemoryService) -> list[str]:
+        search = RecordSearch.model_validate({"query": "which pet do I own", "limit": 1, "scope": SCOPE})
+        return [r.properties["title"] for r in service.record_reads.search_records(operator, search).records]
+
+    assert len(titles(before)) == 1  # positive control: the old model's vectors answer the old model
+    after = MemoryService(store, minilm, settings)
+    assert titles(after) == [], "no record vector of another model is ranked against this one's"
+    assert after.admin.health().reembed_backlog == 5, "the record texts are counted as stale"
+    assert reembed(tenant, minilm, batch_size=2) == 5
+    assert stale_backlog(tenant, minilm.model_id) == 0  # (health counts at most every 30 s)
+    assert titles(after) == [DOG], "found by meaning with the new model"

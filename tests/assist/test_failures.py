@@ -110,6 +110,42 @@ def test_an_unreachable_endpoint_is_a_retryable_failure(store: Store, tmp_path: 
     assert failed.value.retryable and "could not be reached" in failed.value.message
 
 
+def test_an_answer_nested_past_any_parser_fails_cleanly(service: MemoryService, agent: Caller, brain: Brain) -> None:
+    # Issue 30: an answer of 100,000 "[" answered 500 (RecursionError) instead of the model's failure.
+    brain.raw = ["[" * 100_000, "[" * 100_000]
+    with pytest.raises(ModelOutputError) as failed:
+        extract(service, agent, "I have a cat.")
+    assert failed.value.http_status == 502 and "nests deeper" in failed.value.message
+    assert _nothing_written(service, agent)
+    brain.facts = [fact("user", "pet", "The user has a cat.")]  # control: the client still works
+    assert item(extract(service, agent, "The user has a cat."), "cat").action == "parked"
+
+
+def test_usage_numbers_no_model_could_spend_are_estimated(service: MemoryService, agent: Caller, brain: Brain) -> None:
+    # Issue 30: usage.prompt_tokens of 1e400 or 10^26 answered 500 (and left a queued job running).
+    huge = '{"prompt_tokens": 1e400, "completion_tokens": 100000000000000000000000000, "total_tokens": -1}'
+    brain.raw = [Reply(GOOD, usage_json=huge), Reply(GOOD)]
+    assert item(extract(service, agent, "I have a cat."), "cat").action == "parked"
+    assert item(extract(service, agent, "I have a cat too."), "cat").action == "duplicate"
+    control, absurd = service.assist.assist_usage(ADMIN, UsageQuery()).recent  # newest first
+    assert absurd.estimated and 0 < absurd.prompt_tokens < 10**6 and 0 < absurd.completion_tokens < 10**6
+    assert not control.estimated  # control: counts the endpoint reported are used as they are
+
+
+def test_a_models_nul_is_taken_out_and_a_lone_surrogate_skipped(
+    service: MemoryService, agent: Caller, brain: Brain
+) -> None:
+    # Issue 30: a model fact with NUL in subjectKey or kind answered 500 on PostgreSQL.
+    nul = {"turn": 0, "subjectKey": "us\u0000er", "kind": "p\u0000et", "text": "The user has a cat.", "confidence": 0.9}
+    lone = {"turn": 0, "subjectKey": "user", "kind": "food", "text": "The user likes \ud800 tea.", "confidence": 0.9}
+    brain.raw = [json.dumps({"facts": [nul, lone]})]  # JSON escapes them: \\u0000, \\ud800
+    result = extract(service, agent, "I have a cat and I like tea.")
+    cat = item(result, "cat")
+    assert (cat.action, cat.subject_key, cat.kind) == ("parked", "user", "pet")
+    [skipped] = [i for i in result.items if i.action == "skipped"]
+    assert "lone surrogate" in skipped.reason
+
+
 def _review():  # type: ignore[no-untyped-def]
     from engramdb.models.lifecycle import ReviewQuery
 

@@ -3,11 +3,13 @@ transaction; workers run it beside the write path, retry what may pass, and show
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from engramdb.core.assist import queue
 from engramdb.core.auth import Caller
@@ -95,6 +97,38 @@ def test_a_failure_that_will_not_pass_fails_the_job_with_its_error(
     assert drain(service, "t1") == 1
     failed = service.assist.get_assist_job(agent, job.job_id)
     assert (failed.state, failed.attempts) == ("failed", 1) and "model_output_invalid" in (failed.error or "")
+
+
+@pytest.mark.parametrize(
+    "usage", ['{"prompt_tokens": 1e400, "completion_tokens": 5}', '{"prompt_tokens": 100000000000000000000000000}']
+)
+def test_a_job_whose_model_reports_absurd_usage_finishes(
+    service: MemoryService, agent: Caller, brain: Brain, usage: str
+) -> None:
+    # Issue 30: usage.prompt_tokens of 1e400 left the job "running" until its lease ended.
+    answer = {"facts": [{"turn": 0, "subjectKey": "user", "kind": "home", "text": LISBON, "confidence": 0.9}]}
+    brain.raw = [Reply(json.dumps(answer), usage_json=usage)]
+    job = service.assist.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
+    assert drain(service, "t1") == 1
+    done = service.assist.get_assist_job(agent, job.job_id)
+    assert done.state == "done" and done.result is not None, done.error
+    assert [i.action for i in done.result.items] == ["parked"]  # the fact was extracted all the same
+
+
+def test_a_job_whose_end_cannot_be_stored_is_failed_not_left_running(
+    service: MemoryService, agent: Caller, brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The job's end (its ledger and its state) is one transaction; should the ledger not be storable
+    # (as 10^26 tokens were before the client refused such counts), the job still ends, failed.
+    from engramdb.core.assist.llm import client
+
+    monkeypatch.setattr(client, "_count", lambda usage, name: 10**26)  # the parser before issue 30
+    answer = {"facts": [{"turn": 0, "subjectKey": "user", "kind": "home", "text": LISBON, "confidence": 0.9}]}
+    brain.raw = [json.dumps(answer)]
+    job = service.assist.queue_extraction(agent, ExtractRequest.model_validate({"text": LISBON}))
+    assert drain(service, "t1") == 1
+    ended = service.assist.get_assist_job(agent, job.job_id)
+    assert ended.state == "failed" and "could not be stored" in (ended.error or ""), ended
 
 
 def test_retries_stop_at_the_jobs_attempts(store: Store, tmp_path: Path, agent: Caller) -> None:

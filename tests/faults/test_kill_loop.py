@@ -1,5 +1,5 @@
-"""The ``kill -9`` loop in the suite: a real ``engram serve`` killed with SIGKILL mid-write 20 times
-on SQLite (8 on PostgreSQL) while episodes, batches, facts and corrections are written; every
+"""The ``kill -9`` loop in the suite: a real ``engram serve`` killed with SIGKILL mid-write 8 times
+on SQLite (4 on PostgreSQL) while episodes, batches, facts and corrections are written; every
 acknowledged write is stored exactly once, each single-valued slot holds its last value alone, and
 the audit chain verifies (through the API and ``engram audit verify`` on the data folder).
 
@@ -17,13 +17,13 @@ import uuid
 
 import pytest
 
-from engramdb.eval.faults import check
-from engramdb.eval.faults.kill_loop import KillLoopConfig, KillLoopRun, expected, run
-from engramdb.eval.faults.writers import SLOTS, episode_body, episode_id
+from engramdb_bench.faults import check
+from engramdb_bench.faults.kill_loop import KillLoopConfig, KillLoopRun, expected, run
+from engramdb_bench.faults.writers import SLOTS, episode_body, episode_id
 
 # PostgreSQL gets fewer kills in the suite (its run adds to the suite's time; the loop is the same).
 LONGER = int(os.environ.get("ENGRAM_FAULT_KILLS", "0"))
-KILLS = {"sqlite": max(20, LONGER), "postgres": max(8, LONGER)}
+KILLS = {"sqlite": max(8, LONGER), "postgres": max(4, LONGER)}
 
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -1,5 +1,5 @@
 """The SDK host killed mid-stream while the server flaps (adapter-conformance, Delivery): a host
-process writes 300 turns through MemorySession's durable outbox; it is killed with SIGKILL three
+process writes 150 turns through MemorySession's durable outbox; it is killed with SIGKILL three
 times and started again on the same profile folder, while a real ``engram serve`` is stopped
 (SIGKILL and SIGTERM in turn) and started again and again. Once the outbox drains, every turn is
 on the server exactly once, by id and by content, and nothing is left pending or dead.
@@ -14,11 +14,11 @@ import os
 
 import pytest
 
-from engramdb.eval.faults import check
-from engramdb.eval.faults.sdk_flap import FlapConfig, FlapRun, run
-from engramdb.eval.faults.sdk_host import turn, turn_id
+from engramdb_bench.faults import check
+from engramdb_bench.faults.sdk_flap import FlapConfig, FlapRun, run
+from engramdb_bench.faults.sdk_host import turn, turn_id
 
-TURNS = max(300, int(os.environ.get("ENGRAM_FAULT_TURNS", "300")))
+TURNS = max(150, int(os.environ.get("ENGRAM_FAULT_TURNS", "150")))
 HOST_KILLS = 3 if TURNS <= 300 else 10
 
 

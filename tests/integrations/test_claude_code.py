@@ -120,7 +120,7 @@ def test_a_wrong_key_is_said_and_an_absent_server_blocks_nothing(hooks: Hooks, h
     assert queued.returncode == 0  # the turn waits in the outbox for the next hook that reaches the server
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/integrations.md"])
+@pytest.mark.parametrize("page", ["docs/integrations.md"])
 def test_the_settings_snippets_name_the_hooks_that_exist(page: str) -> None:
     from engramdb.integrations.claude_code import EVENTS
 

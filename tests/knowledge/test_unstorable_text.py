@@ -38,6 +38,10 @@ def test_a_records_nul_is_taken_out_and_a_lone_surrogate_refused(server: LiveSer
             "where.title.$startsWith",
         )
         assert http.post("/v1/records/search", json={"count": True}).json()["total"] == 1  # nothing half-written
+        # Issue 30: an aggregate's alias with a lone surrogate was answered back as U+FFFD.
+        _refused(_post(http, "/v1/records/search", '{"aggregate": {"\\ud800": {"fn": "count"}}}'), "aggregate")
+        counted = _post(http, "/v1/records/search", '{"aggregate": {"n\\u00e9": {"fn": "count"}}}')  # control
+        assert counted.status_code == 200 and counted.json()["aggregates"][0]["values"] == {"né": 1}, counted.text
 
 
 def test_relationship_properties_hold_what_record_properties_hold(server: LiveServer) -> None:

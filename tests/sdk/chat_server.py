@@ -1,7 +1,7 @@
-"""The scripted OpenAI-compatible chat server (``engramdb.eval.scripted_chat``), for the tests."""
+"""The scripted OpenAI-compatible chat server (``engramdb_bench.scripted_chat``), for the tests."""
 
 from __future__ import annotations
 
-from engramdb.eval.scripted_chat import Reply, Script, ScriptedChat, data_of, purpose_of
+from engramdb_bench.scripted_chat import Reply, Script, ScriptedChat, data_of, purpose_of, word_vector
 
-__all__ = ["Reply", "Script", "ScriptedChat", "data_of", "purpose_of"]
+__all__ = ["Reply", "Script", "ScriptedChat", "data_of", "purpose_of", "word_vector"]

@@ -124,3 +124,21 @@ def test_health_of_a_server_needs_no_key(live: LiveServer) -> None:
     assert result.exit_code == 0 and json.loads(result.stdout)["status"] == "ok", result.output
     refused = CliRunner().invoke(app, ["facts", "list", "--url", live.url], env=ENV)
     assert refused.exit_code != 0 and "--url needs a key" in str(refused.exception or refused.output)
+
+
+def test_a_host_key_without_a_scope_is_told_every_option_to_pass_at_once(live: LiveServer) -> None:
+    base = ["--url", live.url, "--key", live.key(role="host", agentId="coder", profileId="default")]
+
+    def remember(*scope: str) -> Ran:
+        return Ran(CliRunner().invoke(app, ["remember", "x", "--subject", "user", *scope, *base], env=ENV))
+
+    bare = remember()
+    assert bare.exit_code == 1
+    assert "(pass --privacy, and --participant and --sandbox-eligible unless the key fixes them)" in bare.output
+    some = remember("--privacy", "private")
+    assert "(pass --participant, and --sandbox-eligible unless the key fixes them)" in some.output
+    named = ["--privacy", "private", "--participant", scope_fields()["participantScopeHash"], "--sandbox-eligible"]
+    assert remember(*named, "false").exit_code == 0  # positive control: the three options are enough
+    admin = ["--url", live.url, "--key", live.key(role="admin")]
+    grant = Ran(CliRunner().invoke(app, ["keys", "create", "--role", "host", *admin], env=ENV))
+    assert "(--agent-id)" in grant.output  # a new key's grant: what a host key needs, not the five fields

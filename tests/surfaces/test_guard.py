@@ -60,14 +60,20 @@ def test_a_streamed_body_is_cut_off_at_the_limit(small: LiveServer) -> None:
         assert answer.status_code == 200, answer.text  # control: a short streamed body is read
 
 
-def _raw_headers(server: LiveServer, headers: dict[str, str]) -> bytes:
-    """Send only the head of a POST declaring a 60 KB body, never the body; return the answer."""
+def _raw_headers(
+    server: LiveServer,
+    headers: dict[str, str],
+    path: str = "/v1/recall",
+    content_type: str = "application/json",
+    length: int = 60000,
+) -> bytes:
+    """Send only the head of a POST declaring a body of ``length`` bytes, never the body; return the answer."""
     host, port = server.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=5) as sock:
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         sock.sendall(
-            f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            f"Content-Length: 60000\r\n{head}\r\n".encode()
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {length}\r\n{head}\r\n".encode()
         )
         answer = b""
         try:
@@ -97,6 +103,46 @@ def test_the_key_is_checked_before_the_body_is_read(small: LiveServer) -> None:
     assert wrong.startswith(b"HTTP/1.1 401"), wrong[:200]
     # Control: with a valid key the server waits for the body it was promised (no answer yet).
     assert _raw_headers(small, {"Authorization": f"Bearer {small.key()}"}) == b""
+
+
+def test_a_dashboard_part_checks_the_key_and_the_size_before_reading_a_form(small: LiveServer) -> None:
+    form = "application/x-www-form-urlencoded"
+    # Issue 30: an anonymous 12 MiB form posted to /ui/part/recall was parsed before authentication.
+    anonymous = _raw_headers(small, {}, path="/ui/part/recall", content_type=form)
+    assert anonymous.startswith(b"HTTP/1.1 401"), anonymous[:200]
+    huge = _raw_headers(small, {}, path="/ui/part/recall", content_type=form, length=12 * 1024 * 1024)
+    assert huge.startswith(b"HTTP/1.1 413"), huge[:200]
+    # Control: with a valid key the server waits for the form it was promised (no answer yet).
+    key = {"Authorization": f"Bearer {small.key()}"}
+    assert _raw_headers(small, key, path="/ui/part/recall", content_type=form) == b""
+
+
+def test_dashboard_parts_count_against_the_key_rate_and_the_requests_at_once(tmp_path: Path) -> None:
+    # Issue 30: the dashboard's parts bypassed the per-key rate limit and ENGRAM_MAX_IN_FLIGHT.
+    settings = Settings(
+        home=tmp_path / "home", embedder="hashing", rate_limit_per_second=0.01, rate_limit_burst=2, max_in_flight=1
+    )
+    server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
+    server.start()
+    try:
+        token, other = server.key(), server.key()
+        with server.client(token) as http:
+            answers = [http.get("/ui/part/counts").status_code for _ in range(3)]
+            assert answers[:2] == [200, 200] and answers[2] == 429, answers  # the burst, then the limit
+            assert http.get("/v1/facts").status_code == 429  # one budget for the key, parts and REST alike
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as held, server.client(other) as http:
+            held.sendall(
+                f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {other}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode()
+            )
+            deadline = time.monotonic() + 10
+            refused = http.get("/ui/part/counts")
+            while refused.status_code != 503 and time.monotonic() < deadline:  # the held head is on its way
+                refused = http.get("/ui/part/counts")
+            assert refused.status_code == 503 and refused.json()["code"] == "overloaded"
+    finally:
+        server.stop()
 
 
 def test_a_grant_longer_than_a_write_may_be_is_refused(server: LiveServer) -> None:

@@ -4,6 +4,7 @@ dropped as writes drop it, and neither answers a 5xx on either backend (issue 21
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -99,6 +100,10 @@ def test_a_nul_in_a_filter_is_refused_and_one_in_a_write_taken_out(server: LiveS
         assert refused.status_code == 422 and refused.json()["field"] == "subjectKey", refused.text
         found = http.get("/v1/facts", params={"subjectKey": "buildtool"}).json()["facts"]  # control
         assert [f["id"] for f in found] == [written["id"]]
+    # Issue 30: the docs said NULs were stripped from query strings and path values too.
+    rest = " ".join((Path(__file__).resolve().parents[2] / "docs" / "rest.md").read_text(encoding="utf-8").split())
+    assert "NUL characters are stripped from bodies before the id is computed; a NUL in a query string" in rest
+    assert "or a path value is refused with 422 naming the parameter" in rest
 
 
 def test_a_lone_surrogate_in_a_query_or_path_value_is_refused_naming_it() -> None:

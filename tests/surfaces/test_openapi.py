@@ -37,8 +37,9 @@ def test_a_bearer_scheme_guards_every_route_but_health(document: dict[str, Any])
 def test_every_route_documents_the_problems_it_can_answer(document: dict[str, Any]) -> None:
     for op in OPERATIONS:
         answers = operation(document, op.name)["responses"]
-        expected = {"500"} | ({"401", "403", "503"} if not op.public else set())
+        expected = {"500"} | ({"401", "403", "429", "503"} if not op.public else set())
         expected |= {"422"} if (op.body or op.query or op.path_params) else set()
+        expected |= {"400", "413"} if op.body else set()  # issue 30: 413 and 429 were documented nowhere
         expected |= {str(s) for s in op.errors}
         assert expected <= set(answers), (op.name, expected - set(answers))
         for status in expected:
@@ -47,6 +48,8 @@ def test_every_route_documents_the_problems_it_can_answer(document: dict[str, An
     text = str(document)
     assert "HTTPValidationError" not in text and "'detail'" not in text  # FastAPI's own shape is gone
     assert "422" in operation(document, "recall")["responses"]  # positive control for the walk
+    for status in ("429", "503"):  # both tell when to come back
+        assert "Retry-After" in operation(document, "recall")["responses"][status]["headers"]
 
 
 _SUBSCHEMAS = ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "$defs")

@@ -3,6 +3,8 @@ what was wrong, whichever layer (routing, JSON parsing, validation, the service)
 
 from __future__ import annotations
 
+import httpx
+
 from tests.conftest import LiveServer
 from tests.factories import fact_body, scope_fields
 
@@ -59,15 +61,35 @@ def test_unknown_routes_and_methods_answer_in_the_same_shape(server: LiveServer)
         }
         assert "GET /v1/nope" in missing.json()["message"]
         wrong_method = http.delete("/v1/recall")
-        assert wrong_method.status_code == 405 and wrong_method.headers["allow"] == "POST"
+        assert wrong_method.status_code == 405 and wrong_method.headers["allow"] == "OPTIONS, POST"
         assert wrong_method.json()["code"] == "method_not_allowed"
-        assert wrong_method.json()["message"] == "/v1/recall does not take DELETE; it takes POST"
+        assert wrong_method.json()["message"] == "/v1/recall does not take DELETE; it takes OPTIONS, POST"
         # Positive controls: the routes themselves answer, and a missing memory is still a 404
         # of the service (with its own message), not of the router.
         assert http.post("/v1/recall", json={"query": "x"}).status_code == 200
         absent = http.get(f"/v1/facts/{'0' * 64}")
         assert absent.status_code == 404 and absent.json()["message"] == f"no fact {'0' * 64} in this scope"
         assert http.post("/mcp", json={}).status_code != 404  # the MCP endpoint is still routed
+
+
+def test_a_path_names_every_method_its_routes_take(server: LiveServer) -> None:
+    # Issue 30: OPTIONS /v1/facts said Allow: POST (GET lists facts), and HEAD of a GET route was 405.
+    every = "GET, HEAD, OPTIONS, POST"
+    with server.client(server.key()) as http:
+        options = http.options("/v1/facts")
+        assert (options.status_code, options.headers["allow"], options.content) == (204, every, b"")
+        wrong = http.delete("/v1/facts")
+        assert wrong.status_code == 405 and wrong.headers["allow"] == every
+        assert wrong.json()["message"] == f"/v1/facts does not take DELETE; it takes {every}"
+        http.post("/v1/facts", json=fact_body("The user likes tea"))
+        got, head = http.get("/v1/facts"), http.head("/v1/facts")
+        assert got.status_code == head.status_code == 200 and head.content == b"" and got.json()["facts"]
+        assert head.headers["content-type"] == got.headers["content-type"] == "application/json"
+        assert head.headers["content-length"] == got.headers["content-length"]  # the GET's, without its body
+        one = http.options(f"/v1/facts/{'0' * 64}")  # a path with a parameter: its own routes
+        assert one.headers["allow"] == "DELETE, GET, HEAD, OPTIONS"
+        assert http.options("/v1/nope").status_code == 404  # control: an unknown path takes nothing
+    assert httpx.head(f"{server.url}/v1/facts").status_code == 401  # a HEAD needs the key a GET needs
 
 
 def test_refusals_by_role_name_the_action_in_english(server: LiveServer) -> None:

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from engramdb.core import auth
-from engramdb.eval.faults.server import ServerProcess
 from engramdb.storage.registry import open_store
+from engramdb_bench.faults.server import ServerProcess
 from tests.factories import episode_body, scope_fields
 
 DECISIONS = {

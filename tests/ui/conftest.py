@@ -1,6 +1,6 @@
 """A real server and Debian's Chromium, driven by Playwright (never ``playwright install``).
 
-One browser for the session; each test gets a fresh context (its own session storage) and a
+One browser for the browser tests; each test gets a fresh context (its own session storage) and a
 page that records what the browser said: console errors, uncaught script errors, dialogs and
 Content-Security-Policy refusals. Screenshots go to ``ENGRAM_SCREENSHOTS`` (default
 ``.screenshots/`` beside the tests' checkout); the README's come from ``docs/screenshots``.
@@ -38,13 +38,15 @@ SHOTS = Path(os.environ.get("ENGRAM_SCREENSHOTS") or ROOT / ".screenshots")
 expect.set_options(timeout=15_000)  # waits for the page, not a time limit: CI machines may be busy
 
 
-@pytest.fixture(scope="session")
+# For the browser tests only (not the session): Playwright's sync API keeps an event loop running in
+# this thread while it is open, and asyncio.run() in any later test of the same worker would refuse.
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     # Not skipped when missing: .ci/run installs Debian's chromium, and a browser test must run.
     assert shutil.which(CHROMIUM), f"{CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)"

@@ -4,8 +4,9 @@ In this order, before the application reads a byte of the body:
 
 1. a declared body (``Content-Length``) over the limit is refused 413; a streamed one is cut off
    with 413 as soon as it passes the limit, so no request holds more than the limit in memory;
-2. a request to ``/v1/`` or ``/mcp`` that carries a key or a body is authenticated (401 without
-   a valid key), so an anonymous client cannot make the server read, buffer or parse anything;
+2. a request to ``/v1/``, ``/mcp`` or a dashboard part (``/ui/part/``, whose forms send the key
+   too) that carries a key or a body is authenticated (401 without a valid key), so an anonymous
+   client cannot make the server read, buffer or parse anything;
    the caller rides in the ASGI scope to the route, which does not look the key up again;
 3. the key's request budget is charged (429 with ``Retry-After`` when it is spent);
 4. past ``max_in_flight`` requests being served at once, a keyed request is refused at once
@@ -30,7 +31,7 @@ from engramdb.core import auth
 from engramdb.errors import EngramError, OverloadedError, PayloadTooLargeError, RateLimitedError
 from engramdb.storage.port import Store
 
-_KEYED_PREFIXES = ("/v1/", "/mcp")
+_KEYED_PREFIXES = ("/v1/", "/mcp", "/ui/part/")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 

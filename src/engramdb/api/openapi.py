@@ -32,22 +32,31 @@ PROBLEMS: dict[int, str] = {
     502: "The embedding model failed (code embedding_failed), or the chat model (model_failed, or "
     "model_output_invalid when its answer stayed unusable after the repair turns); retryable tells whether a "
     "retry may succeed.",
-    503: "The store is busy or unreachable (code backend_unavailable, retryable).",
+    413: "The body is larger than the server's limit, ENGRAM_MAX_BODY_BYTES (code payload_too_large, field body); "
+    "refused before it is read.",
+    429: "The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when "
+    "to try again.",
+    503: "The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its "
+    "limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again.",
     504: "The chat model did not answer within llm.timeoutSeconds (code model_timeout, retryable).",
 }
+
+
+_RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before retrying", "schema": {"type": "integer"}}}
 
 
 def responses(op: Operation[Any]) -> dict[int | str, dict[str, Any]]:
     """Every status ``op`` can answer besides its success, each with the problem schema."""
     statuses = set(op.errors) | {500}
     if not op.public:
-        statuses |= {401, 403, 503}
+        statuses |= {401, 403, 429, 503}
     if op.body or op.query or op.path_params:
         statuses.add(422)
     if op.body:
-        statuses.add(400)
+        statuses |= {400, 413}
     documented: dict[int | str, dict[str, Any]] = {
-        s: {"model": Problem, "description": PROBLEMS[s]} for s in sorted(statuses)
+        s: {"model": Problem, "description": PROBLEMS[s]} | ({"headers": _RETRY_AFTER} if s in (429, 503) else {})
+        for s in sorted(statuses)
     }
     if op.created_status:
         documented[200] = {"model": op.output, "description": "Already stored with this id: nothing changed."}

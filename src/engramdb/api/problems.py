@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from engramdb.api.methods import allowed_methods
 from engramdb.errors import AuthenticationError, EngramError, NotFoundError, PayloadTooLargeError
 from engramdb.logs import problem_note, request_id
 from engramdb.models.problems import request_problem, validation_problem
@@ -93,9 +94,13 @@ def install(app: FastAPI) -> None:
             "code": _ROUTING_CODES.get(error.status_code, "bad_request"),
             "message": _routing_message(request, error),
         }
+        headers = dict(error.headers or {})
+        if error.status_code == 405:  # the router names one route's methods; a path may have several
+            headers["Allow"] = ", ".join(allowed_methods(request.app.routes, request.url.path))
+            body["message"] = f"{request.url.path} does not take {request.method}; it takes {headers['Allow']}"
         if error.status_code == 413:  # raised by the guard as a streamed body passed the limit
             body["field"] = "body"
-        return ProblemResponse(with_request_id(body), status_code=error.status_code, headers=error.headers)
+        return ProblemResponse(with_request_id(body), status_code=error.status_code, headers=headers)
 
     app.add_middleware(RequestBoundary)
 
@@ -106,8 +111,6 @@ def _routing_message(request: Request, error: HTTPException) -> str:
         return f"no route {where} (the routes are listed at /openapi.json)"
     if error.status_code == 413:
         return str(error.detail)
-    if error.status_code == 405:  # the router lists the methods the path takes in Allow
-        return f"{request.url.path} does not take {request.method}; it takes {(error.headers or {}).get('Allow')}"
     return f"{where}: {error.detail}"
 
 

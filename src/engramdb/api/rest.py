@@ -14,6 +14,7 @@ from engramdb.api import problems
 from engramdb.api.background import BackgroundJobs
 from engramdb.api.guard import RateLimiter, RequestGuard
 from engramdb.api.mcp import http_endpoint
+from engramdb.api.methods import MethodsByPath
 from engramdb.api.observe import Observe, install_metrics
 from engramdb.api.openapi import install_docs
 from engramdb.api.readiness import Readiness
@@ -94,6 +95,7 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
     the metrics and access log outside it, so its refusals are timed, counted and logged too."""
     rate = settings.rate_limit_per_second
     limiter = RateLimiter(rate, settings.rate_limit_burst) if rate else None
+    app.add_middleware(MethodsByPath, routes=app.routes)  # inside the guard: a HEAD is keyed and counted too
     app.add_middleware(
         RequestGuard,
         store=store,

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from engramdb.cli.context import DEFAULT_TENANT, Local, Remote, Target, local_scope
 from engramdb.cli.render import show
 from engramdb.errors import ConflictError, EngramError, InvalidInputError, NotFoundError
-from engramdb.models.inputs import build_inputs
+from engramdb.models.inputs import build_inputs, scope_slot
 from engramdb.models.operation import Operation
 from engramdb.models.operations import BY_NAME
 
@@ -65,7 +65,7 @@ def run(op: Operation[Any], params: list[Param], given: Mapping[str, Any]) -> No
             body = {**_current(target, op.cli.merge_from), **body}
         answer = target.call(op, build_inputs(op, values, body=body, scope=defaults, overrides=scope))
     except InvalidInputError as error:
-        raise _named(error, params) from None
+        raise _named(error, params, scope, grants=scope_slot(op) == "body.grant") from None
     finally:
         target.close()
     if raw:
@@ -167,10 +167,22 @@ def _read_body(text: str | None) -> dict[str, Any]:
     return value
 
 
-def _named(error: InvalidInputError, params: list[Param]) -> InvalidInputError:
-    """The same error, saying which option (or argument) of this command to fix."""
+def _named(
+    error: InvalidInputError, params: list[Param], named_scope: Mapping[str, Any], *, grants: bool
+) -> InvalidInputError:
+    """The same error, saying which option (or argument) of this command to fix.
+
+    A scope field the command did not name is one the key leaves open: the server names the first
+    (in the options' order), so the options after it that were not named are said too, at once.
+    Not when the scope options are a new key's grant (``keys create``): each role needs its own.
+    """
     field = (error.field or "").split(".")[-1]
     flags = {p.wire: p.flag for p in params if p.wire}
     if field not in flags:
         return error
-    return InvalidInputError(f"{error.message} ({flags[field]})", field=error.field, **error.context)
+    hint = flags[field]
+    scope = [p.wire for p in params if p.kind == "scope" and p.wire]
+    if field in scope and field not in named_scope and not grants:
+        later = [flags[w] for w in scope[scope.index(field) + 1 :] if w not in named_scope]
+        hint = f"pass {hint}" + (f", and {' and '.join(later)} unless the key fixes them" if later else "")
+    return InvalidInputError(f"{error.message} ({hint})", field=error.field, **error.context)

@@ -2,13 +2,17 @@
 
 Operation commands (``remember``, ``recall``, ``facts …``, ``review …``, ``keys …``) are built
 from the registry and run on the data folder or, with ``--url``/``--key``, against a server.
-``serve``, ``mcp``, ``export``, ``import``, ``bench`` and ``eval`` are the
-operator's, on the data folder only.
+``serve``, ``mcp``, ``export`` and ``import`` are the operator's, on the data folder only;
+``skills`` shows and installs the skills that teach agents EngramDB (:mod:`engramdb.skills`).
+``bench`` and ``eval`` come from the harness (engramdb-bench, the ``bench`` extra), found through
+its entry points (:mod:`engramdb.cli.extras`).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
+from importlib.metadata import EntryPoint
 from typing import Annotated
 
 import typer
@@ -17,13 +21,12 @@ from rich.console import Console
 from rich.text import Text
 
 from engramdb import __version__
-from engramdb.cli import maintenance, operator
-from engramdb.cli.bench import bench_app
+from engramdb.cli import extras, maintenance, operator
 from engramdb.cli.commands import command_for
-from engramdb.cli.evaluate import eval_app
 from engramdb.cli.hermes import hermes_app
 from engramdb.cli.hooks import hook_app
 from engramdb.cli.outbox import outbox_app
+from engramdb.cli.skills import skills_app
 from engramdb.config import tune_process
 from engramdb.errors import EngramError
 from engramdb.models.operations import OPERATIONS
@@ -51,8 +54,8 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def build() -> typer.Typer:
-    """The ``engram`` application."""
+def build(extra_groups: Iterable[EntryPoint] | None = None) -> typer.Typer:
+    """The ``engram`` application, with the groups other distributions register (default: the installed ones)."""
     app = typer.Typer(
         help="EngramDB: long-term memory for LLM agents.", no_args_is_help=True, pretty_exceptions_enable=False
     )
@@ -82,11 +85,11 @@ def build() -> typer.Typer:
     app.command("reembed")(maintenance.reembed)
     app.command("backup")(maintenance.backup)
     app.command("restore")(maintenance.restore)
-    app.add_typer(bench_app, name="bench")
-    app.add_typer(eval_app, name="eval")
+    extras.add_groups(app, extras.installed() if extra_groups is None else extra_groups)
     app.add_typer(outbox_app, name="outbox")
     app.add_typer(hook_app, name="hook")
     app.add_typer(hermes_app, name="hermes")
+    app.add_typer(skills_app, name="skills")
     return app
 
 

@@ -24,10 +24,11 @@ def reembed(
     tenant: Annotated[str | None, typer.Option("--tenant", help="only this tenant (default: every tenant)")] = None,
     home: HomeOpt = None,
 ) -> None:
-    """Embed again, with the configured embedder, every memory whose vector another model made.
+    """Embed again, with the configured embedder, every memory and record whose vector another model made.
 
     Resumable: stop it at any point and run it again; it continues with what is still stale.
     """
+    from engramdb.core.admin import stale_backlog
     from engramdb.core.embedding import make_embedder
     from engramdb.jobs.embedding import reembed as reembed_tenant
 
@@ -36,7 +37,8 @@ def reembed(
     embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key)
     try:
         names = [tenant] if tenant else store.tenant_names()
-        backlog = {name: store.tenant(name).aging.stale_count(embedder.model_id) for name in names}
+        records = sum(store.tenant(name).aging.stale_record_count(embedder.model_id) for name in names)
+        backlog = {name: stale_backlog(store.tenant(name), embedder.model_id) for name in names}
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, console=out, transient=False) as bar:
             for name in names:
@@ -49,7 +51,8 @@ def reembed(
                     store.tenant(name), embedder, batch_size=settings.embed_batch_size, progress=advance
                 )
                 bar.update(task, completed=done, total=max(done, backlog[name]))
-        out.print(f"re-embedded {sum(backlog.values())} memories with {embedder.model_id}")
+        memories = sum(backlog.values()) - records
+        out.print(f"re-embedded {memories} memories and {records} record texts with {embedder.model_id}")
     finally:
         store.close()
 

@@ -23,9 +23,14 @@ from engramdb.models.admin import (
 )
 from engramdb.models.policy import TenantPolicy
 from engramdb.models.scopes import ScopeList, ScopeListQuery
-from engramdb.storage.port import AuditFilter
+from engramdb.storage.port import AuditFilter, TenantStore
 
 BACKLOG_SECONDS = 30.0
+
+
+def stale_backlog(tenant: TenantStore, model: str) -> int:
+    """Memories and record texts of one tenant whose vector another model made (``engram reembed``'s work)."""
+    return tenant.aging.stale_count(model) + tenant.aging.stale_record_count(model)
 
 
 class AdminOperations(Area):
@@ -49,7 +54,7 @@ class AdminOperations(Area):
         counted_at, count = self._backlog_cache
         if time.monotonic() - counted_at > BACKLOG_SECONDS:
             count = sum(
-                self.shared.store.tenant(name).aging.stale_count(self.shared.embedder.model_id)
+                stale_backlog(self.shared.store.tenant(name), self.shared.embedder.model_id)
                 for name in self.shared.store.tenant_names()
             )
             self._backlog_cache = (time.monotonic(), count)

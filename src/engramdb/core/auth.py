@@ -29,6 +29,7 @@ from engramdb.errors import (
     AuthenticationError,
     AuthorizationError,
     ConflictError,
+    InternalError,
     InvalidInputError,
     NotFoundError,
 )
@@ -101,8 +102,11 @@ def resolve_scope(caller: Caller, named: dict[str, Any]) -> Scope:
     """Return the full scope of a request: the key's grant plus what the request names.
 
     Raises AuthorizationError if a named value differs from the grant, InvalidInputError if a
-    field is neither granted nor named.
+    field is neither granted nor named. A ``userId`` must have been hashed first (the service's
+    ``Shared.scope``): left here it would be ignored, and the request would act in the grant's scope.
     """
+    if "userId" in named:
+        raise InternalError("a userId reached resolve_scope unhashed: resolve scopes through Shared.scope")
     resolved = merged_scope(caller, named)
     for name in SCOPE_FIELDS:
         if name not in resolved:

@@ -74,7 +74,7 @@ class ErasureOperations(Area):
     def _delete_memory(self, caller: Caller, source: Source, memory_id: str, query: DeleteMemoryQuery) -> MemoryDeleted:
         auth.require(caller, "memory.write")
         tenant = self.shared.tenant(caller)
-        scope_key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
+        scope_key = auth.scope_key(self.shared.scope(caller, query.named_scope_fields()))
         rows = _rows(tenant, scope_key, source, memory_id)
         if not rows:
             noun = "episode" if source == "EPISODE" else "fact"

@@ -14,13 +14,7 @@ class ScopeOperations(Area):
 
     def resolve_scope(self, caller: Caller, body: ScopeFields | None = None) -> ScopeResolution:
         auth.require(caller, "memory.read")
-        named = body.named_scope_fields() if body else {}
-        user_id = named.pop("userId", None)
-        if user_id is not None:
-            if "participantScopeHash" in named:
-                self.shared.scope(caller, {**named, "userId": user_id})  # raises: the participant named twice
-            named["participantScopeHash"] = self.shared.participant_hash(caller, user_id)
-        scope = auth.merged_scope(caller, named)
+        scope = auth.merged_scope(caller, self.shared.hashed(caller, body.named_scope_fields() if body else {}))
         return ScopeResolution(
             tenant=caller.tenant,
             key_id=caller.key_id,

@@ -52,6 +52,10 @@ class Shared:
     def scope(self, caller: Caller, named: Mapping[str, Any]) -> Scope:
         """Return a request's full scope (``auth.resolve_scope``), a ``userId`` first turned into its
         participantScopeHash with the tenant's secret salt."""
+        return auth.resolve_scope(caller, self.hashed(caller, named))
+
+    def hashed(self, caller: Caller, named: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the scope fields a request names, its ``userId`` (if any) as a participantScopeHash."""
         fields = dict(named)
         user_id = fields.pop("userId", None)
         if user_id is not None:
@@ -60,7 +64,7 @@ class Shared:
                     "name the participant once: userId or participantScopeHash, not both", field="userId"
                 )
             fields["participantScopeHash"] = self.participant_hash(caller, user_id)
-        return auth.resolve_scope(caller, fields)
+        return fields
 
     def participant_hash(self, caller: Caller, user_id: str) -> str:
         """Return ``hash_scope([userId], salt)`` with the caller's tenant's secret salt.

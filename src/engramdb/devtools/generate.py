@@ -4,7 +4,9 @@
     python -m engramdb.devtools.generate --check  # exit 1, naming the stale files
 
 Writes the typed SDK methods (``src/engramdb/sdk/methods/``, a module per area), the API reference
-(``docs/api.md``) and the REST table of the README (between its ``ops:rest`` markers).
+(``docs/api.md``), the CLI reference (``docs/cli.md``, from the ``engram`` application), the
+configuration reference (``docs/configuration.md``, from ``engramdb.config.Settings``) and the tables
+of ``docs/rest.md`` and ``docs/mcp.md`` (between their ``ops:rest`` and ``ops:mcp`` markers).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from typing import Any
 
 import engramdb.contract
 import engramdb.models
-from engramdb.devtools.reference import api_reference, mcp_table, readme_with_table, with_table
+from engramdb.devtools.commands import cli_reference
+from engramdb.devtools.configuration import configuration_reference
+from engramdb.devtools.reference import api_reference, mcp_table, rest_table, with_table
 from engramdb.devtools.signatures import signature_of
 from engramdb.models import operations
 from engramdb.models.operation import Operation
@@ -173,13 +177,21 @@ def _formatted(source: str) -> str:
 
 def targets() -> dict[Path, str]:
     """Every generated file and what it should hold."""
-    readme, mcp = ROOT / "README.md", ROOT / "docs/mcp.md"
     return {
         **{ROOT / "src/engramdb/sdk/methods" / name: text for name, text in sdk_methods().items()},
         ROOT / "docs/api.md": api_reference(),
-        readme: readme_with_table(readme.read_text(encoding="utf-8")),
-        mcp: with_table(mcp.read_text(encoding="utf-8"), "mcp", mcp_table()),
+        ROOT / "docs/cli.md": cli_reference(),
+        ROOT / "docs/configuration.md": configuration_reference(),
+        ROOT / "docs/rest.md": _with_table("docs/rest.md", "rest", rest_table()),
+        ROOT / "docs/mcp.md": _with_table("docs/mcp.md", "mcp", mcp_table()),
     }
+
+
+def _with_table(page: str, marker: str, table: str) -> str:
+    try:
+        return with_table((ROOT / page).read_text(encoding="utf-8"), marker, table)
+    except ValueError as error:
+        raise SystemExit(f"{page}: {error}") from None
 
 
 def stale() -> list[Path]:

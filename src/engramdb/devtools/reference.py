@@ -1,4 +1,4 @@
-"""The API reference and the README's REST table, written from the operation registry."""
+"""The API reference and the REST and MCP tables of the docs, written from the operation registry."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ TAGS = {
     "policy": "Policy",
     "keys": "Keys",
     "knowledge": "Knowledge",
+    "erasure": "Erasure",
+    "aging": "Aging",
+    "jobs": "Jobs",
     "assist": "Model-assisted memory",
     "integrations": "Integrations",
 }
@@ -39,7 +42,7 @@ def _roles(op: Operation[Any]) -> str:
 
 
 def rest_table() -> str:
-    """The README's table: one row per route."""
+    """docs/rest.md's table: one row per route."""
     rows = ["| method and path | what it does |", "|---|---|"]
     rows += [f"| `{op.method} {op.path}` | {op.summary} |" for op in OPERATIONS]
     return "\n".join(rows)
@@ -69,18 +72,16 @@ def mcp_table() -> str:
 
 
 def with_table(text: str, marker: str, table: str) -> str:
-    """``text`` with the generated table between its ``<!-- ops:MARKER:start/end -->`` lines replaced."""
+    """``text`` with the generated table between its ``<!-- ops:MARKER:start/end -->`` lines replaced.
+
+    Raises ValueError when the lines are missing: a page that lost them would otherwise pass as fresh.
+    """
     start, end = f"<!-- ops:{marker}:start -->", f"<!-- ops:{marker}:end -->"
-    if start not in text or end not in text:
-        return text
+    if text.count(start) != 1 or text.count(end) != 1:
+        raise ValueError(f"the page needs exactly one {start} and one {end} line")
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{start}\n{table}\n{end}{tail}"
-
-
-def readme_with_table(readme: str) -> str:
-    """The README with its generated REST table replaced (unchanged if it has no markers)."""
-    return with_table(readme, "rest", rest_table())
 
 
 def api_reference() -> str:
@@ -96,6 +97,9 @@ def api_reference() -> str:
         "| operation | REST | SDK | CLI | MCP tool |",
         "|---|---|---|---|---|",
     ]
+    untitled = sorted({op.tag for op in OPERATIONS} - set(TAGS))
+    if untitled:  # its operations would have a row and no section
+        raise SystemExit(f"tags without a title in TAGS: {', '.join(untitled)}")
     for op in OPERATIONS:
         tool = f"`{op.mcp.tool}`" if op.mcp else "-"
         lines.append(f"| {op.name} | `{op.method} {op.path}` | `{op.name}()` | {_cli(op)} | {tool} |")

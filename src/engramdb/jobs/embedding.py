@@ -90,7 +90,8 @@ def drain(
 def reembed(
     tenant: TenantStore, embedder: Embedder, *, batch_size: int = 64, progress: Callable[[int], None] | None = None
 ) -> int:
-    """Embed again, with ``embedder``, every row whose vector another model made; return how many.
+    """Embed again, with ``embedder``, every memory and record text whose vector another model made;
+    return how many.
 
     Resumable: each batch commits with the new model's id, so a run that stops is continued by
     the next one (it asks only for rows still of another model). ``progress`` hears each batch.
@@ -102,6 +103,13 @@ def reembed(
         done, after = done + len(rows), rows[-1][0]
         if progress is not None:
             progress(len(rows))
+    after = 0
+    while texts := tenant.aging.stale_record_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
+        vectors = embedder.embed([text for _, text in texts])
+        tenant.save_record_embeddings([i for i, _ in texts], [text for _, text in texts], vectors, embedder.model_id)
+        done, after = done + len(texts), texts[-1][0]
+        if progress is not None:
+            progress(len(texts))
     return done
 
 

@@ -51,11 +51,18 @@ def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Clai
         log.exception("model job %s failed", job.job_id)
         error = InternalError(f"{type(failure).__name__}: {failure}"[:500])
     recall_first(service)()
-    with tenant.transaction() as tx:
-        if work is not None and not work.recorded:  # a finished run recorded its calls with its writes
-            tx.record_calls(work.ledger())
-        spent = (time.thread_time() - cpu) * 1000  # this thread's CPU: waiting for the model costs none
-        state = queue.finish(tx, job, result, error, service.shared.settings.llm.job_backoff_seconds, cpu_ms=spent)
+    spent = (time.thread_time() - cpu) * 1000  # this thread's CPU: waiting for the model costs none
+    backoff = service.shared.settings.llm.job_backoff_seconds
+    try:
+        with tenant.transaction() as tx:
+            if work is not None and not work.recorded:  # a finished run recorded its calls with its writes
+                tx.record_calls(work.ledger())
+            state = queue.finish(tx, job, result, error, backoff, cpu_ms=spent)
+    except Exception as failure:  # the job boundary again: a job is never left "running" by its own end
+        log.exception("model job %s could not be finished as %s", job.job_id, "failed" if error else "done")
+        with tenant.transaction() as tx:
+            unfinished = InternalError(f"its end could not be stored: {type(failure).__name__}"[:500])
+            state = queue.finish(tx, job, None, unfinished, backoff, cpu_ms=spent)
     service.shared.written.set()
     log.debug("model job %s: %s in %.0f ms", job.job_id, state, (time.perf_counter() - started) * 1000)
     return state

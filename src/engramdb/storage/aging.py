@@ -109,6 +109,29 @@ class AgingStore:
             )[0][0]
         )
 
+    def stale_record_vectors(self, model: str, *, after_rowid: int, limit: int) -> list[tuple[int, str]]:
+        """Record texts whose vector is another model's: ``(vector id, text)``, in id order."""
+        m = self._d.mark
+        owned, params = self._d.owned("record_vectors")
+        rows = self._run(
+            f"SELECT rowid, text FROM record_vectors WHERE {owned}embed_state = 'ready' "
+            f"AND (embed_model IS NULL OR embed_model <> {m}) AND rowid > {m} ORDER BY rowid LIMIT {m}",
+            [*params, model, after_rowid, limit],
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def stale_record_count(self, model: str) -> int:
+        """How many record texts have a vector of another model (part of the re-embedding backlog)."""
+        m = self._d.mark
+        owned, params = self._d.owned("record_vectors")
+        return int(
+            self._run(
+                f"SELECT count(*) FROM record_vectors WHERE {owned}embed_state = 'ready' "
+                f"AND (embed_model IS NULL OR embed_model <> {m})",
+                [*params, model],
+            )[0][0]
+        )
+
     def record_use(self, uses: Sequence[tuple[int, int, str]]) -> None:
         """Add recalls to rows: ``(rowid, times, last at)`` each, in one statement per chunk."""
         m = self._d.mark

@@ -198,6 +198,10 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
         """Return the facts with this id in any scope of the tenant (ids can repeat across scopes)."""
         ...
 
+    def memories_by_id(self, memory_id: str) -> list[tuple[MemoryRecord, ScopeColumns]]:
+        """Return the episodes and facts with this id in any scope of the tenant, with their scopes."""
+        ...
+
     def review_queue(
         self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
     ) -> list[tuple[MemoryRecord, ScopeColumns]]:

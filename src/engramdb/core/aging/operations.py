@@ -109,7 +109,7 @@ class AgingOperations(Area):
         return memory_view(restored)
 
     def _memory_scope(self, caller: Caller, body: MarkRequest | RestoreRequest) -> tuple[TenantStore, str]:
-        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        scope = self.shared.scope(caller, body.scope.named_scope_fields() if body.scope else {})
         return self.shared.tenant(caller), auth.scope_key(scope)
 
 

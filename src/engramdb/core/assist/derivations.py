@@ -76,7 +76,7 @@ class DerivationOperations(Area):
     def undo_consolidation(self, caller: Caller, fact_id: str, body: UndoConsolidation) -> UndoneConsolidation:
         """Archive a merged fact; its originals are current again (no model needed)."""
         auth.require(caller, "memory.write")
-        scope = auth.resolve_scope(caller, body.scope.named_scope_fields() if body.scope else {})
+        scope = self.shared.scope(caller, body.scope.named_scope_fields() if body.scope else {})
         tenant = self.shared.tenant(caller)
         policy = load_policy(tenant)
         with tenant.transaction() as tx:
@@ -89,7 +89,7 @@ class DerivationOperations(Area):
         auth.require(caller, "memory.write")
         named = query.named_scope_fields()
         work = self.assist.work(caller, named) if query.infer else None  # 501 before anything is written
-        scope = auth.resolve_scope(caller, named)
+        scope = self.shared.scope(caller, named)
         pairs = _pairs(body.messages)
         if not pairs:
             raise InvalidInputError("no user or assistant message with text: nothing to remember", field="messages")

@@ -54,7 +54,7 @@ class AssistOperations(Area):
     def work(self, caller: Caller, named: ScopeFields | dict[str, Any] | None, job_id: str | None = None) -> Work:
         """The context of one model-assisted run in the caller's scope (501 without a model)."""
         fields = named.named_scope_fields() if isinstance(named, ScopeFields) else dict(named or {})
-        scope = auth.resolve_scope(caller, fields)
+        scope = self.shared.scope(caller, fields)
         chat = self.chat_model()
         tenant = self.shared.tenant(caller)
         return Work(
@@ -106,10 +106,11 @@ class AssistOperations(Area):
 
     def _visible_scopes(self, caller: Caller, named: dict[str, Any]) -> list[str] | None:
         """The scope keys a listing may show (None: every scope of the tenant)."""
+        named = self.shared.hashed(caller, named)
         if caller.role in ("reviewer", "admin") and not named:
             return None
         if set(auth.SCOPE_FIELDS) <= set(caller.grant) | set(named):
-            return [auth.scope_key(auth.resolve_scope(caller, named))]
+            return [auth.scope_key(self.shared.scope(caller, named))]
         stats = self.shared.tenant(caller).scope_stats()
         return [
             s.scope.scope_key
@@ -138,7 +139,7 @@ class AssistOperations(Area):
     def fact_links(self, caller: Caller, fact_id: str, query: MemoryQuery) -> FactLinks:
         """Links a model's work made from or to a fact (verdicts, consolidations, evidence)."""
         auth.require(caller, "memory.read")
-        key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
+        key = auth.scope_key(self.shared.scope(caller, query.named_scope_fields()))
         tenant = self.shared.tenant(caller)
         if tenant.get_memory(key, "MEMORY_FACT", fact_id) is None:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)

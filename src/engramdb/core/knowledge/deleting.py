@@ -28,7 +28,7 @@ class KnowledgeDeleting(Area):
     def delete_record(self, caller: Caller, record_id: str, query: DeleteQuery) -> Deleted:
         auth.require(caller, "memory.write")
         tenant = self.shared.tenant(caller)
-        scope_key = auth.scope_key(auth.resolve_scope(caller, query.named_scope_fields()))
+        scope_key = auth.scope_key(self.shared.scope(caller, query.named_scope_fields()))
         row = tenant.get_record(scope_key, record_id)
         if row is None:
             raise NotFoundError(f"no record {record_id} in this scope", id=record_id)
@@ -38,7 +38,7 @@ class KnowledgeDeleting(Area):
     def delete_records(self, caller: Caller, body: DeleteRequest) -> Deleted:
         auth.require(caller, "memory.write")
         tenant = self.shared.tenant(caller)
-        scope_key = auth.scope_key(auth.resolve_scope(caller, _named(body.scope)))
+        scope_key = auth.scope_key(self.shared.scope(caller, _named(body.scope)))
         query = search_query(body.labels, body.where, {}, MAX_DELETED + 1, 0)
         rows = tenant.search_records(scope_key, query)
         if len(rows) > MAX_DELETED:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate
 from engramdb.core import auth
 from engramdb.core.assist.links import as_relationships
 from engramdb.core.auth import Caller
@@ -110,8 +111,12 @@ class KnowledgeReading(Area):
             return RecordSearchResult(records=[record_view(r) for r in page], total=_total(total, len(page), body))
         if body.property is not None:
             check_property(body.property, "property")
-        vector = self.shared.embedder.embed([body.query])[0]
-        ranked = tenant.record_vector_candidates(scope_key, vector, query, body.property, body.limit + body.skip)
+        embedder = self.shared.embedder
+        vector = embedder.embed([body.query])[0]
+        # Only this embedder's vectors compare with the query's: another model's wait for `engram reembed`.
+        ranked = tenant.record_vector_candidates(
+            scope_key, vector, query, body.property, body.limit + body.skip, embedder.model_id
+        )
         ranked = ranked[body.skip :]
         rows = tenant.record_rows(scope_key, [rowid for rowid, _ in ranked])
         found = [record_view(rows[rowid], round(score, 6)) for rowid, score in ranked if rowid in rows]
@@ -121,6 +126,8 @@ class KnowledgeReading(Area):
         assert body.aggregate is not None
         specs = []
         for alias, spec in body.aggregate.items():
+            if has_lone_surrogate(alias):  # an alias is answered back: it must be text
+                raise InvalidInputError(f"aggregate: an alias {LONE_SURROGATE}", field="aggregate")
             if spec.fn != "count" and spec.field is None:
                 raise InvalidInputError(f"aggregate.{alias}: {spec.fn} needs a field", field=f"aggregate.{alias}.field")
             if spec.field is not None:
@@ -156,7 +163,7 @@ class KnowledgeReading(Area):
 
     def _scoped(self, caller: Caller, named: dict[str, Any]) -> tuple[TenantStore, str]:
         auth.require(caller, "memory.read")
-        return self.shared.tenant(caller), auth.scope_key(auth.resolve_scope(caller, named))
+        return self.shared.tenant(caller), auth.scope_key(self.shared.scope(caller, named))
 
 
 def search_query(

@@ -50,7 +50,7 @@ class KnowledgeWriting(Area):
     def write_records(self, caller: Caller, body: Any, query: RecordOptions | None = None) -> RecordsWritten:
         """Store records (nested children included); ``mergeBy`` makes a write idempotent."""
         auth.require(caller, "memory.write")
-        scope = auth.scope_columns(auth.resolve_scope(caller, _named(body.scope)))
+        scope = auth.scope_columns(self.shared.scope(caller, _named(body.scope)))
         roots = _drafts(body.label, body.data)
         merge_by = [check_property(name, "mergeBy") for name in body.merge_by or []]
         for root in roots:
@@ -74,7 +74,7 @@ class KnowledgeWriting(Area):
     def update_record(self, caller: Caller, record_id: str, body: RecordChange) -> RecordView:
         """Set (or, with null, remove) properties of a record; the old ones go to its history."""
         auth.require(caller, "memory.write")
-        scope = auth.scope_columns(auth.resolve_scope(caller, _named(body.scope)))
+        scope = auth.scope_columns(self.shared.scope(caller, _named(body.scope)))
         with self.shared.tenant(caller).transaction() as tx:
             row = tx.locked_record(scope.scope_key, record_id)
             if row is None:
@@ -97,7 +97,7 @@ class KnowledgeWriting(Area):
     def link_records(self, caller: Caller, body: LinkRequest) -> RelationshipView:
         """Create a typed, directed relationship between two nodes of one scope (idempotent)."""
         auth.require(caller, "memory.write")
-        scope_key = auth.scope_key(auth.resolve_scope(caller, _named(body.scope)))
+        scope_key = auth.scope_key(self.shared.scope(caller, _named(body.scope)))
         check_label(body.type, "type")
         properties: dict[str, Any] = {}
         for name, value in body.properties.items():  # the values a record's properties may hold
@@ -132,7 +132,7 @@ class KnowledgeWriting(Area):
 
     def unlink_records(self, caller: Caller, body: UnlinkRequest) -> Unlinked:
         auth.require(caller, "memory.write")
-        scope_key = auth.scope_key(auth.resolve_scope(caller, _named(body.scope)))
+        scope_key = auth.scope_key(self.shared.scope(caller, _named(body.scope)))
         tenant = self.shared.tenant(caller)
         source = _node(tenant, scope_key, body.source, "source")
         target = _node(tenant, scope_key, body.target, "target")

@@ -263,9 +263,9 @@ class KnowledgeReads(Protocol):
         ...
 
     def record_vector_candidates(
-        self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int
+        self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int, model: str
     ) -> list[tuple[int, float]]:
-        """(record rowid, best cosine) over the ready vectors of the records ``query`` matches."""
+        """(record rowid, best cosine) over the ready vectors ``model`` made of the records ``query`` matches."""
         ...
 
     def record_embedding_jobs(self, limit: int, now: str) -> list[tuple[int, str, int]]:

@@ -44,12 +44,13 @@ class PostgresKnowledge(GraphReads):
             GraphEmbeddings(runner(conn), self._dialect, _vector).failed(ids, error, next_at)
 
     def record_vector_candidates(
-        self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int
+        self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int, model: str
     ) -> list[tuple[int, float]]:
         roots = WhereCompiler(self._dialect, scope_key).roots(query)
         sql = (
             f"{roots.prefix}SELECT v.record, max(1 - (v.embedding <=> %s)) AS score FROM record_vectors v "
-            "WHERE v.tenant = %s AND v.scope_key = %s AND v.embed_state = 'ready' AND vector_dims(v.embedding) = %s "
+            "WHERE v.tenant = %s AND v.scope_key = %s AND v.embed_state = 'ready' AND v.embed_model = %s "
+            "AND vector_dims(v.embedding) = %s "
             f"AND v.record IN (SELECT r.rowid {roots.sql})"
         )
         params: list[Any] = [
@@ -57,6 +58,7 @@ class PostgresKnowledge(GraphReads):
             _vector(vector),
             self._dialect.tenant,
             scope_key,
+            model,
             len(vector),
             *roots.params,
         ]

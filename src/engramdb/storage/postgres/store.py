@@ -42,7 +42,7 @@ MIGRATIONS = (
     "009_assist.sql",
     "010_erasable_reasons.sql",
     "011_aging.sql",
-    "012_audit_by_target.sql",
+    "013_audit_by_target.sql",
 )
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -142,8 +142,9 @@ class PostgresStore:
 
     def rewrite_tables(self) -> None:
         """Rewrite every table that holds text (VACUUM FULL), so deleted rows leave the heap files,
-        the TOAST tables and the indexes (a plain VACUUM only marks their space reusable). It
-        locks each table while it runs; erasures are rare."""
+        the TOAST tables and the indexes (a plain VACUUM only marks their space reusable), and
+        gather its planner statistics again (ANALYZE), so no histogram or common value in
+        pg_statistic still quotes them. It locks each table while it runs; erasures are rare."""
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
             for table in (
                 "memories",
@@ -158,7 +159,7 @@ class PostgresStore:
                 "model_jobs",
                 "model_calls",
             ):
-                conn.execute(f"VACUUM FULL {self.schema}.{table}")
+                conn.execute(f"VACUUM (FULL, ANALYZE) {self.schema}.{table}")
 
     def freshen(self, stop: Callable[[], bool] = lambda: False) -> int:
         return freshen(self.scope_copies, FRESHEN_SCOPES, stop)

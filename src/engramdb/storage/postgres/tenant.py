@@ -208,6 +208,21 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         )
         return [MemoryRecord(*r) for r in rows]
 
+    def memories_by_id(self, memory_id: str) -> list[tuple[MemoryRecord, ScopeColumns]]:
+        rows = self._all(
+            f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, participant_scope_hash, "
+            "sandbox_eligible FROM memories WHERE tenant = %s AND memory_id = %s ORDER BY rowid",
+            (self.name, memory_id),
+        )
+        width = len(MEMORY_COLUMNS.split(","))
+        return [
+            (
+                MemoryRecord(*r[:width]),
+                ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3], bool(r[width + 4])),
+            )
+            for r in rows
+        ]
+
     def review_queue(
         self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
     ) -> list[tuple[MemoryRecord, ScopeColumns]]:

@@ -37,14 +37,14 @@ class SQLiteKnowledge(GraphReads):
             GraphEmbeddings(runner(conn), SQLITE, _blob).failed(ids, error, next_at)
 
     def record_vector_candidates(
-        self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int
+        self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int, model: str
     ) -> list[tuple[int, float]]:
         roots = WhereCompiler(SQLITE, scope_key).roots(query)
         sql = (
             f"{roots.prefix}SELECT v.record, v.embedding FROM record_vectors v WHERE v.scope_key = ? "
-            f"AND v.embed_state = 'ready' AND v.record IN (SELECT r.rowid {roots.sql})"
+            f"AND v.embed_state = 'ready' AND v.embed_model = ? AND v.record IN (SELECT r.rowid {roots.sql})"
         )
-        params = [*roots.prefix_params, scope_key, *roots.params]
+        params = [*roots.prefix_params, scope_key, model, *roots.params]
         if name is not None:
             sql += " AND v.name = ?"
             params.append(name)

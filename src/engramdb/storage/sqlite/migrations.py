@@ -87,10 +87,14 @@ def _upgrade(db: Connections) -> None:
                 for column in AGING_COLUMNS:
                     conn.execute(f"ALTER TABLE memories ADD COLUMN {column}")
                 conn.execute(RECORDED_INDEX_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_by_id'"):
+        with db.write() as conn:  # a memory was found by id only within its scope
+            conn.execute(BY_ID_INDEX_SQL)
 
 
 AUDIT_BY_TARGET_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_target ON audit_log (target_kind, target_id, seq)"
 AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEGER DEFAULT 0", "last_used_at TEXT")
+BY_ID_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_id ON memories (memory_id)"
 RECORDED_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_recorded ON memories (recorded_at) WHERE status = 'active'"
 
 

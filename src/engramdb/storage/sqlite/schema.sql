@@ -63,6 +63,7 @@ CREATE INDEX memories_by_supersedes ON memories (scope_key, supersedes_id);
 CREATE INDEX memories_by_superseded_by ON memories (scope_key, superseded_by_id);
 CREATE INDEX memories_by_source_event ON memories (scope_key, source_event_id) WHERE source_event_id IS NOT NULL;
 CREATE INDEX memories_by_recorded ON memories (recorded_at) WHERE status = 'active';
+CREATE INDEX memories_by_id ON memories (memory_id);
 CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
     WHERE embed_state != 'ready';
 

@@ -172,6 +172,21 @@ class SQLiteTenantStore(
         )
         return [memory(r) for r in rows]
 
+    def memories_by_id(self, memory_id: str) -> list[tuple[MemoryRecord, ScopeColumns]]:
+        rows = self._db.fetchall(
+            f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, participant_scope_hash, "
+            "sandbox_eligible FROM memories WHERE memory_id = ? ORDER BY rowid",
+            [memory_id],
+        )
+        width = len(MEMORY_COLUMNS.split(","))
+        return [
+            (
+                memory(r[:width]),
+                ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3], bool(r[width + 4])),
+            )
+            for r in rows
+        ]
+
     def review_queue(
         self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
     ) -> list[tuple[MemoryRecord, ScopeColumns]]:

@@ -11,14 +11,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
+
+from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate, strip_nul
 
 M = TypeVar("M", bound=BaseModel)
 
 
 class _Item(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        """As for any write: NULs taken out (PostgreSQL's text cannot hold one), and an item holding a
+        lone surrogate (no text UTF-8 can carry) dropped."""
+        data = strip_nul(data)
+        if has_lone_surrogate(data):
+            raise ValueError(f"a field {LONE_SURROGATE}")
+        return data
 
 
 class ExtractedFact(_Item):

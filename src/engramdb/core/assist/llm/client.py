@@ -58,6 +58,7 @@ class CallRecord:
 
 
 Ledger = Callable[[CallRecord], None]
+MAX_TOKENS = 10**9  # far past any model's context: a larger "count" is not one
 
 
 def _no_ledger(_: CallRecord) -> None:
@@ -71,12 +72,19 @@ def parse_json(content: str) -> Any:
     if fenced:
         text = fenced.group(1)
     try:
-        return json.loads(text)
+        return _loads(text)
     except ValueError:
         start, end = text.find("{"), text.rfind("}")
         if 0 <= start < end:
-            return json.loads(text[start : end + 1])
+            return _loads(text[start : end + 1])
         raise
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:  # "[[[[…" a hundred thousand deep: an unusable answer, not a server failure
+        raise ValueError("the answer nests deeper than a JSON document may here") from None
 
 
 class ChatModel:
@@ -164,7 +172,7 @@ class ChatModel:
         try:
             response = self._http.post(self.url, json=body)
             response.raise_for_status()
-            return response.json()
+            return _loads(response.text)
         except httpx.HTTPStatusError as error:
             status = error.response.status_code
             hint = (
@@ -197,9 +205,11 @@ class ChatModel:
         error: str | None,
         received_chars: int = 0,
     ) -> CallRecord:
-        estimated = usage is None
-        prompt_tokens = _count(usage, "prompt_tokens") if usage else math.ceil(sent_chars / 4)
-        completion_tokens = _count(usage, "completion_tokens") if usage else math.ceil(received_chars / 4)
+        prompt_counted = _count(usage, "prompt_tokens") if usage else None
+        completion_counted = _count(usage, "completion_tokens") if usage else None
+        estimated = prompt_counted is None or completion_counted is None
+        prompt_tokens = math.ceil(sent_chars / 4) if prompt_counted is None else prompt_counted
+        completion_tokens = math.ceil(received_chars / 4) if completion_counted is None else completion_counted
         cost = (
             prompt_tokens * self.settings.prompt_cost_per_million
             + completion_tokens * self.settings.completion_cost_per_million
@@ -230,6 +240,10 @@ def _content(payload: Any) -> tuple[str, Mapping[str, Any]]:
     return content, usage if isinstance(usage, dict) and usage.get("prompt_tokens") is not None else {}
 
 
-def _count(usage: Mapping[str, Any], name: str) -> int:
+def _count(usage: Mapping[str, Any], name: str) -> int | None:
+    """A token count the endpoint reported, if it is one: a number from 0 to ``MAX_TOKENS`` (1e400,
+    10^26, NaN or a negative number is no count, and the ledger's columns could not hold it)."""
     value = usage.get(name)
-    return int(value) if isinstance(value, (int, float)) and value >= 0 else 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKENS:
+        return None
+    return int(value)

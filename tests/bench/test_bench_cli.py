@@ -1,0 +1,120 @@
+"""`engram bench recall` and `engram bench scale` end to end on tiny sizes: every stage is timed,
+every scoped query exact."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+
+def test_bench_recall_times_every_stage(tmp_path: Path) -> None:
+    from engramdb.cli.main import app
+
+    out = tmp_path / "latency.json"
+    done = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "recall",
+            "--sizes",
+            "300",
+            "--queries",
+            "5",
+            "--embedder",
+            "hashing",
+            "--ingest-sample",
+            "40",
+            "--out",
+            str(out),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    [row] = json.loads(out.read_text())["results"]
+    assert row["size"] == 300 and row["searchMs"]["p50"] > 0
+    for stage in ("dense", "lexical", "neighbours", "records"):  # each went through the timed store
+        assert row["breakdownMs"][stage]["p50"] > 0, stage
+    assert row["candidates"]["lexicalMean"] > 0 and row["candidates"]["hitsMean"] > 0
+
+
+@pytest.mark.postgres
+def test_bench_scale_is_exact_on_both_backends(tmp_path: Path, pg_url: str) -> None:
+    from engramdb.cli.main import app
+
+    out = tmp_path / "scale.json"
+    done = CliRunner().invoke(
+        app,
+        ["bench", "scale", "--totals", "400", "--scopes", "8", "--queries", "6", "--pg-url", pg_url, "--out", str(out)],
+    )
+    assert done.exit_code == 0, done.output
+    rows = json.loads(out.read_text())["results"]
+    assert [r["backend"] for r in rows] == ["sqlite", "postgres"]
+    for row in rows:
+        assert row["perScope"] == 50 and row["recallAt10VsExact"] == 1.0, row
+        assert row["recallP50Ms"] > 0 and row["repeatP50Ms"] > 0, row  # both passes timed
+    assert json.loads(out.read_text())["postgres"] == {"throwaway": False, "sharedBuffersMb": None}
+
+
+@pytest.mark.postgres
+def test_bench_scale_starts_its_own_postgres_with_a_production_buffer_cache(tmp_path: Path) -> None:
+    from engramdb.cli.main import app
+    from engramdb_bench.scale import shared_buffers_mb
+
+    out = tmp_path / "scale.json"
+    done = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "scale",
+            "--backends",
+            "postgres",
+            "--totals",
+            "60",
+            "--scopes",
+            "3",
+            "--queries",
+            "3",
+            "--out",
+            str(out),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    result = json.loads(out.read_text())
+    assert result["postgres"] == {"throwaway": True, "sharedBuffersMb": shared_buffers_mb()}
+    assert shared_buffers_mb() >= 128 and result["results"][0]["recallAt10VsExact"] == 1.0
+
+
+def test_bench_load_offers_a_rate_and_measures_the_servers_memory(tmp_path: Path) -> None:
+    """A real server on loopback: the long episodes are embedded first (their RSS recorded), then the
+    scope is filled and the rate offered; every request is answered."""
+    from engramdb.cli.main import app
+
+    out = tmp_path / "load.json"
+    done = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "load",
+            "--rates",
+            "20",
+            "--seconds",
+            "2",
+            "--memories",
+            "150",
+            "--embedder",
+            "hashing",
+            "--long-episodes",
+            "10",
+            "--out",
+            str(out),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    result = json.loads(out.read_text())
+    [row] = result["results"]
+    assert row["sent"] == 40 and row["served"] + row["refused"] == 40 and row["errors"] == 0, row
+    assert row["served"] > 0 and row["p50Ms"] > 0 and row["rssMaxMb"] > 0
+    long = result["longEpisodes"]
+    assert long["rssAfterMb"] > 0 and long["rssMaxMb"] >= long["rssAfterMb"] and long["seconds"] > 0

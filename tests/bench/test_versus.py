@@ -1,0 +1,116 @@
+"""`engram bench versus`: EngramDB's side end to end on a slice (a real `engram serve`), the check
+that systems saw the same inputs, evidence recall@k, and the message when Mem0 is not installed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from engramdb_bench.versus.run import Mem0UnavailableError, check_mem0
+from engramdb_bench.versus.scoring import MismatchError, check_same_inputs, recall_at
+
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "bench" / "locomo" / "locomo10.json"
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="../shared/bench not found")
+def test_versus_runs_engramdb_over_http_and_scores_every_question(tmp_path: Path) -> None:
+    from engramdb.cli.main import app
+
+    out = tmp_path / "versus.json"
+    done = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "versus",
+            "--data",
+            str(LOCOMO),
+            "--systems",
+            "engramdb",
+            "--conversations",
+            "1",
+            "--questions",
+            "12",
+            "--embedder",
+            "hashing",
+            "--out",
+            str(out),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    result = json.loads(out.read_text())
+    assert result["corpus"]["turns"] == 419 and result["corpus"]["questions"] == 12
+    assert result["checks"]["sameInputs"] is True
+    engram = result["systems"]["engramdb"]
+    assert engram["recall"]["all"]["n"] == 12 and engram["recall"]["all"]["recall@10"] > 0  # it found evidence
+    assert engram["ingest"]["turns"] == 419 and engram["ingest"]["turnsPerSecond"] > 0
+    assert engram["latencyMs"]["n"] == 12 and 0 < engram["latencyMs"]["p50"] <= engram["latencyMs"]["p99"]
+    assert engram["peakRssMB"] > 0 and engram["diskMB"] > 0
+    assert [load["phase"] for load in result["loads"]] == ["engramdb: start", "engramdb: ingest", "engramdb: recall"]
+    answers = result["answers"]["engramdb"]["default"]
+    assert all(len(a["turns"]) == 10 and None not in a["turns"] for a in answers.values())  # each maps to a turn
+    assert "evidence recall@10, all (n=12)" in done.output and "unfair" not in done.output
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="../shared/bench not found")
+def test_the_reference_arm_is_asked_interleaved_and_every_figure_is_a_ratio(tmp_path: Path) -> None:
+    from engramdb.cli.main import app
+
+    out = tmp_path / "versus.json"
+    arguments = ["--systems", "engramdb,reference", "--conversations", "1", "--questions", "8", "--embedder"]
+    done = CliRunner().invoke(
+        app,
+        ["bench", "versus", "--data", str(LOCOMO), *arguments, "hashing", "--gaps", "0,20", "--out", str(out)],
+    )
+    assert done.exit_code == 0, done.output
+    result = json.loads(out.read_text())
+    modes = ("back to back", "after 20 ms")
+    assert set(result["systems"]) == {f"{arm} ({mode})" for arm in ("engramdb", "reference") for mode in modes}
+    for mode in modes:
+        for arm in ("engramdb", "reference"):
+            figures = result["systems"][f"{arm} ({mode})"]
+            assert figures["latencyMs"]["n"] == 8 and figures["recall"]["all"]["recall@10"] > 0
+        ratio = result["ratios"][f"engramdb / reference ({mode})"]
+        assert set(ratio) == {"p50", "p95", "p99"} and all(v > 0 for v in ratio.values())
+    assert result["systems"]["reference (back to back)"]["ingest"]["turns"] == 419
+    assert 0 < result["ratios"]["engramdb ingest / embedder batches"]
+    assert "engramdb / reference (back to back): p50" in done.output
+
+
+def test_the_reference_arm_needs_engramdb_beside_it() -> None:
+    from engramdb_bench.versus.run import VersusConfig
+
+    with pytest.raises(ValueError, match="interleaved with engramdb"):
+        VersusConfig(data=LOCOMO, systems=("reference",)).validate()
+    VersusConfig(data=LOCOMO, systems=("engramdb", "reference")).validate()  # control: with it, it is valid
+
+
+def test_systems_are_compared_only_on_the_same_inputs() -> None:
+    questions = {"q1": ["c1", ["D1:1"]], "q2": ["c1", ["D1:2", "D1:3"]]}
+    answers = {"default": {"q1": {"turns": ["D1:1"]}, "q2": {"turns": ["D1:3", "D1:9"]}}}
+    view = {"stored": {"c1": ["D1:1", "D1:2", "D1:3"]}, "questions": questions, "answers": answers}
+    assert check_same_inputs({"a": view, "b": view})["sameInputs"] is True
+    other_evidence = {**view, "questions": {**questions, "q2": ["c1", ["D1:2"]]}}
+    with pytest.raises(MismatchError, match="questions"):
+        check_same_inputs({"a": view, "b": other_evidence})
+    with pytest.raises(MismatchError, match="stored"):
+        check_same_inputs({"a": view, "b": {**view, "stored": {"c1": ["D1:1", "D1:2"]}}})
+    with pytest.raises(MismatchError, match="answered"):
+        check_same_inputs({"a": view, "b": {**view, "answers": {"default": {"q1": {"turns": []}}}}})
+
+
+def test_evidence_recall_is_the_share_of_gold_turns_in_the_first_k() -> None:
+    questions = {"q1": ["c1", ["D1:1"]], "q2": ["c1", ["D1:2", "D1:3"]]}
+    turns = ["D1:3", *[f"D9:{i}" for i in range(4)], "D1:2"]  # D1:3 first, D1:2 sixth
+    answers = {"q1": {"turns": ["D9:9"] * 10}, "q2": {"turns": turns}}
+    scores = recall_at(answers, questions, {"q1": "single-hop", "q2": "multi-hop"})
+    assert scores["all"] == {"n": 2, "recall@5": 0.25, "recall@10": 0.5}
+    assert scores["multi-hop"] == {"n": 1, "recall@5": 0.5, "recall@10": 1.0}
+    assert list(scores) == ["all", "multi-hop", "single-hop"]
+
+
+def test_without_mem0_the_command_says_which_extra_to_install(tmp_path: Path) -> None:
+    with pytest.raises(Mem0UnavailableError, match=r"pip install -e '\.\[versus\]'"):
+        check_mem0(str(tmp_path / "no-such-python"))
