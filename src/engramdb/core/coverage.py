@@ -36,7 +36,8 @@ from engramdb.contract.events import Scope
 from engramdb.core import auth
 from engramdb.core.integrity import event_problem
 from engramdb.storage.knowledge.port import RecordRow
-from engramdb.storage.port import AuditEntry, CoverageReads, EdgeRow, MemoryRecord, ScopeColumns, TenantStore
+from engramdb.storage.port import AuditEntry, CoverageReads, MemoryRecord, ScopeColumns, TenantStore
+from engramdb.storage.rows import EdgeRow
 
 REMOVING = frozenset({"record.delete", "relationship.delete", "memory.delete", "memory.retention"})
 PAGE = 1_000
@@ -142,12 +143,11 @@ def _record_page(
 def _relationship_page(reads: CoverageReads, page: list[EdgeRow], head: int) -> tuple[int, RowFault | None]:
     changes = _changes(reads, "RELATIONSHIP", [(e.scope_key, e.target_id) for e in page])
     for checked, edge in enumerate(page):
-        ends = {edge.source.scope_key, edge.target.scope_key}
-        if edge.source.id is None or edge.target.id is None or ends != {edge.scope_key}:
+        if not edge.ends_held:
             problem = "one of its ends is gone or in another scope (changed behind the server's back)"
             return checked, RowFault("RELATIONSHIP", edge.target_id, problem, ("ends",))
         about = changes.get((edge.scope_key, edge.target_id), [])
-        fault = _held("RELATIONSHIP", edge.target_id, edge.classes(), about, head, implied=edge.implied)
+        fault = _held("RELATIONSHIP", edge.target_id, edge.state, about, head, implied=edge.implied)
         if fault is not None:
             return checked, fault
     return len(page), None

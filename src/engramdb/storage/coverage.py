@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from engramdb.audit_chain.states import (
     DIGEST_SCHEME,
-    Classes,
     digest,
     key_digest,
     memory_digest,
@@ -36,46 +34,12 @@ from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS
 from engramdb.storage.knowledge.port import RecordRow
 from engramdb.storage.knowledge.rows import Run, chunks
 from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Dialect
-from engramdb.storage.rows import AuditDraft, AuditEntry, KeyRecord, MemoryRecord, ScopeColumns
+from engramdb.storage.rows import AuditDraft, AuditEntry, EdgeRow, KeyRecord, MemoryRecord, ScopeColumns
 
 DIGESTS_KEY = "audit_digests"  # meta: which digest scheme covers the tenant's rows
 _SCOPE = "agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible"
 _KEYS = "key_id, role, grant_json, secret_hash, created_at, label, revoked_at"
 _WIDTH = len(MEMORY_COLUMNS.split(","))
-
-
-@dataclass(frozen=True)
-class End:
-    """One end of a stored relationship: its kind, and the public id and scope of the node it
-    names (None when no such node is stored)."""
-
-    kind: str
-    id: str | None
-    scope_key: str | None
-
-
-@dataclass(frozen=True)
-class EdgeRow:
-    """A stored relationship, its ends by public id."""
-
-    rowid: int
-    scope_key: str
-    type: str
-    source: End
-    target: End
-    properties_json: str
-    implied: bool  # a DERIVED_FROM link its fact's and episode's events make (``link_derivation``)
-
-    @property
-    def target_id(self) -> str:
-        return relationship_id(self.source.id or "?", self.type, self.target.id or "?")
-
-    def classes(self) -> Classes:
-        ends = (self.source.kind, self.source.id or ""), (self.target.kind, self.target.id or "")
-        return relationship_classes(self.scope_key, self.type, *ends, self.properties_json)
-
-    def digest(self) -> str:
-        return digest(self.classes())
 
 
 class CoverageReads:
@@ -162,15 +126,23 @@ def _scope(scope_key: str, c: Sequence[Any]) -> ScopeColumns:
 
 
 def _edge_row(r: Sequence[Any]) -> EdgeRow:
-    source, target = End(r[3], r[4], r[5]), End(r[6], r[7], r[8])
+    """A relationship from its columns, its ends' public ids and scopes, and their events."""
+    scope_key, type, source, target = r[1], r[2], (r[3], r[4] or ""), (r[6], r[7] or "")
     implied = (
-        r[2] == "DERIVED_FROM"
-        and (source.kind, target.kind) == ("MEMORY_FACT", "EPISODE")
+        type == "DERIVED_FROM"
+        and (source[0], target[0]) == ("MEMORY_FACT", "EPISODE")
         and r[9] == "{}"
-        and source.scope_key == target.scope_key == r[1]
-        and _implies(r[10], target.id, r[11])
+        and r[5] == r[8] == scope_key
+        and _implies(r[10], r[7], r[11])
     )
-    return EdgeRow(int(r[0]), r[1], r[2], source, target, r[9], implied)
+    return EdgeRow(
+        rowid=int(r[0]),
+        scope_key=scope_key,
+        target_id=relationship_id(r[4] or "?", type, r[7] or "?"),
+        state=relationship_classes(scope_key, type, source, target, r[9]),
+        ends_held=r[4] is not None and r[7] is not None and r[5] == r[8] == scope_key,
+        implied=implied,
+    )
 
 
 def _implies(fact_event: str | None, episode_id: str | None, episode_event: str | None) -> bool:
@@ -243,7 +215,7 @@ def _cover_drafts(reads: CoverageReads, tenant: str) -> Iterator[list[AuditDraft
     for records in _pages(reads.record_page, lambda row: row[0].rowid):
         yield [draft("RECORD", r.scope_key, r.record_id, record_digest(r)) for r, _ in records]
     for edges in _pages(reads.relationship_page, lambda row: row.rowid):
-        yield [draft("RELATIONSHIP", e.scope_key, e.target_id, e.digest()) for e in edges if not e.implied]
+        yield [draft("RELATIONSHIP", e.scope_key, e.target_id, digest(e.state)) for e in edges if not e.implied]
     yield [draft("api_key", None, k.key_id, key_digest(k)) for k in reads.keys()]
     salt = reads.setting("participant_salt")
     if salt is not None:  # (the policy's entries have always recorded its document's digest)

@@ -21,7 +21,7 @@ from engramdb.audit_chain import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
 from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
-from engramdb.storage.coverage import CoverageReads, EdgeRow, End
+from engramdb.storage.coverage import CoverageReads as CoverageReads  # re-exported: core reads through the port
 from engramdb.storage.erasure import MemoryKey
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.participants import ParticipantSalts
@@ -58,11 +58,8 @@ __all__ = [
     "Candidate",
     "CandidateFilter",
     "Capabilities",
-    "CoverageReads",
-    "EdgeRow",
     "EmbedJob",
     "EmbedState",
-    "End",
     "EpisodePosition",
     "Erasure",
     "KeyRecord",
