@@ -14,40 +14,20 @@ import httpx
 import pytest
 
 from engramdb.config import Settings
-from engramdb.core.embedding import HashingEmbedder
 from engramdb.sdk import HostContext
 from engramdb.sdk.outbox import OutboxStore
 from engramdb.sdk.session import MemorySession
 from engramdb.storage.port import Store
-from tests.conftest import LiveServer
 
 from .conftest import FAST
-from .helpers import dead_url, stored_episodes, with_nodelay
+from .helpers import LateServer, dead_url, stored_episodes
 
 RAW = "rowan.quill-7731@example.test"  # a raw user id no other test, table or log line holds
 
 
-class LateServer(LiveServer):
-    """The real server, its port bound from the start but served only from ``start()``: until
-    then a connection is refused, as from a server that is down."""
-
-    started = False
-
-    def start(self) -> None:
-        super().start()
-        self.started = True
-
-    def stop(self) -> None:
-        if self.started:
-            super().stop()
-        else:
-            self._sock.close()
-
-
 @pytest.fixture
 def late(settings: Settings, store: Store) -> Iterator[LateServer]:
-    live = LateServer(settings, store, HashingEmbedder())
-    with_nodelay(live)
+    live = LateServer(settings, store)
     yield live
     live.stop()
 
@@ -77,7 +57,7 @@ def test_turns_taken_before_the_participant_is_resolved_land_once_in_its_scope(
     assert away.remember("user", "bike", "The user keeps a bike in the garden shed.") is None
     assert away.last_skip is None  # queued: the server computes the factId, which covers the hash
     assert away.close(timeout=0) is False
-    assert RAW.encode() in (profile / "outbox.sqlite3").read_bytes()  # on the host's disk, queued
+    assert RAW.encode() in b"".join(p.read_bytes() for p in profile.iterdir())  # on the host's disk, queued
     assert [e.kind for e in OutboxStore(profile).pending()] == ["episode", "fact"]
 
     late.start()

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from engramdb.contract.bounds import QUERY_CAP
 from engramdb.contract.canonical import canonical_json, sha256_hex
-from engramdb.contract.events import Episode, Fact, Scope
+from engramdb.contract.events import Episode, Scope
 from engramdb.contract.format import BLOCK_CAP
 from engramdb.errors import InvalidInputError
 from engramdb.models.policy import DEFAULT_MULTI_VALUED
@@ -57,7 +57,7 @@ from engramdb.sdk.recall import (
     merge,
     render,
 )
-from engramdb.sdk.writing import Target, prepare_episode, prepare_fact, queue_episode, queue_fact
+from engramdb.sdk.writing import Prepared, Target, prepare_episode, prepare_fact, queue_episode, queue_fact
 
 log = logging.getLogger(__name__)
 Message = Mapping[str, object]
@@ -272,12 +272,7 @@ class MemorySession(start.Startup):
                 self._skip(error.message)
                 return None
             self._state = state
-        if isinstance(prepared.event, Episode) and isinstance(scope, Scope):  # recall needs the resolved scope
-            shown = shown_text(captured)
-            event = prepared.event
-            self._cache.add(
-                CachedMemory(event.event_id, "EPISODE", shown, scope, event.trust_class, session_id=self.session_id)
-            )
+        self._keep(prepared, scope, shown_text(captured))
         self.last_skip = None
         return prepared.key
 
@@ -327,22 +322,19 @@ class MemorySession(start.Startup):
         except OutboxFullError as error:
             self._skip(error.message)
             return None
-        event = prepared.event
-        if isinstance(event, Fact) and isinstance(scope, Scope):
-            self._cache.add(
-                CachedMemory(
-                    event.fact_id,
-                    "MEMORY_FACT",
-                    event.text,
-                    scope,
-                    event.trust_class,
-                    session_id=self.session_id,
-                    subject_key=subject,
-                    kind=kind,
-                )
-            )
+        self._keep(prepared, scope, cleaned[0], (subject, kind))
         self.last_skip = None
         return prepared.memory_id
+
+    def _keep(self, prepared: Prepared, target: Target, text: str, slot: tuple[str, str] | None = None) -> None:
+        """Remember a queued write for recall in this process (the recent-write cache); a write
+        whose participant is not resolved yet is left out, as recall waits for the scope anyway."""
+        event = prepared.event
+        if event is not None and isinstance(target, Scope):
+            source = "EPISODE" if isinstance(event, Episode) else "MEMORY_FACT"
+            subject, kind = slot or (None, None)
+            kept = CachedMemory(prepared.key, source, text, target, event.trust_class, self.session_id, subject, kind)
+            self._cache.add(kept)
 
     def memory_action(
         self, action: str, *, subject: str, kind: str, text: str, replaces: str | None = None
