@@ -15,7 +15,7 @@ import pytest
 from tests.assist.brain import Brain
 from tests.assist.helpers import fact
 from tests.conftest import LiveServer
-from tests.mcp.helpers import error_code, ok
+from tests.mcp.helpers import error_code, ok, text
 from tests.mcp.test_http import run
 from tests.sdk.chat_server import ScriptedChat
 
@@ -116,15 +116,17 @@ def test_the_mcp_tools_extract_and_reflect_as_derived(live: LiveServer, brain: B
         assert (pending["origin"], pending["status"]) == ("derived", "pending_review")
 
 
-def test_the_mcp_tools_say_when_no_model_is_set(store: Any, tmp_path: Path) -> None:
+def test_the_mcp_tools_that_need_a_model_are_not_offered_without_one(store: Any, tmp_path: Path) -> None:
     from engramdb.config import Settings
     from engramdb.core.embedding import HashingEmbedder
 
     live = LiveServer(Settings(home=tmp_path / "home", embedder="hashing"), store, HashingEmbedder())
     live.start()
     try:
+        # The tools that need a model are not offered (tests/mcp/test_defaults.py lists them); a call
+        # by name is an unknown tool's error, not a failure the server logs.
         [result] = _tools(live, live.key(), [("extract_facts", {"text": "The user has a cat."})])
-        assert error_code(result) == "model_not_configured"
+        assert result.is_error and "extract_facts" in text(result)
     finally:
         live.stop()
 

@@ -3,7 +3,8 @@
 No tool or resource takes ``agentId``, ``profileId``, ``privacyScope``, ``participantScopeHash``
 or ``sandboxEligible``: the model cannot name a scope, so it cannot read or write another one.
 No tool decides a review item. Writes a model makes here are ``derived``: the tenant's trust
-policy decides whether they are current at once or wait for a reviewer.
+policy decides whether they are current at once or wait for a reviewer. The tools that ask the
+chat model (``extract_facts``, ``reflect``) are listed only when a model is configured.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from engramdb.api.mcp.tools import CallerOf, error_result, tool_annotations, too
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError, InvalidInputError, NotFoundError
 from engramdb.models.memories import FactQuery
+from engramdb.models.operation import Operation
 from engramdb.models.operations import OPERATIONS
 from engramdb.models.problems import validation_problem
 
@@ -77,13 +79,20 @@ def _root_logging_untouched() -> Iterator[None]:
         root.setLevel(level)
 
 
+def offered(service: MemoryService) -> list[Operation[Any]]:
+    """The operations offered as tools: those a model may call, and of them the ones that ask the
+    chat model only when one is configured (a tool that can only fail is not offered)."""
+    model = service.shared.settings.llm.configured
+    return [op for op in OPERATIONS if op.mcp is not None and (model or not op.mcp.needs_model)]
+
+
 def build_server(service: MemoryService, caller_of: CallerOf, *, transport: str) -> MCPServer:
     """Return the MCP server whose tools act as ``caller_of(ctx)`` on ``service``."""
     with _root_logging_untouched():
         server: MCPServer = _StrictArguments(
             "engramdb", title="EngramDB memory", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
         )
-    for op in OPERATIONS:
+    for op in offered(service):
         if op.mcp is not None:
             server.add_tool(
                 tool_function(op, service, caller_of, transport),
