@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from tests.assist.brain import Brain
 from tests.assist.helpers import fact
 from tests.conftest import LiveServer
-from tests.mcp.helpers import error_code, ok, text
+from tests.mcp.helpers import error_code, ok
 from tests.mcp.test_http import run
 from tests.sdk.chat_server import ScriptedChat
 
@@ -123,10 +124,13 @@ def test_the_mcp_tools_that_need_a_model_are_not_offered_without_one(store: Any,
     live = LiveServer(Settings(home=tmp_path / "home", embedder="hashing"), store, HashingEmbedder())
     live.start()
     try:
-        # The tools that need a model are not offered (tests/mcp/test_defaults.py lists them); a call
-        # by name is an unknown tool's error, not a failure the server logs.
-        [result] = _tools(live, live.key(), [("extract_facts", {"text": "The user has a cat."})])
-        assert result.is_error and "extract_facts" in text(result)
+        # The tools that need a model are not offered: a call by name is an unknown tool's protocol
+        # error (tests/mcp/test_defaults.py), not a failure the server logs.
+        async def body(client: Any) -> None:
+            with pytest.raises(MCPError, match="Unknown tool: extract_facts"):
+                await client.call_tool("extract_facts", {"text": "The user has a cat."})
+
+        run(live, live.key(), body)
     finally:
         live.stop()
 

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from engramdb.config import LLMSettings, Settings
 from engramdb.core.embedding import HashingEmbedder
@@ -115,8 +117,9 @@ def test_model_tools_are_listed_only_without_a_model_and_say_nothing_in_the_logs
     async def body(client: Client) -> None:
         names = {t.name for t in (await client.list_tools()).tools}
         assert names == TOOLS and not names & MODEL_TOOLS
-        refused = await client.call_tool("extract_facts", {"text": "I moved to Lisbon."})
-        assert refused.is_error  # an unknown tool, as on any server without it
+        with pytest.raises(MCPError) as unknown:  # an unknown tool: the specification's protocol error
+            await client.call_tool("extract_facts", {"text": "I moved to Lisbon."})
+        assert unknown.value.code == INVALID_PARAMS and "extract_facts" in unknown.value.message
         assert ok(await client.call_tool("list_facts", {}))  # the positive control: the session goes on
 
     run(server, server.key(), body)

@@ -16,6 +16,8 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from engramdb import __version__
@@ -39,7 +41,8 @@ FACT_URI = "engram://facts/{subject}"
 
 
 class _StrictArguments(MCPServer):
-    """Refuses a tool call that passes an argument the tool does not declare.
+    """Refuses a call of a tool it does not list (a JSON-RPC error, as the MCP specification has
+    it for unknown tools), and a tool call that passes an argument the tool does not declare.
 
     Validation alone drops unknown arguments silently: ``list_facts {"subjectKey": ...}`` (the
     REST spelling) would list every fact, and a model passing a scope field would not learn that
@@ -48,6 +51,8 @@ class _StrictArguments(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         declared = {t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        if name not in declared:  # the spec's protocol error, not a tool result: there is no such tool
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name} (this server lists {len(declared)} tools)")
         unknown = sorted(set(arguments) - declared[name]) if name in declared else []
         if unknown:
             takes = ", ".join(sorted(declared[name])) or "no arguments"
