@@ -6,6 +6,7 @@ line of the server."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,11 @@ from engramdb.config import Settings
 from engramdb.sdk import HostContext
 from engramdb.sdk.outbox import OutboxStore
 from engramdb.sdk.session import MemorySession
+from engramdb.sdk.start import RESOLVE_EVERY
 from engramdb.storage.port import Store
 
 from .conftest import FAST
-from .helpers import LateServer, dead_url, stored_episodes
+from .helpers import BlackHole, LateServer, dead_url, stored_episodes, wait_until
 
 RAW = "rowan.quill-7731@example.test"  # a raw user id no other test, table or log line holds
 
@@ -100,3 +102,45 @@ def test_a_context_that_may_not_write_queues_nothing_for_an_unresolved_participa
     with MemorySession(dead_url(), host=context, session_id="s-1", profile_dir=tmp_path / "p", start_timeout=0.2) as ok:
         assert ok.after_turn("I keep my bike in the garden shed.", "Noted.") is not None
         assert ok.delivery.pending == 1
+
+
+def test_a_session_that_started_offline_resolves_its_participant_once_the_server_answers(
+    late: LateServer, settings: Settings, tmp_path: Path
+) -> None:
+    key = late.key(role="host", agentId="coder", profileId="default")
+    session = _session(late, key, tmp_path / "host")
+    offline = session.after_turn("I keep my bike in the garden shed.", "Noted.")
+    assert session.scope is None and session.recall("bike").error  # nothing is recalled yet
+    late.start()
+    # Recall asks the server again (at most every 5 s, within its own budget) and finds the scope.
+    assert wait_until(lambda: session.recall("garden shed").error is None, timeout=20, step=0.5)
+    assert session.scope is not None and session.key_checked
+    online = session.after_turn("My bike is a green Brompton.", "Noted.")
+    assert session.end_session(10)
+    session.close()
+    assert sorted(stored_episodes(settings.home)) == sorted([offline, online])
+
+
+def test_while_the_server_hangs_writes_do_not_wait_and_recall_keeps_its_budget(
+    black_hole: BlackHole, tmp_path: Path
+) -> None:
+    context = HostContext(agent_id="coder", profile_id="default", participant_id=RAW)
+    with MemorySession(
+        black_hole.url,
+        host=context,
+        session_id="s-1",
+        profile_dir=tmp_path / "p",
+        outbox=FAST,
+        start_timeout=0.5,
+        recall_timeout=0.3,
+    ) as session:
+        assert session.start_error  # the start waited its 0.5 s, once
+        time.sleep(RESOLVE_EVERY)  # long enough that the session may ask the server again
+        started = time.monotonic()
+        assert session.after_turn("I keep my bike in the garden shed.", "Noted.") is not None
+        assert session.remember("user", "bike", "The user keeps a bike in the garden shed.") is None
+        assert time.monotonic() - started < 0.3  # queued on disk: no question to the server
+        started = time.monotonic()
+        assert session.recall("bike").error
+        assert time.monotonic() - started < 0.3 + 0.2  # asking the server fits recall's budget
+        assert session.delivery.pending == 2

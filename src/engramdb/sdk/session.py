@@ -151,7 +151,6 @@ class MemorySession(start.Startup):
     def _writable(self) -> Target | None:
         """Where writes go now: the scope, or the scope the server has still to resolve (its
         participant a raw id, queued as ``userId``: sdk/writing.py); None, and why, if nowhere."""
-        self._resolve_late()
         if self.degraded:
             self._skip(self.degraded)
             return None
@@ -179,7 +178,7 @@ class MemorySession(start.Startup):
         empty and ``error`` (also ``last_recall_error``) says why.
         """
         started = time.monotonic()
-        self._resolve_late()
+        self._resolve_late(self.recall_timeout)  # within recall's budget: it counts from ``started``
         text = normalize(query, QUERY_CAP)
         scope = self.verdict.scope
         if not self.verdict.can_read or scope is None or not text or self._closed:

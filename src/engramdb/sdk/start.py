@@ -116,16 +116,17 @@ class Startup:
         if self.start_error:  # the next write does not wait for the same answer again
             self._next_resolve = time.monotonic() + RESOLVE_EVERY
 
-    def _resolve_late(self) -> None:
-        # The server was away at start and only the raw participant id is known: ask again, at
-        # most every 5 s, so that the session's scope appears once the server answers. Until
-        # then writes queue with the raw id (sdk/writing.py) and nothing is recalled.
+    def _resolve_late(self, budget: float) -> None:
+        # The server was away at start and only the raw participant id is known: ask again (at
+        # most every 5 s, within ``budget`` s: recall's), so that the session's scope appears once
+        # the server answers. Until then writes queue with the raw id without waiting for the
+        # server (sdk/writing.py) and nothing is recalled.
         if self.host.participant_scope_hash is not None or self.host.participant_id is None:
             return
         if time.monotonic() < self._next_resolve:
             return
         self._next_resolve = time.monotonic() + RESOLVE_EVERY
-        self.host, self.start_error = check(self.client, self.host, self._start_timeout)
+        self.host, self.start_error = check(self.client, self.host, min(self._start_timeout, budget))
         if self.host.participant_scope_hash is not None:
             self.key_checked = True
             self._enter(self.session_id)
