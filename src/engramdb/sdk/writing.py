@@ -42,7 +42,9 @@ class Prepared:
 
 
 def _unresolved_body(write: EpisodeWrite | FactWrite, target: Unresolved) -> dict[str, Any]:
-    return {**write.model_dump(by_alias=True, exclude_none=True), **target.wire()}
+    body = {**write.model_dump(by_alias=True, exclude_none=True), **target.wire()}
+    op.as_model(type(write), body)  # the server's own check, now: a malformed id is refused here, not buried later
+    return body
 
 
 def prepare_episode(target: Target, body: Mapping[str, object]) -> Prepared:
