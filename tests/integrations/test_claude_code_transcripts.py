@@ -215,13 +215,24 @@ def test_several_turns_each_stored_once_by_its_own_stop(
         )
         == 0
     )
-    # A Stop hook of another tool made Claude go on: the second Stop of the same turn stores nothing more.
-    again = stop_payload(live, "Also: the archive lives in cold storage.", stop_hook_active=True)
-    assert hook("stop", again, settings_for) == 0
-    assert [(t, u) for t, u, _ in stored(server, key)] == [
-        (0, "Our billing service is written in Go."),
-        (1, "The on-call rotation changes every Monday."),
-        (2, "Invoices are archived after seven years."),
+    # A Stop hook of another tool made Claude go on: its reason comes back as a user entry (not
+    # a prompt of the person's), Claude answers again, and the second Stop of the turn stores nothing more.
+    last = json.loads(live.read_text().splitlines()[-1])
+    feedback = {**last, "type": "user", "uuid": "6f0e4c1a-2b3d-4e5f-8a9b-0c1d2e3f4a5b", "parentUuid": last["uuid"]}
+    feedback["message"] = {"role": "user", "content": "Stop hook feedback: say where the archive lives"}
+    more = {**last, "uuid": "7a1b2c3d-4e5f-4a6b-9c8d-1e2f3a4b5c6d", "parentUuid": feedback["uuid"]}
+    more["message"] = {
+        **last["message"],
+        "id": "msg_01Continued",
+        "content": [{"type": "text", "text": "In cold storage."}],
+    }
+    with live.open("a") as transcript:
+        transcript.write(json.dumps(feedback) + "\n" + json.dumps(more) + "\n")
+    assert hook("stop", stop_payload(live, "In cold storage.", stop_hook_active=True), settings_for) == 0
+    assert stored(server, key) == [
+        (0, "Our billing service is written in Go.", "Noted: the billing service is in Go."),
+        (1, "The on-call rotation changes every Monday.", "Noted: on-call rotates every Monday."),
+        (2, "Invoices are archived after seven years.", "Noted: invoices are archived after seven years."),
     ]
 
 

@@ -31,7 +31,8 @@ INTERRUPTED = "[Request interrupted by user"  # "...]" and "... for tool use]"
 REJECTED_RESULT = "User rejected tool use"  # toolUseResult of a tool call the person refused
 REJECTED_TEXT = ("The user doesn't want to proceed with this tool use", "The user doesn't want to take this action")
 LOCAL_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>")
-HARNESS = (*LOCAL_OUTPUT, "<local-command-caveat>", "<task-notification>")
+# Claude Code's own words in user entries (meta in recent versions, not always in older ones).
+HARNESS = (*LOCAL_OUTPUT, "<local-command-caveat>", "<task-notification>", "Stop hook feedback:")
 _COMMAND = re.compile(r"<command-name>\s*/?([^<\s]+)\s*</command-name>")
 _ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BASH = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
