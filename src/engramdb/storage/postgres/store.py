@@ -30,19 +30,13 @@ from engramdb.storage.vector_index import AnnSettings
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS = (
-    "001_initial.sql",
-    "002_session_order.sql",
-    "003_recall_columns_inline.sql",
-    "004_invalid_at.sql",
-    "005_episodes_by_observed.sql",
-    "006_knowledge.sql",
-    "007_source_events.sql",
-    "008_scope_changes.sql",
-    "009_assist.sql",
-    "010_erasable_reasons.sql",
-    "011_aging.sql",
-    "013_audit_by_target.sql",
+# Every file of the migrations folder, in name order: a migration cannot be written and forgotten here.
+MIGRATIONS = tuple(
+    sorted(
+        entry.name
+        for entry in resources.files("engramdb.storage.postgres.migrations").iterdir()
+        if entry.name.endswith(".sql")
+    )
 )
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
