@@ -32,7 +32,8 @@ class Observe:
             return
         started = time.perf_counter()
         status = 500  # what the client gets if the app raises before answering
-        note: dict[str, Any] = {}
+        outer = problem_note.get()  # the server span's (api/tracing.py), when the process traces
+        note: dict[str, Any] = {} if outer is None else outer
         token = problem_note.set(note)
 
         async def send_seen(message: Message) -> None:

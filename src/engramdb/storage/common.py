@@ -1,5 +1,5 @@
 """Backend-neutral pieces both stores share: chaining an audit entry, walking a fact's versions,
-expiring facts, the term-count cache. Each backend supplies only its SQL."""
+expiring facts, the term-count cache, a recall arm's span. Each backend supplies only its SQL."""
 
 from __future__ import annotations
 
@@ -9,8 +9,17 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from engramdb import traces
 from engramdb.audit_chain import GENESIS_HASH, chain_hash, reason_digest
-from engramdb.storage.port import AuditDraft, AuditEntry, MemoryRecord, ScopeColumns, ScopeStats, Transaction
+from engramdb.storage.port import (
+    AuditDraft,
+    AuditEntry,
+    Candidate,
+    MemoryRecord,
+    ScopeColumns,
+    ScopeStats,
+    Transaction,
+)
 
 
 def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> AuditEntry:
@@ -111,3 +120,11 @@ class LRU(Generic[K, V]):
             self._items.move_to_end(key)
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
+
+
+def traced_arm(name: str, search: Callable[[], list[Candidate]]) -> list[Candidate]:
+    """Run one recall arm (``dense`` or ``lexical``) as its own span, where a store runs them apart."""
+    with traces.span(f"engramdb.recall.{name}") as current:
+        found = search()
+        current.set_attribute("engramdb.recall.count", len(found))
+    return found
