@@ -16,6 +16,7 @@ query, a record's properties, a prompt or a completion, a user id, nor an except
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from enum import Enum
@@ -84,13 +85,15 @@ def wanted(environ: Mapping[str, str]) -> bool:
     return any(environ.get(name, "").strip() for name in _ENDPOINTS)
 
 
-def start(environ: Mapping[str, str], version: str) -> bool:
-    """Trace this process if ``environ`` asks for it; return whether it does.
+def start(version: str) -> bool:
+    """Trace this process if its environment asks for it (``wanted``); return whether it does.
 
-    Asked for without the ``otel`` extra installed: a warning, and the server runs untraced.
+    OpenTelemetry's SDK reads the rest of its standard variables itself (exporter endpoint,
+    headers, timeout, compression, sampler, batch sizes, resource). Asked for without the
+    ``otel`` extra installed: a warning, and the process runs untraced.
     """
     global _tracer, _provider
-    if _tracer is not None or not wanted(environ):
+    if _tracer is not None or not wanted(os.environ):
         return _tracer is not None
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

@@ -47,10 +47,10 @@ class ServeProcess:
         store.close()
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}"
-        full = {**env, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing", "ENGRAM_PORT": str(port)}
+        own = {"ENGRAM_HOME": str(home), "ENGRAM_PORT": str(port)}
         self._process = subprocess.Popen(
             [sys.executable, *(command or ["-m", "engramdb.cli", "serve"])],
-            env={**full, "ENGRAM_EMBED_POLL_SECONDS": "0.05"},
+            env={"ENGRAM_EMBEDDER": "hashing", "ENGRAM_EMBED_POLL_SECONDS": "0.05", **env, **own},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -32,29 +32,28 @@ def recall(client: Client, args: dict[str, str]) -> None:
 
 
 def broad(client: Client, args: dict[str, str]) -> None:
-    """Writes, corrections, recalls, records and their search, each carrying its own marker, and a
-    participant named by a raw user id (args: the markers, by where they are planted)."""
+    """Writes (one queues a model's extraction), a correction, recalls, records and their search,
+    each carrying its own marker, for a participant named by a raw user id (args: the markers, by
+    where they are planted)."""
     named = {"privacyScope": "private", "sandboxEligible": False, "userId": args["user"]}
     said = f"I keep my passport in the blue drawer {args['text']}"
-    client.write_episode(episode_body(said, f"Noted {args['text']}", session=args["session"], scope=named))
+    client.write_episode(
+        episode_body(said, f"Noted {args['text']}", session=args["session"], scope=named), extract=True
+    )
     fact = client.write_fact(
         fact_body(
             f"The user keeps the passport in the blue drawer {args['text']}", subject=args["subject"], scope=named
         )
     )
-    client.correct_fact(fact.id, {"text": f"The passport moved to the safe {args['text']}", "reason": args["text"]})
-    client.list_facts(scope=named, subject_key=args["subject"])
+    moved = {"text": f"The passport moved to the safe {args['text']}", "reason": args["text"], "scope": named}
+    client.correct_fact(fact.id, moved)
     for query in (f"where is the passport {args['query']}", args["query"]):
         client.recall({"query": query, "scope": named, "explain": True, "sessions": 2, "expand": 2})
-    client.write_records(
-        {
-            "label": "TASK",
-            "mergeBy": ["title"],
-            "data": {"title": f"Renew {args['property']}", "note": args["property"]},
-        }
-    )
-    client.search_records({"labels": ["TASK"], "where": {"note": {"$contains": args["property"]}}, "limit": 5})
-    client.search_records({"query": args["query"], "limit": 5})
+    task = {"title": f"Renew {args['property']}", "note": args["property"]}
+    client.write_records({"label": "TASK", "mergeBy": ["title"], "data": task, "scope": named})
+    where = {"note": {"$contains": args["property"]}}
+    client.search_records({"labels": ["TASK"], "where": where, "limit": 5, "scope": named})
+    client.search_records({"query": args["query"], "limit": 5, "scope": named})
     time.sleep(0.5)  # the embedding worker's batches, with these texts, while the trace goes on
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engramdb import traces
+from engramdb.api.observe import route_template
 from engramdb.logs import problem_note
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -63,7 +64,7 @@ _PROPAGATED = frozenset({b"traceparent", b"tracestate"})
 
 def _finish(current: traces.Noted, scope: Scope, method: str, answer: dict[str, Any], code: str | None) -> None:
     """Name the span by its route template and note the answer: status, request id, error code."""
-    route = getattr(scope.get("route"), "path", None)
+    route = route_template(scope)
     if route:
         current.set_attribute("http.route", route)
         current.update_name(f"{method} {route}")

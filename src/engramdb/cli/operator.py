@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -42,7 +41,7 @@ def serve(
     from engramdb.storage.registry import open_store
 
     configure_logging(logging.INFO, sys.stdout)
-    traces.start(os.environ, __version__)  # OTEL_EXPORTER_OTLP_ENDPOINT: spans by OTLP (docs/operations.md)
+    traces.start(__version__)  # OTEL_EXPORTER_OTLP_ENDPOINT: spans by OTLP (docs/operations.md)
     settings = settings_for(home).model_copy(update={k: v for k, v in {"host": host, "port": port}.items() if v})
     cap_malloc_arenas(settings.malloc_arenas)  # before the server's threads start
     store = open_store(settings.storage_url(), **settings.store_options())
@@ -83,7 +82,7 @@ def mcp(
 
     # stdout carries the protocol: logs go to stderr, nothing else is printed.
     configure_logging(logging.WARNING, sys.stderr)
-    traces.start(os.environ, __version__)
+    traces.start(__version__)
     settings: Settings = settings_for(home)
     named = {
         "agentId": agent_id,
@@ -193,7 +192,7 @@ def work(home: HomeOpt = None) -> None:
 
     configure_logging(logging.INFO, sys.stderr)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per model call: the ledger has them
-    traces.start(os.environ, __version__)
+    traces.start(__version__)
     settings = settings_for(home)
     if not settings.llm.configured:
         raise EngramError(
