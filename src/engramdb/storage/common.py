@@ -1,5 +1,5 @@
 """Backend-neutral pieces both stores share: chaining an audit entry, walking a fact's versions,
-expiring facts, the term-count cache. Each backend supplies only its SQL."""
+expiring facts, the term-count cache, a recall arm's span. Each backend supplies only its SQL."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
+from engramdb import traces
 from engramdb.audit_chain import GENESIS_HASH, chain_hash, reason_digest
 from engramdb.audit_chain.states import memory_digest
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
+    Candidate,
     MemoryRecord,
     NewMemory,
     ScopeColumns,
@@ -161,3 +163,11 @@ class LRU(Generic[K, V]):
             self._items.move_to_end(key)
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
+
+
+def traced_arm(name: str, search: Callable[[], list[Candidate]]) -> list[Candidate]:
+    """Run one recall arm (``dense`` or ``lexical``) as its own span, where a store runs them apart."""
+    with traces.span(f"engramdb.recall.{name}") as current:
+        found = search()
+        current.set_attribute("engramdb.recall.count", len(found))
+    return found

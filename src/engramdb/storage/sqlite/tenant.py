@@ -14,7 +14,7 @@ from engramdb.storage import erasure, participants
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
-from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.common import expire_rows, scope_stats, traced_arm, walk_history
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.port import (
     AuditDraft,
@@ -260,8 +260,8 @@ class SQLiteTenantStore(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> tuple[list[Candidate], list[Candidate]]:
         return (
-            self.vector_candidates(scope_key, query, filt, limit),
-            self.text_candidates(scope_key, terms, filt, limit),
+            traced_arm("dense", lambda: self.vector_candidates(scope_key, query, filt, limit)),
+            traced_arm("lexical", lambda: self.text_candidates(scope_key, terms, filt, limit)),
         )
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
