@@ -12,9 +12,11 @@ import psycopg
 from engramdb.storage.knowledge.port import Query
 from engramdb.storage.knowledge.reads import GraphEmbeddings, GraphReads
 from engramdb.storage.knowledge.rows import Run
-from engramdb.storage.knowledge.sql import Dialect, WhereCompiler
+from engramdb.storage.knowledge.sql import Dialect, WhereCompiler, bounded
 from engramdb.storage.postgres.transaction import runner
 from engramdb.storage.rows import Vector
+
+JOINED = 4  # top-level conditions PostgreSQL's planner may order as joins (storage/knowledge/sql.py)
 
 
 def _vector(vector: Vector) -> Any:
@@ -27,7 +29,7 @@ class PostgresKnowledge(GraphReads):
     def __init__(
         self, tenant: str, run: Run, connect: Callable[[], AbstractContextManager[psycopg.Connection]]
     ) -> None:
-        self._dialect = Dialect("%s", tenant, links_as_sets=True, share_lock=" FOR SHARE")
+        self._dialect = Dialect("%s", tenant, links_as_sets=True, share_lock=" FOR SHARE", joined_conditions=JOINED)
         super().__init__(run, self._dialect)
         self._connect = connect
 
@@ -65,5 +67,5 @@ class PostgresKnowledge(GraphReads):
         if name is not None:
             sql += " AND v.name = %s"
             params.append(name)
-        rows = self._run(sql + " GROUP BY v.record ORDER BY score DESC, v.record LIMIT %s", [*params, limit])
+        rows = self._run(sql + " GROUP BY v.record ORDER BY score DESC, v.record LIMIT %s", bounded([*params, limit]))
         return [(int(record), float(score)) for record, score in rows]
