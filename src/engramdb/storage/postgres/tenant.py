@@ -8,7 +8,7 @@ EngramDB errors (storage/postgres/sqlstates.py).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,7 @@ from engramdb.storage.postgres.keys import PostgresKeys
 from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
+from engramdb.storage.postgres.timeouts import maintenance
 from engramdb.storage.postgres.transaction import PostgresTransaction, runner
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         self.path = f"postgresql:{store.schema}:{name}"
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
         self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
-        super().__init__(name, self._unprepared, self._conn)
+        super().__init__(name, self._unprepared, self._conn, store.searches)
         self.aging = AgingStore(self._all, self._dialect, self._write_many)
         self.coverage = CoverageReads(self._all, self._dialect)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a tenant from before the digests covered rows
@@ -111,6 +112,10 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
                 yield self
             finally:
                 self._held.reset(token)
+
+    def maintenance(self) -> AbstractContextManager[None]:
+        """A block of maintenance work: its transactions run under the maintenance timeout."""
+        return maintenance()
 
     @contextmanager
     def transaction(self) -> Iterator[PostgresTransaction]:
@@ -337,15 +342,15 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         return scope_stats(self._all(SCOPE_STATS_SELECT + where + SCOPE_STATS_GROUP, params))
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        with self._conn() as conn:
+        with maintenance(), self._conn() as conn:
             yield from portable.export_rows(conn, self.name)
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
-        with self._conn() as conn:
+        with maintenance(), self._conn() as conn:
             return portable.import_rows(conn, self.name, rows)
 
     def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
-        with self.transaction() as tx:
+        with maintenance(), self.transaction() as tx:
             return bulk.load(tx._conn, self.name, tx.seq, rows, vectors, model, audits)
 
     def close(self) -> None:
