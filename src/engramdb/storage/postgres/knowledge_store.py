@@ -70,10 +70,10 @@ class PostgresKnowledge(GraphReads):
         self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int, model: str
     ) -> list[tuple[int, float]]:
         with self._searches.held(self._tenant, scope_key):
-            return self._vector_candidates(scope_key, vector, query, name, limit)
+            return self._vector_candidates(scope_key, vector, query, name, limit, model)
 
     def _vector_candidates(
-        self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int
+        self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int, model: str
     ) -> list[tuple[int, float]]:
         roots = WhereCompiler(self._dialect, scope_key).roots(query)
         sql = (
