@@ -73,7 +73,7 @@ class HostileClients:
             thread.join(60)
 
     def ran_during(self, start: float, end: float) -> bool:
-        """True when a search that ran (answered, or cancelled at the statement timeout) spanned
-        [start, end]; one refused for want of a place (503 overloaded) did not run."""
+        """True when a search that ran (answered, or cancelled at the statement timeout) was running
+        during [start, end]; one refused for want of a place (503 overloaded) did not run."""
         ran = [(s, e) for s, e, status, body in self.answers if status == 200 or body.get("code") == "query_timeout"]
-        return any(s <= start and end <= e for s, e in ran)
+        return any(s < end and start < e for s, e in ran)
