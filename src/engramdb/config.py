@@ -201,8 +201,9 @@ class Settings(BaseSettings):
         2,
         ge=1,
         description="PostgreSQL: where-queries (record searches, counts, aggregates, deletes by where) hold at "
-        "most this many of the server's 8 database connections at once, so the rest stay free for recall and "
-        "writes; past it a search waits up to the statement timeout, then answers 503 overloaded",
+        "most this many of the server's 8 database connections at once, one scope at most half of them (at least "
+        "one), so the rest stay free for recall and writes; past it a search waits up to the statement timeout, "
+        "then answers 503 overloaded",
     )
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
     aging_interval_seconds: float = Field(3600.0, gt=0, description="how often the aging job sweeps every tenant")
