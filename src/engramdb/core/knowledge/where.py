@@ -12,7 +12,9 @@ An UPPER_CASE key is a related record: the root must have one that matches (``$n
 none may). ``$relation`` names the relationship's type and direction (``out`` from the record
 the condition is on, ``in`` towards it; default any type, either way). ``$id``, ``$createdAt``
 and ``$updatedAt`` are the record's own id and record times. Every error is a 422 naming the
-place in the query (``where.PROJECT.name.$foo``).
+place in the query (``where.PROJECT.name.$foo``); so is a where past the budget (``BUDGET``,
+storage/knowledge/port.py: every key counts, the $in/$nin values of all lists together, objects
+nested), counted as it is parsed, before a statement runs.
 """
 
 from __future__ import annotations

@@ -342,7 +342,9 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         return scope_stats(self._all(SCOPE_STATS_SELECT + where + SCOPE_STATS_GROUP, params))
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        with maintenance(), self._conn() as conn:
+        with ExitStack() as stack:
+            with maintenance():  # only while its transaction begins: the caller runs between the rows
+                conn = stack.enter_context(self._conn())
             yield from portable.export_rows(conn, self.name)
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
