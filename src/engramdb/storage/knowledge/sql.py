@@ -149,12 +149,15 @@ class WhereCompiler:
     def _top(self, where: Node, alias: str) -> Compiled:
         """The conditions every match must meet; past ``joined_conditions`` of them, each one that
         reads another table is kept a probe of the record (``IS TRUE``: PostgreSQL joins only an
-        EXISTS or IN standing alone in the top-level AND)."""
+        EXISTS or IN standing alone in the top-level AND). The equalities come first: a set is
+        found from one of them when few records meet it."""
         limit = self.d.joined_conditions
         if limit is None:
             return self.condition(where, alias)
+        found = drivers(where)
+        conjuncts = _conjuncts(where)
         parts, joined = [], 0
-        for node in _conjuncts(where):
+        for node in [*(n for n in conjuncts if n in found), *(n for n in conjuncts if n not in found)]:
             part = self.condition(node, alias)
             if not _on_columns(node):
                 joined += 1
