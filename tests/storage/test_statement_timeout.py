@@ -62,7 +62,7 @@ def test_a_statement_past_the_timeout_is_a_retryable_query_timeout(short: Postgr
 def test_maintenance_work_runs_under_its_own_timeout_for_its_transactions_only(short: PostgresStore) -> None:
     tenant = _tenant(short)
     assert tenant._all("SHOW statement_timeout") == [("100ms",)]
-    with tenant.maintenance():
+    with tenant.aging.maintenance():
         assert tenant._all("SHOW statement_timeout") == [("30s",)]
         assert tenant._all("SELECT pg_sleep(0.3)") == [("",)]
     assert tenant._all("SHOW statement_timeout") == [("100ms",)]  # the same pooled connection: not kept

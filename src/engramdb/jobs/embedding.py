@@ -97,7 +97,7 @@ def reembed(
     the next one (it asks only for rows still of another model). ``progress`` hears each batch.
     """
     done, after = 0, 0
-    with tenant.maintenance():  # finding the stale rows reads past every fresh one
+    with tenant.aging.maintenance():  # finding the stale rows reads past every fresh one
         while rows := tenant.aging.stale_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
             vectors = embedder.embed([text for _, text in rows])
             tenant.save_embeddings([rowid for rowid, _ in rows], vectors, embedder.model_id)

@@ -191,11 +191,6 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
         """Return this store for a block of reads that may share one connection (a recall)."""
         ...
 
-    def maintenance(self) -> AbstractContextManager[None]:
-        """Return a block for maintenance work (a sweep, re-embedding): its statements may run as
-        long as the maintenance statement timeout, not a request's (PostgreSQL)."""
-        ...
-
     def facts_by_id(self, fact_id: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         """Return the facts with this id in any scope of the tenant (ids can repeat across scopes)."""
         ...

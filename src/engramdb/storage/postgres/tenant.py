@@ -8,7 +8,7 @@ EngramDB errors (storage/postgres/sqlstates.py).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +74,7 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
         self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
         super().__init__(name, self._unprepared, self._conn, store.searches)
-        self.aging = AgingStore(self._all, self._dialect, self._write_many)
+        self.aging = AgingStore(self._all, self._dialect, self._write_many, maintenance)
         self.coverage = CoverageReads(self._all, self._dialect)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a tenant from before the digests covered rows
             with self._conn() as conn:
@@ -112,10 +112,6 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
                 yield self
             finally:
                 self._held.reset(token)
-
-    def maintenance(self) -> AbstractContextManager[None]:
-        """A block of maintenance work: its transactions run under the maintenance timeout."""
-        return maintenance()
 
     @contextmanager
     def transaction(self) -> Iterator[PostgresTransaction]:

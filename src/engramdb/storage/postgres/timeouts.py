@@ -3,7 +3,7 @@
 A pooled connection starts with the request timeout (a session setting made once, when the pool
 opens it): a statement past it is cancelled by the server (SQLSTATE 57014, ``QueryTimeoutError``:
 503 with Retry-After), its transaction rolls back and the connection goes back to the pool at
-once. Maintenance work marks itself (``TenantStore.maintenance()``: re-embedding, the aging sweep,
+once. Maintenance work marks itself (``tenant.aging.maintenance()``: re-embedding, the aging sweep;
 imports, exports, bulk loads, warming the scope copies) and each of its transactions sets the
 maintenance timeout for itself alone (``SET LOCAL``: a transaction's end takes it back, so no
 connection returns to the pool with it). Connections of their own (migrations, VACUUM) set the

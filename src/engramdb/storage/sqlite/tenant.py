@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -100,9 +100,6 @@ class SQLiteTenantStore(
     def reading(self) -> Iterator[SQLiteTenantStore]:
         # Reads already share the thread's connection; the scope copy is refreshed per read.
         yield self
-
-    def maintenance(self) -> AbstractContextManager[None]:
-        return nullcontext()  # SQLite sets no statement timeout
 
     @contextmanager
     def transaction(self) -> Iterator[SQLiteTransaction]:
