@@ -96,8 +96,7 @@ def test_a_search_past_the_timeout_answers_503_with_retry_after_and_frees_its_co
                 time.sleep(0.01)
             assert not search.done()  # the positive control of the check at the end
             assert search.result().json()["total"] == RECORDS
-    server.stop()
-    seeding.close()
+    server.stop()  # and closes its store
     # The same data served with a statement timeout the search cannot meet (0.3-0.5 s here).
     store = PostgresStore(pg_url, schema=schema, statement_timeout=0.15)
     server = LiveServer(settings, store, HashingEmbedder())
@@ -111,9 +110,19 @@ def test_a_search_past_the_timeout_answers_503_with_retry_after_and_frees_its_co
                 assert int(answer.headers["Retry-After"]) > 0
             fine = http.post("/v1/records/search", json={"labels": ["TASK"], "where": {"p0": "w0"}, "limit": 1})
             assert fine.status_code == 200 and fine.json()["records"]  # the pool serves the next request
-        stats = store._pool.get_stats()
-        assert stats["pool_available"] == stats["pool_size"]  # no connection held by a cancelled search
-        assert _active_statements(pg_url) == []  # and none still running on the server
+        assert _active_statements(pg_url) == []  # and nothing of the cancelled searches still runs
+        assert _all_idle(store)  # no connection is held by one (the jobs' come back between their polls)
+        with store._pool.connection():  # the positive control: a connection held is seen
+            assert not _all_idle(store, tries=20)
     finally:
-        server.stop()
-        store.close()
+        server.stop()  # and closes the store
+
+
+def _all_idle(store: PostgresStore, tries: int = 500) -> bool:
+    """True once every pooled connection is back in the pool at the same moment (polled)."""
+    for _ in range(tries):
+        stats = store._pool.get_stats()
+        if stats["pool_available"] == stats["pool_size"] > 0:
+            return True
+        time.sleep(0.01)
+    return False
