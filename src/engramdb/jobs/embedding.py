@@ -115,19 +115,22 @@ def reembed(
     the next one (it asks only for rows still of another model). ``progress`` hears each batch.
     """
     done, after = 0, 0
-    while rows := tenant.aging.stale_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
-        vectors = embedder.embed([text for _, text in rows])
-        tenant.save_embeddings([rowid for rowid, _ in rows], vectors, embedder.model_id)
-        done, after = done + len(rows), rows[-1][0]
-        if progress is not None:
-            progress(len(rows))
-    after = 0
-    while texts := tenant.aging.stale_record_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
-        vectors = embedder.embed([text for _, text in texts])
-        tenant.save_record_embeddings([i for i, _ in texts], [text for _, text in texts], vectors, embedder.model_id)
-        done, after = done + len(texts), texts[-1][0]
-        if progress is not None:
-            progress(len(texts))
+    with tenant.aging.maintenance():  # finding the stale rows reads past every fresh one
+        while rows := tenant.aging.stale_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
+            vectors = embedder.embed([text for _, text in rows])
+            tenant.save_embeddings([rowid for rowid, _ in rows], vectors, embedder.model_id)
+            done, after = done + len(rows), rows[-1][0]
+            if progress is not None:
+                progress(len(rows))
+        after = 0
+        while texts := tenant.aging.stale_record_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
+            vectors = embedder.embed([text for _, text in texts])
+            tenant.save_record_embeddings(
+                [i for i, _ in texts], [text for _, text in texts], vectors, embedder.model_id
+            )
+            done, after = done + len(texts), texts[-1][0]
+            if progress is not None:
+                progress(len(texts))
     return done
 
 

@@ -57,8 +57,9 @@ def _system(action: str, row: AgingRow, reason: str, after: MemoryRecord | None 
 
 def sweep(tenant: TenantStore, now: datetime) -> SweepCounts:
     """Archive and enforce retention in one tenant as of ``now``; return what was done."""
-    policy = load_policy(tenant)
-    counts = archive(tenant, policy, now) + enforce_retention(tenant, policy, now)
+    with tenant.aging.maintenance():  # a tenant's every memory is weighed: longer than a request may take
+        policy = load_policy(tenant)
+        counts = archive(tenant, policy, now) + enforce_retention(tenant, policy, now)
     if counts.archived or counts.erased_episodes or counts.erased_facts:
         log.info("aging sweep: %s", counts)
     return counts
