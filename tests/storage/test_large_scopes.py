@@ -20,6 +20,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder, l2_normalize
 from engramdb.core.recall import lexical_terms
 from engramdb.core.service import MemoryService
+from engramdb.storage import vector_index
 from engramdb.storage.port import CandidateFilter, Store, TenantStore
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, scope_fields
@@ -83,7 +84,13 @@ def _recall_at(tenant: TenantStore, key: str, rowids: np.ndarray, vectors: np.nd
     return float(np.mean(found))
 
 
-def test_vector_arm_is_exact_below_the_list_size(open_store: OpenStore) -> None:
+@pytest.mark.parametrize("full", [True, False], ids=["full-precision-copy", "codes-read-back"])
+def test_vector_arm_is_exact_below_the_list_size(
+    open_store: OpenStore, full: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A small scope keeps float32 vectors (one product); a bigger one scans int8 codes and reads
+    # its short list back: both give the exact answer.
+    monkeypatch.setattr(vector_index, "FULL_ROWS", vector_index.FULL_ROWS if full else 0)
     store = open_store(copy_min_rows=1)  # PostgreSQL: the copy from the first read on
     key, rowids, vectors = _fill(store)
     tenant = store.tenant("t1")
@@ -139,7 +146,12 @@ def test_postgres_answers_large_scopes_from_the_copy(pg_url: str, tmp_path: Path
 
 
 def test_memory_limit_drops_the_least_recently_used_scope(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "home", memory_mb=0.15)  # room for about one scope of 600 rows
+    sizing = SQLiteStore(tmp_path / "sizing")  # one scope of 600 rows, to size the limit by
+    one, _, _ = _fill(sizing)
+    sizing.tenant("t1").vector_candidates(one, _queries(n=1)[0], CandidateFilter(), 10)
+    room = sizing.scope_copies.nbytes * 1.5 / 2**20  # room for one scope, not two
+    sizing.close()
+    store = SQLiteStore(tmp_path / "home", memory_mb=room)
     first, _, _ = _fill(store)
     second, _, _ = _fill(store, seed=4, participant="bob")
     tenant = store.tenant("t1")

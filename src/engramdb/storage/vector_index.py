@@ -7,6 +7,11 @@ lower bound hold the true top ``k``; only those are read back at full precision 
 ``exact``) and ranked by their true cosine. The search is exact: the codes only decide which
 rows are worth reading.
 
+A small scope (up to ``FULL_ROWS`` rows of capacity) also keeps its vectors at full precision:
+the exact cosine of every row is then one product, with no codes to scan and nothing to read
+back (reading a few hundred vectors from the database per query cost more than the rest of the
+arm). The answer is the same; a scope that grows past it drops the full copy.
+
 Scanning every code costs in proportion to the scope. Above ``ann_min_rows`` ready vectors the
 index trains an inverted file (spherical k-means, about sqrt(n) lists) and a query scans only
 the lists nearest it (``probe_share`` of them) plus the rows that arrived since training. That
@@ -30,6 +35,7 @@ _RUN = 64  # adjacent rows worth decoding as a slice rather than gathering
 _SLACK = 1e-5  # float32 rounding of the approximate dot products, kept inside the bound
 _TRAIN_ITERATIONS = 8
 _TRAIN_SAMPLE_PER_LIST = 64
+FULL_ROWS = 8192  # rows of capacity up to which a scope keeps float32 vectors too (12 MB at 384)
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,13 @@ class VectorIndex:
         # Once lists are trained, the code arrays hold each list's rows side by side (a probe
         # then decodes slices, 4x faster than gathering scattered rows): position -> array row.
         self._slot: np.ndarray | None = None
+        self._full = np.zeros((capacity, dimension), dtype=np.float32) if capacity <= FULL_ROWS else None
 
     @property
     def nbytes(self) -> int:
         lists = self._lists.nbytes if self._lists is not None else 0
-        return self._codes.nbytes + self._scale.nbytes + self._error.nbytes + lists
+        full = self._full.nbytes if self._full is not None else 0
+        return self._codes.nbytes + self._scale.nbytes + self._error.nbytes + lists + full
 
     @property
     def approximate(self) -> bool:
@@ -71,6 +79,8 @@ class VectorIndex:
         self._codes = codes
         self._scale = _grown(self._scale, capacity)
         self._error = _grown(self._error, capacity)
+        if self._full is not None:
+            self._full = _grown_rows(self._full, capacity) if capacity <= FULL_ROWS else None
         if self._slot is not None:  # new positions take the new rows at the end
             self._slot = np.concatenate([self._slot, np.arange(held, capacity, dtype=np.int64)])
 
@@ -87,6 +97,8 @@ class VectorIndex:
         self._codes[rows] = codes
         self._scale[rows] = scale
         self._error[rows] = np.linalg.norm(residual, axis=1) + _SLACK
+        if self._full is not None:
+            self._full[rows] = matrix
         if self._lists is not None:
             self._lists.arrived(positions)
 
@@ -107,6 +119,10 @@ class VectorIndex:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Return the ``limit`` best of ``positions`` by true cosine: (positions, scores), best first
         (ties by rowid). ``rowids`` are the positions' rowids; ``exact`` reads full vectors."""
+        if self._full is not None:  # every exact cosine at once: nothing to shortlist or read
+            scores = (self._full[self._rows(positions)] @ query.astype(np.float32, copy=False)).astype(np.float64)
+            order = np.lexsort((rowids[positions], -scores))[:limit]
+            return positions[order], scores[order]
         approx = self._scores(query, positions)
         reach = float(np.linalg.norm(query)) * self._error[self._rows(positions)]
         shortlist = np.arange(len(positions))
@@ -129,6 +145,8 @@ class VectorIndex:
         order = np.concatenate([grouped, rest])
         rows = self._rows(order)
         self._codes, self._scale, self._error = self._codes[rows], self._scale[rows], self._error[rows]
+        if self._full is not None:
+            self._full = self._full[rows]
         self._slot = np.empty(len(order), dtype=np.int64)
         self._slot[order] = np.arange(len(order))
 
@@ -243,6 +261,12 @@ def _buffer(dimension: int) -> np.ndarray:
     if buffer is None or buffer.shape[1] != dimension:
         buffer = _THREAD.buffer = np.empty((_CHUNK, dimension), dtype=np.float32)
     return buffer
+
+
+def _grown_rows(matrix: np.ndarray, capacity: int) -> np.ndarray:
+    bigger = np.zeros((capacity, matrix.shape[1]), dtype=matrix.dtype)
+    bigger[: len(matrix)] = matrix
+    return bigger
 
 
 def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
