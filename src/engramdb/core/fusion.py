@@ -14,54 +14,75 @@ from dataclasses import dataclass, field
 Ranked = Sequence[tuple[int, float]]  # (row id, raw score), best first
 
 
+ArmEntry = tuple[int, float, float]  # an arm's 1-based rank, raw score and contribution for a row
+
+
 @dataclass(slots=True)
 class Fused:
-    """A fused row: its score and, per arm, its 1-based rank and raw score."""
+    """A fused row: its score and, per arm, its 1-based rank, raw score and contribution (one
+    small dict per row: a recall fuses a few hundred rows, and only the top few are explained)."""
 
     rowid: int
     score: float
-    ranks: dict[str, int] = field(default_factory=dict)
-    raw: dict[str, float] = field(default_factory=dict)
-    parts: dict[str, float] = field(default_factory=dict)  # each arm's contribution
+    arms: dict[str, ArmEntry] = field(default_factory=dict)
+
+    @property
+    def ranks(self) -> dict[str, int]:
+        return {name: entry[0] for name, entry in self.arms.items()}
+
+    @property
+    def raw(self) -> dict[str, float]:
+        return {name: entry[1] for name, entry in self.arms.items()}
+
+    @property
+    def parts(self) -> dict[str, float]:
+        return {name: entry[2] for name, entry in self.arms.items()}
 
 
 def rrf(arms: Mapping[str, Ranked], weights: Mapping[str, float], k: int = 60) -> list[Fused]:
     """Return weighted reciprocal-rank fusion, normalised so a row ranked first by every arm scores 1."""
     best = sum(weights.get(name, 0.0) for name in arms) / (k + 1)
-    fused: dict[int, Fused] = {}
+    table = _Table()
     for name, ranked in arms.items():
         weight = weights.get(name, 0.0)
-        for rank, (rowid, raw) in enumerate(ranked, start=1):
-            part = weight / (k + rank) / best if best > 0 else 0.0
-            _add(fused, name, rowid, rank, raw, part)
-    return _ordered(fused)
+        table.add(name, ranked, [weight / (k + rank) / best if best > 0 else 0.0 for rank in range(1, len(ranked) + 1)])
+    return table.ordered()
 
 
 def weighted(arms: Mapping[str, Ranked], weights: Mapping[str, float]) -> list[Fused]:
     """Return the weighted sum of per-arm min-max normalised scores (absent from an arm: 0)."""
     total = sum(weights.get(name, 0.0) for name in arms) or 1.0
-    fused: dict[int, Fused] = {}
+    table = _Table()
     for name, ranked in arms.items():
         weight = weights.get(name, 0.0) / total
         scores = [raw for _, raw in ranked]
         low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
-        for rank, (rowid, raw) in enumerate(ranked, start=1):
-            normalised = (raw - low) / (high - low) if high > low else 1.0
-            _add(fused, name, rowid, rank, raw, weight * normalised)
-    return _ordered(fused)
+        span = high - low
+        table.add(name, ranked, [weight * ((raw - low) / span if span > 0 else 1.0) for raw in scores])
+    return table.ordered()
 
 
-def _add(fused: dict[int, Fused], arm: str, rowid: int, rank: int, raw: float, part: float) -> None:
-    """Credit ``rowid`` with ``arm``'s rank, raw score and part. A recall fuses a few hundred
-    rows per arm: a row first met is built whole rather than through ``setdefault``, which
-    would build (and mostly discard) a row with three empty dicts for every candidate."""
-    row = fused.get(rowid)
-    if row is None:
-        fused[rowid] = Fused(rowid, part, {arm: rank}, {arm: raw}, {arm: part})
-        return
-    row.ranks[arm], row.raw[arm], row.parts[arm] = rank, raw, part
-    row.score += part
+class _Table:
+    """The fused rows as they are credited, arm by arm: a row's score is its parts summed in the
+    order the arms came (so a row's score never depends on anything but its own parts)."""
 
+    __slots__ = ("entries", "scores")
 
-def _ordered(fused: dict[int, Fused]) -> list[Fused]:
-    return sorted(fused.values(), key=lambda f: (-f.score, f.rowid))
+    def __init__(self) -> None:
+        self.entries: dict[int, dict[str, ArmEntry]] = {}
+        self.scores: dict[int, float] = {}
+
+    def add(self, arm: str, ranked: Ranked, parts: Sequence[float]) -> None:
+        entries, scores = self.entries, self.scores
+        for rank, ((rowid, raw), part) in enumerate(zip(ranked, parts, strict=True), start=1):
+            entry = entries.get(rowid)
+            if entry is None:
+                entries[rowid] = {arm: (rank, raw, part)}
+                scores[rowid] = part
+            else:
+                entry[arm] = (rank, raw, part)
+                scores[rowid] += part
+
+    def ordered(self) -> list[Fused]:
+        scores, entries = self.scores, self.entries
+        return [Fused(rowid, scores[rowid], entries[rowid]) for rowid in sorted(scores, key=lambda r: (-scores[r], r))]

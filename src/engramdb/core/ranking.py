@@ -226,13 +226,8 @@ def _with_features(
         if date:
             features["date"] = date(record)
         arms = {
-            name: {
-                "rank": row.ranks[name],
-                "raw": row.raw[name],
-                "contribution": row.parts[name],
-                "weight": shares[name],
-            }
-            for name in row.ranks
+            name: {"rank": rank, "raw": raw, "contribution": part, "weight": shares[name]}
+            for name, (rank, raw, part) in row.arms.items()
         }
         hits.append(Hit(record, row.score + sum(features.values()), arms, features))
     hits.sort(key=lambda h: (-h.score, h.record.rowid))

@@ -180,8 +180,13 @@ def _narrowed(
         for f in fused
         if (r := records.get(f.rowid)) is not None
         and narrow.keeps(r)
-        and (floor is None or relevance(f.raw.get("dense"), words, r) >= floor)
+        and (floor is None or relevance(_dense_raw(f), words, r) >= floor)
     ]
+
+
+def _dense_raw(row: fusion.Fused) -> float | None:
+    entry = row.arms.get("dense")
+    return entry[1] if entry is not None else None
 
 
 def _arm_weights(
