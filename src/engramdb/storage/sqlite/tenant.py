@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,6 +88,8 @@ class SQLiteTenantStore(
                 ensure_covered(SQLiteTransaction(conn), CoverageReads(runner(conn), SQLITE), path.stem)
         self.connections = self._db  # a backup reads the file through them
         self._vector_model: str | None = None  # whose vectors the copies hold (the running embedder's)
+        # A reading block's counters (change_seq, erasures), asked once: see reading().
+        self._block: ContextVar[dict[str, Any] | None] = ContextVar(f"engram-block-{id(self)}", default=None)
 
     def _use_model(self, model: str | None) -> None:
         if model is not None:
@@ -98,8 +101,16 @@ class SQLiteTenantStore(
 
     @contextmanager
     def reading(self) -> Iterator[SQLiteTenantStore]:
-        # Reads already share the thread's connection; the scope copy is refreshed per read.
-        yield self
+        # Reads already share the thread's connection. A recall reads its scope's copy four or
+        # five times: the block asks the tenant's counters once, and its reads see one state.
+        if self._block.get() is not None:
+            yield self
+            return
+        token = self._block.set({})
+        try:
+            yield self
+        finally:
+            self._block.reset(token)
 
     @contextmanager
     def transaction(self) -> Iterator[SQLiteTransaction]:
@@ -273,7 +284,7 @@ class SQLiteTenantStore(
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
         """Read the scope's in-memory copy, brought up to date with every committed write."""
         source = CopySource(
-            current_seq=lambda: int(self._db.fetchone("SELECT value FROM meta WHERE key='change_seq'")[0]),
+            current_seq=lambda: int(self._counters()["change_seq"]),
             changed_ids=lambda seq: [
                 r[0]
                 for r in self._db.fetchall(
@@ -286,9 +297,19 @@ class SQLiteTenantStore(
                     [self._vector_model, self._vector_model, *ids],
                 )
             ),
-            generation=lambda: (self._db.fetchone("SELECT value FROM meta WHERE key = 'erasures'"), self._vector_model),
+            generation=lambda: (self._counters().get("erasures"), self._vector_model),
         )
         return read_copy(self._copies, f"{self.path}:{scope_key}", source, read)
+
+    def _counters(self) -> dict[str, Any]:
+        """The tenant's change counter and erasure count: this reading block's, else read now."""
+        block = self._block.get()
+        if block:
+            return block
+        counters = dict(self._db.fetchall("SELECT key, value FROM meta WHERE key IN ('change_seq', 'erasures')"))
+        if block is not None:
+            block.update(counters)
+        return counters
 
     def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Read rows' vectors at full precision (the scope copy re-ranks its short list with them)."""
