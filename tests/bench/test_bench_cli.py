@@ -118,3 +118,20 @@ def test_bench_load_offers_a_rate_and_measures_the_servers_memory(tmp_path: Path
     assert row["served"] > 0 and row["p50Ms"] > 0 and row["rssMaxMb"] > 0
     long = result["longEpisodes"]
     assert long["rssAfterMb"] > 0 and long["rssMaxMb"] >= long["rssAfterMb"] and long["seconds"] > 0
+    # The reference arm: the bare pipeline offered the same rate, recalls only, every one answered.
+    [floor] = result["reference"]
+    assert floor["sent"] == 40 and floor["served"] == 40 and floor["errors"] == 0, floor
+    assert result["referenceCapacityPerS"] in (0.0, 20.0) and result["capacityPerS"] in (0.0, 20.0)
+
+
+def test_capacity_is_the_highest_rate_served_whole_under_the_p99_limit() -> None:
+    from engramdb_bench.load_reference import capacity
+
+    def row(rate: float, p99: float, achieved: float | None = None, refused: int = 0) -> dict[str, float]:
+        served = rate if achieved is None else achieved
+        return {"offeredPerS": rate, "p99Ms": p99, "achievedPerS": served, "refused": refused, "errors": 0}
+
+    assert capacity([row(50, 20), row(100, 60), row(200, 140)]) == 100  # 200/s missed the p99 limit
+    assert capacity([row(50, 20), row(100, 60, achieved=80)]) == 50  # 100/s was not served whole
+    assert capacity([row(50, 20, refused=3)]) == 0  # refusals are not capacity
+    assert capacity([row(50, 99.9), row(80, 10)]) == 80  # control: the highest that held

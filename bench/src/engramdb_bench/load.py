@@ -6,7 +6,8 @@ API, then the embedding worker's backlog drained). Then, for each offered rate, 
 *sent on a schedule* (open loop: a slow answer does not delay the next request, so queueing
 shows as latency instead of hiding as a lower rate): ``recall_share`` recalls, the rest episode
 writes. Latency runs from each request's scheduled time to its answer. The server's RSS is
-sampled from /proc throughout.
+sampled from /proc throughout. Then the reference (load_reference) is offered the same rates,
+recalls only, and each arm's capacity is reported with their ratio.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ import httpx
 from engramdb.core import auth
 from engramdb.errors import EngramError
 from engramdb.storage.registry import open_store
+from engramdb_bench.load_reference import ENGRAMDB, REFERENCE, ReferenceServer, Requests, capacity
 from engramdb_bench.machine import free_port, load_average, machine_info
 from engramdb_bench.synthetic_corpus import SCOPE, episode_bodies, queries
 
@@ -47,6 +49,7 @@ class LoadConfig:
     max_in_flight: int = 32
     long_episodes: int = 0  # first, on the empty server: episodes past the model's 256 tokens, then RSS
     extra_env: dict[str, str] = field(default_factory=dict)
+    reference: bool = True  # also offer the bare pipeline the same rates, recalls only (load_reference)
 
 
 class _Rss:
@@ -110,6 +113,7 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
             server.wait(30)
             rss.stop()
             log.close()
+    reference = _reference(config, progress) if config.reference else None
     return {
         "config": {**config.__dict__, "extra_env": config.extra_env},
         "machine": machine_info(),
@@ -118,6 +122,35 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
         "rssAfterFillMb": round(filled_rss, 1),
         "rssMaxMb": round(max(rss.samples), 1),
         "results": results,
+        **_capacities(results, reference),
+    }
+
+
+def _reference(config: LoadConfig, progress: Callable[[str], None]) -> list[dict[str, Any]]:
+    """The bare pipeline, filled with the same memories, offered the same rates (recalls only)."""
+    server = ReferenceServer(config.embedder)
+    rss = _Rss(server.process.pid)
+    try:
+        server.wait_until_up()
+        progress(f"reference: filling {config.memories:,} memories")
+        progress(f"  filled in {server.fill(config.memories, config.seed):.1f} s; RSS {rss.now():.0f} MB")
+        recalls_only = replace(config, recall_share=1.0)
+        return [_rate(server.url, None, rate, recalls_only, rss, progress, REFERENCE) for rate in config.rates]
+    finally:
+        server.stop()
+        rss.stop()
+
+
+def _capacities(results: list[dict[str, Any]], reference: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """Each arm's capacity (the highest rate served whole with p99 under 100 ms) and their ratio."""
+    if reference is None:
+        return {"capacityPerS": capacity(results)}
+    ours, floor = capacity(results), capacity(reference)
+    return {
+        "reference": reference,
+        "capacityPerS": ours,
+        "referenceCapacityPerS": floor,
+        "capacityRatio": round(ours / floor, 3) if floor else None,
     }
 
 
@@ -140,11 +173,17 @@ def _long_episodes(
 
 
 def _rate(
-    url: str, token: str, rate: float, config: LoadConfig, rss: _Rss, progress: Callable[[str], None]
+    url: str,
+    token: str | None,
+    rate: float,
+    config: LoadConfig,
+    rss: _Rss,
+    progress: Callable[[str], None],
+    requests: Requests = ENGRAMDB,
 ) -> dict[str, Any]:
     """Offer one rate; return its row, with the server's largest RSS meanwhile."""
     started_rss = len(rss.samples)
-    row = asyncio.run(_offer(url, token, rate, config))
+    row = asyncio.run(_offer(url, token, rate, config, requests))
     row["rssMaxMb"] = round(max(rss.samples[started_rss:] or [rss.now()]), 1)
     row["loadAverage"] = load_average()
     progress(
@@ -210,7 +249,7 @@ def _write_all(url: str, token: str, bodies: list[dict[str, Any]], batch: int) -
             time.sleep(0.5)
 
 
-async def _offer(url: str, token: str, rate: float, config: LoadConfig) -> dict[str, Any]:
+async def _offer(url: str, token: str | None, rate: float, config: LoadConfig, requests: Requests) -> dict[str, Any]:
     rng = random.Random(config.seed + int(rate))
     asked = queries(200, config.seed)
     fresh = episode_bodies(int(rate * config.seconds) + 1, config.seed + 99)  # new sessions: real writes
@@ -218,16 +257,14 @@ async def _offer(url: str, token: str, rate: float, config: LoadConfig) -> dict[
     statuses: dict[int, int] = {}
     failures: dict[str, int] = {}
     limits = httpx.Limits(max_connections=512, max_keepalive_connections=512)
-    async with httpx.AsyncClient(
-        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60, limits=limits
-    ) as http:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    as_recall, as_write = requests
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60, limits=limits) as http:
 
         async def one(due: float, recall: bool, body: dict[str, Any]) -> None:
+            path, sent = as_recall(rng.choice(asked)) if recall else as_write(body)
             try:
-                if recall:
-                    answer = await http.post("/v1/recall", json={"query": rng.choice(asked), "limit": 8})
-                else:
-                    answer = await http.post("/v1/episodes", json=body)
+                answer = await http.post(path, json=sent)
                 status = answer.status_code
             except httpx.HTTPError as error:  # no answer at all: counted as an error, by its kind
                 status = 0

@@ -35,6 +35,14 @@ def load(
             help="first, long episodes (past 256 tokens) embedded in batches of 64 on the empty server, then its RSS",
         ),
     ] = 1_000,
+    reference: Annotated[
+        bool,
+        typer.Option(
+            "--reference/--no-reference",
+            help="also offer the bare pipeline (python -m engramdb_bench.reference) the same rates, recalls only, "
+            "and report the capacities' ratio",
+        ),
+    ] = True,
 ) -> None:
     """Open-loop mixed load (recall and writes) against a real server on loopback: achieved rate,
     p50/p99 from each request's scheduled time, refusals (429/503), errors and server RSS per rate."""
@@ -49,6 +57,7 @@ def load(
         seed=seed,
         max_in_flight=max_in_flight,
         long_episodes=long_episodes,
+        reference=reference,
     )
     try:
         result = run(config, progress=lambda line: _err.print(line, highlight=False))
@@ -65,6 +74,15 @@ def load(
             f"{long['rssAfterMb']:.0f} MB after, {long['rssMaxMb']:.0f} MB at most",
             highlight=False,
         )
+    if result.get("reference") is not None:
+        _out.print(_table(result, config, arm="reference"))
+        ratio = result["capacityRatio"]
+        _out.print(
+            f"capacity (p99 < 100 ms, served whole): EngramDB {result['capacityPerS']:g}/s at "
+            f"{config.recall_share:.0%} recall, the reference {result['referenceCapacityPerS']:g}/s recalls only"
+            + (f": {ratio:.2f}x" if ratio is not None else ""),
+            highlight=False,
+        )
     _out.print(f"JSON written to {out}", highlight=False)
 
 
@@ -78,7 +96,13 @@ def _rates(rates: str) -> list[float]:
     return offered
 
 
-def _table(result: dict[str, Any], config: LoadConfig) -> Table:
+def _table(result: dict[str, Any], config: LoadConfig, arm: str = "engramdb") -> Table:
+    title = (
+        f"open-loop load, {config.memories:,} memories in one scope, {config.recall_share:.0%} recall "
+        f"({config.embedder}); RSS after fill {result['rssAfterFillMb']:.0f} MB"
+        if arm == "engramdb"
+        else f"the reference (bare pipeline), the same {config.memories:,} memories, recalls only ({config.embedder})"
+    )
     table = Table(
         "offered/s",
         "achieved/s",
@@ -87,10 +111,9 @@ def _table(result: dict[str, Any], config: LoadConfig) -> Table:
         "refused (429/503)",
         "errors",
         "server RSS max MB",
-        title=f"open-loop load, {config.memories:,} memories in one scope, {config.recall_share:.0%} recall "
-        f"({config.embedder}); RSS after fill {result['rssAfterFillMb']:.0f} MB",
+        title=title,
     )
-    for row in result["results"]:
+    for row in result["results" if arm == "engramdb" else "reference"]:
         table.add_row(
             f"{row['offeredPerS']:g}",
             f"{row['achievedPerS']:.1f}",
