@@ -45,6 +45,7 @@ from engramdb.storage.rows import (
     Tombstone,
     Vector,
 )
+from engramdb.storage.series import HourValue, UsageSeriesStore
 
 __all__ = [
     "BELIEVED_STATUSES",
@@ -61,6 +62,7 @@ __all__ = [
     "EmbedState",
     "EpisodePosition",
     "Erasure",
+    "HourValue",
     "KeyRecord",
     "MemoryKey",
     "MemoryRecord",
@@ -72,6 +74,7 @@ __all__ = [
     "TenantStore",
     "Tombstone",
     "Transaction",
+    "UsageSeriesStore",
     "Vector",
     "chain_hash",
     "check_tenant_name",
@@ -180,6 +183,7 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
 
     capabilities: Capabilities
     aging: AgingStore  # what a sweep weighs, retention ends, and recall's batched use counts
+    usage: UsageSeriesStore  # usage over time: hourly counters and gauges, the model ledger by hour
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """Return a write transaction (serialised with every other writer of the tenant)."""

@@ -116,6 +116,8 @@ class MemoryRecord:
     # recorded; validUntil stays as the claim was written.
     invalid_at: str | None = None
     embed_model: str | None = None  # the model its vector came from (another model's vector is stale)
+    pinned: bool | None = None  # a person's marks (aging reads them); NULL pinned reads as not pinned
+    importance: float | None = None
 
 
 # Statuses of memories that were believed at some time (pending and rejected never were).

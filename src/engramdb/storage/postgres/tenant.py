@@ -54,6 +54,7 @@ from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.transaction import PostgresTransaction
+from engramdb.storage.series import UsageSeriesStore
 
 if TYPE_CHECKING:
     from engramdb.storage.postgres.store import PostgresStore
@@ -72,6 +73,7 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
         super().__init__(name, self._unprepared, self._conn)
         self.aging = AgingStore(self._all, self._dialect, self._write_many)
+        self.usage = UsageSeriesStore(self._all, self._dialect, self._write_many)
 
     def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._conn() as conn, conn.cursor() as cursor:
