@@ -18,7 +18,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.shared import Area
 from engramdb.errors import InvalidInputError
 from engramdb.models.series import Bucket, SeriesPoint, SeriesView, UsageSeries, UsageSeriesQuery
-from engramdb.storage.port import HourValue
+from engramdb.storage.rows import HourValue
 
 MAX_SPAN = timedelta(days=93)
 GAUGES = ("memories", "review_backlog")

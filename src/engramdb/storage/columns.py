@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from engramdb.storage.assist.port import LINK_COLUMNS
-from engramdb.storage.port import AuditFilter, CandidateFilter, EpisodePosition, NewMemory
+from engramdb.storage.rows import AuditFilter, CandidateFilter, EpisodePosition, NewMemory
 
 MEMORY_COLUMNS = (
     "rowid, source, memory_id, scope_key, text, trust_class, origin, status, confidence, "

@@ -9,23 +9,13 @@ replace the hour's value, so an hour keeps the last one taken in it. The usage j
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from engramdb.storage.knowledge.rows import Run, chunks
 from engramdb.storage.knowledge.sql import Dialect
+from engramdb.storage.rows import HourValue
 
 WriteMany = Callable[[str, Sequence[Sequence[Any]]], None]  # one statement over many rows, committed
-
-
-@dataclass(frozen=True)
-class HourValue:
-    """One value of one series in one hour (``hour``: ``YYYY-MM-DDTHH``, UTC)."""
-
-    hour: str
-    metric: str
-    dimension: str
-    value: float
 
 
 class UsageSeriesStore:

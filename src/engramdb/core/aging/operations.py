@@ -10,6 +10,7 @@ from engramdb import clock
 from engramdb.core import auth
 from engramdb.core.aging.sweep import sweep
 from engramdb.core.auth import Caller
+from engramdb.core.facts import state_digest
 from engramdb.core.policy import load_policy
 from engramdb.core.shared import Area
 from engramdb.core.views import memory_view
@@ -66,14 +67,16 @@ class AgingOperations(Area):
         with tenant.transaction() as tx:
             tx.set_marks(row.rowid, pinned=body.pinned, importance=body.importance)
             pinned, importance = tx.marks(row.rowid)
+            marked = tx.get_memory(scope_key, source, memory_id)
             tx.audit(
                 caller.audit(
                     "memory.mark",
                     target_kind=source,
                     target_id=memory_id,
                     scope_key=scope_key,
-                    after_digest=f"pinned={pinned} importance={importance}",
-                    reason=body.reason,
+                    before_digest=state_digest(row),
+                    after_digest=None if marked is None else state_digest(marked),
+                    reason=_marked(body.reason, pinned, importance),
                 )
             )
         return MemoryMarks(memory=memory_view(row), pinned=pinned, importance=importance)
@@ -90,7 +93,13 @@ class AgingOperations(Area):
             )
             tx.audit(
                 caller.audit(
-                    "memory.archive", target_kind=source, target_id=memory_id, scope_key=scope_key, reason=body.reason
+                    "memory.archive",
+                    target_kind=source,
+                    target_id=memory_id,
+                    scope_key=scope_key,
+                    before_digest=state_digest(row),
+                    after_digest=state_digest(archived),
+                    reason=body.reason,
                 )
             )
         return memory_view(archived)
@@ -121,6 +130,8 @@ class AgingOperations(Area):
                     target_kind=source,
                     target_id=memory_id,
                     scope_key=scope_key,
+                    before_digest=state_digest(row),
+                    after_digest=state_digest(restored),
                     reason=body.reason or "restored from the archive",
                 )
             )
@@ -139,3 +150,9 @@ def _found(tenant: TenantStore, scope_key: str, source: Source, memory_id: str) 
         noun = "episode" if source == "EPISODE" else "fact"
         raise NotFoundError(f"no {noun} {memory_id} in this scope", id=memory_id)
     return row
+
+
+def _marked(reason: str | None, pinned: bool | None, importance: float | None) -> str:
+    """The audit entry's reason: the person's own, then the marks as they now stand."""
+    marks = f"pinned={pinned} importance={importance}"
+    return f"{reason} ({marks})" if reason else marks

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from engramdb import clock
-from engramdb.storage.port import HourValue, Store
+from engramdb.storage.port import Store
+from engramdb.storage.rows import HourValue
 
 log = logging.getLogger(__name__)
 # A recall's time falls in the first bucket whose bound (ms) is not below it; p95 is read from them.
