@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 
 from engramdb.api.routes import authenticated
 from engramdb.api.ui.common import base, call, part, render
+from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.errors import InvalidInputError
 from engramdb.models.erasure import Forgotten
@@ -59,6 +60,7 @@ def _page(
     found_user: bool = False,
     status: int = 200,
 ) -> HTMLResponse:
+    auth.require(caller, "review.read")  # as the section says: reviewer and admin keys
     everyone = _participants(request, caller)
     chosen = None if participant is None else everyone.get(participant, Participant(participant))
     url = f"{base(request)}/people" + (f"?participant={participant}" if participant else "")

@@ -14,6 +14,7 @@ from engramdb.api.routes import authenticated
 from engramdb.api.ui import plots
 from engramdb.api.ui.common import call, part, render, replace_url
 from engramdb.core.auth import Caller
+from engramdb.errors import InvalidInputError
 from engramdb.models.series import SeriesView, UsageSeries
 
 router = APIRouter(include_in_schema=False)
@@ -61,8 +62,10 @@ def charts(answer: UsageSeries) -> list[plots.Chart]:
 @router.get("/ui/part/usage")
 @part
 def usage(
-    request: Request, caller: Authenticated, days: Literal[1, 7, 30, 90] = 7, bucket: Literal["", "hour", "day"] = ""
+    request: Request, caller: Authenticated, days: int = 7, bucket: Literal["", "hour", "day"] = ""
 ) -> HTMLResponse:
+    if days not in RANGES:  # a query's "30" is no Literal[30]: checked here, named in the answer
+        raise InvalidInputError(f"days is one of {', '.join(map(str, RANGES))}", field="days")
     step = bucket or ("hour" if days <= 7 else "day")
     since = clock.to_text(clock.utc_now() - timedelta(days=days))
     answer = call(request, caller, "usage_series", {"since": since, "bucket": step})

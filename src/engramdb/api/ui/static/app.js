@@ -156,11 +156,19 @@
     }
     if ((xhr.getResponseHeader("content-type") || "").indexOf("json") >= 0) {  // a problem from the API layer
       event.detail.shouldSwap = false;
+      var text = "The server answered " + xhr.status + ".";
       try {
         var problem = JSON.parse(xhr.responseText);
-        say(problem.code + ": " + problem.message, true);
-      } catch (err) {
-        say("The server answered " + xhr.status + ".", true);
+        text = problem.code + ": " + problem.message;
+      } catch (err) { text = "The server answered " + xhr.status + "."; }
+      if (event.detail.elt.id === "main") {  // a page's own load (a malformed address): it takes the page's place
+        var line = document.createElement("p");
+        line.className = "problem";
+        line.setAttribute("role", "alert");
+        line.textContent = text;
+        event.detail.elt.replaceChildren(line);
+      } else {
+        say(text, true);
       }
     }
   });

@@ -2,13 +2,26 @@
 // It changes only the drawing's viewBox and a class; the nodes' places come from the server.
 (function () {
   "use strict";
-  var NEAR = 1400;  // below this viewBox width, every node's name is shown (above it, only hubs')
+  var NEAR = 0.7;  // from this many screen pixels per unit, every node's name is shown (below it, only hubs')
+  var LARGEST = 1.3;  // a small graph is not drawn larger than this many pixels per unit
 
   function box(svg) { return svg.getAttribute("viewBox").split(" ").map(Number); }
 
   function show(svg, b) {
     svg.setAttribute("viewBox", b.map(function (v) { return v.toFixed(1); }).join(" "));
-    svg.classList.toggle("far", b[2] > NEAR);
+    var rect = svg.getBoundingClientRect();
+    svg.classList.toggle("far", rect.width / b[2] < NEAR);
+  }
+
+  // The server's box around every node, widened so that a small graph keeps its names at their size.
+  function fitted(svg) {
+    var b = svg.getAttribute("data-fit").split(" ").map(Number);
+    var rect = svg.getBoundingClientRect();
+    var scale = Math.min(rect.width / b[2], rect.height / b[3]);
+    if (scale <= LARGEST) { return b; }
+    var w = rect.width / LARGEST;
+    var h = rect.height / LARGEST;
+    return [b[0] - (w - b[2]) / 2, b[1] - (h - b[3]) / 2, w, h];
   }
 
   // Zoom by ``factor`` (below 1: in) keeping the drawing's point under (px, py) of the frame in place.
@@ -34,7 +47,7 @@
   function start(svg) {
     if (svg.hasAttribute("data-ready")) { return; }
     svg.setAttribute("data-ready", "");
-    var fit = svg.getAttribute("data-fit").split(" ").map(Number);
+    var fit = fitted(svg);
     var drag = null;
     show(svg, fit);
     var wanted = svg.getAttribute("data-focus");
