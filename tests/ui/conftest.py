@@ -128,7 +128,7 @@ class Tab:
         expect(self.page.locator("main .loading")).to_have_count(0)
 
     def phone(self) -> None:
-        self.page.set_viewport_size(PHONE)
+        self.page.set_viewport_size(PHONE)  # type: ignore[arg-type]  # a plain dict, as new_context takes
 
     def overflow(self) -> int:
         """How far the page is wider than the window, in CSS pixels (0: it fits)."""
