@@ -2,17 +2,23 @@
 
 One browser for the browser tests; each test gets a fresh context (its own session storage) and a
 page that records what the browser said: console errors, uncaught script errors, dialogs and
-Content-Security-Policy refusals. Screenshots go to ``ENGRAM_SCREENSHOTS`` (default
-``.screenshots/`` beside the tests' checkout); the README's come from ``docs/screenshots``.
+Content-Security-Policy violations (the page's own ``securitypolicyviolation`` events, reported
+through a binding, and Chromium's console lines). A test fails on any of them, unless it said
+beforehand which refused requests it provokes (``Tab.allow``): the only console errors a test may
+cause are the browser's lines for those statuses. Screenshots go to ``ENGRAM_SCREENSHOTS``
+(default ``.screenshots/`` beside the tests' checkout); ``python -m engramdb_bench.screenshots``
+writes the documentation's.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 import pytest
@@ -35,6 +41,11 @@ FLAGS = [
 ]
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("ENGRAM_SCREENSHOTS") or ROOT / ".screenshots")
+DESKTOP = {"width": 1366, "height": 850}
+PHONE = {"width": 390, "height": 844}
+# Every violation the page sees, whatever the console prints, reaches the test through this binding.
+WATCH_CSP = """document.addEventListener('securitypolicyviolation', e =>
+  window.__engramCsp([e.violatedDirective, e.blockedURI, e.sourceFile, e.lineNumber, e.sample].join(' | ')));"""
 expect.set_options(timeout=15_000)  # waits for the page, not a time limit: CI machines may be busy
 
 
@@ -72,10 +83,16 @@ class Heard:
     console_errors: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
+    csp: list[str] = field(default_factory=list)  # securitypolicyviolation events
+    allowed: list[re.Pattern[str]] = field(default_factory=list)
 
     @property
     def csp_refusals(self) -> list[str]:
-        return [m for m in self.console_errors if "Content Security Policy" in m]
+        return self.csp + [m for m in self.console_errors if "Content Security Policy" in m]
+
+    @property
+    def unexpected(self) -> list[str]:
+        return [m for m in self.console_errors if not any(p.fullmatch(m) for p in self.allowed)]
 
 
 @dataclass
@@ -85,6 +102,14 @@ class Tab:
     page: Page
     heard: Heard
     server: LiveServer
+
+    def allow(self, *statuses: int) -> None:
+        """Let the browser's console report these refused requests (a test that provokes them says so)."""
+        for status in statuses:  # the browser's line, and htmx's own for a part it swaps anyway
+            self.heard.allowed.append(
+                re.compile(f"Failed to load resource: the server responded with a status of {status} .*")
+            )
+            self.heard.allowed.append(re.compile(f"Response Status Error Code {status} from .*"))
 
     def sign_in(self, token: str, path: str = "/ui/memories") -> None:
         """Sign in through the form, as a person would, then open ``path``."""
@@ -102,6 +127,13 @@ class Tab:
         """Wait until the page's content replaced its loading line."""
         expect(self.page.locator("main .loading")).to_have_count(0)
 
+    def phone(self) -> None:
+        self.page.set_viewport_size(PHONE)  # type: ignore[arg-type]  # a plain dict, as new_context takes
+
+    def overflow(self) -> int:
+        """How far the page is wider than the window, in CSS pixels (0: it fits)."""
+        return int(self.page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
+
     def shot(self, name: str) -> Path:
         SHOTS.mkdir(parents=True, exist_ok=True)
         path = SHOTS / f"{name}.png"
@@ -109,20 +141,28 @@ class Tab:
         return path
 
 
-@pytest.fixture
-def tab(browser: Browser, ui: LiveServer) -> Iterator[Tab]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    heard = Heard()
+def listen(page: Page, heard: Heard) -> None:
+    """Record on ``heard`` what ``page`` reports: console errors, script errors, dialogs, CSP violations."""
     page.on("console", lambda m: heard.console_errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: heard.page_errors.append(str(e)))
 
-    def dialog(d: object) -> None:
-        heard.dialogs.append(getattr(d, "message", ""))
-        d.dismiss()  # type: ignore[attr-defined]
+    def dialog(d: Any) -> None:
+        heard.dialogs.append(d.message)
+        d.dismiss()
 
     page.on("dialog", dialog)
+
+
+@pytest.fixture
+def tab(browser: Browser, ui: LiveServer) -> Iterator[Tab]:
+    context = browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
+    heard = Heard()
+    context.expose_binding("__engramCsp", lambda _source, line: heard.csp.append(str(line)))
+    context.add_init_script(WATCH_CSP)
+    page = context.new_page()
+    listen(page, heard)
     yield Tab(page, heard, ui)
     context.close()
-    # Whatever a test did, the page never broke its own policy and no script failed.
-    assert heard.csp_refusals == [] and heard.page_errors == [], heard
+    # Whatever a test did, the page never broke its own policy, no script failed, and the console
+    # holds no error but the refusals the test said it provokes.
+    assert heard.csp_refusals == [] and heard.page_errors == [] and heard.unexpected == [], heard

@@ -1,40 +1,27 @@
-"""Every page by keyboard alone, and axe-core (from PyPI, run in the page) finds no serious violation."""
+"""Every page at a desktop's and a phone's width: axe-core (from PyPI, run in the page) finds no
+serious violation, nothing is wider than the window, and every control is reached by keyboard alone."""
 
 from __future__ import annotations
 
+import pytest
 from axe_playwright_python.sync_playwright import Axe  # type: ignore[import-untyped]  # ships no type information
 from playwright.sync_api import Page, expect
 
+from engramdb_bench.console_seed import Seeded, pages, seed
 from tests.factories import fact_body
 from tests.ui.conftest import Tab
-from tests.ui.seed import write
 
 SERIOUS = ("serious", "critical")
 FOCUSABLE = "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex='0']"
 
 
-def _pages(tab: Tab) -> list[tuple[str, str]]:
-    """Every page of the dashboard with content on it, for an admin."""
-    ids = write(tab.server, tab.server.key())
-    with tab.server.client(tab.server.key(role="admin")) as http:
-        scope_key = http.get("/v1/scopes").json()["scopes"][0]["scopeKey"]
-    return [
-        ("memories", "/ui/memories"),
-        ("recall", "/ui/recall"),
-        ("timeline", f"/ui/facts/{ids['editor']}?scope={scope_key}"),
-        ("review", "/ui/review"),
-        ("audit", "/ui/audit"),
-        ("admin", "/ui/admin"),
-    ]
+def seeded(tab: Tab) -> Seeded:
+    """The tenant of the screenshots, written into this test's server through its API."""
+    return seed(tab.server.url, lambda role, **grant: tab.server.key(role=role, **grant))
 
 
-def _recalled(page: Page) -> None:
-    page.get_by_label("Query").fill("billing")
-    page.get_by_label("Query").press("Enter")
-    expect(page.locator("pre.context")).to_be_visible()
-
-
-def _serious(page: Page) -> list[str]:
+def serious(page: Page) -> list[str]:
+    """What axe-core finds of serious or critical impact on the page as it is."""
     results = Axe().run(page).response
     return [
         f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
@@ -43,33 +30,44 @@ def _serious(page: Page) -> list[str]:
     ]
 
 
-def test_axe_finds_no_serious_violation_on_any_page(tab: Tab) -> None:
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_every_page_passes_axe_and_fits_the_window(tab: Tab, width: str) -> None:
+    tenant = seeded(tab)
+    if width == "phone":
+        tab.phone()
     tab.page.goto(f"{tab.server.url}/ui/signin")
-    assert _serious(tab.page) == [], "signin"
-    tab.sign_in(tab.server.key(role="admin"))
-    for name, path in _pages(tab):
+    assert serious(tab.page) == [] and tab.overflow() == 0, "signin"
+    tab.sign_in(tenant.tokens["admin"])
+    for name, path, act in pages(tenant.ids):
         tab.open(path)
-        if name == "recall":
-            _recalled(tab.page)
-        if name == "audit":
-            expect(tab.page.locator("#verdict")).to_be_visible()
-        assert _serious(tab.page) == [], name
-    # The positive control: the same check on a page made to fail does report it.
+        if act is not None:
+            act(tab.page)
+        assert serious(tab.page) == [], (name, width)
+        assert tab.overflow() == 0, (name, width)  # no page is wider than the window
+    # Positive controls: a page made wider than the window is measured so, and axe reports a page
+    # made to fail.
+    tab.page.evaluate(
+        """document.querySelector('main').insertAdjacentHTML('beforeend',
+        '<img alt="" width="2400" height="10" src="/ui/assets/favicon.svg">')"""
+    )
+    assert tab.overflow() > 0
     tab.page.set_content('<html><body><img src="data:,"><button></button><input></body></html>')
-    assert {v.split(" ")[0] for v in _serious(tab.page)} >= {"image-alt", "button-name"}
-    tab.heard.console_errors.clear()  # that page's image was refused by the policy still in force
+    assert {v.split(" ")[0] for v in serious(tab.page)} >= {"image-alt", "button-name"}
+    assert tab.heard.csp_refusals  # that page's image was refused by the policy still in force: heard, let go
+    tab.heard.csp.clear()
+    tab.heard.console_errors.clear()
 
 
 def test_every_control_of_every_page_is_reached_with_tab(tab: Tab) -> None:
-    tab.sign_in(tab.server.key(role="admin"))
-    for name, path in _pages(tab):
+    tenant = seeded(tab)
+    tab.sign_in(tenant.tokens["admin"])
+    for name, path, act in pages(tenant.ids):
         tab.open(path)
-        if name == "recall":
-            _recalled(tab.page)
-        if name == "audit":
-            expect(tab.page.locator("#verdict")).to_be_visible()
+        if act is not None:
+            act(tab.page)
         total = tab.page.evaluate(
-            """selector => { const all = [...document.querySelectorAll(selector)]
+            """selector => { document.querySelectorAll('details').forEach(d => { d.open = true; });  // inside too
+            const all = [...document.querySelectorAll(selector)]
             .filter(e => e.getClientRects().length && !e.disabled);
             all.forEach((e, i) => e.dataset.kb = i); return all.length; }""",
             FOCUSABLE,
@@ -86,8 +84,12 @@ def test_every_control_of_every_page_is_reached_with_tab(tab: Tab) -> None:
             [sorted(reached)],
         )
         assert missed == [], (name, missed)
+        for _ in range(total):  # on from past the last control (the browser's own stops) to one of the page's
+            if tab.page.evaluate("document.activeElement.dataset.kb !== undefined"):
+                break
+            tab.page.keyboard.press("Tab")
         outline = tab.page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
-        assert outline != "none", name  # where the focus is can be seen
+        assert outline != "none", (name, tab.page.evaluate("document.activeElement.outerHTML.slice(0, 120)"))
 
 
 def test_a_review_decision_by_keyboard_alone(tab: Tab) -> None:

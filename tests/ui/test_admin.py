@@ -32,7 +32,11 @@ def test_a_key_is_created_with_a_grant_shown_once_and_revoked(tab: Tab) -> None:
     tab.open("/ui/admin")
     expect(page.locator(".created")).to_have_count(0)  # shown once: not on the next visit
     assert token.rsplit(".", 1)[1] not in page.content()
-    page.get_by_role("button", name=f"Revoke key {key_id}").click()
+    page.get_by_role("button", name=f"Revoke key {key_id}").click()  # the first click only asks
+    expect(page.locator(".confirm")).to_contain_text("stops working at once")
+    with tab.server.client(token) as http:
+        assert http.post("/v1/recall", json={"query": "x"}).status_code == 200  # not revoked yet
+    page.locator(".confirm").get_by_role("button", name=f"Revoke key {key_id}").click()
     expect(page.locator("p.done")).to_contain_text(f"Revoked key {key_id}.")
     with tab.server.client(token) as http:
         assert http.post("/v1/recall", json={"query": "x"}).status_code == 401
@@ -42,6 +46,7 @@ def test_the_policy_is_edited_and_an_invalid_one_refused(tab: Tab) -> None:
     admin = tab.server.key(role="admin")
     tab.sign_in(admin, "/ui/admin")
     page = tab.page
+    tab.allow(422)  # the invalid policy's refusal
     page.get_by_label("trusted derived weight", exact=True).fill("2")
     page.get_by_role("button", name="Save policy").click()
     expect(page.get_by_role("alert")).to_contain_text("trust.trusted.derived.weight")

@@ -132,8 +132,11 @@ class ReadOperations(Area):
         return TombstoneList(tombstones=[tombstone_view(t) for t in tombs])
 
     def recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
+        started = time.perf_counter()
         with self.shared.foreground.recalling():  # queued model jobs wait between their steps meanwhile
-            return self._recall(caller, body)
+            answer = self._recall(caller, body)
+        self.shared.usage.note_recall(caller.tenant, (time.perf_counter() - started) * 1000, self.shared.now())
+        return answer
 
     def _recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
         auth.require(caller, "memory.read")

@@ -25,6 +25,7 @@ from engramdb.core.knowledge.writing import KnowledgeWriting
 from engramdb.core.reads import ReadOperations
 from engramdb.core.review import ReviewOperations
 from engramdb.core.scopes import ScopeOperations
+from engramdb.core.series import SeriesOperations
 from engramdb.core.shared import Area, Shared
 from engramdb.core.writes import WriteOperations
 from engramdb.storage.port import Store
@@ -45,6 +46,7 @@ class MemoryService:
         self.record_deletes = KnowledgeDeleting(self.shared)
         self.erasure = ErasureOperations(self.shared)
         self.aging = AgingOperations(self.shared)
+        self.series = SeriesOperations(self.shared)
         self.assist = AssistOperations(self.shared)
         self.derivations = DerivationOperations(self.shared, self.assist, self.writes)
         self._methods = _methods_by_name([area for area in vars(self).values() if isinstance(area, Area)])

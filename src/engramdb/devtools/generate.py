@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[3]
 # The SDK's methods, in one module per area (by the operations' tags).
 AREAS: dict[str, tuple[str, ...]] = {
     "memory": ("service", "memories", "lifecycle", "recall"),
-    "governance": ("review", "audit", "policy", "keys"),
+    "governance": ("review", "audit", "policy", "keys", "usage"),
     "knowledge": ("knowledge",),
     "aging": ("erasure", "aging", "jobs"),
     "assist": ("assist",),

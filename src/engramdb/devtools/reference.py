@@ -24,6 +24,7 @@ TAGS = {
     "erasure": "Erasure",
     "aging": "Aging",
     "jobs": "Jobs",
+    "usage": "Usage over time",
     "assist": "Model-assisted memory",
     "integrations": "Integrations",
 }

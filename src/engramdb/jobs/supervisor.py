@@ -124,7 +124,8 @@ def server_jobs(
     usage_seconds: float,
     recalling: Callable[[], bool] = lambda: False,
 ) -> list[Job]:
-    """The jobs a server runs: usage counts flushed, every tenant's aging sweep, and the recently
+    """The jobs a server runs: usage counts flushed (and memories counted for usage over time), every
+    tenant's aging sweep, and the recently
     recalled scopes' copies kept up to date with writes, while no recall runs (``recalling``), so
     that a recall after a write does not take the write in itself."""
 
@@ -157,7 +158,11 @@ def server_jobs(
         return {"scopes": done}
 
     return [
-        Job("usage", usage_seconds, lambda _: {"rows": usage.flush(store)}),
+        Job(
+            "usage",
+            usage_seconds,
+            lambda now: {"rows": usage.flush(store), "counted": usage.count_memories(store, now)},
+        ),
         Job("aging", aging_seconds, age),
         Job("copies", FRESHEN_SECONDS, freshen),
     ]

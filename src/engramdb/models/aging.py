@@ -21,6 +21,14 @@ class MarkRequest(WireModel):
         le=1,
         description="0-1; at the policy's protectImportance (default 0.8) or above it is never archived",
     )
+    reason: str | None = Field(None, max_length=1_000, description="why (audited)")
+    scope: ScopeFields | None = Field(None, description=_SCOPE)
+
+
+class ArchiveRequest(WireModel):
+    """Body of ``POST /v1/{facts|episodes}/{id}/archive``: a person takes a memory out of recall."""
+
+    reason: str = Field(min_length=1, max_length=1_000, description="why it leaves recall (audited)")
     scope: ScopeFields | None = Field(None, description=_SCOPE)
 
 

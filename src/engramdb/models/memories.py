@@ -43,6 +43,8 @@ class MemoryView(ResponseModel):
     supersedes_fact_id: str | None = Field(None, description="the fact this one replaced")
     superseded_by_fact_id: str | None = Field(None, description="the fact that replaced this one")
     status_reason: str | None = Field(None, description="why it has its status (e.g. why it waits for review)")
+    pinned: bool | None = Field(None, description="true when a person pinned it (never archived); absent otherwise")
+    importance: float | None = Field(None, description="0-1, when a person set it (absent: the source's prior)")
     embedding: EmbeddingStatus = Field(description="the state of its vector")
     event: dict[str, Any] = Field(description="the AgentMemoryEvent v1 as stored, scope and id included")
 

@@ -1,9 +1,8 @@
-"""The storage port: the only storage module that core imports.
+"""The storage port: the only storage module that core imports (with the rows it names).
 
-A ``Store`` holds tenants; a ``TenantStore`` holds one tenant's memories, keys and audit log.
-Every read takes a ``scope_key`` (the digest of the five scope fields) and applies it, with the
-status filter, before anything is scored. Backends differ in data (``Capabilities``), never in
-what core has to ask.
+A ``Store`` holds tenants; a ``TenantStore`` one tenant's memories, keys and audit log. Every read
+takes a ``scope_key`` (the digest of the five scope fields) and applies it, with the status filter,
+before anything is scored. Backends differ in data (``Capabilities``), never in what core asks.
 """
 
 from __future__ import annotations
@@ -46,6 +45,7 @@ from engramdb.storage.rows import (
     Tombstone,
     Vector,
 )
+from engramdb.storage.series import UsageSeriesStore
 
 __all__ = [
     "BELIEVED_STATUSES",
@@ -121,11 +121,9 @@ class Transaction(KnowledgeWrites, AssistWrites, Protocol):
         invalid_at: str | None = None,
         supersedes: str | None = None,
     ) -> MemoryRecord:
-        """Change a row's lifecycle status and return it.
-
-        ``superseded_by``, ``active_from`` and ``invalid_at`` replace the stored value when given;
-        ``supersedes`` fills ``supersedes_id`` only where the row has none.
-        """
+        """Change a row's lifecycle status and return it: ``superseded_by``, ``active_from`` and
+        ``invalid_at`` replace the stored value when given; ``supersedes`` fills ``supersedes_id``
+        only where the row has none."""
         ...
 
     def find_tombstone(self, scope_key: str, subject_key: str, kind: str, value_hash: str) -> Tombstone | None:
@@ -181,6 +179,7 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
 
     capabilities: Capabilities
     aging: AgingStore  # what a sweep weighs, retention ends, and recall's batched use counts
+    usage: UsageSeriesStore  # usage over time: hourly counters and gauges, the model ledger by hour
     coverage: CoverageReads  # the rows the audit covers, in pages, and the entries about them (audit verify)
 
     def transaction(self) -> AbstractContextManager[Transaction]:

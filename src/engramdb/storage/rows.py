@@ -263,3 +263,13 @@ class EdgeRow:
     state: dict[str, dict[str, Any]]
     ends_held: bool
     implied: bool
+
+
+@dataclass(frozen=True)
+class HourValue:
+    """One value of one series in one hour (``hour``: ``YYYY-MM-DDTHH``, UTC)."""
+
+    hour: str
+    metric: str
+    dimension: str
+    value: float

@@ -11,7 +11,21 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from engramdb.api.ui import admin, memories, pages, review, timeline
+from engramdb.api.ui import (
+    admin,
+    episodes,
+    graph,
+    jobs,
+    memories,
+    memory_actions,
+    pages,
+    people,
+    recall,
+    records,
+    review,
+    timeline,
+    usage,
+)
 from engramdb.api.ui.security import SecurityHeaders
 
 __all__ = ["install_ui"]
@@ -19,6 +33,20 @@ __all__ = ["install_ui"]
 
 def install_ui(app: FastAPI) -> None:
     """Serve the dashboard under ``/ui`` (and redirect ``/`` there)."""
-    for module in (pages, memories, timeline, review, admin):
+    for module in (
+        pages,
+        memories,
+        recall,
+        timeline,
+        episodes,
+        memory_actions,
+        records,
+        graph,
+        people,
+        review,
+        usage,
+        jobs,
+        admin,
+    ):
         app.include_router(module.router)
     app.add_middleware(SecurityHeaders)

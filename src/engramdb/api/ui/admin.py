@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 from engramdb.api.routes import authenticated
 from engramdb.api.ui.common import call, part, render, replace_url
 from engramdb.core.auth import ROLES, Caller
-from engramdb.errors import InvalidInputError
+from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.admin import KeyCreated
 from engramdb.models.policy import ORIGINS, TRUST_CLASSES
 
@@ -76,7 +76,13 @@ def create_key(
 
 @router.post("/ui/part/admin/keys/{key_id}/revoke")
 @part
-def revoke_key(request: Request, caller: Authenticated, key_id: str) -> HTMLResponse:
+def revoke_key(request: Request, caller: Authenticated, key_id: str, confirm: Text = "") -> HTMLResponse:
+    """Without ``confirm``: the confirmation naming the key. With it: revoked."""
+    if confirm != "yes":
+        key = next((k for k in call(request, caller, "list_keys").keys if k.key_id == key_id), None)
+        if key is None or key.revoked_at:
+            raise NotFoundError(f"no active key {key_id} in this tenant", id=key_id)
+        return render(request, "revoke.html", key=key, own=key_id == caller.key_id)
     call(request, caller, "revoke_key", {"key_id": key_id})
     return _page(request, caller, done=f"Revoked key {key_id}.")
 

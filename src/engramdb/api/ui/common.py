@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -12,10 +13,12 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from engramdb.contract.events import Scope
 from engramdb.core import auth
 from engramdb.core.auth import PERMISSIONS, Caller
 from engramdb.core.operations import run
 from engramdb.errors import AuthenticationError, EngramError, NotFoundError
+from engramdb.models.base import ScopeView
 from engramdb.models.inputs import build_inputs
 from engramdb.models.operations import BY_NAME
 from engramdb.models.scopes import ScopeSummary
@@ -31,6 +34,21 @@ templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_HEX_ID = re.compile(r"\b([0-9a-f]{8})[0-9a-f]{56}\b")
+
+
+def short_ids(text: str | None) -> str:
+    """``text`` with each 64-hex id cut to its first 8 characters (an unbroken id widens a column)."""
+    return _HEX_ID.sub(r"\1…", text or "")
+
+
+def scope_key_of(scope: ScopeView) -> str:
+    """The digest of a scope given by its five fields (as pages link to it)."""
+    return auth.scope_key(Scope.model_validate(scope.wire()))
+
+
+templates.filters["short_ids"] = short_ids
+templates.globals["scope_key_of"] = scope_key_of
 
 
 def base(request: Request) -> str:
@@ -38,9 +56,9 @@ def base(request: Request) -> str:
     return f"{request.scope.get('root_path', '')}/ui"
 
 
-def may(caller: Caller, permission: str) -> bool:
+def may(caller: Caller, permission: str | None) -> bool:
     """True when the caller's role has ``permission`` (what a page offers, not what it enforces)."""
-    return caller.role in PERMISSIONS[permission].roles
+    return permission is None or caller.role in PERMISSIONS[permission].roles
 
 
 def render(
@@ -108,6 +126,15 @@ def scopes(request: Request, caller: Caller, scope_key: str | None) -> Scopes:
     if chosen is None:
         raise NotFoundError(f"no scope {scope_key[:12]}… that this key may name", field="scope")
     return Scopes(listed, chosen)
+
+
+def holding(request: Request, caller: Caller, memory_id: str, scope_key: str | None) -> Scopes:
+    """The scope a page of one memory shows: the one named, else the one that holds the memory."""
+    if scope_key:
+        return scopes(request, caller, scope_key)
+    found = call(request, caller, "find_memory", {"memory_id": memory_id})
+    fields = {k: found.event[k] for k in SCOPE_FIELDS if k in found.event}
+    return scopes(request, caller, auth.scope_key(auth.resolve_scope(caller, fields)))
 
 
 def replace_url(request: Request, page: str) -> dict[str, str]:

@@ -1,21 +1,22 @@
-"""The Memories page (a scope's episodes and facts, filtered) and the recall playground."""
+"""The Memories page: a scope's episodes and facts, filtered, up to 10,000 episodes a page."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 
 from engramdb.api.routes import authenticated
-from engramdb.api.ui import charts
-from engramdb.api.ui.common import call, part, render, replace_url, scopes
+from engramdb.api.ui.common import Scopes, call, part, render, replace_url, scopes
 from engramdb.core.auth import Caller
+from engramdb.models.memories import MemoryView
 
 router = APIRouter(include_in_schema=False)
 Authenticated = Annotated[Caller, Depends(authenticated)]
-PAGE_SIZES = (50, 200, 1000)
+PAGE_SIZES = (50, 200, 1000, 10_000)
+FACTS_MAX = 1000  # list_facts answers at most this many; episodes are read a cursor page at a time
 
 
 class Filters(BaseModel):
@@ -31,7 +32,7 @@ class Filters(BaseModel):
     as_of: str | None = Field(None, alias="asOf")
     valid_at: str | None = Field(None, alias="validAt")
     history: bool = False
-    limit: int = Field(50, ge=1, le=1000)
+    limit: int = Field(50, ge=1, le=10_000)
     cursor: str | None = None
 
 
@@ -46,7 +47,9 @@ def utc(value: str | None) -> str | None:
 @part
 def memories(request: Request, caller: Authenticated, filters: Annotated[Filters, Query()]) -> HTMLResponse:
     chosen = scopes(request, caller, filters.scope)
-    facts, episodes, next_cursor = [], [], None
+    facts: list[MemoryView] = []
+    episodes: list[MemoryView] = []
+    next_cursor: str | None = None
     if chosen.current is not None and filters.show in ("both", "facts"):
         facts = call(
             request,
@@ -55,7 +58,7 @@ def memories(request: Request, caller: Authenticated, filters: Annotated[Filters
             {
                 "subjectKey": filters.subject,
                 "kind": filters.kind,
-                "limit": filters.limit,
+                "limit": min(filters.limit, FACTS_MAX),
                 "asOf": utc(filters.as_of),
                 "validAt": utc(filters.valid_at),
                 "includeHistory": filters.history,
@@ -63,20 +66,7 @@ def memories(request: Request, caller: Authenticated, filters: Annotated[Filters
             scope=chosen.fields(),
         ).facts
     if chosen.current is not None and filters.show in ("both", "episodes"):
-        page = call(
-            request,
-            caller,
-            "list_episodes",
-            {
-                "sessionId": filters.session,
-                "after": utc(filters.after),
-                "before": utc(filters.before),
-                "limit": filters.limit,
-                "cursor": filters.cursor,
-            },
-            scope=chosen.fields(),
-        )
-        episodes, next_cursor = page.episodes, page.next_cursor
+        episodes, next_cursor = _episodes(request, caller, chosen, filters)
     more = request.url.include_query_params(cursor=next_cursor).query if next_cursor else None
     return render(
         request,
@@ -89,40 +79,31 @@ def memories(request: Request, caller: Authenticated, filters: Annotated[Filters
         episodes=episodes,
         more=more,
         sizes=PAGE_SIZES,
+        facts_max=FACTS_MAX,
     )
 
 
-@router.get("/ui/part/recall")
-@part
-def recall_form(request: Request, caller: Authenticated, scope: str | None = None) -> HTMLResponse:
-    return render(
-        request,
-        "recall.html",
-        headers=replace_url(request, "recall"),
-        caller=caller,
-        scopes=scopes(request, caller, scope),
-    )
-
-
-@router.post("/ui/part/recall")
-@part
-def recall(
-    request: Request,
-    caller: Authenticated,
-    query: Annotated[str, Form()],
-    scope: Annotated[str, Form()] = "",
-    limit: Annotated[int, Form()] = 8,
-    history: Annotated[bool, Form()] = False,
-    pending: Annotated[bool, Form()] = False,
-) -> HTMLResponse:
-    chosen = scopes(request, caller, scope or None)
-    body = {"query": query, "limit": limit, "explain": True, "includeHistory": history, "includePending": pending}
-    answer = call(request, caller, "recall", body=body, scope=chosen.fields())
-    return render(
-        request,
-        "recalled.html",
-        answer=answer,
-        bars=charts.score_bars(answer.memories),
-        scope_key=chosen.current.scope_key if chosen.current else "",
-        width=charts.WIDTH,
-    )
+def _episodes(
+    request: Request, caller: Caller, chosen: Scopes, filters: Filters
+) -> tuple[list[MemoryView], str | None]:
+    """Up to ``filters.limit`` episodes, read in pages of at most 1,000, and the cursor after them."""
+    found: list[MemoryView] = []
+    cursor = filters.cursor
+    while True:
+        page = call(
+            request,
+            caller,
+            "list_episodes",
+            {
+                "sessionId": filters.session,
+                "after": utc(filters.after),
+                "before": utc(filters.before),
+                "limit": min(filters.limit - len(found), 1000),
+                "cursor": cursor,
+            },
+            scope=chosen.fields(),
+        )
+        found += page.episodes
+        cursor = page.next_cursor
+        if cursor is None or len(found) >= filters.limit:
+            return found, cursor

@@ -1,4 +1,5 @@
-"""A fact's timeline: every version on valid and record time, why each ended, and who did what."""
+"""A fact's timeline: every version on valid and record time, why each ended, who did what; correcting,
+retracting, and lifting a tombstone of its slot (memory_actions.py has the aging actions and delete)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from engramdb.api.routes import authenticated
 from engramdb.api.ui import charts
-from engramdb.api.ui.common import base, call, may, part, render, replace_url, scopes
+from engramdb.api.ui.common import base, call, holding, may, part, render, replace_url
 from engramdb.core.auth import Caller
 from engramdb.models.admin import AuditView
 from engramdb.models.lifecycle import FactHistory
@@ -27,11 +28,16 @@ def _doings(request: Request, caller: Caller, history: FactHistory) -> list[Audi
     return [found[seq] for seq in sorted(found)]
 
 
-def _page(request: Request, caller: Caller, fact_id: str, scope: str | None, done: str | None = None) -> HTMLResponse:
-    chosen = scopes(request, caller, scope)
+def timeline_page(
+    request: Request, caller: Caller, fact_id: str, scope: str | None, done: str | None = None
+) -> HTMLResponse:
+    """The timeline of ``fact_id`` in ``scope`` (none named: the scope that holds it)."""
+    chosen = holding(request, caller, fact_id, scope)
     history = call(request, caller, "fact_history", {"fact_id": fact_id}, scope=chosen.fields())
     drawing = charts.timeline(history.versions, [t.created_at for t in history.tombstones])
     current = next((v for v in history.versions if v.status == "active"), None)
+    shown = next((v for v in history.versions if v.id == fact_id), None)
+    focus = current or (shown if shown is not None and shown.status == "archived" else None)
     key = chosen.current.scope_key if chosen.current else ""
     url = {"HX-Replace-Url": f"{base(request)}/facts/{fact_id}?scope={key}"}
     return render(
@@ -44,6 +50,7 @@ def _page(request: Request, caller: Caller, fact_id: str, scope: str | None, don
         history=history,
         drawing=drawing,
         current=current,
+        focus=focus,
         doings=_doings(request, caller, history),
         done=done,
     )
@@ -52,7 +59,7 @@ def _page(request: Request, caller: Caller, fact_id: str, scope: str | None, don
 @router.get("/ui/part/facts/{fact_id}")
 @part
 def timeline(request: Request, caller: Authenticated, fact_id: str, scope: str | None = None) -> HTMLResponse:
-    response = _page(request, caller, fact_id, scope)
+    response = timeline_page(request, caller, fact_id, scope)
     response.headers.update(replace_url(request, f"facts/{fact_id}"))
     return response
 
@@ -67,7 +74,7 @@ def correct(
     reason: Annotated[str, Form()],
     scope: Annotated[str, Form()] = "",
 ) -> HTMLResponse:
-    fields = scopes(request, caller, scope or None).fields()
+    fields = holding(request, caller, fact_id, scope or None).fields()
     # A person typed it: stated, whatever wrote the fact it corrects (a derived one would wait for review).
     answer = call(
         request,
@@ -78,7 +85,7 @@ def correct(
         scope=fields,
     )
     done = f"Corrected: now “{text}” ({answer.memory.status})."
-    return _page(request, caller, answer.id, scope or None, done=done)
+    return timeline_page(request, caller, answer.id, scope or None, done=done)
 
 
 @router.post("/ui/part/facts/{fact_id}/retract")
@@ -90,6 +97,21 @@ def retract(
     reason: Annotated[str, Form()],
     scope: Annotated[str, Form()] = "",
 ) -> HTMLResponse:
-    fields = scopes(request, caller, scope or None).fields()
+    fields = holding(request, caller, fact_id, scope or None).fields()
     call(request, caller, "retract_fact", {"fact_id": fact_id}, body={"reason": reason}, scope=fields)
-    return _page(request, caller, fact_id, scope or None, done="Retracted; its value is tombstoned.")
+    return timeline_page(request, caller, fact_id, scope or None, done="Retracted; its value is tombstoned.")
+
+
+@router.post("/ui/part/facts/{fact_id}/lift/{tombstone_id}")
+@part
+def lift(
+    request: Request,
+    caller: Authenticated,
+    fact_id: str,
+    tombstone_id: str,
+    reason: Annotated[str, Form()] = "",
+    scope: Annotated[str, Form()] = "",
+) -> HTMLResponse:
+    """Lift a tombstone of the fact's slot: its value may become current again (audited, with the reason)."""
+    call(request, caller, "lift_tombstone", {"tombstone_id": tombstone_id}, body={"reason": reason.strip()})
+    return timeline_page(request, caller, fact_id, scope or None, done="Tombstone lifted: the value may be said again.")

@@ -15,7 +15,7 @@ from engramdb.core.policy import load_policy
 from engramdb.core.shared import Area
 from engramdb.core.views import memory_view
 from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
-from engramdb.models.aging import AgingRun, JobList, MarkRequest, MemoryMarks, RestoreRequest
+from engramdb.models.aging import AgingRun, ArchiveRequest, JobList, MarkRequest, MemoryMarks, RestoreRequest
 from engramdb.models.memories import MemoryView
 from engramdb.storage.port import MemoryRecord, Source, TenantStore
 
@@ -30,6 +30,12 @@ class AgingOperations(Area):
         if body.pinned is not None:
             raise InvalidInputError("only facts are pinned; give an episode an importance", field="pinned")
         return self._mark(caller, "EPISODE", event_id, body)
+
+    def archive_fact(self, caller: Caller, fact_id: str, body: ArchiveRequest) -> MemoryView:
+        return self._archive(caller, "MEMORY_FACT", fact_id, body)
+
+    def archive_episode(self, caller: Caller, event_id: str, body: ArchiveRequest) -> MemoryView:
+        return self._archive(caller, "EPISODE", event_id, body)
 
     def restore_fact(self, caller: Caller, fact_id: str, body: RestoreRequest) -> MemoryView:
         return self._restore(caller, "MEMORY_FACT", fact_id, body)
@@ -70,10 +76,33 @@ class AgingOperations(Area):
                     scope_key=scope_key,
                     before_digest=state_digest(row),
                     after_digest=None if marked is None else state_digest(marked),
-                    reason=f"pinned={pinned} importance={importance}",
+                    reason=_marked(body.reason, pinned, importance),
                 )
             )
         return MemoryMarks(memory=memory_view(row), pinned=pinned, importance=importance)
+
+    def _archive(self, caller: Caller, source: Source, memory_id: str, body: ArchiveRequest) -> MemoryView:
+        auth.require(caller, "memory.mark")
+        tenant, scope_key = self._memory_scope(caller, body)
+        row = _found(tenant, scope_key, source, memory_id)
+        if row.status != "active":
+            raise ConflictError(f"{memory_id} is {row.status}; only an active memory is archived", id=memory_id)
+        with tenant.transaction() as tx:
+            archived = tx.set_status(
+                row.rowid, status="archived", reason=body.reason, retired_at=clock.to_text(self.shared.now())
+            )
+            tx.audit(
+                caller.audit(
+                    "memory.archive",
+                    target_kind=source,
+                    target_id=memory_id,
+                    scope_key=scope_key,
+                    before_digest=state_digest(row),
+                    after_digest=state_digest(archived),
+                    reason=body.reason,
+                )
+            )
+        return memory_view(archived)
 
     def _restore(self, caller: Caller, source: Source, memory_id: str, body: RestoreRequest) -> MemoryView:
         auth.require(caller, "memory.write")
@@ -108,7 +137,9 @@ class AgingOperations(Area):
             )
         return memory_view(restored)
 
-    def _memory_scope(self, caller: Caller, body: MarkRequest | RestoreRequest) -> tuple[TenantStore, str]:
+    def _memory_scope(
+        self, caller: Caller, body: MarkRequest | RestoreRequest | ArchiveRequest
+    ) -> tuple[TenantStore, str]:
         scope = self.shared.scope(caller, body.scope.named_scope_fields() if body.scope else {})
         return self.shared.tenant(caller), auth.scope_key(scope)
 
@@ -119,3 +150,9 @@ def _found(tenant: TenantStore, scope_key: str, source: Source, memory_id: str) 
         noun = "episode" if source == "EPISODE" else "fact"
         raise NotFoundError(f"no {noun} {memory_id} in this scope", id=memory_id)
     return row
+
+
+def _marked(reason: str | None, pinned: bool | None, importance: float | None) -> str:
+    """The audit entry's reason: the person's own, then the marks as they now stand."""
+    marks = f"pinned={pinned} importance={importance}"
+    return f"{reason} ({marks})" if reason else marks

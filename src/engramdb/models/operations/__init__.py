@@ -46,6 +46,7 @@ from engramdb.models.operations.memories import (
 )
 from engramdb.models.operations.recall import RECALL
 from engramdb.models.operations.review import APPROVE, EDIT_AND_APPROVE, REJECT, REVIEW_QUEUE
+from engramdb.models.operations.series import USAGE_SERIES
 
 OPERATIONS: tuple[Operation[Any], ...] = (
     HEALTH,
@@ -79,5 +80,6 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     *AGING_OPERATIONS,
     *ASSIST_OPERATIONS,
     *INTEGRATION_OPERATIONS,
+    USAGE_SERIES,
 )
 BY_NAME: Mapping[str, Operation[Any]] = {op.name: op for op in OPERATIONS}

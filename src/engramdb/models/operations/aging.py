@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engramdb.models.aging import AgingRun, JobList, MarkRequest, MemoryMarks, RestoreRequest
+from engramdb.models.aging import AgingRun, ArchiveRequest, JobList, MarkRequest, MemoryMarks, RestoreRequest
 from engramdb.models.erasure import (
     DeleteMemoryQuery,
     ForgetRequest,
@@ -108,6 +108,38 @@ MARK_EPISODE = Operation(
     cli=Cli(("episodes", "mark")),
 )
 
+ARCHIVE_FACT = Operation(
+    name="archive_fact",
+    method="POST",
+    path="/v1/facts/{fact_id}/archive",
+    tag="aging",
+    output=MemoryView,
+    permission="memory.mark",
+    body=ArchiveRequest,
+    path_params=_FACT_ID,
+    errors=(404, 409),
+    example={"reason": "the project ended"},
+    summary="Archive a current fact now, saying why (a person's keys; audited); restore_fact brings it back.",
+    description="The fact leaves recall as the aging sweep would take it out (status archived), whatever its "
+    "strength, pin or importance: a person decided. 409 unless the fact is active.",
+    cli=Cli(("facts", "archive"), id_prefix_of="list_facts", id_prefix_query={"includeHistory": True, "limit": 1000}),
+)
+
+ARCHIVE_EPISODE = Operation(
+    name="archive_episode",
+    method="POST",
+    path="/v1/episodes/{event_id}/archive",
+    tag="aging",
+    output=MemoryView,
+    permission="memory.mark",
+    body=ArchiveRequest,
+    path_params=_EVENT_ID,
+    errors=(404, 409),
+    example={"reason": "the project ended"},
+    summary="Archive an episode now, saying why (a person's keys; audited); restore_episode brings it back.",
+    cli=Cli(("episodes", "archive")),
+)
+
 RESTORE_FACT = Operation(
     name="restore_fact",
     method="POST",
@@ -170,6 +202,8 @@ AGING_OPERATIONS: tuple[Operation[Any], ...] = (
     DELETE_FACT,
     MARK_FACT,
     MARK_EPISODE,
+    ARCHIVE_FACT,
+    ARCHIVE_EPISODE,
     RESTORE_FACT,
     RESTORE_EPISODE,
     LIST_JOBS,

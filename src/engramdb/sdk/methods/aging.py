@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from engramdb.contract.events import ScopeFields
-from engramdb.models.aging import AgingRun, JobList, MarkRequest, MemoryMarks, RestoreRequest
+from engramdb.models.aging import AgingRun, ArchiveRequest, JobList, MarkRequest, MemoryMarks, RestoreRequest
 from engramdb.models.erasure import ForgetRequest, Forgotten, MemoryDeleted, ParticipantExport
 from engramdb.models.inputs import Inputs
 from engramdb.models.memories import MemoryView
@@ -72,6 +72,14 @@ class SyncAgingMethods:
     def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
         """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
         return self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
+
+    def archive_fact(self, fact_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
+        """Archive a current fact now, saying why (a person's keys; audited); restore_fact brings it back."""
+        return self.call(aging_ops.ARCHIVE_FACT, inputs_for(aging_ops.ARCHIVE_FACT, (fact_id,), body, {}))
+
+    def archive_episode(self, event_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
+        """Archive an episode now, saying why (a person's keys; audited); restore_episode brings it back."""
+        return self.call(aging_ops.ARCHIVE_EPISODE, inputs_for(aging_ops.ARCHIVE_EPISODE, (event_id,), body, {}))
 
     def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
         """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""
@@ -139,6 +147,14 @@ class AsyncAgingMethods:
     async def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
         """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
         return await self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
+
+    async def archive_fact(self, fact_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
+        """Archive a current fact now, saying why (a person's keys; audited); restore_fact brings it back."""
+        return await self.call(aging_ops.ARCHIVE_FACT, inputs_for(aging_ops.ARCHIVE_FACT, (fact_id,), body, {}))
+
+    async def archive_episode(self, event_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
+        """Archive an episode now, saying why (a person's keys; audited); restore_episode brings it back."""
+        return await self.call(aging_ops.ARCHIVE_EPISODE, inputs_for(aging_ops.ARCHIVE_EPISODE, (event_id,), body, {}))
 
     async def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
         """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""

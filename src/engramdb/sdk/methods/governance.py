@@ -3,6 +3,7 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
+# ruff: noqa: E501
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -15,7 +16,9 @@ from engramdb.models.memories import MemoryView, WriteResponse
 from engramdb.models.operation import Operation
 from engramdb.models.operations import governance as governance_ops
 from engramdb.models.operations import review as review_ops
+from engramdb.models.operations import series as series_ops
 from engramdb.models.policy import TenantPolicy
+from engramdb.models.series import UsageSeries
 from engramdb.sdk.operations import inputs_for
 
 __all__ = ["AsyncGovernanceMethods", "Literal", "SyncGovernanceMethods"]
@@ -111,6 +114,19 @@ class SyncGovernanceMethods:
         self.call(governance_ops.REVOKE_KEY, inputs_for(governance_ops.REVOKE_KEY, (key_id,), None, {}))
         return None
 
+    def usage_series(
+        self,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        bucket: Literal["hour", "day"] = "hour",
+    ) -> UsageSeries:
+        """The tenant's memories, recalls and their time, review backlog and model calls over time (reviewer or admin keys)."""
+        return self.call(
+            series_ops.USAGE_SERIES,
+            inputs_for(series_ops.USAGE_SERIES, (), None, {"since": since, "until": until, "bucket": bucket}),
+        )
+
 
 class AsyncGovernanceMethods:
     """The governance operations as coroutine methods."""
@@ -201,3 +217,16 @@ class AsyncGovernanceMethods:
         """Revoke a key of the caller's tenant (admin keys only; not the tenant's last admin key)."""
         await self.call(governance_ops.REVOKE_KEY, inputs_for(governance_ops.REVOKE_KEY, (key_id,), None, {}))
         return None
+
+    async def usage_series(
+        self,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        bucket: Literal["hour", "day"] = "hour",
+    ) -> UsageSeries:
+        """The tenant's memories, recalls and their time, review backlog and model calls over time (reviewer or admin keys)."""
+        return await self.call(
+            series_ops.USAGE_SERIES,
+            inputs_for(series_ops.USAGE_SERIES, (), None, {"since": since, "until": until, "bucket": bucket}),
+        )

@@ -57,6 +57,7 @@ from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.timeouts import maintenance
 from engramdb.storage.postgres.transaction import PostgresTransaction, runner
+from engramdb.storage.series import UsageSeriesStore
 
 if TYPE_CHECKING:
     from engramdb.storage.postgres.store import PostgresStore
@@ -75,6 +76,7 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
         super().__init__(name, self._unprepared, self._conn, store.searches)
         self.aging = AgingStore(self._all, self._dialect, self._write_many, maintenance)
+        self.usage = UsageSeriesStore(self._all, self._dialect, self._write_many)
         self.coverage = CoverageReads(self._all, self._dialect)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a tenant from before the digests covered rows
             with self._conn() as conn:

@@ -24,7 +24,7 @@ def migrate(db: Connections) -> None:
     if db.fetchone("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"):
         _upgrade(db)
         return
-    script = _script("schema.sql") + _script("knowledge.sql") + _script("assist.sql")
+    script = _script("schema.sql") + _script("knowledge.sql") + _script("assist.sql") + _script("usage.sql")
     with db.write() as conn:
         # Another process may have created it between our check and our lock.
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
@@ -90,6 +90,10 @@ def _upgrade(db: Connections) -> None:
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_by_id'"):
         with db.write() as conn:  # a memory was found by id only within its scope
             conn.execute(BY_ID_INDEX_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='usage_hourly'"):
+        with db.write() as conn:  # usage was not kept over time (IF NOT EXISTS: another process may race)
+            for statement in _statements(_script("usage.sql")):
+                conn.execute(statement)
 
 
 AUDIT_BY_TARGET_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_target ON audit_log (target_kind, target_id, seq)"

@@ -37,6 +37,7 @@ from engramdb.storage.port import (
 from engramdb.storage.scope_cache import ScopeCache, read_copy
 from engramdb.storage.scope_cache import Source as CopySource
 from engramdb.storage.scope_copy import ScopeCopy
+from engramdb.storage.series import UsageSeriesStore
 from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
 from engramdb.storage.sqlite.embedding_jobs import SQLiteEmbeddingJobs
@@ -82,6 +83,7 @@ class SQLiteTenantStore(
         migrate(self._db)
         super().__init__(self._db)
         self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
+        self.usage = UsageSeriesStore(self._db.fetchall, SQLITE, self._write_many)
         self.coverage = CoverageReads(self._db.fetchall, SQLITE)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a file from before the digests covered rows
             with self._db.write() as conn:
