@@ -44,6 +44,8 @@ GROUPS = {
     "participants": "One participant's data: export it (JSON lines); `engram forget` erases it.",
     "jobs": "The server's background jobs (aging, usage), and running the aging sweep now.",
     "assist": "Model-assisted memory: extraction and its queue, reflection, consolidation, usage (docs/assist.md).",
+    "changes": "The change feed: what changed in the key's scopes, in order, from a cursor.",
+    "webhooks": "Endpoints that receive the change feed, signed; their dead letters and replay.",
 }
 err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
 

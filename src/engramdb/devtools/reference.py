@@ -26,6 +26,8 @@ TAGS = {
     "jobs": "Jobs",
     "assist": "Model-assisted memory",
     "integrations": "Integrations",
+    "changes": "Change feed",
+    "webhooks": "Webhooks",
 }
 
 

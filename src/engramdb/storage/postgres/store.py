@@ -42,6 +42,8 @@ MIGRATIONS = (
     "009_assist.sql",
     "010_erasable_reasons.sql",
     "011_aging.sql",
+    "012_memories_by_id.sql",
+    "014_changes_and_webhooks.sql",
 )
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 

@@ -29,6 +29,9 @@ from engramdb.storage.columns import (
     filter_clause,
 )
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.feed.changes import ChangeLog
+from engramdb.storage.feed.webhooks import WebhookLog
+from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.participants import ParticipantSaltStore
 from engramdb.storage.port import (
     AuditDraft,
@@ -53,7 +56,7 @@ from engramdb.storage.postgres.keys import PostgresKeys
 from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
-from engramdb.storage.postgres.transaction import PostgresTransaction
+from engramdb.storage.postgres.transaction import PostgresTransaction, runner
 
 if TYPE_CHECKING:
     from engramdb.storage.postgres.store import PostgresStore
@@ -72,6 +75,8 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
         super().__init__(name, self._unprepared, self._conn)
         self.aging = AgingStore(self._all, self._dialect, self._write_many)
+        self.changes = ChangeLog(self._all, self._dialect)
+        self.webhooks = WebhookLog(self._all, self._atomic, self._dialect)
 
     def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._conn() as conn, conn.cursor() as cursor:
@@ -88,6 +93,11 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
             return
         with self._store.connection(self.name) as conn:
             yield conn
+
+    @contextmanager
+    def _atomic(self) -> Iterator[Run]:
+        with self._conn() as conn:
+            yield runner(conn)
 
     @contextmanager
     def reading(self) -> Iterator[PostgresTenantStore]:

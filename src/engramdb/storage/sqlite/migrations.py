@@ -24,7 +24,7 @@ def migrate(db: Connections) -> None:
     if db.fetchone("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"):
         _upgrade(db)
         return
-    script = _script("schema.sql") + _script("knowledge.sql") + _script("assist.sql")
+    script = _script("schema.sql") + _script("knowledge.sql") + _script("assist.sql") + _script("feed.sql")
     with db.write() as conn:
         # Another process may have created it between our check and our lock.
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
@@ -87,6 +87,15 @@ def _upgrade(db: Connections) -> None:
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_by_id'"):
         with db.write() as conn:  # a memory was found by id only within its scope
             conn.execute(BY_ID_INDEX_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='webhook_deliveries_next'"):
+        _add_feed(db)
+
+
+def _add_feed(db: Connections) -> None:
+    """Before the change feed and its webhooks: their tables, and the names of the scopes written so far."""
+    with db.write() as conn:  # IF NOT EXISTS and OR IGNORE: another process may race
+        for statement in _statements(_script("feed.sql")):
+            conn.execute(statement)
 
 
 AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEGER DEFAULT 0", "last_used_at TEXT")

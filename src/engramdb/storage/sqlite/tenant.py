@@ -14,6 +14,9 @@ from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.feed.changes import ChangeLog
+from engramdb.storage.feed.webhooks import WebhookLog
+from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -53,7 +56,7 @@ from engramdb.storage.sqlite.sql import (
     placeholders,
     tombstone,
 )
-from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction
+from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, runner
 
 T = TypeVar("T")
 
@@ -79,6 +82,8 @@ class SQLiteTenantStore(
         migrate(self._db)
         super().__init__(self._db)
         self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
+        self.changes = ChangeLog(self._db.fetchall, SQLITE)
+        self.webhooks = WebhookLog(self._db.fetchall, self._atomic, SQLITE)
         self.connections = self._db  # a backup reads the file through them
         self._vector_model: str | None = None  # whose vectors the copies hold (the running embedder's)
 
@@ -89,6 +94,11 @@ class SQLiteTenantStore(
     def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._db.write() as conn:
             conn.executemany(sql, rows)
+
+    @contextmanager
+    def _atomic(self) -> Iterator[Run]:
+        with self._db.write() as conn:
+            yield runner(conn)
 
     @contextmanager
     def reading(self) -> Iterator[SQLiteTenantStore]:
