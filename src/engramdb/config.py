@@ -112,7 +112,7 @@ class LLMSettings(BaseModel):
 
 
 class WebhookSettings(BaseModel):
-    """Delivering the change feed to webhooks (docs/operations.md#webhooks)."""
+    """Delivering the change feed to webhooks (docs/operations.md#the-change-feed-and-webhooks)."""
 
     deliver: bool = Field(
         True, description="this server delivers webhooks (run one deliverer per database: set false on the others)"

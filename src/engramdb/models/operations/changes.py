@@ -1,4 +1,4 @@
-"""The change feed and the webhooks that carry it (docs/operations.md#webhooks)."""
+"""The change feed and the webhooks that carry it (docs/operations.md#the-change-feed-and-webhooks)."""
 
 from __future__ import annotations
 
