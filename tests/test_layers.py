@@ -22,9 +22,9 @@ week later. Every part of the package has a rule (a new subpackage without one f
     skills       errors (the shipped SKILL.md files and their installer: files, nothing of the server)
     drivers      sqlite3 only in storage/sqlite (and the SDK's own outbox file); psycopg and
                  pgvector only in storage/postgres
-    harness      (engramdb_bench, bench/scripts) engramdb's public modules, stores only through the
-                 backend registry; and nothing of engramdb names the harness (``engram`` finds its
-                 commands through their entry points)
+    harness      (engramdb_bench, bench/scripts) engramdb's public modules (the SDK and the integrations
+                 built on it among them), stores only through the backend registry; and nothing of
+                 engramdb names the harness (``engram`` finds its commands through their entry points)
 """
 
 from __future__ import annotations
@@ -177,6 +177,7 @@ HARNESS_MAY_IMPORT = (
     f"{OWN}.storage.registry",
     f"{OWN}.api",
     f"{OWN}.sdk",
+    f"{OWN}.integrations",
 )
 
 

@@ -224,7 +224,14 @@ def normalize(text: str, limit: int) -> str:
 
 
 def _meaningful(text: str) -> bool:
-    return sum(ch.isalnum() for ch in _PLACEHOLDER.sub("", text)) >= 2
+    """True when at least two letters or digits are left (read only as far as the second)."""
+    found = 0
+    for ch in _PLACEHOLDER.sub("", text):
+        if ch.isalnum():
+            found += 1
+            if found == 2:
+                return True
+    return False
 
 
 def clean_text(text: str, limit: int = FACT_CHARS) -> tuple[str, tuple[str, ...]] | Refused:

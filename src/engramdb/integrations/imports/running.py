@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engramdb.errors import InvalidInputError, ModelNotConfiguredError
 from engramdb.integrations.imports import chatgpt, claude_code, jsonl, mem0, zep
-from engramdb.integrations.imports.turns import Reading, episode_body
+from engramdb.integrations.imports.turns import ImportedTurn, Reading, episode_body
 from engramdb.integrations.target import Target
 from engramdb.models.inputs import build_inputs
 from engramdb.models.memories import EpisodeBatchResult
@@ -26,7 +27,7 @@ SOURCES: dict[str, Callable[[Path], Reading]] = {
     "jsonl": jsonl.read,
 }
 BATCH = 100  # the most one write_episode_batch takes
-Progress = Callable[[int, int], None]  # (episodes done, episodes in all)
+Progress = Callable[[int, int], None]  # (turns done, turns in all)
 
 
 @dataclass
@@ -88,27 +89,50 @@ def import_file(
     reading = SOURCES[source](Path(path))
     report = ImportReport(source, str(path), dry_run, turns=len(reading.turns), skipped=Counter(reading.skipped))
     report.extract = None if dry_run else extract
-    bodies = _bodies(reading, source, report)
-    for start in range(0, len(bodies), batch_size):
-        chunk = bodies[start : start + batch_size]
-        _tally(report, chunk, _write(target, chunk, scope, report, allow_fallback=extract is None))
-        if progress is not None:
-            progress(start + len(chunk), len(bodies))
+    chunks = [reading.turns[i : i + batch_size] for i in range(0, len(reading.turns), batch_size)]
+    # The next batch is made (parsed, redacted) while this one is written: the capture rules' work
+    # overlaps the server's, so an import costs little more than writing the same episodes.
+    with ThreadPoolExecutor(1, thread_name_prefix="engram-import") as making:
+        ahead = making.submit(_bodies, chunks[0], source) if chunks else None
+        for n in range(len(chunks)):
+            assert ahead is not None
+            made = ahead.result()
+            ahead = making.submit(_bodies, chunks[n + 1], source) if n + 1 < len(chunks) else None
+            _merge(report, made)
+            if made.bodies:
+                answer = _write(target, made.bodies, scope, report, allow_fallback=extract is None)
+                _tally(report, made.bodies, answer)
+            if progress is not None:
+                progress(min((n + 1) * batch_size, len(reading.turns)), len(reading.turns))
     return report
 
 
-def _bodies(reading: Reading, source: str, report: ImportReport) -> list[dict[str, Any]]:
-    bodies = []
-    for turn in reading.turns:
-        made = episode_body(turn, f"engram-import:{source}")
-        if isinstance(made, Refused):
-            report.skipped[made.reason] += 1
+@dataclass
+class _Made:
+    """A batch's episode bodies, and what the capture rules did to its turns."""
+
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    redacted: Counter[str] = field(default_factory=Counter)
+
+
+def _bodies(turns: Sequence[ImportedTurn], source: str) -> _Made:
+    made = _Made()
+    for turn in turns:
+        result = episode_body(turn, f"engram-import:{source}")
+        if isinstance(result, Refused):
+            made.skipped[result.reason] += 1
             continue
-        body, redacted = made
-        bodies.append(body)
-        report.redacted.update(redacted)
-    report.episodes = len(bodies)
-    return bodies
+        body, redacted = result
+        made.bodies.append(body)
+        made.redacted.update(redacted)
+    return made
+
+
+def _merge(report: ImportReport, made: _Made) -> None:
+    report.episodes += len(made.bodies)
+    report.skipped.update(made.skipped)
+    report.redacted.update(made.redacted)
 
 
 def _write(

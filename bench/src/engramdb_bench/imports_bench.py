@@ -1,0 +1,175 @@
+"""``engram bench import``: importing turns through REST against the plain batch write, in one run.
+
+A real ``engram serve`` (its own process) on a fresh data folder (SQLite, or a PostgreSQL schema).
+The same ``turns`` synthetic turns (engramdb_bench.synthetic_corpus), as a JSONL file of chat
+messages, are written twice per round, each time into a scope of their own: by the **import**
+(``import_file``: the file read, its messages paired into turns, the capture rules applied, the
+episodes written 100 at a time through the SDK) and by the **plain batch write** of the very same
+episode bodies, built before the clock starts (``write_episode_batch``, 100 at a time): what the
+import costs beyond the write is the difference. Rounds alternate the order (batch first, then import first),
+and the embedding backlog is drained before each arm, so neither pays for the other's vectors.
+Then the file is imported again (it must write nothing) and its time reported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from engramdb.contract.canonical import hash_scope
+from engramdb.core import auth
+from engramdb.integrations.imports import import_file, jsonl
+from engramdb.integrations.imports.turns import episode_body
+from engramdb.sdk import Client
+from engramdb.sdk.capture import Refused
+from engramdb.storage.registry import open_store
+from engramdb_bench.faults.server import ServerProcess
+from engramdb_bench.machine import load_average, machine_info
+from engramdb_bench.synthetic_corpus import SCOPE, episode_bodies
+
+BATCH = 100
+_BACKLOG = re.compile(r"^engram_embedding_backlog\s+([0-9.e+]+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ImportBenchConfig:
+    turns: int = 10_000
+    rounds: int = 2
+    embedder: str = "hashing"
+    database_url: str | None = None  # None: SQLite in a temporary folder
+    seed: int = 7
+
+
+def run(config: ImportBenchConfig, progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """Start a server, time both arms ``rounds`` times, import again; return the results."""
+    turns = list(episode_bodies(config.turns, config.seed))
+    with tempfile.TemporaryDirectory(prefix="engram-import-bench-") as folder:
+        home = Path(folder)
+        chat = home / "turns.jsonl"
+        chat.write_text("".join(_messages(turns)), encoding="utf-8")
+        bodies = _built(chat)
+        env = {"ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": config.embedder}
+        if config.database_url:
+            env |= {"ENGRAM_DATABASE_URL": config.database_url, "ENGRAM_PG_SCHEMA": f"bench_{uuid.uuid4().hex[:8]}"}
+        key = _admin_key(env, home)
+        server = ServerProcess(env, home / "server.log")
+        server.start()
+        load_before = load_average()
+        try:
+            with Client(server.url, key, timeout=120) as client:
+                rounds = [_round(client, server.url, bodies, chat, n, progress) for n in range(config.rounds)]
+                again = _again(client, chat, rounds[-1]["importScope"])
+        finally:
+            server.stop(signal.SIGTERM)
+    return _result(config, rounds, again, load_before)
+
+
+def _messages(bodies: list[dict[str, Any]]) -> list[str]:
+    """The turns as a chat export would hold them: a user and an assistant message each, one a line."""
+    lines = []
+    for i, body in enumerate(bodies):
+        common = {"session": body["externalSessionId"], "timestamp": body["observedAt"]}
+        lines.append(json.dumps({**common, "role": "user", "content": body["userText"], "id": f"turn-{i}"}) + "\n")
+        lines.append(json.dumps({**common, "role": "assistant", "content": body["assistantText"]}) + "\n")
+    return lines
+
+
+def _built(chat: Path) -> list[dict[str, Any]]:
+    """The episode bodies the import makes of the file (the batch arm writes them ready-made)."""
+    bodies = []
+    for turn in jsonl.read(chat).turns:
+        made = episode_body(turn, "engram-import:jsonl")
+        assert not isinstance(made, Refused), made
+        bodies.append(made[0])
+    return bodies
+
+
+def _admin_key(env: dict[str, str], home: Path) -> str:
+    url = env.get("ENGRAM_DATABASE_URL") or f"sqlite:///{home}"
+    options: dict[str, Any] = {"schema": env["ENGRAM_PG_SCHEMA"]} if "ENGRAM_PG_SCHEMA" in env else {}
+    store = open_store(url, **options)
+    try:
+        token, _ = auth.create_key(store, tenant="default", role="admin", grant={}, create_tenant=True)
+    finally:
+        store.close()
+    return token
+
+
+def _scope(name: str) -> dict[str, Any]:
+    return {**SCOPE, "participantScopeHash": hash_scope(["bench-import", name])}
+
+
+def _round(
+    client: Client, url: str, bodies: list[dict[str, Any]], chat: Path, n: int, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    """One round: both arms, in this round's order, each after the embedding backlog is drained."""
+    arms: dict[str, float] = {}
+    import_scope = _scope(f"import-{n}")
+    for arm in ("batch", "import") if n % 2 == 0 else ("import", "batch"):
+        _drained(url)
+        started = time.perf_counter()
+        if arm == "batch":
+            written = _batch(client, bodies, _scope(f"batch-{n}"))
+        else:
+            report = import_file(client, "jsonl", chat, scope=import_scope, extract=False)
+            written = report.created
+        arms[arm] = time.perf_counter() - started
+        assert written == len(bodies), f"{arm} wrote {written} of {len(bodies)}"
+        progress(f"  round {n + 1}, {arm}: {len(bodies)} turns in {arms[arm]:.2f} s")
+    return {"batchS": arms["batch"], "importS": arms["import"], "importScope": import_scope}
+
+
+def _batch(client: Client, bodies: list[dict[str, Any]], scope: dict[str, Any]) -> int:
+    created = 0
+    for start in range(0, len(bodies), BATCH):
+        answer = client.write_episode_batch({"episodes": bodies[start : start + BATCH], "scope": scope})
+        created += sum(1 for r in answer.results if r.get("status") == 201)
+    return created
+
+
+def _again(client: Client, chat: Path, scope: dict[str, Any]) -> dict[str, Any]:
+    started = time.perf_counter()
+    report = import_file(client, "jsonl", chat, scope=scope, extract=False)
+    return {"seconds": time.perf_counter() - started, "created": report.created, "existing": report.existing}
+
+
+def _drained(url: str, timeout: float = 600.0) -> None:
+    """Wait until no memory waits for its vector (the server's /metrics says)."""
+    deadline = time.monotonic() + timeout
+    with httpx.Client(base_url=url, timeout=30) as http:
+        while time.monotonic() < deadline:
+            found = _BACKLOG.search(http.get("/metrics").text)
+            if found is None or float(found.group(1)) == 0:
+                return
+            time.sleep(0.2)
+    raise TimeoutError("the embedding backlog did not drain")
+
+
+def _result(
+    config: ImportBenchConfig, rounds: list[dict[str, Any]], again: dict[str, Any], load_before: Any
+) -> dict[str, Any]:
+    batch_s, import_s = sum(r["batchS"] for r in rounds), sum(r["importS"] for r in rounds)
+    turns = config.turns * len(rounds)
+    return {
+        "benchmark": "import",
+        "backend": "postgresql" if config.database_url else "sqlite",
+        "embedder": config.embedder,
+        "turns": config.turns,
+        "rounds": [{k: round(v, 3) for k, v in r.items() if k != "importScope"} for r in rounds],
+        "batchTurnsPerS": round(turns / batch_s, 1),
+        "importTurnsPerS": round(turns / import_s, 1),
+        "ratio": round(batch_s / import_s, 3),  # the import's throughput as a share of the batch write's
+        "importAgain": {k: round(v, 3) if isinstance(v, float) else v for k, v in again.items()},
+        "loadAverage": {"before": load_before, "after": load_average()},
+        "machine": machine_info(),
+    }
