@@ -1,9 +1,8 @@
 """The storage port: the only storage module that core imports.
 
 A ``Store`` holds tenants; a ``TenantStore`` holds one tenant's memories, keys and audit log.
-Every read takes a ``scope_key`` (the digest of the five scope fields) and applies it, with the
-status filter, before anything is scored. Backends differ in data (``Capabilities``), never in
-what core has to ask.
+Every read takes a ``scope_key`` (the digest of the five scope fields) and applies it, with the status
+filter, before anything is scored. Backends differ in data (``Capabilities``), never in what core asks.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from engramdb.audit_chain import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
 from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
+from engramdb.storage.coverage import CoverageReads as CoverageReads  # re-exported: core reads through the port
 from engramdb.storage.erasure import MemoryKey
 from engramdb.storage.feed.port import FeedStores, WebhookWrites
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
@@ -181,6 +181,7 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Pro
 
     capabilities: Capabilities
     aging: AgingStore  # what a sweep weighs, retention ends, and recall's batched use counts
+    coverage: CoverageReads  # the rows the audit covers, in pages, and the entries about them (audit verify)
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """Return a write transaction (serialised with every other writer of the tenant)."""
