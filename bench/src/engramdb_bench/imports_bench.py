@@ -7,9 +7,11 @@ messages, are written twice per round, each time into a scope of their own: by t
 (``import_file``: the file read, its messages paired into turns, the capture rules applied, the
 episodes written 100 at a time through the SDK) and by the **plain batch write** of the very same
 episode bodies, built before the clock starts (``write_episode_batch``, 100 at a time): what the
-import costs beyond the write is the difference. Rounds alternate the order (batch first, then import first),
-and the embedding backlog is drained before each arm, so neither pays for the other's vectors.
-Then the file is imported again (it must write nothing) and its time reported.
+import costs beyond the write is the difference. The turns are cut into ``blocks`` files, and the
+arms take turns block by block (a few seconds each, the order alternating), so that a shared
+machine's load, which changes over tens of seconds, falls on both alike; the embedding backlog is
+drained before each block, so neither pays for the other's vectors. Then every file is imported
+again (it must write nothing) and its time reported.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ _BACKLOG = re.compile(r"^engram_embedding_backlog\s+([0-9.e+]+)$", re.MULTILINE)
 class ImportBenchConfig:
     turns: int = 10_000
     rounds: int = 2
+    blocks: int = 10  # the arms take turns block by block
     embedder: str = "hashing"
     backend: str = "sqlite"  # or "postgres"
     database_url: str | None = None  # PostgreSQL: None starts a throwaway server
@@ -56,11 +59,14 @@ class ImportBenchConfig:
 def run(config: ImportBenchConfig, progress: Callable[[str], None] = print) -> dict[str, Any]:
     """Start a server, time both arms ``rounds`` times, import again; return the results."""
     turns = list(episode_bodies(config.turns, config.seed))
+    size = -(-config.turns // config.blocks)
     with tempfile.TemporaryDirectory(prefix="engram-import-bench-") as folder:
         home = Path(folder)
-        chat = home / "turns.jsonl"
-        chat.write_text("".join(_messages(turns)), encoding="utf-8")
-        bodies = _built(chat)
+        chats = []
+        for n, start in enumerate(range(0, len(turns), size)):
+            chats.append(home / f"turns-{n}.jsonl")
+            chats[-1].write_text("".join(_messages(turns[start : start + size], start)), encoding="utf-8")
+        blocks = [(chat, _built(chat)) for chat in chats]
         postgres = config.backend == "postgres"
         with postgres_server(home, config.database_url, throwaway=postgres and not config.database_url) as url:
             env = {"ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": config.embedder}
@@ -73,17 +79,17 @@ def run(config: ImportBenchConfig, progress: Callable[[str], None] = print) -> d
             load_before = load_average()
             try:
                 with Client(server.url, key, timeout=120) as client:
-                    rounds = [_round(client, server.url, bodies, chat, n, progress) for n in range(config.rounds)]
-                    again = _again(client, chat, rounds[-1]["importScope"])
+                    rounds = [_round(client, server.url, blocks, n, progress) for n in range(config.rounds)]
+                    again = _again(client, chats, rounds[-1]["importScope"])
             finally:
                 server.stop(signal.SIGTERM)
     return _result(config, rounds, again, load_before)
 
 
-def _messages(bodies: list[dict[str, Any]]) -> list[str]:
+def _messages(bodies: list[dict[str, Any]], first: int = 0) -> list[str]:
     """The turns as a chat export would hold them: a user and an assistant message each, one a line."""
     lines = []
-    for i, body in enumerate(bodies):
+    for i, body in enumerate(bodies, first):
         common = {"session": body["externalSessionId"], "timestamp": body["observedAt"]}
         lines.append(json.dumps({**common, "role": "user", "content": body["userText"], "id": f"turn-{i}"}) + "\n")
         lines.append(json.dumps({**common, "role": "assistant", "content": body["assistantText"]}) + "\n")
@@ -116,23 +122,28 @@ def _scope(name: str) -> dict[str, Any]:
 
 
 def _round(
-    client: Client, url: str, bodies: list[dict[str, Any]], chat: Path, n: int, progress: Callable[[str], None]
+    client: Client,
+    url: str,
+    blocks: list[tuple[Path, list[dict[str, Any]]]],
+    n: int,
+    progress: Callable[[str], None],
 ) -> dict[str, Any]:
-    """One round: both arms, in this round's order, each after the embedding backlog is drained."""
-    arms: dict[str, float] = {}
-    import_scope = _scope(f"import-{n}")
-    for arm in ("batch", "import") if n % 2 == 0 else ("import", "batch"):
-        _drained(url)
-        started = time.perf_counter()
-        if arm == "batch":
-            written = _batch(client, bodies, _scope(f"batch-{n}"))
-        else:
-            report = import_file(client, "jsonl", chat, scope=import_scope, extract=False)
-            written = report.created
-        arms[arm] = time.perf_counter() - started
-        assert written == len(bodies), f"{arm} wrote {written} of {len(bodies)}"
-        progress(f"  round {n + 1}, {arm}: {len(bodies)} turns in {arms[arm]:.2f} s")
-    return {"batchS": arms["batch"], "importS": arms["import"], "importScope": import_scope}
+    """One round: both arms, block by block, the order alternating, each after the backlog is drained."""
+    arms = {"batch": 0.0, "import": 0.0}
+    scopes = {"batch": _scope(f"batch-{n}"), "import": _scope(f"import-{n}")}
+    for k, (chat, bodies) in enumerate(blocks):
+        for arm in ("batch", "import") if (n + k) % 2 == 0 else ("import", "batch"):
+            _drained(url)
+            started = time.perf_counter()
+            if arm == "batch":
+                written = _batch(client, bodies, scopes["batch"])
+            else:
+                written = import_file(client, "jsonl", chat, scope=scopes["import"], extract=False).created
+            arms[arm] += time.perf_counter() - started
+            assert written == len(bodies), f"{arm} wrote {written} of {len(bodies)}"
+    turns = sum(len(bodies) for _, bodies in blocks)
+    progress(f"  round {n + 1}: {turns} turns, batch {arms['batch']:.2f} s, import {arms['import']:.2f} s")
+    return {"batchS": arms["batch"], "importS": arms["import"], "importScope": scopes["import"]}
 
 
 def _batch(client: Client, bodies: list[dict[str, Any]], scope: dict[str, Any]) -> int:
@@ -143,10 +154,14 @@ def _batch(client: Client, bodies: list[dict[str, Any]], scope: dict[str, Any]) 
     return created
 
 
-def _again(client: Client, chat: Path, scope: dict[str, Any]) -> dict[str, Any]:
+def _again(client: Client, chats: list[Path], scope: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
-    report = import_file(client, "jsonl", chat, scope=scope, extract=False)
-    return {"seconds": time.perf_counter() - started, "created": report.created, "existing": report.existing}
+    reports = [import_file(client, "jsonl", chat, scope=scope, extract=False) for chat in chats]
+    return {
+        "seconds": time.perf_counter() - started,
+        "created": sum(r.created for r in reports),
+        "existing": sum(r.existing for r in reports),
+    }
 
 
 def _drained(url: str, timeout: float = 600.0) -> None:
@@ -171,6 +186,7 @@ def _result(
         "backend": config.backend,
         "embedder": config.embedder,
         "turns": config.turns,
+        "blocks": config.blocks,
         "rounds": [{k: round(v, 3) for k, v in r.items() if k != "importScope"} for r in rounds],
         "batchTurnsPerS": round(turns / batch_s, 1),
         "importTurnsPerS": round(turns / import_s, 1),

@@ -134,15 +134,20 @@ def _show(report: ImportReport) -> None:
         f"{report.source} {report.path}: {report.turns} turns read, {report.episodes} episodes; "
         f"{verb} {report.created}, {report.existing} stored already, {len(report.refused)} refused",
         highlight=False,
+        soft_wrap=True,  # one line each, however narrow the terminal (or none)
     )
     for reason, count in sorted(report.skipped.items()):
-        out.print(f"  skipped {count}: {reason}", highlight=False)
+        out.print(f"  skipped {count}: {reason}", highlight=False, soft_wrap=True)
     for kind, count in sorted(report.redacted.items()):
-        out.print(f"  redacted {kind} in {count} turns", highlight=False)
+        out.print(f"  redacted {kind} in {count} turns", highlight=False, soft_wrap=True)
     for refused in report.refused[:10]:
-        out.print(f"  refused: {refused}", highlight=False)
+        out.print(f"  refused: {refused}", highlight=False, soft_wrap=True)
     if report.extraction_jobs:
-        out.print(f"  extraction queued: {len(report.extraction_jobs)} jobs (engram assist jobs)", highlight=False)
+        out.print(
+            f"  extraction queued: {len(report.extraction_jobs)} jobs (engram assist jobs)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 for _name in SOURCES:

@@ -16,7 +16,8 @@ from engramdb.errors import EngramError
 
 def import_turns(
     turns: Annotated[int, typer.Option(min=100, help="turns written by each arm, each round")] = 10_000,
-    rounds: Annotated[int, typer.Option(min=1, help="rounds, the arms' order alternating")] = 2,
+    rounds: Annotated[int, typer.Option(min=1, help="rounds, each writing the turns once by each arm")] = 2,
+    blocks: Annotated[int, typer.Option(min=1, help="files the turns are cut into; the arms alternate by block")] = 10,
     embedder: Annotated[str, typer.Option(help="the server's embedder (hashing: the write path alone)")] = "hashing",
     backend: Annotated[str, typer.Option(help="sqlite or postgres")] = "sqlite",
     database_url: Annotated[str | None, typer.Option(help="PostgreSQL URL (default: a throwaway server)")] = None,
@@ -30,7 +31,13 @@ def import_turns(
     if backend not in ("sqlite", "postgres"):
         raise EngramError("--backend is sqlite or postgres", field="--backend")
     config = ImportBenchConfig(
-        turns=turns, rounds=rounds, embedder=embedder, backend=backend, database_url=database_url, seed=seed
+        turns=turns,
+        rounds=rounds,
+        blocks=blocks,
+        embedder=embedder,
+        backend=backend,
+        database_url=database_url,
+        seed=seed,
     )
     result = run(config, progress=lambda line: console.print(line, highlight=False))
     table = Table("backend", "turns", "rounds", "batch turns/s", "import turns/s", "import / batch", "again s")
