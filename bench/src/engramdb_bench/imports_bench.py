@@ -17,6 +17,7 @@ again (it must write nothing) and its time reported.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import tempfile
@@ -79,7 +80,7 @@ def run(config: ImportBenchConfig, progress: Callable[[str], None] = print) -> d
             load_before = load_average()
             try:
                 with Client(server.url, key, timeout=120) as client:
-                    rounds = [_round(client, server.url, blocks, n, progress) for n in range(config.rounds)]
+                    rounds = [_round(client, server, blocks, n, progress) for n in range(config.rounds)]
                     again = _again(client, chats, rounds[-1]["importScope"])
             finally:
                 server.stop(signal.SIGTERM)
@@ -123,27 +124,44 @@ def _scope(name: str) -> dict[str, Any]:
 
 def _round(
     client: Client,
-    url: str,
+    server: ServerProcess,
     blocks: list[tuple[Path, list[dict[str, Any]]]],
     n: int,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
     """One round: both arms, block by block, the order alternating, each after the backlog is drained."""
     arms = {"batch": 0.0, "import": 0.0}
+    cpu = {"batch": [0.0, 0.0], "import": [0.0, 0.0]}  # CPU seconds: this process's, the server's
     scopes = {"batch": _scope(f"batch-{n}"), "import": _scope(f"import-{n}")}
     for k, (chat, bodies) in enumerate(blocks):
         for arm in ("batch", "import") if (n + k) % 2 == 0 else ("import", "batch"):
-            _drained(url)
-            started = time.perf_counter()
+            _drained(server.url)
+            before, started = _cpu(server), time.perf_counter()
             if arm == "batch":
                 written = _batch(client, bodies, scopes["batch"])
             else:
                 written = import_file(client, "jsonl", chat, scope=scopes["import"], extract=False).created
             arms[arm] += time.perf_counter() - started
+            cpu[arm] = [total + after - was for total, after, was in zip(cpu[arm], _cpu(server), before, strict=True)]
             assert written == len(bodies), f"{arm} wrote {written} of {len(bodies)}"
     turns = sum(len(bodies) for _, bodies in blocks)
     progress(f"  round {n + 1}: {turns} turns, batch {arms['batch']:.2f} s, import {arms['import']:.2f} s")
-    return {"batchS": arms["batch"], "importS": arms["import"], "importScope": scopes["import"]}
+    return {
+        "batchS": arms["batch"],
+        "importS": arms["import"],
+        "batchCpuS": cpu["batch"],
+        "importCpuS": cpu["import"],
+        "importScope": scopes["import"],
+    }
+
+
+def _cpu(server: ServerProcess) -> tuple[float, float]:
+    """CPU seconds (user and system) used so far by this process and by the server's (Linux /proc)."""
+    mine = os.times()
+    assert server.process is not None
+    fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return mine.user + mine.system, (int(fields[11]) + int(fields[12])) / ticks
 
 
 def _batch(client: Client, bodies: list[dict[str, Any]], scope: dict[str, Any]) -> int:
@@ -180,6 +198,8 @@ def _result(
     config: ImportBenchConfig, rounds: list[dict[str, Any]], again: dict[str, Any], load_before: Any
 ) -> dict[str, Any]:
     batch_s, import_s = sum(r["batchS"] for r in rounds), sum(r["importS"] for r in rounds)
+    batch_cpu = [sum(r["batchCpuS"][i] for r in rounds) for i in (0, 1)]
+    import_cpu = [sum(r["importCpuS"][i] for r in rounds) for i in (0, 1)]
     turns = config.turns * len(rounds)
     return {
         "benchmark": "import",
@@ -187,11 +207,21 @@ def _result(
         "embedder": config.embedder,
         "turns": config.turns,
         "blocks": config.blocks,
-        "rounds": [{k: round(v, 3) for k, v in r.items() if k != "importScope"} for r in rounds],
+        "rounds": [_rounded({k: v for k, v in r.items() if k != "importScope"}) for r in rounds],
         "batchTurnsPerS": round(turns / batch_s, 1),
         "importTurnsPerS": round(turns / import_s, 1),
         "ratio": round(batch_s / import_s, 3),  # the import's throughput as a share of the batch write's
-        "importAgain": {k: round(v, 3) if isinstance(v, float) else v for k, v in again.items()},
+        # CPU seconds [this process (the client), the server process] per arm; PostgreSQL's own not counted
+        "cpuS": {"batch": [round(c, 2) for c in batch_cpu], "import": [round(c, 2) for c in import_cpu]},
+        "cpuRatio": round(sum(batch_cpu) / sum(import_cpu), 3),
+        "importAgain": _rounded(again),
         "loadAverage": {"before": load_before, "after": load_average()},
         "machine": machine_info(),
     }
+
+
+def _rounded(values: dict[str, Any]) -> dict[str, Any]:
+    def one(v: Any) -> Any:
+        return round(v, 3) if isinstance(v, float) else [one(x) for x in v] if isinstance(v, list) else v
+
+    return {k: one(v) for k, v in values.items()}

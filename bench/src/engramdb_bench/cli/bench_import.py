@@ -40,7 +40,9 @@ def import_turns(
         seed=seed,
     )
     result = run(config, progress=lambda line: console.print(line, highlight=False))
-    table = Table("backend", "turns", "rounds", "batch turns/s", "import turns/s", "import / batch", "again s")
+    table = Table(
+        "backend", "turns", "rounds", "batch turns/s", "import turns/s", "import / batch", "CPU ratio", "again s"
+    )
     table.add_row(
         result["backend"],
         f"{result['turns']:,}",
@@ -48,6 +50,7 @@ def import_turns(
         f"{result['batchTurnsPerS']:,.0f}",
         f"{result['importTurnsPerS']:,.0f}",
         f"{result['ratio']:.1%}",
+        f"{result['cpuRatio']:.1%}",
         f"{result['importAgain']['seconds']:.2f} (created {result['importAgain']['created']})",
     )
     console.print(table)
