@@ -7,6 +7,7 @@ import json
 import secrets
 
 from engramdb import clock
+from engramdb.audit_chain.states import digest, webhook_classes
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -62,7 +63,7 @@ class WebhookOperations(Area):
                     "webhook.create",
                     target_kind="webhook",
                     target_id=webhook_id,
-                    after_digest=sha256_hex(canonical_json({"url": row.url, "kinds": json.loads(row.kinds_json)})),
+                    after_digest=digest(webhook_classes(row.url, row.kinds_json)),
                 )
             )
         return WebhookCreated(**_view(tenant, row).model_dump(), secret=secret)
