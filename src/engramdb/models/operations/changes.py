@@ -48,7 +48,7 @@ CREATE_WEBHOOK = Operation(
     description="Deliveries are POSTs of JSON signed with EngramDB-Signature: t=<unix time>,v1=<hex "
     "HMAC-SHA256(secret, t.body)>, sent in order, retried with backoff, kept as dead letters after the last "
     "try. The first covers the changes after the feed's head at registration (or after `after`).",
-    cli=Cli(("webhooks", "create")),
+    cli=Cli(("webhooks", "create"), positional=("url",)),  # --url names the server to ask
 )
 
 LIST_WEBHOOKS = Operation(
@@ -99,6 +99,7 @@ REPLAY_DEAD_LETTERS = Operation(
     path_params=_WEBHOOK_ID,
     body=ReplayRequest,
     body_optional=True,
+    example={"deliveryId": "wh_3f9a0c1d2e4b5a69.41-57"},
     errors=(404,),
     summary="Send an endpoint's dead deliveries again, or the one named (admin keys only).",
     description="A replayed delivery keeps its id and body (a receiver that took it already knows the id) "
