@@ -22,9 +22,9 @@ week later. Every part of the package has a rule (a new subpackage without one f
     skills       errors (the shipped SKILL.md files and their installer: files, nothing of the server)
     drivers      sqlite3 only in storage/sqlite (and the SDK's own outbox file); psycopg and
                  pgvector only in storage/postgres
-    harness      (engramdb_bench, bench/scripts) engramdb's public modules, stores only through the
-                 backend registry; and nothing of engramdb names the harness (``engram`` finds its
-                 commands through their entry points)
+    harness      (engramdb_bench, bench/scripts) engramdb's public modules (the SDK and the integrations
+                 built on it among them), stores only through the backend registry; and nothing of
+                 engramdb names the harness (``engram`` finds its commands through their entry points)
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def _ours(*names: str) -> tuple[str, ...]:
 
 BASE = _ours("errors", "clock")
 PURE = (*BASE, *_ours("contract", "audit_chain", "lexical"))
-PORTS = _ours("storage.port", "storage.rows", "storage.knowledge.port", "storage.assist.port")
+PORTS = _ours("storage.port", "storage.rows", "storage.knowledge.port", "storage.assist.port", "storage.feed.port")
 SERVICE = (
     *PURE,
     *_ours("models", "config", "metrics", "traces", "logs", "core", "jobs"),
@@ -183,6 +183,7 @@ HARNESS_MAY_IMPORT = (
     f"{OWN}.storage.registry",
     f"{OWN}.api",
     f"{OWN}.sdk",
+    f"{OWN}.integrations",
 )
 
 

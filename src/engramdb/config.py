@@ -111,6 +111,28 @@ class LLMSettings(BaseModel):
         return bool(self.base_url and self.model)
 
 
+class WebhookSettings(BaseModel):
+    """Delivering the change feed to webhooks (docs/operations.md#the-change-feed-and-webhooks)."""
+
+    deliver: bool = Field(
+        True, description="this server delivers webhooks (run one deliverer per database: set false on the others)"
+    )
+    key_file: Path | None = Field(
+        None,
+        description="the key every endpoint's signing secret is derived from (default: webhooks.key in home, "
+        "made on first use); the database holds only a salt per endpoint",
+    )
+    batch_size: int = Field(100, ge=1, le=1000, description="changes per delivery at most")
+    attempts: int = Field(15, ge=1, le=100, description="tries of a delivery before it becomes a dead letter")
+    backoff_seconds: float = Field(
+        2.0, gt=0, description="wait before a failed delivery's first retry; doubles each time, up to the cap"
+    )
+    max_backoff_seconds: float = Field(3600.0, gt=0, description="the longest wait between two tries")
+    timeout_seconds: float = Field(10.0, gt=0, description="seconds an endpoint has to answer a delivery")
+    poll_seconds: float = Field(0.5, gt=0, description="how often the deliverer looks for new changes when idle")
+    concurrency: int = Field(4, ge=1, le=64, description="endpoints delivered to at once (one delivery each)")
+
+
 class Settings(BaseSettings):
     """Every EngramDB setting, with its default."""
 
@@ -227,6 +249,9 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(
         default_factory=LLMSettings, description="the optional chat model behind model-assisted memory"
     )
+    webhooks: WebhookSettings = Field(
+        default_factory=WebhookSettings, description="delivering the change feed to webhooks"
+    )
 
     @field_validator("sqlite_synchronous", mode="before")
     @classmethod
@@ -260,6 +285,10 @@ class Settings(BaseSettings):
         and key file."""
         default = self.home / "audit-anchors" / (f"pg-{self.pg_schema}" if self.database_url else "sqlite")
         return (self.audit_anchor_dir or default, self.audit_key_file or self.home / "audit.key")
+
+    def webhook_key_path(self) -> Path:
+        """The file holding the key that webhook secrets are derived from."""
+        return self.webhooks.key_file or self.home / "webhooks.key"
 
     def storage_url(self) -> str:
         """Return the storage URL (the embedded SQLite default when none is set)."""

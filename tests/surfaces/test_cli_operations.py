@@ -118,6 +118,7 @@ def _tour(run: Run, tag: str, tmp_path: Path, archive: Archive) -> None:
     _knowledge_tour(run, s, tag)
     _aging_tour(run, s, scope, written["id"], parked[0], archive)
     _erasure_tour(run, s, scope, written["id"], new["id"], fact["id"])
+    _feed_tour(run)
     created = run("keys", "create", "--role", "reviewer", "--label", tag)
     assert created["key"].startswith("egm.t1.")
     assert created["keyId"] in {k["keyId"] for k in run("keys", "list")["keys"]}
@@ -149,6 +150,17 @@ def _erasure_tour(run: Run, s: list[str], scope: dict[str, Any], episode: str, f
     done = run("forget", "--participant", scope["participantScopeHash"])
     assert (done["dryRun"], done["memories"]) == (False, preview["memories"])
     assert run("episodes", "list", *s)["episodes"] == [] and run("audit", "verify")["verified"]
+
+
+def _feed_tour(run: Run) -> None:
+    """The change feed, and an endpoint on a closed loopback port (nothing leaves the machine)."""
+    assert run("changes", "list", "--limit", "5")["changes"][0]["seq"] >= 1
+    hook = run("webhooks", "create", "http://127.0.0.1:9/hook", "--kinds", "created")
+    assert hook["secret"].startswith("whsec_")
+    assert hook["webhookId"] in {w["webhookId"] for w in run("webhooks", "list")["webhooks"]}
+    assert run("webhooks", "dead-letters", hook["webhookId"])["deadLetters"] == []
+    assert run("webhooks", "replay", hook["webhookId"])["replayed"] == []
+    assert f"deleted {hook['webhookId']}" in run("webhooks", "delete", hook["webhookId"], as_json=False)
 
 
 def _knowledge_tour(run: Run, s: list[str], tag: str) -> None:

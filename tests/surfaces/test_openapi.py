@@ -219,6 +219,13 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("export_participant", admin.get("/v1/export", params=whose))
         check("forget_participant", admin.post("/v1/forget", json=forget))
         check("forget_participant", agent.post("/v1/forget", json=forget))  # 403
+        # The change feed and webhooks (an endpoint on a closed loopback port: nothing leaves the machine).
+        check("list_changes", agent.get("/v1/changes", params={"limit": 5}))
+        hook = check("create_webhook", admin.post("/v1/webhooks", json={"url": "http://127.0.0.1:9/hook"})).json()
+        check("list_webhooks", admin.get("/v1/webhooks"))
+        check("list_dead_letters", admin.get(f"/v1/webhooks/{hook['webhookId']}/dead-letters"))
+        check("replay_dead_letters", admin.post(f"/v1/webhooks/{hook['webhookId']}/replay", json={}))
+        check("delete_webhook", admin.delete(f"/v1/webhooks/{hook['webhookId']}"))
         # The problems, one of each kind.
         check("recall", anonymous.post("/v1/recall", json={"query": "x"}))  # 401
         check("audit", agent.get("/v1/audit"))  # 403

@@ -1,9 +1,10 @@
-"""The server's background work, started and stopped with it: embedding, scheduled jobs, model jobs.
+"""The server's background work, started and stopped with it: embedding, scheduled jobs, webhooks,
+model jobs.
 
 The embedding worker gives new memories their vectors; the supervisor runs the scheduled jobs
-(usage counts, aging); with a model configured, the extraction queue's workers run beside the
-server, by default in a process of their own so recall never shares this interpreter's lock with
-them. None of it runs on a request's path.
+(usage counts, aging); the webhook deliverer sends the change feed to its endpoints; with a model
+configured, the extraction queue's workers run beside the server, by default in a process of their
+own so recall never shares this interpreter's lock with them. None of it runs on a request's path.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import EmbeddingWorker
 from engramdb.jobs.extraction import ExtractionWorker, WorkerProcess
 from engramdb.jobs.supervisor import Supervisor, server_jobs
+from engramdb.jobs.webhooks import WebhookWorker
 
 
 class BackgroundJobs:
@@ -41,6 +43,9 @@ class BackgroundJobs:
                 recalling=lambda: shared.foreground.here(),
             )
         )
+        self.webhooks = (
+            WebhookWorker(shared.store, settings.webhooks, service.webhooks.keys) if settings.webhooks.deliver else None
+        )
         self.extractors: ExtractionWorker | WorkerProcess | None = None
         if settings.llm.configured and settings.llm.workers > 0:
             self.extractors = (
@@ -52,12 +57,16 @@ class BackgroundJobs:
     def start(self) -> None:
         self.embedding.start()
         self.supervisor.start()
+        if self.webhooks is not None:
+            self.webhooks.start()
         if self.extractors is not None:
             self.extractors.start()
 
     def stop(self) -> None:
         """Stop every worker, then write the last few seconds of use counts."""
         self.supervisor.stop()
+        if self.webhooks is not None:
+            self.webhooks.stop()
         self.embedding.stop()
         if self.extractors is not None:
             self.extractors.stop()

@@ -245,6 +245,15 @@ def key_digest(key: KeyState) -> str:
     return digest(key_classes(key))
 
 
+def webhook_classes(url: str, kinds_json: str) -> Classes:
+    """A webhook endpoint's state: where the feed goes, and which kinds of change."""
+    try:
+        kinds: Any = json.loads(kinds_json)
+    except ValueError:  # not what the server writes: digested as it stands
+        kinds = kinds_json
+    return {"url": {"url": url}, "kinds": {"kinds": kinds}}
+
+
 def value_digest(value: str) -> str:
     """A tenant setting's digest (its policy document, its participant salt): SHA-256 of the text."""
     return sha256_hex(value)

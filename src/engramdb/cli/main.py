@@ -2,7 +2,8 @@
 
 Operation commands (``remember``, ``recall``, ``facts …``, ``review …``, ``keys …``) are built
 from the registry and run on the data folder or, with ``--url``/``--key``, against a server.
-``serve``, ``mcp``, ``export`` and ``import`` are the operator's, on the data folder only;
+``serve``, ``mcp`` and ``export`` are the operator's, on the data folder only, as is ``import
+--in``; ``import SOURCE FILE`` brings other products' conversations in (:mod:`engramdb.cli.importing`);
 ``skills`` shows and installs the skills that teach agents EngramDB (:mod:`engramdb.skills`).
 ``bench`` and ``eval`` come from the harness (engramdb-bench, the ``bench`` extra), found through
 its entry points (:mod:`engramdb.cli.extras`).
@@ -25,6 +26,7 @@ from engramdb.cli import extras, maintenance, operator
 from engramdb.cli.commands import command_for
 from engramdb.cli.hermes import hermes_app
 from engramdb.cli.hooks import hook_app
+from engramdb.cli.importing import import_app
 from engramdb.cli.outbox import outbox_app
 from engramdb.cli.skills import skills_app
 from engramdb.config import tune_process
@@ -44,6 +46,8 @@ GROUPS = {
     "participants": "One participant's data: export it (JSON lines); `engram forget` erases it.",
     "jobs": "The server's background jobs (aging, usage), and running the aging sweep now.",
     "assist": "Model-assisted memory: extraction and its queue, reflection, consolidation, usage (docs/assist.md).",
+    "changes": "The change feed: what changed in the key's scopes, in order, from a cursor.",
+    "webhooks": "Endpoints that receive the change feed, signed; their dead letters and replay.",
 }
 err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
 
@@ -81,7 +85,7 @@ def build(extra_groups: Iterable[EntryPoint] | None = None) -> typer.Typer:
     app.command()(operator.serve)
     app.command("mcp")(operator.mcp)
     app.command("export")(operator.export_tenant)
-    app.command("import")(operator.import_tenant)
+    app.add_typer(import_app, name="import")
     app.command("reembed")(maintenance.reembed)
     app.command("backup")(maintenance.backup)
     app.command("restore")(maintenance.restore)

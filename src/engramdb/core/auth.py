@@ -62,6 +62,7 @@ PERMISSIONS: dict[str, Permission] = {
     "memory.write": Permission("write memories", frozenset({"agent", "host", "admin"})),
     "memory.read": Permission("read memories", frozenset({"agent", "host", "reviewer", "admin"})),
     "keys.manage": Permission("manage keys", frozenset({"admin"})),
+    "webhooks.manage": Permission("manage webhooks", frozenset({"admin"})),
     "policy.write": Permission("change the policy", frozenset({"admin"})),
     "participant.forget": Permission("forget a participant", frozenset({"admin"})),
     "participant.export": Permission("export a participant's data", frozenset({"admin"})),

@@ -4,7 +4,8 @@ Every row that decides what a read returns or who may read it is held to the las
 that changed it (one that recorded a digest of its state, engramdb/audit_chain/states.py, or one
 that removed it): memories (status, trust class, origin, retirement, marks, content, scope),
 records (properties, label, origin, scope), relationships, API keys (role, grant, secret,
-revocation), and the tenant's policy and participant salt.
+revocation), webhook endpoints (where the change feed goes: url, kinds), and the tenant's policy
+and participant salt.
 
 - No such entry: no operation of the server wrote it (a forged fact, an inserted admin key).
 - The last one removed it: it was put back.
@@ -31,6 +32,7 @@ from engramdb.audit_chain.states import (
     memory_classes,
     record_classes,
     value_digest,
+    webhook_classes,
 )
 from engramdb.contract.events import Scope
 from engramdb.core import auth
@@ -74,6 +76,7 @@ def check_rows(tenant: TenantStore, name: str) -> RowsChecked:
         partial(_walk, reads, reads.record_page, lambda row: row[0].rowid, partial(_record_page, reads, scopes)),
         partial(_walk, reads, reads.relationship_page, lambda edge: edge.rowid, partial(_relationship_page, reads)),
         partial(_keys, reads),
+        partial(_webhooks, reads),
         partial(_settings, reads, name),
     ]
     for check in checks:
@@ -162,6 +165,21 @@ def _keys(reads: CoverageReads) -> tuple[int, RowFault | None]:
         if fault is not None:
             return checked, fault
     return len(keys), None
+
+
+def _webhooks(reads: CoverageReads) -> tuple[int, RowFault | None]:
+    """Each endpoint held to the entry that made it (or removed it); replays change no endpoint."""
+    head = reads.head_seq()
+    rows = reads.webhooks()
+    changes: dict[str, list[AuditEntry]] = {}
+    for entry in reads.entries_about("webhook", [webhook_id for webhook_id, _, _ in rows]):
+        if entry.target_id is not None and entry.action in ("webhook.create", "webhook.delete"):
+            changes.setdefault(entry.target_id, []).append(entry)
+    for checked, (webhook_id, url, kinds) in enumerate(rows):
+        fault = _held("webhook", webhook_id, webhook_classes(url, kinds), changes.get(webhook_id, []), head)
+        if fault is not None:
+            return checked, fault
+    return len(rows), None
 
 
 def _settings(reads: CoverageReads, tenant: str) -> tuple[int, RowFault | None]:

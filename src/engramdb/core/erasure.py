@@ -43,11 +43,17 @@ class ErasureOperations(Area):
         if body.dry_run:
             return _forgotten(tenant.erasure_preview(tenant.participant_scopes(participant)), dry_run=True)
         with tenant.transaction() as tx:
-            erased = tx.erase_scopes(tx.participant_scopes(participant))
-            tx.audit(
-                caller.audit(
-                    "participant.forget", target_kind="participant", target_id=participant, reason=_summary(erased)
-                )
+            scopes = tx.participant_scopes(participant)
+            erased = tx.erase_scopes(scopes)
+            # An entry per scope: the change feed tells each scope's readers that it was forgotten.
+            forgotten = [caller.audit("scope.forget", target_kind="scope", target_id=k, scope_key=k) for k in scopes]
+            tx.audit_many(
+                [
+                    *forgotten,
+                    caller.audit(
+                        "participant.forget", target_kind="participant", target_id=participant, reason=_summary(erased)
+                    ),
+                ]
             )
         tenant.scrub()
         log.info("forgot a participant: %s", _summary(erased))

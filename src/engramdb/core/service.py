@@ -2,8 +2,9 @@
 
 The operations live in areas, each a small class over the shared state (``core/shared.py``):
 writes, reads, review, admin, scopes, the knowledge plane's record writes, reads and deletes,
-erasure, aging, model-assisted memory and its derivations. The service composes them and finds
-an operation's method by the operation's name (``engramdb.models.operations`` declares them).
+erasure, aging, model-assisted memory and its derivations, the change feed and its webhooks. The
+service composes them and finds an operation's method by the operation's name
+(``engramdb.models.operations`` declares them).
 Talks to the storage port and the embedder, never to a driver.
 """
 
@@ -17,6 +18,8 @@ from engramdb.core.admin import AdminOperations
 from engramdb.core.aging.operations import AgingOperations
 from engramdb.core.assist.derivations import DerivationOperations
 from engramdb.core.assist.operations import AssistOperations
+from engramdb.core.changes.feed import ChangeOperations
+from engramdb.core.changes.webhooks import WebhookOperations
 from engramdb.core.embedding import Embedder
 from engramdb.core.erasure import ErasureOperations
 from engramdb.core.knowledge.deleting import KnowledgeDeleting
@@ -49,6 +52,8 @@ class MemoryService:
         self.series = SeriesOperations(self.shared)
         self.assist = AssistOperations(self.shared)
         self.derivations = DerivationOperations(self.shared, self.assist, self.writes)
+        self.changes = ChangeOperations(self.shared)
+        self.webhooks = WebhookOperations(self.shared)
         self._methods = _methods_by_name([area for area in vars(self).values() if isinstance(area, Area)])
 
     def operation(self, name: str) -> Callable[..., Any]:

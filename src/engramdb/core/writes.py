@@ -9,8 +9,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from engramdb import clock, traces
+from engramdb.contract.events import Scope
 from engramdb.contract.writes import EpisodeWrite, FactWrite
-from engramdb.core import auth, decisions, facts
+from engramdb.core import auth, batches, decisions, facts
 from engramdb.core.assist import queue
 from engramdb.core.assist.llm.client import NOT_CONFIGURED
 from engramdb.core.auth import Caller
@@ -22,6 +23,7 @@ from engramdb.errors import ConflictError, EngramError, InvalidInputError, Model
 from engramdb.models.assist import ExtractRequest
 from engramdb.models.lifecycle import CorrectRequest, LiftRequest, RetractRequest, TombstoneView
 from engramdb.models.memories import (
+    BatchOptions,
     EpisodeBatch,
     EpisodeBatchResult,
     EpisodeOptions,
@@ -49,7 +51,7 @@ class WriteOperations(Area):
             raise ModelNotConfiguredError(NOT_CONFIGURED)
         extract = ExtractRequest.model_validate({"episodeIds": [row.memory_id]})
         job = queue.new_job(caller, scope, extract, self.shared.settings.llm.job_attempts)
-        answer = self._insert_episodes(caller, [row], then=lambda tx: queue.enqueue(tx, job, caller))[0]
+        answer = self._insert_episodes(caller, [row], then=lambda tx, _: queue.enqueue(tx, job, caller))[0]
         self.shared.queued.set()
         return answer.model_copy(update={"extraction_job_id": job.job_id})
 
@@ -63,31 +65,58 @@ class WriteOperations(Area):
             rows.append(episode_row(body.to_event(scope), scope, now))
         return self._insert_episodes(caller, rows)
 
-    def write_episode_batch(self, caller: Caller, body: EpisodeBatch) -> EpisodeBatchResult:
+    def write_episode_batch(
+        self, caller: Caller, body: EpisodeBatch, query: BatchOptions | None = None
+    ) -> EpisodeBatchResult:
         """Write up to 100 episodes in one transaction; each item answers for itself.
 
         Items are validated one by one first, so a bad item is refused alone (its problem JSON
-        in its slot) and the good ones are still written, together.
+        in its slot) and the good ones are still written, together. ``dryRun`` answers what would
+        be written and writes nothing; ``extract`` queues extraction of the episodes created.
         """
         auth.require(caller, "memory.write")
+        options = query or BatchOptions()
+        if options.extract and not options.dry_run and not self.shared.settings.llm.configured:
+            raise ModelNotConfiguredError(NOT_CONFIGURED)
+        answers, items = self._batch_items(caller, body)
+        rows = [row for _, _, row in items]
+        if options.dry_run:
+            for (slot, _, _), answer in zip(items, batches.preview(self.shared.tenant(caller), rows), strict=True):
+                answers[slot] = answer
+            return EpisodeBatchResult(results=answers)
+        jobs: dict[str, str] = {}
+
+        def extract(tx: Transaction, written: list[WriteResponse]) -> None:
+            created = [(scope, w) for (_, scope, _), w in zip(items, written, strict=True) if w.created]
+            jobs.update(batches.queue_extractions(tx, caller, created, self.shared.settings.llm.job_attempts))
+
+        written = self._insert_episodes(caller, rows, then=extract if options.extract else None) if rows else []
+        if jobs:
+            self.shared.queued.set()
+        for (slot, _, _), w in zip(items, written, strict=True):
+            job = {"extraction_job_id": jobs[w.id]} if w.id in jobs else {}
+            answers[slot] = {"status": 201 if w.created else 200, **w.model_copy(update=job).wire()}
+        return EpisodeBatchResult(results=answers)
+
+    def _batch_items(
+        self, caller: Caller, body: EpisodeBatch
+    ) -> tuple[list[dict[str, Any]], list[tuple[int, Scope, NewMemory]]]:
+        """The batch's answers so far (the refused items') and its valid items: (slot, scope, row)."""
         if len(body.episodes) > MAX_BATCH:
             raise InvalidInputError(f"at most {MAX_BATCH} episodes per batch", field="episodes")
         answers: list[dict[str, Any]] = [{} for _ in body.episodes]
-        rows, slots, now = [], [], clock.now_text()
+        items, now = [], clock.now_text()
         shared = body.scope.named_scope_fields() if body.scope else {}
         for i, item in enumerate(body.episodes):
             try:
                 episode = EpisodeWrite.model_validate({**shared, **item} if isinstance(item, dict) else item)
                 scope = self.shared.scope(caller, episode.named_scope_fields())
-                rows.append(episode_row(episode.to_event(scope), scope, now))
-                slots.append(i)
+                items.append((i, scope, episode_row(episode.to_event(scope), scope, now)))
             except ValidationError as error:
                 answers[i] = {"status": 422, **validation_problem(list(error.errors()))}
             except EngramError as error:
                 answers[i] = {"status": error.http_status, **error.to_dict()}
-        for slot, written in zip(slots, self._insert_episodes(caller, rows) if rows else [], strict=True):
-            answers[slot] = {"status": 201 if written.created else 200, **written.wire()}
-        return EpisodeBatchResult(results=answers)
+        return answers, items
 
     def write_fact(self, caller: Caller, body: FactWrite, query: WriteOptions | None = None) -> WriteResponse:
         """Store a fact; origin ``derived`` when a model wrote it (the trust policy applies)."""
@@ -176,7 +205,10 @@ class WriteOperations(Area):
         return write_response(result)
 
     def _insert_episodes(
-        self, caller: Caller, rows: Sequence[NewMemory], then: Callable[[Transaction], object] | None = None
+        self,
+        caller: Caller,
+        rows: Sequence[NewMemory],
+        then: Callable[[Transaction, list[WriteResponse]], object] | None = None,
     ) -> list[WriteResponse]:
         responses = []
         with (
@@ -208,7 +240,7 @@ class WriteOperations(Area):
                     )
                 )
             if then is not None:
-                then(tx)
+                then(tx, responses)
             writing.set_attribute("engramdb.write.created", sum(1 for r in responses if r.created))
         self.shared.written.set()
         return responses

@@ -37,6 +37,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "aging": ("erasure", "aging", "jobs"),
     "assist": ("assist",),
     "integrations": ("integrations",),
+    "feed": ("changes", "webhooks"),
 }
 HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``engramdb.models.operations``.
 

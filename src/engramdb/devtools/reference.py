@@ -27,6 +27,8 @@ TAGS = {
     "usage": "Usage over time",
     "assist": "Model-assisted memory",
     "integrations": "Integrations",
+    "changes": "Change feed",
+    "webhooks": "Webhooks",
 }
 
 

@@ -108,6 +108,19 @@ class EpisodeOptions(QueryModel):
     )
 
 
+class BatchOptions(QueryModel):
+    """How a batch of episodes is being written."""
+
+    extract: bool = Field(
+        False,
+        description="also queue extractions of facts from the episodes it creates, in the same transaction (one "
+        "job per scope and 50 episodes; needs a model: 501 otherwise, and nothing is written)",
+    )
+    dry_run: bool = Field(
+        False, description="answer what would be written (201) and what is stored already (200); write nothing"
+    )
+
+
 class WriteOptions(QueryModel):
     """How a fact is being written."""
 

@@ -115,6 +115,26 @@ _RULES: list[tuple[str, re.Pattern[str], str]] = [
     ("path", re.compile(r"(?<![\w.:/~-])(?:~|/(?:" + _ROOTS + r"))(?:/[^\s'\"`<>|;,)\]]+)+/?"), ""),
     ("path", re.compile(r"(?<![\w])[A-Za-z]:\\[^\s'\"<>|]*|\\\\[^\s\\]+\\[^\s'\"<>|]+"), ""),
 ]
+# Each rule's clue: text its pattern cannot match without, found by a quick scan that spares most
+# texts the slow ones. A clue decides only whether a rule runs, never what it redacts.
+_CLUES: tuple[re.Pattern[str] | None, ...] = tuple(
+    None if clue is None else re.compile(clue)
+    for clue in (
+        None,
+        None,
+        None,
+        None,
+        "://",  # url_credentials: a scheme
+        None,
+        None,
+        None,
+        r"(?i)api[_-]?key|secret|token|passw(?:or)?d|passphrase|pwd|credential",  # secret: its keyword
+        r"[A-Za-z0-9+/_\-]{32}",  # secret: a long run of key characters
+        "file://",
+        r"~/|/(?:" + _ROOTS + ")/",  # path: a root and a name below it
+        r"\\",  # path: a Windows one has a backslash
+    )
+)
 _FENCE = re.compile(r"(?ms)^[ \t]*```[ \t]*([\w+.-]*)[^\n]*\n.*?(?:^[ \t]*```[ \t]*$|\Z)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
 # A lone surrogate (half of a pair, as a JSON "\\ud800" escape can carry) has no UTF-8 form: the
@@ -205,7 +225,9 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
     """Return ``text`` with secrets, command output and local paths replaced, and their kinds."""
     found: list[str] = []
     text = _FENCE.sub(lambda m: _fence(m, found), text)
-    for kind, pattern, template in _RULES:
+    for (kind, pattern, template), clue in zip(_RULES, _CLUES, strict=True):
+        if clue is not None and clue.search(text) is None:
+            continue
         mark = f"[redacted:{kind}]"
         replacement = template.format(mark) if template else mark
         text, count = pattern.subn(replacement, text)
@@ -224,7 +246,14 @@ def normalize(text: str, limit: int) -> str:
 
 
 def _meaningful(text: str) -> bool:
-    return sum(ch.isalnum() for ch in _PLACEHOLDER.sub("", text)) >= 2
+    """True when at least two letters or digits are left (read only as far as the second)."""
+    found = 0
+    for ch in _PLACEHOLDER.sub("", text):
+        if ch.isalnum():
+            found += 1
+            if found == 2:
+                return True
+    return False
 
 
 def clean_text(text: str, limit: int = FACT_CHARS) -> tuple[str, tuple[str, ...]] | Refused:

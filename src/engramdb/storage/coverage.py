@@ -2,7 +2,7 @@
 tenant's rows predate the digests that cover them. One implementation for both backends.
 
 The rows are those that decide what a read returns or who may read it: memories, records,
-relationships, API keys, and the tenant's policy and participant salt. Each audit entry about one
+relationships, API keys, webhook endpoints, and the tenant's policy and participant salt. Each audit entry about one
 records its state digest (engramdb/audit_chain/states.py); verification holds every current row to
 the last entry about it.
 
@@ -92,6 +92,13 @@ class CoverageReads:
         owned, params = self._d.owned("api_keys")
         where = f" WHERE {owned[: -len(' AND ')]}" if owned else ""
         return [KeyRecord(*r) for r in self._run(f"SELECT {_KEYS} FROM api_keys{where} ORDER BY key_id", params)]
+
+    def webhooks(self) -> list[tuple[str, str, str]]:
+        """The tenant's webhook endpoints: (id, url, kinds as JSON)."""
+        owned, params = self._d.owned("webhooks")
+        where = f" WHERE {owned[: -len(' AND ')]}" if owned else ""
+        rows = self._run(f"SELECT webhook_id, url, kinds_json FROM webhooks{where} ORDER BY webhook_id", params)
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     def setting(self, key: str) -> str | None:
         owned, params = self._d.owned("meta")

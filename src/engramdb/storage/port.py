@@ -22,6 +22,7 @@ from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
 from engramdb.storage.coverage import CoverageReads as CoverageReads  # re-exported: core reads through the port
 from engramdb.storage.erasure import MemoryKey
+from engramdb.storage.feed.port import FeedStores, WebhookWrites
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.participants import ParticipantSalts
 from engramdb.storage.rows import (
@@ -90,7 +91,7 @@ def check_tenant_name(name: str) -> str:
     return name
 
 
-class Transaction(KnowledgeWrites, AssistWrites, Protocol):
+class Transaction(KnowledgeWrites, AssistWrites, WebhookWrites, Protocol):
     """One atomic unit of work on a tenant: everything in it commits together or not at all."""
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
@@ -174,7 +175,7 @@ class Transaction(KnowledgeWrites, AssistWrites, Protocol):
         ...
 
 
-class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
+class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities

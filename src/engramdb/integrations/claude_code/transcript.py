@@ -53,6 +53,7 @@ class Turn:
     prompt: str
     answer: str
     ended: str
+    at: str | None = None  # the prompt entry's timestamp (when the person said it)
 
     @property
     def completed(self) -> bool:
@@ -88,8 +89,10 @@ def turns(entries: Iterable[Mapping[str, Any]]) -> list[Turn]:
         if prompt is not None:
             if current is not None:
                 found.append(current.turn())
-            uuid = entry.get("uuid")
-            current = _Draft(len(found), uuid if isinstance(uuid, str) else None, prompt)
+            uuid, at = entry.get("uuid"), entry.get("timestamp")
+            current = _Draft(
+                len(found), uuid if isinstance(uuid, str) else None, prompt, at if isinstance(at, str) else None
+            )
         elif current is not None:
             current.add(entry)
     if current is not None:
@@ -149,6 +152,7 @@ class _Draft:
     ordinal: int
     uuid: str | None
     prompt: str
+    at: str | None = None
     answer: list[str] = field(default_factory=list)  # text of the last message after the last tool use
     message_id: object = None  # the message the answer's text belongs to
     tool_pending: bool = False  # a tool call or its result is the last thing that happened
@@ -205,4 +209,4 @@ class _Draft:
             ended = "open"
         else:
             ended = "answered"
-        return Turn(self.ordinal, self.uuid, self.prompt, "\n\n".join(self.answer), ended)
+        return Turn(self.ordinal, self.uuid, self.prompt, "\n\n".join(self.answer), ended, self.at)

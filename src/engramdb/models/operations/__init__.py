@@ -14,6 +14,7 @@ from typing import Any
 from engramdb.models.operation import Operation
 from engramdb.models.operations.aging import AGING_OPERATIONS
 from engramdb.models.operations.assist import ASSIST_OPERATIONS
+from engramdb.models.operations.changes import CHANGE_OPERATIONS
 from engramdb.models.operations.governance import (
     AUDIT,
     CREATE_KEY,
@@ -81,5 +82,6 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     *ASSIST_OPERATIONS,
     *INTEGRATION_OPERATIONS,
     USAGE_SERIES,
+    *CHANGE_OPERATIONS,
 )
 BY_NAME: Mapping[str, Operation[Any]] = {op.name: op for op in OPERATIONS}

@@ -6,6 +6,7 @@ from engramdb import clock
 from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.models.admin import Health
 from engramdb.models.memories import (
+    BatchOptions,
     EpisodeBatch,
     EpisodeBatchResult,
     EpisodeList,
@@ -86,12 +87,15 @@ WRITE_EPISODE_BATCH = Operation(
     output=EpisodeBatchResult,
     permission="memory.write",
     body=EpisodeBatch,
+    query=BatchOptions,
     shorthand="episodes",
     body_arg="bodies",
+    errors=(501,),
     example={"episodes": [EPISODE_EXAMPLE]},
     summary="Store up to 100 episodes in one transaction; each item gets its own status and body.",
     description="Items are validated one by one: a bad item is refused alone (its problem JSON in its slot) "
-    "and the good ones are written together.",
+    "and the good ones are written together. dryRun answers the same statuses and ids and writes nothing; "
+    "extract queues fact extraction from the episodes it created (`engram import` uses both).",
     cli=Cli(("episodes", "write-batch"), local_scope=True, embeds_locally=True, tenant="create"),
 )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from engramdb.sdk.methods.aging import AsyncAgingMethods, SyncAgingMethods
 from engramdb.sdk.methods.assist import AsyncAssistMethods, SyncAssistMethods
+from engramdb.sdk.methods.feed import AsyncFeedMethods, SyncFeedMethods
 from engramdb.sdk.methods.governance import AsyncGovernanceMethods, SyncGovernanceMethods
 from engramdb.sdk.methods.integrations import AsyncIntegrationsMethods, SyncIntegrationsMethods
 from engramdb.sdk.methods.knowledge import AsyncKnowledgeMethods, SyncKnowledgeMethods
@@ -22,6 +23,7 @@ class SyncMethods(
     SyncAgingMethods,
     SyncAssistMethods,
     SyncIntegrationsMethods,
+    SyncFeedMethods,
 ):
     """Every operation as a blocking method (``Client``)."""
 
@@ -33,5 +35,6 @@ class AsyncMethods(
     AsyncAgingMethods,
     AsyncAssistMethods,
     AsyncIntegrationsMethods,
+    AsyncFeedMethods,
 ):
     """Every operation as a coroutine method (``AsyncClient``)."""

@@ -54,9 +54,15 @@ class SyncMemoryMethods:
     def write_episode_batch(
         self,
         bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+        *,
+        extract: bool = False,
+        dry_run: bool = False,
     ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
-        return self.call(memories_ops.WRITE_EPISODE_BATCH, inputs_for(memories_ops.WRITE_EPISODE_BATCH, (), bodies, {}))
+        return self.call(
+            memories_ops.WRITE_EPISODE_BATCH,
+            inputs_for(memories_ops.WRITE_EPISODE_BATCH, (), bodies, {"extract": extract, "dry_run": dry_run}),
+        )
 
     def write_fact(
         self,
@@ -221,10 +227,14 @@ class AsyncMemoryMethods:
     async def write_episode_batch(
         self,
         bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+        *,
+        extract: bool = False,
+        dry_run: bool = False,
     ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
         return await self.call(
-            memories_ops.WRITE_EPISODE_BATCH, inputs_for(memories_ops.WRITE_EPISODE_BATCH, (), bodies, {})
+            memories_ops.WRITE_EPISODE_BATCH,
+            inputs_for(memories_ops.WRITE_EPISODE_BATCH, (), bodies, {"extract": extract, "dry_run": dry_run}),
         )
 
     async def write_fact(

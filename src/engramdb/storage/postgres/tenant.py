@@ -31,6 +31,9 @@ from engramdb.storage.columns import (
 )
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
+from engramdb.storage.feed.changes import ChangeLog
+from engramdb.storage.feed.webhooks import WebhookLog
+from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.participants import ParticipantSaltStore
 from engramdb.storage.port import (
     AuditDraft,
@@ -77,6 +80,8 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         super().__init__(name, self._unprepared, self._conn, store.searches)
         self.aging = AgingStore(self._all, self._dialect, self._write_many, maintenance)
         self.usage = UsageSeriesStore(self._all, self._dialect, self._write_many)
+        self.changes = ChangeLog(self._all, self._dialect)
+        self.webhooks = WebhookLog(self._all, self._atomic, self._dialect)
         self.coverage = CoverageReads(self._all, self._dialect)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a tenant from before the digests covered rows
             with self._conn() as conn:
@@ -97,6 +102,11 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
             return
         with self._store.connection(self.name) as conn:
             yield conn
+
+    @contextmanager
+    def _atomic(self) -> Iterator[Run]:
+        with self._conn() as conn:
+            yield runner(conn)
 
     @contextmanager
     def reading(self) -> Iterator[PostgresTenantStore]:

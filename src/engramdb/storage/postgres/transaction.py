@@ -25,6 +25,7 @@ from engramdb.storage.columns import (
     placeholders,
 )
 from engramdb.storage.common import next_audit_entry
+from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
@@ -57,7 +58,7 @@ def many_runner(conn: psycopg.Connection) -> RunMany:
     return run_many
 
 
-class PostgresTransaction(AgingWrites, AssistTransactionSQL):
+class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
     """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:

@@ -25,6 +25,7 @@ def migrate(db: Connections) -> None:
         _upgrade(db)
         return
     script = _script("schema.sql") + _script("knowledge.sql") + _script("assist.sql") + _script("usage.sql")
+    script += _script("feed.sql")
     with db.write() as conn:
         # Another process may have created it between our check and our lock.
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
@@ -94,6 +95,15 @@ def _upgrade(db: Connections) -> None:
         with db.write() as conn:  # usage was not kept over time (IF NOT EXISTS: another process may race)
             for statement in _statements(_script("usage.sql")):
                 conn.execute(statement)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='webhook_deliveries_next'"):
+        _add_feed(db)
+
+
+def _add_feed(db: Connections) -> None:
+    """Before the change feed and its webhooks: their tables, and the names of the scopes written so far."""
+    with db.write() as conn:  # IF NOT EXISTS and OR IGNORE: another process may race
+        for statement in _statements(_script("feed.sql")):
+            conn.execute(statement)
 
 
 AUDIT_BY_TARGET_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_target ON audit_log (target_kind, target_id, seq)"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -17,6 +17,9 @@ from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, traced_arm, walk_history
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
+from engramdb.storage.feed.changes import ChangeLog
+from engramdb.storage.feed.webhooks import WebhookLog
+from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -34,23 +37,20 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
-from engramdb.storage.scope_cache import ScopeCache, read_copy
-from engramdb.storage.scope_cache import Source as CopySource
-from engramdb.storage.scope_copy import ScopeCopy
+from engramdb.storage.scope_cache import ScopeCache
 from engramdb.storage.series import UsageSeriesStore
 from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
+from engramdb.storage.sqlite.copy_reads import SQLiteCopyReads
 from engramdb.storage.sqlite.embedding_jobs import SQLiteEmbeddingJobs
 from engramdb.storage.sqlite.keys import SQLiteKeys
 from engramdb.storage.sqlite.knowledge_store import SQLiteKnowledge
 from engramdb.storage.sqlite.migrations import migrate
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
-    COPY_ROW_SQL,
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     audit_entry,
-    copy_rows,
     episodes_clause,
     filter_clause,
     memory,
@@ -63,7 +63,7 @@ T = TypeVar("T")
 
 
 class SQLiteTenantStore(
-    SQLiteKnowledge, AssistStoreSQL, participants.ParticipantSaltStore, SQLiteEmbeddingJobs, SQLiteKeys
+    SQLiteCopyReads, SQLiteKnowledge, AssistStoreSQL, participants.ParticipantSaltStore, SQLiteEmbeddingJobs, SQLiteKeys
 ):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
@@ -84,6 +84,8 @@ class SQLiteTenantStore(
         super().__init__(self._db)
         self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
         self.usage = UsageSeriesStore(self._db.fetchall, SQLITE, self._write_many)
+        self.changes = ChangeLog(self._db.fetchall, SQLITE)
+        self.webhooks = WebhookLog(self._db.fetchall, self._atomic, SQLITE)
         self.coverage = CoverageReads(self._db.fetchall, SQLITE)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a file from before the digests covered rows
             with self._db.write() as conn:
@@ -102,17 +104,9 @@ class SQLiteTenantStore(
             conn.executemany(sql, rows)
 
     @contextmanager
-    def reading(self) -> Iterator[SQLiteTenantStore]:
-        # Reads already share the thread's connection. A recall reads its scope's copy four or
-        # five times: the block asks the tenant's counters once, and its reads see one state.
-        if self._block.get() is not None:
-            yield self
-            return
-        token = self._block.set({})
-        try:
-            yield self
-        finally:
-            self._block.reset(token)
+    def _atomic(self) -> Iterator[Run]:
+        with self._db.write() as conn:
+            yield runner(conn)
 
     @contextmanager
     def transaction(self) -> Iterator[SQLiteTransaction]:
@@ -282,53 +276,6 @@ class SQLiteTenantStore(
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._read_copy(scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms}))
-
-    def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
-        """Read the scope's in-memory copy, brought up to date with every committed write."""
-        source = CopySource(
-            current_seq=lambda: int(self._counters()["change_seq"]),
-            changed_ids=lambda seq: [
-                r[0]
-                for r in self._db.fetchall(
-                    "SELECT rowid FROM memories WHERE scope_key = ? AND change_seq > ?", (scope_key, seq)
-                )
-            ],
-            rows=lambda ids: copy_rows(
-                self._db.fetchall(
-                    f"{COPY_ROW_SQL} WHERE rowid IN ({placeholders(ids)}) ORDER BY rowid",
-                    [self._vector_model, self._vector_model, *ids],
-                )
-            ),
-            generation=lambda: (self._counters().get("erasures"), self._vector_model),
-        )
-        return read_copy(self._copies, f"{self.path}:{scope_key}", source, read)
-
-    def _counters(self) -> dict[str, Any]:
-        """The tenant's change counter and erasure count: this reading block's, else read now."""
-        block = self._block.get()
-        if block:
-            return block
-        counters = dict(self._db.fetchall("SELECT key, value FROM meta WHERE key IN ('change_seq', 'erasures')"))
-        if block is not None:
-            block.update(counters)
-        return counters
-
-    def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Read rows' vectors at full precision (the scope copy re-ranks its short list with them)."""
-        rows = []
-        for start in range(0, len(rowids), 10_000):  # under SQLite's limit of bound parameters
-            part = rowids[start : start + 10_000].tolist()
-            rows += self._db.fetchall(
-                f"SELECT rowid, embedding FROM memories WHERE rowid IN ({placeholders(part)}) "
-                "AND embed_state = 'ready'",
-                part,
-            )
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        width = max(len(r[1]) for r in rows)
-        rows = [r for r in rows if len(r[1]) == width]
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-        return np.array([r[0] for r in rows], dtype=np.int64), matrix.astype(np.float32)
 
     # -- erasure ---------------------------------------------------------------------------
 

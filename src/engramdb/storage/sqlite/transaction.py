@@ -12,6 +12,7 @@ from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_WIDTH
 from engramdb.storage.common import next_audit_entry
+from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
@@ -48,7 +49,7 @@ def many_runner(conn: sqlite3.Connection) -> RunMany:
     return run_many
 
 
-class SQLiteTransaction(AgingWrites, AssistTransactionSQL):
+class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
     """The Transaction port over the tenant's writer connection (records and relationships too)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:

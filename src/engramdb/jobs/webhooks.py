@@ -1,0 +1,148 @@
+"""The webhook deliverer: the change feed, sent to every endpoint, in order, exactly once in effect.
+
+A thread looks for endpoints with something due (a pending delivery whose time has come, or new
+changes after their cursor) and hands each to a small pool, one try in flight per endpoint. A try
+signs the stored body afresh (``EngramDB-Signature``) and POSTs it; a 2xx acknowledges it, anything
+else (another status, a refused connection, a timeout) is a failed try, retried with backoff and
+kept as a dead letter after the last. Everything is in the store (core/changes/outbox.py), so a
+server killed mid-delivery sends that same delivery again when it is back.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+
+from engramdb import __version__, clock
+from engramdb.config import WebhookSettings
+from engramdb.core.changes import outbox
+from engramdb.core.changes.secrets import KeyFile, check_of
+from engramdb.core.changes.signing import signature
+from engramdb.models.webhooks import SIGNATURE_HEADER
+from engramdb.storage.feed.port import DeliveryRow, WebhookRow
+from engramdb.storage.port import Store
+
+log = logging.getLogger(__name__)
+KEY_CHANGED = "the server's webhook key is not the one this endpoint's secret came from: register it again"
+
+
+class WebhookWorker:
+    """Delivers every tenant's change feed to its endpoints, in the background."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: WebhookSettings,
+        keys: KeyFile,
+        *,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._store = store
+        self._settings = settings
+        self._keys = keys
+        self._retry = outbox.Retry(settings.attempts, settings.backoff_seconds, settings.max_backoff_seconds)
+        self._http = httpx.Client(timeout=settings.timeout_seconds, follow_redirects=False, transport=transport)
+        self._pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="engram-webhook")
+        self._busy: set[tuple[str, str]] = set()  # (tenant, endpoint) with a try in flight
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="engram-webhooks", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop looking for work and wait for the tries in flight (each ends by its timeout)."""
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout)
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._http.close()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self.dispatch()
+            except Exception:  # the job boundary: log with its traceback, look again next time
+                log.exception("webhook dispatch failed")
+            self._wake.wait(self._settings.poll_seconds)
+
+    def dispatch(self) -> int:
+        """Start a try for every endpoint with none in flight; return how many were started."""
+        started = 0
+        for name in self._store.tenant_names():
+            for webhook in self._store.tenant(name).webhooks.list_webhooks():
+                key = (name, webhook.webhook_id)
+                with self._lock:
+                    if key in self._busy:
+                        continue
+                    self._busy.add(key)
+                self._pool.submit(self._step, name, webhook.webhook_id)
+                started += 1
+        return started
+
+    def step(self, tenant_name: str, webhook_id: str) -> str | None:
+        """Try the endpoint's due delivery, if any; return how it went (None: nothing was due)."""
+        tenant = self._store.tenant(tenant_name)
+        webhook = tenant.webhooks.get_webhook(webhook_id)
+        if webhook is None:
+            return None  # deleted meanwhile
+        delivery = outbox.due(tenant, tenant_name, webhook, self._settings.batch_size)
+        if delivery is None:
+            return None
+        secret = self._keys.secret(tenant_name, webhook_id, webhook.secret_salt)
+        status: int | None
+        error: str | None
+        if check_of(secret) != webhook.secret_check:
+            status, error = None, KEY_CHANGED
+        else:
+            status, error = self._send(webhook, delivery, secret)
+        if error is None:
+            tenant.webhooks.acknowledge(delivery, clock.now_text())
+            log.debug("webhook %s acknowledged %s", webhook_id, delivery.delivery_id)
+            return "delivered"
+        if outbox.failed(tenant, delivery, self._retry, error, status):
+            log.error("webhook %s: delivery %s is a dead letter: %s", webhook_id, delivery.delivery_id, error)
+            return "dead"
+        log.warning(
+            "webhook %s: delivery %s failed (try %d): %s",
+            webhook_id,
+            delivery.delivery_id,
+            delivery.attempts + 1,
+            error,
+        )
+        return "failed"
+
+    def _step(self, tenant_name: str, webhook_id: str) -> None:
+        try:
+            if self.step(tenant_name, webhook_id) is not None:
+                self._wake.set()  # it may have more: look again at once
+        except Exception:  # the job boundary: log with its traceback, try again next time
+            log.exception("webhook %s of tenant %s: delivery failed", webhook_id, tenant_name)
+        finally:
+            with self._lock:
+                self._busy.discard((tenant_name, webhook_id))
+
+    def _send(self, webhook: WebhookRow, delivery: DeliveryRow, secret: str) -> tuple[int | None, str | None]:
+        """POST one delivery; return the status and, unless it was a 2xx, why it failed."""
+        body = delivery.body.encode()
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": f"EngramDB-Webhooks/{__version__}",
+            SIGNATURE_HEADER: signature(secret, body, int(time.time())),
+            "EngramDB-Delivery": delivery.delivery_id,
+            "EngramDB-Webhook": webhook.webhook_id,
+        }
+        try:
+            answer = self._http.post(webhook.url, content=body, headers=headers)
+        except httpx.HTTPError as error:
+            return None, f"{type(error).__name__}: {error}"
+        if 200 <= answer.status_code < 300:
+            return answer.status_code, None
+        return answer.status_code, f"HTTP {answer.status_code}"

@@ -1,0 +1,115 @@
+"""Typed SDK methods for the feed operations, generated from ``engramdb.models.operations``.
+
+Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from engramdb.models.changes import ChangePage
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+from engramdb.models.operations import changes as changes_ops
+from engramdb.models.webhooks import (
+    DeadLetterList,
+    ReplayRequest,
+    ReplayResult,
+    WebhookCreate,
+    WebhookCreated,
+    WebhookList,
+)
+from engramdb.sdk.operations import inputs_for
+
+__all__ = ["AsyncFeedMethods", "Literal", "SyncFeedMethods"]
+
+T = TypeVar("T")
+
+
+class SyncFeedMethods:
+    """The feed operations as blocking methods."""
+
+    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    def list_changes(self, *, after: int = 0, limit: int = 100, kinds: str | None = None) -> ChangePage:
+        """What changed in the scopes the key may read, in order, after a cursor (?after=)."""
+        return self.call(
+            changes_ops.LIST_CHANGES,
+            inputs_for(changes_ops.LIST_CHANGES, (), None, {"after": after, "limit": limit, "kinds": kinds}),
+        )
+
+    def create_webhook(self, body: WebhookCreate | Mapping[str, Any]) -> WebhookCreated:
+        """Register an endpoint for the change feed (admin keys only); its signing secret is shown once."""
+        return self.call(changes_ops.CREATE_WEBHOOK, inputs_for(changes_ops.CREATE_WEBHOOK, (), body, {}))
+
+    def list_webhooks(self) -> WebhookList:
+        """The tenant's webhook endpoints, with where each is in the feed (admin keys only)."""
+        return self.call(changes_ops.LIST_WEBHOOKS, inputs_for(changes_ops.LIST_WEBHOOKS, (), None, {}))
+
+    def delete_webhook(self, webhook_id: str) -> None:
+        """Remove a webhook endpoint and the deliveries it had not acknowledged (admin keys only)."""
+        self.call(changes_ops.DELETE_WEBHOOK, inputs_for(changes_ops.DELETE_WEBHOOK, (webhook_id,), None, {}))
+        return None
+
+    def list_dead_letters(self, webhook_id: str, *, limit: int = 100) -> DeadLetterList:
+        """An endpoint's deliveries that failed their last try (admin keys only)."""
+        return self.call(
+            changes_ops.LIST_DEAD_LETTERS,
+            inputs_for(changes_ops.LIST_DEAD_LETTERS, (webhook_id,), None, {"limit": limit}),
+        )
+
+    def replay_dead_letters(
+        self,
+        webhook_id: str,
+        body: ReplayRequest | Mapping[str, Any] | None = None,
+    ) -> ReplayResult:
+        """Send an endpoint's dead deliveries again, or the one named (admin keys only)."""
+        return self.call(
+            changes_ops.REPLAY_DEAD_LETTERS, inputs_for(changes_ops.REPLAY_DEAD_LETTERS, (webhook_id,), body, {})
+        )
+
+
+class AsyncFeedMethods:
+    """The feed operations as coroutine methods."""
+
+    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    async def list_changes(self, *, after: int = 0, limit: int = 100, kinds: str | None = None) -> ChangePage:
+        """What changed in the scopes the key may read, in order, after a cursor (?after=)."""
+        return await self.call(
+            changes_ops.LIST_CHANGES,
+            inputs_for(changes_ops.LIST_CHANGES, (), None, {"after": after, "limit": limit, "kinds": kinds}),
+        )
+
+    async def create_webhook(self, body: WebhookCreate | Mapping[str, Any]) -> WebhookCreated:
+        """Register an endpoint for the change feed (admin keys only); its signing secret is shown once."""
+        return await self.call(changes_ops.CREATE_WEBHOOK, inputs_for(changes_ops.CREATE_WEBHOOK, (), body, {}))
+
+    async def list_webhooks(self) -> WebhookList:
+        """The tenant's webhook endpoints, with where each is in the feed (admin keys only)."""
+        return await self.call(changes_ops.LIST_WEBHOOKS, inputs_for(changes_ops.LIST_WEBHOOKS, (), None, {}))
+
+    async def delete_webhook(self, webhook_id: str) -> None:
+        """Remove a webhook endpoint and the deliveries it had not acknowledged (admin keys only)."""
+        await self.call(changes_ops.DELETE_WEBHOOK, inputs_for(changes_ops.DELETE_WEBHOOK, (webhook_id,), None, {}))
+        return None
+
+    async def list_dead_letters(self, webhook_id: str, *, limit: int = 100) -> DeadLetterList:
+        """An endpoint's deliveries that failed their last try (admin keys only)."""
+        return await self.call(
+            changes_ops.LIST_DEAD_LETTERS,
+            inputs_for(changes_ops.LIST_DEAD_LETTERS, (webhook_id,), None, {"limit": limit}),
+        )
+
+    async def replay_dead_letters(
+        self,
+        webhook_id: str,
+        body: ReplayRequest | Mapping[str, Any] | None = None,
+    ) -> ReplayResult:
+        """Send an endpoint's dead deliveries again, or the one named (admin keys only)."""
+        return await self.call(
+            changes_ops.REPLAY_DEAD_LETTERS, inputs_for(changes_ops.REPLAY_DEAD_LETTERS, (webhook_id,), body, {})
+        )
