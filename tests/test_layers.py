@@ -127,7 +127,9 @@ def _ours(*names: str) -> tuple[str, ...]:
 
 BASE = _ours("errors", "clock")
 PURE = (*BASE, *_ours("contract", "audit_chain", "lexical"))
-PORTS = _ours("storage.port", "storage.rows", "storage.knowledge.port", "storage.assist.port")
+PORTS = _ours(
+    "storage.port", "storage.rows", "storage.knowledge.port", "storage.assist.port", "storage.fact_search.port"
+)
 SERVICE = (*PURE, *_ours("models", "config", "metrics", "logs", "core", "jobs"), *PORTS, f"{OWN}.storage.registry")
 RULES: dict[str, tuple[str, ...]] = {
     "errors": (),

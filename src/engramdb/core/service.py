@@ -1,7 +1,7 @@
 """``MemoryService``: every operation of EngramDB, independent of the surface that calls it.
 
 The operations live in areas, each a small class over the shared state (``core/shared.py``):
-writes, reads, review, admin, scopes, the knowledge plane's record writes, reads and deletes,
+writes, reads, structured fact search, review, admin, scopes, the knowledge plane's record writes, reads and deletes,
 erasure, aging, model-assisted memory and its derivations. The service composes them and finds
 an operation's method by the operation's name (``engramdb.models.operations`` declares them).
 Talks to the storage port and the embedder, never to a driver.
@@ -19,6 +19,7 @@ from engramdb.core.assist.derivations import DerivationOperations
 from engramdb.core.assist.operations import AssistOperations
 from engramdb.core.embedding import Embedder
 from engramdb.core.erasure import ErasureOperations
+from engramdb.core.fact_search import FactSearchOperations
 from engramdb.core.knowledge.deleting import KnowledgeDeleting
 from engramdb.core.knowledge.reading import KnowledgeReading
 from engramdb.core.knowledge.writing import KnowledgeWriting
@@ -37,6 +38,7 @@ class MemoryService:
         self.shared = Shared(store, embedder, settings)
         self.writes = WriteOperations(self.shared)
         self.reads = ReadOperations(self.shared)
+        self.fact_search = FactSearchOperations(self.shared)
         self.review = ReviewOperations(self.shared)
         self.admin = AdminOperations(self.shared)
         self.scopes = ScopeOperations(self.shared)

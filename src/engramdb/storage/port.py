@@ -22,6 +22,7 @@ from engramdb.errors import InvalidInputError
 from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
 from engramdb.storage.erasure import MemoryKey
+from engramdb.storage.fact_search.port import FactSearchReads
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.participants import ParticipantSalts
 from engramdb.storage.rows import (
@@ -175,7 +176,7 @@ class Transaction(KnowledgeWrites, AssistWrites, Protocol):
         ...
 
 
-class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
+class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FactSearchReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities

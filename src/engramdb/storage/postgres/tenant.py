@@ -29,6 +29,9 @@ from engramdb.storage.columns import (
     filter_clause,
 )
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch
+from engramdb.storage.fact_search.reads import FactSearchSQL
+from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.participants import ParticipantSaltStore
 from engramdb.storage.port import (
     AuditDraft,
@@ -72,6 +75,7 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
         super().__init__(name, self._unprepared, self._conn)
         self.aging = AgingStore(self._all, self._dialect, self._write_many)
+        self._fact_search = FactSearchSQL(self._unprepared, Dialect("%s", tenant=name))
 
     def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._conn() as conn, conn.cursor() as cursor:
@@ -280,6 +284,23 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._search.term_counts(scope_key, terms)
+
+    # -- structured fact search (storage/fact_search) -------------------------------------------
+
+    def current_facts(
+        self, scopes: ScopeMatch, *, subject_prefix: str, where: Sequence[FieldCondition], now: str
+    ) -> list[tuple[int, str]]:
+        return self._fact_search.current_facts(scopes, subject_prefix=subject_prefix, where=where, now=now)
+
+    def fact_subjects(
+        self, scopes: ScopeMatch, *, subject_prefix: str, after: str | None, now: str, limit: int
+    ) -> list[str]:
+        return self._fact_search.fact_subjects(scopes, subject_prefix=subject_prefix, after=after, now=now, limit=limit)
+
+    def rank_facts(
+        self, scope_key: str, rowids: Sequence[int], query: Vector, words: Sequence[str], limit: int, model: str
+    ) -> list[Candidate]:
+        return self._search.rank(scope_key, rowids, query, words, limit, model)
 
     # -- lifecycle upkeep -------------------------------------------------------------------
 

@@ -14,6 +14,9 @@ from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch
+from engramdb.storage.fact_search.reads import FactSearchSQL
+from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -81,6 +84,7 @@ class SQLiteTenantStore(
         self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
         self.connections = self._db  # a backup reads the file through them
         self._vector_model: str | None = None  # whose vectors the copies hold (the running embedder's)
+        self._fact_search = FactSearchSQL(self._db.fetchall, Dialect("?"))
 
     def _use_model(self, model: str | None) -> None:
         if model is not None:
@@ -248,6 +252,24 @@ class SQLiteTenantStore(
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._read_copy(scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms}))
+
+    # -- structured fact search (storage/fact_search) -----------------------------------
+
+    def current_facts(
+        self, scopes: ScopeMatch, *, subject_prefix: str, where: Sequence[FieldCondition], now: str
+    ) -> list[tuple[int, str]]:
+        return self._fact_search.current_facts(scopes, subject_prefix=subject_prefix, where=where, now=now)
+
+    def fact_subjects(
+        self, scopes: ScopeMatch, *, subject_prefix: str, after: str | None, now: str, limit: int
+    ) -> list[str]:
+        return self._fact_search.fact_subjects(scopes, subject_prefix=subject_prefix, after=after, now=now, limit=limit)
+
+    def rank_facts(
+        self, scope_key: str, rowids: Sequence[int], query: Vector, words: Sequence[str], limit: int, model: str
+    ) -> list[Candidate]:
+        self._use_model(model)
+        return self._read_copy(scope_key, lambda copy: copy.rank(query, words, rowids, limit, self._vectors))
 
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
         """Read the scope's in-memory copy, brought up to date with every committed write."""

@@ -1,0 +1,60 @@
+"""What core and the stores exchange to search structured facts (``POST /v1/facts/search``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from engramdb.storage.rows import Candidate, Vector
+
+ConditionOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "type", "length"]
+JsonType = Literal["object", "array", "string", "number", "boolean", "null"]
+SCOPE_COLUMNS = ("agent_id", "profile_id", "privacy_scope", "participant_scope_hash", "sandbox_eligible")
+
+
+@dataclass(frozen=True)
+class ScopeMatch:
+    """The scopes a read covers: the one whose digest is ``scope_key``, or every scope whose
+    columns hold the values in ``columns`` (the fields a request left open take any value)."""
+
+    scope_key: str | None = None
+    columns: tuple[tuple[str, str | bool], ...] = ()
+
+
+@dataclass(frozen=True)
+class FieldCondition:
+    """A condition on the JSON object a fact's text holds, at ``path`` (object keys and array
+    indexes from the root). ``eq``: the same JSON value (numbers by value; ``null`` also matches
+    a missing one); ``ne``: not ``eq``; ``gt`` ``gte`` ``lt`` ``lte``: a number, compared with
+    the number ``value``; ``type``: of that JSON type; ``length``: an array of that length."""
+
+    path: tuple[str | int, ...]
+    op: ConditionOp
+    value: Any
+
+
+class FactSearchReads(Protocol):
+    """The reads of a structured fact search."""
+
+    def current_facts(
+        self, scopes: ScopeMatch, *, subject_prefix: str, where: Sequence[FieldCondition], now: str
+    ) -> list[tuple[int, str]]:
+        """Return (rowid, scope key) of every current fact (active, not expired at ``now``) of the
+        scopes whose subject starts with ``subject_prefix`` and whose text meets every condition,
+        newest first (record time, then write order)."""
+        ...
+
+    def fact_subjects(
+        self, scopes: ScopeMatch, *, subject_prefix: str, after: str | None, now: str, limit: int
+    ) -> list[str]:
+        """Return the distinct subjects of current facts that start with ``subject_prefix``, in
+        code point order, those after ``after`` only, at most ``limit``."""
+        ...
+
+    def rank_facts(
+        self, scope_key: str, rowids: Sequence[int], query: Vector, words: Sequence[str], limit: int, model: str
+    ) -> list[Candidate]:
+        """Return the ``limit`` best of ``rowids`` (rows of the scope) by relevance to the query
+        (storage/scope_copy.py: ``ScopeCopy.rank``), comparing vectors of ``model`` only."""
+        ...

@@ -1,0 +1,209 @@
+"""The statements of a structured fact search, for either backend.
+
+A condition reads the JSON object a fact's text holds: SQLite through ``json_type`` and
+``json_extract`` on the text (a path's keys quoted as the canonical JSON writes them), PostgreSQL
+through the text cast to ``jsonb`` once per row (only where it casts: any other text never
+matches a where). Every condition is false, not NULL, where its path leads nowhere, so ``ne``
+keeps a fact that lacks the field, as LangGraph's filters do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engramdb.contract.canonical import canonical_json
+from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch
+
+_SQLITE_TYPES = {
+    "object": ("object",),
+    "array": ("array",),
+    "string": ("text",),
+    "number": ("integer", "real"),
+    "boolean": ("true", "false"),
+    "null": ("null",),
+}
+_COMPARE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+_CURRENT = "m.source = 'MEMORY_FACT' AND m.status = 'active' AND (m.valid_until IS NULL OR m.valid_until > {mark})"
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The backend a statement is for: its placeholder, and PostgreSQL's tenant."""
+
+    mark: str  # "?" (SQLite) or "%s" (PostgreSQL)
+    tenant: str | None = None  # PostgreSQL: every row carries its tenant
+
+    @property
+    def postgres(self) -> bool:
+        return self.tenant is not None
+
+
+def current_facts(
+    d: Dialect, scopes: ScopeMatch, prefix: str, where: Sequence[FieldCondition], now: str
+) -> tuple[str, list[Any]]:
+    """``SELECT rowid, scope_key``: the current facts under ``prefix`` meeting ``where``, newest first."""
+    found, params = _current(d, scopes, prefix, now)
+    joined = ""
+    if where:
+        conditions, more = (_postgres_where if d.postgres else _sqlite_where)(where)
+        found += conditions
+        params += more
+        if d.postgres:  # the text parsed once per row, and only where it is JSON
+            joined = (
+                " CROSS JOIN LATERAL (SELECT CASE WHEN pg_input_is_valid(m.text, 'jsonb') "
+                "THEN m.text::jsonb END AS doc) j"
+            )
+    sql = f"SELECT m.rowid, m.scope_key FROM memories m{joined} WHERE {found} ORDER BY m.recorded_at DESC, m.rowid DESC"
+    return sql, params
+
+
+def subjects(
+    d: Dialect, scopes: ScopeMatch, prefix: str, after: str | None, now: str, limit: int
+) -> tuple[str, list[Any]]:
+    """``SELECT DISTINCT subject_key`` of current facts under ``prefix``, in code point order."""
+    found, params = _current(d, scopes, prefix, now)
+    column = 'm.subject_key COLLATE "C"' if d.postgres else "m.subject_key"
+    if after is not None:
+        found += f" AND {column} > {d.mark}"
+        params.append(after)
+    sql = f"SELECT DISTINCT {column} FROM memories m WHERE {found} ORDER BY 1 LIMIT {d.mark}"
+    return sql, [*params, limit]
+
+
+def _current(d: Dialect, scopes: ScopeMatch, prefix: str, now: str) -> tuple[str, list[Any]]:
+    """The conjuncts every search starts from: tenant, scopes, current facts, the subject prefix."""
+    parts: list[str] = []
+    params: list[Any] = []
+    if d.tenant is not None:
+        parts.append(f"m.tenant = {d.mark}")
+        params.append(d.tenant)
+    if scopes.scope_key is not None:
+        parts.append(f"m.scope_key = {d.mark}")
+        params.append(scopes.scope_key)
+    for column, value in scopes.columns:
+        parts.append(f"m.{column} = {d.mark}")
+        params.append(value)
+    parts.append(_CURRENT.format(mark=d.mark))
+    params.append(now)
+    if d.postgres:
+        parts.append(f"starts_with(m.subject_key, {d.mark})")
+        params.append(prefix)
+    else:  # a range over the subject index: every text that starts with the prefix, and no other
+        parts.append(f"m.subject_key >= {d.mark}")
+        params.append(prefix)
+        bound = _past_prefix(prefix)
+        if bound is not None:
+            parts.append(f"m.subject_key < {d.mark}")
+            params.append(bound)
+    return " AND ".join(parts), params
+
+
+def _past_prefix(prefix: str) -> str | None:
+    """The least text above every text that starts with ``prefix`` (None: there is none)."""
+    for at in range(len(prefix) - 1, -1, -1):
+        code = ord(prefix[at]) + 1
+        if code == 0xD800:  # surrogates are no characters: the next one is U+E000
+            code = 0xE000
+        if code <= 0x10FFFF:
+            return prefix[:at] + chr(code)
+    return None
+
+
+def _sqlite_where(where: Sequence[FieldCondition]) -> tuple[str, list[Any]]:
+    parts, params = [], []
+    for condition in where:
+        sql, more = _sqlite_condition(condition)
+        parts.append(sql)
+        params += more
+    # CASE, not AND: SQLite may evaluate an AND's terms in any order, and json_type fails on non-JSON.
+    body = " AND ".join(["json_type(m.text) = 'object'", *parts])
+    return f" AND CASE WHEN json_valid(m.text) THEN ({body}) ELSE 0 END", params
+
+
+def _sqlite_path(path: Sequence[str | int]) -> str:
+    # A quoted label matches the key as the JSON text writes it (escapes and all); core refuses
+    # keys holding a double quote, which SQLite's path syntax cannot quote.
+    steps = (f"[{p}]" if isinstance(p, int) else '."' + json.dumps(p, ensure_ascii=False)[1:-1] + '"' for p in path)
+    return "$" + "".join(steps)
+
+
+def _sqlite_condition(c: FieldCondition) -> tuple[str, list[Any]]:
+    path = _sqlite_path(c.path)
+    kind = "json_type(m.text, ?)"
+    if c.op == "type":
+        types = _SQLITE_TYPES[str(c.value)]
+        return f"coalesce({kind} IN ({', '.join(repr(t) for t in types)}), 0)", [path]
+    if c.op == "length":
+        return f"coalesce({kind} = 'array' AND json_array_length(m.text, ?) = ?, 0)", [path, path, c.value]
+    if c.op in _COMPARE:
+        number = f"coalesce({kind} IN ('integer', 'real') AND json_extract(m.text, ?) {_COMPARE[c.op]} ?, 0)"
+        return number, [path, path, _number(c.value)]
+    if c.value is None:
+        equal, params = f"coalesce({kind}, 'null') = 'null'", [path]
+    else:
+        equal, params = _sqlite_equal(c.path, c.value)
+    return (f"NOT {equal}" if c.op == "ne" else equal), params
+
+
+def _sqlite_equal(steps: Sequence[str | int], operand: Any) -> tuple[str, list[Any]]:
+    """The value at ``steps`` is the JSON ``operand``: objects key by key (any key order), arrays
+    element by element, numbers by value."""
+    path = _sqlite_path(steps)
+    kind = "json_type(m.text, ?)"
+    if operand is None:
+        return f"coalesce({kind} = 'null', 0)", [path]
+    if isinstance(operand, bool):
+        return f"coalesce({kind} = ?, 0)", [path, "true" if operand else "false"]
+    if isinstance(operand, (int, float)):
+        return f"coalesce({kind} IN ('integer', 'real') AND json_extract(m.text, ?) = ?, 0)", [
+            path,
+            path,
+            _number(operand),
+        ]
+    if isinstance(operand, str):
+        return f"coalesce({kind} = 'text' AND json_extract(m.text, ?) = ?, 0)", [path, path, operand]
+    if isinstance(operand, dict):
+        head = f"coalesce({kind} = 'object' AND (SELECT count(*) FROM json_each(m.text, ?)) = ?, 0)"
+        parts = [(head, [path, path, len(operand)])]
+        parts += [_sqlite_equal([*steps, key], value) for key, value in operand.items()]
+    else:
+        parts = [(f"coalesce({kind} = 'array' AND json_array_length(m.text, ?) = ?, 0)", [path, path, len(operand)])]
+        parts += [_sqlite_equal([*steps, i], value) for i, value in enumerate(operand)]
+    return "(" + " AND ".join(sql for sql, _ in parts) + ")", [p for _, params in parts for p in params]
+
+
+def _postgres_where(where: Sequence[FieldCondition]) -> tuple[str, list[Any]]:
+    parts, params = ["jsonb_typeof(j.doc) = 'object'"], []
+    for condition in where:
+        sql, more = _postgres_condition(condition)
+        parts.append(sql)
+        params += more
+    return " AND " + " AND ".join(parts), params
+
+
+def _postgres_condition(c: FieldCondition) -> tuple[str, list[Any]]:
+    at = "(j.doc #> %s::text[])"
+    path = [str(p) for p in c.path]
+    if c.op == "type":
+        return f"coalesce(jsonb_typeof({at}) = %s, false)", [path, c.value]
+    if c.op == "length":
+        return f"coalesce(jsonb_typeof({at}) = 'array' AND jsonb_array_length({at}) = %s, false)", [path, path, c.value]
+    if c.op in _COMPARE:
+        compare = f"CASE WHEN jsonb_typeof({at}) = 'number' THEN {at}::numeric {_COMPARE[c.op]} %s::numeric END"
+        return f"coalesce({compare}, false)", [path, path, repr(_number(c.value))]
+    params: list[Any]
+    if c.value is None:
+        equal, params = f"coalesce(jsonb_typeof({at}), 'null') = 'null'", [path]
+    else:
+        equal, params = f"coalesce({at} = %s::jsonb, false)", [path, canonical_json(c.value)]
+    return (f"NOT {equal}" if c.op == "ne" else equal), params
+
+
+def _number(value: Any) -> int | float:
+    """A number as the drivers bind it: an integer past 64 bits as a float (JSON has no limit)."""
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return value
+    return float(value)
