@@ -177,6 +177,7 @@ HARNESS_MAY_IMPORT = (
     f"{OWN}.storage.registry",
     f"{OWN}.api",
     f"{OWN}.sdk",
+    f"{OWN}.integrations",
 )
 
 

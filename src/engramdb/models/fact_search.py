@@ -31,7 +31,9 @@ class FieldCondition(WireModel):
         "(a missing field is not equal); gt gte lt lte: a number compared with value; type: of the JSON type "
         "value (object, array, string, number, boolean, null); length: an array of value elements"
     )
-    value: Any = Field(description="the operand: any JSON value for eq and ne, a number for the others")
+    value: Any = Field(
+        None, description="the operand: any JSON value for eq and ne (absent: null), a number for the others"
+    )
 
     @model_validator(mode="before")
     @classmethod

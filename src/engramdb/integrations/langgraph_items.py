@@ -1,0 +1,174 @@
+"""How a LangGraph item is a fact, and a LangGraph filter a structured search's conditions.
+
+    namespace ("memories", "alice", "food")  ->  subjectKey "ns:memories/alice/food/"
+    key "diet"                               ->  kind "key:diet"   (a longer key: "key#<sha256>")
+    value {"text": "vegan"}                  ->  text {"v":{"text":"vegan"},"r":"9f2c4e1a7b3d5e60"}
+
+Each label of the namespace is percent-encoded and ends with ``/``, so a namespace's subject is a
+text prefix of exactly its own and its descendants' subjects (``ns:a/`` never starts
+``ns:ab/``). The text is a JSON object: ``v`` the value, ``r`` a random revision (no two versions
+of an item have the same text, so a value put back is never refused as one corrected away), ``c``
+when the item was created (microseconds since the epoch, from the second version on: the first
+version's record time is the creation), ``k`` the key where the kind holds its hash, ``i`` false
+for an item put with ``index=False``. Single letters: the lexical arm never weighs them as words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote, unquote
+
+from langgraph.store.base import InvalidNamespaceError, Item, MatchCondition, SearchItem
+
+from engramdb.contract.bounds import TEXT_CAPS, has_lone_surrogate
+from engramdb.contract.canonical import canonical_json
+from engramdb.models.memories import MemoryView
+
+PREFIX = "ns:"
+KIND = "key:"
+HASHED_KIND = "key#"
+_RANGES = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
+Condition = dict[str, Any]
+
+
+def subject(namespace: Sequence[str]) -> str:
+    """The subject of a namespace (and the text prefix of its descendants' subjects)."""
+    encoded = PREFIX + "".join(quote(label, safe="", errors="surrogatepass") + "/" for label in namespace)
+    if len(encoded) > TEXT_CAPS["subjectKey"]:
+        raise InvalidNamespaceError(
+            f"namespace {tuple(namespace)!r} is {len(encoded)} characters as a subject; EngramDB's limit is "
+            f"{TEXT_CAPS['subjectKey']}"
+        )
+    return encoded
+
+
+def namespace_of(subject_key: str) -> tuple[str, ...]:
+    """The namespace a subject names (its labels end with ``/``)."""
+    return tuple(unquote(label, errors="surrogatepass") for label in subject_key[len(PREFIX) :].split("/")[:-1])
+
+
+def kind(key: str) -> str:
+    """The fact kind of a key: the key itself when a kind can hold it, else its hash."""
+    if _plain(key):
+        return KIND + key
+    return HASHED_KIND + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:56]
+
+
+def _plain(key: str) -> bool:
+    return len(KIND) + len(key) <= TEXT_CAPS["kind"] and "\x00" not in key and not has_lone_surrogate(key)
+
+
+def text(key: str, value: Mapping[str, Any], *, created: int | None, indexed: bool) -> str:
+    """The text of a new version of an item (``created``: the first version's time, if any)."""
+    parts = [f'"v":{canonical_json(dict(value))}', f'"r":"{secrets.token_hex(8)}"']
+    if created is not None:
+        parts.append(f'"c":{created}')
+    if not _plain(key):
+        parts.append(f'"k":{canonical_json(key)}')
+    if not indexed:
+        parts.append('"i":false')
+    written = "{" + ",".join(parts) + "}"
+    if len(written) > TEXT_CAPS["text"]:
+        raise ValueError(
+            f"the value of {key!r} is {len(written)} characters as a fact; the limit is {TEXT_CAPS['text']}"
+        )
+    return written
+
+
+def created_micros(view: MemoryView) -> int:
+    """When the item a version belongs to was created, in microseconds since the epoch."""
+    stored = json.loads(str(view.event["text"])).get("c")
+    return int(stored) if stored is not None else _micros(_time(view.recorded_at))
+
+
+def item(view: MemoryView) -> Item:
+    """The LangGraph item a fact is."""
+    found = search_item(view, None)
+    return Item(
+        value=found.value,
+        key=found.key,
+        namespace=found.namespace,
+        created_at=found.created_at,
+        updated_at=found.updated_at,
+    )
+
+
+def search_item(view: MemoryView, score: float | None) -> SearchItem:
+    """The LangGraph item a fact is, as a search found it."""
+    body = json.loads(str(view.event["text"]))
+    key = body["k"] if "k" in body else str(view.event["kind"])[len(KIND) :]
+    updated = _time(view.recorded_at)
+    created = _EPOCH + timedelta(microseconds=int(body["c"])) if "c" in body else updated
+    return SearchItem(namespace_of(str(view.event["subjectKey"])), key, body["v"], created, updated, score)
+
+
+def conditions(filter: Mapping[str, Any] | None) -> list[Condition]:
+    """A LangGraph filter as a structured search's conditions on ``v`` (the value)."""
+    found: list[Condition] = []
+    for field, expected in (filter or {}).items():
+        _compare(["v", field], expected, found)
+    return found
+
+
+def _compare(path: list[str | int], expected: Any, found: list[Condition]) -> None:
+    """LangGraph's ``_compare_values``: operators, a nested object field by field, a list element
+    by element, else equality."""
+    if isinstance(expected, Mapping) and any(str(k).startswith("$") for k in expected):
+        found.extend(_operator(path, op, operand) for op, operand in expected.items())
+    elif isinstance(expected, Mapping):
+        found.append({"path": path, "op": "type", "value": "object"})
+        for field, inner in expected.items():
+            _compare([*path, field], inner, found)
+    elif isinstance(expected, (list, tuple)):
+        found.append({"path": path, "op": "length", "value": len(expected)})
+        for at, inner in enumerate(expected):
+            _compare([*path, at], inner, found)
+    else:
+        found.append({"path": path, "op": "eq", "value": expected})
+
+
+def _operator(path: list[str | int], op: str, operand: Any) -> Condition:
+    if op in ("$eq", "$ne"):
+        return {"path": path, "op": op[1:], "value": operand}
+    if op in _RANGES:
+        return {"path": path, "op": _RANGES[op], "value": float(operand)}  # as LangGraph: float() or raise
+    raise ValueError(f"Unsupported operator: {op}")
+
+
+def matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    """LangGraph's namespace match: a prefix or suffix, ``*`` matching any one label."""
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    if condition.match_type == "suffix":
+        namespace = namespace[len(namespace) - len(path) :]
+    elif condition.match_type != "prefix":
+        raise ValueError(f"Unsupported match type: {condition.match_type}")
+    return all(p == "*" or n == p for n, p in zip(namespace, path, strict=False))
+
+
+def fixed_prefix(conditions: Sequence[MatchCondition]) -> tuple[str, ...]:
+    """The labels every matching namespace starts with (a prefix condition's, up to a ``*``)."""
+    best: tuple[str, ...] = ()
+    for condition in conditions:
+        if condition.match_type == "prefix":
+            labels = tuple(condition.path)
+            fixed = labels[: labels.index("*")] if "*" in labels else labels
+            best = fixed if len(fixed) > len(best) else best
+    return best
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(microseconds=1)
