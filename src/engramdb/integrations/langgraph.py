@@ -166,7 +166,10 @@ class EngramStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         if op.limit < 0 or op.offset < 0:
             raise ValueError("search takes a limit and an offset of 0 or more")
-        where = items.conditions(op.filter)
+        try:
+            where = items.conditions(op.filter)
+        except items.Never:
+            return []
         if op.limit == 0:
             return []
         if not op.query:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -107,8 +108,13 @@ def search_item(view: MemoryView, score: float | None) -> SearchItem:
     return SearchItem(namespace_of(str(view.event["subjectKey"])), key, body["v"], created, updated, score)
 
 
+class Never(Exception):
+    """A filter no item can meet (a NaN, an infinity, a NUL): the search finds nothing."""
+
+
 def conditions(filter: Mapping[str, Any] | None) -> list[Condition]:
-    """A LangGraph filter as a structured search's conditions on ``v`` (the value)."""
+    """A LangGraph filter as a structured search's conditions on ``v`` (the value); raises
+    ``Never`` for a filter no item can meet."""
     found: list[Condition] = []
     for field, expected in (filter or {}).items():
         _compare(["v", field], expected, found)
@@ -119,7 +125,8 @@ def _compare(path: list[str | int], expected: Any, found: list[Condition]) -> No
     """LangGraph's ``_compare_values``: operators, a nested object field by field, a list element
     by element, else equality."""
     if isinstance(expected, Mapping) and any(str(k).startswith("$") for k in expected):
-        found.extend(_operator(path, op, operand) for op, operand in expected.items())
+        for op, operand in expected.items():
+            found.extend(_operator(path, op, operand))
     elif isinstance(expected, Mapping):
         found.append({"path": path, "op": "type", "value": "object"})
         for field, inner in expected.items():
@@ -129,15 +136,38 @@ def _compare(path: list[str | int], expected: Any, found: list[Condition]) -> No
         for at, inner in enumerate(expected):
             _compare([*path, at], inner, found)
     else:
-        found.append({"path": path, "op": "eq", "value": expected})
+        found.extend(_operator(path, "$eq", expected))
 
 
-def _operator(path: list[str | int], op: str, operand: Any) -> Condition:
+def _operator(path: list[str | int], op: str, operand: Any) -> list[Condition]:
+    """One operator's conditions (none: every item meets it)."""
     if op in ("$eq", "$ne"):
-        return {"path": path, "op": op[1:], "value": operand}
-    if op in _RANGES:
-        return {"path": path, "op": _RANGES[op], "value": float(operand)}  # as LangGraph: float() or raise
-    raise ValueError(f"Unsupported operator: {op}")
+        if _storable(operand):
+            return [{"path": path, "op": op[1:], "value": operand}]
+        if op == "$eq":  # no stored value is NaN, an infinity or holds a NUL: nothing equals it
+            raise Never(op)
+        return []
+    if op not in _RANGES:
+        raise ValueError(f"Unsupported operator: {op}")
+    bound = float(operand)  # as LangGraph: float() or raise
+    if math.isfinite(bound):
+        return [{"path": path, "op": _RANGES[op], "value": bound}]
+    if not math.isnan(bound) and (bound > 0) == (op in ("$lt", "$lte")):
+        return [{"path": path, "op": "type", "value": "number"}]  # every number is below +inf, above -inf
+    raise Never(op)
+
+
+def _storable(value: Any) -> bool:
+    """Whether a JSON text can carry ``value`` as it is (and PostgreSQL compare it)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, Mapping):
+        return all(_storable(k) and _storable(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_storable(v) for v in value)
+    return True
 
 
 def matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
