@@ -33,11 +33,11 @@ def load_items(tenant: TenantStore, embedder: Embedder, scope: Mapping[str, Any]
         rows, audits = [], []
         for namespace, key, value in puts[start : start + _BATCH]:
             body = {
-                "text": items.text(key, value, created=None, indexed=True),
+                "text": items.text(key, value),
                 "subjectKey": items.subject(namespace),
                 "kind": items.kind(key),
-                "sourceEventId": "langgraph",
-                "provenance": "langgraph",
+                "sourceEventId": items.INDEXED,
+                "provenance": items.provenance(None),
                 **dict(scope),
             }
             row = fact_row(FactWrite.model_validate(body).to_event(written), written, clock.now_text())

@@ -11,7 +11,8 @@ whole namespace is the fact's subject and the key its kind, so a key holds one c
 ``put`` supersedes it (``fact_history`` keeps every version) and a ``delete`` retracts it.
 ``search`` is ``search_facts``: the namespace prefix and the filter choose the items on the
 server, then every one of them is ranked by its relevance to the query (newest first without
-one), a page at a time; items put with ``index=False`` come after the ranked ones, unscored. A
+one), a page at a time; items put with ``index=False`` (sourceEventId ``langgraph:unindexed``) come
+after the ranked ones, unscored. A
 prefix or ``list_namespaces`` that names no participant (``user_at``) reads every participant's
 scope the key may name. A batch reads first, then applies its puts (the last put of a key wins),
 as LangGraph's stores do. ``abatch`` runs ``batch`` in a worker thread.
@@ -43,9 +44,6 @@ from engramdb.integrations import langgraph_items as items
 from engramdb.integrations.target import Scoped, open_target
 from engramdb.models.fact_search import MAX_PAGE
 from engramdb.models.memories import MemoryView
-
-_INDEXED = {"path": ["i"], "op": "ne", "value": False}
-_UNINDEXED = {"path": ["i"], "op": "eq", "value": False}
 
 
 class EngramStore(BaseStore):
@@ -155,11 +153,11 @@ class EngramStore(BaseStore):
         if newest is not None and newest.valid_from is not None and newest.valid_from >= valid_from:
             valid_from = clock.to_text(clock.parse(newest.valid_from) + timedelta(microseconds=1))
         return {
-            "text": items.text(op.key, value, created=created, indexed=op.index is not False),
+            "text": items.text(op.key, value),
             "subjectKey": items.subject(op.namespace),
             "kind": items.kind(op.key),
-            "sourceEventId": "langgraph",
-            "provenance": "langgraph",
+            "sourceEventId": items.INDEXED if op.index is not False else items.UNINDEXED,
+            "provenance": items.provenance(created),
             "validFrom": valid_from,
         }
 
@@ -170,32 +168,19 @@ class EngramStore(BaseStore):
             where = items.conditions(op.filter)
         except items.Never:
             return []
-        if op.limit == 0:
-            return []
-        if not op.query:
-            return self._page(op.namespace_prefix, where, None, op.offset, op.limit)[0]
-        ranked, total = self._page(op.namespace_prefix, [*where, _INDEXED], op.query, op.offset, op.limit)
-        if len(ranked) < op.limit:  # past the ranked items: those put with index=False, newest first
-            start = max(0, op.offset - total)
-            ranked += self._page(op.namespace_prefix, [*where, _UNINDEXED], None, start, op.limit - len(ranked))[0]
-        return ranked
-
-    def _page(
-        self, prefix: tuple[str, ...], where: list[dict[str, Any]], query: str | None, offset: int, limit: int
-    ) -> tuple[list[SearchItem], int]:
-        """``limit`` items from ``offset`` (several calls past 1,000), and how many match in all."""
         found: list[SearchItem] = []
-        total = 0
-        while True:
-            body: dict[str, Any] = {"subjectPrefix": items.subject(prefix), "where": where, "offset": offset}
-            body |= {"limit": max(1, min(MAX_PAGE, limit - len(found)))} | ({"query": query} if query else {})
-            page = self._calls.call("search_facts", {}, self._scope(prefix), body=body)
-            total = page.total
-            if limit > len(found):
-                found += [items.search_item(f.fact, f.score) for f in page.facts][: limit - len(found)]
+        offset = op.offset
+        while len(found) < op.limit:  # a thousand at a time
+            body: dict[str, Any] = {"subjectPrefix": items.subject(op.namespace_prefix), "where": where}
+            body |= {"offset": offset, "limit": min(MAX_PAGE, op.limit - len(found))}
+            if op.query:  # items put with index=False follow the ranked ones, unscored
+                body |= {"query": op.query, "unrankedSourceEventIds": [items.UNINDEXED]}
+            page = self._calls.call("search_facts", {}, self._scope(op.namespace_prefix), body=body)
+            found += [items.search_item(f.fact, f.score) for f in page.facts]
             offset += len(page.facts)
-            if len(found) >= limit or len(page.facts) == 0 or offset >= total:
-                return found, total
+            if len(page.facts) < body["limit"]:
+                break
+        return found
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = op.match_conditions or ()

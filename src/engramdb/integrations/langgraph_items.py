@@ -2,15 +2,17 @@
 
     namespace ("memories", "alice", "food")  ->  subjectKey "ns:memories/alice/food/"
     key "diet"                               ->  kind "key:diet"   (a longer key: "key#<sha256>")
-    value {"text": "vegan"}                  ->  text {"v":{"text":"vegan"},"r":"9f2c4e1a7b3d5e60"}
+    value {"text": "vegan"}                  ->  text {"v":{"text":"vegan"},"r":"<22 invisible characters>"}
 
 Each label of the namespace is percent-encoded and ends with ``/``, so a namespace's subject is a
 text prefix of exactly its own and its descendants' subjects (``ns:a/`` never starts
-``ns:ab/``). The text is a JSON object: ``v`` the value, ``r`` a random revision (no two versions
-of an item have the same text, so a value put back is never refused as one corrected away), ``c``
-when the item was created (microseconds since the epoch, from the second version on: the first
-version's record time is the creation), ``k`` the key where the kind holds its hash, ``i`` false
-for an item put with ``index=False``. Single letters: the lexical arm never weighs them as words.
+``ns:ab/``). The text is a JSON object: ``v`` the value, ``r`` a random revision written in
+invisible format characters (no two versions of an item have the same text, so a value put back
+is a new version, never refused as one corrected away, while the words and the vector are the
+value's alone), ``k`` the key where the kind holds its hash. The provenance says, from an item's
+second version on, when it was created (``langgraph:created=<microseconds since the epoch>``: the
+first version's record time is the creation). A version put with ``index=False`` has the
+sourceEventId ``langgraph:unindexed`` (others ``langgraph``): a query's search lists it unranked.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from engramdb.contract.canonical import canonical_json
 from engramdb.models.memories import MemoryView
 
 PREFIX = "ns:"
+INDEXED = "langgraph"  # the sourceEventId of an item's versions (the search ranks them)
+UNINDEXED = "langgraph:unindexed"  # of a version put with index=False (a search lists it unranked)
 KIND = "key:"
 HASHED_KIND = "key#"
 _RANGES = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
@@ -64,15 +68,11 @@ def _plain(key: str) -> bool:
     return len(KIND) + len(key) <= TEXT_CAPS["kind"] and "\x00" not in key and not has_lone_surrogate(key)
 
 
-def text(key: str, value: Mapping[str, Any], *, created: int | None, indexed: bool) -> str:
-    """The text of a new version of an item (``created``: the first version's time, if any)."""
-    parts = [f'"v":{canonical_json(dict(value))}', f'"r":"{secrets.token_hex(8)}"']
-    if created is not None:
-        parts.append(f'"c":{created}')
+def text(key: str, value: Mapping[str, Any]) -> str:
+    """The text of a new version of an item: its value, and a revision mark no index reads."""
+    parts = [f'"v":{canonical_json(dict(value))}', f'"r":"{_revision()}"']
     if not _plain(key):
         parts.append(f'"k":{canonical_json(key)}')
-    if not indexed:
-        parts.append('"i":false')
     written = "{" + ",".join(parts) + "}"
     if len(written) > TEXT_CAPS["text"]:
         raise ValueError(
@@ -81,10 +81,31 @@ def text(key: str, value: Mapping[str, Any], *, created: int | None, indexed: bo
     return written
 
 
+def _revision() -> str:
+    """64 random bits as 22 invisible format characters (Unicode Cf: zero-width space and joiners,
+    word joiner, invisible operators), which the lexical index, the embedders' tokenizers and
+    canonical text all leave alone, yet which make the text, its factId and its value hash new."""
+    bits = secrets.randbits(66)
+    return "".join(_INVISIBLE[(bits >> (3 * i)) & 7] for i in range(22))
+
+
+_INVISIBLE = "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064"
+
+
+def provenance(created: int | None) -> str:
+    """A version's provenance: the store, and from the second version on when the item was created."""
+    return INDEXED if created is None else f"{INDEXED}:created={created}"
+
+
 def created_micros(view: MemoryView) -> int:
     """When the item a version belongs to was created, in microseconds since the epoch."""
-    stored = json.loads(str(view.event["text"])).get("c")
-    return int(stored) if stored is not None else _micros(_time(view.recorded_at))
+    stored = _created(view)
+    return stored if stored is not None else _micros(_time(view.recorded_at))
+
+
+def _created(view: MemoryView) -> int | None:
+    stored = str(view.event.get("provenance", "")).partition(":created=")[2]
+    return int(stored) if stored.isdigit() else None
 
 
 def item(view: MemoryView) -> Item:
@@ -103,8 +124,8 @@ def search_item(view: MemoryView, score: float | None) -> SearchItem:
     """The LangGraph item a fact is, as a search found it."""
     body = json.loads(str(view.event["text"]))
     key = body["k"] if "k" in body else str(view.event["kind"])[len(KIND) :]
-    updated = _time(view.recorded_at)
-    created = _EPOCH + timedelta(microseconds=int(body["c"])) if "c" in body else updated
+    updated, created_at = _time(view.recorded_at), _created(view)
+    created = _EPOCH + timedelta(microseconds=created_at) if created_at is not None else updated
     return SearchItem(namespace_of(str(view.event["subjectKey"])), key, body["v"], created, updated, score)
 
 

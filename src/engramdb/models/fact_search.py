@@ -73,16 +73,23 @@ class FactSearch(WireModel):
     where: list[FieldCondition] = Field(
         default_factory=list, max_length=64, description="conditions on the JSON object a fact's text holds, all met"
     )
+    unranked_source_event_ids: list[str] = Field(
+        default_factory=list,
+        max_length=16,
+        description="facts from these sourceEventIds a query does not rank: they follow the ranked ones, newest "
+        "first, unscored (the LangGraph store's index=False items)",
+    )
     limit: int = Field(10, ge=1, le=MAX_PAGE, description="at most this many facts (1-1000)")
     offset: int = Field(0, ge=0, le=1_000_000, description="skip this many first (paging through the order)")
+    count: bool = Field(False, description="also count every match (total) without a query: a pass over all of them")
     scope: ScopeFields | None = Field(
         None, description="scope fields the key does not fix; a field left out searches every scope's value of it"
     )
 
     @model_validator(mode="after")
     def _storable(self) -> FactSearch:
-        if has_lone_surrogate(self.subject_prefix) or (self.query and has_lone_surrogate(self.query)):
-            raise InvalidInputError(f"subjectPrefix or query {LONE_SURROGATE}", field="query")
+        if has_lone_surrogate([self.subject_prefix, self.query or "", *self.unranked_source_event_ids]):
+            raise InvalidInputError(f"subjectPrefix, query or unrankedSourceEventIds {LONE_SURROGATE}", field="query")
         return self
 
 
@@ -101,7 +108,11 @@ class FactPage(ResponseModel):
     """A page of a structured fact search."""
 
     facts: list[FoundFact] = Field(description="best first with a query, else newest first")
-    total: int = Field(description="how many facts match in all (offset and limit aside)")
+    total: int | None = Field(
+        None,
+        description="how many facts match in all (offset and limit aside): present with a query (every match is "
+        "ranked), when count was asked, or when this page holds the last match",
+    )
 
 
 class SubjectQuery(ScopeQuery):

@@ -211,7 +211,7 @@ class ScopeCopy:
         the query words' information (IDF within the scope, ``lexical.stem_weights``), in [0, 1].
         Exact: approximate cosines bound every row, and only rows that can reach the top are read
         back at full precision (``exact``)."""
-        ids = np.asarray(rowids, dtype=np.int64).reshape(-1)
+        ids = np.unique(np.asarray(rowids, dtype=np.int64).reshape(-1))  # ascending: the codes read as runs
         positions = self.positions_of(ids)
         ids, positions = ids[positions >= 0], positions[positions >= 0]
         if limit <= 0 or not len(ids):

@@ -15,6 +15,10 @@ does as those do (docs/integrations.md has the table):
 - ``list_namespaces``: ``InMemoryStore`` keeps listing a namespace whose items were all deleted,
   and one a ``get`` of a missing key touched; EngramDB lists namespaces that hold items, as
   PostgresStore does. The oracle forgets its empty namespaces before it is asked.
+
+And one it gets wrong, as PostgresStore does: an item put again with ``index=False`` keeps the
+vectors of the value it replaced, so a query still ranks it, by a value it no longer holds.
+EngramStore ranks no version put with ``index=False``; the oracle drops such an item's vectors.
 """
 
 from __future__ import annotations
@@ -89,6 +93,8 @@ class Twin:
             self.last_put[(op.namespace, op.key)] = next(self._clock)
             if op.value is None:
                 self.last_put.pop((op.namespace, op.key))
+            elif op.index is False:  # not the replaced value's vectors either
+                self.oracle._vectors[op.namespace].pop(op.key, None)
 
     def _forget_empty_namespaces(self) -> None:
         for namespace in [ns for ns, held in self.oracle._data.items() if not held]:

@@ -34,15 +34,47 @@ class FieldCondition:
     value: Any
 
 
+@dataclass(frozen=True)
+class Sources:
+    """Which facts a search keeps by their sourceEventId: only those of ``only`` (when given), and
+    none of ``without``."""
+
+    only: tuple[str, ...] | None = None
+    without: tuple[str, ...] = ()
+
+
+ANY_SOURCE = Sources()
+
+
 class FactSearchReads(Protocol):
     """The reads of a structured fact search."""
 
     def current_facts(
-        self, scopes: ScopeMatch, *, subject_prefix: str, where: Sequence[FieldCondition], now: str
+        self,
+        scopes: ScopeMatch,
+        *,
+        subject_prefix: str,
+        where: Sequence[FieldCondition],
+        now: str,
+        sources: Sources = ANY_SOURCE,
+        page: tuple[int, int] | None = None,
     ) -> list[tuple[int, str]]:
         """Return (rowid, scope key) of every current fact (active, not expired at ``now``) of the
-        scopes whose subject starts with ``subject_prefix`` and whose text meets every condition,
-        newest first (record time, then write order)."""
+        scopes whose subject starts with ``subject_prefix``, whose text meets every condition and
+        whose source ``sources`` keeps, in no order; with ``page`` (offset, limit), that page of
+        them, newest first (record time, then write order)."""
+        ...
+
+    def count_current_facts(
+        self,
+        scopes: ScopeMatch,
+        *,
+        subject_prefix: str,
+        where: Sequence[FieldCondition],
+        now: str,
+        sources: Sources = ANY_SOURCE,
+    ) -> int:
+        """Return how many facts ``current_facts`` finds."""
         ...
 
     def fact_subjects(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engramdb.contract.canonical import canonical_json
-from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch
+from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch, Sources
 
 _SQLITE_TYPES = {
     "object": ("object",),
@@ -42,22 +42,55 @@ class Dialect:
 
 
 def current_facts(
-    d: Dialect, scopes: ScopeMatch, prefix: str, where: Sequence[FieldCondition], now: str
+    d: Dialect,
+    scopes: ScopeMatch,
+    prefix: str,
+    where: Sequence[FieldCondition],
+    now: str,
+    sources: Sources,
+    page: tuple[int, int] | None = None,
 ) -> tuple[str, list[Any]]:
-    """``SELECT rowid, scope_key``: the current facts under ``prefix`` meeting ``where``, newest first."""
-    found, params = _current(d, scopes, prefix, now)
-    joined = ""
-    if where:
-        conditions, more = (_postgres_where if d.postgres else _sqlite_where)(where)
-        found += conditions
-        params += more
-        if d.postgres:  # the text parsed once per row, and only where it is JSON
-            joined = (
-                " CROSS JOIN LATERAL (SELECT CASE WHEN pg_input_is_valid(m.text, 'jsonb') "
-                "THEN m.text::jsonb END AS doc) j"
-            )
-    sql = f"SELECT m.rowid, m.scope_key FROM memories m{joined} WHERE {found} ORDER BY m.recorded_at DESC, m.rowid DESC"
+    """``SELECT rowid, scope_key``: the current facts under ``prefix`` meeting ``where`` from ``sources``;
+    with ``page`` (offset, limit), newest first and that page only."""
+    found, params, joined = _matching(d, scopes, prefix, where, now, sources)
+    sql = f"SELECT m.rowid, m.scope_key FROM memories m{joined} WHERE {found}"
+    if page is not None:
+        sql += f" ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT {d.mark} OFFSET {d.mark}"
+        params += [page[1], page[0]]
     return sql, params
+
+
+def count(
+    d: Dialect, scopes: ScopeMatch, prefix: str, where: Sequence[FieldCondition], now: str, sources: Sources
+) -> tuple[str, list[Any]]:
+    """``SELECT count(*)`` of what ``current_facts`` finds."""
+    found, params, joined = _matching(d, scopes, prefix, where, now, sources)
+    return f"SELECT count(*) FROM memories m{joined} WHERE {found}", params
+
+
+def _matching(
+    d: Dialect, scopes: ScopeMatch, prefix: str, where: Sequence[FieldCondition], now: str, sources: Sources
+) -> tuple[str, list[Any], str]:
+    """The WHERE of the current facts under ``prefix`` meeting ``where`` from ``sources``, its
+    parameters, and the join a condition needs (PostgreSQL parses each text once, and only where it
+    is JSON)."""
+    found, params = _current(d, scopes, prefix, now)
+    if sources.only is not None:
+        found += f" AND m.source_event_id IN ({', '.join([d.mark] * len(sources.only)) or 'NULL'})"
+        params += list(sources.only)
+    if sources.without:
+        marks = ", ".join([d.mark] * len(sources.without))
+        found += f" AND (m.source_event_id IS NULL OR m.source_event_id NOT IN ({marks}))"
+        params += list(sources.without)
+    if not where:
+        return found, params, ""
+    conditions, more = (_postgres_where if d.postgres else _sqlite_where)(where)
+    joined = (
+        " CROSS JOIN LATERAL (SELECT CASE WHEN pg_input_is_valid(m.text, 'jsonb') THEN m.text::jsonb END AS doc) j"
+        if d.postgres
+        else ""
+    )
+    return found + conditions, params + more, joined
 
 
 def subjects(
@@ -88,16 +121,15 @@ def _current(d: Dialect, scopes: ScopeMatch, prefix: str, now: str) -> tuple[str
         params.append(value)
     parts.append(_CURRENT.format(mark=d.mark))
     params.append(now)
-    if d.postgres:
-        parts.append(f"starts_with(m.subject_key, {d.mark})")
-        params.append(prefix)
-    else:  # a range over the subject index: every text that starts with the prefix, and no other
-        parts.append(f"m.subject_key >= {d.mark}")
-        params.append(prefix)
-        bound = _past_prefix(prefix)
-        if bound is not None:
-            parts.append(f"m.subject_key < {d.mark}")
-            params.append(bound)
+    # A range over the index's subjects in byte (code point) order: every text that starts with the
+    # prefix, and no other (PostgreSQL's index and comparisons collate "C" for it).
+    subject = 'm.subject_key COLLATE "C"' if d.postgres else "m.subject_key"
+    parts.append(f"{subject} >= {d.mark}")
+    params.append(prefix)
+    bound = _past_prefix(prefix)
+    if bound is not None:
+        parts.append(f"{subject} < {d.mark}")
+        params.append(bound)
     return " AND ".join(parts), params
 
 

@@ -42,6 +42,7 @@ MIGRATIONS = (
     "009_assist.sql",
     "010_erasable_reasons.sql",
     "011_aging.sql",
+    "012_fact_search.sql",
 )
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 

@@ -29,7 +29,6 @@ from engramdb.storage.columns import (
     filter_clause,
 )
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
-from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch
 from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.participants import ParticipantSaltStore
@@ -62,7 +61,9 @@ if TYPE_CHECKING:
     from engramdb.storage.postgres.store import PostgresStore
 
 
-class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStore, PostgresEmbeddingJobs, PostgresKeys):
+class PostgresTenantStore(
+    PostgresKnowledge, AssistStoreSQL, ParticipantSaltStore, PostgresEmbeddingJobs, PostgresKeys, FactSearchSQL
+):
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="ts_rank (tsvector)")
@@ -75,7 +76,7 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
         super().__init__(name, self._unprepared, self._conn)
         self.aging = AgingStore(self._all, self._dialect, self._write_many)
-        self._fact_search = FactSearchSQL(self._unprepared, Dialect("%s", tenant=name))
+        self._fact_search_fetch, self._fact_search_dialect = self._unprepared, Dialect("%s", tenant=name)
 
     def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._conn() as conn, conn.cursor() as cursor:
@@ -286,16 +287,6 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         return self._search.term_counts(scope_key, terms)
 
     # -- structured fact search (storage/fact_search) -------------------------------------------
-
-    def current_facts(
-        self, scopes: ScopeMatch, *, subject_prefix: str, where: Sequence[FieldCondition], now: str
-    ) -> list[tuple[int, str]]:
-        return self._fact_search.current_facts(scopes, subject_prefix=subject_prefix, where=where, now=now)
-
-    def fact_subjects(
-        self, scopes: ScopeMatch, *, subject_prefix: str, after: str | None, now: str, limit: int
-    ) -> list[str]:
-        return self._fact_search.fact_subjects(scopes, subject_prefix=subject_prefix, after=after, now=now, limit=limit)
 
     def rank_facts(
         self, scope_key: str, rowids: Sequence[int], query: Vector, words: Sequence[str], limit: int, model: str

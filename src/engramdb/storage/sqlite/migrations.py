@@ -84,10 +84,18 @@ def _upgrade(db: Connections) -> None:
                 for column in AGING_COLUMNS:
                     conn.execute(f"ALTER TABLE memories ADD COLUMN {column}")
                 conn.execute(RECORDED_INDEX_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_current_facts'"):
+        with db.write() as conn:  # structured fact search read the rows themselves
+            conn.execute(CURRENT_FACTS_INDEX_SQL)
 
 
 AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEGER DEFAULT 0", "last_used_at TEXT")
 RECORDED_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_recorded ON memories (recorded_at) WHERE status = 'active'"
+CURRENT_FACTS_INDEX_SQL = (
+    "CREATE INDEX IF NOT EXISTS memories_current_facts ON memories "
+    "(scope_key, subject_key, recorded_at, valid_until, source_event_id) "
+    "WHERE source = 'MEMORY_FACT' AND status = 'active'"
+)
 
 
 def _memory_columns(db: Connections) -> set[str]:

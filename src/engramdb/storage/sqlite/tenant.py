@@ -14,7 +14,6 @@ from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
-from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch
 from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.port import (
@@ -62,7 +61,12 @@ T = TypeVar("T")
 
 
 class SQLiteTenantStore(
-    SQLiteKnowledge, AssistStoreSQL, participants.ParticipantSaltStore, SQLiteEmbeddingJobs, SQLiteKeys
+    SQLiteKnowledge,
+    AssistStoreSQL,
+    participants.ParticipantSaltStore,
+    SQLiteEmbeddingJobs,
+    SQLiteKeys,
+    FactSearchSQL,
 ):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
@@ -84,7 +88,7 @@ class SQLiteTenantStore(
         self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
         self.connections = self._db  # a backup reads the file through them
         self._vector_model: str | None = None  # whose vectors the copies hold (the running embedder's)
-        self._fact_search = FactSearchSQL(self._db.fetchall, Dialect("?"))
+        self._fact_search_fetch, self._fact_search_dialect = self._db.fetchall, Dialect("?")
 
     def _use_model(self, model: str | None) -> None:
         if model is not None:
@@ -254,16 +258,6 @@ class SQLiteTenantStore(
         return self._read_copy(scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms}))
 
     # -- structured fact search (storage/fact_search) -----------------------------------
-
-    def current_facts(
-        self, scopes: ScopeMatch, *, subject_prefix: str, where: Sequence[FieldCondition], now: str
-    ) -> list[tuple[int, str]]:
-        return self._fact_search.current_facts(scopes, subject_prefix=subject_prefix, where=where, now=now)
-
-    def fact_subjects(
-        self, scopes: ScopeMatch, *, subject_prefix: str, after: str | None, now: str, limit: int
-    ) -> list[str]:
-        return self._fact_search.fact_subjects(scopes, subject_prefix=subject_prefix, after=after, now=now, limit=limit)
 
     def rank_facts(
         self, scope_key: str, rowids: Sequence[int], query: Vector, words: Sequence[str], limit: int, model: str
