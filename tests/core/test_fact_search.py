@@ -28,7 +28,7 @@ def _put(service: MemoryService, caller: Caller, subject: str, kind: str, value:
     return service.writes.write_fact(caller, FactWrite.model_validate(body)).id
 
 
-def _search(service: MemoryService, caller: Caller, **body: Any) -> tuple[list[tuple[str, float | None]], int]:
+def _search(service: MemoryService, caller: Caller, **body: Any) -> tuple[list[tuple[str, float | None]], int | None]:
     page = service.fact_search.search_facts(caller, FactSearch.model_validate({"scope": SCOPE, **body}))
     return [(str(f.fact.event["kind"]), f.score) for f in page.facts], page.total
 
