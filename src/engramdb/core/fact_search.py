@@ -12,9 +12,7 @@ it: a host key can list one agent's facts across its participants.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from engramdb import clock
@@ -22,12 +20,12 @@ from engramdb.contract.bounds import QUERY_CAP, check_text
 from engramdb.contract.events import Scope
 from engramdb.core import auth
 from engramdb.core.auth import Caller
+from engramdb.core.fact_ranking import Matching, Ranking, newest_page, ranked_page
 from engramdb.core.recall import lexical_terms
 from engramdb.core.shared import Area
 from engramdb.core.views import memory_view
 from engramdb.models.fact_search import FactPage, FactSearch, FoundFact, SubjectList, SubjectQuery
-from engramdb.storage.fact_search.port import ANY_SOURCE, SCOPE_COLUMNS, FieldCondition, ScopeMatch, Sources
-from engramdb.storage.port import TenantStore
+from engramdb.storage.fact_search.port import SCOPE_COLUMNS, FieldCondition, ScopeMatch
 
 Page = list[tuple[int, float | None]]  # rowids and their scores, in order
 
@@ -45,9 +43,10 @@ class FactSearchOperations(Area):
             vector = self.shared.queries.embed([query])[0] if query is not None else None  # before a connection
             with self.shared.tenant(caller).reading() as tenant:
                 if query is None or vector is None:
-                    page, total = _newest(tenant, matching, body)
+                    page, total = newest_page(tenant, matching, body)
                 else:
-                    page, total = self._ranked(tenant, matching, vector, lexical_terms(query), body)
+                    ranking = Ranking(tenant, vector, lexical_terms(query), self.shared.embedder.model_id)
+                    page, total = ranked_page(ranking, matching, body)
                 records = tenant.records([rowid for rowid, _ in page])
         model = self.shared.embedder.model_id
         facts = [FoundFact(fact=memory_view(records[r], model), score=s) for r, s in page if r in records]
@@ -70,60 +69,3 @@ class FactSearchOperations(Area):
             return ScopeMatch(scope_key=auth.scope_key(Scope.model_validate(fields)))
         columns = dict(zip(auth.SCOPE_FIELDS, SCOPE_COLUMNS, strict=True))
         return ScopeMatch(columns=tuple((columns[name], value) for name, value in fields.items()))
-
-    def _ranked(
-        self, tenant: TenantStore, matching: Matching, vector: Any, words: list[str], body: FactSearch
-    ) -> tuple[Page, int]:
-        """The page of the ranking: every fact by relevance (each scope ranks its own, then merged),
-        then the facts of ``unranked_source_event_ids``, newest first; and how many there are."""
-        unranked = tuple(body.unranked_source_event_ids)
-        by_scope: dict[str, list[int]] = defaultdict(list)
-        for rowid, scope_key in matching.find(tenant, Sources(without=unranked)):
-            by_scope[scope_key].append(rowid)
-        wanted, model = body.offset + body.limit, self.shared.embedder.model_id
-        ranked = [
-            hit
-            for scope_key, rowids in by_scope.items()
-            for hit in tenant.rank_facts(scope_key, rowids, vector, words, wanted, model)
-        ]
-        ranked.sort(key=lambda hit: (-hit.score, -hit.rowid))
-        page: Page = [(hit.rowid, hit.score) for hit in ranked[body.offset : wanted]]
-        ranked_count = sum(len(rowids) for rowids in by_scope.values())
-        if not unranked:
-            return page, ranked_count
-        rest = Sources(only=unranked)
-        if len(page) < body.limit:  # past the ranked facts: the unranked ones, newest first
-            start = max(0, body.offset - ranked_count)
-            page += [(rowid, None) for rowid, _ in matching.find(tenant, rest, (start, body.limit - len(page)))]
-        return page, ranked_count + matching.count(tenant, rest)
-
-
-@dataclass(frozen=True)
-class Matching:
-    """What a search matches: its scopes, subject prefix and conditions, at one time."""
-
-    scopes: ScopeMatch
-    subject_prefix: str
-    where: list[FieldCondition]
-    now: str
-
-    def find(self, tenant: TenantStore, sources: Sources, page: tuple[int, int] | None = None) -> list[tuple[int, str]]:
-        where, prefix = self.where, self.subject_prefix
-        return tenant.current_facts(
-            self.scopes, subject_prefix=prefix, where=where, now=self.now, sources=sources, page=page
-        )
-
-    def count(self, tenant: TenantStore, sources: Sources) -> int:
-        where, prefix = self.where, self.subject_prefix
-        return tenant.count_current_facts(
-            self.scopes, subject_prefix=prefix, where=where, now=self.now, sources=sources
-        )
-
-
-def _newest(tenant: TenantStore, matching: Matching, body: FactSearch) -> tuple[Page, int | None]:
-    """A page newest first, and how many match when asked (count) or when the page tells (the last)."""
-    rows = matching.find(tenant, ANY_SOURCE, (body.offset, body.limit))
-    if body.count:
-        return [(rowid, None) for rowid, _ in rows], matching.count(tenant, ANY_SOURCE)
-    last = len(rows) < body.limit and (rows or body.offset == 0)
-    return [(rowid, None) for rowid, _ in rows], body.offset + len(rows) if last else None

@@ -81,7 +81,10 @@ class FactSearch(WireModel):
     )
     limit: int = Field(10, ge=1, le=MAX_PAGE, description="at most this many facts (1-1000)")
     offset: int = Field(0, ge=0, le=1_000_000, description="skip this many first (paging through the order)")
-    count: bool = Field(False, description="also count every match (total) without a query: a pass over all of them")
+    count: bool = Field(
+        False,
+        description="also count every match (total) without a query: a pass over all of them, where a page stops early",
+    )
     scope: ScopeFields | None = Field(
         None, description="scope fields the key does not fix; a field left out searches every scope's value of it"
     )
@@ -110,8 +113,8 @@ class FactPage(ResponseModel):
     facts: list[FoundFact] = Field(description="best first with a query, else newest first")
     total: int | None = Field(
         None,
-        description="how many facts match in all (offset and limit aside): present with a query (every match is "
-        "ranked), when count was asked, or when this page holds the last match",
+        description="how many facts match in all (offset and limit aside), where known: when count was asked, when "
+        "this page holds the last match, or with a query whose conditions were read for every fact",
     )
 
 

@@ -204,7 +204,7 @@ class ScopeCopy:
         return self._top(scores, matched[self._eligible(filt, matched)], limit)
 
     def rank(
-        self, query: Vector, words: Sequence[str], rowids: Sequence[int], limit: int, exact: ExactVectors
+        self, query: Vector, words: Sequence[str], rowids: np.ndarray, limit: int, exact: ExactVectors
     ) -> list[Candidate]:
         """Return the ``limit`` best of ``rowids`` by relevance, best first (ties: the newest row
         first): the larger of the row's cosine with ``query`` (its vector ready) and its share of

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+import numpy as np
+
 from engramdb.storage.rows import Candidate, Vector
 
 ConditionOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "type", "length"]
@@ -57,12 +59,23 @@ class FactSearchReads(Protocol):
         where: Sequence[FieldCondition],
         now: str,
         sources: Sources = ANY_SOURCE,
-        page: tuple[int, int] | None = None,
-    ) -> list[tuple[int, str]]:
-        """Return (rowid, scope key) of every current fact (active, not expired at ``now``) of the
-        scopes whose subject starts with ``subject_prefix``, whose text meets every condition and
-        whose source ``sources`` keeps, in no order; with ``page`` (offset, limit), that page of
-        them, newest first (record time, then write order)."""
+        page: tuple[int, int],
+    ) -> list[int]:
+        """Return the rowids of a page (offset, limit) of the current facts (active, not expired at
+        ``now``) of the scopes whose subject starts with ``subject_prefix``, whose text meets every
+        condition and whose source ``sources`` keeps, newest first (record time, then write order)."""
+        ...
+
+    def grouped_facts(
+        self,
+        scopes: ScopeMatch,
+        *,
+        subject_prefix: str,
+        where: Sequence[FieldCondition],
+        now: str,
+        sources: Sources = ANY_SOURCE,
+    ) -> dict[str, np.ndarray]:
+        """Return every fact ``current_facts`` would page through, as each scope's rowids (in no order)."""
         ...
 
     def count_current_facts(
@@ -77,6 +90,10 @@ class FactSearchReads(Protocol):
         """Return how many facts ``current_facts`` finds."""
         ...
 
+    def facts_meeting(self, rowids: Sequence[int], where: Sequence[FieldCondition]) -> set[int]:
+        """Return those of ``rowids`` whose text meets every condition."""
+        ...
+
     def fact_subjects(
         self, scopes: ScopeMatch, *, subject_prefix: str, after: str | None, now: str, limit: int
     ) -> list[str]:
@@ -85,7 +102,7 @@ class FactSearchReads(Protocol):
         ...
 
     def rank_facts(
-        self, scope_key: str, rowids: Sequence[int], query: Vector, words: Sequence[str], limit: int, model: str
+        self, scope_key: str, rowids: np.ndarray, query: Vector, words: Sequence[str], limit: int, model: str
     ) -> list[Candidate]:
         """Return the ``limit`` best of ``rowids`` (rows of the scope) by relevance to the query
         (storage/scope_copy.py: ``ScopeCopy.rank``), comparing vectors of ``model`` only."""

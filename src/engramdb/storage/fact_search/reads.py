@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from engramdb.storage.fact_search import sql
 from engramdb.storage.fact_search.port import ANY_SOURCE, FieldCondition, ScopeMatch, Sources
 
@@ -24,12 +26,24 @@ class FactSearchSQL:
         where: Sequence[FieldCondition],
         now: str,
         sources: Sources = ANY_SOURCE,
-        page: tuple[int, int] | None = None,
-    ) -> list[tuple[int, str]]:
+        page: tuple[int, int],
+    ) -> list[int]:
         statement, params = sql.current_facts(
             self._fact_search_dialect, scopes, subject_prefix, where, now, sources, page
         )
-        return self._fact_search_fetch(statement, params)  # (rowid, scope_key) rows as the driver gives them: thousands
+        return [int(r[0]) for r in self._fact_search_fetch(statement, params)]
+
+    def grouped_facts(
+        self,
+        scopes: ScopeMatch,
+        *,
+        subject_prefix: str,
+        where: Sequence[FieldCondition],
+        now: str,
+        sources: Sources = ANY_SOURCE,
+    ) -> dict[str, np.ndarray]:
+        statement, params = sql.grouped(self._fact_search_dialect, scopes, subject_prefix, where, now, sources)
+        return {str(key): _rowids(ids) for key, ids in self._fact_search_fetch(statement, params)}
 
     def count_current_facts(
         self,
@@ -43,8 +57,22 @@ class FactSearchSQL:
         statement, params = sql.count(self._fact_search_dialect, scopes, subject_prefix, where, now, sources)
         return int(self._fact_search_fetch(statement, params)[0][0])
 
+    def facts_meeting(self, rowids: Sequence[int], where: Sequence[FieldCondition]) -> set[int]:
+        found: set[int] = set()
+        for start in range(0, len(rowids), 500):  # under SQLite's limit of bound parameters
+            statement, params = sql.meeting(self._fact_search_dialect, rowids[start : start + 500], where)
+            found.update(int(r[0]) for r in self._fact_search_fetch(statement, params))
+        return found
+
     def fact_subjects(
         self, scopes: ScopeMatch, *, subject_prefix: str, after: str | None, now: str, limit: int
     ) -> list[str]:
         statement, params = sql.subjects(self._fact_search_dialect, scopes, subject_prefix, after, now, limit)
         return [str(r[0]) for r in self._fact_search_fetch(statement, params)]
+
+
+def _rowids(found: str | list[int]) -> np.ndarray:
+    """Rowids as the backend aggregates them (SQLite: comma-separated text, PostgreSQL: a list)."""
+    if isinstance(found, str):
+        return np.fromstring(found, dtype=np.int64, sep=",")
+    return np.asarray(found, dtype=np.int64)

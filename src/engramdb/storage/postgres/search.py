@@ -319,7 +319,7 @@ class PostgresSearch:
         return arms
 
     def rank(
-        self, scope_key: str, rowids: Sequence[int], query: Vector, words: Sequence[str], limit: int, model: str
+        self, scope_key: str, rowids: np.ndarray, query: Vector, words: Sequence[str], limit: int, model: str
     ) -> list[Candidate]:
         """A structured fact search's ranking: from the scope's copy whatever its size (every row
         it ranks is scored, which the copy's codes and postings do in one pass)."""

@@ -289,7 +289,7 @@ class PostgresTenantStore(
     # -- structured fact search (storage/fact_search) -------------------------------------------
 
     def rank_facts(
-        self, scope_key: str, rowids: Sequence[int], query: Vector, words: Sequence[str], limit: int, model: str
+        self, scope_key: str, rowids: np.ndarray, query: Vector, words: Sequence[str], limit: int, model: str
     ) -> list[Candidate]:
         return self._search.rank(scope_key, rowids, query, words, limit, model)
 

@@ -93,7 +93,7 @@ AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEG
 RECORDED_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_recorded ON memories (recorded_at) WHERE status = 'active'"
 CURRENT_FACTS_INDEX_SQL = (
     "CREATE INDEX IF NOT EXISTS memories_current_facts ON memories "
-    "(scope_key, subject_key, recorded_at, valid_until, source_event_id) "
+    "(scope_key, recorded_at, subject_key, valid_until, source_event_id) "
     "WHERE source = 'MEMORY_FACT' AND status = 'active'"
 )
 

@@ -260,7 +260,7 @@ class SQLiteTenantStore(
     # -- structured fact search (storage/fact_search) -----------------------------------
 
     def rank_facts(
-        self, scope_key: str, rowids: Sequence[int], query: Vector, words: Sequence[str], limit: int, model: str
+        self, scope_key: str, rowids: np.ndarray, query: Vector, words: Sequence[str], limit: int, model: str
     ) -> list[Candidate]:
         self._use_model(model)
         return self._read_copy(scope_key, lambda copy: copy.rank(query, words, rowids, limit, self._vectors))
