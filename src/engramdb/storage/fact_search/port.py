@@ -52,42 +52,21 @@ class FactSearchReads(Protocol):
     """The reads of a structured fact search."""
 
     def current_facts(
-        self,
-        scopes: ScopeMatch,
-        *,
-        subject_prefix: str,
-        where: Sequence[FieldCondition],
-        now: str,
-        sources: Sources = ANY_SOURCE,
-        page: tuple[int, int],
+        self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources, page: tuple[int, int]
     ) -> list[int]:
         """Return the rowids of a page (offset, limit) of the current facts (active, not expired at
-        ``now``) of the scopes whose subject starts with ``subject_prefix``, whose text meets every
-        condition and whose source ``sources`` keeps, newest first (record time, then write order)."""
+        ``now``) of the scopes whose subject starts with ``subject_prefix`` and whose source
+        ``sources`` keeps, newest first (record time, then write order)."""
         ...
 
     def grouped_facts(
-        self,
-        scopes: ScopeMatch,
-        *,
-        subject_prefix: str,
-        where: Sequence[FieldCondition],
-        now: str,
-        sources: Sources = ANY_SOURCE,
+        self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources
     ) -> dict[str, np.ndarray]:
         """Return every fact ``current_facts`` would page through, as each scope's rowids (in no order)."""
         ...
 
-    def count_current_facts(
-        self,
-        scopes: ScopeMatch,
-        *,
-        subject_prefix: str,
-        where: Sequence[FieldCondition],
-        now: str,
-        sources: Sources = ANY_SOURCE,
-    ) -> int:
-        """Return how many facts ``current_facts`` finds."""
+    def count_current_facts(self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources) -> int:
+        """Return how many facts ``current_facts`` would page through."""
         ...
 
     def facts_meeting(self, rowids: Sequence[int], where: Sequence[FieldCondition]) -> set[int]:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from engramdb.storage.fact_search import sql
-from engramdb.storage.fact_search.port import ANY_SOURCE, FieldCondition, ScopeMatch, Sources
+from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch, Sources
 
 
 class FactSearchSQL:
@@ -19,50 +19,26 @@ class FactSearchSQL:
     _fact_search_dialect: sql.Dialect
 
     def current_facts(
-        self,
-        scopes: ScopeMatch,
-        *,
-        subject_prefix: str,
-        where: Sequence[FieldCondition],
-        now: str,
-        sources: Sources = ANY_SOURCE,
-        page: tuple[int, int],
+        self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources, page: tuple[int, int]
     ) -> list[int]:
-        statement, params = sql.current_facts(
-            self._fact_search_dialect, scopes, subject_prefix, where, now, sources, page
-        )
+        statement, params = sql.current_facts(self._fact_search_dialect, scopes, subject_prefix, now, sources, page)
         return [int(r[0]) for r in self._fact_search_fetch(statement, params)]
 
     def grouped_facts(
-        self,
-        scopes: ScopeMatch,
-        *,
-        subject_prefix: str,
-        where: Sequence[FieldCondition],
-        now: str,
-        sources: Sources = ANY_SOURCE,
+        self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources
     ) -> dict[str, np.ndarray]:
-        statement, params = sql.grouped(self._fact_search_dialect, scopes, subject_prefix, where, now, sources)
+        statement, params = sql.grouped(self._fact_search_dialect, scopes, subject_prefix, now, sources)
         return {str(key): _rowids(ids) for key, ids in self._fact_search_fetch(statement, params)}
 
-    def count_current_facts(
-        self,
-        scopes: ScopeMatch,
-        *,
-        subject_prefix: str,
-        where: Sequence[FieldCondition],
-        now: str,
-        sources: Sources = ANY_SOURCE,
-    ) -> int:
-        statement, params = sql.count(self._fact_search_dialect, scopes, subject_prefix, where, now, sources)
+    def count_current_facts(self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources) -> int:
+        statement, params = sql.count(self._fact_search_dialect, scopes, subject_prefix, now, sources)
         return int(self._fact_search_fetch(statement, params)[0][0])
 
     def facts_meeting(self, rowids: Sequence[int], where: Sequence[FieldCondition]) -> set[int]:
-        found: set[int] = set()
-        for start in range(0, len(rowids), 500):  # under SQLite's limit of bound parameters
-            statement, params = sql.meeting(self._fact_search_dialect, rowids[start : start + 500], where)
-            found.update(int(r[0]) for r in self._fact_search_fetch(statement, params))
-        return found
+        if not len(rowids):
+            return set()
+        statement, params = sql.meeting(self._fact_search_dialect, rowids, where)
+        return {int(r[0]) for r in self._fact_search_fetch(statement, params)}
 
     def fact_subjects(
         self, scopes: ScopeMatch, *, subject_prefix: str, after: str | None, now: str, limit: int

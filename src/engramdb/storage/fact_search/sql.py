@@ -1,10 +1,12 @@
 """The statements of a structured fact search, for either backend.
 
-A condition reads the JSON object a fact's text holds: SQLite through ``json_type`` and
-``json_extract`` on the text (a path's keys quoted as the canonical JSON writes them), PostgreSQL
-through the text cast to ``jsonb`` once per row (only where it casts: any other text never
-matches a where). Every condition is false, not NULL, where its path leads nowhere, so ``ne``
-keeps a fact that lacks the field, as LangGraph's filters do.
+A search's facts come from the current facts' index alone (scope, record time, subject, validity,
+source): a page newest first, or every rowid of a scope at once. Conditions are read only for the
+rows core asks about, each found by its key: SQLite through ``json_type`` and ``json_extract`` on
+the text (a path's keys quoted as the canonical JSON writes them), PostgreSQL through the text cast
+to ``jsonb`` once per row (only where it casts: any other text never matches a condition). Every
+condition is false, not NULL, where its path leads nowhere, so ``ne`` keeps a fact that lacks the
+field, as LangGraph's filters do.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engramdb.contract.canonical import canonical_json
-from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch, Sources
+from engramdb.storage.fact_search.port import ANY_SOURCE, FieldCondition, ScopeMatch, Sources
 
 _SQLITE_TYPES = {
     "object": ("object",),
@@ -42,89 +44,56 @@ class Dialect:
 
 
 def current_facts(
-    d: Dialect,
-    scopes: ScopeMatch,
-    prefix: str,
-    where: Sequence[FieldCondition],
-    now: str,
-    sources: Sources,
-    page: tuple[int, int],
+    d: Dialect, scopes: ScopeMatch, prefix: str, now: str, sources: Sources, page: tuple[int, int]
 ) -> tuple[str, list[Any]]:
-    """``SELECT rowid``: a page (offset, limit) of the current facts under ``prefix`` meeting ``where``
-    from ``sources``, newest first."""
-    found, params, joined = _matching(d, scopes, prefix, where, now, sources)
-    sql = f"SELECT m.rowid FROM memories m{_indexed(d, scopes)}{joined} WHERE {found}"
+    """``SELECT rowid``: a page (offset, limit) of the current facts under ``prefix`` from ``sources``,
+    newest first (read from the index alone)."""
+    found, params = _current(d, scopes, prefix, now, sources)
+    sql = f"SELECT m.rowid FROM memories m{_indexed(d, scopes)} WHERE {found}"
     sql += f" ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT {d.mark} OFFSET {d.mark}"
     return sql, [*params, page[1], page[0]]
 
 
-def grouped(
-    d: Dialect, scopes: ScopeMatch, prefix: str, where: Sequence[FieldCondition], now: str, sources: Sources
-) -> tuple[str, list[Any]]:
-    """``SELECT scope_key, rowids``: what ``current_facts`` finds, each scope's rowids as one value
-    (SQLite: a comma-separated text, PostgreSQL: an array), not a row each."""
-    found, params, joined = _matching(d, scopes, prefix, where, now, sources)
+def grouped(d: Dialect, scopes: ScopeMatch, prefix: str, now: str, sources: Sources) -> tuple[str, list[Any]]:
+    """``SELECT scope_key, rowids``: every current fact under ``prefix`` from ``sources``, each scope's
+    rowids as one value (SQLite: a comma-separated text, PostgreSQL: an array), not a row each."""
+    found, params = _current(d, scopes, prefix, now, sources)
     rowids = "array_agg(m.rowid)" if d.postgres else "group_concat(m.rowid)"
-    sql = (
-        f"SELECT m.scope_key, {rowids} FROM memories m{_indexed(d, scopes)}{joined} WHERE {found} GROUP BY m.scope_key"
-    )
+    sql = f"SELECT m.scope_key, {rowids} FROM memories m{_indexed(d, scopes)} WHERE {found} GROUP BY m.scope_key"
     return sql, params
 
 
-def count(
-    d: Dialect, scopes: ScopeMatch, prefix: str, where: Sequence[FieldCondition], now: str, sources: Sources
-) -> tuple[str, list[Any]]:
-    """``SELECT count(*)`` of what ``current_facts`` finds."""
-    found, params, joined = _matching(d, scopes, prefix, where, now, sources)
-    return f"SELECT count(*) FROM memories m{_indexed(d, scopes)}{joined} WHERE {found}", params
+def count(d: Dialect, scopes: ScopeMatch, prefix: str, now: str, sources: Sources) -> tuple[str, list[Any]]:
+    """``SELECT count(*)`` of the current facts under ``prefix`` from ``sources``."""
+    found, params = _current(d, scopes, prefix, now, sources)
+    return f"SELECT count(*) FROM memories m{_indexed(d, scopes)} WHERE {found}", params
 
 
 def meeting(d: Dialect, rowids: Sequence[int], where: Sequence[FieldCondition]) -> tuple[str, list[Any]]:
-    """``SELECT rowid``: those of ``rowids`` whose text meets every condition."""
+    """``SELECT rowid``: those of ``rowids`` whose text meets every condition (each row found by its
+    key; PostgreSQL parses each text once, and only where it is JSON)."""
     conditions, params = (_postgres_where if d.postgres else _sqlite_where)(where)
     if d.postgres:
-        joined = (
-            " CROSS JOIN LATERAL (SELECT CASE WHEN pg_input_is_valid(m.text, 'jsonb') THEN m.text::jsonb END AS doc) j"
+        parsed = (
+            " CROSS JOIN LATERAL (SELECT CASE WHEN pg_input_is_valid(m.text, 'jsonb') THEN m.text::jsonb END AS doc"
+            " OFFSET 0) j"  # OFFSET 0: parsed once per row, not once per condition that reads it
         )
-        return f"SELECT m.rowid FROM memories m{joined} WHERE m.tenant = %s AND m.rowid = ANY(%s){conditions}", [
-            d.tenant,
-            list(rowids),
-            *params,
-        ]
-    marks = ", ".join("?" * len(rowids))
-    return f"SELECT m.rowid FROM memories m WHERE m.rowid IN ({marks}){conditions}", [*rowids, *params]
-
-
-def _matching(
-    d: Dialect, scopes: ScopeMatch, prefix: str, where: Sequence[FieldCondition], now: str, sources: Sources
-) -> tuple[str, list[Any], str]:
-    """The WHERE of the current facts under ``prefix`` meeting ``where`` from ``sources``, its
-    parameters, and the join a condition needs (PostgreSQL parses each text once, and only where it
-    is JSON)."""
-    found, params = _current(d, scopes, prefix, now)
-    if sources.only is not None:
-        found += f" AND m.source_event_id IN ({', '.join([d.mark] * len(sources.only)) or 'NULL'})"
-        params += list(sources.only)
-    if sources.without:
-        marks = ", ".join([d.mark] * len(sources.without))
-        found += f" AND (m.source_event_id IS NULL OR m.source_event_id NOT IN ({marks}))"
-        params += list(sources.without)
-    if not where:
-        return found, params, ""
-    conditions, more = (_postgres_where if d.postgres else _sqlite_where)(where)
-    joined = (
-        " CROSS JOIN LATERAL (SELECT CASE WHEN pg_input_is_valid(m.text, 'jsonb') THEN m.text::jsonb END AS doc) j"
-        if d.postgres
-        else ""
+        sql = f"SELECT m.rowid FROM memories m{parsed} WHERE m.tenant = %s AND m.rowid = ANY(%s){conditions}"
+        return sql, [d.tenant, list(rowids), *params]
+    # The rowids as one JSON array, each row then found by its key: one statement for any count
+    # (no limit of bound parameters), and never a scan of the table.
+    listed = "[" + ",".join(map(str, rowids)) + "]"
+    sql = (
+        f"SELECT m.rowid FROM json_each(?) AS ids CROSS JOIN memories m ON m.rowid = ids.value WHERE 1 = 1{conditions}"
     )
-    return found + conditions, params + more, joined
+    return sql, [listed, *params]
 
 
 def subjects(
     d: Dialect, scopes: ScopeMatch, prefix: str, after: str | None, now: str, limit: int
 ) -> tuple[str, list[Any]]:
     """``SELECT DISTINCT subject_key`` of current facts under ``prefix``, in code point order."""
-    found, params = _current(d, scopes, prefix, now)
+    found, params = _current(d, scopes, prefix, now, ANY_SOURCE)
     column = 'm.subject_key COLLATE "C"' if d.postgres else "m.subject_key"
     if after is not None:
         found += f" AND {column} > {d.mark}"
@@ -136,12 +105,13 @@ def subjects(
 def _indexed(d: Dialect, scopes: ScopeMatch) -> str:
     """SQLite's planner, given the statistics, prefers the subject index and reads every row it
     finds (ten thousand, for a page of ten); the current facts' own index answers from itself,
-    newest first, and a page stops once it is full. PostgreSQL chooses well by itself."""
+    newest first, and a page stops once it is full. PostgreSQL chooses it by itself."""
     return " INDEXED BY memories_current_facts" if not d.postgres and scopes.scope_key is not None else ""
 
 
-def _current(d: Dialect, scopes: ScopeMatch, prefix: str, now: str) -> tuple[str, list[Any]]:
-    """The conjuncts every search starts from: tenant, scopes, current facts, the subject prefix."""
+def _current(d: Dialect, scopes: ScopeMatch, prefix: str, now: str, sources: Sources) -> tuple[str, list[Any]]:
+    """The conjuncts every search starts from: tenant, scopes, current facts, the subject prefix and
+    the sources (all of them columns of the current facts' index)."""
     parts: list[str] = []
     params: list[Any] = []
     if d.tenant is not None:
@@ -164,6 +134,13 @@ def _current(d: Dialect, scopes: ScopeMatch, prefix: str, now: str) -> tuple[str
     if bound is not None:
         parts.append(f"{subject} < {d.mark}")
         params.append(bound)
+    if sources.only is not None:
+        parts.append(f"m.source_event_id IN ({', '.join([d.mark] * len(sources.only)) or 'NULL'})")
+        params += list(sources.only)
+    if sources.without:
+        marks = ", ".join([d.mark] * len(sources.without))
+        parts.append(f"(m.source_event_id IS NULL OR m.source_event_id NOT IN ({marks}))")
+        params += list(sources.without)
     return " AND ".join(parts), params
 
 
@@ -185,7 +162,8 @@ def _sqlite_where(where: Sequence[FieldCondition]) -> tuple[str, list[Any]]:
         parts.append(sql)
         params += more
     # CASE, not AND: SQLite may evaluate an AND's terms in any order, and json_type fails on non-JSON.
-    body = " AND ".join(["json_type(m.text) = 'object'", *parts])
+    # The conditions come first: most rows fail one, and each term parses the text again.
+    body = " AND ".join([*parts, "json_type(m.text) = 'object'"])
     return f" AND CASE WHEN json_valid(m.text) THEN ({body}) ELSE 0 END", params
 
 
@@ -205,8 +183,8 @@ def _sqlite_condition(c: FieldCondition) -> tuple[str, list[Any]]:
     if c.op == "length":
         return f"coalesce({kind} = 'array' AND json_array_length(m.text, ?) = ?, 0)", [path, path, c.value]
     if c.op in _COMPARE:
-        number = f"coalesce({kind} IN ('integer', 'real') AND json_extract(m.text, ?) {_COMPARE[c.op]} ?, 0)"
-        return number, [path, path, _number(c.value)]
+        number = f"coalesce(json_extract(m.text, ?) {_COMPARE[c.op]} ? AND {kind} IN ('integer', 'real'), 0)"
+        return number, [path, _number(c.value), path]
     if c.value is None:
         equal, params = f"coalesce({kind}, 'null') = 'null'", [path]
     else:
