@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from engramdb import errors
     from engramdb.contract.canonical import hash_scope
     from engramdb.errors import EngramError, UnavailableError
-    from engramdb.integrations.mem0 import Memory
+    from engramdb.integrations.mem0 import AsyncMemory, Memory
     from engramdb.sdk import AsyncClient, Client, HostContext, MemorySession, Outbox, OutboxFullError
 
 _LAZY = {
@@ -28,11 +28,13 @@ _LAZY = {
     "EngramError": "engramdb.errors",
     "UnavailableError": "engramdb.errors",
     "Memory": "engramdb.integrations.mem0",
+    "AsyncMemory": "engramdb.integrations.mem0",
     "hash_scope": "engramdb.contract.canonical",
 }
 
 __all__ = [
     "AsyncClient",
+    "AsyncMemory",
     "Client",
     "EngramError",
     "HostContext",

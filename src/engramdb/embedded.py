@@ -22,7 +22,7 @@ from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.storage.registry import open_store
 
-_WRITES = ("write_episode", "write_episode_batch", "write_fact", "correct_fact")
+_WRITES = ("write_episode", "write_episode_batch", "write_fact", "correct_fact", "edit_and_approve", "add")
 
 
 class Embedded:

@@ -54,6 +54,39 @@ def test_versus_runs_engramdb_over_http_and_scores_every_question(tmp_path: Path
     assert "evidence recall@10, all (n=12)" in done.output and "unfair" not in done.output
 
 
+@pytest.mark.skipif(not LOCOMO.exists(), reason="../shared/bench not found")
+def test_the_reference_arm_is_asked_interleaved_and_every_figure_is_a_ratio(tmp_path: Path) -> None:
+    from engramdb.cli.main import app
+
+    out = tmp_path / "versus.json"
+    arguments = ["--systems", "engramdb,reference", "--conversations", "1", "--questions", "8", "--embedder"]
+    done = CliRunner().invoke(
+        app,
+        ["bench", "versus", "--data", str(LOCOMO), *arguments, "hashing", "--gaps", "0,20", "--out", str(out)],
+    )
+    assert done.exit_code == 0, done.output
+    result = json.loads(out.read_text())
+    modes = ("back to back", "after 20 ms")
+    assert set(result["systems"]) == {f"{arm} ({mode})" for arm in ("engramdb", "reference") for mode in modes}
+    for mode in modes:
+        for arm in ("engramdb", "reference"):
+            figures = result["systems"][f"{arm} ({mode})"]
+            assert figures["latencyMs"]["n"] == 8 and figures["recall"]["all"]["recall@10"] > 0
+        ratio = result["ratios"][f"engramdb / reference ({mode})"]
+        assert set(ratio) == {"p50", "p95", "p99"} and all(v > 0 for v in ratio.values())
+    assert result["systems"]["reference (back to back)"]["ingest"]["turns"] == 419
+    assert 0 < result["ratios"]["engramdb ingest / embedder batches"]
+    assert "engramdb / reference (back to back): p50" in done.output
+
+
+def test_the_reference_arm_needs_engramdb_beside_it() -> None:
+    from engramdb_bench.versus.run import VersusConfig
+
+    with pytest.raises(ValueError, match="interleaved with engramdb"):
+        VersusConfig(data=LOCOMO, systems=("reference",)).validate()
+    VersusConfig(data=LOCOMO, systems=("engramdb", "reference")).validate()  # control: with it, it is valid
+
+
 def test_systems_are_compared_only_on_the_same_inputs() -> None:
     questions = {"q1": ["c1", ["D1:1"]], "q2": ["c1", ["D1:2", "D1:3"]]}
     answers = {"default": {"q1": {"turns": ["D1:1"]}, "q2": {"turns": ["D1:3", "D1:9"]}}}

@@ -3,7 +3,8 @@
 A page's fenced blocks are read in order. A ```bash (or ``sh``, ``shell``) or ```python block runs,
 unless the line before it (blank lines apart) is ``<!-- not run: REASON -->``, which needs a reason.
 A ```text block right after a block that runs is what it prints: each of its lines must appear in
-the output, in order, where ``…`` stands for anything. A page that starts
+the output, in order, where ``…`` stands for anything (after a ```json block it is kept too: the
+skills' MCP calls are JSON, run by tests/skills/). A page that starts
 ``<!-- follows: README.md -->`` runs after that page's blocks, in the same folder and environment
 (a reader who did the quickstart first). Every fence needs a language, so no block hides untagged.
 """
@@ -102,7 +103,12 @@ def read(name: str, text: str | None = None) -> Page:
         elif before.startswith("<!--") and "not run" in before:
             page.problems.append(f"{block}: write the marker as <!-- not run: REASON -->")
         shown_after = page.blocks[-1] if page.blocks else None
-        if language == "text" and shown_after is not None and shown_after.runs and _only_blank(lines, shown_after, i):
+        if (
+            language == "text"
+            and shown_after is not None
+            and (shown_after.runs or shown_after.language == "json")
+            and _only_blank(lines, shown_after, i)
+        ):
             shown_after.output = code
         page.blocks.append(block)
         i = end + 1

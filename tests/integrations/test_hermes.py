@@ -5,6 +5,7 @@ session its own process) against a scripted model and a real EngramDB server."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -15,9 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
+from engramdb.config import Settings
 from engramdb.integrations.hermes.provider import EngramMemoryProvider
+from engramdb.storage.port import Store
 from tests.conftest import LiveServer
 from tests.sdk.chat_server import Reply, ScriptedChat
+from tests.sdk.helpers import LateServer
 
 DRIVER = Path(__file__).with_name("hermes_driver.py")
 ALICE = {"userId": "alice", "privacyScope": "private", "sandboxEligible": False}
@@ -42,20 +46,22 @@ def chat() -> Iterator[ScriptedChat]:
     scripted.close()
 
 
-@pytest.fixture
-def hermes_home(tmp_path: Path, server: LiveServer, chat: ScriptedChat) -> Path:
-    home = tmp_path / "hermes"
+def _install(home: Path, url: str, chat: ScriptedChat, user: str = "alice") -> Path:
+    """A Hermes home with EngramDB installed by ``engram hermes install`` and selected as memory."""
     home.mkdir()
-    command = ["hermes", "install", "--hermes-home", str(home), "--url", server.url, "--agent-id", "hermes"]
+    command = ["hermes", "install", "--hermes-home", str(home), "--url", url, "--agent-id", "hermes"]
     installed = subprocess.run([sys.executable, "-m", "engramdb.cli", *command], capture_output=True, text=True)
     assert installed.returncode == 0, installed.stderr
-    (home / "engramdb" / "config.json").write_text(
-        json.dumps({"url": server.url, "agent_id": "hermes", "user_id": "alice"})
-    )
+    (home / "engramdb" / "config.json").write_text(json.dumps({"url": url, "agent_id": "hermes", "user_id": user}))
     (home / "config.yaml").write_text(
         f"model:\n  default: scripted\n  provider: custom\n  base_url: {chat.url}\nmemory:\n  provider: engramdb\n"
     )
     return home
+
+
+@pytest.fixture
+def hermes_home(tmp_path: Path, server: LiveServer, chat: ScriptedChat) -> Path:
+    return _install(tmp_path / "hermes", server.url, chat)
 
 
 @pytest.fixture
@@ -64,6 +70,13 @@ def host_key(server: LiveServer) -> str:
 
 
 def _session(home: Path, key: str, chat: ScriptedChat, session_id: str, message: str, **env: str) -> dict[str, Any]:
+    return dict(json.loads(_run(home, key, chat, session_id, message, **env).stdout.strip().splitlines()[-1]))
+
+
+def _run(
+    home: Path, key: str, chat: ScriptedChat, session_id: str, message: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """One Hermes session in its own process (hermes_driver.py)."""
     run = subprocess.run(
         [sys.executable, str(DRIVER), session_id, message],
         capture_output=True,
@@ -73,7 +86,7 @@ def _session(home: Path, key: str, chat: ScriptedChat, session_id: str, message:
         env={**os.environ, "HERMES_HOME": str(home), "ENGRAM_KEY": key, "CHAT_URL": chat.url, **env},
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    return dict(json.loads(run.stdout.strip().splitlines()[-1]))
+    return run
 
 
 def _episodes(server: LiveServer, key: str, query: str) -> list[str]:
@@ -224,3 +237,36 @@ def test_the_config_schema_is_hermes_own(hermes_home: Path) -> None:
     EngramMemoryProvider().save_config({"agent_id": "ops", "api_key": "never-written"}, str(hermes_home))
     stored = json.loads((hermes_home / "engramdb" / "config.json").read_text())
     assert stored["agent_id"] == "ops" and "api_key" not in stored
+
+
+RAW = "rowan.quill-7731@example.test"  # a raw user id no table, file or log line of the server holds
+
+
+def test_turns_synced_while_engramdb_is_away_at_session_start_land_once_it_is_back(
+    tmp_path: Path, settings: Settings, store: Store, chat: ScriptedChat, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    late = LateServer(settings, store)  # down: its port refuses connections until start()
+    try:
+        home = _install(tmp_path / "hermes", late.url, chat, user=RAW)
+        key = late.key(role="host", agentId="hermes", profileId="default")
+        away = _run(home, key, chat, "away-1", "My favourite colour is teal.")
+        assert json.loads(away.stdout.strip().splitlines()[-1])["providers"] == ["engramdb"]
+        outbox = b"".join(p.read_bytes() for p in (home / "engramdb" / "outbox").iterdir())
+        assert RAW.encode() in outbox  # issue 31: this turn was dropped; now it waits, on this machine only
+        late.start()
+        back = _run(home, key, chat, "back-2", "My favourite colour is rowan red.")  # the positive control
+        with httpx.Client(base_url=late.url, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+            scope = http.post("/v1/scope/resolve", json={**ALICE, "userId": RAW}).json()["scope"]
+            episodes = [e["event"] for e in http.get("/v1/episodes", params=scope).json()["episodes"]]
+            alice = http.post("/v1/scope/resolve", json=ALICE).json()["scope"]
+            assert http.get("/v1/episodes", params=alice).json()["episodes"] == []
+        assert sorted((e["externalSessionId"], e["userText"]) for e in episodes) == [
+            ("away-1", "My favourite colour is teal."),
+            ("back-2", "My favourite colour is rowan red."),
+        ]
+        assert {e["participantScopeHash"] for e in episodes} == {scope["participantScopeHash"]}
+        assert RAW.encode() not in b"".join(p.read_bytes() for p in settings.home.rglob("*") if p.is_file())
+        assert RAW not in caplog.text and RAW not in away.stderr + back.stderr
+    finally:
+        late.stop()

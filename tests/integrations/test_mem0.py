@@ -1,4 +1,5 @@
-"""``engramdb.Memory``, the Mem0-style API: embedded (no server) and against a real server."""
+"""``engramdb.Memory``: one regression test per divergence an outside tester found running Mem0's
+code with the import changed (issue 31), each embedded (no server) and against a real server."""
 
 from __future__ import annotations
 
@@ -8,120 +9,111 @@ from pathlib import Path
 import pytest
 
 from engramdb import Memory
-from engramdb.errors import AuthorizationError, InvalidInputError, ModelNotConfiguredError
-from engramdb.integrations.mem0 import turns
+from engramdb.errors import AuthorizationError
 from tests.conftest import LiveServer
 
 CHAT = [
     {"role": "system", "content": "You are a helpful assistant."},
     {"role": "user", "content": "I'm vegetarian and I live in Lisbon."},
     {"role": "assistant", "content": "Noted: vegetarian, Lisbon."},
-    {"role": "tool", "content": '{"weather": "sunny"}'},
-    {"role": "user", "content": "My sister Ana plays the cello."},
-    {"role": "assistant", "content": "Lovely!"},
 ]
 
 
-@pytest.fixture
-def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
+@pytest.fixture(params=["embedded", "remote"])
+def m(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
+    if request.param == "remote":
+        server: LiveServer = request.getfixturevalue("server")
+        key = server.key(role="host", agentId="coder", profileId="default")
+        with Memory(server.url, api_key=key, agent_id="coder", profile_id="default") as memory:
+            yield memory
+        return
     monkeypatch.setenv("ENGRAM_EMBEDDER", "hashing")  # the test is about the API; the model is tested elsewhere
     with Memory(home=tmp_path / "engram") as memory:
         yield memory
 
 
-@pytest.fixture
-def remote(server: LiveServer) -> Iterator[Memory]:
-    key = server.key(role="host", agentId="coder", profileId="default")
-    with Memory(server.url, api_key=key, agent_id="coder", profile_id="default") as memory:
-        yield memory
+def test_2x_filters_and_top_k_are_taken(m: Memory) -> None:
+    m.add(CHAT, user_id="alex", infer=False)
+    found = m.search("I live in Lisbon", filters={"user_id": "alex"}, top_k=1)["results"]
+    assert [r["memory"] for r in found] == ["I'm vegetarian and I live in Lisbon."]
+    assert m.search("I live in Lisbon", filters={"user_id": "bob"}, top_k=1)["results"] == []  # control: scoped
 
 
-def test_turns_keeps_each_user_assistant_pair_and_nothing_else() -> None:
-    assert turns(CHAT) == [
-        ("I'm vegetarian and I live in Lisbon.", "Noted: vegetarian, Lisbon."),
-        ("My sister Ana plays the cello.", "Lovely!"),
+def test_get_update_history_delete_need_no_user_id(m: Memory) -> None:
+    memory_id = m.add("I like tea.", user_id="alex", infer=False)["results"][0]["id"]
+    assert m.get(memory_id)["memory"] == "I like tea."  # type: ignore[index]
+    m.update(memory_id, text="I like green tea.")
+    assert [h["event"] for h in m.history(memory_id)] == ["ADD", "UPDATE"]
+    m.delete(memory_id)
+    assert m.get(memory_id) is None
+
+
+def test_what_add_wrote_can_be_updated_and_keeps_its_id(m: Memory) -> None:
+    memory_id = m.add(CHAT, user_id="alex", infer=False)["results"][0]["id"]
+    assert m.update(memory_id, text="I'm vegan and I live in Lisbon.") == {"message": "Memory updated successfully!"}
+    after = m.get(memory_id)
+    assert after is not None and after["id"] == memory_id and after["memory"] == "I'm vegan and I live in Lisbon."
+    assert after["updated_at"] > after["created_at"]
+    assert [r["id"] for r in m.search("vegan", filters={"user_id": "alex"})["results"]][:1] == [memory_id]
+
+
+def test_results_carry_metadata_updated_at_hash_and_role(m: Memory) -> None:
+    m.add(CHAT, user_id="alex", metadata={"channel": "web"}, infer=False)
+    [hit] = m.search("I live in Lisbon", filters={"user_id": "alex"}, top_k=1)["results"]
+    assert hit["metadata"] == {"channel": "web"} and hit["role"] == "user" and len(hit["hash"]) == 32
+    assert hit["updated_at"] == hit["created_at"] and hit["user_id"] == "alex"
+
+
+def test_history_has_mem0s_shape(m: Memory) -> None:
+    memory_id = m.add("I like tea.", user_id="alex", infer=False)["results"][0]["id"]
+    m.update(memory_id, text="I like coffee.")
+    m.delete(memory_id)
+    rows = m.history(memory_id)
+    assert [(r["event"], r["old_memory"], r["new_memory"], r["is_deleted"]) for r in rows] == [
+        ("ADD", None, "I like tea.", False),
+        ("UPDATE", "I like tea.", "I like coffee.", False),
+        ("DELETE", "I like coffee.", None, True),
     ]
-    assert turns("just a note") == [("just a note", "")]
-    assert turns([{"role": "user", "content": [{"type": "text", "text": "parts"}]}]) == [("parts", "")]
+    assert {r["memory_id"] for r in rows} == {memory_id}
 
 
-def _the_mem0_calls_work_keyed_by_user_id(m: Memory) -> None:
-    added = m.add(CHAT, user_id="alice", metadata={"channel": "web"})["results"]
-    assert [r["event"] for r in added] == ["ADD", "ADD"] and added[0]["metadata"] == {"channel": "web"}
-    found = m.search("cello", user_id="alice")["results"]
-    assert found and found[0]["id"] == added[1]["id"] and 0 <= found[0]["score"] <= 1
-    assert m.search("cello", user_id="bob")["results"] == []  # another user: nothing (alice's found above)
-    assert {r["id"] for r in m.get_all(user_id="alice")["results"]} == {a["id"] for a in added}
-    assert m.get(added[0]["id"], user_id="alice")["memory"].startswith("I'm vegetarian")  # type: ignore[index]
-    assert m.get(added[0]["id"], user_id="bob") is None
-    assert [r["id"] for r in m.search("cello", user_id="alice", filters={"channel": "web"})["results"]][:1] == [
-        added[1]["id"]
-    ] and m.search("cello", user_id="alice", filters={"channel": "sms"})["results"] == []
+def test_infer_false_stores_one_memory_per_message_with_its_role(m: Memory) -> None:
+    added = m.add(CHAT, user_id="alex", infer=False)["results"]
+    assert [(r["memory"], r["role"]) for r in added] == [
+        (CHAT[1]["content"], "user"),
+        (CHAT[2]["content"], "assistant"),
+    ]
 
 
-def _update_corrects_delete_retracts_and_history_shows_both(m: Memory) -> None:
-    fact = m.remember("Alice is vegetarian.", kind="diet", user_id="alice")["results"][0]
-    updated = m.update(fact["id"], "Alice is vegan.", user_id="alice")
-    assert updated["previous_id"] == fact["id"] and updated["id"] != fact["id"]
-    assert [h["event"] for h in m.history(updated["id"], user_id="alice")] == ["ADD", "UPDATE"]
-    assert [r["memory"] for r in m.search("vegan diet", user_id="alice")["results"]] == ["Alice is vegan."]
-    m.delete(updated["id"], user_id="alice")
-    assert [h["event"] for h in m.history(updated["id"], user_id="alice")] == ["ADD", "UPDATE", "DELETE"]
-    assert m.search("vegan diet", user_id="alice")["results"] == []  # retracted: no longer recalled
-    assert m.get(updated["id"], user_id="alice")["status"] == "retracted"  # type: ignore[index]  # kept, not erased
+def test_agent_id_writes_are_listed_by_get_all_filters(m: Memory) -> None:
+    m.add("I prefer aisle seats.", user_id="alex", agent_id="travel", infer=False)
+    m.add("I like tea.", user_id="alex", infer=False)
+    assert len(m.get_all(filters={"user_id": "alex"})["results"]) == 2
+    assert [r["memory"] for r in m.get_all(filters={"agent_id": "travel"})["results"]] == ["I prefer aisle seats."]
+    assert [r["memory"] for r in m.get_all(filters={"user_id": "alex", "agent_id": "travel"})["results"]] == [
+        "I prefer aisle seats."
+    ]
 
 
-def _what_cannot_be_done_is_said_and_changes_nothing(m: Memory) -> None:
-    episode = m.add("I moved to Porto.", user_id="alice")["results"][0]
-    with pytest.raises(ModelNotConfiguredError, match="model"):  # no model here: said, and nothing stored
-        m.add("I moved to Faro.", user_id="alice", infer=True)
-    with pytest.raises(InvalidInputError, match="never edited"):
-        m.update(episode["id"], "x", user_id="alice")
-    assert [r["id"] for r in m.get_all(user_id="alice")["results"]] == [episode["id"]]  # nothing else happened
-    with pytest.raises(InvalidInputError, match="user_id"):
-        m.get_all()
+def test_reset_from_config_and_async_memory_exist(m: Memory, tmp_path: Path) -> None:
+    m.add("I like tea.", user_id="alex", infer=False)
+    m.reset()
+    assert m.get_all(filters={"user_id": "alex"})["results"] == []
+    with Memory.from_config({"engramdb": {"home": str(tmp_path / "configured")}}) as configured:
+        assert configured.get_all(filters={"user_id": "alex"})["results"] == []
+    from engramdb import AsyncMemory
+
+    assert AsyncMemory.from_config({"engramdb": {"home": str(tmp_path / "a")}}).sync.get("0" * 64) is None
 
 
-def test_deleting_an_episode_erases_it_and_delete_all_forgets_the_user(embedded: Memory) -> None:
-    m = embedded  # the embedded operator is an admin: forgetting a user needs one
-    kept, gone = (m.add(f"I moved to {city}.", user_id="alice")["results"][0] for city in ("Porto", "Faro"))
-    bob = m.add("I moved to Braga.", user_id="bob")["results"][0]
-    m.delete(gone["id"], user_id="alice")
-    assert [r["id"] for r in m.get_all(user_id="alice")["results"]] == [kept["id"]]  # only that one went
-    assert m.delete_all(user_id="alice")["deleted"]["memories"] == 1
-    assert m.get_all(user_id="alice")["results"] == []
-    assert [r["id"] for r in m.get_all(user_id="bob")["results"]] == [bob["id"]]  # another user's stay
-
-
-def test_delete_all_with_a_host_key_is_refused_and_changes_nothing(remote: Memory) -> None:
-    episode = remote.add("I moved to Porto.", user_id="alice")["results"][0]
-    with pytest.raises(AuthorizationError):
-        remote.delete_all(user_id="alice")
-    assert [r["id"] for r in remote.get_all(user_id="alice")["results"]] == [episode["id"]]
-
-
-# Each check runs embedded (this process) and against a real server.
-
-
-def test_the_mem0_calls_work_keyed_by_user_id_embedded(embedded: Memory) -> None:
-    _the_mem0_calls_work_keyed_by_user_id(embedded)
-
-
-def test_the_mem0_calls_work_keyed_by_user_id_remote(remote: Memory) -> None:
-    _the_mem0_calls_work_keyed_by_user_id(remote)
-
-
-def test_update_corrects_delete_retracts_and_history_shows_both_embedded(embedded: Memory) -> None:
-    _update_corrects_delete_retracts_and_history_shows_both(embedded)
-
-
-def test_update_corrects_delete_retracts_and_history_shows_both_remote(remote: Memory) -> None:
-    _update_corrects_delete_retracts_and_history_shows_both(remote)
-
-
-def test_what_cannot_be_done_is_said_and_changes_nothing_embedded(embedded: Memory) -> None:
-    _what_cannot_be_done_is_said_and_changes_nothing(embedded)
-
-
-def test_what_cannot_be_done_is_said_and_changes_nothing_remote(remote: Memory) -> None:
-    _what_cannot_be_done_is_said_and_changes_nothing(remote)
+def test_forget_erases_the_user_with_an_admin_and_a_host_key_is_refused(
+    m: Memory, request: pytest.FixtureRequest
+) -> None:
+    memory_id = m.add("I moved to Porto.", user_id="alice", infer=False)["results"][0]["id"]
+    if "remote" in request.node.name:
+        with pytest.raises(AuthorizationError):
+            m.forget("alice")
+        assert m.get(memory_id) is not None  # nothing changed
+        return
+    assert m.forget("alice")["deleted"]["memories"] == 1
+    assert m.get(memory_id) is None and m.history(memory_id) == []

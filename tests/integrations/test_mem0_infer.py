@@ -48,9 +48,9 @@ def _inferred(m: Memory, brain: Brain) -> None:
         "The user lives in Lisbon.",
         "ADD",
         "pending_review",
-    )  # derived: reviewed first
-    assert len(added["episodes"]) == 1  # the turn is stored as well
-    assert m.get(result["id"], user_id="alice")["memory"] == "The user lives in Lisbon."  # type: ignore[index]
+    )  # derived: reviewed first, and said
+    assert m.get(result["id"])["memory"] == "The user lives in Lisbon."  # type: ignore[index]
+    assert [r["id"] for r in m.get_all(user_id="alice")["results"]] == [result["id"]]
     assert m.get_all(user_id="bob")["results"] == []  # in alice's scope only (beside her fact above)
 
 

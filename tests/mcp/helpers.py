@@ -19,9 +19,8 @@ TOOLS = {
     "link_records",
     "knowledge_schema",
     "recent_episodes",
-    "extract_facts",
-    "reflect",
 }
+MODEL_TOOLS = {"extract_facts", "reflect"}  # listed only when a chat model is configured
 SCOPE_FIELDS = {"agentId", "profileId", "privacyScope", "participantScopeHash", "sandboxEligible"}
 # Any spelling of a scope field, or a scope object, is forbidden in a tool's input schema.
 FORBIDDEN = {name.lower() for name in SCOPE_FIELDS} | {
@@ -51,8 +50,8 @@ def schema_names(schema: Any) -> set[str]:
     return names
 
 
-def assert_tools_take_no_scope(tools: list[Any]) -> None:
-    assert {t.name for t in tools} == TOOLS
+def assert_tools_take_no_scope(tools: list[Any], *, model: bool = False) -> None:
+    assert {t.name for t in tools} == TOOLS | (MODEL_TOOLS if model else set())
     for tool in tools:
         names = {n.lower() for n in schema_names(tool.input_schema)}
         assert names, f"{tool.name} has an empty schema"

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from engramdb_bench.scripted_chat import Reply, Script, ScriptedChat, data_of, purpose_of
+from engramdb_bench.scripted_chat import Reply, Script, ScriptedChat, data_of, purpose_of, word_vector
 
-__all__ = ["Reply", "Script", "ScriptedChat", "data_of", "purpose_of"]
+__all__ = ["Reply", "Script", "ScriptedChat", "data_of", "purpose_of", "word_vector"]

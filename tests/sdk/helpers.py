@@ -21,9 +21,12 @@ from typing import Any
 
 import httpx
 
+from engramdb.config import Settings
 from engramdb.contract.events import Episode, Scope
 from engramdb.contract.writes import EpisodeWrite
+from engramdb.core.embedding import HashingEmbedder
 from engramdb.sdk.host import HostContext
+from engramdb.storage.port import Store
 from tests.conftest import LiveServer
 from tests.factories import episode_body
 
@@ -39,6 +42,27 @@ def with_nodelay(live: LiveServer) -> LiveServer:
     live._sock = socket.socket(fileno=live._sock.detach())
     live._thread = threading.Thread(target=live._server.run, kwargs={"sockets": [live._sock]})
     return live
+
+
+class LateServer(LiveServer):
+    """The real server, its port bound from the start but served only from ``start()``: until
+    then a connection is refused, as from a server that is down. Keys are made in its store."""
+
+    started = False
+
+    def __init__(self, settings: Settings, store: Store) -> None:
+        super().__init__(settings, store, HashingEmbedder())
+        with_nodelay(self)
+
+    def start(self) -> None:
+        super().start()
+        self.started = True
+
+    def stop(self) -> None:
+        if self.started:
+            super().stop()
+        else:
+            self._sock.close()
 
 
 def free_port() -> int:

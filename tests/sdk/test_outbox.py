@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -115,7 +117,8 @@ def test_shutdown_timeout_keeps_the_entry_on_disk(
     outbox.append_episode(event)
     started = time.monotonic()
     assert outbox.close(timeout=0.3) is False
-    assert time.monotonic() - started < 0.3 + 0.2  # the budget holds though a request is stuck
+    # The stuck request would hold close for its 30 s timeout: returning long before is the budget holding.
+    assert time.monotonic() - started < 10
     assert [e.memory_id for e in OutboxStore(profile).pending()] == [event.event_id]
     with Outbox(profile, url=server.url, api_key=agent_key, settings=FAST) as again:
         assert again.flush(10)
@@ -209,17 +212,27 @@ def test_concurrency_is_bounded(proxy: FaultProxy, agent_key: str, profile: Path
     assert proxy.max_inflight == 2
 
 
+_NEXT = re.compile(r"next attempt in ([0-9.]+) s")
+
+
 def test_backoff_follows_the_reference_numbers(
-    proxy: FaultProxy, agent_key: str, profile: Path, scope: dict[str, Any]
+    proxy: FaultProxy, agent_key: str, profile: Path, scope: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """0.25 * 2**n s with jitter (x0.5-1), four attempts, then a rest and a new round."""
+    """0.25 * 2**n s with jitter (x0.5-1), four attempts, then a rest and a new round.
+
+    The delays are read where the outbox schedules them (its DEBUG line); the gaps the proxy saw are
+    only held to be no shorter (a loaded machine makes them longer, never shorter)."""
     proxy.fail_next(*["503"] * 5)
     settings = OutboxSettings(concurrency=1, rest_seconds=0.3)
-    with Outbox(profile, url=proxy.url, api_key=agent_key, settings=settings, seed=7) as outbox:
-        outbox.append_episode(make_episode("Back off politely.", scope))
-        assert outbox.flush(10)
+    with caplog.at_level(logging.DEBUG, logger="engramdb.sdk.outbox.delivery"):
+        with Outbox(profile, url=proxy.url, api_key=agent_key, settings=settings, seed=7) as outbox:
+            outbox.append_episode(make_episode("Back off politely.", scope))
+            assert outbox.flush(30)
+    scheduled = [float(m.group(1)) for r in caplog.records if (m := _NEXT.search(r.getMessage()))]
+    assert len(scheduled) == 5
+    bands = [(0.125, 0.25), (0.25, 0.5), (0.5, 1.0), (0.3, 0.3), (0.125, 0.25)]
+    for delay, (low, high) in zip(scheduled, bands, strict=True):
+        assert low - 0.006 <= delay <= high + 0.006, scheduled  # the log rounds to two decimals
     times = [s.at for s in proxy.posts("/v1/episodes")]
     gaps = [b - a for a, b in itertools.pairwise(times)]
-    assert len(gaps) == 5
-    for gap, (low, high) in zip(gaps, [(0.125, 0.25), (0.25, 0.5), (0.5, 1.0), (0.3, 0.3), (0.125, 0.25)], strict=True):
-        assert low - 0.02 <= gap <= high + 0.15, gaps
+    assert len(gaps) == 5 and all(gap >= delay - 0.02 for gap, delay in zip(gaps, scheduled, strict=True)), gaps

@@ -143,6 +143,7 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
             agent.post(f"/v1/facts/{old['id']}/correct", json={"text": "Uses PostgreSQL", "reason": "moved"}),
         ).json()
         check("get_fact", agent.get(f"/v1/facts/{new['id']}"))
+        check("find_memory", agent.get(f"/v1/memories/{new['id']}"))
         check("list_facts", agent.get("/v1/facts", params={"includeHistory": "true"}))
         check("search_facts", agent.post("/v1/facts/search", json={"subjectPrefix": "us", "query": "database"}))
         check("list_subjects", agent.get("/v1/subjects", params={"subjectPrefix": "us", "limit": 1}))

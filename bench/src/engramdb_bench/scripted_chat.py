@@ -8,7 +8,9 @@ call a tool. A request with ``stream`` is answered as server-sent events, as Ope
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -62,6 +64,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        if self.path == "/v1/embeddings":
+            self._embeddings(body)
+            return
         if self.path != "/v1/chat/completions":
             self._answer(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -93,6 +98,15 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.usage_json is not None:
             payload["usage"] = _RAW
         self._answer(200, payload, raw=reply.usage_json)
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        """OpenAI's embeddings answer: a deterministic vector per input (``word_vector``)."""
+        texts = [body["input"]] if isinstance(body["input"], str) else list(body["input"])
+        dims = int(body.get("dimensions") or EMBEDDING_DIMS)
+        data = [{"object": "embedding", "index": i, "embedding": word_vector(t, dims)} for i, t in enumerate(texts)]
+        tokens = sum(len(t.split()) for t in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        self._answer(200, {"object": "list", "model": body.get("model", "scripted"), "data": data, "usage": usage})
 
     def _stream(self, answer_id: str, model: str, reply: Reply, usage: dict[str, int] | None) -> None:
         """The reply as server-sent events (one chunk with the message, one with the finish)."""
@@ -126,13 +140,29 @@ class _Handler(BaseHTTPRequestHandler):
             return
 
 
+EMBEDDING_DIMS = 64  # the embeddings route's vector size when the request names none
+
+
+def word_vector(text: str, dims: int = EMBEDDING_DIMS) -> list[float]:
+    """A deterministic embedding: each word (lower case, punctuation stripped) adds one to a slot its
+    hash picks; the sum is scaled to unit length. Texts sharing words are near, others orthogonal-ish."""
+    vector = [0.0] * dims
+    for word in text.lower().split():
+        word = word.strip(".,;:!?\"'()[]{}")
+        if word:
+            vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big") % dims] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     chat: ScriptedChat
 
 
 class ScriptedChat:
-    """``POST /v1/chat/completions`` answered by ``script(messages)``; requests kept in order."""
+    """``POST /v1/chat/completions`` answered by ``script(messages)``, requests kept in order;
+    ``POST /v1/embeddings`` answered with ``word_vector`` of each input (not recorded)."""
 
     def __init__(self, script: Script, *, delay: float = 0.0, port: int = 0, keep: bool = True) -> None:
         self.script = script

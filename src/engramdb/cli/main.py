@@ -2,7 +2,8 @@
 
 Operation commands (``remember``, ``recall``, ``facts …``, ``review …``, ``keys …``) are built
 from the registry and run on the data folder or, with ``--url``/``--key``, against a server.
-``serve``, ``mcp``, ``export`` and ``import`` are the operator's, on the data folder only.
+``serve``, ``mcp``, ``export`` and ``import`` are the operator's, on the data folder only;
+``skills`` shows and installs the skills that teach agents EngramDB (:mod:`engramdb.skills`).
 ``bench`` and ``eval`` come from the harness (engramdb-bench, the ``bench`` extra), found through
 its entry points (:mod:`engramdb.cli.extras`).
 """
@@ -25,6 +26,7 @@ from engramdb.cli.commands import command_for
 from engramdb.cli.hermes import hermes_app
 from engramdb.cli.hooks import hook_app
 from engramdb.cli.outbox import outbox_app
+from engramdb.cli.skills import skills_app
 from engramdb.config import tune_process
 from engramdb.errors import EngramError
 from engramdb.models.operations import OPERATIONS
@@ -87,6 +89,7 @@ def build(extra_groups: Iterable[EntryPoint] | None = None) -> typer.Typer:
     app.add_typer(outbox_app, name="outbox")
     app.add_typer(hook_app, name="hook")
     app.add_typer(hermes_app, name="hermes")
+    app.add_typer(skills_app, name="skills")
     return app
 
 

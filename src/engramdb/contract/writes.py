@@ -135,18 +135,23 @@ class EpisodeWrite(_Bounded, ScopeFields, EpisodeBody):
             )
         return self
 
-    def to_event(self, scope: Scope) -> Episode:
-        """Return the complete contract event under ``scope``, with its id computed."""
-        computed = event_id(
+    def id_under(self, agent_id: str, profile_id: str) -> str:
+        """Return the eventId this episode has under an agent and profile: the participant is not
+        part of it, so a host can name the episode before the server has hashed its participant."""
+        return event_id(
             runtime=self.runtime,
-            agent_id=scope.agent_id,
-            profile_id=scope.profile_id,
+            agent_id=agent_id,
+            profile_id=profile_id,
             external_session_id=self.external_session_id,
             turn_index=self.turn_index,
             user_text=self.user_text,
             assistant_text=self.assistant_text,
             source_event_id=self.source_event_id,
         )
+
+    def to_event(self, scope: Scope) -> Episode:
+        """Return the complete contract event under ``scope``, with its id computed."""
+        computed = self.id_under(scope.agent_id, scope.profile_id)
         return Episode.model_validate(_complete(self, scope, "eventId", computed, self.event_id))
 
 

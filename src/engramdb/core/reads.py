@@ -10,18 +10,19 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engramdb import clock
+from engramdb import clock, traces
 from engramdb.contract.bounds import QUERY_CAP, check_text
 from engramdb.contract.format import FormattableMemory, format_context
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.expansion import Expansion, LinkedRecord, expand
 from engramdb.core.policy import load_policy
-from engramdb.core.recall import Hit, RecallOutcome, recall
+from engramdb.core.ranking import Hit
+from engramdb.core.recall import RecallOutcome, recall
 from engramdb.core.relevance import Narrowing
 from engramdb.core.shared import Area
-from engramdb.core.views import embedding_state, memory_view, tombstone_view
-from engramdb.errors import InvalidInputError, NotFoundError
+from engramdb.core.views import embedding_state, memory_view, scope_view, tombstone_view
+from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
 from engramdb.models.base import ScopeQuery
 from engramdb.models.lifecycle import FactHistory, TombstoneList, TombstoneQuery
 from engramdb.models.memories import EpisodeList, EpisodeQuery, FactList, FactQuery, MemoryQuery, MemoryView
@@ -57,15 +58,35 @@ class ReadOperations(Area):
             raise NotFoundError(f"no {noun} {memory_id} in this scope", id=memory_id)
         return memory_view(record, self.shared.embedder.model_id)
 
+    def find_memory(self, caller: Caller, memory_id: str, query: MemoryQuery) -> MemoryView:
+        """One memory by id in any scope the caller may name (and the query's fields narrow to)."""
+        auth.require(caller, "memory.read")
+        named = query.named_scope_fields()
+        found = [
+            record
+            for record, scope in self.shared.tenant(caller).memories_by_id(memory_id)
+            if auth.may_name(caller, scope) and all(scope_view(scope)[k] == v for k, v in named.items())
+        ]
+        if not found:
+            raise NotFoundError(f"no memory {memory_id} in a scope this key may read", id=memory_id)
+        if len(found) > 1:
+            raise ConflictError(
+                f"memory id {memory_id} is held by {len(found)} scopes; name the scope", field="scope", id=memory_id
+            )
+        return memory_view(found[0], self.shared.embedder.model_id)
+
     def list_facts(self, caller: Caller, query: FactQuery) -> FactList:
         auth.require(caller, "memory.read")
         scope = self.shared.scope(caller, query.named_scope_fields())
         when = TimeTravel(query.as_of, query.valid_at, query.include_history)
+        filt = lifecycle_filter(when, sources=("MEMORY_FACT",))
+        if query.include_pending and filt.statuses is not None:
+            filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
         records = self.shared.tenant(caller).list_facts(
             auth.scope_key(scope),
             subject_key=query.subject_key,
             kind=query.kind,
-            filt=lifecycle_filter(when, sources=("MEMORY_FACT",)),
+            filt=filt,
             limit=query.limit,
         )
         as_of = _canonical(query.as_of)
@@ -139,17 +160,19 @@ class ReadOperations(Area):
             expanded = None
             if top > 0:
                 started = time.perf_counter()
-                expanded = expand(
-                    tenant,
-                    auth.scope_key(scope),
-                    outcome.hits,
-                    filt,
-                    top=top,
-                    limit=body.limit,
-                    weight=self.shared.settings.retrieval.expand_weight,
-                    narrow=narrow,
-                    words=outcome.words,
-                )
+                with traces.span("engramdb.recall.expand", {"engramdb.recall.expand_top": top}) as expanding:
+                    expanded = expand(
+                        tenant,
+                        auth.scope_key(scope),
+                        outcome.hits,
+                        filt,
+                        top=top,
+                        limit=body.limit,
+                        weight=self.shared.settings.retrieval.expand_weight,
+                        narrow=narrow,
+                        words=outcome.words,
+                    )
+                    expanding.set_attribute("engramdb.recall.records", len(expanded.records))
                 outcome = replace(
                     outcome,
                     hits=expanded.hits,

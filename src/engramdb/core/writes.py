@@ -8,8 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engramdb import clock
-from engramdb.contract.canonical import sha256_hex
+from engramdb import clock, traces
 from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import auth, decisions, facts
 from engramdb.core.assist import queue
@@ -156,8 +155,12 @@ class WriteOperations(Area):
     ) -> WriteResponse:
         tenant = self.shared.tenant(caller)
         policy = load_policy(tenant)
-        with tenant.transaction() as tx:
-            result = facts.assert_fact(tx, row, caller, policy, target_id=target_id, reason=reason)
+        with traces.span("engramdb.write.fact", {"engramdb.write.corrects": target_id is not None}) as writing:
+            with tenant.transaction() as tx:
+                result = facts.assert_fact(tx, row, caller, policy, target_id=target_id, reason=reason)
+            writing.set_attributes(
+                {"engramdb.write.outcome": result.outcome, "engramdb.write.superseded": len(result.superseded)}
+            )
         self.shared.written.set()
         if result.outcome == "refused":
             assert result.tombstone is not None
@@ -176,7 +179,10 @@ class WriteOperations(Area):
         self, caller: Caller, rows: Sequence[NewMemory], then: Callable[[Transaction], object] | None = None
     ) -> list[WriteResponse]:
         responses = []
-        with self.shared.tenant(caller).transaction() as tx:
+        with (
+            traces.span("engramdb.write.episodes", {"engramdb.write.rows": len(rows)}) as writing,
+            self.shared.tenant(caller).transaction() as tx,
+        ):
             for row in rows:
                 record = tx.insert_memory(row)
                 created = record is not None
@@ -184,14 +190,13 @@ class WriteOperations(Area):
                     record = tx.get_memory(row.scope.scope_key, row.source, row.memory_id)
                     assert record is not None
                 else:
-                    digest = sha256_hex(row.event_json)
                     tx.audit(
                         caller.audit(
                             "episode.write",
                             target_kind=row.source,
                             target_id=row.memory_id,
                             scope_key=row.scope.scope_key,
-                            after_digest=digest,
+                            after_digest=facts.state_digest(record),
                         )
                     )
                 responses.append(
@@ -204,6 +209,7 @@ class WriteOperations(Area):
                 )
             if then is not None:
                 then(tx)
+            writing.set_attribute("engramdb.write.created", sum(1 for r in responses if r.created))
         self.shared.written.set()
         return responses
 

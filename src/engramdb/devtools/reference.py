@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any
 
 from engramdb.api.openapi import responses
@@ -60,13 +61,15 @@ def mcp_table() -> str:
                 + (
                     ""
                     if arg.default in (..., inspect.Parameter.empty)  # empty: required
-                    else f" (default {arg.default!r})"
+                    else f" (default `{json.dumps(arg.default)}`)"  # as the tool's schema says it
                 )
                 for name, arg in op.mcp.args
             )
             or "none"
         )
         first = op.mcp.description.split(". ")[0].rstrip(".") + "."
+        if op.mcp.needs_model:
+            first += " Listed only when a chat model is configured."
         rows.append(f"| `{op.mcp.tool}` | {args} | `{op.method} {op.path}` | {first} |")
     return "\n".join(rows)
 

@@ -65,6 +65,11 @@ class Scoped:
             fields["participantScopeHash"] = self._hashes[user_id]
         return fields
 
+    @property
+    def hashes(self) -> dict[str, str]:
+        """The participants' hashes asked so far, by user id."""
+        return dict(self._hashes)
+
     def call(self, name: str, values: dict[str, Any], scope: dict[str, Any] | None = None, **body: Any) -> Any:
         """Run operation ``name`` with wire-named ``values`` in ``scope``."""
         op = BY_NAME[name]

@@ -125,6 +125,7 @@ class FactQuery(ScopeQuery):
     as_of: KeptDateTime | None = Field(None, description="record time: the facts as believed then")
     valid_at: KeptDateTime | None = Field(None, description="valid time: the facts that held then")
     include_history: bool = Field(False, description="also list retired versions, each marked")
+    include_pending: bool = Field(False, description="also list current facts awaiting review, marked as such")
 
 
 class EpisodeQuery(ScopeQuery):

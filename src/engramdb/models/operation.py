@@ -90,6 +90,7 @@ class Mcp:
     idempotent: bool = False
     fixed: Callable[[McpContext], Mapping[str, Any]] | None = None  # inputs the server sets
     variant: McpVariant | None = None
+    needs_model: bool = False  # it asks the chat model: listed only by a server that has one
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ host.py        HostContext and the fail-closed eligibility verdict
 capture.py     capture rules: latest pair, redaction, bounds
 recall.py      the recent-write cache, merging, the recall outcome
 session.py     MemorySession, the lifecycle hooks
+writing.py     what a write queues: the event, or its body while the participant is unresolved
 """
 
 from engramdb.contract.canonical import hash_scope

@@ -9,8 +9,9 @@ scope is ``sandboxEligible``. Session keys are refused as OpenClaw's adapter ref
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from pydantic import ValidationError
@@ -54,13 +55,50 @@ class HostContext:
 
 
 @dataclass(frozen=True)
+class Unresolved:
+    """The scope of a host that names its participant by the raw id the server has not hashed yet.
+
+    Writes under it are queued with ``userId`` in their bodies, on the host's disk (the outbox
+    folder), and the server hashes the id with the tenant's secret salt when it takes them. An
+    episode's eventId does not cover the participant, so it is known at once; a fact's factId does,
+    so the server computes it.
+    """
+
+    agent_id: str
+    profile_id: str
+    privacy_scope: str
+    sandbox_eligible: bool
+    user_id: str = field(repr=False)  # the raw id: on the host's disk and to the server, nowhere else
+
+    def wire(self) -> dict[str, Any]:
+        """The scope fields of a write body, the participant as ``userId``."""
+        return {
+            "agentId": self.agent_id,
+            "profileId": self.profile_id,
+            "privacyScope": self.privacy_scope,
+            "sandboxEligible": self.sandbox_eligible,
+            "userId": self.user_id,
+        }
+
+
+@dataclass(frozen=True)
 class Verdict:
-    """What a session may do, and why not when it may not."""
+    """What a session may do, and why not when it may not.
+
+    ``pending`` is set when the participant is known only by its raw id: ``scope`` is None (recall
+    waits for the server's hash) and writes, when allowed, queue under ``pending``.
+    """
 
     scope: Scope | None
     can_read: bool
     can_write: bool
     reason: str | None = None
+    pending: Unresolved | None = None
+
+    @property
+    def target(self) -> Scope | Unresolved | None:
+        """Where a write goes: the scope, the scope still to be resolved, or nowhere."""
+        return (self.scope or self.pending) if self.can_write else None
 
 
 def _refuse(reason: str, scope: Scope | None = None) -> Verdict:
@@ -86,6 +124,11 @@ def scope_of(context: HostContext) -> Scope | str:
     except ValidationError as error:
         where = ".".join(str(p) for p in error.errors()[0]["loc"])
         return f"invalid host metadata: {where}"
+
+
+def unresolved(context: HostContext) -> bool:
+    """True when the host names its participant by a raw id the server has not hashed yet."""
+    return context.participant_scope_hash is None and bool(context.participant_id and context.participant_id.strip())
 
 
 def session_problem(session_id: str | None) -> str | None:
@@ -115,8 +158,25 @@ def _context_problem(context: HostContext) -> str | None:
 
 
 def judge(context: HostContext, session_id: str | None) -> Verdict:
-    """Return whether a session in ``context`` may recall and write, failing closed."""
+    """Return whether a session in ``context`` may recall and write, failing closed.
+
+    A participant named only by its raw id (``participant_id``, no hash yet) is judged as if its
+    hash were known: what that context may write is queued under ``Verdict.pending``; nothing is
+    recalled until the server has answered.
+    """
     scope = scope_of(context)
+    if isinstance(scope, str) and unresolved(context):
+        known = judge(dataclasses.replace(context, participant_scope_hash="0" * 64), session_id)
+        if known.scope is None or not known.can_write:
+            return _refuse(known.reason or scope)
+        pending = Unresolved(
+            known.scope.agent_id,
+            known.scope.profile_id,
+            known.scope.privacy_scope,
+            known.scope.sandbox_eligible,
+            str(context.participant_id),
+        )
+        return Verdict(None, False, True, scope, pending)
     if isinstance(scope, str):
         return _refuse(scope)
     problem = session_problem(session_id) or _context_problem(context)

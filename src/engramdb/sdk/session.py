@@ -27,12 +27,10 @@ from pathlib import Path
 
 from engramdb.contract.bounds import QUERY_CAP
 from engramdb.contract.canonical import canonical_json, sha256_hex
-from engramdb.contract.events import Scope
+from engramdb.contract.events import Episode, Scope
 from engramdb.contract.format import BLOCK_CAP
-from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.errors import InvalidInputError
 from engramdb.models.policy import DEFAULT_MULTI_VALUED
-from engramdb.sdk import operations as op
 from engramdb.sdk import start
 from engramdb.sdk.bodies import episode_body, fact_body
 from engramdb.sdk.capture import (
@@ -59,6 +57,7 @@ from engramdb.sdk.recall import (
     merge,
     render,
 )
+from engramdb.sdk.writing import Prepared, Target, prepare_episode, prepare_fact, queue_episode, queue_fact
 
 log = logging.getLogger(__name__)
 Message = Mapping[str, object]
@@ -149,15 +148,16 @@ class MemorySession(start.Startup):
         self.last_skip = reason
         log.debug("memory write skipped: %s", reason)
 
-    def _writable(self) -> Scope | None:
-        self._resolve_late()
+    def _writable(self) -> Target | None:
+        """Where writes go now: the scope, or the scope the server has still to resolve (its
+        participant a raw id, queued as ``userId``: sdk/writing.py); None, and why, if nowhere."""
         if self.degraded:
             self._skip(self.degraded)
             return None
-        if not self.verdict.can_write or self.verdict.scope is None:
+        target = self.verdict.target
+        if target is None:
             self._skip(self.verdict.reason or "writes are not allowed here")
-            return None
-        return self.verdict.scope
+        return target
 
     # -- recall ---------------------------------------------------------------------------
 
@@ -178,7 +178,7 @@ class MemorySession(start.Startup):
         empty and ``error`` (also ``last_recall_error``) says why.
         """
         started = time.monotonic()
-        self._resolve_late()
+        self._resolve_late(self.recall_timeout)  # within recall's budget: it counts from ``started``
         text = normalize(query, QUERY_CAP)
         scope = self.verdict.scope
         if not self.verdict.can_read or scope is None or not text or self._closed:
@@ -263,21 +263,17 @@ class MemorySession(start.Startup):
             turn = self._state.next_turn if turn_index is None else turn_index
             try:
                 body = episode_body(self.host, self.session_id, captured, turn, turn_id, provenance)
-                event = op.as_model(EpisodeWrite, body).to_event(scope)
-                state = SessionState(self.session_id, max(self._state.next_turn, turn + 1), digest, event.event_id)
+                prepared = prepare_episode(scope, body)
+                state = SessionState(self.session_id, max(self._state.next_turn, turn + 1), digest, prepared.key)
                 assert self.outbox is not None  # _writable checked it
-                self.outbox.append_episode(event, session=state, extract=self.extract)
+                queue_episode(self.outbox, prepared, session=state, extract=self.extract)
             except (InvalidInputError, OutboxFullError) as error:
                 self._skip(error.message)
                 return None
             self._state = state
-        self._cache.add(
-            CachedMemory(
-                event.event_id, "EPISODE", shown_text(captured), scope, event.trust_class, session_id=self.session_id
-            )
-        )
+        self._keep(prepared, scope, shown_text(captured))
         self.last_skip = None
-        return event.event_id
+        return prepared.key
 
     def remember(
         self,
@@ -293,7 +289,9 @@ class MemorySession(start.Startup):
         origin: str = "stated",
     ) -> str | None:
         """Queue a fact the host states (trusted, origin ``stated``; ``derived`` when a model's tool
-        call wrote it, so the trust policy applies); return its factId or None.
+        call wrote it, so the trust policy applies); return its factId, or None: nothing was
+        queued (``last_skip`` says why), or the participant is not resolved yet (``last_skip`` is
+        None: the fact is queued and the server computes its id, which covers the participant).
 
         Raises InvalidInputError for a malformed subject, kind, date or confidence, or a
         ``valid_until`` that is not after ``valid_from``.
@@ -316,27 +314,26 @@ class MemorySession(start.Startup):
             valid_until=valid_until,
             supersedes_fact_id=supersedes_fact_id,
         )
-        event = op.as_model(FactWrite, body).to_event(scope)
+        prepared = prepare_fact(scope, body)
         assert self.outbox is not None  # _writable checked it
         try:
-            self.outbox.append_fact(event, origin=origin)
+            queue_fact(self.outbox, prepared, origin=origin)
         except OutboxFullError as error:
             self._skip(error.message)
             return None
-        self._cache.add(
-            CachedMemory(
-                event.fact_id,
-                "MEMORY_FACT",
-                event.text,
-                scope,
-                event.trust_class,
-                session_id=self.session_id,
-                subject_key=subject,
-                kind=kind,
-            )
-        )
+        self._keep(prepared, scope, cleaned[0], (subject, kind))
         self.last_skip = None
-        return event.fact_id
+        return prepared.memory_id
+
+    def _keep(self, prepared: Prepared, target: Target, text: str, slot: tuple[str, str] | None = None) -> None:
+        """Remember a queued write for recall in this process (the recent-write cache); a write
+        whose participant is not resolved yet is left out, as recall waits for the scope anyway."""
+        event = prepared.event
+        if event is not None and isinstance(target, Scope):
+            source = "EPISODE" if isinstance(event, Episode) else "MEMORY_FACT"
+            subject, kind = slot or (None, None)
+            kept = CachedMemory(prepared.key, source, text, target, event.trust_class, self.session_id, subject, kind)
+            self._cache.add(kept)
 
     def memory_action(
         self, action: str, *, subject: str, kind: str, text: str, replaces: str | None = None

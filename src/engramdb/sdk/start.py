@@ -5,7 +5,8 @@ A wrong or revoked key raises at start (``AuthenticationError``, ``Authorization
 of sending every later write to the dead letters. A server that cannot be reached does not stop
 the session: writes are queued on disk as ever, and ``DeliveryState.start_error`` says so. A host
 that names its users by their own ids (``HostContext.participant_id``) gets their
-participantScopeHash from the server, which hashes with the tenant's secret salt.
+participantScopeHash from the server, which hashes with the tenant's secret salt; while the
+server is away its writes queue with the raw id (sdk/writing.py) and the session asks again.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from engramdb.sdk.outbox import Outbox
 
 log = logging.getLogger(__name__)
 RESOLVE = BY_NAME["resolve_scope"]
+RESOLVE_EVERY = 5.0  # seconds between two attempts to resolve the participant while the server is away
 
 
 @dataclass(frozen=True)
@@ -111,16 +113,20 @@ class Startup:
                 self.client.close()
             raise
         self.key_checked = self.start_error is None
+        if self.start_error:  # the next write does not wait for the same answer again
+            self._next_resolve = time.monotonic() + RESOLVE_EVERY
 
-    def _resolve_late(self) -> None:
-        # The server was away at start and only the raw participant id is known: ask again, at
-        # most every 5 s, so that the session's scope appears once the server answers.
+    def _resolve_late(self, budget: float) -> None:
+        # The server was away at start and only the raw participant id is known: ask again (at
+        # most every 5 s, within ``budget`` s: recall's), so that the session's scope appears once
+        # the server answers. Until then writes queue with the raw id without waiting for the
+        # server (sdk/writing.py) and nothing is recalled.
         if self.host.participant_scope_hash is not None or self.host.participant_id is None:
             return
         if time.monotonic() < self._next_resolve:
             return
-        self._next_resolve = time.monotonic() + 5.0
-        self.host, self.start_error = check(self.client, self.host, self._start_timeout)
+        self._next_resolve = time.monotonic() + RESOLVE_EVERY
+        self.host, self.start_error = check(self.client, self.host, min(self._start_timeout, budget))
         if self.host.participant_scope_hash is not None:
             self.key_checked = True
             self._enter(self.session_id)

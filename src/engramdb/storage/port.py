@@ -8,7 +8,6 @@ what core has to ask.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -18,9 +17,9 @@ import numpy as np
 
 # Audit hashing lives in core (pure); re-exported for callers that still import it from here.
 from engramdb.audit_chain import GENESIS_HASH, chain_hash
-from engramdb.errors import InvalidInputError
 from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
+from engramdb.storage.coverage import CoverageReads as CoverageReads  # re-exported: core reads through the port
 from engramdb.storage.erasure import MemoryKey
 from engramdb.storage.fact_search.port import FactSearchReads
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
@@ -46,6 +45,7 @@ from engramdb.storage.rows import (
     Tombstone,
     Vector,
 )
+from engramdb.storage.tenant_names import check_tenant_name as check_tenant_name
 
 __all__ = [
     "BELIEVED_STATUSES",
@@ -77,17 +77,6 @@ __all__ = [
     "chain_hash",
     "check_tenant_name",
 ]
-
-_TENANT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-
-
-def check_tenant_name(name: str) -> str:
-    """Return ``name`` if it is a valid tenant name, else raise InvalidInputError."""
-    if not _TENANT_NAME.fullmatch(name):
-        raise InvalidInputError(
-            "tenant names are 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit", field="tenant"
-        )
-    return name
 
 
 class Transaction(KnowledgeWrites, AssistWrites, Protocol):
@@ -181,6 +170,7 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FactSearchReads
 
     capabilities: Capabilities
     aging: AgingStore  # what a sweep weighs, retention ends, and recall's batched use counts
+    coverage: CoverageReads  # the rows the audit covers, in pages, and the entries about them (audit verify)
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """Return a write transaction (serialised with every other writer of the tenant)."""
@@ -192,6 +182,10 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FactSearchReads
 
     def facts_by_id(self, fact_id: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         """Return the facts with this id in any scope of the tenant (ids can repeat across scopes)."""
+        ...
+
+    def memories_by_id(self, memory_id: str) -> list[tuple[MemoryRecord, ScopeColumns]]:
+        """Return the episodes and facts with this id in any scope of the tenant, with their scopes."""
         ...
 
     def review_queue(

@@ -17,7 +17,12 @@ _err = Console(stderr=True, soft_wrap=True)
 
 def versus(
     data: Annotated[Path, typer.Option(help="LoCoMo file")] = Path("../shared/bench/locomo/locomo10.json"),
-    systems: Annotated[str, typer.Option(help="comma-separated: engramdb,mem0")] = "engramdb,mem0",
+    systems: Annotated[
+        str,
+        typer.Option(
+            help="comma-separated: engramdb, reference (the bare pipeline, asked interleaved with engramdb), mem0"
+        ),
+    ] = "engramdb,reference,mem0",
     conversations: Annotated[int | None, typer.Option(min=1, help="only the first N conversations")] = None,
     questions: Annotated[int | None, typer.Option(min=1, help="at most N questions per conversation")] = None,
     embedder: Annotated[str, typer.Option(help="EngramDB's embedder: minilm (as Mem0's model) or hashing")] = "minilm",
@@ -25,6 +30,10 @@ def versus(
         str | None, typer.Option(help="interpreter with the versus extra for Mem0 (default: this one)")
     ] = None,
     work: Annotated[Path | None, typer.Option(help="work folder, kept (default: a temporary one)")] = None,
+    gaps: Annotated[
+        str,
+        typer.Option(help="ms of quiet before each interleaved request, one pass per value (0: back to back)"),
+    ] = "0,200",
     out: OutOpt = Path("bench/out/versus.json"),
     seed: SeedOpt = 7,
 ) -> None:
@@ -43,6 +52,7 @@ def versus(
         mem0_python=mem0_python or sys.executable,
         work=work,
         seed=seed,
+        gaps=tuple(float(g) for g in gaps.split(",") if g.strip()),
     )
     try:
         config.validate()

@@ -142,7 +142,7 @@ def run(
     loads.append(start.summary())
     try:
         with PhaseLoad("engramdb: ingest") as phase:
-            written = _ingest(client, corpus, progress)
+            written = ingest(client, corpus, progress)
         loads.append(phase.summary())
         disk = server.disk_bytes()
         with PhaseLoad("engramdb: recall") as phase:
@@ -167,7 +167,7 @@ def client_embedder(spec: str) -> str:
     return "all-MiniLM-L6-v2 int8 ONNX (onnxruntime, 2 threads)" if spec == "minilm" else spec
 
 
-def _ingest(client: Client, corpus: list[CorpusConversation], progress: Progress) -> dict[str, Any]:
+def ingest(client: Client, corpus: list[CorpusConversation], progress: Progress) -> dict[str, Any]:
     total = sum(len(c["turns"]) for c in corpus)
     progress("engramdb: write turns", 0, total)
     owner: dict[str, str] = {}  # memory id -> turn id

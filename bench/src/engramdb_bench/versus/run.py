@@ -27,13 +27,13 @@ from typing import Any
 
 from engramdb_bench.machine import git_commit, machine_info
 from engramdb_bench.versus import corpus as corpus_module
-from engramdb_bench.versus import engram_arm, mem0_arm
+from engramdb_bench.versus import engram_arm, interleaved, mem0_arm
 from engramdb_bench.versus.corpus import CorpusConversation
 from engramdb_bench.versus.machine_load import PhaseLoad
 from engramdb_bench.versus.report import UNFAIR
-from engramdb_bench.versus.scoring import check_same_inputs, latency, recall_at
+from engramdb_bench.versus.scoring import check_same_inputs, latency, ratios, recall_at
 
-SYSTEMS = ("engramdb", "mem0")
+SYSTEMS = ("engramdb", "reference", "mem0")
 Progress = Callable[[str, int, int | None], None]
 
 
@@ -55,6 +55,7 @@ class VersusConfig:
     seed: int = 7
     warmup: int = 20
     block: int = 50
+    gaps: tuple[float, ...] = (0.0,)  # ms of quiet before each request of the interleaved arms (0: back to back)
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad option."""
@@ -62,6 +63,10 @@ class VersusConfig:
             raise ValueError(f"systems must be among {', '.join(SYSTEMS)}")
         if not self.data.is_file():
             raise ValueError(f"no LoCoMo file at {self.data}")
+        if "reference" in self.systems and "engramdb" not in self.systems:
+            raise ValueError("the reference arm is asked interleaved with engramdb: name both")
+        if not self.gaps or any(g < 0 for g in self.gaps):
+            raise ValueError("gaps must be milliseconds, 0 or more")
 
 
 def check_mem0(python: str) -> None:
@@ -95,7 +100,20 @@ def run(config: VersusConfig, progress: Progress) -> dict[str, Any]:
     loads: list[dict[str, Any]] = []
     arms: dict[str, dict[str, Any]] = {}
     try:
-        if "engramdb" in config.systems:
+        if "reference" in config.systems:
+            arms.update(
+                interleaved.run(
+                    corpus,
+                    work,
+                    embedder=config.embedder,
+                    seed=config.seed,
+                    warmup=config.warmup,
+                    gaps=config.gaps,
+                    progress=progress,
+                    loads=loads,
+                )
+            )
+        elif "engramdb" in config.systems:
             arms["engramdb"] = engram_arm.run(
                 corpus,
                 work,
@@ -154,17 +172,18 @@ def _document(
 ) -> dict[str, Any]:
     questions = {q["id"]: [c["id"], q["evidence"]] for c in corpus for q in c["questions"]}
     categories = {q["id"]: q["category"] for c in corpus for q in c["questions"]}
+    asked = {name: arm for name, arm in arms.items() if "recall" in arm}  # the embedder arm only ingests
     seen = {
         name: {
             "stored": arm["ingest"]["stored"],
             "questions": arm.get("questions", questions),
             "answers": arm["recall"]["answers"],
         }
-        for name, arm in arms.items()
+        for name, arm in asked.items()
     }
     checks = check_same_inputs(seen)
     systems: dict[str, Any] = {}
-    for name, arm in arms.items():
+    for name, arm in asked.items():
         for setting, answers in arm["recall"]["answers"].items():
             label = name if setting == "default" and name == "engramdb" else f"{name} ({setting})"
             systems[label] = {
@@ -172,7 +191,7 @@ def _document(
                 "recall": recall_at(answers, questions, categories),
                 "ingest": {k: v for k, v in arm["ingest"].items() if k != "stored"},
                 "peakRssMB": round(arm["peakRssBytes"] / 2**20, 1) if arm.get("peakRssBytes") else None,
-                "diskMB": round(arm["diskBytes"] / 2**20, 1),
+                "diskMB": round(arm.get("diskBytes", 0) / 2**20, 1),
                 "startSeconds": arm.get("startSeconds"),
             }
     return {
@@ -183,10 +202,11 @@ def _document(
         "corpus": {**corpus_module.counts(corpus), "sha256": corpus_module.digest(corpus), "data": str(config.data)},
         "checks": checks,
         "systems": systems,
+        "ratios": ratios(systems, arms),
         "versions": {name: arm.get("versions") or arm.get("embedder") for name, arm in arms.items()},
         "loads": loads,
         "unfair": UNFAIR,
         "machine": machine_info(),
         "git": git_commit(),
-        "answers": {name: arm["recall"]["answers"] for name, arm in arms.items()},
+        "answers": {name: arm["recall"]["answers"] for name, arm in asked.items()},
     }

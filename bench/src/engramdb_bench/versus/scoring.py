@@ -63,3 +63,31 @@ def latency(answers: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
     ms = np.array([a["ms"] for a in answers.values()], dtype=np.float64)
     stats = {f"p{p}": round(float(np.percentile(ms, p)), 3) for p in (50, 95, 99)}
     return {**stats, "mean": round(float(ms.mean()), 3), "max": round(float(ms.max()), 3), "n": int(ms.size)}
+
+
+def ratios(systems: Mapping[str, Any], arms: Mapping[str, Any]) -> dict[str, Any]:
+    """Every figure as a ratio to a reference measured in the same run: EngramDB's recall latency to
+    the reference arm's (per mode), Mem0's to EngramDB's, ingest to the embedder's own throughput."""
+    out: dict[str, Any] = {}
+    for label, figures in systems.items():
+        if not label.startswith("reference ("):
+            continue
+        mode = label.removeprefix("reference ")
+        ours = systems.get(f"engramdb {mode}")
+        if ours is not None:
+            out[f"engramdb / reference {mode}"] = _divide(ours["latencyMs"], figures["latencyMs"])
+    engram = next((f for name, f in systems.items() if name.startswith("engramdb")), None)
+    for label, figures in systems.items():
+        if label.startswith("mem0") and engram is not None:
+            out[f"{label} / engramdb"] = _divide(figures["latencyMs"], engram["latencyMs"])
+    ceiling = arms.get("embedder", {}).get("ingest", {}).get("turnsPerSecond")
+    if ceiling and "engramdb" in arms:
+        out["engramdb ingest / embedder batches"] = round(arms["engramdb"]["ingest"]["turnsPerSecond"] / ceiling, 3)
+    if "mem0" in arms and "engramdb" in arms:
+        mem0 = arms["mem0"]["ingest"]["turnsPerSecond"]
+        out["engramdb ingest / mem0 ingest"] = round(arms["engramdb"]["ingest"]["turnsPerSecond"] / mem0, 3)
+    return out
+
+
+def _divide(ours: Mapping[str, float], theirs: Mapping[str, float]) -> dict[str, float]:
+    return {p: round(ours[p] / theirs[p], 3) for p in ("p50", "p95", "p99") if theirs.get(p)}

@@ -3,7 +3,8 @@
 No tool or resource takes ``agentId``, ``profileId``, ``privacyScope``, ``participantScopeHash``
 or ``sandboxEligible``: the model cannot name a scope, so it cannot read or write another one.
 No tool decides a review item. Writes a model makes here are ``derived``: the tenant's trust
-policy decides whether they are current at once or wait for a reviewer.
+policy decides whether they are current at once or wait for a reviewer. The tools that ask the
+chat model (``extract_facts``, ``reflect``) are listed only when a model is configured.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from engramdb import __version__
@@ -23,6 +26,7 @@ from engramdb.api.mcp.tools import CallerOf, error_result, tool_annotations, too
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError, InvalidInputError, NotFoundError
 from engramdb.models.memories import FactQuery
+from engramdb.models.operation import Operation
 from engramdb.models.operations import OPERATIONS
 from engramdb.models.problems import validation_problem
 
@@ -37,7 +41,8 @@ FACT_URI = "engram://facts/{subject}"
 
 
 class _StrictArguments(MCPServer):
-    """Refuses a tool call that passes an argument the tool does not declare.
+    """Refuses a call of a tool it does not list (a JSON-RPC error, as the MCP specification has
+    it for unknown tools), and a tool call that passes an argument the tool does not declare.
 
     Validation alone drops unknown arguments silently: ``list_facts {"subjectKey": ...}`` (the
     REST spelling) would list every fact, and a model passing a scope field would not learn that
@@ -46,6 +51,8 @@ class _StrictArguments(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         declared = {t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        if name not in declared:  # the spec's protocol error, not a tool result: there is no such tool
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name} (this server lists {len(declared)} tools)")
         unknown = sorted(set(arguments) - declared[name]) if name in declared else []
         if unknown:
             takes = ", ".join(sorted(declared[name])) or "no arguments"
@@ -77,13 +84,20 @@ def _root_logging_untouched() -> Iterator[None]:
         root.setLevel(level)
 
 
+def offered(service: MemoryService) -> list[Operation[Any]]:
+    """The operations offered as tools: those a model may call, and of them the ones that ask the
+    chat model only when one is configured (a tool that can only fail is not offered)."""
+    model = service.shared.settings.llm.configured
+    return [op for op in OPERATIONS if op.mcp is not None and (model or not op.mcp.needs_model)]
+
+
 def build_server(service: MemoryService, caller_of: CallerOf, *, transport: str) -> MCPServer:
     """Return the MCP server whose tools act as ``caller_of(ctx)`` on ``service``."""
     with _root_logging_untouched():
         server: MCPServer = _StrictArguments(
             "engramdb", title="EngramDB memory", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
         )
-    for op in OPERATIONS:
+    for op in offered(service):
         if op.mcp is not None:
             server.add_tool(
                 tool_function(op, service, caller_of, transport),

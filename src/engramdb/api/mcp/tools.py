@@ -9,11 +9,13 @@ exactly as REST would, runs the same service method, and renders the answer as t
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
+import operator
 import uuid
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -86,7 +88,7 @@ def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerO
             answer = run(service, target, caller, build_inputs(target, values))
             said, structured = render(spec.tool, answer, args)
         except EngramError as error:
-            if error.http_status >= 500:
+            if error.http_status >= 500 and error.http_status != 501:  # 501: no model configured, not a fault
                 log.error(
                     "MCP tool %s failed (request %s): %s", spec.tool, request_id.get(), error.message, exc_info=error
                 )
@@ -127,6 +129,12 @@ def _parameter(op: Operation[Any], name: str, arg: McpArg) -> inspect.Parameter:
     annotation, metadata, default = _declared(op, arg)
     if arg.default is not ...:
         default = arg.default
+    if default is None and not _admits_none(annotation):
+        # The schema advertises the default: the tool must take it (a null means "the operation's
+        # own default", see _plan), so the type says null as well.
+        annotation = annotation | None
+    elif default is inspect.Parameter.empty and _admits_none(annotation):
+        annotation = _without_none(annotation)  # a required argument is a value, not null
     bounds = dict(arg.bounds)
     if arg.fills is not None and arg.fills in TEXT_CAPS:  # caps a validator checks: say them in the schema
         bounds.setdefault("max_length", TEXT_CAPS[arg.fills])
@@ -142,5 +150,14 @@ def _declared(op: Operation[Any], arg: McpArg) -> tuple[Any, list[Any], Any]:
         return arg.annotation or str, [], inspect.Parameter.empty
     fields = {**wire_fields(op.body), **wire_fields(op.query)}
     info = fields[arg.fills]
-    default = inspect.Parameter.empty if info.is_required() else info.default
+    default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
     return info.annotation, list(info.metadata), default
+
+
+def _admits_none(annotation: Any) -> bool:
+    return annotation is Any or annotation is None or type(None) in get_args(annotation)
+
+
+def _without_none(annotation: Any) -> Any:
+    kept = [a for a in get_args(annotation) if a is not type(None)]
+    return functools.reduce(operator.or_, kept) if kept else annotation

@@ -189,8 +189,9 @@ class EngramMemoryProvider(MemoryProvider):  # type: ignore[misc]  # hermes-agen
             fact_id = self.session.remember(
                 str(args.get("subject", "")), str(args.get("kind", "")), str(args.get("text", "")), origin="derived"
             )
+            # No id and no reason: queued before the server could name the participant (it computes the id).
             note = self.session.last_skip or "queued; a reviewer may need to approve it"
-            return json.dumps({"stored": fact_id is not None, "factId": fact_id, "note": note})
+            return json.dumps({"stored": self.session.last_skip is None, "factId": fact_id, "note": note})
         return json.dumps({"error": f"unknown tool {tool_name}"})
 
     def get_config_schema(self) -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ from engramdb.models.operations.lifecycle import (
     RETRACT_FACT,
 )
 from engramdb.models.operations.memories import (
+    FIND_MEMORY,
     GET_EPISODE,
     GET_FACT,
     HEALTH,
@@ -53,6 +54,7 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     WRITE_FACT,
     GET_EPISODE,
     GET_FACT,
+    FIND_MEMORY,
     LIST_EPISODES,
     LIST_FACTS,
     LIST_SCOPES,

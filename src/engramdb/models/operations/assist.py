@@ -64,6 +64,7 @@ EXTRACT = Operation(
     cli=Cli((_ASSIST, "extract"), local_scope=True, embeds_locally=True),
     mcp=Mcp(
         tool="extract_facts",
+        needs_model=True,
         fixed=_mcp_extract,
         args=(
             (
@@ -174,6 +175,7 @@ REFLECT = Operation(
     cli=Cli((_ASSIST, "reflect"), local_scope=True, embeds_locally=True),
     mcp=Mcp(
         tool="reflect",
+        needs_model=True,
         fixed=lambda ctx: {},
         args=(
             ("subject", McpArg("subjectKey", "reflect on the facts about this subject, e.g. 'user'")),

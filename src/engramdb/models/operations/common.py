@@ -10,6 +10,7 @@ from engramdb.models.operation import McpArg, McpContext
 
 EVENT_ID = {"event_id": "the episode's id (64 hex characters)"}
 FACT_ID = {"fact_id": "the fact's id (64 hex characters)"}
+MEMORY_ID = {"memory_id": "an episode's or a fact's id (64 hex characters)"}
 HEX64 = {"pattern": r"^[0-9a-f]{64}$"}
 MCP_FACT_ID = McpArg("fact_id", "the fact's id (64 hex characters), as list_facts or recall shows it", bounds=HEX64)
 MCP_REASON = McpArg("reason", "why, in a short sentence", bounds={"max_length": 400})

@@ -25,6 +25,7 @@ from engramdb.models.operations.common import (
     FACT_EXAMPLE,
     FACT_ID,
     FACT_IDS,
+    MEMORY_ID,
     about,
     remembered,
 )
@@ -174,6 +175,24 @@ GET_FACT = Operation(
     errors=(404,),
     summary="One fact of the caller's scope, with its lifecycle and embedding state.",
     cli=Cli(("facts", "get"), local_scope=True, **FACT_IDS),
+)
+
+FIND_MEMORY = Operation(
+    name="find_memory",
+    method="GET",
+    path="/v1/memories/{memory_id}",
+    tag="memories",
+    output=MemoryView,
+    permission="memory.read",
+    query=MemoryQuery,
+    path_params=MEMORY_ID,
+    errors=(404, 409),
+    summary="One episode or fact by id alone, in whichever scope the key may name holds it.",
+    description="For a host that knows a memory's id but not its user (Mem0's get, update, delete and "
+    "history by id): the answer's event names its scope. Scope fields in the query narrow the search; an id "
+    "held by several scopes the key may name (an episode's id leaves the participant out) is 409 until they "
+    "name one.",
+    cli=Cli(("find",)),
 )
 
 LIST_EPISODES = Operation(

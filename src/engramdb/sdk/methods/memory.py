@@ -77,6 +77,12 @@ class SyncMemoryMethods:
         """One fact of the caller's scope, with its lifecycle and embedding state."""
         return self.call(memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope}))
 
+    def find_memory(self, memory_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+        """One episode or fact by id alone, in whichever scope the key may name holds it."""
+        return self.call(
+            memories_ops.FIND_MEMORY, inputs_for(memories_ops.FIND_MEMORY, (memory_id,), None, {"scope": scope})
+        )
+
     def list_episodes(
         self,
         *,
@@ -115,6 +121,7 @@ class SyncMemoryMethods:
         as_of: str | None = None,
         valid_at: str | None = None,
         include_history: bool = False,
+        include_pending: bool = False,
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return self.call(
@@ -131,6 +138,7 @@ class SyncMemoryMethods:
                     "as_of": as_of,
                     "valid_at": valid_at,
                     "include_history": include_history,
+                    "include_pending": include_pending,
                 },
             ),
         )
@@ -242,6 +250,12 @@ class AsyncMemoryMethods:
             memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope})
         )
 
+    async def find_memory(self, memory_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+        """One episode or fact by id alone, in whichever scope the key may name holds it."""
+        return await self.call(
+            memories_ops.FIND_MEMORY, inputs_for(memories_ops.FIND_MEMORY, (memory_id,), None, {"scope": scope})
+        )
+
     async def list_episodes(
         self,
         *,
@@ -280,6 +294,7 @@ class AsyncMemoryMethods:
         as_of: str | None = None,
         valid_at: str | None = None,
         include_history: bool = False,
+        include_pending: bool = False,
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         return await self.call(
@@ -296,6 +311,7 @@ class AsyncMemoryMethods:
                     "as_of": as_of,
                     "valid_at": valid_at,
                     "include_history": include_history,
+                    "include_pending": include_pending,
                 },
             ),
         )

@@ -17,9 +17,10 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engramdb.contract.events import Episode, Fact
 from engramdb.contract.writes import EpisodeWrite, FactWrite
@@ -124,6 +125,23 @@ class Outbox:
     def append_fact(self, event: Fact, *, origin: str = "stated") -> bool:
         """Durably queue a fact (``origin="derived"`` when a model wrote it)."""
         return self._append("fact", event.fact_id, _json(event.wire()), origin, None)
+
+    def append_unresolved(
+        self,
+        kind: str,
+        memory_id: str,
+        body: Mapping[str, Any],
+        *,
+        origin: str = "stated",
+        session: SessionState | None = None,
+        extract: bool = False,
+    ) -> bool:
+        """Durably queue a write body whose participant is a raw ``userId`` (the server hashes it
+        on delivery): an episode under its eventId, a fact under a key of its body (the server
+        computes the factId, which covers the participant's hash)."""
+        if kind == "episode":
+            origin = EXTRACT if extract and self.extraction_unavailable is None else "stated"
+        return self._append(kind, memory_id, _json(dict(body)), origin, session)
 
     def _append(self, kind: str, memory_id: str, body: str, origin: str, session: SessionState | None) -> bool:
         added = self.store.append(kind, memory_id, body, origin=origin, session=session)

@@ -9,11 +9,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from engramdb.audit_chain.states import DIGEST_SCHEME
 from engramdb.storage import erasure, participants
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
-from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.common import expire_rows, scope_stats, traced_arm, walk_history
+from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.port import (
@@ -55,7 +57,7 @@ from engramdb.storage.sqlite.sql import (
     placeholders,
     tombstone,
 )
-from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction
+from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, runner
 
 T = TypeVar("T")
 
@@ -86,6 +88,10 @@ class SQLiteTenantStore(
         migrate(self._db)
         super().__init__(self._db)
         self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
+        self.coverage = CoverageReads(self._db.fetchall, SQLITE)
+        if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a file from before the digests covered rows
+            with self._db.write() as conn:
+                ensure_covered(SQLiteTransaction(conn), CoverageReads(runner(conn), SQLITE), path.stem)
         self.connections = self._db  # a backup reads the file through them
         self._vector_model: str | None = None  # whose vectors the copies hold (the running embedder's)
         self._fact_search_fetch, self._fact_search_dialect = self._db.fetchall, Dialect("?")
@@ -174,6 +180,21 @@ class SQLiteTenantStore(
         )
         return [memory(r) for r in rows]
 
+    def memories_by_id(self, memory_id: str) -> list[tuple[MemoryRecord, ScopeColumns]]:
+        rows = self._db.fetchall(
+            f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, participant_scope_hash, "
+            "sandbox_eligible FROM memories WHERE memory_id = ? ORDER BY rowid",
+            [memory_id],
+        )
+        width = len(MEMORY_COLUMNS.split(","))
+        return [
+            (
+                memory(r[:width]),
+                ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3], bool(r[width + 4])),
+            )
+            for r in rows
+        ]
+
     def review_queue(
         self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
     ) -> list[tuple[MemoryRecord, ScopeColumns]]:
@@ -247,8 +268,8 @@ class SQLiteTenantStore(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> tuple[list[Candidate], list[Candidate]]:
         return (
-            self.vector_candidates(scope_key, query, filt, limit),
-            self.text_candidates(scope_key, terms, filt, limit),
+            traced_arm("dense", lambda: self.vector_candidates(scope_key, query, filt, limit)),
+            traced_arm("lexical", lambda: self.text_candidates(scope_key, terms, filt, limit)),
         )
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -352,7 +373,7 @@ class SQLiteTenantStore(
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with self._db.write() as conn:
-            return portable.import_rows(conn, rows)
+            return portable.import_rows(conn, rows, self.path.stem)
 
     def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
         with self._db.write() as conn:

@@ -3,9 +3,12 @@
     prompt       UserPromptSubmit: recall for the prompt within the budget (default 300 ms) ->
                  {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}};
                  nothing printed when nothing is recalled or EngramDB is away (fail-open)
-    stop         Stop: the transcript's last user/assistant pair -> one episode, on disk in the
-                 outbox before the hook returns, delivered within the flush budget (else by the next hook)
-    pre-compact  PreCompact: the same, before Claude Code compacts the transcript
+    stop         Stop: the turn that just ended -> one episode (the person's prompt and the final
+                 answer: ``last_assistant_message``, else the transcript's last text after the
+                 turn's last tool use), on disk in the outbox before the hook returns, delivered
+                 within the flush budget (else by the next hook); nothing for a turn the person
+                 interrupted or whose tool call they refused (transcript.py reads the turns)
+    pre-compact  PreCompact: the last answered turn, unless this session stored it already
     session-end  SessionEnd: a bounded flush of what is still queued
 
 Configuration comes from the environment (docs/integrations.md has the settings snippet):
@@ -15,6 +18,8 @@ machine's user: the server hashes it), ENGRAM_HOOK_PROFILE (the outbox folder, d
 ``~/.engram/claude-code``) and ENGRAM_RECALL_TIMEOUT_MS. Hooks of subagents (the payload names
 an ``agent_id``) neither recall nor write. A hook never blocks Claude Code: a refused key is said
 on stderr with exit status 1 (shown to the person, not blocking); any other trouble is exit 0.
+While EngramDB is away, a turn waits in the outbox with the person's id as given (the server,
+which holds the tenant's salt, hashes it on delivery): the first turn on a fresh profile too.
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.errors import AuthenticationError, AuthorizationError, EngramError
+from engramdb.integrations.claude_code.transcript import Turn, read_turns
 from engramdb.sdk.host import HostContext
 from engramdb.sdk.session import MemorySession
 
@@ -63,40 +69,6 @@ class HookSettings:
             recall_timeout=float(env.get("ENGRAM_RECALL_TIMEOUT_MS", "300")) / 1000,
             flush_timeout=float(env.get("ENGRAM_FLUSH_TIMEOUT_MS", "2000")) / 1000,
         )
-
-
-def transcript_messages(path: str | Path) -> list[dict[str, str]]:
-    """The transcript (Claude Code's JSONL) as chat messages: the person's prompts, the assistant's
-    text, and tool results as ``tool`` (so that they are never taken for the person's words)."""
-    messages: list[dict[str, str]] = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # a line being written as we read: the next hook sees it whole
-        if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
-            continue
-        message = entry.get("message")
-        if entry.get("type") not in ("user", "assistant") or not isinstance(message, dict):
-            continue
-        role, text, tool = _parts(str(message.get("role", entry["type"])), message.get("content"))
-        if role == "assistant" and messages and messages[-1]["role"] == "assistant":
-            messages[-1]["content"] = "\n".join(t for t in (messages[-1]["content"], text) if t)  # one answer
-        elif tool:
-            messages.append({"role": "tool", "content": text})
-        elif text:
-            messages.append({"role": role, "content": text})
-    return messages
-
-
-def _parts(role: str, content: Any) -> tuple[str, str, bool]:
-    """(role, its text, whether it is a tool result) of one transcript message."""
-    if isinstance(content, str):
-        return role, content, False
-    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-    tool = any(b.get("type") == "tool_result" for b in blocks)
-    text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-    return role, text, tool
 
 
 def _session(settings: HookSettings, payload: Mapping[str, Any], event: str) -> MemorySession:
@@ -159,11 +131,45 @@ def _handle(event: str, payload: Mapping[str, Any], stdout: TextIO, settings: Ho
                     {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}, stdout
                 )
         elif event in ("stop", "pre-compact") and payload.get("transcript_path"):
-            messages = transcript_messages(str(payload["transcript_path"]))
-            if event == "stop":
-                session.capture(messages)
-            else:
-                session.before_compaction(messages)
+            store_turn(session, event, payload, read_turns(str(payload["transcript_path"])))
         return 0
     finally:  # the prompt hook leaves earlier writes to the next hook: its budget is recall's
         session.close(0 if event == "prompt" else settings.flush_timeout)
+
+
+def turn_to_store(event: str, payload: Mapping[str, Any], turns: Sequence[Turn]) -> tuple[Turn, str] | None:
+    """The turn a hook stores and its final answer, or None.
+
+    Stop: the transcript's last turn, answered with the payload's ``last_assistant_message``
+    (Claude Code's own final answer; the transcript's line may still be being written), else with
+    the transcript's; nothing if the person interrupted it, refused a tool call, an API error
+    ended it, or it was a local command. PreCompact: the last answered turn (a compaction may
+    come in the middle of a turn, whose answer is not there yet).
+    """
+    if event == "stop":
+        turn = turns[-1] if turns else None
+        given = payload.get("last_assistant_message")
+        answer = given if isinstance(given, str) and given.strip() else turn.answer if turn else ""
+        if turn is None or turn.ended not in ("answered", "open") or not answer.strip():
+            return None
+        return turn, answer
+    done = [t for t in turns if t.completed]
+    return (done[-1], done[-1].answer) if done else None
+
+
+def store_turn(session: MemorySession, event: str, payload: Mapping[str, Any], turns: Sequence[Turn]) -> None:
+    """Queue the turn the hook stores as one episode, unless this session stored it already.
+
+    The turn's place in the transcript is its turnIndex and its prompt's uuid its sourceEventId,
+    so a retry names the same episode; a turn at or before the last one stored is not stored again
+    (a second Stop after another hook made Claude go on, a PreCompact after the turn's Stop).
+    """
+    chosen = turn_to_store(event, payload, turns)
+    if chosen is None:
+        log.debug("the %s hook found no completed turn to store", event)
+        return
+    turn, answer = chosen
+    if turn.ordinal < session.turn_index:
+        log.debug("turn %d of session %s is stored already", turn.ordinal, session.session_id)
+        return
+    session.after_turn(turn.prompt, answer, turn_id=turn.uuid, turn_index=turn.ordinal)
