@@ -128,7 +128,14 @@ def _ours(*names: str) -> tuple[str, ...]:
 
 BASE = _ours("errors", "clock")
 PURE = (*BASE, *_ours("contract", "audit_chain", "lexical"))
-PORTS = _ours("storage.port", "storage.rows", "storage.knowledge.port", "storage.assist.port", "storage.feed.port")
+PORTS = _ours(
+    "storage.port",
+    "storage.rows",
+    "storage.knowledge.port",
+    "storage.assist.port",
+    "storage.feed.port",
+    "storage.fact_search.port",
+)
 SERVICE = (
     *PURE,
     *_ours("models", "config", "metrics", "traces", "logs", "core", "jobs"),

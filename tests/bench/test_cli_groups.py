@@ -23,7 +23,7 @@ def test_the_harness_registers_bench_and_eval_for_engram() -> None:
 def test_installed_the_groups_are_the_harness_commands() -> None:
     bench = CliRunner().invoke(app, ["bench", "--help"])
     assert bench.exit_code == 0, bench.output
-    for command in ("recall", "assist", "scale", "records", "versus", "bigscope", "load", "faults"):
+    for command in ("recall", "assist", "scale", "records", "versus", "bigscope", "load", "faults", "langgraph"):
         assert command in bench.output, command
     versus = CliRunner().invoke(app, ["bench", "versus", "--help"])
     assert versus.exit_code == 0 and "--mem0-python" in versus.output

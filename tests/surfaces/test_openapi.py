@@ -145,6 +145,8 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
         check("get_fact", agent.get(f"/v1/facts/{new['id']}"))
         check("find_memory", agent.get(f"/v1/memories/{new['id']}"))
         check("list_facts", agent.get("/v1/facts", params={"includeHistory": "true"}))
+        check("search_facts", agent.post("/v1/facts/search", json={"subjectPrefix": "us", "query": "database"}))
+        check("list_subjects", agent.get("/v1/subjects", params={"subjectPrefix": "us", "limit": 1}))
         check("fact_history", agent.get(f"/v1/facts/{new['id']}/history"))
         tombs = check("list_tombstones", agent.get("/v1/tombstones")).json()["tombstones"]
         again = fact_body("uses mongodb", kind="db", sourceEventId="t2")

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engramdb import clock
-from engramdb.lexical.index import bm25_idf, tokenize
+from engramdb.lexical.index import stem_weights, tokenize
 from engramdb.storage.port import MemoryRecord
 
 
@@ -62,11 +62,7 @@ class QueryWords:
 
     @classmethod
     def of(cls, words: Sequence[str], size: int, frequencies: Mapping[str, int]) -> QueryWords:
-        stems: dict[str, float] = {}
-        for word in words:
-            for stem in tokenize(word):
-                stems[stem] = max(stems.get(stem, 0.0), bm25_idf(max(size, 1), frequencies.get(word, 0)))
-        return cls(stems)
+        return cls(stem_weights(words, size, frequencies))
 
     def evidence(self, text: str) -> float:
         """The share of the query's word information that ``text`` contains (0 to 1)."""

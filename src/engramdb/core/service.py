@@ -1,9 +1,9 @@
 """``MemoryService``: every operation of EngramDB, independent of the surface that calls it.
 
 The operations live in areas, each a small class over the shared state (``core/shared.py``):
-writes, reads, review, admin, scopes, the knowledge plane's record writes, reads and deletes,
-erasure, aging, model-assisted memory and its derivations, the change feed and its webhooks. The
-service composes them and finds an operation's method by the operation's name
+writes, reads, structured fact search, review, admin, scopes, the knowledge plane's record writes,
+reads and deletes, erasure, aging, model-assisted memory and its derivations, the change feed and
+its webhooks. The service composes them and finds an operation's method by the operation's name
 (``engramdb.models.operations`` declares them).
 Talks to the storage port and the embedder, never to a driver.
 """
@@ -22,6 +22,7 @@ from engramdb.core.changes.feed import ChangeOperations
 from engramdb.core.changes.webhooks import WebhookOperations
 from engramdb.core.embedding import Embedder
 from engramdb.core.erasure import ErasureOperations
+from engramdb.core.fact_search import FactSearchOperations
 from engramdb.core.knowledge.deleting import KnowledgeDeleting
 from engramdb.core.knowledge.reading import KnowledgeReading
 from engramdb.core.knowledge.writing import KnowledgeWriting
@@ -41,6 +42,7 @@ class MemoryService:
         self.shared = Shared(store, embedder, settings)
         self.writes = WriteOperations(self.shared)
         self.reads = ReadOperations(self.shared)
+        self.fact_search = FactSearchOperations(self.shared)
         self.review = ReviewOperations(self.shared)
         self.admin = AdminOperations(self.shared)
         self.scopes = ScopeOperations(self.shared)

@@ -3,29 +3,28 @@
     store = EngramStore("http://127.0.0.1:8377", api_key=HOST_KEY, agent_id="coder", user_at=1)
     graph = builder.compile(store=store)        # nodes: get_store().put(("memories", user_id), key, value)
 
-How items map (docs/integrations.md): an item is a fact. The participant is ``user_id`` (fixed) or
-the namespace element at ``user_at`` (the server hashes it with the tenant's salt); the rest of
-the namespace, each label percent-encoded and joined by ``/``, is the fact's subject
-``ns:<path>``; the key is its kind (at most 64 characters); the text is the value's canonical JSON,
-then a line with the version's times (at most 4,000 characters in all). ``put`` writes a new
-version that supersedes the current one (history kept, ``fact_history``); ``delete`` retracts it.
-Items are application state, not beliefs: each version's text carries its time, so putting back
-an earlier value is a new version, never refused as a corrected-away value would be. ``search``
-with a query is recall (hybrid, scope-filtered) over the namespace's facts, ordered by the score
-it shows, the memory's relevance; filters on the value's fields are applied to what recall returns.
-``abatch`` runs ``batch`` in a worker thread.
+It behaves as LangGraph's own stores do (tests/integrations/langgraph/ runs it against
+``InMemoryStore`` and LangGraph's own store tests); docs/integrations.md lists what differs and
+why. An item is a fact (langgraph_items.py has the mapping): the participant is ``user_id``
+(fixed) or the namespace's label at ``user_at`` (the server hashes it with the tenant's salt); the
+whole namespace is the fact's subject and the key its kind, so a key holds one current value, a
+``put`` supersedes it (``fact_history`` keeps every version) and a ``delete`` retracts it.
+``search`` is ``search_facts``: the namespace prefix and the filter choose the items on the
+server, then every one of them is ranked by its relevance to the query (newest first without
+one), a page at a time; items put with ``index=False`` (sourceEventId ``langgraph:unindexed``) come
+after the ranked ones, unscored. A
+prefix or ``list_namespaces`` that names no participant (``user_at``) reads every participant's
+scope the key may name. A batch reads first, then applies its puts (the last put of a key wins),
+as LangGraph's stores do. ``abatch`` runs ``batch`` in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import operator
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
 
 from langgraph.store.base import (
     BaseStore,
@@ -33,7 +32,6 @@ from langgraph.store.base import (
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -42,12 +40,10 @@ from langgraph.store.base import (
 )
 
 from engramdb import clock
-from engramdb.contract.canonical import canonical_json
+from engramdb.integrations import langgraph_items as items
 from engramdb.integrations.target import Scoped, open_target
+from engramdb.models.fact_search import MAX_PAGE
 from engramdb.models.memories import MemoryView
-
-PREFIX = "ns:"
-_LIST_LIMIT = 1000
 
 
 class EngramStore(BaseStore):
@@ -78,208 +74,127 @@ class EngramStore(BaseStore):
         )
         self.user_id, self.user_at = user_id, user_at
 
-    # -- the mapping -----------------------------------------------------------------------
-
-    def _split(self, namespace: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
-        """(participant, the namespace without it)."""
+    def _user(self, namespace: tuple[str, ...]) -> str | None:
+        """The participant a namespace names (None: it is too short to name one)."""
         if self.user_at is None:
-            assert self.user_id is not None
-            return self.user_id, namespace
-        if len(namespace) <= self.user_at:
-            raise InvalidNamespaceError(f"namespace {namespace!r} has no participant at position {self.user_at}")
-        return namespace[self.user_at], namespace[: self.user_at] + namespace[self.user_at + 1 :]
+            return self.user_id
+        return namespace[self.user_at] if len(namespace) > self.user_at else None
 
-    def _join(self, user: str, rest: tuple[str, ...]) -> tuple[str, ...]:
-        if self.user_at is None:
-            return rest
-        return (*rest[: self.user_at], user, *rest[self.user_at :])
-
-    def _item(self, view: MemoryView, user: str) -> Item:
-        subject, kind = str(view.event["subjectKey"]), str(view.event["kind"])
-        value, created = _parse(str(view.event["text"]))
-        namespace = self._join(user, tuple(unquote(p) for p in subject[len(PREFIX) :].split("/") if p))
-        return Item(
-            value=value,
-            key=kind,
-            namespace=namespace,
-            created_at=_time(created or view.recorded_at),
-            updated_at=_time(view.recorded_at),
-        )
-
-    def _search_item(self, view: MemoryView, user: str, score: float | None) -> SearchItem:
-        item = self._item(view, user)
-        return SearchItem(
-            namespace=item.namespace,
-            key=item.key,
-            value=item.value,
-            created_at=item.created_at,
-            updated_at=item.updated_at,
-            score=score,
-        )
-
-    def _current(self, namespace: tuple[str, ...], key: str) -> tuple[MemoryView | None, dict[str, Any], str]:
-        user, rest = self._split(namespace)
-        scope = self._calls.scope(user)
-        listed = self._calls.call("list_facts", {"subjectKey": _subject(rest), "kind": key, "limit": 1}, scope)
-        return (listed.facts[0] if listed.facts else None), scope, user
+    def _scope(self, namespace: tuple[str, ...]) -> dict[str, Any]:
+        """The scope of a namespace, or every participant's when it names none."""
+        return self._calls.scope(self._user(namespace))
 
     # -- the operations --------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run each operation in order (a put of None deletes)."""
+        """Run the reads in order against the store as it was, then the puts (a put of None deletes;
+        of two puts of one key, the last), as LangGraph's stores do."""
         results: list[Result] = []
+        writes: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
             if isinstance(op, GetOp):
                 results.append(self._get(op.namespace, op.key))
-            elif isinstance(op, PutOp):
-                if op.value is None:
-                    self._delete(op.namespace, op.key)
-                else:
-                    self._put(op.namespace, op.key, op.value)
-                results.append(None)
             elif isinstance(op, SearchOp):
                 results.append(self._search(op))
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op))
+            elif isinstance(op, PutOp):
+                writes[(op.namespace, op.key)] = op  # a key keeps its first place and takes its last value
+                results.append(None)
             else:
-                raise ValueError(f"unknown operation {type(op).__name__}")
+                raise ValueError(f"Unknown operation type: {type(op)}")
+        self._apply(list(writes.values()))
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread (the calls themselves are blocking HTTP or local work)."""
         return await asyncio.to_thread(self.batch, list(ops))
 
-    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        current, _, user = self._current(namespace, key)
-        return self._item(current, user) if current is not None else None
-
-    def _put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> None:
-        current, scope, _ = self._current(namespace, key)
-        now = clock.now_text()
-        created = _parse(str(current.event["text"]))[1] if current is not None else None
-        text = canonical_json(dict(value)) + "\n" + canonical_json({"created": created or now, "version": now})
-        _, rest = self._split(namespace)
-        body = {
-            "text": text,
-            "subjectKey": _subject(rest),
-            "kind": key,
-            "sourceEventId": "langgraph:put",
-            "provenance": "langgraph",
-            "validFrom": now,
-        }
-        self._calls.call("write_fact", body, scope)
-
-    def _delete(self, namespace: tuple[str, ...], key: str) -> None:
-        current, scope, _ = self._current(namespace, key)
-        if current is not None:
-            self._calls.call(
-                "retract_fact", {"fact_id": current.id, "reason": "deleted from the LangGraph store"}, scope
-            )
-
-    def _search(self, op: SearchOp) -> list[SearchItem]:
-        user, rest = self._split(op.namespace_prefix)
-        scope = self._calls.scope(user)
-        wanted = op.limit + op.offset
-        if op.query:
-            body = {
-                "query": op.query,
-                "sources": ["MEMORY_FACT"],
-                "limit": min(50, max(wanted * 2, 10)),
-                "subjectPrefix": PREFIX + "/".join(quote(p, safe="") for p in rest),
-            }
-            hits = [(m.id, m.relevance) for m in self._calls.call("recall", body, scope).memories]
-            views = {v.id: v for v in self._facts(scope)}
-            found = [self._search_item(views[i], user, score) for i, score in hits if i in views]
-            found.sort(key=lambda item: -(item.score or 0.0))  # best match first, by the score shown
-        else:
-            found = sorted(
-                (self._search_item(v, user, None) for v in self._facts(scope)),
-                key=lambda item: item.updated_at,
-                reverse=True,
-            )
-        under = [i for i in found if i.namespace[: len(op.namespace_prefix)] == op.namespace_prefix]
-        matching = [i for i in under if _matches(i.value, op.filter or {})]
-        return matching[op.offset : op.offset + op.limit]
-
-    def _facts(self, scope: dict[str, Any]) -> list[MemoryView]:
-        listed: list[MemoryView] = self._calls.call("list_facts", {"limit": _LIST_LIMIT}, scope).facts
-        return [v for v in listed if str(v.event.get("subjectKey", "")).startswith(PREFIX)]
-
-    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        prefix = next((c.path for c in op.match_conditions or () if c.match_type == "prefix"), ())
-        user, _ = self._split(tuple(prefix)) if self.user_at is not None else (self.user_id or "", ())
-        if "*" == user:
-            raise InvalidNamespaceError("list_namespaces needs the participant's element in its prefix")
-        spaces = {self._item(v, user).namespace for v in self._facts(self._calls.scope(user))}
-        found = sorted(
-            {
-                ns[: op.max_depth] if op.max_depth else ns
-                for ns in spaces
-                if all(_does_match(c, ns) for c in op.match_conditions or ())
-            }
-        )
-        return found[op.offset : op.offset + op.limit]
-
     def close(self) -> None:
         self._calls.close()
 
+    def _current(self, namespace: tuple[str, ...], key: str, *, history: bool = False) -> MemoryView | None:
+        """The item's current version; with ``history``, its newest version whatever its status."""
+        query = {"subjectKey": items.subject(namespace), "kind": items.kind(key), "limit": 1}
+        listed = self._calls.call("list_facts", {**query, "includeHistory": history}, self._scope(namespace))
+        return listed.facts[0] if listed.facts else None
 
-def _subject(rest: tuple[str, ...]) -> str:
-    if not rest:
-        raise InvalidNamespaceError("the namespace needs a label beside the participant")
-    return PREFIX + "/".join(quote(label, safe="") for label in rest)
+    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
+        if self._user(namespace) is None:
+            return None  # no item can be there: a put names its participant
+        current = self._current(namespace, key)
+        return items.item(current) if current is not None else None
 
+    def _apply(self, writes: list[PutOp]) -> None:
+        """Apply a batch's puts in order, each checked (and its text made) before any is written."""
+        planned: list[tuple[PutOp, MemoryView | None, dict[str, Any] | None]] = []
+        for op in writes:
+            if self._user(op.namespace) is None:
+                if op.value is not None:
+                    raise InvalidNamespaceError(f"namespace {op.namespace!r} has no participant at {self.user_at}")
+                continue  # a delete of what cannot exist
+            newest = self._current(op.namespace, op.key, history=True)
+            current = newest if newest is not None and newest.status == "active" else None
+            planned.append((op, current, None if op.value is None else self._version(op, op.value, newest, current)))
+        for op, current, body in planned:
+            if body is not None:
+                self._calls.call("write_fact", body, self._scope(op.namespace))
+            elif current is not None:
+                reason = {"fact_id": current.id, "reason": "deleted from the LangGraph store"}
+                self._calls.call("retract_fact", reason, self._scope(op.namespace))
 
-def _parse(text: str) -> tuple[dict[str, Any], str | None]:
-    """(the value, when the item was created) from a fact's text."""
-    head, _, stamps = text.rpartition("\n")
-    value = json.loads(head if head else text)
-    created = json.loads(stamps).get("created") if head else None
-    return (value if isinstance(value, dict) else {"value": value}), created
+    def _version(
+        self, op: PutOp, value: Mapping[str, Any], newest: MemoryView | None, current: MemoryView | None
+    ) -> dict[str, Any]:
+        """The write of a new version. Its validFrom follows every earlier version's, whatever this
+        host's clock says, so the age guard never keeps it as history."""
+        created = items.created_micros(current) if current is not None else None
+        valid_from = clock.now_text()
+        if newest is not None and newest.valid_from is not None and newest.valid_from >= valid_from:
+            valid_from = clock.to_text(clock.parse(newest.valid_from) + timedelta(microseconds=1))
+        return {
+            "text": items.text(op.key, value),
+            "subjectKey": items.subject(op.namespace),
+            "kind": items.kind(op.key),
+            "sourceEventId": items.INDEXED if op.index is not False else items.UNINDEXED,
+            "provenance": items.provenance(created),
+            "validFrom": valid_from,
+        }
 
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        if op.limit < 0 or op.offset < 0:
+            raise ValueError("search takes a limit and an offset of 0 or more")
+        try:
+            where = items.conditions(op.filter)
+        except items.Never:
+            return []
+        found: list[SearchItem] = []
+        offset = op.offset
+        while len(found) < op.limit:  # a thousand at a time
+            body: dict[str, Any] = {"subjectPrefix": items.subject(op.namespace_prefix), "where": where}
+            body |= {"offset": offset, "limit": min(MAX_PAGE, op.limit - len(found))}
+            if op.query:  # items put with index=False follow the ranked ones, unscored
+                body |= {"query": op.query, "unrankedSourceEventIds": [items.UNINDEXED]}
+            page = self._calls.call("search_facts", {}, self._scope(op.namespace_prefix), body=body)
+            found += [items.search_item(f.fact, f.score) for f in page.facts]
+            offset += len(page.facts)
+            if len(page.facts) < body["limit"]:
+                break
+        return found
 
-def _does_match(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    if condition.match_type == "suffix":
-        namespace, path = namespace[len(namespace) - len(path) :], path
-    return all(p == "*" or n == p for n, p in zip(namespace[: len(path)], path, strict=True))
-
-
-def _matches(value: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    """LangGraph's filter: exact values, nested dicts, and $eq $ne $gt $gte $lt $lte."""
-    for key, expected in wanted.items():
-        actual = value.get(key)
-        if isinstance(expected, Mapping) and any(str(k).startswith("$") for k in expected):
-            if not all(_compare(actual, op, operand) for op, operand in expected.items()):
-                return False
-        elif isinstance(expected, Mapping):
-            if not isinstance(actual, Mapping) or not _matches(actual, expected):
-                return False
-        elif actual != expected:
-            return False
-    return True
-
-
-_OPERATORS = {
-    "$eq": operator.eq,
-    "$ne": operator.ne,
-    "$gt": operator.gt,
-    "$gte": operator.ge,
-    "$lt": operator.lt,
-    "$lte": operator.le,
-}
-
-
-def _compare(actual: Any, op: str, operand: Any) -> bool:
-    if op not in _OPERATORS:
-        raise ValueError(f"unsupported filter operator {op}")
-    try:
-        return bool(_OPERATORS[op](actual, operand))
-    except TypeError:  # an order between values of different types: no match, as in LangGraph's stores
-        return False
-
-
-def _time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        conditions = op.match_conditions or ()
+        fixed = items.fixed_prefix(conditions)
+        subjects: list[str] = []
+        after: str | None = None
+        while True:  # every namespace under the fixed prefix, a thousand at a time
+            query = {"subjectPrefix": items.subject(fixed), "limit": MAX_PAGE} | ({"after": after} if after else {})
+            page = self._calls.call("list_subjects", query, self._scope(fixed))
+            subjects += page.subjects
+            if page.next_cursor is None:
+                break
+            after = page.next_cursor
+        spaces = {ns for ns in map(items.namespace_of, subjects) if all(items.matches(c, ns) for c in conditions)}
+        if op.max_depth is not None:
+            spaces = {ns[: op.max_depth] for ns in spaces}
+        return sorted(spaces)[op.offset : op.offset + op.limit]

@@ -19,7 +19,7 @@ import math
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +64,16 @@ def bm25_idf(documents: int, frequency: int) -> float:
 def tokenize(text: str) -> list[str]:
     """Return the index terms of ``text``, in order, as FTS5's porter tokenizer makes them."""
     return _stems(_words(text))
+
+
+def stem_weights(words: Sequence[str], documents: int, frequencies: Mapping[str, int]) -> dict[str, float]:
+    """Return each stem of the query ``words`` with its IDF among ``documents`` (the larger, when
+    two words share a stem); ``frequencies`` counts the documents holding each word."""
+    stems: dict[str, float] = {}
+    for word in words:
+        for stem in tokenize(word):
+            stems[stem] = max(stems.get(stem, 0.0), bm25_idf(max(documents, 1), frequencies.get(word, 0)))
+    return stems
 
 
 class Vocabulary:
@@ -204,6 +214,15 @@ class LexicalIndex:
     def document_frequency(self, word: str) -> int:
         """Return how many documents contain ``word`` once it is tokenized like the documents."""
         return max((sum(len(p) for p, _ in self._postings(stem)) for stem in tokenize(word)), default=0)
+
+    def weights(self, stems: Mapping[str, float], size: int) -> np.ndarray:
+        """Return, for every position below ``size``, the sum of the weights of the ``stems`` its
+        document holds (0 where it holds none)."""
+        summed = np.zeros(size, dtype=np.float64)
+        for stem, weight in stems.items():
+            for positions, _ in self._postings(stem):
+                summed[positions[positions < size]] += weight  # a position holds a term once per run
+        return summed
 
     def scores(self, words: Sequence[str], size: int) -> np.ndarray:
         """Return the BM25 score of every position below ``size`` (0 where no word matches)."""

@@ -7,7 +7,6 @@ before anything is scored. Backends differ in data (``Capabilities``), never in 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -17,11 +16,11 @@ import numpy as np
 
 # Audit hashing lives in core (pure); re-exported for callers that still import it from here.
 from engramdb.audit_chain import GENESIS_HASH, chain_hash
-from engramdb.errors import InvalidInputError
 from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
 from engramdb.storage.coverage import CoverageReads as CoverageReads  # re-exported: core reads through the port
 from engramdb.storage.erasure import MemoryKey
+from engramdb.storage.fact_search.port import FactSearchReads
 from engramdb.storage.feed.port import FeedStores, WebhookWrites
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.participants import ParticipantSalts
@@ -47,6 +46,7 @@ from engramdb.storage.rows import (
     Vector,
 )
 from engramdb.storage.series import UsageSeriesStore
+from engramdb.storage.tenant_names import check_tenant_name as check_tenant_name
 
 __all__ = [
     "BELIEVED_STATUSES",
@@ -78,17 +78,6 @@ __all__ = [
     "chain_hash",
     "check_tenant_name",
 ]
-
-_TENANT_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-
-
-def check_tenant_name(name: str) -> str:
-    """Return ``name`` if it is a valid tenant name, else raise InvalidInputError."""
-    if not _TENANT_NAME.fullmatch(name):
-        raise InvalidInputError(
-            "tenant names are 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit", field="tenant"
-        )
-    return name
 
 
 class Transaction(KnowledgeWrites, AssistWrites, WebhookWrites, Protocol):
@@ -175,7 +164,7 @@ class Transaction(KnowledgeWrites, AssistWrites, WebhookWrites, Protocol):
         ...
 
 
-class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Protocol):
+class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, FactSearchReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engramdb import clock
-from engramdb.lexical.index import LexicalIndex, Vocabulary
+from engramdb.lexical.index import LexicalIndex, Vocabulary, stem_weights
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 from engramdb.storage.vector_index import AnnSettings, ExactVectors, VectorIndex
 
@@ -202,6 +202,46 @@ class ScopeCopy:
         scores = self._lexical.scores(words, self._size)
         matched = np.flatnonzero(scores > 0)
         return self._top(scores, matched[self._eligible(filt, matched)], limit)
+
+    def rank(
+        self, query: Vector, words: Sequence[str], rowids: np.ndarray, limit: int, exact: ExactVectors
+    ) -> list[Candidate]:
+        """Return the ``limit`` best of ``rowids`` by relevance, best first (ties: the newest row
+        first): the larger of the row's cosine with ``query`` (its vector ready) and its share of
+        the query words' information (IDF within the scope, ``lexical.stem_weights``), in [0, 1].
+        Exact: approximate cosines bound every row, and only rows that can reach the top are read
+        back at full precision (``exact``)."""
+        ids = np.unique(np.asarray(rowids, dtype=np.int64).reshape(-1))  # ascending: the codes read as runs
+        positions = self.positions_of(ids)
+        ids, positions = ids[positions >= 0], positions[positions >= 0]
+        if limit <= 0 or not len(ids):
+            return []
+        stems = stem_weights(words, len(self), {w: self.document_frequency(w) for w in words})
+        total = sum(stems.values())
+        evidence = self._lexical.weights(stems, self._size)[positions] / total if total > 0 else np.zeros(len(ids))
+        lower, upper = evidence.copy(), evidence.copy()
+        ready = np.zeros(len(ids), dtype=bool)
+        if self._vectors is not None and query.shape[0] == self.dimension:
+            ready = self._ready[positions]
+            approx, reach = self._vectors.bounds(query, positions[ready])
+            lower[ready] = np.maximum(evidence[ready], approx - reach)
+            upper[ready] = np.maximum(evidence[ready], approx + reach)
+        shortlist = np.arange(len(ids))
+        if len(ids) > limit:
+            floor = np.partition(np.clip(lower, 0, 1), len(ids) - limit)[len(ids) - limit]
+            shortlist = np.flatnonzero(np.clip(upper, 0, 1) >= floor)
+        scores = evidence[shortlist]
+        wanted = shortlist[ready[shortlist]]
+        if len(wanted):
+            found, matrix = exact(ids[wanted])
+            if len(found):
+                cosines = dict(zip(found.tolist(), (matrix @ query).astype(np.float64).tolist(), strict=True))
+                scores = np.array(
+                    [max(e, cosines.get(int(i), e)) for e, i in zip(scores.tolist(), ids[shortlist], strict=True)]
+                )
+        scores = np.clip(scores, 0.0, 1.0)
+        order = np.lexsort((-ids[shortlist], -scores))[:limit]
+        return [Candidate(int(ids[shortlist][i]), float(scores[i])) for i in order]
 
     def document_frequency(self, word: str) -> int:
         """Return how many of the scope's rows (any status) contain ``word``."""

@@ -139,6 +139,11 @@ class VectorIndex:
         order = np.lexsort((found, -scores))[:limit]
         return chosen[order], scores[order]
 
+    def bounds(self, query: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return the approximate cosines of the rows at ``positions`` and how far each true one
+        may lie from it (``|q.x - approx| <= reach``)."""
+        return self._scores(query, positions), float(np.linalg.norm(query)) * self._error[self._rows(positions)]
+
     def _arrange(self, grouped: np.ndarray) -> None:
         """Reorder the code arrays: the positions ``grouped`` (list by list) first, the rest after."""
         rest = np.setdiff1d(np.arange(len(self._codes)), grouped, assume_unique=True)

@@ -11,6 +11,7 @@ from engramdb_bench.cli.bench_assist import assist
 from engramdb_bench.cli.bench_bigscope import bigscope
 from engramdb_bench.cli.bench_faults import faults
 from engramdb_bench.cli.bench_import import import_turns
+from engramdb_bench.cli.bench_langgraph import langgraph
 from engramdb_bench.cli.bench_load import load
 from engramdb_bench.cli.bench_recall import recall
 from engramdb_bench.cli.bench_records import records
@@ -34,3 +35,4 @@ bench_app.command("bigscope")(bigscope)
 bench_app.command("load")(load)
 bench_app.command("faults")(faults)
 bench_app.command("import")(import_turns)
+bench_app.command("langgraph")(langgraph)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from engramdb.contract.events import ScopeFields
+from engramdb.models.fact_search import FactPage, FactSearch, SubjectList
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.models.operations import integrations as integrations_ops
@@ -30,6 +31,29 @@ class SyncIntegrationsMethods:
         """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
         return self.call(integrations_ops.RESOLVE_SCOPE, inputs_for(integrations_ops.RESOLVE_SCOPE, (), scope, {}))
 
+    def search_facts(self, body: FactSearch | Mapping[str, Any]) -> FactPage:
+        """Current facts under a subject prefix whose JSON text meets conditions, ranked or newest first."""
+        return self.call(integrations_ops.SEARCH_FACTS, inputs_for(integrations_ops.SEARCH_FACTS, (), body, {}))
+
+    def list_subjects(
+        self,
+        *,
+        subject_prefix: str,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> SubjectList:
+        """The distinct subjects of current facts under a prefix, in code point order, a page at a time."""
+        return self.call(
+            integrations_ops.LIST_SUBJECTS,
+            inputs_for(
+                integrations_ops.LIST_SUBJECTS,
+                (),
+                None,
+                {"subject_prefix": subject_prefix, "scope": scope, "after": after, "limit": limit},
+            ),
+        )
+
 
 class AsyncIntegrationsMethods:
     """The integrations operations as coroutine methods."""
@@ -41,4 +65,27 @@ class AsyncIntegrationsMethods:
         """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
         return await self.call(
             integrations_ops.RESOLVE_SCOPE, inputs_for(integrations_ops.RESOLVE_SCOPE, (), scope, {})
+        )
+
+    async def search_facts(self, body: FactSearch | Mapping[str, Any]) -> FactPage:
+        """Current facts under a subject prefix whose JSON text meets conditions, ranked or newest first."""
+        return await self.call(integrations_ops.SEARCH_FACTS, inputs_for(integrations_ops.SEARCH_FACTS, (), body, {}))
+
+    async def list_subjects(
+        self,
+        *,
+        subject_prefix: str,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> SubjectList:
+        """The distinct subjects of current facts under a prefix, in code point order, a page at a time."""
+        return await self.call(
+            integrations_ops.LIST_SUBJECTS,
+            inputs_for(
+                integrations_ops.LIST_SUBJECTS,
+                (),
+                None,
+                {"subject_prefix": subject_prefix, "scope": scope, "after": after, "limit": limit},
+            ),
         )

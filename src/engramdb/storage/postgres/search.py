@@ -321,6 +321,14 @@ class PostgresSearch:
             _learn_neighbours(held.neighbours.setdefault(scope_key, {}), rows)
         return arms
 
+    def rank(
+        self, scope_key: str, rowids: np.ndarray, query: Vector, words: Sequence[str], limit: int, model: str
+    ) -> list[Candidate]:
+        """A structured fact search's ranking: from the scope's copy whatever its size (every row
+        it ranks is scored, which the copy's codes and postings do in one pass)."""
+        self._use_model(model)
+        return self._read_copy(scope_key, lambda copy: copy.rank(query, words, rowids, limit, self._vectors))
+
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         before = np.full(len(rowids), -1, dtype=np.int64)
         after = np.full(len(rowids), -1, dtype=np.int64)

@@ -31,6 +31,8 @@ from engramdb.storage.columns import (
 )
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
+from engramdb.storage.fact_search.reads import FactSearchSQL
+from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.feed.changes import ChangeLog
 from engramdb.storage.feed.webhooks import WebhookLog
 from engramdb.storage.knowledge.rows import Run
@@ -66,7 +68,9 @@ if TYPE_CHECKING:
     from engramdb.storage.postgres.store import PostgresStore
 
 
-class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStore, PostgresEmbeddingJobs, PostgresKeys):
+class PostgresTenantStore(
+    PostgresKnowledge, AssistStoreSQL, ParticipantSaltStore, PostgresEmbeddingJobs, PostgresKeys, FactSearchSQL
+):
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
     capabilities = Capabilities(native_vector_index=False, lexical_ranking="ts_rank (tsvector)")
@@ -82,6 +86,7 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         self.usage = UsageSeriesStore(self._all, self._dialect, self._write_many)
         self.changes = ChangeLog(self._all, self._dialect)
         self.webhooks = WebhookLog(self._all, self._atomic, self._dialect)
+        self._fact_search_fetch, self._fact_search_dialect = self._unprepared, Dialect("%s", tenant=name)
         self.coverage = CoverageReads(self._all, self._dialect)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a tenant from before the digests covered rows
             with self._conn() as conn:
@@ -314,6 +319,13 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._search.term_counts(scope_key, terms)
+
+    # -- structured fact search (storage/fact_search) -------------------------------------------
+
+    def rank_facts(
+        self, scope_key: str, rowids: np.ndarray, query: Vector, words: Sequence[str], limit: int, model: str
+    ) -> list[Candidate]:
+        return self._search.rank(scope_key, rowids, query, words, limit, model)
 
     # -- lifecycle upkeep -------------------------------------------------------------------
 

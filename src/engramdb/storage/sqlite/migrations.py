@@ -88,6 +88,9 @@ def _upgrade(db: Connections) -> None:
                 for column in AGING_COLUMNS:
                     conn.execute(f"ALTER TABLE memories ADD COLUMN {column}")
                 conn.execute(RECORDED_INDEX_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_current_facts'"):
+        with db.write() as conn:  # structured fact search read the rows themselves
+            conn.execute(CURRENT_FACTS_INDEX_SQL)
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_by_id'"):
         with db.write() as conn:  # a memory was found by id only within its scope
             conn.execute(BY_ID_INDEX_SQL)
@@ -110,6 +113,11 @@ AUDIT_BY_TARGET_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_target ON audit_l
 AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEGER DEFAULT 0", "last_used_at TEXT")
 BY_ID_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_id ON memories (memory_id)"
 RECORDED_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_recorded ON memories (recorded_at) WHERE status = 'active'"
+CURRENT_FACTS_INDEX_SQL = (
+    "CREATE INDEX IF NOT EXISTS memories_current_facts ON memories "
+    "(scope_key, recorded_at, subject_key, valid_until, source_event_id) "
+    "WHERE source = 'MEMORY_FACT' AND status = 'active'"
+)
 
 
 def _memory_columns(db: Connections) -> set[str]:

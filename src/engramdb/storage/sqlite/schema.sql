@@ -64,6 +64,10 @@ CREATE INDEX memories_by_superseded_by ON memories (scope_key, superseded_by_id)
 CREATE INDEX memories_by_source_event ON memories (scope_key, source_event_id) WHERE source_event_id IS NOT NULL;
 CREATE INDEX memories_by_recorded ON memories (recorded_at) WHERE status = 'active';
 CREATE INDEX memories_by_id ON memories (memory_id);
+-- Structured fact search (search_facts, list_subjects): a scope's current facts newest first, from the
+-- index alone (a page stops once it is full).
+CREATE INDEX memories_current_facts ON memories (scope_key, recorded_at, subject_key, valid_until, source_event_id)
+    WHERE source = 'MEMORY_FACT' AND status = 'active';
 CREATE INDEX memories_embedding_due ON memories (embed_state, embed_next_at)
     WHERE embed_state != 'ready';
 

@@ -17,6 +17,8 @@ from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
 from engramdb.storage.common import expire_rows, scope_stats, traced_arm, walk_history
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
+from engramdb.storage.fact_search.reads import FactSearchSQL
+from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.feed.changes import ChangeLog
 from engramdb.storage.feed.webhooks import WebhookLog
 from engramdb.storage.knowledge.rows import Run
@@ -63,7 +65,13 @@ T = TypeVar("T")
 
 
 class SQLiteTenantStore(
-    SQLiteCopyReads, SQLiteKnowledge, AssistStoreSQL, participants.ParticipantSaltStore, SQLiteEmbeddingJobs, SQLiteKeys
+    SQLiteCopyReads,
+    SQLiteKnowledge,
+    AssistStoreSQL,
+    participants.ParticipantSaltStore,
+    SQLiteEmbeddingJobs,
+    SQLiteKeys,
+    FactSearchSQL,
 ):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
@@ -94,6 +102,7 @@ class SQLiteTenantStore(
         self._vector_model: str | None = None  # whose vectors the copies hold (the running embedder's)
         # A reading block's counters (change_seq, erasures), asked once: see reading().
         self._block: ContextVar[dict[str, Any] | None] = ContextVar(f"engram-block-{id(self)}", default=None)
+        self._fact_search_fetch, self._fact_search_dialect = self._db.fetchall, Dialect("?")
 
     def _use_model(self, model: str | None) -> None:
         if model is not None:
@@ -276,6 +285,14 @@ class SQLiteTenantStore(
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._read_copy(scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms}))
+
+    # -- structured fact search (storage/fact_search) -----------------------------------
+
+    def rank_facts(
+        self, scope_key: str, rowids: np.ndarray, query: Vector, words: Sequence[str], limit: int, model: str
+    ) -> list[Candidate]:
+        self._use_model(model)
+        return self._read_copy(scope_key, lambda copy: copy.rank(query, words, rowids, limit, self._vectors))
 
     # -- erasure ---------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""``EngramStore``: LangGraph's BaseStore over EngramDB, with a real LangGraph graph (langgraph pinned),
-against a real server."""
+"""``EngramStore`` in a real LangGraph graph (langgraph pinned), against a real server on both backends:
+what one run of a graph stores, a later run (a new store, a new graph) reads, per participant."""
 
 from __future__ import annotations
 
@@ -41,11 +41,6 @@ def _graph(store: BaseStore) -> Any:
     builder.add_edge("remember", "recall")
     builder.add_edge("recall", END)
     return builder.compile(store=store)
-
-
-@pytest.fixture
-def host_key(server: LiveServer) -> str:
-    return server.key(role="host", agentId="coder", profileId="default")
 
 
 @pytest.fixture
