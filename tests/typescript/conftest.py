@@ -1,0 +1,13 @@
+"""The TypeScript workspace (clients/typescript), installed and built once per test run."""
+
+from __future__ import annotations
+
+import pytest
+
+from engramdb.devtools.node import build_workspace
+
+
+@pytest.fixture(scope="session")
+def workspace() -> dict[str, str]:
+    """The environment whose node is the workspace's, after ``npm ci`` (when absent) and ``tsc -b``."""
+    return build_workspace()
