@@ -11,3 +11,9 @@ from engramdb.devtools.node import build_workspace
 def workspace() -> dict[str, str]:
     """The environment whose node is the workspace's, after ``npm ci`` (when absent) and ``tsc -b``."""
     return build_workspace()
+
+
+@pytest.fixture
+def backend() -> str:
+    """The plugin speaks HTTP: one backend behind the server is enough (tests/contract holds both)."""
+    return "sqlite"

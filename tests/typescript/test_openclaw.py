@@ -1,0 +1,64 @@
+"""The plugin inside the real OpenClaw: its loader finds and activates it, a turn against the scripted
+model lands as an episode, the next session's prompt carries the recalled memory, another sender's not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from engramdb_bench.scripted_chat import ScriptedChat
+from tests.conftest import LiveServer
+from tests.typescript.openclaw_home import OpenClawHome
+
+FACT = "My favourite tea is genmaicha from Kyoto."
+
+
+def _prompts(chat: ScriptedChat) -> list[str]:
+    """What each request to the model said, as one text."""
+    return [json.dumps(r["messages"]) for r in chat.requests]
+
+
+def _episodes(server: LiveServer, key: str, user: str) -> list[dict[str, Any]]:
+    scope = {
+        "agentId": "main",
+        "profileId": "default",
+        "userId": user,
+        "privacyScope": "private",
+        "sandboxEligible": False,
+    }
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+        resolved = http.post("/v1/scope/resolve", json=scope).json()["scope"]
+        answer = http.get("/v1/episodes", params=resolved)
+        assert answer.status_code == 200, answer.text
+        return list(answer.json()["episodes"])
+
+
+@pytest.mark.timeout(900)  # three OpenClaw processes (about 40 s each on an idle 2-core machine)
+def test_a_turn_lands_and_the_next_session_of_the_same_sender_recalls_it(
+    workspace: dict[str, str], server: LiveServer, tmp_path: Path
+) -> None:
+    key = server.key(role="host", agentId="main", profileId="default")
+    chat = ScriptedChat(lambda messages: "Noted, I will remember that.")
+    try:
+        home = OpenClawHome(tmp_path / "openclaw", chat.url)
+        home.install_plugin({"baseUrl": server.url, "apiKey": key, "recallTimeoutMs": 10_000})
+
+        home.turn("alice", "alice-1", FACT)
+        episodes = _episodes(server, key, "alice")
+        assert [e["event"]["userText"] for e in episodes] == [FACT]
+        assert episodes[0]["event"]["runtime"] == "openclaw" and episodes[0]["event"]["externalSessionId"]
+        assert _episodes(server, key, "bob") == []  # the participant is alice's, not every sender's
+
+        home.turn("alice", "alice-2", "Which tea do I like?")
+        assert "genmaicha" in _prompts(chat)[-1] and "<engramdb-memory>" in _prompts(chat)[-1]
+
+        home.turn("bob", "bob-1", "Which tea do I like?")
+        assert "Which tea do I like?" in _prompts(chat)[-1]  # bob's turn reached the model ...
+        assert "genmaicha" not in _prompts(chat)[-1]  # ... without alice's memory
+        assert [e["event"]["userText"] for e in _episodes(server, key, "bob")] == ["Which tea do I like?"]
+    finally:
+        chat.close()
