@@ -15,7 +15,7 @@ from tests.conftest import LiveServer
 @pytest.mark.parametrize(
     "files",
     [
-        ["packages/client/test/conformance.test.ts"],
+        ["packages/client/test/conformance.test.ts", "packages/client/test/client.test.ts"],
         [
             "packages/openclaw-engramdb/test/authorization.test.ts",
             "packages/openclaw-engramdb/test/capture.test.ts",

@@ -35,7 +35,7 @@ def generated_schema() -> str:
     with tempfile.TemporaryDirectory() as folder:
         source, target = Path(folder) / "openapi.json", Path(folder) / "schema.ts"
         source.write_text(openapi_document(), encoding="utf-8")
-        done = node(str(GENERATOR), str(source), "-o", str(target))
+        done = node(str(GENERATOR), str(source), "-o", str(target), "--default-non-nullable=false")
         if done.returncode != 0:
             raise RuntimeError(f"openapi-typescript failed: {done.stderr}")
         return target.read_text(encoding="utf-8")

@@ -1085,7 +1085,7 @@ export interface components {
              * @default mixed
              * @enum {string}
              */
-            trustClass: "trusted" | "mixed" | "untrusted";
+            trustClass?: "trusted" | "mixed" | "untrusted";
         };
         /**
          * AddResult
@@ -1161,25 +1161,25 @@ export interface components {
              * @description and the memory was recorded more than this many days ago
              * @default 90
              */
-            archiveAfterDays: number;
+            archiveAfterDays?: number;
             /**
              * Archivebelowstrength
              * @description archive when strength falls below this
              * @default 0.25
              */
-            archiveBelowStrength: number;
+            archiveBelowStrength?: number;
             /**
              * Halflifedays
              * @description strength halves every N days without a recall
              * @default 30
              */
-            halfLifeDays: number;
+            halfLifeDays?: number;
             /**
              * Protectimportance
              * @description memories at least this important are never archived
              * @default 0.8
              */
-            protectImportance: number;
+            protectImportance?: number;
         };
         /**
          * AgingRun
@@ -1596,7 +1596,7 @@ export interface components {
              * @description only say what the groups are and what the model would merge
              * @default false
              */
-            dryRun: boolean;
+            dryRun?: boolean;
             /**
              * Kind
              * @description only facts of this kind
@@ -1607,7 +1607,7 @@ export interface components {
              * @description groups asked about at most
              * @default 10
              */
-            maxGroups: number;
+            maxGroups?: number;
             /** @description scope fields the key does not fix */
             scope?: components["schemas"]["ScopeFields"] | null;
             /**
@@ -1615,7 +1615,7 @@ export interface components {
              * @description cosine similarity at which two facts of one slot count as near-duplicates
              * @default 0.85
              */
-            similarity: number;
+            similarity?: number;
             /**
              * Subjectkey
              * @description only facts about this subject
@@ -1727,7 +1727,7 @@ export interface components {
              * @description answer what would go, delete nothing
              * @default false
              */
-            dryRun: boolean;
+            dryRun?: boolean;
             /**
              * Labels
              * @description only records of these labels
@@ -1854,7 +1854,7 @@ export interface components {
              * @description embedding attempts so far
              * @default 0
              */
-            attempts: number;
+            attempts?: number;
             /**
              * Error
              * @description why the last attempt failed
@@ -1956,7 +1956,7 @@ export interface components {
              * @default episode
              * @constant
              */
-            eventType: "episode";
+            eventType?: "episode";
             /**
              * Externalsessionid
              * @description the host's conversation or session id
@@ -2009,7 +2009,7 @@ export interface components {
              * @default 1
              * @constant
              */
-            schemaVersion: 1;
+            schemaVersion?: 1;
             /**
              * Sourceeventid
              * @description the event this one came from (for a fact, the turn or document it was learned from)
@@ -2100,7 +2100,7 @@ export interface components {
              * @description follow relationships this many hops out (0-3)
              * @default 1
              */
-            depth: number;
+            depth?: number;
             /**
              * Labels
              * @description only records of these labels
@@ -2111,7 +2111,7 @@ export interface components {
              * @description at most this many matching records
              * @default 1000
              */
-            limit: number;
+            limit?: number;
             /** @description scope fields the key does not fix */
             scope?: components["schemas"]["ScopeFields"] | null;
             /**
@@ -2150,7 +2150,7 @@ export interface components {
              * @default mixed
              * @enum {string}
              */
-            trustClass: "trusted" | "mixed" | "untrusted";
+            trustClass?: "trusted" | "mixed" | "untrusted";
             /**
              * Turns
              * @description turns given as text
@@ -2238,7 +2238,7 @@ export interface components {
              * @description false stores the fact as history (archived), never current
              * @default true
              */
-            active: boolean;
+            active?: boolean;
             /**
              * Agentid
              * @description scope: which agent the memory belongs to
@@ -2255,7 +2255,7 @@ export interface components {
              * @default fact
              * @constant
              */
-            eventType: "fact";
+            eventType?: "fact";
             /**
              * Factid
              * @description the fact's id: SHA-256 over its canonical content, as RushDB computes it (computed by the server when omitted; a given one must match)
@@ -2303,7 +2303,7 @@ export interface components {
              * @default 1
              * @constant
              */
-            schemaVersion: 1;
+            schemaVersion?: 1;
             /**
              * Sourceeventid
              * @description the event this one came from (for a fact, the turn or document it was learned from)
@@ -2377,7 +2377,7 @@ export interface components {
              * @description answer what would go, erase nothing
              * @default false
              */
-            dryRun: boolean;
+            dryRun?: boolean;
             /**
              * Participantscopehash
              * @description the participant whose memories go (64 lower-hex)
@@ -2461,7 +2461,7 @@ export interface components {
              * @description memories whose vector another model made: found by words only until `engram reembed` (counted at most every 30 s)
              * @default 0
              */
-            reembedBacklog: number;
+            reembedBacklog?: number;
             /**
              * Status
              * @description always ok when the server answers
@@ -2943,7 +2943,7 @@ export interface components {
              * @default RECORD
              * @enum {string}
              */
-            kind: "RECORD" | "EPISODE" | "MEMORY_FACT";
+            kind?: "RECORD" | "EPISODE" | "MEMORY_FACT";
         };
         /** NodeView */
         NodeView: {
@@ -2974,7 +2974,7 @@ export interface components {
              * @description always engramdb-export
              * @default engramdb-export
              */
-            format: string;
+            format?: string;
             /**
              * Participantscopehash
              * @description whose data this is
@@ -2995,7 +2995,7 @@ export interface components {
              * @description the export format's version
              * @default 1
              */
-            version: number;
+            version?: number;
         };
         /**
          * Problem
@@ -3112,25 +3112,25 @@ export interface components {
              * @description return each arm's rank and each feature's share of the score
              * @default false
              */
-            explain: boolean;
+            explain?: boolean;
             /**
              * Includearchived
              * @description also return archived memories (they left recall by the aging policy)
              * @default false
              */
-            includeArchived: boolean;
+            includeArchived?: boolean;
             /**
              * Includehistory
              * @description also return retired (superseded, retracted, expired, archived) memories, marked
              * @default false
              */
-            includeHistory: boolean;
+            includeHistory?: boolean;
             /**
              * Includepending
              * @description also return facts awaiting review, marked as such
              * @default false
              */
-            includePending: boolean;
+            includePending?: boolean;
             /**
              * Kinds
              * @description only facts of these kinds
@@ -3141,7 +3141,7 @@ export interface components {
              * @description memories to return (1-50)
              * @default 8
              */
-            limit: number;
+            limit?: number;
             /**
              * Minscore
              * @description leave out memories whose relevance (absolute: the larger of their cosine with the query and the share of the query's word information they contain) is below this; e.g. 0.3
@@ -3164,7 +3164,7 @@ export interface components {
              * @description also rank up to this many sessions by their best-matching episode (0 = none)
              * @default 0
              */
-            sessions: number;
+            sessions?: number;
             /**
              * Sources
              * @description only these memory types (default both; not empty)
@@ -3268,7 +3268,7 @@ export interface components {
              * @description absolute match with the query, 0 to 1 (what minScore compares; the score only ranks)
              * @default 0
              */
-            relevance: number;
+            relevance?: number;
             /**
              * Score
              * @description the fused score it was ranked by
@@ -3410,7 +3410,7 @@ export interface components {
              * @description also count every match (total): a pass over all of them, where a page stops early
              * @default false
              */
-            count: boolean;
+            count?: boolean;
             /**
              * Groupby
              * @description aggregate per value of these properties
@@ -3426,7 +3426,7 @@ export interface components {
              * @description at most this many records (1-1000)
              * @default 100
              */
-            limit: number;
+            limit?: number;
             /**
              * Orderby
              * @description property (or $createdAt, $updatedAt, $id) -> asc/desc; default newest first
@@ -3451,7 +3451,7 @@ export interface components {
              * @description skip this many first
              * @default 0
              */
-            skip: number;
+            skip?: number;
             /**
              * Where
              * @description conditions (docs/knowledge.md), nested labels too
@@ -3632,13 +3632,13 @@ export interface components {
              * @description evidence facts shown to the model at most (newest first)
              * @default 30
              */
-            limit: number;
+            limit?: number;
             /**
              * Maxreflections
              * @description reflections asked for at most
              * @default 3
              */
-            maxReflections: number;
+            maxReflections?: number;
             /** @description scope fields the key does not fix */
             scope?: components["schemas"]["ScopeFields"] | null;
             /**
@@ -4049,13 +4049,13 @@ export interface components {
              * @description current facts of the scope (nearest by both recall arms) a model judges each extracted fact against (0: no judgement)
              * @default 5
              */
-            modelNeighbours: number;
+            modelNeighbours?: number;
             /**
              * Modelsupersedethreshold
              * @description a model's supersedes (and duplicate) verdict acts only at or above this confidence; below it, both facts stand
              * @default 0.75
              */
-            modelSupersedeThreshold: number;
+            modelSupersedeThreshold?: number;
             /**
              * Multivaluedkinds
              * @description kinds whose facts coexist; every other kind holds one current value per subject
@@ -4069,7 +4069,7 @@ export interface components {
              * @default refuse
              * @enum {string}
              */
-            tombstonePolicy: "refuse" | "review";
+            tombstonePolicy?: "refuse" | "review";
             /**
              * Trust
              * @description trustClass -> origin (stated|derived) -> {status, weight}; missing cells take the defaults
@@ -4169,7 +4169,7 @@ export interface components {
              * @description what the assistant answered
              * @default
              */
-            assistantText: string;
+            assistantText?: string;
             /**
              * Observedat
              * @description when it was said (default: now); facts hold from then
@@ -4185,7 +4185,7 @@ export interface components {
              * @description what the user said
              * @default
              */
-            userText: string;
+            userText?: string;
         };
         /**
          * UndoConsolidation
@@ -4332,7 +4332,7 @@ export interface components {
              * @description created; exists (same id already stored); superseded (it replaced supersededFactIds); history (older than the current fact: kept, not current); parked (waiting for review: memory.statusReason says why)
              * @default created
              */
-            outcome: string;
+            outcome?: string;
             /**
              * Supersededfactids
              * @description facts this write retired

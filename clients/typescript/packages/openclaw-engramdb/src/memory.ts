@@ -2,7 +2,7 @@
  * The adapter runtime: recall before the prompt (fail-open, bounded), an episode per completed turn
  * through the durable outbox, both only where the context allows memory (scope.ts).
  */
-import { EngramClient, episodeEventId } from "@engramdb/client";
+import { type components, EngramClient, episodeEventId } from "@engramdb/client";
 
 import { capture, type Message } from "./capture.ts";
 import type { MemoryConfig } from "./config.ts";
@@ -30,7 +30,7 @@ export class OpenClawMemory {
     this.outbox = new Outbox({ dir: config.outboxDir, maxPending: config.maxPending }, (entry) => this.#send(entry));
   }
 
-  #scope(allowed: Allowed): Record<string, unknown> {
+  #scope(allowed: Allowed): components["schemas"]["ScopeFields"] {
     return {
       agentId: allowed.agentId,
       profileId: this.config.profileId,
@@ -41,7 +41,7 @@ export class OpenClawMemory {
   }
 
   async #send(entry: Entry): Promise<void> {
-    await this.client.call("post", "/v1/episodes", { body: entry.body as never });
+    await this.client.call("post", "/v1/episodes", { body: entry.body as components["schemas"]["EpisodeWrite"] });
   }
 
   /** The memory block to prepend to this turn's prompt, or "" (refused, nothing found, error, timeout). */
@@ -56,10 +56,10 @@ export class OpenClawMemory {
           scope: this.#scope(verdict),
           limit: this.config.recallLimit,
           excludeSessionId: verdict.sessionId,
-        } as never,
+        },
         signal: abort.signal,
       })
-      .then((answer) => (answer as { context?: string }).context ?? "")
+      .then((answer) => answer.context)
       .catch((error: unknown) => {
         this.#log.warn?.(`engramdb: recall failed open: ${String(error)}`);
         return "";
@@ -92,7 +92,7 @@ export class OpenClawMemory {
       assistantText: captured.assistant,
     } as const;
     const eventId = episodeEventId(fields);
-    const body = {
+    const body: components["schemas"]["EpisodeWrite"] = {
       ...fields,
       ...this.#scope(verdict),
       schemaVersion: 1,

@@ -21,7 +21,7 @@ function moveAside(from: string, to: string): void {
 export interface Entry {
   id: string; // the episode's eventId
   kind: "episode";
-  body: Record<string, unknown>;
+  body: object; // the write body, as the server takes it
 }
 
 export type Send = (entry: Entry) => Promise<void>;
