@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from engramdb.devtools.node import WORKSPACE, node_env
+from tests.docs.blocks import ROOT, read
 
 OPENCLAW = WORKSPACE / "node_modules" / "openclaw" / "openclaw.mjs"
-PLUGIN = WORKSPACE / "packages" / "openclaw-engramdb"
 MODEL = {
     "id": "echo",
     "name": "Scripted",
@@ -32,6 +32,7 @@ class OpenClawHome:
         self.config_path = self.state / "openclaw.json"
         (root / "home").mkdir(parents=True, exist_ok=True)
         self.state.mkdir(parents=True, exist_ok=True)
+        self.extra_env: dict[str, str] = {}
         self.write_config(
             {
                 "agents": {"defaults": {"model": {"primary": "scripted/echo"}}},
@@ -51,6 +52,7 @@ class OpenClawHome:
 
     def env(self) -> dict[str, str]:
         return {
+            **self.extra_env,
             **node_env(),
             "HOME": str(self.root / "home"),
             "OPENCLAW_STATE_DIR": str(self.state),
@@ -73,15 +75,22 @@ class OpenClawHome:
             cwd=self.root,
         )
 
-    def install_plugin(self, plugin_config: dict[str, Any]) -> None:
-        """``openclaw plugins install --link``, then the plugin's config and its hook permission."""
-        done = self.openclaw("plugins", "install", "--link", str(PLUGIN), "--force", "--accept-capabilities")
-        assert done.returncode == 0, done.stdout + done.stderr
-        config = self.config()
-        entry = config["plugins"]["entries"]["engramdb"]
-        entry["config"] = plugin_config
-        entry["hooks"] = {"allowConversationAccess": True}
-        self.write_config(config)
+    def install_as_documented(self, server_url: str, api_key: str) -> None:
+        """Run docs/integrations.md's install block word for word (its server address made the live
+        one's), from the workspace, with OpenClaw's ``openclaw`` on PATH and the key in the environment."""
+        build, install = docs_blocks()
+        assert build.startswith("cd clients/typescript\n")  # what the workspace fixture did (npm ci, build)
+        env = self.env() | {"PATH": f"{WORKSPACE / 'node_modules/.bin'}:{self.env()['PATH']}"}
+        script = install.replace("127.0.0.1:8377", server_url.removeprefix("http://"))
+        done = subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", script],
+            cwd=WORKSPACE,
+            env=env | {"ENGRAM_API_KEY": api_key},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
     def turn(self, sender: str, session: str, message: str) -> dict[str, Any]:
         """One turn of a direct chat with ``sender`` in session ``session`` (``openclaw agent --local``)."""
@@ -89,3 +98,12 @@ class OpenClawHome:
         done = self.openclaw("agent", "--local", "--to", sender, "--session-key", key, "--message", message, "--json")
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         return dict(json.loads(done.stdout[done.stdout.index("{") :]))
+
+
+def docs_blocks() -> list[str]:
+    """The bash blocks of docs/integrations.md's OpenClaw section, in order."""
+    text = (ROOT / "docs/integrations.md").read_text(encoding="utf-8")
+    start = text.index("\n## OpenClaw\n")
+    end = text.index("\n## ", start + 1)
+    first, last = text[:start].count("\n") + 2, text[:end].count("\n") + 1
+    return [b.code for b in read("docs/integrations.md").blocks if b.language == "bash" and first <= b.line <= last]

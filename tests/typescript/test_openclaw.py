@@ -1,5 +1,6 @@
-"""The plugin inside the real OpenClaw: its loader finds and activates it, a turn against the scripted
-model lands as an episode, the next session's prompt carries the recalled memory, another sender's not."""
+"""The plugin inside the real OpenClaw, installed by docs/integrations.md's steps word for word: its
+loader finds and activates it, a turn against the scripted model lands as an episode, the next
+session's prompt carries the recalled memory, another sender's does not."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def _episodes(server: LiveServer, key: str, user: str) -> list[dict[str, Any]]:
         return list(answer.json()["episodes"])
 
 
-@pytest.mark.timeout(900)  # three OpenClaw processes (about 40 s each on an idle 2-core machine)
+@pytest.mark.timeout(900)  # five OpenClaw commands, 10-40 s each on this 2-core machine
 def test_a_turn_lands_and_the_next_session_of_the_same_sender_recalls_it(
     workspace: dict[str, str], server: LiveServer, tmp_path: Path
 ) -> None:
@@ -45,7 +46,14 @@ def test_a_turn_lands_and_the_next_session_of_the_same_sender_recalls_it(
     chat = ScriptedChat(lambda messages: "Noted, I will remember that.")
     try:
         home = OpenClawHome(tmp_path / "openclaw", chat.url)
-        home.install_plugin({"baseUrl": server.url, "apiKey": key, "recallTimeoutMs": 10_000})
+        home.install_as_documented(server.url, key)
+        config = home.config()
+        assert config["plugins"]["slots"]["memory"] == "engramdb"  # OpenClaw's installer chose it
+        entry = config["plugins"]["entries"]["engramdb"]
+        assert entry["enabled"] and "apiKey" not in entry["config"]  # no secret in openclaw.json
+        entry["config"]["recallTimeoutMs"] = 10_000  # the test's: a loaded CI machine, not the 300 ms default
+        home.write_config(config)
+        home.extra_env["ENGRAM_API_KEY"] = key  # as the page says: OpenClaw's environment holds the key
 
         home.turn("alice", "alice-1", FACT)
         episodes = _episodes(server, key, "alice")
