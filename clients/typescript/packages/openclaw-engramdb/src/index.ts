@@ -10,6 +10,7 @@ import { parseConfig } from "./config.ts";
 import { OpenClawMemory } from "./memory.ts";
 import type { Message } from "./capture.ts";
 import type { HookContext } from "./scope.ts";
+import { SEARCH_TOOL, searchTool, type ToolContext } from "./tools.ts";
 
 export { parseConfig } from "./config.ts";
 export { OpenClawMemory } from "./memory.ts";
@@ -44,5 +45,6 @@ export default {
     api.on("agent_end", async (event, ctx) => {
       await memory.afterTurn(event.messages as Message[], event.success, ctx as HookContext);
     });
+    api.registerTool((tool) => searchTool(memory, tool as ToolContext) as never, { name: SEARCH_TOOL });
   },
 };

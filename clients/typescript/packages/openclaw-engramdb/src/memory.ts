@@ -45,7 +45,7 @@ export class OpenClawMemory {
   }
 
   /** The memory block to prepend to this turn's prompt, or "" (refused, nothing found, error, timeout). */
-  async recall(query: string, ctx: HookContext): Promise<string> {
+  async recall(query: string, ctx: HookContext, options: { excludeSession?: boolean } = {}): Promise<string> {
     const verdict = verdictOf(ctx, this.config.agentId);
     if (!verdict.ok || !query.trim()) return "";
     const abort = new AbortController();
@@ -55,7 +55,7 @@ export class OpenClawMemory {
           query: query.slice(0, QUERY_CHARS),
           scope: this.#scope(verdict),
           limit: this.config.recallLimit,
-          excludeSessionId: verdict.sessionId,
+          ...(options.excludeSession === false ? {} : { excludeSessionId: verdict.sessionId }),
         },
         signal: abort.signal,
       })
