@@ -1,0 +1,4 @@
+export * from "./canonical.ts";
+export * from "./client.ts";
+export * from "./errors.ts";
+export type { components, paths } from "./schema.ts";

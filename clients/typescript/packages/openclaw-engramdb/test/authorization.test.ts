@@ -1,0 +1,68 @@
+// Conformance matrix, Authorization and Contract rows: what may write and recall, and under which scope.
+import { strict as assert } from "node:assert";
+import { test } from "node:test";
+
+import { OpenClawMemory } from "../src/memory.ts";
+import { verdictOf } from "../src/scope.ts";
+import { config, direct, episodesOf, turn, unique } from "./helpers.ts";
+
+const REFUSED: Array<[string, Record<string, unknown>]> = [
+  ["group session", { sessionKey: "agent:main:discord:group:42" }],
+  ["channel session", { sessionKey: "agent:main:slack:channel:c1" }],
+  ["cron session", { sessionKey: "agent:main:cron:nightly" }],
+  ["heartbeat session", { sessionKey: "agent:main:heartbeat" }],
+  ["hook session", { sessionKey: "agent:main:hook:gmail" }],
+  ["subagent session", { sessionKey: "agent:main:subagent:7" }],
+  ["active-memory session", { sessionKey: "agent:main:active-memory:x" }],
+  ["node session", { sessionKey: "agent:main:node:n1" }],
+  ["incognito session", { sessionKey: "agent:main:incognito:x" }],
+  ["global session", { sessionKey: "global" }],
+  ["cron trigger", { trigger: "cron" }],
+  ["heartbeat trigger", { trigger: "heartbeat" }],
+  ["no trigger", { trigger: undefined }],
+  ["group chat type", { channelContext: { chat: { id: "g", type: "group" } } }],
+  ["missing sender", { chatId: undefined }],
+  ["blank sender", { chatId: "  " }],
+  ["missing session id", { sessionId: undefined }],
+  ["malformed session id", { sessionId: "a b" }],
+  ["ambiguous session id", { sessionId: "unknown" }],
+  ["missing agent", { agentId: undefined }],
+];
+
+test("group, cron, hook, subagent and malformed contexts neither recall nor write", async () => {
+  const memory = new OpenClawMemory(config());
+  for (const [label, change] of REFUSED) {
+    const ctx = { ...direct(unique("refused")), ...change };
+    assert.equal(verdictOf(ctx).ok, false, label);
+    assert.equal(await memory.afterTurn(turn("I keep my bike in the shed.", "Noted."), true, ctx), undefined, label);
+    assert.equal(await memory.recall("bike", ctx), "", label);
+  }
+  assert.deepEqual(memory.outbox.pending(), []); // nothing queued on disk either
+  // positive control: the same turn in a direct chat with a person is written
+  const sender = unique("allowed");
+  assert.ok(await memory.afterTurn(turn("I keep my bike in the shed.", "Noted."), true, direct(sender)));
+  assert.equal((await episodesOf(sender)).length, 1);
+});
+
+test("the participant is the sender, hashed by the server: one sender's memory never reaches another", async () => {
+  const memory = new OpenClawMemory(config());
+  const [alice, bob] = [unique("alice"), unique("bob")];
+  await memory.afterTurn(turn("My locker code word is heliotrope.", "Noted."), true, direct(alice));
+  const forAlice = await memory.recall("what is my locker code word?", direct(alice));
+  assert.match(forAlice, /heliotrope/); // positive control
+  assert.equal(await memory.recall("what is my locker code word?", direct(bob)), "");
+  const [stored] = await episodesOf(alice);
+  assert.match(String(stored?.event.participantScopeHash), /^[0-9a-f]{64}$/);
+  assert.ok(!JSON.stringify(stored).includes(alice)); // the raw sender id is not stored
+  assert.equal((await episodesOf(bob)).length, 0);
+});
+
+test("repeated delivery of the same turn upserts one episode with the TypeScript-computed id", async () => {
+  const memory = new OpenClawMemory(config());
+  const ctx = direct(unique("repeat"));
+  const first = await memory.afterTurn(turn("I water the ferns on Sundays.", "Noted."), true, ctx);
+  const again = await memory.afterTurn(turn("I water the ferns on Sundays.", "Noted."), true, ctx);
+  assert.ok(first && first === again);
+  const stored = await episodesOf(String(ctx.chatId));
+  assert.deepEqual(stored.map((e) => e.event.eventId), [first]);
+});
