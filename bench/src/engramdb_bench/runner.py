@@ -41,8 +41,9 @@ from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.models.base import MAX_LIMIT
 from engramdb.models.recall import RecallRequest
 from engramdb_bench import metrics
+from engramdb_bench.beam import load_beam
 from engramdb_bench.datasets import Conversation, Dataset, Question, load_locomo, load_longmemeval
-from engramdb_bench.documents import GRANULARITIES, Document, documents, episodes
+from engramdb_bench.documents import GRANULARITIES, Document, documents, episodes, sdk_episodes
 from engramdb_bench.machine import git_commit, machine_info
 from engramdb_bench.protocol import protocol
 from engramdb_bench.scoring import group_order, score, summarise
@@ -52,7 +53,7 @@ log = logging.getLogger(__name__)
 
 ARMS = ("bm25", "vector", "hybrid", "expand")
 EXPAND_TOP = 3  # the expand arm: hybrid, following links one hop from the top three hits
-DATASETS = ("locomo", "longmemeval")
+DATASETS = ("locomo", "longmemeval", "beam")
 KS = (1, 5, 10, 20)
 
 
@@ -90,6 +91,8 @@ class EvalConfig:
     url: str | None = None
     key: str | None = None
     ks: tuple[int, ...] = KS
+    tier: str = "100K"  # BEAM: the tier folder under data
+    conversations: tuple[str, ...] | None = None  # BEAM: the conversation folders (default: every one)
     write_batch: int = 1000
     embed_batch: int = 256
 
@@ -101,6 +104,8 @@ class EvalConfig:
             raise ValueError(f"arms must be among {', '.join(ARMS)}")
         if self.granularity not in GRANULARITIES:
             raise ValueError(f"granularity must be one of {', '.join(GRANULARITIES)}")
+        if self.dataset == "beam" and self.granularity != "pair":
+            raise ValueError("BEAM's documents are a user turn and its reply: granularity pair")
         if not self.ks or min(self.ks) < 1 or max(self.ks) > MAX_LIMIT:
             raise ValueError(f"k values must be between 1 and {MAX_LIMIT}")
         if (self.rest or self.url) and self.arms != ("hybrid",):
@@ -129,6 +134,8 @@ def load_dataset(config: EvalConfig) -> Dataset:
     """Return the dataset the config names."""
     if config.dataset == "locomo":
         return load_locomo(config.data)
+    if config.dataset == "beam":
+        return load_beam(config.data, config.tier, list(config.conversations) if config.conversations else None)
     return load_longmemeval(config.data)
 
 
@@ -263,8 +270,9 @@ class _Run:
         docs = documents(conv, self.config.granularity)
         bodies, doc_index = [], []
         next_turn: Counter[str] = Counter()
+        write = sdk_episodes if self.dataset.writes == "sdk" else episodes
         for i, doc in enumerate(docs):
-            carried = episodes(doc, scope, next_turn[doc.session_id], provenance=f"eval:{self.dataset.name}")
+            carried = write(doc, scope, next_turn[doc.session_id], provenance=f"eval:{self.dataset.name}")
             next_turn[doc.session_id] += len(carried)
             self.totals.split_documents += len(carried) > 1
             bodies.extend(carried)
