@@ -116,9 +116,17 @@ class EvalConfig:
 
 def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
     """Return the retrieval settings of an arm: one arm alone (the other's fusion weight, the
-    neighbour lift and the date feature at 0), ``base`` for hybrid, and hybrid with recall's one-hop
+    neighbour lift, the date and time-words features, newer-first and the entity lift off), ``base`` for hybrid, and hybrid with recall's one-hop
     expansion for expand."""
-    alone = {"fusion": "weighted", "neighbour_weight": 0.0, "second_neighbour_weight": 0.0, "date_weight": 0.0}
+    alone = {
+        "fusion": "weighted",
+        "neighbour_weight": 0.0,
+        "second_neighbour_weight": 0.0,
+        "date_weight": 0.0,
+        "time_words_weight": 0.0,
+        "newer_first": False,
+        "entity_weight": 0.0,
+    }
     if arm == "bm25":
         return base.model_copy(update={**alone, "dense_weight": 0.0, "lexical_weight": 1.0})
     if arm == "vector":

@@ -11,19 +11,21 @@ for ``explain``.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from engramdb import clock, metrics
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
+from engramdb.core.entity_links import admitted_rows, entity_lift
+from engramdb.core.neighbours import DateFeature, SessionHit, contenders, lift_floor, neighbour_lift, rank_sessions
 from engramdb.core.relevance import Narrowing, QueryWords, relevance
+from engramdb.core.when import time_feature
 from engramdb.lexical.index import bm25_idf
 from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore, Vector
 
@@ -63,15 +65,7 @@ class Hit:
     features: dict[str, float] = field(default_factory=dict)  # feature -> contribution
     relevance: float = 0.0  # absolute match with the query (core/relevance.py)
     via: tuple[str, str] | None = None  # expansion: (relationship type, id of the hit linking it)
-
-
-@dataclass
-class SessionHit:
-    """A session ranked by its best-matching episode, with its matching rows best first."""
-
-    session_id: str
-    score: float
-    records: list[MemoryRecord]
+    replaced_by: str | None = None  # the id of a newer recalled memory that states another value (core/conflicts.py)
 
 
 @dataclass
@@ -103,13 +97,15 @@ def recall(
     sessions: int = 0,
     narrow: Narrowing = _ALL,
     vector: Vector | None = None,
+    anchor: dt.datetime | None = None,
 ) -> RecallOutcome:
     """Return the top ``limit`` memories of one scope for ``query`` (and its top ``sessions``).
 
     ``narrow`` keeps only memories whose fields pass its filters and whose relevance reaches its
     floor; with filters the arms' pools are ``FILTERED_POOL`` times larger, since the filters
     apply to what the arms return. ``vector`` is the query's embedding when the caller already
-    has it (several queries embedded in one batch).
+    has it (several queries embedded in one batch). ``anchor`` is the question's time, against which
+    its relative time words resolve (default now).
     """
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -120,30 +116,34 @@ def recall(
     started = time.perf_counter()
     pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
     # Only vectors of this embedder are compared: another model's are stale (found by words only).
-    fused, weights, words = _fused_arms(
+    fused, weights, words, size = _fused_arms(
         store, scope_key, query, vector, replace(filt, vector_model=embedder.model_id), pool, settings
     )
     if narrow.filters or narrow.min_score is not None:
         fused = _narrowed(store, fused, narrow, words)
     date = _date_feature(query, settings)
-    headroom = _headroom(settings, dated=date is not None)
-    lift = _neighbour_lift(
+    when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
+    headroom = _headroom(settings, dated=date is not None, timed=when is not None)
+    lift = neighbour_lift(
         store,
         scope_key,
         fused,
         settings.neighbour_weight,
         settings.second_neighbour_weight,
-        floor=_lift_floor(fused, limit, settings, headroom) if sessions == 0 else None,
+        floor=lift_floor(fused, limit, settings, headroom) if sessions == 0 else None,
     )
-    contenders = _contenders(fused, lift, limit, headroom)
+    fused, linked = _entity_linked(store, scope_key, fused, lift, size, filt, settings, narrow.filters)
+    raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
+    rivals = contenders(fused, raised, limit, headroom)
     # Sessions need every candidate's record; the contenders' records are among them.
-    records = store.records([f.rowid for f in (fused if sessions > 0 else contenders)], with_event=False)
+    records = store.records([f.rowid for f in (fused if sessions > 0 else rivals)], with_event=False)
     total = sum(weights.values()) or 1.0
     shares = {name: weight / total for name, weight in weights.items()}
-    hits = _with_features(contenders, lift, records, settings, trust_weight, date, shares)[:limit]
+    features = _Features(settings, trust_weight, lift, linked, date, when)
+    hits = _with_features(rivals, records, features, shares)[:limit]
     for hit in hits:  # only what is returned: relevance reads each text's words
         hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record)
-    ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
+    ranked_sessions = rank_sessions(fused, raised, records, sessions, date) if sessions > 0 else []
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     metrics.RECALL_STAGE.labels("search").observe(timings["searchMs"] / 1000)
     return RecallOutcome(hits=hits, timings=timings, sessions=ranked_sessions, words=words)
@@ -157,8 +157,9 @@ def _fused_arms(
     filt: CandidateFilter,
     pool: int,
     settings: RetrievalSettings,
-) -> tuple[list[fusion.Fused], dict[str, float], QueryWords]:
-    """Both arms' candidates fused into one ranking, the arms' weights, and the query's words."""
+) -> tuple[list[fusion.Fused], dict[str, float], QueryWords, int]:
+    """Both arms' candidates fused into one ranking, the arms' weights, the query's words, and how
+    many memories the scope holds."""
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
     dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
     arms = {"dense": [(c.rowid, c.score) for c in dense], "lexical": [(c.rowid, c.score) for c in lexical]}
@@ -170,7 +171,7 @@ def _fused_arms(
         fused = fusion.weighted(arms, weights)
     else:
         fused = fusion.rrf(arms, weights, k=settings.rrf_k)
-    return fused, weights, QueryWords.of(terms, *counts)
+    return fused, weights, QueryWords.of(terms, *counts), counts[0]
 
 
 def _narrowed(
@@ -186,32 +187,6 @@ def _narrowed(
         and narrow.keeps(r)
         and (floor is None or relevance(f.raw.get("dense"), words, r) >= floor)
     ]
-
-
-def _sessions(
-    fused: list[fusion.Fused],
-    lift: dict[int, float],
-    records: dict[int, MemoryRecord],
-    limit: int,
-    date: DateFeature | None,
-) -> list[SessionHit]:
-    """Rank the sessions of every candidate episode (both arms' pools, not only the top
-    ``limit`` memories) by their best episode's score, so a session is found even when other
-    sessions fill the memory list."""
-    scored: list[tuple[float, int, str, MemoryRecord]] = []
-    for row in fused:
-        record = records.get(row.rowid)
-        if record is None or record.source != "EPISODE" or record.session_id is None:
-            continue
-        score = row.score + lift.get(row.rowid, 0.0) + (date(record) if date else 0.0)
-        scored.append((score, row.rowid, record.session_id, record))
-    best: dict[str, SessionHit] = {}
-    for score, _, session_id, record in sorted(scored, key=lambda s: (-s[0], s[1])):
-        hit = best.get(session_id)
-        if hit is None:  # rows come best first: the first one seen sets the session's score
-            hit = best[session_id] = SessionHit(session_id, score, [])
-        hit.records.append(record)
-    return list(best.values())[:limit]
 
 
 def _arm_weights(
@@ -248,9 +223,6 @@ def coverage(size: int, frequencies: Sequence[int]) -> float:
     return sum(w for w, f in zip(idf, frequencies, strict=True) if f > 0) / total if total > 0 else 1.0
 
 
-DateFeature = Callable[[MemoryRecord], float]
-
-
 def _date_feature(query: str, settings: RetrievalSettings) -> DateFeature | None:
     """Return the date feature for ``query`` (None when it names no date or the weight is 0):
     ``date_weight`` times how close a memory's ``observedAt`` is to a date the query names."""
@@ -285,84 +257,57 @@ def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction:
     return informative
 
 
-def _headroom(settings: RetrievalSettings, *, dated: bool) -> float:
-    """The most the features can add to a row's score (each feature is at most 1; the date
-    feature counts only when the query names a date)."""
+def _headroom(settings: RetrievalSettings, *, dated: bool, timed: bool = False) -> float:
+    """The most the features can add to a row's score (each feature is at most 1; the date and
+    time-words features count only when the query names a date or relative time)."""
     features = settings.recency_weight + settings.confidence_weight + settings.importance_weight + settings.trust_weight
-    return features + (settings.date_weight if dated else 0.0)
+    return features + (settings.date_weight if dated else 0.0) + (settings.time_words_weight if timed else 0.0)
 
 
-def _lift_floor(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings, headroom: float) -> float | None:
-    """The fused score below which no lift and no feature can bring a row into the top ``limit``."""
-    if len(fused) <= limit:
-        return None
-    reach = (settings.neighbour_weight + settings.second_neighbour_weight) * fused[0].score
-    return fused[limit - 1].score - reach - headroom
-
-
-def _neighbour_lift(
+def _entity_linked(
     store: TenantStore,
     scope_key: str,
     fused: list[fusion.Fused],
-    weight: float,
-    weight_2: float = 0.0,
-    *,
-    floor: float | None = None,
-) -> dict[int, float]:
-    """Lend each episode ``weight`` times the best fused score of the turns next to it, and
-    ``weight_2`` times the best of the turns two away (neighbours: written just before and after
-    in the same session; only rows the arms found, so only eligible ones, lend).
-
-    A turn often answers a question only with the turns around it ("what game was it?" -> the
-    answer), so a turn near a strong match is likelier evidence than its own words say.
-    Measured on LoCoMo and the held-out set (bench/RESULTS.md).
-    """
-    if (weight <= 0 and weight_2 <= 0) or not fused:
-        return {}
-    ids = np.array([f.rowid for f in fused], dtype=np.int64)  # every candidate lends
-    order = np.argsort(ids)
-    known, known_score = ids[order], np.array([f.score for f in fused])[order]
-
-    def score_of(rowids: np.ndarray) -> np.ndarray:
-        """The fused score of each rowid, 0 for -1 and for rows the arms did not find."""
-        at = np.minimum(np.searchsorted(known, rowids), len(known) - 1)
-        return np.where(known[at] == rowids, known_score[at], 0.0)
-
-    # Only rows that can still rise into the top borrow (their neighbours are looked up).
-    borrowers = ids if floor is None else ids[np.array([f.score >= floor for f in fused])]
-    before, after = store.adjacent(scope_key, borrowers.tolist())
-    lift = weight * np.maximum(score_of(before), score_of(after))
-    if weight_2 > 0:  # one lookup: the turn before the one before, and after the one after
-        beyond_before, beyond_after = store.adjacent(scope_key, np.concatenate([before, after]).tolist())
-        far = np.maximum(score_of(beyond_before[: len(before)]), score_of(beyond_after[len(before) :]))
-        lift += weight_2 * far
-    lifted = np.flatnonzero(lift > 0)
-    return dict(zip(borrowers[lifted].tolist(), lift[lifted].tolist(), strict=True))
+    lift: dict[int, float],
+    size: int,
+    filt: CandidateFilter,
+    settings: RetrievalSettings,
+    filtered: bool,
+) -> tuple[list[fusion.Fused], dict[int, float]]:
+    """The entity lift (``core/entity_links.py``) from the top rows, and the candidates with the rows
+    found only through an entity (when the recall's filter admits them; none under record filters)."""
+    if settings.entity_weight <= 0 or settings.entity_seeds <= 0 or not fused:
+        return fused, {}
+    top = sorted(fused, key=lambda f: (-(f.score + lift.get(f.rowid, 0.0)), f.rowid))[: settings.entity_seeds]
+    seeds = [(f.rowid, kind, f.score + lift.get(f.rowid, 0.0)) for f in top for kind in ("EPISODE", "MEMORY_FACT")]
+    linked = entity_lift(store, scope_key, seeds, size, settings)
+    known = {f.rowid for f in fused}
+    new = [] if filtered else admitted_rows(store, scope_key, [r for r in linked if r not in known], filt)
+    kept = known | set(new)
+    linked = {r: v for r, v in linked.items() if r in kept}
+    return [*fused, *(fusion.Fused(r, 0.0) for r in sorted(new))], linked
 
 
-def _contenders(fused: list[fusion.Fused], lift: dict[int, float], limit: int, headroom: float) -> list[fusion.Fused]:
-    """Rows that can still reach the top ``limit`` once features are added (each is at most 1).
+@dataclass(frozen=True)
+class _Features:
+    """What the lifecycle features read: the settings, the trust policy, the lifts, the query's dates."""
 
-    A row whose score trails the ``limit``-th best by more than every feature weight together
-    can never overtake it, so it is neither fetched nor scored: exact, and much less work.
-    """
-    if len(fused) <= limit:
-        return fused
-    base = sorted((f.score + lift.get(f.rowid, 0.0) for f in fused), reverse=True)
-    floor = base[limit - 1] - headroom
-    return [f for f in fused if f.score + lift.get(f.rowid, 0.0) >= floor]
+    settings: RetrievalSettings
+    trust_weight: Callable[[MemoryRecord], float]
+    lift: dict[int, float]
+    linked: dict[int, float]
+    date: DateFeature | None
+    when: DateFeature | None
 
 
 def _with_features(
     fused: Sequence[fusion.Fused],
-    lift: dict[int, float],
     records: dict[int, MemoryRecord],
-    settings: RetrievalSettings,
-    trust_weight: Callable[[MemoryRecord], float],
-    date: DateFeature | None,
+    f: _Features,
     shares: dict[str, float],
 ) -> list[Hit]:
     now = clock.utc_now().timestamp()
+    settings = f.settings
     hits: list[Hit] = []
     for row in fused:
         record = records.get(row.rowid)
@@ -372,12 +317,16 @@ def _with_features(
             "recency": settings.recency_weight * recency(record.observed_at, now, settings.recency_half_life_days),
             "confidence": settings.confidence_weight * record.confidence,
             "importance": settings.importance_weight * _SOURCE_PRIOR[record.source],
-            "trust": settings.trust_weight * trust_weight(record),
+            "trust": settings.trust_weight * f.trust_weight(record),
         }
         if settings.neighbour_weight > 0 or settings.second_neighbour_weight > 0:
-            features["neighbours"] = lift.get(row.rowid, 0.0)
-        if date:
-            features["date"] = date(record)
+            features["neighbours"] = f.lift.get(row.rowid, 0.0)
+        if row.rowid in f.linked:
+            features["entities"] = f.linked[row.rowid]
+        if f.date:
+            features["date"] = f.date(record)
+        if f.when:
+            features["timeWords"] = f.when(record)
         arms = {
             name: {
                 "rank": row.ranks[name],
