@@ -116,8 +116,8 @@ class EvalConfig:
 
 def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
     """Return the retrieval settings of an arm: one arm alone (the other's fusion weight, the
-    neighbour lift, the date and time-words features, newer-first and the entity lift off), ``base`` for hybrid, and hybrid with recall's one-hop
-    expansion for expand."""
+    neighbour lift, the date and time-words features, newer-first and the entity lift off), ``base``
+    for hybrid, and hybrid with recall's one-hop expansion for expand."""
     alone = {
         "fusion": "weighted",
         "neighbour_weight": 0.0,

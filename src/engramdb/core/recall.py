@@ -124,13 +124,9 @@ def recall(
     date = _date_feature(query, settings)
     when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
     headroom = _headroom(settings, dated=date is not None, timed=when is not None)
+    floor = lift_floor(fused, limit, settings, headroom) if sessions == 0 else None
     lift = neighbour_lift(
-        store,
-        scope_key,
-        fused,
-        settings.neighbour_weight,
-        settings.second_neighbour_weight,
-        floor=lift_floor(fused, limit, settings, headroom) if sessions == 0 else None,
+        store, scope_key, fused, settings.neighbour_weight, settings.second_neighbour_weight, floor=floor
     )
     fused, linked = _entity_linked(store, scope_key, fused, lift, size, filt, settings, narrow.filters)
     raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
