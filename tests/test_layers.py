@@ -6,13 +6,13 @@ and ``importlib.import_module("...")`` calls): a rule broken anywhere fails here
 week later. Every part of the package has a rule (a new subpackage without one fails
 ``test_every_part_of_the_package_has_a_rule``), and no rule names an exception.
 
-    errors, clock, config, logs, metrics, lexical   import nothing of EngramDB's
+    errors, clock, config, logs, metrics, traces, lexical   import nothing of EngramDB's
     contract     errors and clock (the wire vocabulary, canonical JSON, ids)
     audit_chain  the contract (how an audit entry is chained: both core and storage need it)
     models       contract, errors, clock: no server part (the SDK depends on it alone)
     sdk          contract, models, errors, clock: never core, storage or the server
     integrations the SDK's layers and the SDK; of the server only ``engramdb.embedded``
-    storage      the pure layers below it (contract, audit_chain, lexical): never core
+    storage      the pure layers below it (contract, audit_chain, lexical) and traces: never core
     core         of storage, only the ports and their rows; never api, cli, jobs or the SDK
     jobs         core and the storage port; never api or cli
     embedded     this process as the server: core, jobs, the backend registry
@@ -129,22 +129,28 @@ def _ours(*names: str) -> tuple[str, ...]:
 BASE = _ours("errors", "clock")
 PURE = (*BASE, *_ours("contract", "audit_chain", "lexical"))
 PORTS = _ours("storage.port", "storage.rows", "storage.knowledge.port", "storage.assist.port")
-SERVICE = (*PURE, *_ours("models", "config", "metrics", "logs", "core", "jobs"), *PORTS, f"{OWN}.storage.registry")
+SERVICE = (
+    *PURE,
+    *_ours("models", "config", "metrics", "traces", "logs", "core", "jobs"),
+    *PORTS,
+    f"{OWN}.storage.registry",
+)
 RULES: dict[str, tuple[str, ...]] = {
     "errors": (),
     "clock": (),
     "config": (),
     "logs": (),
     "metrics": (),
+    "traces": (),
     "lexical": (),
     "contract": BASE,
     "audit_chain": _ours("contract"),
     "models": (*BASE, f"{OWN}.contract"),
     "sdk": (*BASE, *_ours("contract", "models")),
     "integrations": (*BASE, *_ours("contract", "models", "sdk", "embedded")),
-    "storage": PURE,
-    "core": (*PURE, *_ours("models", "config", "metrics"), *PORTS),
-    "jobs": (*PURE, *_ours("models", "config", "metrics", "core"), *PORTS),
+    "storage": (*PURE, f"{OWN}.traces"),
+    "core": (*PURE, *_ours("models", "config", "metrics", "traces"), *PORTS),
+    "jobs": (*PURE, *_ours("models", "config", "metrics", "traces", "core"), *PORTS),
     "embedded": SERVICE,
     "api": SERVICE,
     "cli": (*SERVICE, *_ours("api", "sdk", "integrations", "embedded", "skills")),

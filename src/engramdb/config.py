@@ -215,6 +215,26 @@ class Settings(BaseSettings):
         description="PostgreSQL: memories in one scope before it is answered from an in-memory copy "
         "(BM25 and int8 vectors) instead of a scan of its rows per query",
     )
+    pg_statement_timeout_seconds: float = Field(
+        5.0,
+        gt=0,
+        description="PostgreSQL: a statement of a request (or of a job's ordinary step) running longer is "
+        "cancelled; the request answers 503 query_timeout with Retry-After, and its connection is free again",
+    )
+    pg_maintenance_timeout_seconds: float = Field(
+        3600.0,
+        gt=0,
+        description="PostgreSQL: the same for maintenance work: the aging sweep, re-embedding, imports, "
+        "exports, migrations, VACUUM, warming the scope copies at start (pg_dump and pg_restore set their own)",
+    )
+    pg_search_connections: int = Field(
+        2,
+        ge=1,
+        description="PostgreSQL: where-queries (record searches, counts, aggregates, deletes by where) hold at "
+        "most this many of the server's 8 database connections at once, one scope at most half of them (at least "
+        "one), so the rest stay free for recall and writes; past it a search waits up to the statement timeout, "
+        "then answers 503 overloaded",
+    )
     embed_poll_seconds: float = Field(0.5, description="worker poll interval when idle")
     aging_interval_seconds: float = Field(3600.0, gt=0, description="how often the aging job sweeps every tenant")
     usage_flush_seconds: float = Field(5.0, gt=0, description="how often recall's use counts are written")
@@ -251,7 +271,14 @@ class Settings(BaseSettings):
             "ann_probe_share": self.ann_probe_share,
         }
         if self.database_url:
-            return {"schema": self.pg_schema, "copy_min_rows": self.pg_copy_min_rows, **copies}
+            return {
+                "schema": self.pg_schema,
+                "copy_min_rows": self.pg_copy_min_rows,
+                "statement_timeout": self.pg_statement_timeout_seconds,
+                "maintenance_timeout": self.pg_maintenance_timeout_seconds,
+                "search_connections": self.pg_search_connections,
+                **copies,
+            }
         return {"synchronous": self.sqlite_synchronous, **copies}
 
     def recalls_file(self) -> Path:

@@ -8,7 +8,8 @@
     ├── ConflictError            409  the request conflicts with stored state
     ├── PayloadTooLargeError     413  the body is over the server's limit
     ├── BackendUnavailableError  503  the store is busy, locked or unreachable; retryable
-    │   └── OverloadedError      503  the server is at its limit of requests at once; retryable
+    │   ├── OverloadedError      503  the server is at its limit of requests at once; retryable
+    │   └── QueryTimeoutError    503  a statement ran past the statement timeout; retryable
     ├── EmbeddingFailedError     502  the embedder failed; retryable per failure (a timeout is)
     ├── ModelNotConfiguredError  501  a model-assisted operation, and no chat model is configured
     ├── ModelFailedError         502  the chat model failed; retryable per failure
@@ -96,6 +97,13 @@ class OverloadedError(BackendUnavailableError):
     """The server is serving as many requests as it may at once; retry after ``Retry-After``."""
 
     code = "overloaded"
+
+
+class QueryTimeoutError(BackendUnavailableError):
+    """A statement ran past the database's statement timeout and was cancelled (PostgreSQL's
+    SQLSTATE 57014); its connection is free again. Retry after ``Retry-After``, or ask for less."""
+
+    code = "query_timeout"
 
 
 class _DependencyFailedError(EngramError):

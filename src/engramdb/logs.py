@@ -3,7 +3,8 @@
 Importing EngramDB never configures logging; ``serve``, ``mcp`` and the CLI call
 ``configure_logging``. The request id travels in a context variable from the HTTP boundary to
 every record logged while the request is served, and is the ``requestId`` of the line, of the
-``X-Request-Id`` header and of every error body.
+``X-Request-Id`` header and of every error body. A line logged inside a traced span (traces.py)
+also carries its ``traceId`` and ``spanId``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import sys
 from contextvars import ContextVar
 from datetime import UTC, datetime
+from types import ModuleType
 from typing import Any, TextIO
 
 request_id: ContextVar[str | None] = ContextVar("engram_request_id", default=None)
@@ -44,10 +46,21 @@ class JsonFormatter(logging.Formatter):
         }
         if line["requestId"] in (None, "-"):
             del line["requestId"]
+        line.update(_trace_ids(sys.modules.get("opentelemetry.trace")))
         line.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD and not k.startswith("_")})
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
         return json.dumps(line, default=str, ensure_ascii=False)
+
+
+def _trace_ids(trace: ModuleType | None) -> dict[str, str]:
+    """The current span's ids, if OpenTelemetry is loaded (it is, by FastAPI) and a span is current."""
+    if trace is None:
+        return {}
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return {}
+    return {"traceId": f"{context.trace_id:032x}", "spanId": f"{context.span_id:016x}"}
 
 
 def configure_logging(level: int = logging.INFO, stream: TextIO = sys.stderr) -> None:

@@ -113,3 +113,15 @@ def test_a_question_about_a_finds_the_memory_about_b_through_their_entity(
     assert ranked[0] == sister and harbour in ranked
     linked = next(m for m in answer.memories if m.id == harbour)
     assert linked.explain is not None and linked.explain.features["entities"] > 0
+
+
+def test_the_links_a_write_makes_are_held_by_the_audit(store: Store, settings: Settings, operator: Caller) -> None:
+    from tests.surfaces.test_audit_tamper import _memory_edit
+
+    service = _service(store, settings)
+    _seed(service, operator, store)
+    verdict = service.admin.verify_audit(operator)
+    assert verdict.verified and (verdict.rows_checked or 0) > 14, verdict  # every ENTITY and MENTIONS row held
+    _memory_edit(store, "UPDATE relationships SET properties_json = '{\"forged\": true}' WHERE type = 'MENTIONS'")
+    forged = service.admin.verify_audit(operator)
+    assert not forged.verified and forged.row_kind == "RELATIONSHIP", forged  # an edited link is named

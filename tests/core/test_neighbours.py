@@ -66,7 +66,7 @@ def test_a_turn_without_words_keeps_the_chain(store: Store, service: MemoryServi
 
 def test_lift_reaches_one_and_two_turns_away(store: Store, service: MemoryService, operator: Caller) -> None:
     from engramdb.core.fusion import Fused
-    from engramdb.core.neighbours import neighbour_lift as _neighbour_lift
+    from engramdb.core.ranking import _neighbour_lift
 
     ids = [_write(service, operator, f"turn {i}", "s", i) for i in range(4)]
     a, b, c, d = _rowids(store, ids)

@@ -42,7 +42,7 @@ SEARCHES: list[tuple[str, dict[str, Any], str]] = [
     ("a date part past any year, compared", {"where": {"due": {"$year": {"$gt": 2**64}}}}, "where.due.$year.$gt"),
     ("null as a value", {"where": {"status": None}}, "where.status"),
     ("nested deeper than the limit", {"where": DEEP}, "where.A.B.C.D.E"),
-    ("too many conditions", {"where": WIDE}, "where.$or[99]"),
+    ("too many conditions", {"where": WIDE}, "where.$or[99].n"),  # $or and 99 n: 100 keys
     ("unknown $ key", {"where": {"$nor": []}}, "where.$nor"),
     (
         "bad relation direction",

@@ -97,6 +97,31 @@ CASES: list[tuple[list[str], dict[str, Any], set[str]]] = [
     (["TASK"], {"$not": {"ENTITY": {"name": "Alice"}}}, {T2, T3, T4}),  # $not over a relation
     (["PROJECT"], {"$not": {"TASK": {"status": "done"}}}, {"auth"}),
     ([], {"name": {"$in": ["billing", "Carol"]}}, {"billing", "Carol"}),  # any label
+    # More than 4 conditions: on PostgreSQL the planner joins 4 (equalities first), the rest are probes.
+    (
+        ["TASK"],
+        {
+            "priority": {"$gt": 0},
+            "title": {"$contains": "e"},
+            "dueDate": {"$exists": True},
+            "$not": {"status": "done"},
+            "assignee": "Alice",
+            "tags": "db",
+        },
+        {T1},
+    ),
+    (
+        ["TASK"],
+        {
+            "status": "open",
+            "priority": {"$gte": 2},
+            "assignee": {"$exists": True},
+            "title": {"$contains": "r"},
+            "$and": [{"$not": {"blocked": True}}, {"PROJECT": {"name": "billing"}}],
+            "$or": [{"tags": "db"}, {"tags": {"$exists": False}}],
+        },
+        {T1},
+    ),
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -15,6 +16,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
+from engramdb.storage.postgres import migrations
 from engramdb.storage.postgres.store import PostgresStore
 from tests.factories import episode_body, scope_fields
 
@@ -52,3 +54,15 @@ def test_vectors_and_text_index_stay_inline(pg: PostgresStore) -> None:
     inline, event_out_of_line = row
     assert inline  # the vector is read with its row
     assert event_out_of_line  # positive control: this row was large enough to be toasted
+
+
+def test_every_migration_file_is_applied(pg: PostgresStore) -> None:
+    # One was not: 012_memories_by_id.sql sat in the folder while the hand-kept list skipped it.
+    files = sorted(p.name for p in (Path(migrations.__file__).parent).glob("*.sql"))
+    assert "012_memories_by_id.sql" in files and len(files) >= 13  # the listing found the folder
+    pg.tenant("t1", create=True)
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        applied = [r[0] for r in conn.execute(f"SELECT name FROM {pg.schema}.schema_migrations ORDER BY name")]
+        indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (pg.schema,))}
+    assert applied == files
+    assert any("memory_id" in name or "by_id" in name for name in indexes), indexes  # 012's index exists

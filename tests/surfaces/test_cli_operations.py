@@ -82,6 +82,7 @@ def _tour(run: Run, tag: str, tmp_path: Path, archive: Archive) -> None:
     assert len(run("episodes", "list", "--session", "s1", *s)["episodes"]) == 3
     fact = run("remember", f"The database is MongoDB ({tag})", "--subject", "user", "--kind", "database", *s)
     assert run("facts", "get", fact["id"], *s)["status"] == "active"
+    assert run("find", fact["id"])["event"]["subjectKey"] == "user"  # by id alone: the answer names its scope
     assert [f["id"] for f in run("facts", "list", "--subject", "user", *s)["facts"]] == [fact["id"]]
     new = run("facts", "correct", fact["id"], "--text", f"The database is PostgreSQL ({tag})", "--reason", "moved", *s)
     assert new["memory"]["supersedesFactId"] == fact["id"]

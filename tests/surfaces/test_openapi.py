@@ -143,6 +143,7 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
             agent.post(f"/v1/facts/{old['id']}/correct", json={"text": "Uses PostgreSQL", "reason": "moved"}),
         ).json()
         check("get_fact", agent.get(f"/v1/facts/{new['id']}"))
+        check("find_memory", agent.get(f"/v1/memories/{new['id']}"))
         check("list_facts", agent.get("/v1/facts", params={"includeHistory": "true"}))
         check("fact_history", agent.get(f"/v1/facts/{new['id']}/history"))
         tombs = check("list_tombstones", agent.get("/v1/tombstones")).json()["tombstones"]

@@ -3,6 +3,8 @@ what was wrong, whichever layer (routing, JSON parsing, validation, the service)
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from tests.conftest import LiveServer
@@ -82,6 +84,10 @@ def test_a_path_names_every_method_its_routes_take(server: LiveServer) -> None:
         assert wrong.status_code == 405 and wrong.headers["allow"] == every
         assert wrong.json()["message"] == f"/v1/facts does not take DELETE; it takes {every}"
         http.post("/v1/facts", json=fact_body("The user likes tea"))
+        deadline = time.monotonic() + 30  # the body is stable once embedded (pending, then ready)
+        while http.get("/v1/facts").json()["facts"][0]["embedding"]["state"] != "ready":
+            assert time.monotonic() < deadline, "the fact was never embedded"
+            time.sleep(0.05)
         got, head = http.get("/v1/facts"), http.head("/v1/facts")
         assert got.status_code == head.status_code == 200 and head.content == b"" and got.json()["facts"]
         assert head.headers["content-type"] == got.headers["content-type"] == "application/json"

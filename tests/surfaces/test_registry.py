@@ -18,7 +18,7 @@ import typer
 from fastapi.routing import APIRoute
 
 from engramdb.api.mcp import build_server
-from engramdb.config import Settings
+from engramdb.config import LLMSettings, Settings
 from engramdb.core import auth
 from engramdb.core.auth import PERMISSIONS, Caller
 from engramdb.core.embedding import HashingEmbedder
@@ -84,12 +84,22 @@ def test_every_operation_has_a_command_that_runs_locally_and_remotely() -> None:
         assert len(arguments) == len(op.path_params) + len(op.cli.positional), op.name
 
 
-def test_every_flagged_operation_is_an_mcp_tool_and_no_other(tmp_path: Path) -> None:
+@pytest.mark.parametrize("model", [False, True], ids=["no-model", "model"])
+def test_every_flagged_operation_is_an_mcp_tool_and_no_other(tmp_path: Path, model: bool) -> None:
+    # A tool that asks the chat model is listed only by a server that has one (issue 31).
+    llm = LLMSettings(
+        base_url="http://127.0.0.1:9/v1" if model else None,
+        model="scripted" if model else "",
+        workers=0,
+        worker_process=False,
+    )
     store = SQLiteStore(tmp_path)
-    service = MemoryService(store, HashingEmbedder(), Settings(home=tmp_path, embedder="hashing"))
+    service = MemoryService(store, HashingEmbedder(), Settings(home=tmp_path, embedder="hashing", llm=llm))
     server = build_server(service, lambda _ctx: Caller("t1", "k", "agent"), transport="stdio")
     tools = {t.name: t for t in anyio.run(server.list_tools)}
-    flagged = {op.mcp.tool: op for op in OPERATIONS if op.mcp is not None}
+    flagged = {op.mcp.tool: op for op in OPERATIONS if op.mcp is not None and (model or not op.mcp.needs_model)}
+    needing = {op.mcp.tool for op in OPERATIONS if op.mcp is not None and op.mcp.needs_model}
+    assert needing and (needing <= set(tools)) is model
     assert set(tools) == set(flagged)
     for name, op in flagged.items():
         assert op.mcp is not None

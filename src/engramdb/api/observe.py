@@ -32,7 +32,8 @@ class Observe:
             return
         started = time.perf_counter()
         status = 500  # what the client gets if the app raises before answering
-        note: dict[str, Any] = {}
+        outer = problem_note.get()  # the server span's (api/tracing.py), when the process traces
+        note: dict[str, Any] = {} if outer is None else outer
         token = problem_note.set(note)
 
         async def send_seen(message: Message) -> None:
@@ -49,7 +50,7 @@ class Observe:
 
     @staticmethod
     def _record(scope: Scope, status: int, code: str | None, seconds: float) -> None:
-        route = getattr(scope.get("route"), "path", None) or "unmatched"  # never the raw path: bounded labels
+        route = route_template(scope) or "unmatched"  # never the raw path: bounded labels
         method = scope.get("method", "")
         metrics.REQUESTS.labels(route, method, str(status)).inc()
         metrics.LATENCY.labels(route, method).observe(seconds)
@@ -69,6 +70,20 @@ class Observe:
                 **({"code": code} if code else {}),
             },
         )
+
+
+def route_template(scope: Scope) -> str | None:
+    """The template of the route that answered (``/v1/facts/{fact_id}``), None when none did.
+
+    FastAPI's router names only its own routes in the scope; a plain route (``/mcp``, ``/readyz``)
+    is found by the endpoint it chose.
+    """
+    route = scope.get("route")
+    if route is None and scope.get("endpoint") is not None:
+        routes = getattr(scope.get("router"), "routes", ())
+        route = next((r for r in routes if getattr(r, "endpoint", None) is scope["endpoint"]), None)
+    path = getattr(route, "path", None)
+    return path if isinstance(path, str) else None
 
 
 def install_metrics(app: FastAPI) -> None:

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.routing import Route
 
-from engramdb import __version__, metrics
+from engramdb import __version__, metrics, traces
 from engramdb.api import problems
 from engramdb.api.background import BackgroundJobs
 from engramdb.api.guard import RateLimiter, RequestGuard
@@ -19,6 +19,7 @@ from engramdb.api.observe import Observe, install_metrics
 from engramdb.api.openapi import install_docs
 from engramdb.api.readiness import Readiness
 from engramdb.api.routes import add_route
+from engramdb.api.tracing import Traced
 from engramdb.api.ui import install_ui
 from engramdb.config import Settings, tune_process
 from engramdb.core.embedding import Embedder, make_embedder
@@ -77,6 +78,8 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        # FastAPI's own spans would record the path and query string sent (text); ours replace them.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.service, app.state.store = service, store
     app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
@@ -106,6 +109,8 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
     app.add_middleware(Observe)
     metrics.watch_backlog(lambda: _backlog(store))
     problems.install(app)  # its request-id boundary goes outside both, so refusals carry the id
+    if traces.on():  # outermost: the server span covers everything, every log line carries its trace id
+        app.add_middleware(Traced)
 
 
 def _backlog(store: Store) -> float:

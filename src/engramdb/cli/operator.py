@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from engramdb import __version__, clock
+from engramdb import __version__, clock, traces
 from engramdb.cli.context import DEFAULT_TENANT, local_scope, open_local_store, settings_for
 from engramdb.cli.process import cap_malloc_arenas, step_aside
 from engramdb.config import Settings
@@ -41,6 +41,7 @@ def serve(
     from engramdb.storage.registry import open_store
 
     configure_logging(logging.INFO, sys.stdout)
+    traces.start(__version__)  # OTEL_EXPORTER_OTLP_ENDPOINT: spans by OTLP (docs/operations.md)
     settings = settings_for(home).model_copy(update={k: v for k, v in {"host": host, "port": port}.items() if v})
     cap_malloc_arenas(settings.malloc_arenas)  # before the server's threads start
     store = open_store(settings.storage_url(), **settings.store_options())
@@ -52,9 +53,12 @@ def serve(
         out.print(token, soft_wrap=True, highlight=False)
     out.print(f"EngramDB {__version__} on http://{settings.host}:{settings.port} (data: {settings.home.resolve()})")
     app = create_app(settings, store=store, owns_process=True)
-    uvicorn.run(
-        app, host=settings.host, port=settings.port, log_config=None, log_level="info", access_log=False
-    )  # the app logs one JSON access line per request
+    try:
+        uvicorn.run(
+            app, host=settings.host, port=settings.port, log_config=None, log_level="info", access_log=False
+        )  # the app logs one JSON access line per request
+    finally:
+        traces.stop()  # the spans still queued go out before the process ends
 
 
 def mcp(
@@ -78,6 +82,7 @@ def mcp(
 
     # stdout carries the protocol: logs go to stderr, nothing else is printed.
     configure_logging(logging.WARNING, sys.stderr)
+    traces.start(__version__)
     settings: Settings = settings_for(home)
     named = {
         "agentId": agent_id,
@@ -110,6 +115,7 @@ def mcp(
     finally:
         worker.stop()
         store.close()
+        traces.stop()
 
 
 def export_tenant(
@@ -186,6 +192,7 @@ def work(home: HomeOpt = None) -> None:
 
     configure_logging(logging.INFO, sys.stderr)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per model call: the ledger has them
+    traces.start(__version__)
     settings = settings_for(home)
     if not settings.llm.configured:
         raise EngramError(
@@ -210,3 +217,4 @@ def work(home: HomeOpt = None) -> None:
     worker.stop(timeout=30)
     service.shared.foreground.close()
     store.close()
+    traces.stop()

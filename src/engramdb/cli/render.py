@@ -184,14 +184,18 @@ def _audit(page: AuditPage) -> None:
 
 
 def _verdict(verdict: AuditVerdict) -> None:
+    for warning in verdict.warnings:
+        err.print(Text.assemble(("warning", "yellow"), f": {warning}"))
     if verdict.verified:
         _line(
             f"audit chain of {verdict.tenant!r} verified: {verdict.checked} entries, "
-            f"{verdict.memories_checked or 0} memories"
+            f"{verdict.memories_checked or 0} memories, {verdict.rows_checked or 0} rows"
         )
         return
-    if verdict.memory_id is not None:
-        err.print(Text.assemble((f"memory {verdict.memory_id} altered", "red"), f": {verdict.problem}"))
+    if verdict.row_id is not None or verdict.memory_id is not None:
+        what = f"{verdict.row_kind or 'memory'} {verdict.row_id or verdict.memory_id} altered"
+        fields = f" ({', '.join(verdict.fields)})" if verdict.fields else ""
+        err.print(Text.assemble((what + fields, "red"), f": {verdict.problem}"))
         return
     err.print(
         Text.assemble(

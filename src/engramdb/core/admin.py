@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 
 from engramdb import __version__
-from engramdb.core import audit, auth
+from engramdb.core import auth
 from engramdb.core.auth import Caller
-from engramdb.core.integrity import first_altered_memory
 from engramdb.core.policy import load_policy, save_policy
 from engramdb.core.shared import Area, Shared
+from engramdb.core.verification import verify_tenant
 from engramdb.core.views import audit_view, key_view, scope_summary
 from engramdb.errors import NotFoundError
 from engramdb.models.admin import (
@@ -71,29 +71,9 @@ class AdminOperations(Area):
 
     def verify_audit(self, caller: Caller) -> AuditVerdict:
         """Recompute the tenant's chain from its first entry, hold it to its anchors outside the
-        database, and check every stored memory against what was written; name the first fault."""
+        database, and check every stored row against what was written; name the first fault."""
         auth.require(caller, "audit.read")
-        tenant = self.shared.tenant(caller)
-        verdict = audit.verify(tenant)
-        answer = AuditVerdict(
-            tenant=caller.tenant,
-            verified=verdict.ok,
-            checked=verdict.checked,
-            broken_seq=verdict.broken_seq,
-            problem=verdict.problem,
-        )
-        if not verdict.ok:
-            return answer
-        seq, problem = self.shared.anchors.check(caller.tenant, tenant)
-        if problem is not None:
-            return answer.model_copy(update={"verified": False, "broken_seq": seq, "problem": problem})
-        memories, memory_id, problem = first_altered_memory(tenant)
-        if problem is not None:
-            return answer.model_copy(
-                update={"verified": False, "memory_id": memory_id, "memories_checked": memories, "problem": problem}
-            )
-        self.shared.anchors.advance(caller.tenant, tenant)  # what was just verified is anchored
-        return answer.model_copy(update={"memories_checked": memories})
+        return verify_tenant(caller.tenant, self.shared.tenant(caller), self.shared.anchors)
 
     def list_scopes(self, caller: Caller, query: ScopeListQuery) -> ScopeList:
         """The tenant's scopes that hold memories and that the key may name."""

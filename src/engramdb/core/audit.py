@@ -40,11 +40,13 @@ class AuditLog(Protocol):
 
 @dataclass(frozen=True)
 class Verdict:
-    """The result of a verification: how many entries were checked and the first bad one."""
+    """The result of a verification: how many entries were checked, the head they end at (its
+    hash; None for an empty chain) and the first bad one."""
 
     checked: int
     broken_seq: int | None = None
     problem: str | None = None
+    head_hash: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -69,7 +71,7 @@ def verify(tenant: AuditLog) -> Verdict:
                 return Verdict(checked, entry.seq, "reason does not match its digest (edited)")
             prev_hash, expected_seq, checked = entry.hash, expected_seq + 1, checked + 1
         after = entries[-1].seq
-    return Verdict(checked)
+    return Verdict(checked, head_hash=None if checked == 0 else prev_hash)
 
 
 def _reason_holds(entry: ChainedEntry) -> bool:

@@ -17,10 +17,11 @@ import hashlib
 import hmac
 import json
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from engramdb import clock
+from engramdb.audit_chain.states import key_digest
 from engramdb.contract.bounds import check_caps
 from engramdb.contract.canonical import canonical_json, sha256_hex
 from engramdb.contract.events import Scope
@@ -224,7 +225,7 @@ def create_key(
         actor_role=actor.role if actor else "operator",
         target_kind="api_key",
         target_id=key_id,
-        after_digest=sha256_hex(canonical_json({"role": role, "grant": grant})),
+        after_digest=key_digest(record),
     )
     store.tenant(tenant, create=create_tenant).create_key(record, draft)
     return f"{_TOKEN_PREFIX}.{tenant}.{key_id}.{secret}", record
@@ -244,14 +245,17 @@ def revoke_key(store: Store, *, tenant: str, key_id: str, actor: Caller | None =
             f"key {key_id} is the tenant's last active admin key; create another admin key first",
             field="keyId",
         )
+    at, record = clock.now_text(), keys.get_key(key_id)
     draft = AuditDraft(
         action="key.revoke",
         actor_key_id=actor.key_id if actor else None,
         actor_role=actor.role if actor else "operator",
         target_kind="api_key",
         target_id=key_id,
+        before_digest=None if record is None else key_digest(record),
+        after_digest=None if record is None else key_digest(replace(record, revoked_at=at)),
     )
-    return keys.revoke_key(key_id, clock.now_text(), draft)
+    return keys.revoke_key(key_id, at, draft)
 
 
 def _active_admins(keys: TenantStore) -> list[str]:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engramdb.core.recall import Hit
+from engramdb.core.ranking import Hit
 
 MIN_SHARE = 0.5  # the claims' shared topic: at least this share of the smaller one
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")

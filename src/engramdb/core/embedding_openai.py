@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from engramdb import traces
 from engramdb.core.embedding_port import FloatMatrix, l2_normalize
 from engramdb.errors import EmbeddingFailedError
 
@@ -72,10 +73,30 @@ class OpenAICompatibleEmbedder:
         self.close()
 
     def _embed_batch(self, texts: list[str]) -> FloatMatrix:
-        payload = self._post({"model": self.model, "input": texts})
-        vectors = _parse_embeddings(payload, expected=len(texts))
+        with traces.span(f"embeddings {self.model}", self._attributes(len(texts)), kind=traces.Kind.CLIENT) as call:
+            payload = self._post({"model": self.model, "input": texts})
+            vectors = _parse_embeddings(payload, expected=len(texts))
+            call.set_attribute("gen_ai.embeddings.dimension.count", int(vectors.shape[1]))
+            usage = payload.get("usage") if isinstance(payload, dict) else None
+            tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+            if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
+                call.set_attribute("gen_ai.usage.input_tokens", tokens)
         self._check_dimension(vectors.shape[1])
         return vectors
+
+    def _attributes(self, count: int) -> dict[str, traces.Value] | None:
+        """An embedding call's span attributes (GenAI conventions), never the texts."""
+        if not traces.on():
+            return None
+        url = httpx.URL(self.base_url)
+        return {
+            "gen_ai.operation.name": "embeddings",
+            "gen_ai.provider.name": "openai",  # the API's flavour: any OpenAI-compatible endpoint
+            "gen_ai.request.model": self.model,
+            "server.address": url.host,
+            "server.port": url.port or (443 if url.scheme == "https" else 80),
+            "engramdb.embedding.texts": count,
+        }
 
     def _check_dimension(self, width: int) -> None:
         with self._lock:
@@ -89,7 +110,7 @@ class OpenAICompatibleEmbedder:
 
     def _post(self, body: dict[str, Any]) -> Any:
         try:
-            response = self._client.post(f"{self.base_url}/embeddings", json=body)
+            response = self._client.post(f"{self.base_url}/embeddings", json=body, headers=traces.outgoing())
             response.raise_for_status()
             return response.json()
         except httpx.HTTPStatusError as error:

@@ -6,7 +6,8 @@ exist the moment the write returns): the entities ``core/entities.py`` finds in 
 wrote (an episode's summary and user text, a fact's text) become ``ENTITY`` records of the
 memory's scope, one per case-folded name (``{"name", "key"}``, origin ``derived``: the server
 read them, the host did not state them), and each memory ``MENTIONS`` the entities it names.
-Every new record and each memory's links are audited in the same transaction.
+Every new record and every link is audited in the same transaction with its state's digest, so
+the audit's coverage check holds them as it holds the knowledge plane's own writes.
 
 Recall side (``entity_lift``): the first ``entity_seeds`` rows of the fused ranking lend
 ``entity_weight`` times their score to every other memory that mentions one of their entities,
@@ -24,13 +25,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engramdb.audit_chain.states import record_digest, relationship_digest, relationship_id
 from engramdb.config import RetrievalSettings
-from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.contract.canonical import canonical_json
+from engramdb.core import fusion
 from engramdb.core.auth import Caller
 from engramdb.core.entities import extract
 from engramdb.core.knowledge.views import merge_key, new_record_id
-from engramdb.storage.knowledge.port import NewRecord, NodeKind, NodeRef, Value
-from engramdb.storage.port import CandidateFilter, TenantStore, Transaction
+from engramdb.storage.knowledge.port import Edge, NewRecord, NodeKind, NodeRef, RecordRow, Value
+from engramdb.storage.port import AuditDraft, CandidateFilter, TenantStore, Transaction
 from engramdb.storage.rows import ScopeColumns
 
 ENTITY, MENTIONS = "ENTITY", "MENTIONS"
@@ -54,7 +57,10 @@ def author_text(summary: str, user_text: str) -> str:
 
 
 def link_entities(tx: Transaction, caller: Caller, written: Sequence[Written], at: str) -> int:
-    """Create the ENTITY records and MENTIONS relationships of ``written``; return the links made."""
+    """Create the ENTITY records and MENTIONS relationships of ``written``; return the links made.
+
+    Each new record is audited with its state's digest and each link with its own, as the
+    knowledge plane's writes are, so ``engram audit verify`` holds them like any other row."""
     by_scope: dict[str, list[tuple[Written, dict[str, str]]]] = defaultdict(list)
     for item in written:
         names = extract(item.text)
@@ -62,49 +68,62 @@ def link_entities(tx: Transaction, caller: Caller, written: Sequence[Written], a
             by_scope[item.scope.scope_key].append((item, names))
     made = 0
     for scope_key, items in by_scope.items():
-        scope = items[0][0].scope
-        spelled: dict[str, str] = {}
-        for _, names in items:
-            for key, name in names.items():
-                spelled.setdefault(key, name)
-        digests = {key: merge_key(ENTITY, {"key": key}) for key in spelled}
-        rows = tx.merged_many(scope_key, ENTITY, list(digests.values()))
-        fresh = [_record(scope, key, spelled[key], digests[key], at) for key in spelled if digests[key] not in rows]
-        inserted = tx.insert_records(fresh) if fresh else {}
-        audits = [
-            caller.audit(
-                "record.create",
-                target_kind="RECORD",
-                target_id=record.record_id,
-                scope_key=scope_key,
-                after_digest=sha256_hex(record.properties_json),
-            )
-            for record in fresh
-            if record.record_id in inserted
-        ]
-        entity = {row_key: row.rowid for row_key, row in rows.items()}
-        entity.update(
-            {r.merge_key: inserted[r.record_id].rowid for r in fresh if r.record_id in inserted and r.merge_key}
-        )
+        entity, audits = _entities(tx, caller, items, at)
+        links, ends = [], {}
         for item, names in items:
-            links = [
-                (MENTIONS, NodeRef(item.kind, item.rowid), NodeRef("RECORD", entity[digests[k]]))
-                for k in names
-                if digests[k] in entity
-            ]
-            created = tx.link_many(scope_key, links, at) if links else []
-            made += len(created)
-            if created:
-                audits.append(
-                    caller.audit(
-                        "relationship.create",
-                        target_kind="RELATIONSHIP",
-                        scope_key=scope_key,
-                        target_id=f"{item.memory_id}-{MENTIONS}->{len(created)} {ENTITY}",
-                    )
-                )
+            ends[(item.kind, item.rowid)] = item.memory_id
+            node = NodeRef(item.kind, item.rowid)
+            links += [(MENTIONS, node, NodeRef("RECORD", entity[k].rowid)) for k in names if k in entity]
+        ids = {row.rowid: row.record_id for row in entity.values()}
+        created = tx.link_many(scope_key, links, at) if links else []
+        made += len(created)
+        audits += [_link_audit(caller, scope_key, e, ends[(e.source.kind, e.source.rowid)], ids) for e in created]
         tx.audit_many(audits)
     return made
+
+
+def _entities(
+    tx: Transaction, caller: Caller, items: Sequence[tuple[Written, dict[str, str]]], at: str
+) -> tuple[dict[str, RecordRow], list[AuditDraft]]:
+    """The ENTITY records the items name (by case-folded key), the missing ones created and audited."""
+    scope = items[0][0].scope
+    spelled: dict[str, str] = {}
+    for _, names in items:
+        for key, name in names.items():
+            spelled.setdefault(key, name)
+    digests = {key: merge_key(ENTITY, {"key": key}) for key in spelled}
+    rows = tx.merged_many(scope.scope_key, ENTITY, list(digests.values()))
+    fresh = [_record(scope, key, spelled[key], digests[key], at) for key in spelled if digests[key] not in rows]
+    inserted = tx.insert_records(fresh) if fresh else {}
+    audits = [
+        caller.audit(
+            "record.create",
+            target_kind="RECORD",
+            target_id=row.record_id,
+            scope_key=row.scope_key,
+            after_digest=record_digest(row),
+        )
+        for row in inserted.values()
+    ]
+    by_digest = {
+        **rows,
+        **{r.merge_key: inserted[r.record_id] for r in fresh if r.record_id in inserted and r.merge_key},
+    }
+    return {key: by_digest[d] for key, d in digests.items() if d in by_digest}, audits
+
+
+def _link_audit(caller: Caller, scope_key: str, edge: Edge, memory_id: str, ids: dict[int, str]) -> AuditDraft:
+    """The audit entry of a MENTIONS link made: the relationship's id and its state's digest."""
+    entity_id = ids[edge.target.rowid]
+    return caller.audit(
+        "relationship.create",
+        target_kind="RELATIONSHIP",
+        scope_key=scope_key,
+        target_id=relationship_id(memory_id, edge.type, entity_id),
+        after_digest=relationship_digest(
+            scope_key, edge.type, (edge.source.kind, memory_id), ("RECORD", entity_id), edge.properties_json
+        ),
+    )
 
 
 def _record(scope: ScopeColumns, key: str, name: str, digest: str, at: str) -> NewRecord:
@@ -159,6 +178,25 @@ def entity_lift(
     return dict(lift)
 
 
-def admitted_rows(store: TenantStore, scope_key: str, rowids: Sequence[int], filt: CandidateFilter) -> list[int]:
-    """The linked rows a recall with ``filt`` may return."""
-    return store.admitted(scope_key, list(rowids), filt) if rowids else []
+def linked_rows(
+    store: TenantStore,
+    scope_key: str,
+    fused: list[fusion.Fused],
+    lift: dict[int, float],
+    size: int,
+    admit: CandidateFilter | None,
+    settings: RetrievalSettings,
+) -> tuple[list[fusion.Fused], dict[int, float]]:
+    """The entity lift from the top rows (their fused score plus their neighbours' lift), and the
+    candidates with the rows found only through an entity that ``admit`` lets in (None: none)."""
+    if settings.entity_weight <= 0 or settings.entity_seeds <= 0 or not fused:
+        return fused, {}
+    top = sorted(fused, key=lambda f: (-(f.score + lift.get(f.rowid, 0.0)), f.rowid))[: settings.entity_seeds]
+    seeds = [(f.rowid, kind, f.score + lift.get(f.rowid, 0.0)) for f in top for kind in ("EPISODE", "MEMORY_FACT")]
+    linked = entity_lift(store, scope_key, seeds, size, settings)
+    known = {f.rowid for f in fused}
+    unknown = [r for r in linked if r not in known]
+    new = store.admitted(scope_key, unknown, admit) if admit is not None and unknown else []
+    kept = known | set(new)
+    linked = {r: v for r, v in linked.items() if r in kept}
+    return [*fused, *(fusion.Fused(r, 0.0) for r in sorted(new))], linked

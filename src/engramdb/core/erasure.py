@@ -84,14 +84,17 @@ class ErasureOperations(Area):
             return MemoryDeleted(dry_run=True, memories=ids)
         with tenant.transaction() as tx:
             gone = tx.delete_memory_rows(scope_key, rows)
-            tx.audit(
-                caller.audit(
-                    "memory.delete",
-                    target_kind=source,
-                    target_id=memory_id,
-                    scope_key=scope_key,
-                    reason=f"deleted {gone} row(s) (every version)",
-                )
+            tx.audit_many(  # an entry per version: each names a row that must not come back
+                [
+                    caller.audit(
+                        "memory.delete",
+                        target_kind=row.source,
+                        target_id=row.memory_id,
+                        scope_key=scope_key,
+                        reason=f"deleted {gone} row(s) (every version of {memory_id})",
+                    )
+                    for row in rows
+                ]
             )
         tenant.scrub()
         return MemoryDeleted(dry_run=False, memories=ids)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engramdb.core.recall import Hit
+from engramdb.core.ranking import Hit
 from engramdb.core.relevance import Narrowing, QueryWords
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
 from engramdb.storage.port import CandidateFilter, TenantStore

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.audit_chain.states import memory_digest
 from engramdb.core.auth import Caller
 from engramdb.core.policy import TenantPolicy
 from engramdb.core.tombstones import tombstone_for, value_hash
@@ -44,19 +44,9 @@ class FactOutcome:
 
 
 def state_digest(record: MemoryRecord) -> str:
-    """Digest of a fact's lifecycle state, for the audit log's before/after."""
-    return sha256_hex(
-        canonical_json(
-            {
-                "id": record.memory_id,
-                "status": record.status,
-                "retiredAt": record.retired_at,
-                "supersededBy": record.superseded_by_id,
-                "reason": record.status_reason,
-            }
-            | ({"invalidAt": record.invalid_at} if record.invalid_at else {})  # digests from before it stay
-        )
-    )
+    """Digest of a memory's state for the audit log's before/after: everything that decides what a
+    read returns (its lifecycle, trust, scope, content and marks; engramdb/audit_chain/states.py)."""
+    return memory_digest(record)
 
 
 def _is_newer(record: MemoryRecord, than: NewMemory | MemoryRecord) -> bool:
@@ -192,17 +182,26 @@ def _store_as_history(
     tx: Transaction, row: NewMemory, caller: Caller, policy: TenantPolicy, newer: MemoryRecord
 ) -> FactOutcome:
     # An older fact never supersedes a newer one: it is kept, already retired, as history.
-    history = replace(row, status="superseded", active_from=None)
-    record = _insert(
-        tx, history, caller, "fact.write", f"older than fact {newer.memory_id} of the same slot: stored as history"
-    )
+    inserted = tx.insert_memory(replace(row, status="superseded", active_from=None))
+    if inserted is None:  # unreachable: the id was checked absent in this transaction
+        raise ConflictError(f"fact {row.memory_id} already exists")
     record = tx.set_status(
-        record.rowid,
+        inserted.rowid,
         status="superseded",
         retired_at=row.recorded_at,
         superseded_by=newer.memory_id,
-        invalid_at=fit_into_slot(tx, record, caller, policy) or newer.valid_from,
+        invalid_at=fit_into_slot(tx, inserted, caller, policy) or newer.valid_from,
         reason=f"older than fact {newer.memory_id} of the same slot",
+    )
+    tx.audit(  # the entry that wrote it records the state it was left in
+        caller.audit(
+            "fact.write",
+            target_kind="MEMORY_FACT",
+            target_id=row.memory_id,
+            scope_key=row.scope.scope_key,
+            after_digest=state_digest(record),
+            reason=f"older than fact {newer.memory_id} of the same slot: stored as history",
+        )
     )
     return FactOutcome("history", record, superseded=(record,))
 

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engramdb import clock
+from engramdb import clock, traces
 from engramdb.contract.bounds import QUERY_CAP, check_text
 from engramdb.contract.format import FormattableMemory, format_context
 from engramdb.core import auth
@@ -18,7 +18,8 @@ from engramdb.core.auth import Caller
 from engramdb.core.conflicts import newer_first
 from engramdb.core.expansion import Expansion, LinkedRecord, expand
 from engramdb.core.policy import load_policy
-from engramdb.core.recall import Hit, RecallOutcome, recall
+from engramdb.core.ranking import Hit
+from engramdb.core.recall import RecallOutcome, recall
 from engramdb.core.relevance import Narrowing
 from engramdb.core.shared import Area
 from engramdb.core.views import embedding_state, memory_view, scope_view, tombstone_view
@@ -161,17 +162,19 @@ class ReadOperations(Area):
             expanded = None
             if top > 0:
                 started = time.perf_counter()
-                expanded = expand(
-                    tenant,
-                    auth.scope_key(scope),
-                    outcome.hits,
-                    filt,
-                    top=top,
-                    limit=body.limit,
-                    weight=self.shared.settings.retrieval.expand_weight,
-                    narrow=narrow,
-                    words=outcome.words,
-                )
+                with traces.span("engramdb.recall.expand", {"engramdb.recall.expand_top": top}) as expanding:
+                    expanded = expand(
+                        tenant,
+                        auth.scope_key(scope),
+                        outcome.hits,
+                        filt,
+                        top=top,
+                        limit=body.limit,
+                        weight=self.shared.settings.retrieval.expand_weight,
+                        narrow=narrow,
+                        words=outcome.words,
+                    )
+                    expanding.set_attribute("engramdb.recall.records", len(expanded.records))
                 outcome = replace(
                     outcome,
                     hits=expanded.hits,

@@ -3,27 +3,27 @@
 The plan: the query is embedded once; the vector arm scores the scope's ready vectors exactly;
 the lexical arm ranks the scope's rows by BM25 (so a memory whose vector is still pending is
 found the moment its write returns); the two ranked lists are fused, the lexical arm weighing
-less when the query's informative words appear in no memory of the scope; recency, confidence,
-a source prior, trust (the tenant policy's weight for the memory's trust class and origin) and,
-when the query names a date, closeness to it are added; the breakdown of every term is kept
-for ``explain``.
+less when the query's informative words appear in no memory of the scope; then ``ranking.py``
+adds the neighbours' lift and the lifecycle features (recency, confidence, source, trust, date)
+and keeps the breakdown of every term for ``explain``.
+
+Each stage is a span when the process traces (``engramdb.recall.embed``, ``.search`` holding
+``.arms``, ``.fusion``, ``.filter`` and ``.features``): counts and names, never the query.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from engramdb import clock, metrics
+from engramdb import clock, metrics, traces
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
-from engramdb.core.entity_links import admitted_rows, entity_lift
-from engramdb.core.neighbours import DateFeature, SessionHit, contenders, lift_floor, neighbour_lift, rank_sessions
+from engramdb.core.ranking import Hit, Reach, SessionHit, rank
 from engramdb.core.relevance import Narrowing, QueryWords, relevance
 from engramdb.core.when import time_feature
 from engramdb.lexical.index import bm25_idf
@@ -42,7 +42,6 @@ STOPWORDS = frozenset(
     while who whom why will with would you your yours yourself yourselves""".split()
 )
 COMMON_FLOOR = 50  # memories a word must be in before it can count as common
-_SOURCE_PRIOR = {"MEMORY_FACT": 1.0, "EPISODE": 0.5}  # curated facts above raw turns
 _ALL = Narrowing()
 FILTERED_POOL = 4  # how much larger each arm's pool is when recall filters by record
 
@@ -56,19 +55,6 @@ def lexical_terms(query: str) -> list[str]:
 
 
 @dataclass
-class Hit:
-    """A recalled memory with its final score and the breakdown that produced it."""
-
-    record: MemoryRecord
-    score: float
-    arms: dict[str, dict[str, float]] = field(default_factory=dict)  # arm -> rank, raw, contribution, weight
-    features: dict[str, float] = field(default_factory=dict)  # feature -> contribution
-    relevance: float = 0.0  # absolute match with the query (core/relevance.py)
-    via: tuple[str, str] | None = None  # expansion: (relationship type, id of the hit linking it)
-    replaced_by: str | None = None  # the id of a newer recalled memory that states another value (core/conflicts.py)
-
-
-@dataclass
 class RecallOutcome:
     """Ranked hits (and sessions, when asked) plus how long each stage took (milliseconds)."""
 
@@ -76,12 +62,6 @@ class RecallOutcome:
     timings: dict[str, float]
     sessions: list[SessionHit] = field(default_factory=list)
     words: QueryWords | None = None  # the query's words as the scope weighs them (for relevance)
-
-
-def recency(observed_at: str, now: float, half_life_days: float) -> float:
-    """Return 1.0 for a memory from now, halving every ``half_life_days``."""
-    age_days = max(0.0, (now - clock.parse(observed_at).timestamp()) / 86_400)
-    return math.exp(-math.log(2) * age_days / half_life_days)
 
 
 def recall(
@@ -109,40 +89,44 @@ def recall(
     """
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    vector = embedder.embed([query])[0] if vector is None else vector
+    with traces.span("engramdb.recall.embed", _embedding(embedder, vector is not None)) as embedded:
+        vector = embedder.embed([query])[0] if vector is None else vector
+        embedded.set_attribute("gen_ai.embeddings.dimension.count", len(vector))
     timings["embedMs"] = (time.perf_counter() - started) * 1000
     metrics.RECALL_STAGE.labels("embed").observe(timings["embedMs"] / 1000)
 
     started = time.perf_counter()
-    pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
-    # Only vectors of this embedder are compared: another model's are stale (found by words only).
-    fused, weights, words, size = _fused_arms(
-        store, scope_key, query, vector, replace(filt, vector_model=embedder.model_id), pool, settings
-    )
-    if narrow.filters or narrow.min_score is not None:
-        fused = _narrowed(store, fused, narrow, words)
-    date = _date_feature(query, settings)
-    when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
-    headroom = _headroom(settings, dated=date is not None, timed=when is not None)
-    floor = lift_floor(fused, limit, settings, headroom) if sessions == 0 else None
-    lift = neighbour_lift(
-        store, scope_key, fused, settings.neighbour_weight, settings.second_neighbour_weight, floor=floor
-    )
-    fused, linked = _entity_linked(store, scope_key, fused, lift, size, filt, settings, narrow.filters)
-    raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
-    rivals = contenders(fused, raised, limit, headroom)
-    # Sessions need every candidate's record; the contenders' records are among them.
-    records = store.records([f.rowid for f in (fused if sessions > 0 else rivals)], with_event=False)
-    total = sum(weights.values()) or 1.0
-    shares = {name: weight / total for name, weight in weights.items()}
-    features = _Features(settings, trust_weight, lift, linked, date, when)
-    hits = _with_features(rivals, records, features, shares)[:limit]
-    for hit in hits:  # only what is returned: relevance reads each text's words
-        hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record)
-    ranked_sessions = rank_sessions(fused, raised, records, sessions, date) if sessions > 0 else []
+    with traces.span("engramdb.recall.search", {"engramdb.recall.limit": limit} if traces.on() else None) as search:
+        pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
+        # Only vectors of this embedder are compared: another model's are stale (found by words only).
+        fused, weights, words = _fused_arms(
+            store, scope_key, query, vector, replace(filt, vector_model=embedder.model_id), pool, settings
+        )
+        if narrow.filters or narrow.min_score is not None:
+            with traces.span("engramdb.recall.filter", {"engramdb.recall.candidates": len(fused)}) as filtered:
+                fused = _narrowed(store, fused, narrow, words)
+                filtered.set_attribute("engramdb.recall.kept", len(fused))
+        with traces.span("engramdb.recall.features", {"engramdb.recall.candidates": len(fused)}):
+            when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
+            reach = Reach(when, filt, bool(narrow.filters))
+            hits, ranked_sessions = rank(
+                store, scope_key, query, fused, weights, words, limit, settings, trust_weight, sessions, reach
+            )
+        search.set_attributes({"engramdb.recall.hits": len(hits), "engramdb.recall.sessions": len(ranked_sessions)})
     timings["searchMs"] = (time.perf_counter() - started) * 1000
     metrics.RECALL_STAGE.labels("search").observe(timings["searchMs"] / 1000)
     return RecallOutcome(hits=hits, timings=timings, sessions=ranked_sessions, words=words)
+
+
+def _embedding(embedder: Embedder, given: bool) -> dict[str, traces.Value] | None:
+    """The query embedding's span attributes (GenAI conventions: an ``embeddings`` operation)."""
+    if not traces.on():
+        return None
+    return {
+        "gen_ai.operation.name": "embeddings",
+        "gen_ai.request.model": embedder.model_id,
+        "engramdb.embedding.given": given,  # embedded beforehand, with other queries in one batch
+    }
 
 
 def _fused_arms(
@@ -153,21 +137,42 @@ def _fused_arms(
     filt: CandidateFilter,
     pool: int,
     settings: RetrievalSettings,
-) -> tuple[list[fusion.Fused], dict[str, float], QueryWords, int]:
-    """Both arms' candidates fused into one ranking, the arms' weights, the query's words, and how
-    many memories the scope holds."""
+) -> tuple[list[fusion.Fused], dict[str, float], QueryWords]:
+    """Both arms' candidates fused into one ranking, the arms' weights, and the query's words."""
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
-    dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
+    with traces.span("engramdb.recall.arms", _arms(filt, pool, len(terms))) as searched:
+        dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
+        searched.set_attributes(
+            {"engramdb.recall.dense.count": len(dense), "engramdb.recall.lexical.count": len(lexical)}
+        )
     arms = {"dense": [(c.rowid, c.score) for c in dense], "lexical": [(c.rowid, c.score) for c in lexical]}
     for arm, found in arms.items():
         metrics.RECALL_CANDIDATES.labels(arm).observe(len(found))
-    counts = store.term_counts(scope_key, terms) if terms else (0, {})  # one read for both uses
-    weights = _arm_weights(counts, terms, settings)
-    if settings.fusion == "weighted":
-        fused = fusion.weighted(arms, weights)
-    else:
-        fused = fusion.rrf(arms, weights, k=settings.rrf_k)
-    return fused, weights, QueryWords.of(terms, *counts), counts[0]
+    with traces.span("engramdb.recall.fusion", {"engramdb.recall.fusion": settings.fusion}) as fusing:
+        counts = store.term_counts(scope_key, terms) if terms else (0, {})  # one read for both uses
+        weights = _arm_weights(counts, terms, settings)
+        if settings.fusion == "weighted":
+            fused = fusion.weighted(arms, weights)
+        else:
+            fused = fusion.rrf(arms, weights, k=settings.rrf_k)
+        fusing.set_attribute("engramdb.recall.fused", len(fused))
+    return fused, weights, QueryWords.of(terms, *counts)
+
+
+def _arms(filt: CandidateFilter, pool: int, terms: int) -> dict[str, traces.Value] | None:
+    """The arms' span attributes: the pool, the query's word count, and the lifecycle filter both
+    arms apply before scoring (which statuses, sources, and whether it reads another time)."""
+    if not traces.on():
+        return None
+    return {
+        "engramdb.recall.pool": pool,
+        "engramdb.recall.terms": terms,
+        "engramdb.recall.statuses": list(filt.statuses) if filt.statuses is not None else ["any"],
+        "engramdb.recall.sources": list(filt.sources),
+        "engramdb.recall.as_of": filt.as_of is not None or filt.believed_by is not None,
+        "engramdb.recall.valid_at": filt.valid_at is not None,
+        "engramdb.recall.excludes_session": filt.exclude_session_id is not None,
+    }
 
 
 def _narrowed(
@@ -219,22 +224,6 @@ def coverage(size: int, frequencies: Sequence[int]) -> float:
     return sum(w for w, f in zip(idf, frequencies, strict=True) if f > 0) / total if total > 0 else 1.0
 
 
-def _date_feature(query: str, settings: RetrievalSettings) -> DateFeature | None:
-    """Return the date feature for ``query`` (None when it names no date or the weight is 0):
-    ``date_weight`` times how close a memory's ``observedAt`` is to a date the query names."""
-    refs = timeref.date_refs(query) if settings.date_weight > 0 else []
-    if not refs:
-        return None
-
-    def feature(record: MemoryRecord) -> float:
-        observed = clock.parse(record.observed_at).date()
-        return settings.date_weight * timeref.closeness(
-            observed, refs, after_days=settings.date_after_days, decay_days=settings.date_decay_days
-        )
-
-    return feature
-
-
 def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction: float) -> list[str]:
     """Drop words found in more than ``fraction`` of a large scope's memories (off by default).
 
@@ -251,87 +240,3 @@ def _informative(store: TenantStore, scope_key: str, terms: list[str], fraction:
     if not any(counts.get(t, 0) for t in informative):
         return terms
     return informative
-
-
-def _headroom(settings: RetrievalSettings, *, dated: bool, timed: bool = False) -> float:
-    """The most the features can add to a row's score (each feature is at most 1; the date and
-    time-words features count only when the query names a date or relative time)."""
-    features = settings.recency_weight + settings.confidence_weight + settings.importance_weight + settings.trust_weight
-    return features + (settings.date_weight if dated else 0.0) + (settings.time_words_weight if timed else 0.0)
-
-
-def _entity_linked(
-    store: TenantStore,
-    scope_key: str,
-    fused: list[fusion.Fused],
-    lift: dict[int, float],
-    size: int,
-    filt: CandidateFilter,
-    settings: RetrievalSettings,
-    filtered: bool,
-) -> tuple[list[fusion.Fused], dict[int, float]]:
-    """The entity lift (``core/entity_links.py``) from the top rows, and the candidates with the rows
-    found only through an entity (when the recall's filter admits them; none under record filters)."""
-    if settings.entity_weight <= 0 or settings.entity_seeds <= 0 or not fused:
-        return fused, {}
-    top = sorted(fused, key=lambda f: (-(f.score + lift.get(f.rowid, 0.0)), f.rowid))[: settings.entity_seeds]
-    seeds = [(f.rowid, kind, f.score + lift.get(f.rowid, 0.0)) for f in top for kind in ("EPISODE", "MEMORY_FACT")]
-    linked = entity_lift(store, scope_key, seeds, size, settings)
-    known = {f.rowid for f in fused}
-    new = [] if filtered else admitted_rows(store, scope_key, [r for r in linked if r not in known], filt)
-    kept = known | set(new)
-    linked = {r: v for r, v in linked.items() if r in kept}
-    return [*fused, *(fusion.Fused(r, 0.0) for r in sorted(new))], linked
-
-
-@dataclass(frozen=True)
-class _Features:
-    """What the lifecycle features read: the settings, the trust policy, the lifts, the query's dates."""
-
-    settings: RetrievalSettings
-    trust_weight: Callable[[MemoryRecord], float]
-    lift: dict[int, float]
-    linked: dict[int, float]
-    date: DateFeature | None
-    when: DateFeature | None
-
-
-def _with_features(
-    fused: Sequence[fusion.Fused],
-    records: dict[int, MemoryRecord],
-    f: _Features,
-    shares: dict[str, float],
-) -> list[Hit]:
-    now = clock.utc_now().timestamp()
-    settings = f.settings
-    hits: list[Hit] = []
-    for row in fused:
-        record = records.get(row.rowid)
-        if record is None:  # removed between the arms and this read
-            continue
-        features = {
-            "recency": settings.recency_weight * recency(record.observed_at, now, settings.recency_half_life_days),
-            "confidence": settings.confidence_weight * record.confidence,
-            "importance": settings.importance_weight * _SOURCE_PRIOR[record.source],
-            "trust": settings.trust_weight * f.trust_weight(record),
-        }
-        if settings.neighbour_weight > 0 or settings.second_neighbour_weight > 0:
-            features["neighbours"] = f.lift.get(row.rowid, 0.0)
-        if row.rowid in f.linked:
-            features["entities"] = f.linked[row.rowid]
-        if f.date:
-            features["date"] = f.date(record)
-        if f.when:
-            features["timeWords"] = f.when(record)
-        arms = {
-            name: {
-                "rank": row.ranks[name],
-                "raw": row.raw[name],
-                "contribution": row.parts[name],
-                "weight": shares[name],
-            }
-            for name in row.ranks
-        }
-        hits.append(Hit(record, row.score + sum(features.values()), arms, features))
-    hits.sort(key=lambda h: (-h.score, h.record.rowid))
-    return hits

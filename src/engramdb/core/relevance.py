@@ -59,6 +59,7 @@ class QueryWords:
     """The query's words with their IDF in the scope: what lexical evidence is weighed by."""
 
     stems: Mapping[str, float]  # stem -> IDF (the larger, when two words share a stem)
+    size: int = 0  # how many memories the scope holds (0 when the query has no words to count)
 
     @classmethod
     def of(cls, words: Sequence[str], size: int, frequencies: Mapping[str, int]) -> QueryWords:
@@ -66,7 +67,7 @@ class QueryWords:
         for word in words:
             for stem in tokenize(word):
                 stems[stem] = max(stems.get(stem, 0.0), bm25_idf(max(size, 1), frequencies.get(word, 0)))
-        return cls(stems)
+        return cls(stems, size)
 
     def evidence(self, text: str) -> float:
         """The share of the query's word information that ``text`` contains (0 to 1)."""

@@ -8,8 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engramdb import clock
-from engramdb.contract.canonical import sha256_hex
+from engramdb import clock, traces
 from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import auth, decisions, facts
 from engramdb.core.assist import queue
@@ -157,11 +156,15 @@ class WriteOperations(Area):
     ) -> WriteResponse:
         tenant = self.shared.tenant(caller)
         policy = load_policy(tenant)
-        with tenant.transaction() as tx:
-            result = facts.assert_fact(tx, row, caller, policy, target_id=target_id, reason=reason)
-            if result.created and result.record is not None and self.shared.settings.retrieval.entity_links:
-                fact = Written("MEMORY_FACT", result.record.rowid, row.memory_id, row.scope, row.text)
-                link_entities(tx, caller, [fact], row.recorded_at)
+        with traces.span("engramdb.write.fact", {"engramdb.write.corrects": target_id is not None}) as writing:
+            with tenant.transaction() as tx:
+                result = facts.assert_fact(tx, row, caller, policy, target_id=target_id, reason=reason)
+                if result.created and result.record is not None and self.shared.settings.retrieval.entity_links:
+                    fact = Written("MEMORY_FACT", result.record.rowid, row.memory_id, row.scope, row.text)
+                    link_entities(tx, caller, [fact], row.recorded_at)
+            writing.set_attributes(
+                {"engramdb.write.outcome": result.outcome, "engramdb.write.superseded": len(result.superseded)}
+            )
         self.shared.written.set()
         if result.outcome == "refused":
             assert result.tombstone is not None
@@ -180,7 +183,10 @@ class WriteOperations(Area):
         self, caller: Caller, rows: Sequence[NewMemory], then: Callable[[Transaction], object] | None = None
     ) -> list[WriteResponse]:
         responses, written = [], []
-        with self.shared.tenant(caller).transaction() as tx:
+        with (
+            traces.span("engramdb.write.episodes", {"engramdb.write.rows": len(rows)}) as writing,
+            self.shared.tenant(caller).transaction() as tx,
+        ):
             for row in rows:
                 record = tx.insert_memory(row)
                 created = record is not None
@@ -189,14 +195,13 @@ class WriteOperations(Area):
                     assert record is not None
                 else:
                     written.append(Written("EPISODE", record.rowid, row.memory_id, row.scope, _said(row.text)))
-                    digest = sha256_hex(row.event_json)
                     tx.audit(
                         caller.audit(
                             "episode.write",
                             target_kind=row.source,
                             target_id=row.memory_id,
                             scope_key=row.scope.scope_key,
-                            after_digest=digest,
+                            after_digest=facts.state_digest(record),
                         )
                     )
                 responses.append(
@@ -211,6 +216,7 @@ class WriteOperations(Area):
                 link_entities(tx, caller, written, written_at(rows))
             if then is not None:
                 then(tx)
+            writing.set_attribute("engramdb.write.created", sum(1 for r in responses if r.created))
         self.shared.written.set()
         return responses
 

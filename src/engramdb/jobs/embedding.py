@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from engramdb import clock, metrics
+from engramdb import clock, metrics, traces
 from engramdb.core.anchor import Anchors
 from engramdb.core.embedding import Embedder
 from engramdb.storage.port import AuditDraft, Store, TenantStore
@@ -35,17 +35,33 @@ def embed_batch(tenant: TenantStore, embedder: Embedder, batch_size: int) -> int
     if not jobs:
         return 0
     rowids = [job.rowid for job in jobs]
-    try:
-        with metrics.EMBED_SECONDS.time():
-            vectors = embedder.embed([job.text for job in jobs])
-    except Exception as error:  # the job boundary: record, log, retry later
-        log.exception("embedding %d rows failed", len(jobs))
-        message = f"{type(error).__name__}: {error}"[:1000]
-        tenant.record_embedding_failure(rowids, message, [clock.later(backoff_seconds(job.attempts)) for job in jobs])
-        return len(jobs)
-    tenant.save_embeddings(rowids, vectors, embedder.model_id)
+    with traces.span("engramdb.job.embedding", _batch(embedder, "memory", len(jobs))) as batch:
+        try:
+            with metrics.EMBED_SECONDS.time():
+                vectors = embedder.embed([job.text for job in jobs])
+        except Exception as error:  # the job boundary: record, log, retry later
+            log.exception("embedding %d rows failed", len(jobs))
+            traces.failed(batch, traces.error_type(error))
+            message = f"{type(error).__name__}: {error}"[:1000]
+            retries = [clock.later(backoff_seconds(job.attempts)) for job in jobs]
+            tenant.record_embedding_failure(rowids, message, retries)
+            return len(jobs)
+        tenant.save_embeddings(rowids, vectors, embedder.model_id)
     metrics.EMBEDDED.labels("memory").inc(len(jobs))
     return len(jobs)
+
+
+def _batch(embedder: Embedder, kind: str, rows: int) -> dict[str, traces.Value] | None:
+    """A worker batch's span attributes (GenAI conventions: an ``embeddings`` operation)."""
+    if not traces.on():
+        return None
+    return {
+        "gen_ai.operation.name": "embeddings",
+        "gen_ai.request.model": embedder.model_id,
+        "engramdb.job": "embedding",
+        "engramdb.embedding.kind": kind,  # memory, or record (a record's text)
+        "engramdb.embedding.rows": rows,
+    }
 
 
 def embed_record_batch(tenant: TenantStore, embedder: Embedder, batch_size: int) -> int:
@@ -54,16 +70,18 @@ def embed_record_batch(tenant: TenantStore, embedder: Embedder, batch_size: int)
     if not jobs:
         return 0
     ids = [job_id for job_id, _, _ in jobs]
-    try:
-        with metrics.EMBED_SECONDS.time():
-            vectors = embedder.embed([text for _, text, _ in jobs])
-    except Exception as error:  # the job boundary: record, log, retry later
-        log.exception("embedding %d record texts failed", len(jobs))
-        tenant.record_record_embedding_failure(
-            ids, f"{type(error).__name__}: {error}"[:1000], [clock.later(backoff_seconds(a)) for _, _, a in jobs]
-        )
-        return len(jobs)
-    tenant.save_record_embeddings(ids, [text for _, text, _ in jobs], vectors, embedder.model_id)
+    with traces.span("engramdb.job.embedding", _batch(embedder, "record", len(jobs))) as batch:
+        try:
+            with metrics.EMBED_SECONDS.time():
+                vectors = embedder.embed([text for _, text, _ in jobs])
+        except Exception as error:  # the job boundary: record, log, retry later
+            log.exception("embedding %d record texts failed", len(jobs))
+            traces.failed(batch, traces.error_type(error))
+            tenant.record_record_embedding_failure(
+                ids, f"{type(error).__name__}: {error}"[:1000], [clock.later(backoff_seconds(a)) for _, _, a in jobs]
+            )
+            return len(jobs)
+        tenant.save_record_embeddings(ids, [text for _, text, _ in jobs], vectors, embedder.model_id)
     metrics.EMBEDDED.labels("record").inc(len(jobs))
     return len(jobs)
 
@@ -97,19 +115,22 @@ def reembed(
     the next one (it asks only for rows still of another model). ``progress`` hears each batch.
     """
     done, after = 0, 0
-    while rows := tenant.aging.stale_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
-        vectors = embedder.embed([text for _, text in rows])
-        tenant.save_embeddings([rowid for rowid, _ in rows], vectors, embedder.model_id)
-        done, after = done + len(rows), rows[-1][0]
-        if progress is not None:
-            progress(len(rows))
-    after = 0
-    while texts := tenant.aging.stale_record_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
-        vectors = embedder.embed([text for _, text in texts])
-        tenant.save_record_embeddings([i for i, _ in texts], [text for _, text in texts], vectors, embedder.model_id)
-        done, after = done + len(texts), texts[-1][0]
-        if progress is not None:
-            progress(len(texts))
+    with tenant.aging.maintenance():  # finding the stale rows reads past every fresh one
+        while rows := tenant.aging.stale_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
+            vectors = embedder.embed([text for _, text in rows])
+            tenant.save_embeddings([rowid for rowid, _ in rows], vectors, embedder.model_id)
+            done, after = done + len(rows), rows[-1][0]
+            if progress is not None:
+                progress(len(rows))
+        after = 0
+        while texts := tenant.aging.stale_record_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
+            vectors = embedder.embed([text for _, text in texts])
+            tenant.save_record_embeddings(
+                [i for i, _ in texts], [text for _, text in texts], vectors, embedder.model_id
+            )
+            done, after = done + len(texts), texts[-1][0]
+            if progress is not None:
+                progress(len(texts))
     return done
 
 

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from engramdb import traces
 from engramdb.config import Settings
 from engramdb.core.assist import pipeline, queue
 from engramdb.core.assist.extraction import turns_for
@@ -31,7 +32,29 @@ log = logging.getLogger(__name__)
 
 
 def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Claimed) -> str:
-    """Run one claimed job to its next state (done, queued again, failed); return that state."""
+    """Run one claimed job to its next state (done, queued again, failed); return that state.
+
+    Traced as ``engramdb.job.extraction`` (a trace of its own: the model's ``chat`` spans inside).
+    """
+    job = claimed.job
+    attributes: dict[str, traces.Value] | None = None
+    if traces.on():
+        attributes = {
+            "engramdb.job": "extraction",
+            "engramdb.job.id": job.job_id,
+            "engramdb.job.kind": job.kind,
+            "engramdb.job.attempt": job.attempts,
+            "engramdb.tenant": claimed.caller.tenant,
+        }
+    with traces.span("engramdb.job.extraction", attributes) as running:
+        state, error = _run_claimed(service, tenant, claimed)
+        running.set_attribute("engramdb.job.state", state)
+        if error is not None:
+            traces.failed(running, error.code)
+    return state
+
+
+def _run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Claimed) -> tuple[str, EngramError | None]:
     job = claimed.job
     work: Work | None = None
     result: ExtractResult | None = None
@@ -65,7 +88,7 @@ def run_claimed(service: MemoryService, tenant: TenantStore, claimed: queue.Clai
             state = queue.finish(tx, job, None, unfinished, backoff, cpu_ms=spent)
     service.shared.written.set()
     log.debug("model job %s: %s in %.0f ms", job.job_id, state, (time.perf_counter() - started) * 1000)
-    return state
+    return state, error
 
 
 def recall_first(service: MemoryService) -> Callable[[], float]:

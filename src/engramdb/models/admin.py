@@ -115,5 +115,30 @@ class AuditVerdict(ResponseModel):
     memories_checked: int | None = Field(
         None, description="stored memories checked against their events and audit entries (once the chain holds)"
     )
+    rows_checked: int | None = Field(
+        None,
+        description="stored rows that decide what a read returns or who may read it (memories, records, "
+        "relationships, keys, the policy) checked against the last audit entry about each (once the chain holds)",
+    )
     memory_id: str | None = Field(None, description="the first stored memory that is not what was written")
-    problem: str | None = Field(None, description="what is wrong with that entry or memory")
+    row_kind: str | None = Field(
+        None,
+        description="the kind of the first row that is not what the audit says (EPISODE, MEMORY_FACT, RECORD, "
+        "RELATIONSHIP, api_key, policy, tenant)",
+    )
+    row_id: str | None = Field(None, description="that row's id (a relationship's: source-TYPE->target)")
+    fields: list[str] = Field(
+        default_factory=list,
+        description="which of that row's field classes differ from what its last audit entry recorded "
+        "(e.g. lifecycle, trust, scope, content, marks; properties, label; role, grant, secret, revocation)",
+    )
+    problem: str | None = Field(None, description="what is wrong with that entry, memory or row")
+    anchored: bool | None = Field(
+        None,
+        description="whether an anchor outside the database held the chain (false: none was found, so the "
+        "verdict rests on the database alone; null: an empty chain, nothing to anchor)",
+    )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what did not fail verification but weakens it (no anchor file; a torn anchor line, ignored)",
+    )

@@ -2,7 +2,8 @@
 
 The methods are generated from the operation registry (``methods.py``): each turns its
 arguments into the operation's inputs and hands them to ``call``. The two clients differ only in
-``send``, a few lines each.
+``send``, a few lines each. A host that traces with OpenTelemetry sees each request as a CLIENT
+span whose ``traceparent`` the request carries (``tracing.py``).
 
     with Client("http://127.0.0.1:8377", api_key=KEY) as engram:
         engram.recall({"query": "which language for billing?", "limit": 5})
@@ -20,6 +21,7 @@ import httpx
 from engramdb import __version__
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
+from engramdb.sdk import tracing
 from engramdb.sdk.errors import error_from_transport
 from engramdb.sdk.methods import AsyncMethods, SyncMethods
 from engramdb.sdk.operations import Call, call_for
@@ -67,9 +69,16 @@ class Client(SyncMethods, RenamedMethods):
     def send(self, call: Call[T], *, timeout: float | None = None) -> T:
         """Send one call and return its parsed answer; errors are typed ``EngramError``s."""
         try:
-            response = self._http.request(
-                call.method, call.path, params=call.params, json=call.json, timeout=_timeout(timeout)
-            )
+            with tracing.sent(call.method, call.route, call.operation, self.base_url) as sent:
+                response = self._http.request(
+                    call.method,
+                    call.path,
+                    params=call.params,
+                    json=call.json,
+                    headers=sent.headers,
+                    timeout=_timeout(timeout),
+                )
+                sent.answered(response.status_code)
         except httpx.TransportError as exc:
             raise error_from_transport(exc, f"{call.method} {call.path}") from exc
         return call.finish(response)
@@ -105,9 +114,16 @@ class AsyncClient(AsyncMethods, RenamedMethods):
     async def send(self, call: Call[T], *, timeout: float | None = None) -> T:
         """Send one call and return its parsed answer; errors are typed ``EngramError``s."""
         try:
-            response = await self._http.request(
-                call.method, call.path, params=call.params, json=call.json, timeout=_timeout(timeout)
-            )
+            with tracing.sent(call.method, call.route, call.operation, self.base_url) as sent:
+                response = await self._http.request(
+                    call.method,
+                    call.path,
+                    params=call.params,
+                    json=call.json,
+                    headers=sent.headers,
+                    timeout=_timeout(timeout),
+                )
+                sent.answered(response.status_code)
         except httpx.TransportError as exc:
             raise error_from_transport(exc, f"{call.method} {call.path}") from exc
         return call.finish(response)

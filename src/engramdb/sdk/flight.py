@@ -7,6 +7,7 @@ exception, so the host's inference goes on without memory.
 
 from __future__ import annotations
 
+import contextvars
 import time
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
@@ -41,7 +42,8 @@ def launch(pool: Executor, client: Client, request: RecallRequest, flight: tuple
     """Send ``request`` on ``pool`` as the flight of (session id, query text); the HTTP call itself
     gives up after ``timeout`` seconds."""
     call = op.call_for(RECALL, op.inputs_for(RECALL, (), request, {}))
-    return Flight(*flight, pool.submit(client.send, call, timeout=timeout))
+    # In the caller's context: the host's current span (its trace) goes with the request.
+    return Flight(*flight, pool.submit(contextvars.copy_context().run, client.send, call, timeout=timeout))
 
 
 def answer(flight: Flight | None, deadline: float, timeout: float, limit: int) -> tuple[list[RecallItem], str | None]:

@@ -39,6 +39,8 @@ class Call(Generic[T]):
     read: Callable[[httpx.Response], T]
     params: dict[str, str | int | float] | None = None
     json: dict[str, Any] | None = None
+    route: str = ""  # the path's template (``/v1/facts/{fact_id}``): what a trace names it by
+    operation: str = ""
 
     def finish(self, response: httpx.Response) -> T:
         """Return the parsed answer, or raise the typed error the response carries."""
@@ -101,7 +103,7 @@ def call_for(op: Operation[T], inputs: Inputs) -> Call[T]:
         else None
     )
     body = inputs.body.model_dump(by_alias=True, exclude_none=True, mode="json") if inputs.body is not None else None
-    return Call(op.method, path, _reader(op.output), params=params or None, json=body)
+    return Call(op.method, path, _reader(op.output), params=params or None, json=body, route=op.path, operation=op.name)
 
 
 def _text(value: Any) -> str | int | float:

@@ -1,12 +1,15 @@
 """What memory that ages needs from storage, one implementation for both backends: the rows a
 sweep weighs, the rows retention ends, batched use counts, and a person's marks (pin, importance).
 
-The decisions themselves are core's (core/aging/decay.py); this module only reads and writes.
+The decisions themselves are core's (core/aging/decay.py); this module only reads and writes. Its
+work (a sweep, re-embedding) runs in ``maintenance()``: on PostgreSQL, under the maintenance
+statement timeout instead of a request's (storage/postgres/timeouts.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,10 +60,17 @@ def _aging_row(row: Sequence[Any]) -> AgingRow:
 class AgingStore:
     """A tenant's aging reads and batched writes (each write commits on its own)."""
 
-    def __init__(self, run: Run, dialect: Dialect, write_many: WriteMany) -> None:
+    def __init__(
+        self,
+        run: Run,
+        dialect: Dialect,
+        write_many: WriteMany,
+        maintenance: Callable[[], AbstractContextManager[None]] = nullcontext,
+    ) -> None:
         self._run = run
         self._d = dialect
         self._write_many = write_many
+        self.maintenance = maintenance  # a block of long work (SQLite sets no statement timeout)
 
     def active_rows(self, recorded_before: str, *, after_rowid: int, limit: int) -> list[AgingRow]:
         """Active episodes and facts recorded before a time, in rowid order (a page after ``after_rowid``)."""

@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 
 from engramdb.storage.assist.port import LINK_COLUMNS
-from engramdb.storage.port import AuditFilter, CandidateFilter, EpisodePosition, NewMemory
+from engramdb.storage.rows import AuditFilter, CandidateFilter, EpisodePosition, NewMemory
 
 MEMORY_COLUMNS = (
     "rowid, source, memory_id, scope_key, text, trust_class, origin, status, confidence, "
     "observed_at, recorded_at, event_json, embed_state, embed_error, embed_attempts, session_id, "
     "subject_key, kind, valid_from, valid_until, retired_at, supersedes_id, superseded_by_id, "
-    "status_reason, active_from, invalid_at, embed_model"
+    "status_reason, active_from, invalid_at, embed_model, pinned, importance"
 )
 AUDIT_COLUMNS = (
     "seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, "

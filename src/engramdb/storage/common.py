@@ -1,5 +1,5 @@
 """Backend-neutral pieces both stores share: chaining an audit entry, walking a fact's versions,
-expiring facts, the term-count cache. Each backend supplies only its SQL."""
+expiring facts, the term-count cache, a recall arm's span. Each backend supplies only its SQL."""
 
 from __future__ import annotations
 
@@ -7,10 +7,22 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
+from engramdb import traces
 from engramdb.audit_chain import GENESIS_HASH, chain_hash, reason_digest
-from engramdb.storage.port import AuditDraft, AuditEntry, MemoryRecord, ScopeColumns, ScopeStats, Transaction
+from engramdb.audit_chain.states import memory_digest
+from engramdb.storage.port import (
+    AuditDraft,
+    AuditEntry,
+    Candidate,
+    MemoryRecord,
+    NewMemory,
+    ScopeColumns,
+    ScopeStats,
+    Transaction,
+)
 
 
 def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> AuditEntry:
@@ -34,6 +46,45 @@ def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> 
         chain_hash(draft, seq=seq, at=at, prev_hash=prev_hash, reason_digest=digest),
         digest,
         nonce,
+    )
+
+
+def loaded_audits(rows: Sequence[NewMemory], audits: Sequence[AuditDraft], new: set[str]) -> list[AuditDraft]:
+    """The audit drafts of the rows a bulk load inserted (``new``: their ids), each recording the
+    state the row was stored in, as the write path's entries do (whatever digest the draft had)."""
+    by_id = {row.memory_id: row for row in rows if row.memory_id in new}
+    return [
+        replace(draft, after_digest=memory_digest(_as_stored(by_id[draft.target_id])))
+        for draft in audits
+        if draft.target_id in by_id
+    ]
+
+
+def _as_stored(row: NewMemory) -> MemoryRecord:
+    return MemoryRecord(
+        0,
+        row.source,
+        row.memory_id,
+        row.scope.scope_key,
+        row.text,
+        row.trust_class,
+        row.origin,
+        row.status,
+        row.confidence,
+        row.observed_at,
+        row.recorded_at,
+        row.event_json,
+        "ready",
+        None,
+        0,
+        session_id=row.session_id,
+        subject_key=row.subject_key,
+        kind=row.kind,
+        valid_from=row.valid_from,
+        valid_until=row.valid_until,
+        supersedes_id=row.supersedes_id,
+        status_reason=row.status_reason,
+        active_from=row.active_from,
     )
 
 
@@ -76,6 +127,7 @@ def expire_rows(tx: Transaction, rowids: Sequence[int], now: str, actor: AuditDr
                 target_kind=record.source,
                 target_id=record.memory_id,
                 scope_key=record.scope_key,
+                after_digest=memory_digest(record),
                 reason="validUntil passed",
             )
         )
@@ -111,3 +163,11 @@ class LRU(Generic[K, V]):
             self._items.move_to_end(key)
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
+
+
+def traced_arm(name: str, search: Callable[[], list[Candidate]]) -> list[Candidate]:
+    """Run one recall arm (``dense`` or ``lexical``) as its own span, where a store runs them apart."""
+    with traces.span(f"engramdb.recall.{name}") as current:
+        found = search()
+        current.set_attribute("engramdb.recall.count", len(found))
+    return found

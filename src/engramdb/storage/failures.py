@@ -11,6 +11,8 @@ failure         SQLite                                     PostgreSQL           
 ``unavailable`` BUSY, LOCKED, PROTOCOL (lock contention);  40001, 40P01, 55P03; class   BackendUnavailableError
                 CANTOPEN (unreachable); FULL, NOMEM        08, 53, 57; no SQLSTATE      503, retryable
                                                            (refused, pool timeout)
+``timeout``     (no statement timeout)                     57014 query_canceled         QueryTimeoutError 503,
+                                                                                        Retry-After
 ``other``       anything else                              anything else                InternalError 500
 ==============  =========================================  ===========================  =======================
 
@@ -22,9 +24,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from engramdb.errors import BackendUnavailableError, ConflictError, EngramError, InternalError
+from engramdb.errors import BackendUnavailableError, ConflictError, EngramError, InternalError, QueryTimeoutError
 
-Failure = Literal["duplicate", "unavailable", "other"]
+Failure = Literal["duplicate", "unavailable", "timeout", "other"]
+RETRY_TIMED_OUT = 5  # seconds a client is asked to wait before trying a timed-out request again
 
 
 def storage_error(failure: Failure) -> EngramError:
@@ -33,4 +36,10 @@ def storage_error(failure: Failure) -> EngramError:
         return ConflictError("a record with this identity already exists")
     if failure == "unavailable":
         return BackendUnavailableError("the database is busy or cannot be reached; retry shortly")
+    if failure == "timeout":
+        return QueryTimeoutError(
+            "a statement ran past the database's statement timeout and was cancelled; retry later, or ask for "
+            "less (a narrower where, fewer conditions, no count)",
+            retryAfterSeconds=RETRY_TIMED_OUT,
+        )
     return InternalError("the storage backend failed; the server log has the details")

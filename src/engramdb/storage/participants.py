@@ -10,7 +10,10 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
+
+from engramdb.audit_chain.states import value_digest
 
 if TYPE_CHECKING:
     from engramdb.storage.rows import AuditDraft
@@ -36,5 +39,5 @@ class ParticipantSaltStore:
                 return str(found)
             salt = secrets.token_hex(32)
             tx.put_meta(SALT_KEY, salt)
-            tx.audit(audit)
+            tx.audit(replace(audit, after_digest=value_digest(salt)))  # a digest of 256 random bits: no oracle
             return salt

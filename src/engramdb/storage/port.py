@@ -21,6 +21,7 @@ from engramdb.audit_chain import GENESIS_HASH, chain_hash
 from engramdb.errors import InvalidInputError
 from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
+from engramdb.storage.coverage import CoverageReads as CoverageReads  # re-exported: core reads through the port
 from engramdb.storage.erasure import MemoryKey
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.participants import ParticipantSalts
@@ -180,6 +181,7 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, Protocol):
 
     capabilities: Capabilities
     aging: AgingStore  # what a sweep weighs, retention ends, and recall's batched use counts
+    coverage: CoverageReads  # the rows the audit covers, in pages, and the entries about them (audit verify)
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """Return a write transaction (serialised with every other writer of the tenant)."""

@@ -6,7 +6,7 @@ Plain frozen dataclasses, no behaviour; ``storage/columns.py`` keeps each one's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -116,6 +116,8 @@ class MemoryRecord:
     # recorded; validUntil stays as the claim was written.
     invalid_at: str | None = None
     embed_model: str | None = None  # the model its vector came from (another model's vector is stale)
+    pinned: int | None = None  # a person's marks (NULL reads as not pinned), which an audit digest covers
+    importance: float | None = None
 
 
 # Statuses of memories that were believed at some time (pending and rejected never were).
@@ -247,3 +249,17 @@ class Tombstone:
     lifted_at: str | None = None
     lifted_by: str | None = None
     lift_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    """A stored relationship as the audit covers it: the id its entries name it by
+    (``source-TYPE->target``, by public ids), its state by field class, whether both ends are nodes
+    of its scope, and whether it is a DERIVED_FROM link its fact's and episode's events make."""
+
+    rowid: int
+    scope_key: str
+    target_id: str
+    state: dict[str, dict[str, Any]]
+    ends_held: bool
+    implied: bool

@@ -10,6 +10,7 @@ from engramdb import clock
 from engramdb.core import auth
 from engramdb.core.aging.sweep import sweep
 from engramdb.core.auth import Caller
+from engramdb.core.facts import state_digest
 from engramdb.core.policy import load_policy
 from engramdb.core.shared import Area
 from engramdb.core.views import memory_view
@@ -60,13 +61,16 @@ class AgingOperations(Area):
         with tenant.transaction() as tx:
             tx.set_marks(row.rowid, pinned=body.pinned, importance=body.importance)
             pinned, importance = tx.marks(row.rowid)
+            marked = tx.get_memory(scope_key, source, memory_id)
             tx.audit(
                 caller.audit(
                     "memory.mark",
                     target_kind=source,
                     target_id=memory_id,
                     scope_key=scope_key,
-                    after_digest=f"pinned={pinned} importance={importance}",
+                    before_digest=state_digest(row),
+                    after_digest=None if marked is None else state_digest(marked),
+                    reason=f"pinned={pinned} importance={importance}",
                 )
             )
         return MemoryMarks(memory=memory_view(row), pinned=pinned, importance=importance)
@@ -97,6 +101,8 @@ class AgingOperations(Area):
                     target_kind=source,
                     target_id=memory_id,
                     scope_key=scope_key,
+                    before_digest=state_digest(row),
+                    after_digest=state_digest(restored),
                     reason=body.reason or "restored from the archive",
                 )
             )

@@ -15,9 +15,10 @@ from datetime import datetime, timedelta
 
 from engramdb import clock
 from engramdb.core.aging.decay import Decision, decide
+from engramdb.core.facts import state_digest
 from engramdb.core.policy import load_policy
 from engramdb.models.policy import TenantPolicy
-from engramdb.storage.port import AgingRow, AuditDraft, TenantStore
+from engramdb.storage.port import AgingRow, AuditDraft, MemoryRecord, TenantStore
 
 log = logging.getLogger(__name__)
 PAGE = 500
@@ -41,7 +42,7 @@ class SweepCounts:
         )
 
 
-def _system(action: str, row: AgingRow, reason: str) -> AuditDraft:
+def _system(action: str, row: AgingRow, reason: str, after: MemoryRecord | None = None) -> AuditDraft:
     return AuditDraft(
         action=action,
         actor_key_id=None,
@@ -49,14 +50,16 @@ def _system(action: str, row: AgingRow, reason: str) -> AuditDraft:
         target_kind=row.source,
         target_id=row.memory_id,
         scope_key=row.scope_key,
+        after_digest=None if after is None else state_digest(after),
         reason=reason,
     )
 
 
 def sweep(tenant: TenantStore, now: datetime) -> SweepCounts:
     """Archive and enforce retention in one tenant as of ``now``; return what was done."""
-    policy = load_policy(tenant)
-    counts = archive(tenant, policy, now) + enforce_retention(tenant, policy, now)
+    with tenant.aging.maintenance():  # a tenant's every memory is weighed: longer than a request may take
+        policy = load_policy(tenant)
+        counts = archive(tenant, policy, now) + enforce_retention(tenant, policy, now)
     if counts.archived or counts.erased_episodes or counts.erased_facts:
         log.info("aging sweep: %s", counts)
     return counts
@@ -81,8 +84,8 @@ def _archive(tenant: TenantStore, doomed: Sequence[tuple[AgingRow, Decision]], a
             current = tx.get_memory(row.scope_key, row.source, row.memory_id)  # type: ignore[arg-type]
             if current is None or current.status != "active" or tx.marks(row.rowid)[0]:
                 continue  # changed since it was read: weighed again next time
-            tx.set_status(row.rowid, status="archived", reason=decision.reason, retired_at=at)
-            tx.audit(_system("memory.archive", row, decision.reason))
+            archived = tx.set_status(row.rowid, status="archived", reason=decision.reason, retired_at=at)
+            tx.audit(_system("memory.archive", row, decision.reason, archived))
             done += 1
     return done
 

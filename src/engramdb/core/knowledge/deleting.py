@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engramdb.contract.canonical import sha256_hex
+from engramdb.audit_chain.states import record_digest
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.knowledge.reading import search_query
@@ -63,7 +63,7 @@ class KnowledgeDeleting(Area):
                         target_kind="RECORD",
                         target_id=row.record_id,
                         scope_key=scope_key,
-                        before_digest=sha256_hex(row.properties_json),
+                        before_digest=record_digest(row),
                         reason=why,
                     )
                     for row in current

@@ -13,7 +13,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.audit_chain.states import record_digest, relationship_digest, relationship_id
+from engramdb.contract.canonical import canonical_json
 from engramdb.core.auth import Caller
 from engramdb.core.knowledge.properties import Draft
 from engramdb.core.knowledge.views import child_key, merge_key, new_record
@@ -156,7 +157,14 @@ def _link_parents(
             "relationship.create",
             target_kind="RELATIONSHIP",
             scope_key=scope.scope_key,
-            target_id=f"{ids[e.source.rowid]}-{e.type}->{ids[e.target.rowid]}",
+            target_id=relationship_id(ids[e.source.rowid], e.type, ids[e.target.rowid]),
+            after_digest=relationship_digest(
+                scope.scope_key,
+                e.type,
+                ("RECORD", ids[e.source.rowid]),
+                ("RECORD", ids[e.target.rowid]),
+                e.properties_json,
+            ),
         )
         for e in created
     ]
@@ -168,6 +176,6 @@ def _record_audit(caller: Caller, action: str, row: RecordRow, before: RecordRow
         target_kind="RECORD",
         target_id=row.record_id,
         scope_key=row.scope_key,
-        before_digest=sha256_hex(before.properties_json) if before else None,
-        after_digest=sha256_hex(row.properties_json),
+        before_digest=record_digest(before) if before else None,
+        after_digest=record_digest(row),
     )

@@ -33,7 +33,7 @@ from engramdb.models.knowledge import (
     SchemaProperty,
     SchemaQuery,
 )
-from engramdb.storage.knowledge.port import Aggregate, Edge, NodeRef, Order, Query, RecordRow
+from engramdb.storage.knowledge.port import BUDGET, Aggregate, Edge, NodeRef, Order, Query, RecordRow
 from engramdb.storage.port import TenantStore
 
 
@@ -102,15 +102,16 @@ class KnowledgeReading(Area):
         """Records matching a where (ordered and paged), their aggregates, or a semantic search."""
         tenant, scope_key = self._scoped(caller, body.scope.named_scope_fields() if body.scope else {})
         query = search_query(body.labels, body.where, body.order_by, body.limit, body.skip)
+        specs = _aggregate_specs(body)  # the whole search is checked before its first statement
+        if body.property is not None:
+            check_property(body.property, "property")
         total = tenant.count_records(scope_key, query) if body.count else None
-        if body.aggregate is not None:
-            aggregates = self._aggregates(tenant, scope_key, query, body)
+        if specs is not None:
+            aggregates = _aggregates(tenant, scope_key, query, specs, body.group_by)
             return RecordSearchResult(records=[], total=total, aggregates=aggregates)
         if body.query is None:
             page = tenant.search_records(scope_key, query)
             return RecordSearchResult(records=[record_view(r) for r in page], total=_total(total, len(page), body))
-        if body.property is not None:
-            check_property(body.property, "property")
         embedder = self.shared.embedder
         vector = embedder.embed([body.query])[0]
         # Only this embedder's vectors compare with the query's: another model's wait for `engram reembed`.
@@ -121,27 +122,6 @@ class KnowledgeReading(Area):
         rows = tenant.record_rows(scope_key, [rowid for rowid, _ in ranked])
         found = [record_view(rows[rowid], round(score, 6)) for rowid, score in ranked if rowid in rows]
         return RecordSearchResult(records=found, total=_total(total, len(found), body))
-
-    def _aggregates(self, tenant: TenantStore, scope_key: str, query: Query, body: RecordSearch) -> list[AggregateRow]:
-        assert body.aggregate is not None
-        specs = []
-        for alias, spec in body.aggregate.items():
-            if has_lone_surrogate(alias):  # an alias is answered back: it must be text
-                raise InvalidInputError(f"aggregate: an alias {LONE_SURROGATE}", field="aggregate")
-            if spec.fn != "count" and spec.field is None:
-                raise InvalidInputError(f"aggregate.{alias}: {spec.fn} needs a field", field=f"aggregate.{alias}.field")
-            if spec.field is not None:
-                check_property(spec.field, f"aggregate.{alias}.field")
-            specs.append(Aggregate(alias, spec.fn, spec.field))
-        group_by = [check_property(name, "groupBy") for name in body.group_by]
-        rows = tenant.aggregate_records(scope_key, query, group_by, specs)
-        return [
-            AggregateRow(
-                group=dict(zip(group_by, keys, strict=True)),
-                values={a.alias: _number(v) for a, v in zip(specs, values, strict=True)},
-            )
-            for keys, values in rows
-        ]
 
     def export_records(self, caller: Caller, body: ExportRequest) -> GraphExport:
         """The matching records and what they link to, ``depth`` hops out, with the relationships."""
@@ -172,12 +152,52 @@ def search_query(
     """A validated query: labels UPPER_CASE, the where parsed, the order on properties or $ fields."""
     for i, label in enumerate(labels):
         check_label(label, f"labels[{i}]")
-    order = []
+    order: list[Order] = []
     for name, way in order_by.items():
+        if len(order) == BUDGET.order:
+            raise InvalidInputError(
+                f"orderBy.{name}: a search orders by at most {BUDGET.order:,} keys", field=f"orderBy.{name}"
+            )
         if name not in PSEUDO:
             check_property(name, f"orderBy.{name}")
         order.append(Order(name, way == "desc"))
     return Query(labels=tuple(labels), where=parse(where), order=tuple(order), limit=limit, skip=skip)
+
+
+def _aggregate_specs(body: RecordSearch) -> list[Aggregate] | None:
+    """The aggregates asked for (None: records are), each checked, at most ``BUDGET.aggregates``."""
+    if body.aggregate is None:
+        return None
+    specs: list[Aggregate] = []
+    for alias, spec in body.aggregate.items():
+        if has_lone_surrogate(alias):  # an alias is answered back: it must be text
+            raise InvalidInputError(f"aggregate: an alias {LONE_SURROGATE}", field="aggregate")
+        if len(specs) == BUDGET.aggregates:
+            raise InvalidInputError(
+                f"aggregate.{alias}: a search asks for at most {BUDGET.aggregates:,} aggregates",
+                field=f"aggregate.{alias}",
+            )
+        if spec.fn != "count" and spec.field is None:
+            raise InvalidInputError(f"aggregate.{alias}: {spec.fn} needs a field", field=f"aggregate.{alias}.field")
+        if spec.field is not None:
+            check_property(spec.field, f"aggregate.{alias}.field")
+        specs.append(Aggregate(alias, spec.fn, spec.field))
+    for name in body.group_by:
+        check_property(name, "groupBy")
+    return specs
+
+
+def _aggregates(
+    tenant: TenantStore, scope_key: str, query: Query, specs: list[Aggregate], group_by: list[str]
+) -> list[AggregateRow]:
+    rows = tenant.aggregate_records(scope_key, query, group_by, specs)
+    return [
+        AggregateRow(
+            group=dict(zip(group_by, keys, strict=True)),
+            values={a.alias: _number(v) for a, v in zip(specs, values, strict=True)},
+        )
+        for keys, values in rows
+    ]
 
 
 def _total(counted: int | None, found: int, body: RecordSearch) -> int | None:

@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 from engramdb import clock
-from engramdb.contract.canonical import canonical_json, sha256_hex
+from engramdb.audit_chain.states import record_digest, relationship_digest, relationship_id
+from engramdb.contract.canonical import canonical_json
 from engramdb.contract.events import ScopeFields
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -117,12 +118,14 @@ class KnowledgeWriting(Area):
                     )
             edge, created = tx.link(scope_key, body.type, source, target, canonical_json(properties), clock.now_text())
             if created:
+                ends = (body.source.kind, body.source.id), (body.target.kind, body.target.id)
                 tx.audit(
                     caller.audit(
                         "relationship.create",
                         target_kind="RELATIONSHIP",
                         scope_key=scope_key,
-                        target_id=f"{body.source.id}-{body.type}->{body.target.id}",
+                        target_id=relationship_id(body.source.id, body.type, body.target.id),
+                        after_digest=relationship_digest(scope_key, body.type, *ends, edge.properties_json),
                     )
                 )
         return relationship_view(edge, {source: body.source.id, target: body.target.id})
@@ -141,7 +144,7 @@ class KnowledgeWriting(Area):
                         "relationship.delete",
                         target_kind="RELATIONSHIP",
                         scope_key=scope_key,
-                        target_id=f"{body.source.id}-{body.type}->{body.target.id}",
+                        target_id=relationship_id(body.source.id, body.type, body.target.id),
                     )
                 )
         return Unlinked(deleted=deleted)
@@ -180,7 +183,7 @@ def _audit_record(
             target_kind="RECORD",
             target_id=row.record_id,
             scope_key=row.scope_key,
-            before_digest=sha256_hex(before.properties_json) if before else None,
-            after_digest=sha256_hex(row.properties_json),
+            before_digest=record_digest(before) if before else None,
+            after_digest=record_digest(row),
         )
     )

@@ -28,7 +28,11 @@ VERIFY_AUDIT = Operation(
     permission="audit.read",
     summary="Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys).",
     description="Reads the whole chain: an entry whose content no longer matches its hash (edited), whose "
-    "prevHash does not match the entry before it, or that is missing, breaks it from there on.",
+    "prevHash does not match the entry before it, or that is missing, breaks it from there on. Then holds the "
+    "chain to its anchors outside the database, and every stored row that decides what a read returns or who "
+    "may read it (memories, records, relationships, keys, the policy) to the last audit entry about it: the "
+    "first row that is not what the audit says is named, with the field classes that differ. No anchor file, "
+    "or a torn anchor line, is a warning in the verdict, not a failure.",
     cli=Cli(("audit", "verify"), fails_unless="verified"),
 )
 

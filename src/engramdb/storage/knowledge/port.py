@@ -166,6 +166,25 @@ Node = Compare | Member | Exists | Component | Related | All | AnyOf | Not
 
 
 @dataclass(frozen=True)
+class Budget:
+    """What one search may ask for, below what either backend plans quickly (docs/knowledge.md
+    has the measurements). The where-language counts it as it parses (``keys`` to ``related``),
+    the search its order and aggregates, the store the parameters it binds: a search past any
+    limit is refused (422, naming the limit and the place) before a statement runs."""
+
+    keys: int = 100  # every key of every object of a where, at any depth, operators' included
+    values: int = 1_000  # $in / $nin values, all lists of a where together
+    nesting: int = 8  # where objects inside one another: $and / $or elements, $not, related labels
+    related: int = 4  # related labels below the root
+    order: int = 8  # orderBy keys
+    aggregates: int = 16
+    parameters: int = 10_000  # bound in one statement (SQLite takes 32,766, PostgreSQL 65,535)
+
+
+BUDGET = Budget()
+
+
+@dataclass(frozen=True)
 class Query:
     """A search: root labels (empty: any), the where-tree, order and page."""
 

@@ -8,7 +8,7 @@ from typing import Any
 from engramdb.storage.columns import filter_clause
 from engramdb.storage.knowledge.port import Aggregate, Edge, HistoryRow, NodeRef, Query, RecordRow, Value
 from engramdb.storage.knowledge.rows import EDGE_COLUMNS, Run, chunks, edge, in_clause, record_row
-from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, drivers, order_by
+from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Compiled, Dialect, WhereCompiler, bounded, drivers, order_by
 from engramdb.storage.rows import CandidateFilter
 
 RARE = 2_000  # an equality this rare finds a page faster than walking the label newest first
@@ -53,14 +53,16 @@ class GraphReads:
         equality. PostgreSQL's planner has the statistics and decides alone.
         """
         compiler = WhereCompiler(self._d, scope_key, whole=whole)
+        plain = compiler.roots(query)
+        bounded([*plain.prefix_params, *plain.params])  # before the first statement, the samples' too
         found = drivers(query.where)
         if not self._d.rowid_only or not found:
-            return compiler.roots(query)
+            return plain
         cap = COMMON if whole else RARE
         sizes = []
         for node in found:
             sample = compiler.value_set(node, query.labels, limit=cap + 1)
-            sizes.append(int(self._run(f"SELECT count(*) FROM ({sample.sql}) s", sample.params)[0][0]))
+            sizes.append(int(self._run(f"SELECT count(*) FROM ({sample.sql}) s", bounded(sample.params))[0][0]))
         size, best = min(zip(sizes, range(len(found)), strict=True))
         by_time = all(o.name == "$createdAt" for o in query.order)
         chosen = found[best] if whole or not by_time or size <= RARE else None
@@ -73,13 +75,14 @@ class GraphReads:
         columns = ", ".join("r." + c.strip() for c in RECORD_COLUMNS.split(","))
         rows = self._run(
             f"{roots.prefix}SELECT {columns} {roots.sql}{order.sql} LIMIT {m} OFFSET {m}",
-            [*roots.prefix_params, *roots.params, *order.params, query.limit, query.skip],
+            bounded([*roots.prefix_params, *roots.params, *order.params, query.limit, query.skip]),
         )
         return [record_row(r) for r in rows]
 
     def count_records(self, scope_key: str, query: Query) -> int:
         roots = self._roots(scope_key, query, whole=True)
-        return int(self._run(f"{roots.prefix}SELECT count(*) {roots.sql}", [*roots.prefix_params, *roots.params])[0][0])
+        params = bounded([*roots.prefix_params, *roots.params])
+        return int(self._run(f"{roots.prefix}SELECT count(*) {roots.sql}", params)[0][0])
 
     def aggregate_records(
         self, scope_key: str, query: Query, group_by: Sequence[str], aggregates: Sequence[Aggregate]
@@ -110,7 +113,7 @@ class GraphReads:
         )
         out = []
         # Placeholders in statement order: the related sets, the folds, the joins, the where.
-        for row in self._run(sql, [*roots.prefix_params, *fold_params, *join_params, *roots.params]):
+        for row in self._run(sql, bounded([*roots.prefix_params, *fold_params, *join_params, *roots.params])):
             keys = tuple(_group_value(row[3 * i : 3 * i + 3]) for i in range(len(group_by)))
             out.append((keys, tuple(row[3 * len(group_by) :])))
         return out

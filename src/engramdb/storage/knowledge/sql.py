@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engramdb.errors import InvalidInputError
 from engramdb.storage.knowledge.port import (
+    BUDGET,
     KEY_CHARS,
     All,
     AnyOf,
@@ -49,6 +51,10 @@ class Dialect:
     # PostgreSQL: a row read to link it is locked until the transaction ends, so a delete committing
     # meanwhile waits (SQLite's write transaction already excludes every other writer).
     share_lock: str = ""
+    # PostgreSQL turns each top-level EXISTS / IN (subquery) into a semi- or anti-join and orders them
+    # all: its planning time grows with the square of their number (0.93 s at 100, > 60 s at 500). Past
+    # this many, a condition stays a probe of each record (a subplan planned on its own). None: all join.
+    joined_conditions: int | None = None
 
     def owned(self, alias: str) -> tuple[str, list[Any]]:
         """``<alias>.tenant = ? AND`` where rows carry a tenant, else nothing."""
@@ -108,13 +114,13 @@ class WhereCompiler:
         m = self.d.mark
         owned, params = self.d.owned("v")
         values = node.values if isinstance(node, Member) else (node.value,)
-        parts = [self._match(value, "$eq") for value in values]
+        match = self._one_of(values)
         labelled = f"v.label IN ({self.d.marks(len(labels))}) AND " if labels else ""
         sql = (
             f"SELECT v.record FROM record_values v WHERE {owned}v.scope_key = {m} AND {labelled}v.name = {m} "
-            f"AND ({' OR '.join(p.sql for p in parts)})"
+            f"AND {match.sql}"
         )
-        params = [*params, self.scope_key, *labels, node.name, *(x for p in parts for x in p.params)]
+        params = [*params, self.scope_key, *labels, node.name, *match.params]
         if limit is not None:
             sql += f" LIMIT {m}"
             params.append(limit)
@@ -137,8 +143,28 @@ class WhereCompiler:
         if query.labels:
             sql += f" AND {alias}.label IN ({self.d.marks(len(query.labels))})"
             params += list(query.labels)
-        condition = self.condition(where, alias)
+        condition = self._top(where, alias)
         return Compiled(f"{sql} AND {condition.sql}", params + condition.params)
+
+    def _top(self, where: Node, alias: str) -> Compiled:
+        """The conditions every match must meet; past ``joined_conditions`` of them, each one that
+        reads another table is kept a probe of the record (``IS TRUE``: PostgreSQL joins only an
+        EXISTS or IN standing alone in the top-level AND). The equalities come first: a set is
+        found from one of them when few records meet it."""
+        limit = self.d.joined_conditions
+        if limit is None:
+            return self.condition(where, alias)
+        found = drivers(where)
+        conjuncts = _conjuncts(where)
+        parts, joined = [], 0
+        for node in [*(n for n in conjuncts if n in found), *(n for n in conjuncts if n not in found)]:
+            part = self.condition(node, alias)
+            if not _on_columns(node):
+                joined += 1
+                if joined > limit:
+                    part = Compiled(f"({part.sql}) IS TRUE", part.params)
+            parts.append(part)
+        return self._join(parts, " AND ", "1 = 1")
 
     def condition(self, node: Node, alias: str) -> Compiled:
         if isinstance(node, All):
@@ -170,9 +196,8 @@ class WhereCompiler:
         if isinstance(node, Exists):
             match, extra, negated = "", [], not node.present
         elif isinstance(node, Member):
-            parts = [self._match(value, "$eq") for value in node.values]
-            match = " AND (" + " OR ".join(p.sql for p in parts) + ")"
-            extra, negated = [x for p in parts for x in p.params], node.negated
+            one_of = self._one_of(node.values)
+            match, extra, negated = f" AND {one_of.sql}", one_of.params, node.negated
         elif isinstance(node, Component):
             start, length = PARTS[node.part]
             cut = f"CAST(substr(v.text_key, {start}, {length}) AS INTEGER)"
@@ -185,6 +210,33 @@ class WhereCompiler:
             part = self._match(node.value, node.op)
             match, extra = f" AND {part.sql}", part.params
         return Compiled(f"{'NOT ' if negated else ''}EXISTS ({base}{match})", params + extra)
+
+    def _one_of(self, values: Sequence[Value]) -> Compiled:
+        """Whether one stored value ``v`` equals one of ``values``: an IN list per kind (and for texts
+        longer than the indexed prefix, the whole texts too), so a thousand values are a handful of
+        expressions, not an OR per value (SQLite parses an expression at most 1,000 deep)."""
+        m = self.d.mark
+        groups: dict[tuple[str, bool], list[Value]] = {}
+        for value in values:
+            is_long = value.kind not in ("number", "boolean") and len(value.text or "") >= KEY_CHARS
+            groups.setdefault((value.kind, is_long), []).append(value)
+        parts = []
+        for (kind, is_long), group in groups.items():
+            if kind in ("number", "boolean"):
+                parts.append(
+                    Compiled(
+                        f"(v.kind = {m} AND v.number_value IN ({self.d.marks(len(group))}))",
+                        [kind, *(v.number for v in group)],
+                    )
+                )
+                continue
+            sql = f"(v.kind = {m} AND v.text_key IN ({self.d.marks(len(group))})"
+            params: list[Any] = [kind, *(v.key for v in group)]
+            if is_long:  # the prefix is a function of the text: the text being one of them, so is its prefix
+                sql += f" AND v.text_value IN ({self.d.marks(len(group))})"
+                params += [v.text for v in group]
+            parts.append(Compiled(sql + ")", params))
+        return self._join(parts, " OR ", "1 = 0")
 
     def _match(self, value: Value, op: str) -> Compiled:
         """Whether one stored value ``v`` matches ``value`` under ``op``."""
@@ -265,6 +317,18 @@ class WhereCompiler:
         return Compiled(sql if self._sets else sql + ")", params)
 
 
+def _conjuncts(node: Node) -> list[Node]:
+    """The conditions of a top-level AND, nested ANDs flattened (as the planner flattens them)."""
+    if isinstance(node, All):
+        return [c for item in node.items for c in _conjuncts(item)]
+    return [node]
+
+
+def _on_columns(node: Node) -> bool:
+    """True when the condition reads only the record's own columns ($id, $createdAt, $updatedAt)."""
+    return isinstance(node, (Compare, Member, Exists, Component)) and node.name in PSEUDO_COLUMNS
+
+
 def order_by(query: Query, dialect: Dialect, alias: str = "r") -> Compiled:
     """``ORDER BY``: properties by their smallest value (numbers, then text), absent ones last."""
     parts: list[str] = []
@@ -282,6 +346,19 @@ def order_by(query: Query, dialect: Dialect, alias: str = "r") -> Compiled:
             params.append(order.name)
     parts.append(f"{alias}.created_at DESC, {alias}.rowid DESC")
     return Compiled(" ORDER BY " + ", ".join(parts), params)
+
+
+def bounded(params: list[Any]) -> list[Any]:
+    """``params``, unless one statement would bind more than the budget: a search that can never
+    run answers 422, never the driver's failure (PostgreSQL's client refuses past 65,535 with no
+    SQLSTATE, which reads as an unreachable server: a retryable 503)."""
+    if len(params) > BUDGET.parameters:
+        raise InvalidInputError(
+            f"where: this search would bind {len(params):,} values in one statement; "
+            f"a statement binds at most {BUDGET.parameters:,}",
+            field="where",
+        )
+    return params
 
 
 def _escape_like(text: str) -> str:

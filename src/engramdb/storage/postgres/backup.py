@@ -2,7 +2,8 @@
 
 ``pg_dump`` reads in one repeatable-read transaction, so the dump is the schema as of one
 instant while the server keeps serving. The tools must match the server's major version (or be
-newer): ``pg_bin`` names their folder when the ones on PATH are older.
+newer): ``pg_bin`` names their folder when the ones on PATH are older. Both tools set their own
+statement timeout (none); each run is stopped after an hour instead.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import psycopg
 
 from engramdb.errors import BackendUnavailableError, ConflictError
 from engramdb.storage.postgres.sqlstates import translated
+from engramdb.storage.postgres.timeouts import StatementTimeouts
 
 DUMP_NAME = "engram.dump"
 
@@ -45,6 +47,7 @@ def dump_schema(url: str, schema: str, dest: Path, pg_bin: str | None) -> Path:
 def restore_schema(url: str, schema: str, source: Path, pg_bin: str | None) -> None:
     """Restore a dump into a database where the schema does not exist yet."""
     with translated(), psycopg.connect(url, autocommit=True) as conn:
+        StatementTimeouts().set_for_session(conn, maintenance=True)  # pg_restore then sets its own
         exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
         if exists:
             raise ConflictError(

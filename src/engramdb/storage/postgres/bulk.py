@@ -16,7 +16,7 @@ import psycopg
 
 from engramdb import clock
 from engramdb.storage.columns import AUDIT_COLUMNS, AUDIT_WIDTH, lexical_body
-from engramdb.storage.common import next_audit_entry
+from engramdb.storage.common import loaded_audits, next_audit_entry
 from engramdb.storage.port import AuditDraft, NewMemory, Vector
 
 _INSERT = """INSERT INTO memories (tenant, source, memory_id, scope_key, agent_id, profile_id, privacy_scope,
@@ -45,7 +45,7 @@ def load(
             new.update(r[0] for r in cursor.fetchall())
             if not cursor.nextset():
                 break
-    _audit_new(conn, tenant, audits, new)
+    _audit_new(conn, tenant, loaded_audits(rows, audits, new))
     return len(new)
 
 
@@ -86,17 +86,16 @@ def _values(tenant: str, seq: int, model: str, row: NewMemory, vector: Vector) -
     )
 
 
-def _audit_new(conn: psycopg.Connection, tenant: str, audits: Sequence[AuditDraft], new: set[str]) -> None:
+def _audit_new(conn: psycopg.Connection, tenant: str, audits: Sequence[AuditDraft]) -> None:
     """Chain the audit entries of the rows that were new (a re-load of a row audits nothing)."""
     last = conn.execute(
         "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1", (tenant,)
     ).fetchone()
     entries = []
     for draft in audits:
-        if draft.target_id in new:
-            entry = next_audit_entry(draft, last, clock.now_text())
-            entries.append((tenant, *astuple(entry)))
-            last = (entry.seq, entry.hash)
+        entry = next_audit_entry(draft, last, clock.now_text())
+        entries.append((tenant, *astuple(entry)))
+        last = (entry.seq, entry.hash)
     with conn.cursor() as cursor:
         cursor.executemany(
             f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * (AUDIT_WIDTH + 1))})", entries

@@ -9,12 +9,15 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from engramdb.storage.knowledge.port import Query
+from engramdb.storage.knowledge.port import Aggregate, Query, RecordRow
 from engramdb.storage.knowledge.reads import GraphEmbeddings, GraphReads
 from engramdb.storage.knowledge.rows import Run
-from engramdb.storage.knowledge.sql import Dialect, WhereCompiler
+from engramdb.storage.knowledge.sql import Dialect, WhereCompiler, bounded
+from engramdb.storage.postgres.searches import SearchPlaces
 from engramdb.storage.postgres.transaction import runner
 from engramdb.storage.rows import Vector
+
+JOINED = 4  # top-level conditions PostgreSQL's planner may order as joins (storage/knowledge/sql.py)
 
 
 def _vector(vector: Vector) -> Any:
@@ -25,11 +28,31 @@ class PostgresKnowledge(GraphReads):
     """Records and relationships of one tenant (row-level security keeps them to it)."""
 
     def __init__(
-        self, tenant: str, run: Run, connect: Callable[[], AbstractContextManager[psycopg.Connection]]
+        self,
+        tenant: str,
+        run: Run,
+        connect: Callable[[], AbstractContextManager[psycopg.Connection]],
+        searches: SearchPlaces,
     ) -> None:
-        self._dialect = Dialect("%s", tenant, links_as_sets=True, share_lock=" FOR SHARE")
+        self._dialect = Dialect("%s", tenant, links_as_sets=True, share_lock=" FOR SHARE", joined_conditions=JOINED)
         super().__init__(run, self._dialect)
         self._connect = connect
+        self._tenant = tenant
+        self._searches = searches  # where-queries hold few of the pool's connections at once
+
+    def search_records(self, scope_key: str, query: Query) -> list[RecordRow]:
+        with self._searches.held(self._tenant, scope_key):
+            return super().search_records(scope_key, query)
+
+    def count_records(self, scope_key: str, query: Query) -> int:
+        with self._searches.held(self._tenant, scope_key):
+            return super().count_records(scope_key, query)
+
+    def aggregate_records(
+        self, scope_key: str, query: Query, group_by: Sequence[str], aggregates: Sequence[Aggregate]
+    ) -> list[tuple[tuple[object, ...], tuple[float | None, ...]]]:
+        with self._searches.held(self._tenant, scope_key):
+            return super().aggregate_records(scope_key, query, group_by, aggregates)
 
     def record_embedding_jobs(self, limit: int, now: str) -> list[tuple[int, str, int]]:
         with self._connect() as conn:
@@ -44,6 +67,12 @@ class PostgresKnowledge(GraphReads):
             GraphEmbeddings(runner(conn), self._dialect, _vector).failed(ids, error, next_at)
 
     def record_vector_candidates(
+        self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int, model: str
+    ) -> list[tuple[int, float]]:
+        with self._searches.held(self._tenant, scope_key):
+            return self._vector_candidates(scope_key, vector, query, name, limit, model)
+
+    def _vector_candidates(
         self, scope_key: str, vector: Vector, query: Query, name: str | None, limit: int, model: str
     ) -> list[tuple[int, float]]:
         roots = WhereCompiler(self._dialect, scope_key).roots(query)
@@ -65,5 +94,5 @@ class PostgresKnowledge(GraphReads):
         if name is not None:
             sql += " AND v.name = %s"
             params.append(name)
-        rows = self._run(sql + " GROUP BY v.record ORDER BY score DESC, v.record LIMIT %s", [*params, limit])
+        rows = self._run(sql + " GROUP BY v.record ORDER BY score DESC, v.record LIMIT %s", bounded([*params, limit]))
         return [(int(record), float(score)) for record, score in rows]

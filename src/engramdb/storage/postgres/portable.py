@@ -15,6 +15,7 @@ from engramdb.storage.columns import (
     embedding_to_text,
     lexical_text,
 )
+from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.knowledge import portable as knowledge
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.postgres.transaction import PostgresTransaction, runner
@@ -24,7 +25,8 @@ def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, di
     """Yield every exportable row of the tenant."""
     # The participant salt travels with the tenant: without it no userId finds its memories again.
     meta = conn.execute(
-        "SELECT key, value FROM meta WHERE tenant = %s AND key IN ('policy', 'participant_salt') ORDER BY key DESC",
+        "SELECT key, value FROM meta WHERE tenant = %s AND key IN ('policy', 'participant_salt', 'audit_digests') "
+        "ORDER BY key DESC",
         (tenant,),
     )
     for key, value in meta:
@@ -75,6 +77,7 @@ def import_rows(conn: psycopg.Connection, tenant: str, rows: Iterable[tuple[str,
     if busy and busy[0]:
         raise ConflictError("the target tenant is not empty; import needs an empty tenant", field="tenant")
     tx = PostgresTransaction(conn, tenant)
+    conn.execute("DELETE FROM meta WHERE tenant = %s AND key = %s", (tenant, DIGESTS_KEY))  # the export says
     counts: dict[str, int] = {}
     graph = knowledge.Importer(runner(conn), Dialect("%s", tenant), embedding_from_text)
     for table, row in rows:
@@ -90,6 +93,7 @@ def import_rows(conn: psycopg.Connection, tenant: str, rows: Iterable[tuple[str,
     conn.execute(_CLOSE_SUPERSEDED, (tenant,))  # an export from before invalid_at carries none
     conn.execute(_FILL_SOURCE_EVENTS, (tenant,))  # nor one from before source_event_id
     conn.execute(_LINK_DERIVATIONS, (tenant,))
+    ensure_covered(tx, CoverageReads(runner(conn), Dialect("%s", tenant)), tenant)  # rows exported before digests
     return counts
 
 

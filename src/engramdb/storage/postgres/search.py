@@ -25,7 +25,7 @@ import numpy as np
 import psycopg
 
 from engramdb.storage.columns import filter_clause
-from engramdb.storage.common import LRU
+from engramdb.storage.common import LRU, traced_arm
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 from engramdb.storage.scope_cache import ScopeCache, read_copy
 from engramdb.storage.scope_cache import Source as CopySource
@@ -296,7 +296,10 @@ class PostgresSearch:
         if scope_key in self._large:
             return self._read_copy(
                 scope_key,
-                lambda copy: (copy.search(query, filt, limit, self._vectors), copy.text_search(terms, filt, limit)),
+                lambda copy: (
+                    traced_arm("dense", lambda: copy.search(query, filt, limit, self._vectors)),
+                    traced_arm("lexical", lambda: copy.text_search(terms, filt, limit)),
+                ),
             )
         where, params = filter_clause(filt, mark="%s")
         vector = np.asarray(query, dtype=np.float32)

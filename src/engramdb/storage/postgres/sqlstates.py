@@ -11,6 +11,7 @@ from engramdb.errors import EngramError
 from engramdb.storage.failures import Failure, storage_error
 
 _DUPLICATE = {"23505"}  # unique_violation (primary keys included)
+_TIMED_OUT = {"57014"}  # query_canceled: the statement timeout (storage/postgres/timeouts.py) fired
 _UNAVAILABLE = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
 _UNAVAILABLE_CLASSES = {"08", "53", "57"}  # connection, insufficient resources, operator intervention
 
@@ -23,6 +24,8 @@ def classify(error: psycopg.Error) -> Failure:
         return "unavailable" if isinstance(error, psycopg.OperationalError) else "other"
     if state in _DUPLICATE:
         return "duplicate"
+    if state in _TIMED_OUT:
+        return "timeout"
     if state in _UNAVAILABLE or state[:2] in _UNAVAILABLE_CLASSES:
         return "unavailable"
     return "other"

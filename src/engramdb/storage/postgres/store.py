@@ -23,25 +23,22 @@ from engramdb import clock
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.storage.port import check_tenant_name
 from engramdb.storage.postgres.backup import dump_schema
+from engramdb.storage.postgres.searches import SearchPlaces
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.tenant import PostgresTenantStore
+from engramdb.storage.postgres.timeouts import MAINTENANCE_SECONDS, REQUEST_SECONDS, StatementTimeouts, maintenance
 from engramdb.storage.scope_cache import FRESHEN_SCOPES, ScopeCache, freshen
 from engramdb.storage.vector_index import AnnSettings
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS = (
-    "001_initial.sql",
-    "002_session_order.sql",
-    "003_recall_columns_inline.sql",
-    "004_invalid_at.sql",
-    "005_episodes_by_observed.sql",
-    "006_knowledge.sql",
-    "007_source_events.sql",
-    "008_scope_changes.sql",
-    "009_assist.sql",
-    "010_erasable_reasons.sql",
-    "011_aging.sql",
+# Every file of the migrations folder, in name order: a migration cannot be written and forgotten here.
+MIGRATIONS = tuple(
+    sorted(
+        entry.name
+        for entry in resources.files("engramdb.storage.postgres.migrations").iterdir()
+        if entry.name.endswith(".sql")
+    )
 )
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -59,14 +56,22 @@ class PostgresStore:
         ann_min_rows: int = 200_000,
         ann_probe_share: float = 0.05,
         copy_min_rows: int = 10_000,
+        statement_timeout: float = REQUEST_SECONDS,
+        maintenance_timeout: float = MAINTENANCE_SECONDS,
+        search_connections: int = 2,
     ) -> None:
         """``copy_min_rows``: a scope holding this many memories is answered from an in-memory
         copy (storage/postgres/search.py); ``memory_mb`` bounds those copies; ``ann_min_rows`` and
-        ``ann_probe_share`` say when a copy's vector arm turns approximate and what it scans then."""
+        ``ann_probe_share`` say when a copy's vector arm turns approximate and what it scans then.
+        ``statement_timeout`` and ``maintenance_timeout`` (seconds) bound every statement
+        (storage/postgres/timeouts.py); where-queries hold at most ``search_connections`` of the
+        ``max_connections`` at once, one scope's at most half of them (storage/postgres/searches.py)."""
         if not _SCHEMA.fullmatch(schema):
             raise InvalidInputError("schema names are lower-case letters, digits and _", field="schema")
         self.url = url
         self.schema = schema
+        self.timeouts = StatementTimeouts(statement_timeout, maintenance_timeout)
+        self.searches = SearchPlaces(min(search_connections, max_connections - 1), wait=statement_timeout)
         self.scope_copies = ScopeCache(
             max_bytes=int(memory_mb * 2**20), ann=AnnSettings(min_rows=ann_min_rows, probe_share=ann_probe_share)
         )
@@ -88,9 +93,11 @@ class PostgresStore:
         register_vector(conn)
         conn.execute("SET ROLE engram_app")  # from here on, row-level security binds us
         conn.execute(f"SET search_path TO {self.schema}, public")
+        self.timeouts.set_for_session(conn)
 
     def _migrate(self) -> None:
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
+            self.timeouts.set_for_session(conn, maintenance=True)
             conn.execute("SELECT pg_advisory_lock(hashtext('engramdb-migrations'))")
             try:
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
@@ -114,14 +121,22 @@ class PostgresStore:
 
     @contextmanager
     def connection(self, tenant: str) -> Iterator[psycopg.Connection]:
-        """A pooled connection inside a transaction bound to ``tenant``."""
+        """A pooled connection inside a transaction bound to ``tenant`` (and, in maintenance work, to
+        the maintenance statement timeout: ``SET LOCAL``, so it ends with the transaction)."""
         with translated(), self._pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT set_config('engram.tenant', %s, true)", (tenant,))
+            if self.timeouts.is_maintenance():
+                conn.execute(
+                    "SELECT set_config('engram.tenant', %s, true), set_config('statement_timeout', %s, true)",
+                    (tenant, self.timeouts.current()),
+                )
+            else:
+                conn.execute("SELECT set_config('engram.tenant', %s, true)", (tenant,))
             yield conn
 
     def maintain(self) -> None:
         # As the URL's user (the tables' owner): the engram_app role may not vacuum them.
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
+            self.timeouts.set_for_session(conn, maintenance=True)
             for table in (
                 "memories",
                 "tombstones",
@@ -145,6 +160,7 @@ class PostgresStore:
         gather its planner statistics again (ANALYZE), so no histogram or common value in
         pg_statistic still quotes them. It locks each table while it runs; erasures are rare."""
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
+            self.timeouts.set_for_session(conn, maintenance=True)
             for table in (
                 "memories",
                 "tombstones",
@@ -167,6 +183,10 @@ class PostgresStore:
         """Load the copies of the large scopes (``copy_min_rows`` memories or more), the most
         recently written first, until the memory limit is nearly full. (The database's own
         cache survives a restart of this server; only the copies are in its memory.)"""
+        with maintenance():  # a large scope's copy is read whole
+            return self._warm(stop, vector_model)
+
+    def _warm(self, stop: Callable[[], bool], vector_model: str | None) -> list[tuple[str, str]]:
         warmed: list[tuple[str, str]] = []
         for name in self.tenant_names():
             tenant = self.tenant(name)
@@ -209,8 +229,10 @@ class PostgresStore:
                 "INSERT INTO tenants (name, created_at) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                 (name, clock.now_text()),
             )
-            conn.execute(
-                "INSERT INTO meta (tenant, key, value) VALUES (%s, 'change_seq', '0') ON CONFLICT DO NOTHING", (name,)
+            conn.execute(  # a new tenant's rows are covered by the audit's digests from its first write
+                "INSERT INTO meta (tenant, key, value) VALUES (%s, 'change_seq', '0'), (%s, 'audit_digests', '2') "
+                "ON CONFLICT DO NOTHING",
+                (name, name),
             )
 
     def tenant_names(self) -> list[str]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psycopg
 
+from engramdb.audit_chain.states import DIGEST_SCHEME
 from engramdb.storage import erasure
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
@@ -29,6 +30,7 @@ from engramdb.storage.columns import (
     filter_clause,
 )
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.participants import ParticipantSaltStore
 from engramdb.storage.port import (
     AuditDraft,
@@ -53,7 +55,8 @@ from engramdb.storage.postgres.keys import PostgresKeys
 from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
-from engramdb.storage.postgres.transaction import PostgresTransaction
+from engramdb.storage.postgres.timeouts import maintenance
+from engramdb.storage.postgres.transaction import PostgresTransaction, runner
 
 if TYPE_CHECKING:
     from engramdb.storage.postgres.store import PostgresStore
@@ -70,8 +73,12 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         self.path = f"postgresql:{store.schema}:{name}"
         self._held: ContextVar[ReadingBlock | None] = ContextVar(f"engram-held-{id(self)}", default=None)
         self._search = PostgresSearch(name, self._all, self._held, store.scope_copies, store.copy_min_rows)
-        super().__init__(name, self._unprepared, self._conn)
-        self.aging = AgingStore(self._all, self._dialect, self._write_many)
+        super().__init__(name, self._unprepared, self._conn, store.searches)
+        self.aging = AgingStore(self._all, self._dialect, self._write_many, maintenance)
+        self.coverage = CoverageReads(self._all, self._dialect)
+        if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a tenant from before the digests covered rows
+            with self._conn() as conn:
+                ensure_covered(PostgresTransaction(conn, name), CoverageReads(runner(conn), self._dialect), name)
 
     def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._conn() as conn, conn.cursor() as cursor:
@@ -331,15 +338,17 @@ class PostgresTenantStore(PostgresKnowledge, AssistStoreSQL, ParticipantSaltStor
         return scope_stats(self._all(SCOPE_STATS_SELECT + where + SCOPE_STATS_GROUP, params))
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        with self._conn() as conn:
+        with ExitStack() as stack:
+            with maintenance():  # only while its transaction begins: the caller runs between the rows
+                conn = stack.enter_context(self._conn())
             yield from portable.export_rows(conn, self.name)
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
-        with self._conn() as conn:
+        with maintenance(), self._conn() as conn:
             return portable.import_rows(conn, self.name, rows)
 
     def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
-        with self.transaction() as tx:
+        with maintenance(), self.transaction() as tx:
             return bulk.load(tx._conn, self.name, tx.seq, rows, vectors, model, audits)
 
     def close(self) -> None:

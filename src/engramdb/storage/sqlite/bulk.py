@@ -13,7 +13,7 @@ from dataclasses import astuple
 
 from engramdb import clock
 from engramdb.storage.columns import AUDIT_WIDTH
-from engramdb.storage.common import next_audit_entry
+from engramdb.storage.common import loaded_audits, next_audit_entry
 from engramdb.storage.port import AuditDraft, NewMemory, Vector
 from engramdb.storage.scope_copy import encode
 from engramdb.storage.sqlite.sql import AUDIT_COLUMNS
@@ -74,10 +74,9 @@ def load(
             new.add(row.memory_id)
     last = conn.execute("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
     entries = []
-    for draft in audits:
-        if draft.target_id in new:
-            entry = next_audit_entry(draft, last, clock.now_text())
-            entries.append(astuple(entry))
-            last = (entry.seq, entry.hash)
+    for draft in loaded_audits(rows, audits, new):
+        entry = next_audit_entry(draft, last, clock.now_text())
+        entries.append(astuple(entry))
+        last = (entry.seq, entry.hash)
     conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * AUDIT_WIDTH)})", entries)
     return inserted

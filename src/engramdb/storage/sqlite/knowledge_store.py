@@ -8,7 +8,7 @@ import numpy as np
 
 from engramdb.storage.knowledge.port import Query
 from engramdb.storage.knowledge.reads import GraphEmbeddings, GraphReads
-from engramdb.storage.knowledge.sql import WhereCompiler
+from engramdb.storage.knowledge.sql import WhereCompiler, bounded
 from engramdb.storage.rows import Vector
 from engramdb.storage.sqlite.connection import Connections
 from engramdb.storage.sqlite.transaction import SQLITE, runner
@@ -49,7 +49,7 @@ class SQLiteKnowledge(GraphReads):
             sql += " AND v.name = ?"
             params.append(name)
         width = len(vector) * 4
-        rows = [(r, blob) for r, blob in self._graph_db.fetchall(sql, params) if len(blob) == width]
+        rows = [(r, blob) for r, blob in self._graph_db.fetchall(sql, bounded(params)) if len(blob) == width]
         if not rows:
             return []
         matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), -1)

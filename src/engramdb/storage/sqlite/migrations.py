@@ -78,6 +78,9 @@ def _upgrade(db: Connections) -> None:
                     ):
                         conn.execute(statement)
 
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='audit_log_by_target'"):
+        with db.write() as conn:  # verification found the entries about a row by reading them all
+            conn.execute(AUDIT_BY_TARGET_SQL)
     if "pinned" not in _memory_columns(db):
         with db.write() as conn:  # nothing aged: no importance, pins or use counts
             if "pinned" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}:
@@ -89,6 +92,7 @@ def _upgrade(db: Connections) -> None:
             conn.execute(BY_ID_INDEX_SQL)
 
 
+AUDIT_BY_TARGET_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_target ON audit_log (target_kind, target_id, seq)"
 AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEGER DEFAULT 0", "last_used_at TEXT")
 BY_ID_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_id ON memories (memory_id)"
 RECORDED_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_recorded ON memories (recorded_at) WHERE status = 'active'"

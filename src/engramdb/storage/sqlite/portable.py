@@ -13,6 +13,7 @@ from engramdb.storage.columns import (
     embedding_from_text,
     embedding_to_text,
 )
+from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.knowledge import portable as knowledge
 from engramdb.storage.sqlite.sql import CLOSE_SUPERSEDED_SQL, FILL_SOURCE_EVENTS_SQL, LINK_DERIVATIONS_SQL
 from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, runner
@@ -22,7 +23,7 @@ def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]
     """Yield every exportable row of the tenant file."""
     # The participant salt travels with the tenant: without it no userId finds its memories again.
     for key, value in conn.execute(
-        "SELECT key, value FROM meta WHERE key IN ('policy', 'participant_salt') ORDER BY key DESC"
+        "SELECT key, value FROM meta WHERE key IN ('policy', 'participant_salt', 'audit_digests') ORDER BY key DESC"
     ):
         yield "meta", {"key": key, "value": value}
     for table, columns in EXPORT_COLUMNS.items():
@@ -36,14 +37,16 @@ def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]
     yield from knowledge.export_rows(runner(conn), SQLITE, embedding_to_text)
 
 
-def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
-    """Insert exported rows verbatim (inside the caller's transaction) into an empty tenant."""
+def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, dict[str, Any]]], tenant: str) -> dict[str, int]:
+    """Insert exported rows verbatim (inside the caller's transaction) into an empty tenant; rows
+    exported before the audit's digests covered them are covered (storage/coverage.py)."""
     if conn.execute(
         "SELECT EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM audit_log) OR EXISTS (SELECT 1 FROM records)"
     ).fetchone()[0]:
         raise ConflictError("the target tenant is not empty; import needs an empty tenant", field="tenant")
     tx = SQLiteTransaction(conn)
     seq = tx._change_seq()
+    conn.execute("DELETE FROM meta WHERE key = ?", (DIGESTS_KEY,))  # an export says which digests cover its rows
     counts: dict[str, int] = {}
     graph = knowledge.Importer(runner(conn), SQLITE, _vector_bytes)
     for table, row in rows:
@@ -59,6 +62,7 @@ def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, dict[str, An
     conn.execute(CLOSE_SUPERSEDED_SQL)  # an export from before invalid_at carries none
     conn.execute(FILL_SOURCE_EVENTS_SQL)  # nor one from before source_event_id
     conn.execute(LINK_DERIVATIONS_SQL)
+    ensure_covered(tx, CoverageReads(runner(conn), SQLITE), tenant)
     return counts
 
 

@@ -3,7 +3,9 @@ CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
-INSERT INTO meta (key, value) VALUES ('schema_version', '1'), ('change_seq', '0');
+-- audit_digests: the audit's digests cover each row's whole state (storage/coverage.py); a file
+-- made before them has its rows covered once when opened.
+INSERT INTO meta (key, value) VALUES ('schema_version', '1'), ('change_seq', '0'), ('audit_digests', '2');
 
 -- Episodes and facts share one table: one in-memory copy per scope, one recall plan.
 CREATE TABLE memories (
@@ -112,6 +114,8 @@ CREATE TABLE audit_log (
     reason_digest TEXT,  -- the chain covers this, not the reason, so the reason can be erased
     reason_nonce  TEXT
 );
+-- The entries about one row, found by it (verification holds each row to the last one).
+CREATE INDEX audit_log_by_target ON audit_log (target_kind, target_id, seq);
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE OF
     seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, before_digest,
     after_digest, prev_hash, hash, reason_digest ON audit_log

@@ -9,11 +9,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from engramdb.audit_chain.states import DIGEST_SCHEME
 from engramdb.storage import erasure, participants
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
-from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.common import expire_rows, scope_stats, traced_arm, walk_history
+from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -53,7 +55,7 @@ from engramdb.storage.sqlite.sql import (
     placeholders,
     tombstone,
 )
-from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction
+from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, runner
 
 T = TypeVar("T")
 
@@ -79,6 +81,10 @@ class SQLiteTenantStore(
         migrate(self._db)
         super().__init__(self._db)
         self.aging = AgingStore(self._db.fetchall, SQLITE, self._write_many)
+        self.coverage = CoverageReads(self._db.fetchall, SQLITE)
+        if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a file from before the digests covered rows
+            with self._db.write() as conn:
+                ensure_covered(SQLiteTransaction(conn), CoverageReads(runner(conn), SQLITE), path.stem)
         self.connections = self._db  # a backup reads the file through them
         self._vector_model: str | None = None  # whose vectors the copies hold (the running embedder's)
 
@@ -254,8 +260,8 @@ class SQLiteTenantStore(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> tuple[list[Candidate], list[Candidate]]:
         return (
-            self.vector_candidates(scope_key, query, filt, limit),
-            self.text_candidates(scope_key, terms, filt, limit),
+            traced_arm("dense", lambda: self.vector_candidates(scope_key, query, filt, limit)),
+            traced_arm("lexical", lambda: self.text_candidates(scope_key, terms, filt, limit)),
         )
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -351,7 +357,7 @@ class SQLiteTenantStore(
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with self._db.write() as conn:
-            return portable.import_rows(conn, rows)
+            return portable.import_rows(conn, rows, self.path.stem)
 
     def bulk_load(self, rows: Sequence[NewMemory], vectors: Vector, model: str, audits: Sequence[AuditDraft]) -> int:
         with self._db.write() as conn:

@@ -27,13 +27,14 @@ from typing import Any
 
 import httpx
 
-from engramdb import clock
+from engramdb import clock, traces
 from engramdb.config import LLMSettings
 from engramdb.core.assist.llm.prompts import Prompt
 from engramdb.errors import ModelFailedError, ModelNotConfiguredError, ModelOutputError, ModelTimeoutError
 
 log = logging.getLogger(__name__)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
+_TOKEN = re.compile(r"[A-Za-z0-9._:/@+-]{1,128}")  # an id or a name, not text
 NOT_CONFIGURED = (
     "no chat model is configured: set ENGRAM_LLM__BASE_URL (e.g. http://127.0.0.1:11434/v1 for a local "
     "Ollama) and ENGRAM_LLM__MODEL (and ENGRAM_LLM__API_KEY for a hosted one); see docs/assist.md"
@@ -151,7 +152,7 @@ class ChatModel:
         elif self.settings.structured_output == "json_object":
             body["response_format"] = {"type": "json_object"}
         sent = sum(len(m["content"]) for m in messages)
-        with self._slots:
+        with self._slots, traces.span(f"chat {self.model}", self._chat(prompt), kind=traces.Kind.CLIENT) as call:
             started = time.perf_counter()
             try:
                 payload = self._post(body)
@@ -159,8 +160,9 @@ class ChatModel:
                 outcome = "timeout" if isinstance(error, ModelTimeoutError) else "error"
                 ledger(self._record(prompt, started, sent, None, outcome, error.message))
                 raise
-        content, usage = _content(payload)
-        record = self._record(prompt, started, sent, usage if usage else None, "ok", None, len(content))
+            content, usage = _content(payload)
+            record = self._record(prompt, started, sent, usage if usage else None, "ok", None, len(content))
+            call.set_attributes(_answered(payload, record))
         try:
             parse_json(content)
         except ValueError:
@@ -168,9 +170,27 @@ class ChatModel:
         ledger(record)
         return content
 
+    def _chat(self, prompt: Prompt) -> dict[str, traces.Value] | None:
+        """A model call's span attributes (GenAI conventions), never the prompt or its data."""
+        if not traces.on():
+            return None
+        url = httpx.URL(self.url)
+        return {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",  # the API's flavour: any OpenAI-compatible endpoint
+            "gen_ai.request.model": self.model,
+            "gen_ai.request.temperature": self.settings.temperature,
+            "gen_ai.request.max_tokens": self.settings.max_tokens,
+            "gen_ai.output.type": "json",
+            "server.address": url.host,
+            "server.port": url.port or (443 if url.scheme == "https" else 80),
+            "engramdb.prompt.name": prompt.name,
+            "engramdb.prompt.version": prompt.version,
+        }
+
     def _post(self, body: dict[str, Any]) -> Any:
         try:
-            response = self._http.post(self.url, json=body)
+            response = self._http.post(self.url, json=body, headers=traces.outgoing())  # traceparent
             response.raise_for_status()
             return _loads(response.text)
         except httpx.HTTPStatusError as error:
@@ -227,6 +247,26 @@ class ChatModel:
             outcome=outcome,
             error=error,
         )
+
+
+def _answered(payload: Any, record: CallRecord) -> dict[str, traces.Value]:
+    """What a model's answer adds to its span: tokens, the answering model, why it stopped; ids
+    and names the endpoint sent only when they are short plain strings."""
+    found: dict[str, traces.Value] = {
+        "gen_ai.usage.input_tokens": record.prompt_tokens,
+        "gen_ai.usage.output_tokens": record.completion_tokens,
+        "engramdb.usage.estimated": record.estimated,  # counted from characters: the endpoint said nothing
+    }
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    reasons = [c.get("finish_reason") for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+    named = [r for r in reasons if isinstance(r, str) and _TOKEN.fullmatch(r)]
+    if named and len(named) == len(reasons):
+        found["gen_ai.response.finish_reasons"] = named
+    for key, name in (("model", "gen_ai.response.model"), ("id", "gen_ai.response.id")):
+        value = payload.get(key) if isinstance(payload, dict) else None
+        if isinstance(value, str) and _TOKEN.fullmatch(value):
+            found[name] = value
+    return found
 
 
 def _content(payload: Any) -> tuple[str, Mapping[str, Any]]:
