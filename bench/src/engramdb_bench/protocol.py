@@ -8,7 +8,8 @@ ARMS_NOTE = (
     "bm25 and vector: the production recall with the other arm's fusion weight and the neighbour lift "
     "at 0 (the other arm's rows can still fill the tail when the weighted arm returns fewer than "
     "limit); hybrid: the default retrieval settings; expand: hybrid following relationships one hop from the "
-    "top three hits (retrieval.expandTop = 3)"
+    "top three hits (retrieval.expandTop = 3); plain: hybrid with the time words, newer-first and the "
+    "entity lift off (retrieval.timeWordsWeight = 0, newerFirst = false, entityWeight = 0)"
 )
 TURN_RECALL_NOTE = "fraction of the question's evidence turns covered by the first k documents"
 

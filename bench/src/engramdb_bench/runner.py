@@ -51,7 +51,8 @@ from engramdb_bench.targets import InProcess, OverRest, OwnServer, Target
 
 log = logging.getLogger(__name__)
 
-ARMS = ("bm25", "vector", "hybrid", "expand")
+ARMS = ("bm25", "vector", "hybrid", "expand", "plain")
+PLAIN = {"time_words_weight": 0.0, "newer_first": False, "entity_weight": 0.0}  # issue 33's mechanisms off
 EXPAND_TOP = 3  # the expand arm: hybrid, following links one hop from the top three hits
 DATASETS = ("locomo", "longmemeval", "beam")
 KS = (1, 5, 10, 20)
@@ -117,7 +118,8 @@ class EvalConfig:
 def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
     """Return the retrieval settings of an arm: one arm alone (the other's fusion weight, the
     neighbour lift, the date and time-words features, newer-first and the entity lift off), ``base``
-    for hybrid, and hybrid with recall's one-hop expansion for expand."""
+    for hybrid, hybrid with recall's one-hop expansion for expand, and hybrid without the time words,
+    newer-first and the entity lift for plain (their cost and worth, asked in the same run)."""
     alone = {
         "fusion": "weighted",
         "neighbour_weight": 0.0,
@@ -135,6 +137,8 @@ def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
         return base
     if arm == "expand":
         return base.model_copy(update={"expand_top": EXPAND_TOP})
+    if arm == "plain":
+        return base.model_copy(update=PLAIN)
     raise ValueError(f"unknown arm {arm!r}")
 
 

@@ -25,7 +25,8 @@ ArmsOpt = Annotated[
     typer.Option(
         "--arms",
         help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production), "
-        "expand (hybrid with one-hop expansion); default the first three, or hybrid through REST",
+        "expand (hybrid with one-hop expansion), plain (hybrid without time words, newer-first and entity "
+        "links); default the first three, or hybrid through REST",
     ),
 ]
 RestOpt = Annotated[
