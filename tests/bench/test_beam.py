@@ -36,7 +36,7 @@ def test_messages_become_episodes_and_evidence() -> None:
         for c in ("knowledge_update", "information_extraction", "abstention")
     )
     # An assistant message's id belongs to the user message before it.
-    assert update.evidence_turns == {"0", "4"} and (update.older, update.newer) == ({"0"}, {"4"})
+    assert update.evidence_turns == {"0", "4"} and (update.older, update.newer) == (frozenset({"0"}), frozenset({"4"}))
     assert extraction.evidence_turns == {"0", "2"} and extraction.older == frozenset()
     assert abstention.skip_reason == "abstention" and update.skip_reason is None  # the positive control
     assert message_ids({"a": [1, [2, {"b": 3}]], "c": None}) == [1, 2, 3]
