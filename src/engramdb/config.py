@@ -40,11 +40,12 @@ class RetrievalSettings(BaseModel):
     date_after_days: float = Field(7.0, ge=0, description="days after a named date that still count as in it")
     date_decay_days: float = Field(7.0, gt=0, description="the date feature falls by e every N days further away")
     time_words_weight: float = Field(
-        0.5,
+        0.0,
         ge=0,
         description="weight of a memory in the window a question's relative time words name ('yesterday', "
         "'last week', 'two months ago', 'two sessions ago', 'before the migration'), resolved against the "
-        "recall's asOf or now (0 = off)",
+        "recall's asOf or now (0 = off, the default: 0.5 lowered LoCoMo's adversarial and BEAM's temporal "
+        "and contradiction recall, bench/RESULTS.md)",
     )
     newer_first: bool = Field(
         True,

@@ -20,8 +20,13 @@ SCOPE = scope_fields()
 
 
 def _service(store: Store, settings: Settings, **retrieval: float) -> MemoryService:
+    """A service with the time words on (``time_words_weight`` 0.5; off by default) unless told."""
+    retrieval = {"time_words_weight": ON, **retrieval}
     tuned = settings.model_copy(update={"retrieval": RetrievalSettings.model_validate(retrieval)})
     return MemoryService(store, HashingEmbedder(), tuned)
+
+
+ON = 0.5  # the weight these tests turn the time words on with
 
 
 def _write(
