@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import sqlite3
 import threading
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -207,13 +208,17 @@ def test_writes_are_audited_in_a_chain(service: MemoryService, operator: Caller)
     service.writes.write_fact(operator, FactWrite.model_validate(fact_body(scope=SCOPE)))  # no-op
     service.writes.write_episode(operator, EpisodeWrite.model_validate(episode_body(scope=SCOPE)))
     entries = service.shared.store.tenant("t1").audit_entries(0, 100)
-    assert [e.action for e in entries] == ["fact.write", "episode.write"]
-    assert entries[1].prev_hash == entries[0].hash
-    assert entries[0].actor_key_id == "test-operator"
+    # Each write also audits the entity records and MENTIONS links it made (core/entity_links.py).
+    assert [e.action for e in entries if e.target_kind != "RECORD" and e.target_kind != "RELATIONSHIP"] == [
+        "fact.write",
+        "episode.write",
+    ]
+    assert all(later.prev_hash == earlier.hash for earlier, later in pairwise(entries))
+    assert len(entries) > 2 and entries[0].actor_key_id == "test-operator"
     for statement in ("UPDATE audit_log SET reason = 'edited'", "DELETE FROM audit_log"):
         with pytest.raises(Exception, match="append-only"):
             _raw(service.shared.store, statement)
-    assert len(service.shared.store.tenant("t1").audit_entries(0, 100)) == 2  # untouched
+    assert len(service.shared.store.tenant("t1").audit_entries(0, 100)) == len(entries)  # untouched
 
 
 def _raw(store: Store, statement: str) -> None:
