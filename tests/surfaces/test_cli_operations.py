@@ -175,8 +175,8 @@ def _knowledge_tour(run: Run, s: list[str], tag: str) -> None:
     assert run("records", "schema", *s)["labels"][0]["label"] == "DECISION"
     assert len(run("records", "export", "--labels", "SESSION", *s)["records"]) == 3
     assert run("records", "unlink", task, "MENTIONS", alice, *s)["deleted"] is True
-    preview = run("records", "delete-where", "--labels", "ENTITY", "--dry-run", *s)
-    assert preview["records"] == [alice] and preview["dryRun"]
+    preview = run("records", "delete-where", "--labels", "ENTITY", "--where", '{"name": "Alice"}', "--dry-run", *s)
+    assert alice in preview["records"] and preview["dryRun"]  # (the writes' derived ENTITY records too, issue 33)
     gone = run("records", "delete", sid, "--cascade", *s)
     assert len(gone["records"]) == 3 and not gone["dryRun"]
 
