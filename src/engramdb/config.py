@@ -39,6 +39,38 @@ class RetrievalSettings(BaseModel):
     )
     date_after_days: float = Field(7.0, ge=0, description="days after a named date that still count as in it")
     date_decay_days: float = Field(7.0, gt=0, description="the date feature falls by e every N days further away")
+    time_words_weight: float = Field(
+        0.0,
+        ge=0,
+        description="weight of a memory in the window a question's relative time words name ('yesterday', "
+        "'last week', 'two months ago', 'two sessions ago', 'before the migration'), resolved against the "
+        "recall's asOf or now (0 = off, the default: 0.5 lowered LoCoMo's adversarial and BEAM's temporal "
+        "and contradiction recall, bench/RESULTS.md)",
+    )
+    newer_first: bool = Field(
+        True,
+        description="when two recalled memories state different values for the same thing (read from "
+        "their words, no model), the newer ranks just above the older and the older is marked replacedBy",
+    )
+    entity_links: bool = Field(
+        False,
+        description="on the write path, link each episode and fact to ENTITY records of the names, products, "
+        "places and identifiers its author wrote (MENTIONS), found without a model (off by default: it adds "
+        "records to every write for +0.002 LoCoMo recall@10, bench/RESULTS.md)",
+    )
+    entity_weight: float = Field(
+        0.0,
+        ge=0,
+        description="share of a top hit's score lent to the memories that mention one of its entities, "
+        "times how specific the entity is in the scope (0 = off, the default; 0.3 with entity_links measured)",
+    )
+    entity_seeds: int = Field(3, ge=0, le=20, description="top hits whose entities recall follows")
+    entity_max_share: float = Field(
+        0.05,
+        gt=0,
+        le=1,
+        description="an entity mentioned by more than this share of the scope's memories is not followed",
+    )
     candidate_pool: int = Field(200, description="rows each arm contributes before fusion")
     expand_top: int = Field(
         0,

@@ -13,7 +13,7 @@ depend on the CPU's kernels (onnxruntime's and BLAS's): the file keeps a fingerp
 model's vectors and of a matrix product on the machine that recorded it. On a machine whose
 fingerprint differs, scores are compared to 1e-5 and ids may trade places only where their
 scores tie to that precision. Record the file again only when recall is meant to change:
-``.venv/bin/python -m tests.eval.test_ranking_identity`` (and say why in the commit).
+``.venv/bin/python -m tests.bench.test_ranking_identity`` (and say why in the commit).
 """
 
 from __future__ import annotations

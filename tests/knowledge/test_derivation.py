@@ -31,7 +31,8 @@ def _fact(service: MemoryService, caller: Caller, text: str, source: str, scope:
 
 
 def _links(service: MemoryService, caller: Caller, kind: str, node: str, scope: dict[str, Any] = MINE) -> list[Any]:
-    query = RelationshipQuery.model_validate({"id": node, "kind": kind, **scope})
+    """The node's DERIVED_FROM links (the write path's MENTIONS links to entities are not these tests')."""
+    query = RelationshipQuery.model_validate({"id": node, "kind": kind, "type": "DERIVED_FROM", **scope})
     return [
         (r.type, r.source.kind, r.source.id, r.target.kind, r.target.id)
         for r in service.record_reads.list_relationships(caller, query).relationships
@@ -100,6 +101,7 @@ def _forget_source_events(store: Store) -> None:
     if isinstance(store, SQLiteStore):
         with sqlite3.connect(store.tenant("t1").path) as conn:
             conn.execute("DROP INDEX memories_by_source_event")
+            conn.execute("DROP INDEX memories_current_facts")  # a later index, over the column
             conn.execute("ALTER TABLE memories DROP COLUMN source_event_id")
             conn.execute("DELETE FROM relationships")
         return

@@ -387,8 +387,8 @@ def test_a_deleted_record_put_back_is_named(service: MemoryService, operator: Ca
         f"{tenant}record_id, scope_key, agent_id, profile_id, privacy_scope, participant_scope_hash, "
         "sandbox_eligible, label, properties_json, merge_key, origin, version, created_at, updated_at"
     )
-    _sql(store, "CREATE TABLE stash AS SELECT * FROM records WHERE label = 'ENTITY'")  # the attacker's copy
     dana = _record_id(store)
+    _sql(store, f"CREATE TABLE stash AS SELECT * FROM records WHERE record_id = '{dana}'")  # the attacker's copy
     service.record_deletes.delete_record(operator, dana, DeleteQuery.model_validate(SCOPE))
     assert service.admin.verify_audit(operator).verified  # the deletion itself is as audited
     _sql(store, f"INSERT INTO records ({columns}) SELECT {columns} FROM stash")

@@ -9,9 +9,6 @@ from typing import Any
 
 import pytest
 
-from engramdb import clock
-from engramdb.core import auth
-from engramdb.core.auth import Caller
 from engramdb.models.operations import BY_NAME, OPERATIONS
 from engramdb.models.operations.assist import ASSIST_OPERATIONS
 from tests.conftest import LiveServer
@@ -115,16 +112,6 @@ def test_docs_pages_load_their_assets_from_this_server(live: LiveServer) -> None
             assert "openapi.json" in html.text and "fonts.googleapis" not in html.text
 
 
-def archive(live: LiveServer, memory_id: str, source: str = "EPISODE") -> None:
-    """Archive a memory as the aging sweep would on a later day (a test cannot wait 90 days)."""
-    tenant = live.store.tenant("t1")
-    key = auth.scope_key(auth.resolve_scope(Caller(tenant="t1", key_id="t", role="admin"), scope_fields()))
-    with tenant.transaction() as tx:
-        row = tx.get_memory(key, source, memory_id)  # type: ignore[arg-type]
-        assert row is not None
-        tx.set_status(row.rowid, status="archived", reason="weak and old", retired_at=clock.now_text())
-
-
 def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServer, document: dict[str, Any]) -> None:
     check = Checker(document)
     agent, admin = live.client(live.key()), live.client(live.key(role="admin"))
@@ -206,13 +193,21 @@ def test_real_answers_of_every_kind_validate_against_the_document(live: LiveServ
             "mark_episode",
             admin.post(f"/v1/episodes/{episode['id']}/mark", json={"importance": 0.2, "scope": scope_fields()}),
         )
-        archive(live, episode["id"])
+        check(
+            "archive_episode",
+            admin.post(f"/v1/episodes/{episode['id']}/archive", json={"reason": "stale", "scope": scope_fields()}),
+        )
         check("restore_episode", agent.post(f"/v1/episodes/{episode['id']}/restore", json={}))
         check("restore_fact", agent.post(f"/v1/facts/{new['id']}/restore", json={}))  # 409: not archived
-        archive(live, new["id"], source="MEMORY_FACT")
-        check("restore_fact", agent.post(f"/v1/facts/{new['id']}/restore", json={"reason": "still true"}))
+        kept = check("write_fact", agent.post("/v1/facts", json=fact_body("Caches in Redis", kind="cache"))).json()
+        check(
+            "archive_fact",
+            admin.post(f"/v1/facts/{kept['id']}/archive", json={"reason": "stale", "scope": scope_fields()}),
+        )
+        check("restore_fact", agent.post(f"/v1/facts/{kept['id']}/restore", json={"reason": "still true"}))
         check("list_jobs", admin.get("/v1/jobs"))
         check("run_aging", admin.post("/v1/jobs/aging/run"))
+        check("usage_series", admin.get("/v1/usage/series", params={"bucket": "day"}))
         # Erasure.
         check("delete_episode", agent.delete(f"/v1/episodes/{episode['id']}", params={"dryRun": "true"}))
         check("delete_fact", agent.delete(f"/v1/facts/{new['id']}"))

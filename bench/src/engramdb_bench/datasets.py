@@ -72,6 +72,8 @@ class Question:
     evidence_sessions: frozenset[str]
     skip_reason: str | None = None
     answer: str = ""
+    older: frozenset[str] = frozenset()  # BEAM: the statement a newer one replaced or contradicts
+    newer: frozenset[str] = frozenset()  # ... and the newer statement (both empty: no such order)
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class Dataset:
     apart: tuple[str, ...] = ()  # categories reported separately, outside "all"
     conversations: Sequence[Conversation] | Iterator[Conversation] = field(default_factory=list)
     size: int = 0  # number of conversations (known before they are read)
+    writes: str = "text"  # text: a document's text as the episode; sdk: a user turn and reply as the SDK writes them
 
 
 # ------------------------------------------------------------------------------------------

@@ -22,6 +22,9 @@ from typing import Any
 
 from engramdb.contract.bounds import TEXT_CAPS
 from engramdb.contract.writes import EpisodeWrite
+from engramdb.sdk.bodies import episode_body
+from engramdb.sdk.capture import Refused, clean_pair
+from engramdb.sdk.host import HostContext
 from engramdb_bench.datasets import Conversation, Session, Turn
 
 GRANULARITIES = ("turn", "pair", "session")
@@ -140,3 +143,24 @@ def episodes(doc: Document, scope: dict[str, Any], first_index: int, provenance:
             )
         )
     return bodies
+
+
+def sdk_episodes(doc: Document, scope: dict[str, Any], first_index: int, provenance: str) -> list[EpisodeWrite]:
+    """Return the one episode the SDK writes for ``doc`` (a user turn and the reply after it).
+
+    As ``MemorySession`` stores a completed turn: the pair cleaned by the capture rules (redacted,
+    normalised, each side bounded), the summary the user's text on one line, ``mixed`` trust; its
+    time the document's (the batch's time anchor). A pair the capture rules refuse is not written.
+    """
+    captured = clean_pair(doc.text, doc.reply)
+    if isinstance(captured, Refused):
+        return []
+    host = HostContext(
+        agent_id=scope["agentId"],
+        profile_id=scope["profileId"],
+        participant_scope_hash=scope["participantScopeHash"],
+        privacy_scope=scope["privacyScope"],
+        sandbox_eligible=scope["sandboxEligible"],
+    )
+    body = episode_body(host, doc.session_id, captured, first_index, doc.doc_id, provenance)
+    return [EpisodeWrite.model_validate({**scope, **body, "observedAt": doc.observed_at})]

@@ -51,6 +51,19 @@ def evidence_recall(ranked: Sequence[Iterable[str]], gold: Iterable[str], k: int
     return len(found & wanted) / len(wanted)
 
 
+def newer_above(ranked: Sequence[Iterable[str]], newer: Iterable[str], older: Iterable[str]) -> float:
+    """Return 1.0 if the first document holding a ``newer`` id ranks above the first holding an
+    ``older`` one (a statement found ranks above one not found; neither found: 0.0)."""
+    new, old = set(newer), set(older)
+    for doc in ranked:
+        ids = set(doc)
+        if ids & new:
+            return 0.0 if ids & old else 1.0  # one document holding both orders nothing
+        if ids & old:
+            return 0.0
+    return 0.0
+
+
 def recall_any(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
     """Return 1.0 if any gold item is in the first ``k``, else 0.0."""
     wanted = set(gold)

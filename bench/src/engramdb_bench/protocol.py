@@ -8,7 +8,8 @@ ARMS_NOTE = (
     "bm25 and vector: the production recall with the other arm's fusion weight and the neighbour lift "
     "at 0 (the other arm's rows can still fill the tail when the weighted arm returns fewer than "
     "limit); hybrid: the default retrieval settings; expand: hybrid following relationships one hop from the "
-    "top three hits (retrieval.expandTop = 3)"
+    "top three hits (retrieval.expandTop = 3); plain: hybrid with the time words, newer-first and the "
+    "entity lift off (retrieval.timeWordsWeight = 0, newerFirst = false, entityWeight = 0)"
 )
 TURN_RECALL_NOTE = "fraction of the question's evidence turns covered by the first k documents"
 
@@ -37,10 +38,16 @@ DOCUMENT_NOTES = {
     "assistantText (indexes assistant text, unlike the protocol)",
     ("longmemeval", "session"): "one episode per session of user turns (the protocol's session granularity), "
     "split at turn boundaries into documents of at most 4,000 characters",
+    ("beam", "pair"): "one episode per user message with the assistant's answer after it, written as the SDK "
+    "writes a completed turn (capture rules, summary, mixed trust), dated at its batch's time anchor; "
+    "a document's id is its user message's id, and an assistant message in source_chat_ids counts as its episode",
 }
 SKIP_NOTES = {
     "locomo": "questions without usable evidence (no evidence id naming a turn); "
     "category 5 (adversarial) is reported apart from 'all'",
     "longmemeval": "abstention questions (_abs) and questions whose answer sessions have no user turn "
     "marked has_answer, as LongMemEval's retrieval protocol does",
+    "beam": "abstention questions (no source_chat_ids); updateAboveOriginal (knowledge_update and "
+    "contradiction_resolution whose two statements are different episodes): whether the newer statement's "
+    "episode ranks above the older's (a statement in the first 20 ranks above one that is not; neither: no)",
 }

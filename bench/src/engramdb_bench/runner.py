@@ -41,8 +41,9 @@ from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.models.base import MAX_LIMIT
 from engramdb.models.recall import RecallRequest
 from engramdb_bench import metrics
+from engramdb_bench.beam import load_beam
 from engramdb_bench.datasets import Conversation, Dataset, Question, load_locomo, load_longmemeval
-from engramdb_bench.documents import GRANULARITIES, Document, documents, episodes
+from engramdb_bench.documents import GRANULARITIES, Document, documents, episodes, sdk_episodes
 from engramdb_bench.machine import git_commit, machine_info
 from engramdb_bench.protocol import protocol
 from engramdb_bench.scoring import group_order, score, summarise
@@ -50,9 +51,10 @@ from engramdb_bench.targets import InProcess, OverRest, OwnServer, Target
 
 log = logging.getLogger(__name__)
 
-ARMS = ("bm25", "vector", "hybrid", "expand")
+ARMS = ("bm25", "vector", "hybrid", "expand", "plain")
+PLAIN = {"time_words_weight": 0.0, "newer_first": False, "entity_weight": 0.0}  # issue 33's mechanisms off
 EXPAND_TOP = 3  # the expand arm: hybrid, following links one hop from the top three hits
-DATASETS = ("locomo", "longmemeval")
+DATASETS = ("locomo", "longmemeval", "beam")
 KS = (1, 5, 10, 20)
 
 
@@ -90,6 +92,8 @@ class EvalConfig:
     url: str | None = None
     key: str | None = None
     ks: tuple[int, ...] = KS
+    tier: str = "100K"  # BEAM: the tier folder under data
+    conversations: tuple[str, ...] | None = None  # BEAM: the conversation folders (default: every one)
     write_batch: int = 1000
     embed_batch: int = 256
 
@@ -101,6 +105,8 @@ class EvalConfig:
             raise ValueError(f"arms must be among {', '.join(ARMS)}")
         if self.granularity not in GRANULARITIES:
             raise ValueError(f"granularity must be one of {', '.join(GRANULARITIES)}")
+        if self.dataset == "beam" and self.granularity != "pair":
+            raise ValueError("BEAM's documents are a user turn and its reply: granularity pair")
         if not self.ks or min(self.ks) < 1 or max(self.ks) > MAX_LIMIT:
             raise ValueError(f"k values must be between 1 and {MAX_LIMIT}")
         if (self.rest or self.url) and self.arms != ("hybrid",):
@@ -111,9 +117,18 @@ class EvalConfig:
 
 def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
     """Return the retrieval settings of an arm: one arm alone (the other's fusion weight, the
-    neighbour lift and the date feature at 0), ``base`` for hybrid, and hybrid with recall's one-hop
-    expansion for expand."""
-    alone = {"fusion": "weighted", "neighbour_weight": 0.0, "second_neighbour_weight": 0.0, "date_weight": 0.0}
+    neighbour lift, the date and time-words features, newer-first and the entity lift off), ``base``
+    for hybrid, hybrid with recall's one-hop expansion for expand, and hybrid without the time words,
+    newer-first and the entity lift for plain (their cost and worth, asked in the same run)."""
+    alone = {
+        "fusion": "weighted",
+        "neighbour_weight": 0.0,
+        "second_neighbour_weight": 0.0,
+        "date_weight": 0.0,
+        "time_words_weight": 0.0,
+        "newer_first": False,
+        "entity_weight": 0.0,
+    }
     if arm == "bm25":
         return base.model_copy(update={**alone, "dense_weight": 0.0, "lexical_weight": 1.0})
     if arm == "vector":
@@ -122,6 +137,8 @@ def arm_settings(arm: str, base: RetrievalSettings) -> RetrievalSettings:
         return base
     if arm == "expand":
         return base.model_copy(update={"expand_top": EXPAND_TOP})
+    if arm == "plain":
+        return base.model_copy(update=PLAIN)
     raise ValueError(f"unknown arm {arm!r}")
 
 
@@ -129,6 +146,8 @@ def load_dataset(config: EvalConfig) -> Dataset:
     """Return the dataset the config names."""
     if config.dataset == "locomo":
         return load_locomo(config.data)
+    if config.dataset == "beam":
+        return load_beam(config.data, config.tier, list(config.conversations) if config.conversations else None)
     return load_longmemeval(config.data)
 
 
@@ -263,8 +282,9 @@ class _Run:
         docs = documents(conv, self.config.granularity)
         bodies, doc_index = [], []
         next_turn: Counter[str] = Counter()
+        write = sdk_episodes if self.dataset.writes == "sdk" else episodes
         for i, doc in enumerate(docs):
-            carried = episodes(doc, scope, next_turn[doc.session_id], provenance=f"eval:{self.dataset.name}")
+            carried = write(doc, scope, next_turn[doc.session_id], provenance=f"eval:{self.dataset.name}")
             next_turn[doc.session_id] += len(carried)
             self.totals.split_documents += len(carried) > 1
             bodies.extend(carried)

@@ -30,6 +30,8 @@ def score(q: Question, ranked: Sequence[Document], sessions: Sequence[str], ks: 
         out[f"sessionNdcg@{k}"] = metrics.ndcg(sessions, q.evidence_sessions, k)
     out["sessionMrr"] = metrics.reciprocal_rank(sessions, q.evidence_sessions)
     out["sessionsRetrieved"] = float(len(sessions))
+    if q.older and q.newer:
+        out["updateAboveOriginal"] = metrics.newer_above(turns, q.newer, q.older)
     return out
 
 
@@ -57,8 +59,10 @@ def summarise(questions: Sequence[dict[str, Any]], arms: Sequence[str], dataset:
         per_group: dict[str, Any] = {}
         for name, members in groups:
             rows = [q["arms"][arm]["metrics"] for q in questions if q["category"] in members]
-            keys = rows[0].keys() if rows else []
-            per_group[name] = {"n": len(rows), **{k: metrics.mean([r[k] for r in rows]) for k in keys}}
+            keys = dict.fromkeys(k for r in rows for k in r)  # a metric some questions lack: over those that have it
+            per_group[name] = {"n": len(rows), **{k: metrics.mean([r[k] for r in rows if k in r]) for k in keys}}
+            if "updateAboveOriginal" in keys:
+                per_group[name]["nUpdateAboveOriginal"] = sum("updateAboveOriginal" in r for r in rows)
         walls = [q["arms"][arm]["ms"] for q in questions]
         latency = {"p50": metrics.percentile(walls, 50), "p95": metrics.percentile(walls, 95)}
         for part in ("embedMs", "searchMs"):

@@ -31,6 +31,7 @@ class FormattableMemory:
     trust_class: str
     status: str
     origin: str = "stated"
+    replaced_by: int | None = None  # the block's number of a newer memory stating another value
 
 
 def bounded_text(value: str, max_chars: int = BODY_CAP) -> str:
@@ -54,6 +55,8 @@ def _header(index: int, memory: FormattableMemory) -> str:
         header += "; unverified"
     if memory.status in RETIRED:
         header += "; not current"
+    if memory.replaced_by is not None:
+        header += f"; replaced by Memory {memory.replaced_by}"
     return header + "]"
 
 

@@ -18,8 +18,9 @@ import numpy as np
 from engramdb import clock
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
+from engramdb.core.entity_links import linked_rows
 from engramdb.core.relevance import QueryWords, relevance
-from engramdb.storage.port import MemoryRecord, TenantStore
+from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
 
 _SOURCE_PRIOR = {"MEMORY_FACT": 1.0, "EPISODE": 0.5}  # curated facts above raw turns
 
@@ -34,6 +35,7 @@ class Hit:
     features: dict[str, float] = field(default_factory=dict)  # feature -> contribution
     relevance: float = 0.0  # absolute match with the query (core/relevance.py)
     via: tuple[str, str] | None = None  # expansion: (relationship type, id of the hit linking it)
+    replaced_by: str | None = None  # the id of a newer recalled memory that states another value (core/conflicts.py)
 
 
 @dataclass
@@ -43,6 +45,32 @@ class SessionHit:
     session_id: str
     score: float
     records: list[MemoryRecord]
+
+
+DateFeature = Callable[[MemoryRecord], float]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What ranking reads beyond the fused rows: the question's time-words feature (``core/when.py``),
+    the lifecycle filter a row found only through an entity must pass (None: no such row joins),
+    and whether record filters narrow the recall (then no row joins through an entity either)."""
+
+    when: DateFeature | None = None
+    filt: CandidateFilter | None = None
+    filtered: bool = False
+
+
+@dataclass(frozen=True)
+class _Features:
+    """What the lifecycle features read: the settings, the trust policy, the lifts, the query's times."""
+
+    settings: RetrievalSettings
+    trust_weight: Callable[[MemoryRecord], float]
+    lift: dict[int, float]
+    linked: dict[int, float]
+    date: DateFeature | None
+    when: DateFeature | None
 
 
 def recency(observed_at: str, now: float, half_life_days: float) -> float:
@@ -62,11 +90,13 @@ def rank(
     settings: RetrievalSettings,
     trust_weight: Callable[[MemoryRecord], float],
     sessions: int,
+    reach: Reach = Reach(),
 ) -> tuple[list[Hit], list[SessionHit]]:
-    """The top ``limit`` hits of the fused rows once neighbours lend and the lifecycle features
-    (recency, confidence, source, trust, date) are added, with their relevance; and the sessions."""
+    """The top ``limit`` hits of the fused rows once neighbours and entity links lend and the
+    lifecycle features (recency, confidence, source, trust, date, time words) are added, with their
+    relevance; and the sessions."""
     date = _date_feature(query, settings)
-    headroom = _headroom(settings, dated=date is not None)
+    headroom = _headroom(settings, dated=date is not None, timed=reach.when is not None)
     lift = _neighbour_lift(
         store,
         scope_key,
@@ -75,15 +105,21 @@ def rank(
         settings.second_neighbour_weight,
         floor=_lift_floor(fused, limit, settings, headroom) if sessions == 0 else None,
     )
-    contenders = _contenders(fused, lift, limit, headroom)
+    linked: dict[int, float] = {}
+    if reach.filt is not None:
+        admit = None if reach.filtered else reach.filt
+        fused, linked = linked_rows(store, scope_key, fused, lift, words.size, admit, settings)
+    raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
+    contenders = _contenders(fused, raised, limit, headroom)
     # Sessions need every candidate's record; the contenders' records are among them.
     records = store.records([f.rowid for f in (fused if sessions > 0 else contenders)], with_event=False)
     total = sum(weights.values()) or 1.0
     shares = {name: weight / total for name, weight in weights.items()}
-    hits = _with_features(contenders, lift, records, settings, trust_weight, date, shares)[:limit]
+    features = _Features(settings, trust_weight, lift, linked, date, reach.when)
+    hits = _with_features(contenders, records, features, shares)[:limit]
     for hit in hits:  # only what is returned: relevance reads each text's words
         hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record)
-    ranked_sessions = _sessions(fused, lift, records, sessions, date) if sessions > 0 else []
+    ranked_sessions = _sessions(fused, raised, records, sessions, date) if sessions > 0 else []
     return hits, ranked_sessions
 
 
@@ -113,9 +149,6 @@ def _sessions(
     return list(best.values())[:limit]
 
 
-DateFeature = Callable[[MemoryRecord], float]
-
-
 def _date_feature(query: str, settings: RetrievalSettings) -> DateFeature | None:
     """Return the date feature for ``query`` (None when it names no date or the weight is 0):
     ``date_weight`` times how close a memory's ``observedAt`` is to a date the query names."""
@@ -132,11 +165,11 @@ def _date_feature(query: str, settings: RetrievalSettings) -> DateFeature | None
     return feature
 
 
-def _headroom(settings: RetrievalSettings, *, dated: bool) -> float:
-    """The most the features can add to a row's score (each feature is at most 1; the date
-    feature counts only when the query names a date)."""
+def _headroom(settings: RetrievalSettings, *, dated: bool, timed: bool = False) -> float:
+    """The most the features can add to a row's score (each feature is at most 1; the date and
+    time-words features count only when the query names a date or relative time)."""
     features = settings.recency_weight + settings.confidence_weight + settings.importance_weight + settings.trust_weight
-    return features + (settings.date_weight if dated else 0.0)
+    return features + (settings.date_weight if dated else 0.0) + (settings.time_words_weight if timed else 0.0)
 
 
 def _lift_floor(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings, headroom: float) -> float | None:
@@ -202,14 +235,12 @@ def _contenders(fused: list[fusion.Fused], lift: dict[int, float], limit: int, h
 
 def _with_features(
     fused: Sequence[fusion.Fused],
-    lift: dict[int, float],
     records: dict[int, MemoryRecord],
-    settings: RetrievalSettings,
-    trust_weight: Callable[[MemoryRecord], float],
-    date: DateFeature | None,
+    f: _Features,
     shares: dict[str, float],
 ) -> list[Hit]:
     now = clock.utc_now().timestamp()
+    settings = f.settings
     hits: list[Hit] = []
     for row in fused:
         record = records.get(row.rowid)
@@ -219,12 +250,16 @@ def _with_features(
             "recency": settings.recency_weight * recency(record.observed_at, now, settings.recency_half_life_days),
             "confidence": settings.confidence_weight * record.confidence,
             "importance": settings.importance_weight * _SOURCE_PRIOR[record.source],
-            "trust": settings.trust_weight * trust_weight(record),
+            "trust": settings.trust_weight * f.trust_weight(record),
         }
         if settings.neighbour_weight > 0 or settings.second_neighbour_weight > 0:
-            features["neighbours"] = lift.get(row.rowid, 0.0)
-        if date:
-            features["date"] = date(record)
+            features["neighbours"] = f.lift.get(row.rowid, 0.0)
+        if row.rowid in f.linked:
+            features["entities"] = f.linked[row.rowid]
+        if f.date:
+            features["date"] = f.date(record)
+        if f.when:
+            features["timeWords"] = f.when(record)
         arms = {
             name: {"rank": rank, "raw": raw, "contribution": part, "weight": shares[name]}
             for name, (rank, raw, part) in row.arms.items()

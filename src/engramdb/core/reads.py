@@ -15,6 +15,7 @@ from engramdb.contract.bounds import QUERY_CAP, check_text
 from engramdb.contract.format import FormattableMemory, format_context
 from engramdb.core import auth
 from engramdb.core.auth import Caller
+from engramdb.core.conflicts import newer_first
 from engramdb.core.expansion import Expansion, LinkedRecord, expand
 from engramdb.core.policy import load_policy
 from engramdb.core.ranking import Hit
@@ -158,6 +159,7 @@ class ReadOperations(Area):
                 trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight,
                 sessions=body.sessions,
                 narrow=(narrow := narrowing(body)),
+                anchor=clock.parse(body.as_of) if body.as_of else self.shared.now(),
             )
             top = self.shared.settings.retrieval.expand_top if body.expand is None else body.expand
             expanded = None
@@ -181,6 +183,9 @@ class ReadOperations(Area):
                     hits=expanded.hits,
                     timings={**outcome.timings, "expandMs": (time.perf_counter() - started) * 1000},
                 )
+        retrieval = self.shared.settings.retrieval
+        if retrieval.newer_first and outcome.words is not None:
+            outcome = replace(outcome, hits=newer_first(outcome.hits, outcome.words.stems, body.limit))
         self.shared.usage.note(
             caller.tenant, [hit.record.rowid for hit in outcome.hits], clock.to_text(self.shared.now())
         )
@@ -208,9 +213,15 @@ def _response(body: RecallRequest, outcome: RecallOutcome, expanded: Expansion |
         _recalled(replace(hit, record=as_believed(hit.record, as_of)), body.explain, model_id) for hit in outcome.hits
     ]
     records = [_linked_record(r) for r in expanded.records] if expanded else None
+    place = {m.id: i for i, m in enumerate(memories, start=1)}
     context = format_context(
         [
-            *(FormattableMemory(m.source, m.text, m.score, m.trust_class, m.status, m.origin) for m in memories),
+            *(
+                FormattableMemory(
+                    m.source, m.text, m.score, m.trust_class, m.status, m.origin, place.get(m.replaced_by or "")
+                )
+                for m in memories
+            ),
             *(record_context(r) for r in records or ()),
         ]
     )
@@ -309,6 +320,7 @@ def _recalled(hit: Hit, explain: bool, model: str) -> RecalledMemory:
             arms={name: ArmExplain(**values) for name, values in hit.arms.items()},  # type: ignore[arg-type]
             features=hit.features,
             total=hit.score,
+            replaced_by=hit.replaced_by,
         )
     if hit.via is not None:
         details["linked"] = Link(type=hit.via[0], memory_id=hit.via[1])
@@ -328,6 +340,7 @@ def _recalled(hit: Hit, explain: bool, model: str) -> RecalledMemory:
         kind=record.kind,
         embedding_state=embedding_state(record, model),
         relevance=round(hit.relevance, 6),
+        replaced_by=hit.replaced_by,
         **details,
     )
 

@@ -13,17 +13,19 @@ Each stage is a span when the process traces (``engramdb.recall.embed``, ``.sear
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from engramdb import metrics, traces
+from engramdb import clock, metrics, traces
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
-from engramdb.core.ranking import Hit, SessionHit, rank
+from engramdb.core.ranking import Hit, Reach, SessionHit, rank
 from engramdb.core.relevance import Narrowing, QueryWords, relevance
+from engramdb.core.when import time_feature
 from engramdb.lexical.index import bm25_idf
 from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore, Vector
 
@@ -75,13 +77,15 @@ def recall(
     sessions: int = 0,
     narrow: Narrowing = _ALL,
     vector: Vector | None = None,
+    anchor: dt.datetime | None = None,
 ) -> RecallOutcome:
     """Return the top ``limit`` memories of one scope for ``query`` (and its top ``sessions``).
 
     ``narrow`` keeps only memories whose fields pass its filters and whose relevance reaches its
     floor; with filters the arms' pools are ``FILTERED_POOL`` times larger, since the filters
     apply to what the arms return. ``vector`` is the query's embedding when the caller already
-    has it (several queries embedded in one batch).
+    has it (several queries embedded in one batch). ``anchor`` is the question's time, against which
+    its relative time words resolve (default now).
     """
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -103,8 +107,10 @@ def recall(
                 fused = _narrowed(store, fused, narrow, words)
                 filtered.set_attribute("engramdb.recall.kept", len(fused))
         with traces.span("engramdb.recall.features", {"engramdb.recall.candidates": len(fused)}):
+            when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
+            reach = Reach(when, filt, bool(narrow.filters))
             hits, ranked_sessions = rank(
-                store, scope_key, query, fused, weights, words, limit, settings, trust_weight, sessions
+                store, scope_key, query, fused, weights, words, limit, settings, trust_weight, sessions, reach
             )
         search.set_attributes({"engramdb.recall.hits": len(hits), "engramdb.recall.sessions": len(ranked_sessions)})
     timings["searchMs"] = (time.perf_counter() - started) * 1000

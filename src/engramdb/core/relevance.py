@@ -59,10 +59,11 @@ class QueryWords:
     """The query's words with their IDF in the scope: what lexical evidence is weighed by."""
 
     stems: Mapping[str, float]  # stem -> IDF (the larger, when two words share a stem)
+    size: int = 0  # how many memories the scope holds (0 when the query has no words to count)
 
     @classmethod
     def of(cls, words: Sequence[str], size: int, frequencies: Mapping[str, int]) -> QueryWords:
-        return cls(stem_weights(words, size, frequencies))
+        return cls(stem_weights(words, size, frequencies), size)
 
     def evidence(self, text: str) -> float:
         """The share of the query's word information that ``text`` contains (0 to 1)."""

@@ -60,8 +60,13 @@ class DateRef:
 
 def date_refs(query: str) -> list[DateRef]:
     """Return the calendar dates ``query`` names, in order of appearance, without repeats."""
+    return list(dict.fromkeys(ref for _, _, ref in date_spans(query)))
+
+
+def date_spans(query: str) -> list[tuple[int, int, DateRef]]:
+    """Return (start, end, date) of every calendar date ``query`` names, in order of appearance."""
     taken = [False] * len(query)
-    found: list[tuple[int, DateRef]] = []
+    found: list[tuple[int, int, DateRef]] = []
     for form in _FORMS:
         for match in form.finditer(query):
             if any(taken[match.start() : match.end()]):
@@ -74,8 +79,8 @@ def date_refs(query: str) -> list[DateRef]:
                 day=int(parts["day"]) if parts.get("day") else None,
             )
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
-            found.append((match.start(), ref))
-    return list(dict.fromkeys(ref for _, ref in sorted(found, key=lambda f: f[0])))
+            found.append((match.start(), match.end(), ref))
+    return sorted(found, key=lambda f: f[0])
 
 
 def closeness(observed: dt.date, refs: list[DateRef], *, after_days: float, decay_days: float) -> float:

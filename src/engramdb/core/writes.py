@@ -15,6 +15,7 @@ from engramdb.core import auth, batches, decisions, facts
 from engramdb.core.assist import queue
 from engramdb.core.assist.llm.client import NOT_CONFIGURED
 from engramdb.core.auth import Caller
+from engramdb.core.entity_links import Written, link_entities
 from engramdb.core.policy import load_policy
 from engramdb.core.rows import episode_row, fact_row
 from engramdb.core.shared import Area
@@ -187,6 +188,9 @@ class WriteOperations(Area):
         with traces.span("engramdb.write.fact", {"engramdb.write.corrects": target_id is not None}) as writing:
             with tenant.transaction() as tx:
                 result = facts.assert_fact(tx, row, caller, policy, target_id=target_id, reason=reason)
+                if result.created and result.record is not None and self.shared.settings.retrieval.entity_links:
+                    fact = Written("MEMORY_FACT", result.record.rowid, row.memory_id, row.scope, row.text)
+                    link_entities(tx, caller, [fact], row.recorded_at)
             writing.set_attributes(
                 {"engramdb.write.outcome": result.outcome, "engramdb.write.superseded": len(result.superseded)}
             )
@@ -210,7 +214,7 @@ class WriteOperations(Area):
         rows: Sequence[NewMemory],
         then: Callable[[Transaction, list[WriteResponse]], object] | None = None,
     ) -> list[WriteResponse]:
-        responses = []
+        responses, written = [], []
         with (
             traces.span("engramdb.write.episodes", {"engramdb.write.rows": len(rows)}) as writing,
             self.shared.tenant(caller).transaction() as tx,
@@ -222,6 +226,7 @@ class WriteOperations(Area):
                     record = tx.get_memory(row.scope.scope_key, row.source, row.memory_id)
                     assert record is not None
                 else:
+                    written.append(Written("EPISODE", record.rowid, row.memory_id, row.scope, _said(row.text)))
                     tx.audit(
                         caller.audit(
                             "episode.write",
@@ -239,11 +244,24 @@ class WriteOperations(Area):
                         memory=memory_view(record),
                     )
                 )
+            if written and self.shared.settings.retrieval.entity_links:
+                link_entities(tx, caller, written, written_at(rows))
             if then is not None:
                 then(tx, responses)
             writing.set_attribute("engramdb.write.created", sum(1 for r in responses if r.created))
         self.shared.written.set()
         return responses
+
+
+def _said(text: str) -> str:
+    """What the person said in an episode's text (``rows.episode_text``): all before the answer."""
+    cut = text.find("\nAssistant: ")
+    return text if cut < 0 else text[:cut]
+
+
+def written_at(rows: Sequence[NewMemory]) -> str:
+    """The record time of a batch of rows (one time for the whole write)."""
+    return rows[0].recorded_at
 
 
 def _corrected(current: MemoryRecord, fact_id: str, body: CorrectRequest) -> dict[str, Any]:

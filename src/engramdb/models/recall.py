@@ -86,9 +86,13 @@ class Explain(ResponseModel):
 
     arms: dict[str, ArmExplain] = Field(description="dense and lexical: rank, raw score, weight and contribution")
     features: dict[str, float] = Field(
-        description="what each feature added: recency, confidence, importance, trust, neighbours, date"
+        description="what each feature added: recency, confidence, importance, trust, neighbours, date, "
+        "timeWords (relative time), entities (a top hit's entity), newerFirst (raised above an older statement)"
     )
     total: float = Field(description="the score: the arms' contributions plus the features'")
+    replaced_by: str | None = Field(
+        None, description="the id of a newer recalled memory that states another value for the same thing"
+    )
 
 
 class Link(ResponseModel):
@@ -122,6 +126,11 @@ class RecalledMemory(ResponseModel):
     )
     explain: Explain | None = Field(None, description="the score's breakdown, when asked for")
     linked: Link | None = Field(None, description="expansion: how a top hit links to it (absent for direct hits)")
+    replaced_by: str | None = Field(
+        None,
+        description="the id of a newer memory in this answer that states another value for the same thing "
+        "(retrieval.newerFirst): this one is what was said before",
+    )
 
 
 class RecalledRecord(ResponseModel):

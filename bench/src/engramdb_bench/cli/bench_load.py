@@ -75,15 +75,20 @@ def load(
             highlight=False,
         )
     if result.get("reference") is not None:
-        _out.print(_table(result, config, arm="reference"))
-        ratio = result["capacityRatio"]
-        _out.print(
-            f"capacity (p99 < 100 ms, served whole): EngramDB {result['capacityPerS']:g}/s at "
-            f"{config.recall_share:.0%} recall, the reference {result['referenceCapacityPerS']:g}/s recalls only"
-            + (f": {ratio:.2f}x" if ratio is not None else ""),
-            highlight=False,
-        )
+        _print_reference(result, config)
     _out.print(f"JSON written to {out}", highlight=False)
+
+
+def _print_reference(result: dict[str, Any], config: LoadConfig) -> None:
+    """The reference arm's rows, and the two capacities with their ratio."""
+    _out.print(_table(result, config, arm="reference"))
+    ratio = result["capacityRatio"]
+    _out.print(
+        f"capacity (p99 < 100 ms, served whole): EngramDB {result['capacityPerS']:g}/s at "
+        f"{config.recall_share:.0%} recall, the reference {result['referenceCapacityPerS']:g}/s recalls only"
+        + (f": {ratio:.2f}x" if ratio is not None else ""),
+        highlight=False,
+    )
 
 
 def _rates(rates: str) -> list[float]:

@@ -25,7 +25,8 @@ ArmsOpt = Annotated[
     typer.Option(
         "--arms",
         help="comma-separated arms: bm25 (lexical alone), vector (dense alone), hybrid (production), "
-        "expand (hybrid with one-hop expansion); default the first three, or hybrid through REST",
+        "expand (hybrid with one-hop expansion), plain (hybrid without time words, newer-first and entity "
+        "links); default the first three, or hybrid through REST",
     ),
 ]
 RestOpt = Annotated[
@@ -163,6 +164,44 @@ def longmemeval(
     )
 
 
+@eval_app.command("beam")
+def beam(
+    data: Annotated[
+        Path, typer.Option("--data", help="BEAM folder holding the tier folders", exists=True, file_okay=False)
+    ] = Path("../shared/bench/beam"),
+    tier: Annotated[str, typer.Option("--tier", help="tier folder: 100K, 500K, 1M or 10M")] = "100K",
+    conversations: Annotated[
+        str | None, typer.Option("--conversations", help="comma-separated conversation folders (default: every one)")
+    ] = None,
+    arms: ArmsOpt = None,
+    embedder: EmbedderOpt = "minilm",
+    out: OutOpt = None,
+    home: HomeOpt = None,
+    markdown: MarkdownOpt = None,
+    rest: RestOpt = False,
+    url: UrlOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """BEAM: one scope per conversation, one episode per user message and its answer, as the SDK writes them."""
+    names = tuple(c.strip() for c in conversations.split(",") if c.strip()) if conversations else None
+    _evaluate(
+        "beam",
+        data,
+        arms,
+        "pair",
+        None,
+        None,
+        embedder,
+        out,
+        home,
+        markdown,
+        rest,
+        url,
+        key,
+        extra={"tier": tier, "conversations": names},
+    )
+
+
 @eval_app.command("report")
 def report(result: Annotated[Path, typer.Argument(help="a JSON file written by engram eval", exists=True)]) -> None:
     """Print the tables of an earlier run as Markdown."""
@@ -185,6 +224,7 @@ def _evaluate(
     rest: bool,
     url: str | None,
     key: str | None,
+    extra: dict[str, Any] | None = None,
 ) -> None:
     from engramdb.core.embedding import is_local_spec
     from engramdb_bench.report import markdown as to_markdown
@@ -205,13 +245,14 @@ def _evaluate(
         rest=rest,
         url=url,
         key=key,
+        **(extra or {}),
     )
     try:
         config.validate()
     except ValueError as error:
         raise typer.BadParameter(str(error)) from error
-    suffix = ("" if granularity == "turn" else f"_{granularity}") + ("_rest" if rest or url else "")
-    out = out or Path(f"bench/out/eval_{dataset}{suffix}.json")
+    suffix = f"_{config.tier}" if dataset == "beam" else ("" if granularity == "turn" else f"_{granularity}")
+    out = out or Path(f"bench/out/eval_{dataset}{suffix}{'_rest' if rest or url else ''}.json")
     try:
         with _RichProgress() as progress:
             result = run(config, progress)

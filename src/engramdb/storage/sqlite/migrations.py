@@ -66,7 +66,11 @@ def _upgrade(db: Connections) -> None:
         with db.write() as conn:  # before model-assisted memory (IF NOT EXISTS: another process may race)
             for statement in _statements(_script("assist.sql")):
                 conn.execute(statement)
+    _upgrade_audit_and_after(db)
 
+
+def _upgrade_audit_and_after(db: Connections) -> None:
+    """The steps since audit reasons became erasable, in the order they were made."""
     if "reason_digest" not in {r[1] for r in db.fetchall("PRAGMA table_info(audit_log)")}:
         with db.write() as conn:  # audit reasons were chained as text, so they could not be erased
             if "reason_digest" not in {r[1] for r in conn.execute("PRAGMA table_info(audit_log)")}:

@@ -1,0 +1,131 @@
+"""Newer beats older: two recalled memories that state different values for the same thing.
+
+Without a model, a memory's *claim* about the question is read from its own words: the sentence
+of what the person said (an episode's summary and user text; a fact's text) that holds the most
+of the question's informative words (weighed by their IDF in the scope) is the claim; its
+*topic* is those words, its *value* the numbers, versions, times and amounts in it, and whether
+it is negated ("never", "not", "no longer"). Two claims conflict when they share most of their
+topic (at least two words, or the question's only one) and differ in value: different numbers,
+or one negates what the other does not. The newer of the two (``observedAt``, then write order)
+then ranks just above the older, and the older is marked as replaced by it (``replacedBy`` in the
+answer, ``explain`` and the context block).
+
+It is a heuristic on the returned hits only (each claim is read once, by a few compiled
+patterns): it reorders, never removes. With a chat model configured, the write path's conflict
+judgement (``core/assist/judgement.py``) already retires an older fact a newer one supersedes,
+so such a fact is never recalled at all; this acts on what remains, episodes above all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from engramdb.core.ranking import Hit
+
+MIN_SHARE = 0.5  # the claims' shared topic: at least this share of the smaller one
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+_VALUE = re.compile(
+    r"(?<![\w.])(?:v(?=\d))?\d+(?:[.,:/-]\d+)*\s*(?:%|percent|ms|milliseconds?|seconds?|s|minutes?|min|hours?|h|"
+    r"days?|weeks?|months?|years?|kb|mb|gb|tb|k|m|x|users?|commits?|rows?|items?|requests?)?(?![\w])",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(r"\b(?:never|not|no\s+longer|none|nothing|\w+n't|cannot|no)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a memory says about the question: the words it is about and the value it gives."""
+
+    topic: frozenset[str]
+    values: frozenset[str]
+    negated: bool
+
+
+def claim_text(hit: Hit) -> str:
+    """What the memory's own author said: an episode's summary and user text, a fact's text."""
+    text = hit.record.text
+    if hit.record.source == "EPISODE":
+        cut = text.find("\nAssistant: ")
+        return text if cut < 0 else text[:cut]
+    return text
+
+
+def topic_pattern(stems: Mapping[str, float]) -> re.Pattern[str] | None:
+    """One pattern that finds any of the question's words (by their stem, as a word prefix)."""
+    if not stems:
+        return None
+    words = sorted((re.escape(s) for s in stems if len(s) > 1), key=len, reverse=True)
+    return re.compile(r"\b(" + "|".join(words) + r")\w*", re.IGNORECASE) if words else None
+
+
+def read_claim(text: str, pattern: re.Pattern[str], stems: Mapping[str, float]) -> Claim | None:
+    """The claim of ``text``: its sentence holding the most question-word information (None if it
+    holds less than a third of it, or names no value and negates nothing)."""
+    total = sum(stems.values()) or 1.0
+    lowered = {s.lower(): s for s in stems}
+    best: tuple[float, str, frozenset[str]] | None = None
+    for sentence in _SENTENCE.findall(text):
+        found = frozenset(lowered[m.lower()] for m in pattern.findall(sentence) if m.lower() in lowered)
+        weight = sum(stems[s] for s in found)
+        if found and (best is None or weight > best[0]):
+            best = (weight, sentence, found)
+    if best is None or best[0] < total / 3:
+        return None
+    _, sentence, topic = best
+    values = frozenset(" ".join(v.lower().split()) for v in _VALUE.findall(sentence))
+    negated = bool(_NEGATION.search(sentence))
+    return Claim(topic, values, negated) if values or negated else None
+
+
+def conflict(a: Claim, b: Claim, stems: int) -> bool:
+    """Whether two claims give different values for the same thing."""
+    shared = a.topic & b.topic
+    if len(shared) < min(2, stems) or len(shared) < MIN_SHARE * min(len(a.topic), len(b.topic)):
+        return False
+    return (a.values != b.values and bool(a.values) and bool(b.values)) or a.negated != b.negated
+
+
+def _newer(a: Hit, b: Hit) -> bool:
+    return (a.record.observed_at, a.record.rowid) > (b.record.observed_at, b.record.rowid)
+
+
+def newer_first(hits: Sequence[Hit], stems: Mapping[str, float], depth: int) -> list[Hit]:
+    """``hits`` with every newer memory of a conflicting pair moved just above the older one, which
+    is marked replaced by it (only the first ``depth`` hits are read)."""
+    pattern = topic_pattern(stems)
+    ranked = list(hits)
+    if pattern is None or len(ranked) < 2:
+        return ranked
+    head = ranked[:depth]
+    claims = {id(h): read_claim(claim_text(h), pattern, stems) for h in head}
+    moved: set[int] = set()
+    i = 0
+    while i < len(head):
+        older, claim = head[i], claims[id(head[i])]
+        newer = None
+        if claim is not None and older.replaced_by is None:
+            newer = next(
+                (
+                    h
+                    for h in head[i + 1 :]
+                    if id(h) not in moved
+                    and (c := claims[id(h)]) is not None
+                    and _newer(h, older)
+                    and conflict(claim, c, len(stems))
+                ),
+                None,
+            )
+        if newer is None:
+            i += 1
+            continue
+        head.remove(newer)
+        head.insert(i, newer)
+        moved.add(id(newer))
+        lift = max(0.0, older.score - newer.score) + 1e-6
+        newer.features["newerFirst"] = newer.features.get("newerFirst", 0.0) + lift
+        newer.score += lift
+        older.replaced_by = newer.record.memory_id
+        i += 1  # the older one, now one place down, is looked at again
+    return head + ranked[depth:]
