@@ -124,6 +124,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in the scopes the key may read, in order, after a cursor (?after=).
+         * @description Created, updated, superseded, retracted, archived, restored, expired, deleted, forgotten, reviewed and marked episodes, facts, records and relationships, as the audit log recorded them: ids, kinds, times and scopes, never text. Read on from nextAfter; a change of a scope the key may not name is never listed, and the cursor passes it.
+         */
+        get: operations["list_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/consolidate": {
         parameters: {
             query?: never;
@@ -179,7 +199,7 @@ export interface paths {
         put?: never;
         /**
          * Store up to 100 episodes in one transaction; each item gets its own status and body.
-         * @description Items are validated one by one: a bad item is refused alone (its problem JSON in its slot) and the good ones are written together.
+         * @description Items are validated one by one: a bad item is refused alone (its problem JSON in its slot) and the good ones are written together. dryRun answers the same statuses and ids and writes nothing; extract queues fact extraction from the episodes it created (`engram import` uses both).
          */
         post: operations["write_episode_batch"];
         delete?: never;
@@ -207,6 +227,26 @@ export interface paths {
          * @description Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews.
          */
         delete: operations["delete_episode"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/episodes/{event_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive an episode now, saying why (a person's keys; audited); restore_episode brings it back.
+         * @description Archive an episode now, saying why (a person's keys; audited); restore_episode brings it back.
+         */
+        post: operations["archive_episode"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -336,6 +376,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/facts/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Current facts under a subject prefix whose JSON text meets conditions, ranked or newest first.
+         * @description For facts whose text is a JSON object (structured facts, as the LangGraph store writes them). The prefix and the conditions choose the facts first; with a query every one of them is then ranked by its relevance (the larger of its cosine with the query and the share of the query's words it holds), so a fact is found by its words the moment it is written and any page is exact; without one, newest first. A scope field left open (and not fixed by the key) searches every value of it.
+         */
+        post: operations["search_facts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/facts/{fact_id}": {
         parameters: {
             query?: never;
@@ -355,6 +415,26 @@ export interface paths {
          * @description Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews.
          */
         delete: operations["delete_fact"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/facts/{fact_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a current fact now, saying why (a person's keys; audited); restore_fact brings it back.
+         * @description The fact leaves recall as the aging sweep would take it out (status archived), whatever its strength, pin or importance: a person decided. 409 unless the fact is active.
+         */
+        post: operations["archive_fact"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1020,6 +1100,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subjects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The distinct subjects of current facts under a prefix, in code point order, a page at a time.
+         * @description Pass the answer's nextCursor as after for the next page. A scope field left open (and not fixed by the key) lists every value of it: a host key sees its agent's subjects across participants.
+         */
+        get: operations["list_subjects"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tombstones": {
         parameters: {
             query?: never;
@@ -1054,6 +1154,110 @@ export interface paths {
          * @description Let a tombstoned value become current again (reviewer or admin keys).
          */
         post: operations["lift_tombstone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's memories, recalls and their time, review backlog and model calls over time (reviewer or admin keys).
+         * @description Per hour or day, from the hourly readings the server keeps: the usage job adds recalls and their time every few seconds and counts memories by source and status every few minutes; model calls and tokens are summed from the model-call ledger. Hours before the server kept readings have none.
+         */
+        get: operations["usage_series"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's webhook endpoints, with where each is in the feed (admin keys only).
+         * @description The tenant's webhook endpoints, with where each is in the feed (admin keys only).
+         */
+        get: operations["list_webhooks"];
+        put?: never;
+        /**
+         * Register an endpoint for the change feed (admin keys only); its signing secret is shown once.
+         * @description Deliveries are POSTs of JSON signed with EngramDB-Signature: t=<unix time>,v1=<hex HMAC-SHA256(secret, t.body)>, sent in order, retried with backoff, kept as dead letters after the last try. The first covers the changes after the feed's head at registration (or after `after`).
+         */
+        post: operations["create_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint and the deliveries it had not acknowledged (admin keys only).
+         * @description Remove a webhook endpoint and the deliveries it had not acknowledged (admin keys only).
+         */
+        delete: operations["delete_webhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/dead-letters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's deliveries that failed their last try (admin keys only).
+         * @description An endpoint's deliveries that failed their last try (admin keys only).
+         */
+        get: operations["list_dead_letters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an endpoint's dead deliveries again, or the one named (admin keys only).
+         * @description A replayed delivery keeps its id and body (a receiver that took it already knows the id) and is sent before the endpoint's next new delivery, with a fresh signature.
+         */
+        post: operations["replay_dead_letters"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1206,6 +1410,19 @@ export interface components {
              * @description active memories old enough to be weighed
              */
             weighed: number;
+        };
+        /**
+         * ArchiveRequest
+         * @description Body of ``POST /v1/{facts|episodes}/{id}/archive``: a person takes a memory out of recall.
+         */
+        ArchiveRequest: {
+            /**
+             * Reason
+             * @description why it leaves recall (audited)
+             */
+            reason: string;
+            /** @description scope fields the key does not fix (to name the memory's scope) */
+            scope?: components["schemas"]["ScopeFields"] | null;
         };
         /**
          * ArmExplain
@@ -1587,6 +1804,113 @@ export interface components {
             purpose: string;
         };
         /**
+         * Change
+         * @description One change: what happened to what, where and when; never the text of what changed.
+         */
+        Change: {
+            /**
+             * Action
+             * @description the audit log's action, e.g. fact.supersede or review.reject
+             */
+            action: string;
+            /**
+             * Actorrole
+             * @description the role of the key that did it, or operator or system
+             */
+            actorRole?: string | null;
+            /**
+             * At
+             * @description when it happened
+             */
+            at: string;
+            /**
+             * Id
+             * @description the id of what changed (a relationship: source-TYPE->target)
+             */
+            id?: string | null;
+            /**
+             * Kind
+             * @description what happened: created, updated, superseded, retracted, archived, restored, expired, deleted, forgotten, reviewed, marked
+             * @enum {string}
+             */
+            kind: "created" | "updated" | "superseded" | "retracted" | "archived" | "restored" | "expired" | "deleted" | "forgotten" | "reviewed" | "marked";
+            /** @description that scope's five fields (absent when unknown) */
+            scope?: components["schemas"]["ChangeScope"] | null;
+            /**
+             * Scopekey
+             * @description digest of the scope it happened in
+             */
+            scopeKey?: string | null;
+            /**
+             * Seq
+             * @description its place in the tenant's feed (the audit log's sequence number)
+             */
+            seq: number;
+            /**
+             * Target
+             * @description what it happened to: episode, fact, record, relationship or scope
+             * @enum {string}
+             */
+            target: "episode" | "fact" | "record" | "relationship" | "scope";
+        };
+        /**
+         * ChangePage
+         * @description A page of the feed, and the cursor to read on from.
+         */
+        ChangePage: {
+            /**
+             * Changes
+             * @description the changes, in order
+             */
+            changes: components["schemas"]["Change"][];
+            /**
+             * Head
+             * @description the feed's last sequence number when this page was read
+             */
+            head: number;
+            /**
+             * More
+             * @description true when there may be more changes to read now (nextAfter < head)
+             */
+            more: boolean;
+            /**
+             * Nextafter
+             * @description pass as ?after= to read on: everything up to it that the key may see was listed
+             */
+            nextAfter: number;
+        };
+        /**
+         * ChangeScope
+         * @description The five fields of the scope a change happened in.
+         */
+        ChangeScope: {
+            /**
+             * Agentid
+             * @description agentId
+             */
+            agentId: string;
+            /**
+             * Participantscopehash
+             * @description the participant's hash
+             */
+            participantScopeHash: string;
+            /**
+             * Privacyscope
+             * @description private or shared
+             */
+            privacyScope: string;
+            /**
+             * Profileid
+             * @description profileId
+             */
+            profileId: string;
+            /**
+             * Sandboxeligible
+             * @description sandboxEligible
+             */
+            sandboxEligible: boolean;
+        };
+        /**
          * ConsolidateRequest
          * @description Body of ``POST /v1/consolidate``: where to look for near-duplicates.
          */
@@ -1716,6 +2040,68 @@ export interface components {
              * @description valid time the corrected value holds from (default: the corrected fact's validFrom)
              */
             validFrom?: string | null;
+        };
+        /**
+         * DeadLetter
+         * @description A delivery that failed its last try: what it carries and why it failed.
+         */
+        DeadLetter: {
+            /**
+             * After
+             * @description it carries the changes after this sequence number
+             */
+            after: number;
+            /**
+             * Attempts
+             * @description tries made
+             */
+            attempts: number;
+            /**
+             * Changes
+             * @description how many changes it carries
+             */
+            changes: number;
+            /**
+             * Createdat
+             * @description when it was first due
+             */
+            createdAt: string;
+            /**
+             * Deadat
+             * @description when it was given up
+             */
+            deadAt?: string | null;
+            /**
+             * Deliveryid
+             * @description the delivery's id (its body's deliveryId)
+             */
+            deliveryId: string;
+            /**
+             * Lasterror
+             * @description why the last try failed
+             */
+            lastError?: string | null;
+            /**
+             * Laststatus
+             * @description the endpoint's last HTTP status, if it answered
+             */
+            lastStatus?: number | null;
+            /**
+             * Through
+             * @description through this one
+             */
+            through: number;
+        };
+        /**
+         * DeadLetterList
+         * @description An endpoint's dead deliveries, oldest first.
+         */
+        DeadLetterList: {
+            /**
+             * Deadletters
+             * @description the dead deliveries
+             */
+            deadLetters: components["schemas"]["DeadLetter"][];
         };
         /**
          * DeleteRequest
@@ -2061,11 +2447,16 @@ export interface components {
             };
             /**
              * Features
-             * @description what each feature added: recency, confidence, importance, trust, neighbours, date
+             * @description what each feature added: recency, confidence, importance, trust, neighbours, date, timeWords (relative time), entities (a top hit's entity), newerFirst (raised above an older statement)
              */
             features: {
                 [key: string]: number;
             };
+            /**
+             * Replacedby
+             * @description the id of a newer recalled memory that states another value for the same thing
+             */
+            replacedBy?: string | null;
             /**
              * Total
              * @description the score: the arms' contributions plus the features'
@@ -2226,6 +2617,68 @@ export interface components {
             facts: components["schemas"]["MemoryView"][];
         };
         /**
+         * FactPage
+         * @description A page of a structured fact search.
+         */
+        FactPage: {
+            /**
+             * Facts
+             * @description best first with a query, else newest first
+             */
+            facts: components["schemas"]["FoundFact"][];
+            /**
+             * Total
+             * @description how many facts match in all (offset and limit aside), where known: when count was asked, when this page holds the last match, or with a query whose conditions were read for every fact
+             */
+            total?: number | null;
+        };
+        /**
+         * FactSearch
+         * @description Body of ``POST /v1/facts/search``.
+         */
+        FactSearch: {
+            /**
+             * Count
+             * @description also count every match (total) without a query: a pass over all of them, where a page stops early
+             * @default false
+             */
+            count?: boolean;
+            /**
+             * Limit
+             * @description at most this many facts (1-1000)
+             * @default 10
+             */
+            limit?: number;
+            /**
+             * Offset
+             * @description skip this many first (paging through the order)
+             * @default 0
+             */
+            offset?: number;
+            /**
+             * Query
+             * @description rank every matching fact by its relevance to this (absent: newest first)
+             */
+            query?: string | null;
+            /** @description scope fields the key does not fix; a field left out searches every scope's value of it */
+            scope?: components["schemas"]["ScopeFields"] | null;
+            /**
+             * Subjectprefix
+             * @description only facts whose subject starts with this
+             */
+            subjectPrefix: string;
+            /**
+             * Unrankedsourceeventids
+             * @description facts from these sourceEventIds a query does not rank: they follow the ranked ones, newest first, unscored (the LangGraph store's index=False items)
+             */
+            unrankedSourceEventIds?: string[];
+            /**
+             * Where
+             * @description conditions on the JSON object a fact's text holds, all met
+             */
+            where?: components["schemas"]["FieldCondition"][];
+        };
+        /**
          * FactWrite
          * @description REST body for ``POST /v1/facts``: a fact whose scope and id may be omitted.
          *
@@ -2352,6 +2805,29 @@ export interface components {
             visibility?: ("participant" | "profile" | "shared") | null;
         };
         /**
+         * FieldCondition
+         * @description One condition on the JSON object a fact's text holds (a fact whose text is no JSON object
+         *     meets none).
+         */
+        FieldCondition: {
+            /**
+             * Op
+             * @description eq: the same JSON value (numbers by value; null also matches a missing field); ne: not eq (a missing field is not equal); gt gte lt lte: a number compared with value; type: of the JSON type value (object, array, string, number, boolean, null); length: an array of value elements
+             * @enum {string}
+             */
+            op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "type" | "length";
+            /**
+             * Path
+             * @description where in the object: keys (strings) and array indexes (numbers from 0), e.g. ["v", "tags", 0]
+             */
+            path: (string | number)[];
+            /**
+             * Value
+             * @description the operand: any JSON value for eq and ne (absent: null), a number for the others
+             */
+            value?: unknown;
+        };
+        /**
          * FieldProblem
          * @description One field a request got wrong.
          */
@@ -2429,6 +2905,19 @@ export interface components {
              * @description tombstones erased (with their reasons)
              */
             tombstones: number;
+        };
+        /**
+         * FoundFact
+         * @description A fact a search found, with its score when the search was ranked.
+         */
+        FoundFact: {
+            /** @description the fact as stored */
+            fact: components["schemas"]["MemoryView"];
+            /**
+             * Score
+             * @description with a query: its relevance, 0 to 1 (the larger of its vector's cosine with the query and the share of the query's word information its words hold)
+             */
+            score?: number | null;
         };
         /**
          * GraphExport
@@ -2792,6 +3281,11 @@ export interface components {
              * @description pinned memories are never archived (facts only)
              */
             pinned?: boolean | null;
+            /**
+             * Reason
+             * @description why (audited)
+             */
+            reason?: string | null;
             /** @description scope fields the key does not fix (to name the memory's scope) */
             scope?: components["schemas"]["ScopeFields"] | null;
         };
@@ -2854,6 +3348,11 @@ export interface components {
              */
             id: string;
             /**
+             * Importance
+             * @description 0-1, when a person set it (absent: the source's prior)
+             */
+            importance?: number | null;
+            /**
              * Invalidat
              * @description valid time a successor holds from: where a superseded fact stops holding
              */
@@ -2863,6 +3362,11 @@ export interface components {
              * @description stated (the host said it) or derived (a model wrote it)
              */
             origin: string;
+            /**
+             * Pinned
+             * @description true when a person pinned it (never archived); absent otherwise
+             */
+            pinned?: boolean | null;
             /**
              * Recordedat
              * @description record time: when the store learned it
@@ -3269,6 +3773,11 @@ export interface components {
              * @default 0
              */
             relevance?: number;
+            /**
+             * Replacedby
+             * @description the id of a newer memory in this answer that states another value for the same thing (retrieval.newerFirst): this one is what was said before
+             */
+            replacedBy?: string | null;
             /**
              * Score
              * @description the fused score it was ranked by
@@ -3724,6 +4233,28 @@ export interface components {
             type: string;
         };
         /**
+         * ReplayRequest
+         * @description Body of ``POST /v1/webhooks/{webhook_id}/replay``: one dead delivery, or all of them.
+         */
+        ReplayRequest: {
+            /**
+             * Deliveryid
+             * @description the dead delivery to send again (default: all)
+             */
+            deliveryId?: string | null;
+        };
+        /**
+         * ReplayResult
+         * @description The dead deliveries that are due again.
+         */
+        ReplayResult: {
+            /**
+             * Replayed
+             * @description their ids; each is sent again, as before, with a fresh signature
+             */
+            replayed: string[];
+        };
+        /**
          * RestoreRequest
          * @description Body of ``POST /v1/{facts|episodes}/{id}/restore``.
          */
@@ -4038,6 +4569,66 @@ export interface components {
             sandboxEligible: boolean;
         };
         /**
+         * SeriesPoint
+         * @description One bucket's value.
+         */
+        SeriesPoint: {
+            /**
+             * At
+             * @description the bucket's start (UTC)
+             */
+            at: string;
+            /**
+             * Value
+             * @description the value (a count, milliseconds or tokens)
+             */
+            value: number;
+        };
+        /**
+         * SeriesView
+         * @description One series: a metric, split by one dimension.
+         */
+        SeriesView: {
+            /**
+             * Dimension
+             * @description e.g. EPISODE/active for memories, extract for model_calls
+             * @default
+             */
+            dimension?: string;
+            /**
+             * Kind
+             * @description gauge: the level at the bucket's last reading; counter: the bucket's sum; derived: computed from the bucket's counters (a recall's mean and 95th percentile time)
+             * @enum {string}
+             */
+            kind: "gauge" | "counter" | "derived";
+            /**
+             * Metric
+             * @description memories (held, by source/status), review_backlog (facts awaiting review), recalls (count), recall_ms_mean and recall_ms_p95 (server time of a recall), model_calls (by purpose), model_tokens (prompt/completion)
+             */
+            metric: string;
+            /**
+             * Points
+             * @description the buckets that have a value, oldest first
+             */
+            points: components["schemas"]["SeriesPoint"][];
+        };
+        /**
+         * SubjectList
+         * @description Subjects of current facts, in code point order.
+         */
+        SubjectList: {
+            /**
+             * Nextcursor
+             * @description pass as ?after= for the next page; absent on the last
+             */
+            nextCursor?: string | null;
+            /**
+             * Subjects
+             * @description the distinct subjects, ascending
+             */
+            subjects: string[];
+        };
+        /**
          * TenantPolicy
          * @description Per-tenant policy (``GET``/``PUT /v1/policy``); defaults apply until an admin sets one.
          */
@@ -4239,6 +4830,33 @@ export interface components {
             deleted: boolean;
         };
         /**
+         * UsageSeries
+         * @description A tenant's usage over time, from the hourly readings the server keeps.
+         */
+        UsageSeries: {
+            /**
+             * Bucket
+             * @description hour or day
+             * @enum {string}
+             */
+            bucket: "hour" | "day";
+            /**
+             * Series
+             * @description every series with a value in the stretch
+             */
+            series: components["schemas"]["SeriesView"][];
+            /**
+             * Since
+             * @description the first bucket's start
+             */
+            since: string;
+            /**
+             * Until
+             * @description the end of the last bucket
+             */
+            until: string;
+        };
+        /**
          * UsageView
          * @description What the model calls of one request cost.
          */
@@ -4304,6 +4922,180 @@ export interface components {
              * @description supersedes, refines, coexists or duplicate
              */
             verdict: string;
+        };
+        /**
+         * WebhookCreate
+         * @description Body of ``POST /v1/webhooks``: where to send the feed, and which kinds of change.
+         */
+        WebhookCreate: {
+            /**
+             * After
+             * @description the first delivery starts after this sequence number of the feed (default: its head now, so only changes from here on; 0: the whole history)
+             */
+            after?: number | null;
+            /**
+             * Kinds
+             * @description the kinds of change it receives (empty: every kind)
+             */
+            kinds?: ("created" | "updated" | "superseded" | "retracted" | "archived" | "restored" | "expired" | "deleted" | "forgotten" | "reviewed" | "marked")[];
+            /**
+             * Label
+             * @description a note for people
+             */
+            label?: string | null;
+            /**
+             * Url
+             * @description the endpoint: an http:// or https:// URL
+             */
+            url: string;
+        };
+        /**
+         * WebhookCreated
+         * @description A new endpoint, with its signing secret.
+         */
+        WebhookCreated: {
+            /**
+             * Createdat
+             * @description when it was registered
+             */
+            createdAt: string;
+            /**
+             * Cursor
+             * @description the last sequence number of the feed taken into a delivery
+             */
+            cursor: number;
+            /**
+             * Deadletters
+             * @description deliveries that failed their last try (replay them)
+             */
+            deadLetters: number;
+            /**
+             * Delivered
+             * @description deliveries it acknowledged
+             */
+            delivered: number;
+            /**
+             * Kinds
+             * @description the kinds of change it receives (empty: every kind)
+             */
+            kinds: string[];
+            /**
+             * Label
+             * @description a note for people
+             */
+            label?: string | null;
+            /**
+             * Lastdeliveredat
+             * @description when it last acknowledged a delivery
+             */
+            lastDeliveredAt?: string | null;
+            /**
+             * Lasterror
+             * @description why the last try failed, if it did
+             */
+            lastError?: string | null;
+            /**
+             * Pending
+             * @description a delivery is waiting to be acknowledged
+             */
+            pending: boolean;
+            /**
+             * Secret
+             * @description the signing secret; shown once, never again
+             */
+            secret: string;
+            /**
+             * Secretfingerprint
+             * @description the first 12 hex characters of SHA-256 of its secret
+             */
+            secretFingerprint: string;
+            /**
+             * Url
+             * @description where deliveries go
+             */
+            url: string;
+            /**
+             * Webhookid
+             * @description the endpoint's id
+             */
+            webhookId: string;
+        };
+        /**
+         * WebhookList
+         * @description The tenant's endpoints.
+         */
+        WebhookList: {
+            /**
+             * Webhooks
+             * @description the endpoints, oldest first
+             */
+            webhooks: components["schemas"]["WebhookView"][];
+        };
+        /**
+         * WebhookView
+         * @description An endpoint as listed: never its secret.
+         */
+        WebhookView: {
+            /**
+             * Createdat
+             * @description when it was registered
+             */
+            createdAt: string;
+            /**
+             * Cursor
+             * @description the last sequence number of the feed taken into a delivery
+             */
+            cursor: number;
+            /**
+             * Deadletters
+             * @description deliveries that failed their last try (replay them)
+             */
+            deadLetters: number;
+            /**
+             * Delivered
+             * @description deliveries it acknowledged
+             */
+            delivered: number;
+            /**
+             * Kinds
+             * @description the kinds of change it receives (empty: every kind)
+             */
+            kinds: string[];
+            /**
+             * Label
+             * @description a note for people
+             */
+            label?: string | null;
+            /**
+             * Lastdeliveredat
+             * @description when it last acknowledged a delivery
+             */
+            lastDeliveredAt?: string | null;
+            /**
+             * Lasterror
+             * @description why the last try failed, if it did
+             */
+            lastError?: string | null;
+            /**
+             * Pending
+             * @description a delivery is waiting to be acknowledged
+             */
+            pending: boolean;
+            /**
+             * Secretfingerprint
+             * @description the first 12 hex characters of SHA-256 of its secret
+             */
+            secretFingerprint: string;
+            /**
+             * Url
+             * @description where deliveries go
+             */
+            url: string;
+            /**
+             * Webhookid
+             * @description the endpoint's id
+             */
+            webhookId: string;
         };
         /**
          * WriteResponse
@@ -4801,6 +5593,91 @@ export interface operations {
             };
         };
     };
+    list_changes: {
+        parameters: {
+            query?: {
+                /** @description the cursor: changes after this sequence number */
+                after?: number;
+                /** @description at most this many changes (1-1000) */
+                limit?: number;
+                /** @description only these kinds, comma-separated: created, updated, superseded, retracted, archived, restored, expired, deleted, forgotten, reviewed, marked (default: every kind) */
+                kinds?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer: A page of the feed, and the cursor to read on from. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangePage"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     consolidate: {
         parameters: {
             query?: never;
@@ -5159,7 +6036,12 @@ export interface operations {
     };
     write_episode_batch: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description also queue extractions of facts from the episodes it creates, in the same transaction (one job per scope and 50 episodes; needs a model: 501 otherwise, and nothing is written) */
+                extract?: boolean;
+                /** @description answer what would be written (201) and what is stored already (200); write nothing */
+                dryRun?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5237,6 +6119,15 @@ export interface operations {
             };
             /** @description The server failed (code internal); requestId is what its log names the failure by. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No chat model is configured (code model_not_configured): the message says how to set one; nothing was written. */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5412,6 +6303,127 @@ export interface operations {
             };
             /** @description No such memory, tombstone or key in the caller's scope (code not_found). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    archive_episode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the episode's id (64 hex characters) */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArchiveRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer: A stored memory: the contract event as received plus what the server keeps beside it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryView"];
+                };
+            };
+            /** @description The body is not a JSON document the server can read (code bad_request), e.g. nested too deep. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such memory, tombstone or key in the caller's scope (code not_found). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the server's limit, ENGRAM_MAX_BODY_BYTES (code payload_too_large, field body); refused before it is read. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6262,6 +7274,115 @@ export interface operations {
             };
         };
     };
+    search_facts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FactSearch"];
+            };
+        };
+        responses: {
+            /** @description The answer: A page of a structured fact search. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FactPage"];
+                };
+            };
+            /** @description The body is not a JSON document the server can read (code bad_request), e.g. nested too deep. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the server's limit, ENGRAM_MAX_BODY_BYTES (code payload_too_large, field body); refused before it is read. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The embedding model failed (code embedding_failed), or the chat model (model_failed, or model_output_invalid when its answer stayed unusable after the repair turns); retryable tells whether a retry may succeed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     get_fact: {
         parameters: {
             query?: {
@@ -6417,6 +7538,127 @@ export interface operations {
             };
             /** @description No such memory, tombstone or key in the caller's scope (code not_found). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    archive_fact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the fact's id (64 hex characters) */
+                fact_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArchiveRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer: A stored memory: the contract event as received plus what the server keeps beside it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryView"];
+                };
+            };
+            /** @description The body is not a JSON document the server can read (code bad_request), e.g. nested too deep. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such memory, tombstone or key in the caller's scope (code not_found). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the server's limit, ENGRAM_MAX_BODY_BYTES (code payload_too_large, field body); refused before it is read. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10343,6 +11585,101 @@ export interface operations {
             };
         };
     };
+    list_subjects: {
+        parameters: {
+            query: {
+                /** @description scope: which agent the memory belongs to; only where the key does not fix it */
+                agentId?: string | null;
+                /** @description scope: which profile (configuration) of that agent; only where the key does not fix it */
+                profileId?: string | null;
+                /** @description scope: private (one participant) or shared (a shared space); only where the key does not fix it */
+                privacyScope?: ("private" | "shared") | null;
+                /** @description scope: salted SHA-256 of the participant's identity (64 lower-hex), never the raw id; only where the key does not fix it */
+                participantScopeHash?: string | null;
+                /** @description scope: whether sandboxed runs may use the memory; only where the key does not fix it */
+                sandboxEligible?: boolean | null;
+                /** @description only subjects that start with this */
+                subjectPrefix: string;
+                /** @description only subjects after this one (nextCursor) */
+                after?: string | null;
+                /** @description at most this many subjects (1-1000) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer: Subjects of current facts, in code point order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubjectList"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_tombstones: {
         parameters: {
             query?: {
@@ -10501,6 +11838,553 @@ export interface operations {
             };
             /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the server's limit, ENGRAM_MAX_BODY_BYTES (code payload_too_large, field body); refused before it is read. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    usage_series: {
+        parameters: {
+            query?: {
+                /** @description from this time (default: 7 days before until) */
+                since?: string | null;
+                /** @description up to this time (default: now) */
+                until?: string | null;
+                /** @description one point per hour or per day (UTC) */
+                bucket?: "hour" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer: A tenant's usage over time, from the hourly readings the server keeps. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageSeries"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_webhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer: The tenant's endpoints. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description The answer: A new endpoint, with its signing secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /** @description The body is not a JSON document the server can read (code bad_request), e.g. nested too deep. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the server's limit, ENGRAM_MAX_BODY_BYTES (code payload_too_large, field body); refused before it is read. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the endpoint's id (wh_…) */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such memory, tombstone or key in the caller's scope (code not_found). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_dead_letters: {
+        parameters: {
+            query?: {
+                /** @description at most this many (1-1000) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the endpoint's id (wh_…) */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer: An endpoint's dead deliveries, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadLetterList"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such memory, tombstone or key in the caller's scope (code not_found). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A field is malformed, too long or inconsistent (code invalid_input); field names the first one and errors lists them all. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is over its rate limit, ENGRAM_RATE_LIMIT_PER_SECOND (code rate_limited); Retry-After says when to try again. */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server failed (code internal); requestId is what its log names the failure by. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The store is busy or unreachable (code backend_unavailable, retryable), or the server is serving its limit of requests at once, ENGRAM_MAX_IN_FLIGHT (code overloaded); Retry-After says when to try again. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replay_dead_letters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the endpoint's id (wh_…) */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer: The dead deliveries that are due again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayResult"];
+                };
+            };
+            /** @description The body is not a JSON document the server can read (code bad_request), e.g. nested too deep. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or an unknown or revoked one (code unauthenticated). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role or scope grant does not cover the request (code forbidden); the field names the scope field it was not granted. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such memory, tombstone or key in the caller's scope (code not_found). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
