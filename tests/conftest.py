@@ -24,6 +24,18 @@ from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import scope_fields
 from tests.stores import as_postgres
 
+# The slowest folders first. xdist (--dist loadscope) hands modules to the workers in collection
+# order: a long module collected last (the browser, Node and OpenClaw suites sort late) left the other
+# workers idle for minutes at the end of a run. Within a folder, and for the rest, the order is kept.
+SLOW_FIRST = ("tests/typescript/", "tests/ui/", "tests/integrations/langgraph/", "tests/faults/")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, folder in enumerate(SLOW_FIRST) if item.nodeid.startswith(folder)), len(SLOW_FIRST))
+
+    items.sort(key=rank)  # stable
+
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
