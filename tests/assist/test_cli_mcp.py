@@ -204,10 +204,7 @@ def test_serve_runs_the_queue_in_a_worker_process(tmp_path: Path, chat: Scripted
                     time.sleep(0.1)
             assert state["state"] == "done" and state["result"]["items"][0]["action"] == "parked"
             # Only this server's children: another program's workers on the machine are not ours to see.
-            found = subprocess.run(
-                ["pgrep", "-P", str(serve.pid), "-f", "engramdb.cli assist work"], capture_output=True, text=True
-            )
-            workers = [int(pid) for pid in found.stdout.split()]
+            workers = _children(serve.pid, "engramdb.cli assist work")
             assert workers, "no worker process"
             # Asked for (llm.workerIdle): background work at the idle priority; the server at the normal one.
             assert {os.sched_getscheduler(pid) for pid in workers} == {os.SCHED_IDLE}
@@ -230,3 +227,18 @@ def _running(pid: int) -> bool:
 def test_the_worker_command_needs_a_model(tmp_path: Path) -> None:
     done = _engram(tmp_path / "home", "assist", "work")
     assert done.returncode == 1 and "ENGRAM_LLM__BASE_URL" in done.stderr
+
+
+def _children(pid: int, command: str) -> list[int]:
+    """The child processes of ``pid`` (the server this test started) whose command line holds ``command``."""
+    children = [
+        int(child) for task in Path(f"/proc/{pid}/task").iterdir() for child in (task / "children").read_text().split()
+    ]
+    return [child for child in children if command in _cmdline(child)]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:  # gone meanwhile
+        return ""
