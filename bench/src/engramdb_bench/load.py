@@ -30,9 +30,10 @@ import httpx
 from engramdb.core import auth
 from engramdb.errors import EngramError
 from engramdb.storage.registry import open_store
-from engramdb_bench.load_reference import ENGRAMDB, REFERENCE, ReferenceServer, Requests, capacity
+from engramdb_bench.load_reference import ENGRAMDB, REFERENCE, Requests, capacity, fill
 from engramdb_bench.machine import free_port, load_average, machine_info
 from engramdb_bench.synthetic_corpus import SCOPE, episode_bodies, queries
+from engramdb_bench.versus.reference_arm import ReferenceServer
 
 LONG_SCOPE: dict[str, Any] = {**SCOPE, "profileId": "bench-long"}  # the long episodes' own scope
 REFUSED = (429, 503)  # answers that say "not now", fast, with Retry-After
@@ -128,17 +129,19 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
 
 def _reference(config: LoadConfig, progress: Callable[[str], None]) -> list[dict[str, Any]]:
     """The bare pipeline, filled with the same memories, offered the same rates (recalls only)."""
-    server = ReferenceServer(config.embedder)
-    rss = _Rss(server.process.pid)
-    try:
-        server.wait_until_up()
-        progress(f"reference: filling {config.memories:,} memories")
-        progress(f"  filled in {server.fill(config.memories, config.seed):.1f} s; RSS {rss.now():.0f} MB")
-        recalls_only = replace(config, recall_share=1.0)
-        return [_rate(server.url, None, rate, recalls_only, rss, progress, REFERENCE) for rate in config.rates]
-    finally:
-        server.stop()
-        rss.stop()
+    with tempfile.TemporaryDirectory(prefix="engram-load-reference-") as work:
+        server = ReferenceServer(Path(work), config.embedder)
+        rss = _Rss(server.process.pid)
+        try:
+            with httpx.Client(timeout=10) as http:
+                server.wait_ready(http)
+            progress(f"reference: filling {config.memories:,} memories")
+            progress(f"  filled in {fill(server.url, config.memories, config.seed):.1f} s; RSS {rss.now():.0f} MB")
+            recalls_only = replace(config, recall_share=1.0)
+            return [_rate(server.url, None, rate, recalls_only, rss, progress, REFERENCE) for rate in config.rates]
+        finally:
+            server.stop()
+            rss.stop()
 
 
 def _capacities(results: list[dict[str, Any]], reference: list[dict[str, Any]] | None) -> dict[str, Any]:

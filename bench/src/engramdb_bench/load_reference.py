@@ -1,5 +1,6 @@
 """The reference arm of ``engram bench load``: the bare pipeline (``python -m engramdb_bench.reference``:
-one Starlette route, the same embedder, an exact dot product) under the same open-loop schedule.
+one Starlette route, the same embedder, an exact dot product) under the same open-loop schedule,
+started as ``engram bench versus`` starts it (versus.reference_arm.ReferenceServer).
 
 It is offered recalls only: its capacity is the floor EngramDB's is read against, as a ratio
 measured in the same run (``capacity``: the highest offered rate served whole, with p99 under
@@ -9,8 +10,6 @@ EngramDB stores for each (``episode_text``).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,7 +18,6 @@ import httpx
 
 from engramdb.core.rows import episode_text
 from engramdb.errors import EngramError
-from engramdb_bench.machine import free_port
 from engramdb_bench.synthetic_corpus import episode_bodies
 
 P99_LIMIT_MS = 100.0
@@ -40,42 +38,17 @@ def capacity(rows: Sequence[dict[str, Any]]) -> float:
     return float(max(held, default=0.0))
 
 
-class ReferenceServer:
-    """The reference on a free loopback port, filled with the load's memories."""
-
-    def __init__(self, embedder: str) -> None:
-        self.url = f"http://127.0.0.1:{free_port()}"
-        port = self.url.rsplit(":", 1)[1]
-        command = [sys.executable, "-m", "engramdb_bench.reference", "--port", port, "--embedder", embedder]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def wait_until_up(self) -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise EngramError(f"the reference exited with {self.process.returncode} before it answered")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        raise EngramError("the reference did not answer /healthz within 120 s")
-
-    def fill(self, memories: int, seed: int) -> float:
-        """Add the load's memories (embedded as they arrive, 100 a call); return the seconds it took."""
-        started = time.perf_counter()
-        items = [item(body) for body in episode_bodies(memories, seed)]
-        with httpx.Client(base_url=self.url, timeout=600) as http:
-            for at in range(0, len(items), 100):
-                answer = http.post("/add", json={"scope": SCOPE, "items": items[at : at + 100]})
-                if answer.status_code != 200:
-                    raise EngramError(f"the reference refused the fill: {answer.status_code}")
-        return time.perf_counter() - started
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(30)
+def fill(url: str, memories: int, seed: int) -> float:
+    """Add the load's memories to the reference at ``url`` (embedded as they arrive, 100 a call);
+    return the seconds it took."""
+    started = time.perf_counter()
+    items = [item(body) for body in episode_bodies(memories, seed)]
+    with httpx.Client(base_url=url, timeout=600) as http:
+        for at in range(0, len(items), 100):
+            answer = http.post("/add", json={"scope": SCOPE, "items": items[at : at + 100]})
+            if answer.status_code != 200:
+                raise EngramError(f"the reference refused the fill: {answer.status_code}")
+    return time.perf_counter() - started
 
 
 def item(body: dict[str, Any]) -> dict[str, str]:
