@@ -6,6 +6,7 @@
 import { redact } from "./redact.ts";
 
 export const TURN_CHARS = 4_000;
+export const FACT_CHARS = 2_000;
 const SUMMARY_CHARS = 240;
 const FAILED_STOPS = new Set(["error", "aborted", "length", "tooluse", "tool_calls", "content_filter"]);
 const RECALL_BLOCK = /<engramdb-memory>[\s\S]*?<\/engramdb-memory>\s*/g; // what recall added to a prompt
@@ -80,9 +81,10 @@ function meaningful(text: string): boolean {
   return [...text.replace(PLACEHOLDER, "")].filter((ch) => /[\p{L}\p{N}]/u.test(ch)).length >= 2;
 }
 
-function clean(text: string): { text: string; kinds: string[] } | string {
+/** `text` redacted, normalised and bounded, or why nothing is kept (the Python SDK's `clean_text`). */
+export function clean(text: string, limit = TURN_CHARS): { text: string; kinds: string[] } | string {
   const redacted = redact(text.replace(RECALL_BLOCK, ""));
-  const cleaned = normalize(redacted.text, TURN_CHARS);
+  const cleaned = normalize(redacted.text, limit);
   if (!meaningful(cleaned)) return redacted.kinds.length ? "nothing meaningful is left after redaction" : "the text is empty";
   return { text: cleaned, kinds: redacted.kinds };
 }

@@ -1,11 +1,14 @@
 /**
  * The durable outbox: a write is a file on the host's disk before anything is sent, removed only
  * after the server's success. Delivery retries with backoff; entries left by a crash, a shutdown
- * or a server that was away are replayed by the next process. The server upserts by eventId, so a
- * replay of a write that did land is stored once.
+ * or a server that was away are replayed by the next process. The server upserts by id (an
+ * episode's eventId; a fact's factId, computed from its content), so a replay of a write that did
+ * land is stored once. `close` stops the worker within its budget: a request still in flight is
+ * cut short and its entry stays on disk for the next process.
  */
 import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 import { EngramError } from "@engramdb/client";
 
@@ -19,12 +22,13 @@ function moveAside(from: string, to: string): void {
 }
 
 export interface Entry {
-  id: string; // the episode's eventId
-  kind: "episode";
+  id: string; // the episode's eventId; for a fact, a digest of its body (the server computes the factId)
+  kind: "episode" | "fact";
   body: object; // the write body, as the server takes it
+  origin?: "stated" | "derived"; // a fact's: derived when a model's tool call wrote it
 }
 
-export type Send = (entry: Entry) => Promise<void>;
+export type Send = (entry: Entry, signal: AbortSignal) => Promise<void>;
 
 export interface OutboxOptions {
   dir: string;
@@ -40,6 +44,7 @@ export class Outbox {
   readonly #send: Send;
   #draining: Promise<void> | undefined;
   #sequence = 0;
+  readonly #stop = new AbortController();
 
   constructor(options: OutboxOptions, send: Send) {
     this.#options = { attempts: 4, backoffMs: 250, ...options };
@@ -68,8 +73,13 @@ export class Outbox {
     return true;
   }
 
+  get closed(): boolean {
+    return this.#stop.signal.aborted;
+  }
+
   /** Deliver every pending entry (one drain at a time); resolves when the drain ends. */
   drain(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.#draining ??= this.#drainAll().finally(() => {
       this.#draining = undefined;
     });
@@ -88,9 +98,17 @@ export class Outbox {
     return this.pending().length === 0;
   }
 
+  /** Flush for at most `ms`, then stop the worker: an unanswered request is cut short, nothing more
+   * is sent, and what is undelivered stays on disk. True if nothing was left. */
+  async close(ms: number): Promise<boolean> {
+    const delivered = await this.flush(ms);
+    this.#stop.abort(); // the drain's request and backoff end now; it sends nothing more
+    return delivered && this.pending().length === 0;
+  }
+
   async #drainAll(): Promise<void> {
     for (const name of this.pending()) {
-      if (!(await this.#deliver(name))) return; // the server is away: keep the rest for later
+      if (this.closed || !(await this.#deliver(name))) return; // the server is away: keep the rest for later
     }
   }
 
@@ -104,9 +122,9 @@ export class Outbox {
       moveAside(path, join(this.rejectedDir, name)); // a malformed entry is isolated, not retried forever
       return true;
     }
-    for (let attempt = 0; attempt < this.#options.attempts; attempt++) {
+    for (let attempt = 0; attempt < this.#options.attempts && !this.closed; attempt++) {
       try {
-        await this.#send(entry);
+        await this.#send(entry, this.#stop.signal);
         rmSync(path, { force: true }); // removed only after the server's success
         return true;
       } catch (error) {
@@ -114,8 +132,8 @@ export class Outbox {
           moveAside(path, join(this.rejectedDir, name));
           return true;
         }
-        if (attempt + 1 < this.#options.attempts) {
-          await new Promise((resolve) => setTimeout(resolve, this.#options.backoffMs * 2 ** attempt));
+        if (attempt + 1 < this.#options.attempts && !this.closed) {
+          await sleep(this.#options.backoffMs * 2 ** attempt, undefined, { signal: this.#stop.signal }).catch(() => undefined);
         }
       }
     }
