@@ -1,6 +1,6 @@
 /** Shared by the plugin's tests: the live server the pytest driver started, temp folders, contexts. */
 import { mkdtempSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -62,3 +62,49 @@ export async function deadUrl(): Promise<string> {
 }
 
 export const unique = (label: string): string => `${label}-${process.pid}-${Date.now()}-${counter++}`;
+
+/** The facts stored for `userId` (agent main, profile default), retired ones too, as the server lists them. */
+export async function factsOf(userId: string): Promise<Array<Record<string, unknown> & { event: Record<string, unknown> }>> {
+  const client = new EngramClient({ baseUrl: URL_, apiKey: KEY });
+  const scope = { agentId: "main", profileId: "default", userId, privacyScope: "private", sandboxEligible: false } as const;
+  const resolved = await client.call("post", "/v1/scope/resolve", { body: scope });
+  const query = { ...resolved.scope, limit: 50, includeHistory: true, includePending: true } as never;
+  const listed = await client.call("get", "/v1/facts", { query });
+  return (listed as unknown as { facts: Array<Record<string, unknown> & { event: Record<string, unknown> }> }).facts;
+}
+
+export interface Recorded {
+  method: string;
+  path: string;
+  body: Record<string, unknown>;
+}
+
+/** A loopback proxy to the live server that records each request (the filters actually sent). */
+export async function recordingProxy(): Promise<{ url: string; requests: Recorded[]; close: () => void }> {
+  const requests: Recorded[] = [];
+  const server = createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
+    incoming.on("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      requests.push({ method: incoming.method ?? "", path: (incoming.url ?? "").split("?")[0] ?? "", body: text ? JSON.parse(text) : {} });
+      const upstream = request(new URL(incoming.url ?? "/", URL_), { method: incoming.method, headers: incoming.headers }, (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      });
+      upstream.on("error", () => outgoing.destroy());
+      upstream.end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no address");
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    requests,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
