@@ -27,7 +27,8 @@ export { verdictOf } from "./scope.ts";
 
 const instances = new Map<string, OpenClawMemory>(); // one runtime per configuration in a process
 
-function memoryFor(api: OpenClawPluginApi): OpenClawMemory {
+/** The runtime for the plugin's configuration (one per configuration in a process). */
+export function memoryFor(api: OpenClawPluginApi): OpenClawMemory {
   const config = parseConfig(api.pluginConfig as Record<string, unknown> | undefined);
   const key = JSON.stringify(config);
   let memory = instances.get(key);

@@ -42,6 +42,7 @@ export class OpenClawMemory {
     this.#log = log;
     this.client = new EngramClient({ baseUrl: config.baseUrl, apiKey: config.apiKey, timeoutMs: 10_000 });
     this.outbox = new Outbox({ dir: config.outboxDir, maxPending: config.maxPending }, (entry, signal) => this.#send(entry, signal));
+    if (this.outbox.degraded) log.warn?.(`engramdb: memory writes disabled, recall still works: ${this.outbox.degraded}`);
   }
 
   #scope(allowed: Allowed): components["schemas"]["ScopeFields"] {
@@ -156,7 +157,10 @@ export class OpenClawMemory {
       observedAt: new Date().toISOString(),
       provenance,
     };
-    this.outbox.append({ id: eventId, kind: "episode", body });
+    if (!this.outbox.append({ id: eventId, kind: "episode", body }) && !this.outbox.pending().some((n) => n.endsWith(`-${eventId}.json`))) {
+      this.#log.warn?.(`engramdb: turn not queued: ${this.outbox.degraded ?? "the outbox is full"}`);
+      return undefined;
+    }
     Object.assign(state, { nextTurn: turnIndex + 1, last: { digest, eventId, turnIndex } });
     await this.outbox.flush(this.config.flushTimeoutMs);
     return eventId;
@@ -182,7 +186,7 @@ export class OpenClawMemory {
     };
     const id = factKey(body);
     if (!this.outbox.append({ id, kind: "fact", body, origin }) && !this.outbox.pending().some((n) => n.endsWith(`-${id}.json`))) {
-      return { queued: false, reason: "the outbox is full" };
+      return { queued: false, reason: this.outbox.degraded ?? "the outbox is full" };
     }
     await this.outbox.flush(this.config.flushTimeoutMs);
     const answer = this.#answers.get(id);

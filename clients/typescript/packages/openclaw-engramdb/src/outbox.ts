@@ -12,6 +12,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 import { EngramError } from "@engramdb/client";
 
+const STOP_GRACE_MS = 250; // an aborted request settles at once; this only bounds a misbehaving one
+
 /** Rename, tolerating an entry another delivery already moved or removed. */
 function moveAside(from: string, to: string): void {
   try {
@@ -43,19 +45,28 @@ export class Outbox {
   readonly #options: Required<OutboxOptions>;
   readonly #send: Send;
   #draining: Promise<void> | undefined;
+  #running = false;
+  #again = false; // entries may have been appended since the running drain listed them
   #sequence = 0;
   readonly #stop = new AbortController();
+  /** Why writes are refused: the outbox folder could not be set up (recall still works). */
+  readonly degraded: string | undefined;
 
   constructor(options: OutboxOptions, send: Send) {
     this.#options = { attempts: 4, backoffMs: 250, ...options };
     this.dir = options.dir;
     this.rejectedDir = join(options.dir, "rejected");
     this.#send = send;
-    mkdirSync(this.rejectedDir, { recursive: true });
+    try {
+      mkdirSync(this.rejectedDir, { recursive: true });
+    } catch (error) {
+      this.degraded = `the outbox ${options.dir} cannot be set up: ${String(error)}`; // writes would not be durable
+    }
   }
 
   /** The pending entries' file names, oldest first. */
   pending(): string[] {
+    if (this.degraded) return [];
     return readdirSync(this.dir)
       .filter((name) => name.endsWith(".json"))
       .sort();
@@ -63,6 +74,7 @@ export class Outbox {
 
   /** Write the entry to disk (atomically) before any delivery; false if already pending or full. */
   append(entry: Entry): boolean {
+    if (this.degraded) return false;
     const pending = this.pending();
     if (pending.some((name) => name.endsWith(`-${entry.id}.json`))) return false;
     if (pending.length >= this.#options.maxPending) return false;
@@ -73,17 +85,25 @@ export class Outbox {
     return true;
   }
 
+  /** Whether a drain is under way (the worker is running). */
+  get running(): boolean {
+    return this.#running;
+  }
+
   get closed(): boolean {
     return this.#stop.signal.aborted;
   }
 
-  /** Deliver every pending entry (one drain at a time); resolves when the drain ends. */
+  /** Deliver every pending entry (one drain at a time); resolves when the drain ends. An entry
+   * appended while a drain runs is taken by that drain, even one that is just ending. */
   drain(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.#draining ??= this.#drainAll().finally(() => {
-      this.#draining = undefined;
-    });
-    return this.#draining;
+    this.#again = true;
+    if (!this.#running) {
+      this.#running = true;
+      this.#draining = this.#drainAll();
+    }
+    return this.#draining ?? Promise.resolve();
   }
 
   /** Drain, but wait at most `ms`: what is not delivered by then stays on disk. True if none is left. */
@@ -103,12 +123,20 @@ export class Outbox {
   async close(ms: number): Promise<boolean> {
     const delivered = await this.flush(ms);
     this.#stop.abort(); // the drain's request and backoff end now; it sends nothing more
+    await Promise.race([this.#draining, sleep(STOP_GRACE_MS)]);
     return delivered && this.pending().length === 0;
   }
 
   async #drainAll(): Promise<void> {
-    for (const name of this.pending()) {
-      if (this.closed || !(await this.#deliver(name))) return; // the server is away: keep the rest for later
+    try {
+      while (this.#again && !this.closed) {
+        this.#again = false;
+        for (const name of this.pending()) {
+          if (this.closed || !(await this.#deliver(name))) return; // the server is away: keep the rest for later
+        }
+      }
+    } finally {
+      this.#running = false; // synchronously as the drain ends: the next drain() starts a new one
     }
   }
 
