@@ -1,6 +1,7 @@
 """The TypeScript packages' own tests (node's test runner), run against a live EngramDB server: the
-contract fixture, and the plugin's adapter conformance matrix (authorization, capture, delivery,
-recall, host kill mid-delivery, server down for a whole session)."""
+contract fixture, and the plugin's adapter conformance matrix, every row a test (contract and facts,
+authorization, capture, recall, delivery with host kill mid-delivery and the server down for a whole
+session, and each lifecycle hook fired by OpenClaw's own hook names; docs/integrations.md maps them)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from tests.conftest import LiveServer
             "packages/openclaw-engramdb/test/authorization.test.ts",
             "packages/openclaw-engramdb/test/capture.test.ts",
             "packages/openclaw-engramdb/test/delivery.test.ts",
+            "packages/openclaw-engramdb/test/facts.test.ts",
             "packages/openclaw-engramdb/test/kill.test.ts",
+            "packages/openclaw-engramdb/test/lifecycle.test.ts",
         ],
     ],
     ids=["client", "openclaw-plugin"],

@@ -91,8 +91,11 @@ test("pre-compaction: the last eligible pair is queued, not the transcript, unde
   const file = join(tempDir(), "session.jsonl"); // the runtimes that pass the transcript file instead
   writeFileSync(file, transcript.map((message) => JSON.stringify({ type: "message", message })).join("\n"));
   await fire("before_compaction", { messageCount: -1, sessionFile: file }, hookCtx);
+  const compacted = [{ role: "compactionSummary", summary: "ten questions about the garden" }, ...turn("question 10 about the garden", "answer 10")];
+  await fire("agent_end", agentEnd(compacted), ctx); // the next turn counts on, though the transcript is shorter
   const stored = (await episodesOf(sender)).map((e) => [e.event.userText, e.event.turnIndex]);
-  assert.deepEqual(stored.sort(), [["question 0 about the garden", 0], ["question 9 about the garden", 9]]);
+  const expected = [["question 0 about the garden", 0], ["question 10 about the garden", 10], ["question 9 about the garden", 9]];
+  assert.deepEqual(stored.sort(), expected);
   assert.deepEqual(pending(dir), []);
 });
 
