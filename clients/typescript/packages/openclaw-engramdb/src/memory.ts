@@ -13,6 +13,7 @@ import type { MemoryConfig } from "./config.ts";
 import { factFields, factKey, type MemoryAction } from "./facts.ts";
 import { Outbox, type Entry } from "./outbox.ts";
 import { render, searchBoth } from "./recall.ts";
+import { withRecent } from "./recent.ts";
 import { type HookContext, verdictOf, type Allowed } from "./scope.ts";
 import { type SessionState, Sessions } from "./sessions.ts";
 
@@ -87,9 +88,10 @@ export class OpenClawMemory {
   async recall(query: string, ctx: HookContext, options: { excludeSession?: boolean; admit?: boolean } = {}): Promise<string> {
     const verdict = options.admit === false ? verdictOf(ctx, this.config.agentId) : this.#admit(ctx)?.verdict;
     if (!verdict?.ok || !query.trim() || this.outbox.closed) return "";
-    const state = options.admit === false ? undefined : this.sessions.get(ctx.sessionKey);
-    const prefetched = state?.prefetch?.query === query ? state.prefetch : undefined;
-    if (state) state.prefetch = undefined; // used once
+    const state = this.sessions.get(ctx.sessionKey);
+    const admitted = options.admit !== false && state !== undefined;
+    const prefetched = admitted && state.prefetch?.query === query ? state.prefetch : undefined;
+    if (admitted) state.prefetch = undefined; // used once; one for another query is stale
     const flight = prefetched ?? this.#search(verdict, query, options.excludeSession !== false);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<Memory[]>((resolve) => {
@@ -103,7 +105,9 @@ export class OpenClawMemory {
       return [] as Memory[];
     });
     clearTimeout(timer);
-    return render(found);
+    const exclude = options.excludeSession === false ? undefined : verdict.sessionId;
+    const cached = state?.recent.search(query, verdict.userId, this.config.recallLimit, exclude) ?? [];
+    return render(withRecent(found, cached, this.config.recallLimit));
   }
 
   // -- episodes --------------------------------------------------------------------------
@@ -162,6 +166,8 @@ export class OpenClawMemory {
       return undefined;
     }
     Object.assign(state, { nextTurn: turnIndex + 1, last: { digest, eventId, turnIndex } });
+    const shown = [captured.summary, ...(captured.user === captured.summary ? [] : [`User: ${captured.user}`]), `Assistant: ${captured.assistant}`];
+    state.recent.add({ id: eventId, source: "EPISODE", text: shown.join("\n"), userId: verdict.userId, sessionId: verdict.sessionId, trustClass: "mixed" });
     await this.outbox.flush(this.config.flushTimeoutMs);
     return eventId;
   }
@@ -188,9 +194,13 @@ export class OpenClawMemory {
     if (!this.outbox.append({ id, kind: "fact", body, origin }) && !this.outbox.pending().some((n) => n.endsWith(`-${id}.json`))) {
       return { queued: false, reason: this.outbox.degraded ?? "the outbox is full" };
     }
+    const recent = origin === "stated" ? this.sessions.get(ctx.sessionKey)?.recent : undefined; // a model's fact awaits review
+    const slot = `${fields.subjectKey}\u0000${fields.kind}`;
+    recent?.add({ id, source: "MEMORY_FACT", text: String(fields.text), userId: verdict.userId, sessionId: verdict.sessionId, trustClass: "trusted", slot });
     await this.outbox.flush(this.config.flushTimeoutMs);
     const answer = this.#answers.get(id);
     this.#answers.delete(id);
+    if (answer) recent?.rename(id, answer.id);
     return answer ? { queued: true, factId: answer.id, status: answer.memory.status } : { queued: true };
   }
 

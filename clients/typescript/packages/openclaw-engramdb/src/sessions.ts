@@ -2,11 +2,13 @@
  * What the plugin keeps per OpenClaw session key while a conversation runs: the context a person's
  * turn was admitted with (hooks that carry no sender, such as `before_compaction`, act under it and
  * under nothing else), the session's id and turn counter, the last captured pair (so a retry, or the
- * same pair again before compaction, maps to the same episode) and a prefetched recall. A new
+ * same pair again before compaction, maps to the same episode), a prefetched recall and the
+ * session's recent writes. A new
  * session id under the same key is a session switch: a fresh counter, the prefetch dropped.
  */
 import type { components } from "@engramdb/client";
 
+import { RecentWrites } from "./recent.ts";
 import type { Allowed, HookContext } from "./scope.ts";
 
 export interface Prefetch {
@@ -22,6 +24,7 @@ export interface SessionState {
   nextTurn: number;
   last?: { digest: string; eventId: string; turnIndex: number } | undefined;
   prefetch?: Prefetch | undefined;
+  recent: RecentWrites; // the session's latest writes, recallable before the server has them
 }
 
 export class Sessions {
@@ -45,7 +48,7 @@ export class Sessions {
       return known;
     }
     known?.prefetch?.abort.abort();
-    const fresh: SessionState = { sessionId: verdict.sessionId, ctx, verdict, nextTurn: 0 };
+    const fresh: SessionState = { sessionId: verdict.sessionId, ctx, verdict, nextTurn: 0, recent: new RecentWrites() };
     this.#byKey.set(key, fresh);
     return fresh;
   }
@@ -64,6 +67,7 @@ export class Sessions {
     const known = this.get(sessionKey);
     if (!known || (sessionId && known.sessionId !== sessionId)) return;
     known.prefetch?.abort.abort();
+    known.recent.clear();
     this.#byKey.delete(sessionKey as string);
   }
 

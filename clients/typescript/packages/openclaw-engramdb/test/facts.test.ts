@@ -3,11 +3,11 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 
-import { EngramClient, formatContext } from "@engramdb/client";
+import { BLOCK_CAP, EngramClient, formatContext, HEADING } from "@engramdb/client";
 
 import { OpenClawMemory } from "../src/memory.ts";
 import { storeTool } from "../src/tools.ts";
-import { config, direct, factsOf, KEY, recordingProxy, turn, unique, URL_ } from "./helpers.ts";
+import { config, deadUrl, direct, factsOf, KEY, recordingProxy, turn, unique, URL_ } from "./helpers.ts";
 
 const fact = (text: string, replaces?: string) => ({ action: replaces ? "replace" : "add", subject: "user", kind: "database", text, replaces });
 
@@ -78,13 +78,15 @@ test("recall searches episodes and active facts separately, each under the full 
       await memory.afterTurn(history, true, direct(sender, `other-${sender}`));
     }
     proxy.requests.length = 0;
-    const block = await memory.recall("which database does the user prefer", ctx);
+    const block = await memory.recall(`which database does the user prefer ${"and why ".repeat(1_500)}`, ctx);
+    assert.ok(block.includes(HEADING)); // marked historical and untrusted
     assert.match(block, /PostgreSQL/); // the current fact, though twelve episodes match the words better
     assert.doesNotMatch(block, /MongoDB/); // the superseded one is not recalled ...
     assert.ok((await factsOf(sender)).some((f) => String(f.event.text).includes("MongoDB"))); // ... though it is stored
     assert.ok((block.match(/\[Memory \d+;/g) ?? []).length <= memory.config.recallLimit);
     const asked = proxy.requests.filter((r) => r.path === "/v1/recall").map((r) => r.body);
     assert.equal(asked.length, 2);
+    assert.ok(asked.every((b) => String(b.query).length <= 4_000 && b.limit === memory.config.recallLimit)); // capped
     const scope = { agentId: "main", profileId: "default", privacyScope: "private", sandboxEligible: false, userId: sender };
     const bySource = Object.fromEntries(asked.map((b) => [JSON.stringify(b.sources), b]));
     assert.deepEqual(bySource['["EPISODE"]']?.scope, scope);
@@ -107,4 +109,25 @@ test("the plugin formats recalled memories exactly as the server's context block
   const answer = await client.call("post", "/v1/recall", { body: { query: "what bike does the user ride", scope, limit: 8 } });
   assert.equal(answer.memories.length, 2); // both kinds in the block compared
   assert.equal(formatContext(answer.memories), answer.context);
+  const long = Array.from({ length: 10 }, (_, i) => ({ ...answer.memories[0], id: `m${i}`, text: `${i} ${"word ".repeat(1_300)}` }));
+  const capped = formatContext(long as typeof answer.memories);
+  assert.ok(capped.length <= BLOCK_CAP && capped.includes("[Memory 1;") && !capped.includes("[Memory 3;")); // whole memories only
+});
+
+test("recent writes are recalled before the server has them, within the participant, merged by id", async () => {
+  const away = new OpenClawMemory(config({ baseUrl: await deadUrl(), flushTimeoutMs: 50, recallTimeoutMs: 200 }));
+  const [sender, other] = [unique("recent"), unique("other")];
+  const ctx = direct(sender);
+  await away.afterTurn(turn("My cat is called Biscuit.", "Noted."), true, ctx);
+  await away.memoryAction({ action: "add", subject: "user", kind: "boat", text: "The user's boat is called Heron." }, ctx);
+  assert.equal(away.outbox.pending().length, 2); // nothing delivered: the server is away
+  assert.match(await away.recall("what is my boat called", ctx), /Heron/);
+  assert.match(await away.recall("what is my cat called", ctx, { excludeSession: false }), /Biscuit/);
+  assert.doesNotMatch(await away.recall("what is my cat called", ctx), /Biscuit/); // this session's episodes left out
+  assert.equal(await away.recall("what is my boat called", { ...ctx, chatId: other }), ""); // another sender, same session
+  const live = new OpenClawMemory(config());
+  await live.afterTurn(turn("Hello there.", "Hi."), true, ctx);
+  await live.memoryAction({ action: "add", subject: "user", kind: "boat", text: "The user's boat is called Heron." }, ctx);
+  const block = await live.recall("what is my boat called", ctx);
+  assert.equal(block.match(/Heron/g)?.length, 1); // the server's hit and the cached write are one memory
 });
