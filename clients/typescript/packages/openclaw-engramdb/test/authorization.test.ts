@@ -1,10 +1,14 @@
 // Conformance matrix, Authorization and Contract rows: what may write and recall, and under which scope.
 import { strict as assert } from "node:assert";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
+
+import { EngramClient, EngramError } from "@engramdb/client";
 
 import { OpenClawMemory } from "../src/memory.ts";
 import { verdictOf } from "../src/scope.ts";
-import { config, direct, episodesOf, turn, unique } from "./helpers.ts";
+import { config, direct, episodesOf, KEY, turn, unique, URL_ } from "./helpers.ts";
 
 const REFUSED: Array<[string, Record<string, unknown>]> = [
   ["group session", { sessionKey: "agent:main:discord:group:42" }],
@@ -65,4 +69,19 @@ test("repeated delivery of the same turn upserts one episode with the TypeScript
   assert.ok(first && first === again);
   const stored = await episodesOf(String(ctx.chatId));
   assert.deepEqual(stored.map((e) => e.event.eventId), [first]);
+});
+
+test("a blank agentId or profileId, a blank or missing participant is refused by the server; the plugin's body is accepted", async () => {
+  const memory = new OpenClawMemory(config({ flushTimeoutMs: 0 }));
+  const sender = unique("blank");
+  const id = await memory.afterTurn(turn("I swim on Mondays.", "Noted."), true, direct(sender));
+  const [name] = memory.outbox.pending();
+  const body = JSON.parse(readFileSync(join(memory.outbox.dir, String(name)), "utf8")).body as Record<string, unknown>;
+  const client = new EngramClient({ baseUrl: URL_, apiKey: KEY });
+  for (const [field, value] of [["agentId", " "], ["profileId", ""], ["userId", " "], ["userId", undefined]] as const) {
+    const broken = { ...body, [field]: value };
+    await assert.rejects(client.call("post", "/v1/episodes", { body: broken as never }), (e: unknown) => e instanceof EngramError && e.status >= 400 && e.status < 500, `${field}=${JSON.stringify(value)}`);
+  }
+  await memory.outbox.drain(); // positive control: the plugin's own body, as queued, is stored
+  assert.deepEqual((await episodesOf(sender)).map((e) => e.event.eventId), [id]);
 });
