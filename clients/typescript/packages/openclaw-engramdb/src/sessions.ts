@@ -3,8 +3,8 @@
  * turn was admitted with (hooks that carry no sender, such as `before_compaction`, act under it and
  * under nothing else), the session's id and turn counter, the last captured pair (so a retry, or the
  * same pair again before compaction, maps to the same episode), a prefetched recall and the
- * session's recent writes. A new
- * session id under the same key is a session switch: a fresh counter, the prefetch dropped.
+ * session's recent writes. A new session id under the same key is a session switch: a fresh
+ * counter, the prefetch dropped (the recent writes stay recallable, as the SDK's do).
  */
 import type { components } from "@engramdb/client";
 
@@ -48,7 +48,8 @@ export class Sessions {
       return known;
     }
     known?.prefetch?.abort.abort();
-    const fresh: SessionState = { sessionId: verdict.sessionId, ctx, verdict, nextTurn: 0, recent: new RecentWrites() };
+    const recent = known?.recent ?? new RecentWrites(); // the participant's writes stay recallable across a switch
+    const fresh: SessionState = { sessionId: verdict.sessionId, ctx, verdict, nextTurn: 0, recent };
     this.#byKey.set(key, fresh);
     return fresh;
   }
