@@ -1,7 +1,7 @@
 """The plugin inside the real OpenClaw, installed by docs/integrations.md's steps word for word: its
-loader finds and activates it, a turn against the scripted model lands as an episode, the next
-session's prompt carries the recalled memory and the model's memory_search tool finds it; another
-sender's does neither."""
+loader finds and activates it, a turn against the scripted model lands as an episode and the model's
+memory_store call as a fact (derived: it waits for review), the next session's prompt carries the
+recalled memory and the model's memory_search tool finds it; another sender's does neither."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from tests.conftest import LiveServer
 from tests.typescript.openclaw_home import OpenClawHome
 
 FACT = "My favourite tea is genmaicha from Kyoto."
+STORE = {"action": "add", "subject": "user", "kind": "tea", "text": "The user's favourite tea is genmaicha."}
 
 
 def _model(messages: list[dict[str, Any]]) -> str | Reply:
@@ -25,6 +26,8 @@ def _model(messages: list[dict[str, Any]]) -> str | Reply:
         return "Noted."
     if "Which tea" in json.dumps(messages):
         return Reply(tool="tool_call", arguments={"id": "memory_search", "args": {"query": "favourite tea"}})
+    if FACT in json.dumps(messages):  # asked to remember: the model stores a fact through OpenClaw's router
+        return Reply(tool="tool_call", arguments={"id": "memory_store", "args": STORE})
     return "Noted, I will remember that."
 
 
@@ -39,6 +42,16 @@ def _prompts(chat: ScriptedChat) -> list[str]:
 
 
 def _episodes(server: LiveServer, key: str, user: str) -> list[dict[str, Any]]:
+    return _listed(server, key, user, "/v1/episodes", "episodes", {})
+
+
+def _facts(server: LiveServer, key: str, user: str) -> list[dict[str, Any]]:
+    return _listed(server, key, user, "/v1/facts", "facts", {"includePending": "true"})
+
+
+def _listed(
+    server: LiveServer, key: str, user: str, path: str, field: str, extra: dict[str, str]
+) -> list[dict[str, Any]]:
     scope = {
         "agentId": "main",
         "profileId": "default",
@@ -48,9 +61,9 @@ def _episodes(server: LiveServer, key: str, user: str) -> list[dict[str, Any]]:
     }
     with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
         resolved = http.post("/v1/scope/resolve", json=scope).json()["scope"]
-        answer = http.get("/v1/episodes", params=resolved)
+        answer = http.get(path, params=resolved | extra)
         assert answer.status_code == 200, answer.text
-        return list(answer.json()["episodes"])
+        return list(answer.json()[field])
 
 
 @pytest.mark.timeout(900)  # five OpenClaw commands, 10-40 s each on this 2-core machine
@@ -75,6 +88,9 @@ def test_a_turn_lands_and_the_next_session_of_the_same_sender_recalls_it(
         assert [e["event"]["userText"] for e in episodes] == [FACT]
         assert episodes[0]["event"]["runtime"] == "openclaw" and episodes[0]["event"]["externalSessionId"]
         assert _episodes(server, key, "bob") == []  # the participant is alice's, not every sender's
+        [fact] = _facts(server, key, "alice")  # memory_store, routed by OpenClaw with alice's context
+        assert (fact["event"]["text"], fact["origin"], fact["status"]) == (STORE["text"], "derived", "pending_review")
+        assert "Stored as" in _tool_results(chat)[-1] and _facts(server, key, "bob") == []
 
         home.turn("alice", "alice-2", "Which tea do I like?")
         assert "genmaicha" in _prompts(chat)[-1] and "<engramdb-memory>" in _prompts(chat)[-1]
