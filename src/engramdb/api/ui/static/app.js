@@ -141,6 +141,9 @@
   });
 
   document.body.addEventListener("htmx:beforeRequest", function (event) {
+    if (event.detail.elt.hasAttribute("data-window-next")) {
+      focusedWindow = document.activeElement === event.detail.elt ? event.detail.elt : null;
+    }
     if (event.detail.elt.id !== "main" && event.detail.elt.id !== "who") { say("", false); }
   });
 
@@ -173,9 +176,21 @@
     }
   });
 
+  // The next window of a long list: pressed, or loaded while its button had the focus (a keyboard
+  // reader tabbed to it and so scrolled it into view), the focus goes to the window's first row;
+  // loaded because the page scrolled, the focus stays where the reader left it.
+  var focusedWindow = null;
+  function windowLoaded(elt, config) {
+    var first = document.getElementById(elt.getAttribute("data-window-next"));
+    var pressed = config.triggeringEvent && config.triggeringEvent.type === "click";
+    var link = first ? first.querySelector("a[href]") : null;
+    if ((pressed || focusedWindow === elt) && link && document.activeElement !== link) { link.focus(); }
+  }
+
   document.body.addEventListener("htmx:afterSettle", function (event) {
-    showLabels(event.detail.target);
     var elt = event.detail.requestConfig ? event.detail.requestConfig.elt : null;
+    if (elt && elt.hasAttribute("data-window-next")) { windowLoaded(elt, event.detail.requestConfig); return; }
+    showLabels(event.detail.target);
     if (elt && (elt.id === "main" || elt.id === "who" || elt.closest("#who"))) { return; }  // page load, header
     if (event.detail.target.id === "messages") { return; }
     focusIn(event.detail.target);
