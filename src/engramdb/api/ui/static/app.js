@@ -141,13 +141,14 @@
   });
 
   document.body.addEventListener("htmx:beforeRequest", function (event) {
-    if (event.detail.elt.hasAttribute("data-window-next")) {
-      focusedWindow = document.activeElement === event.detail.elt ? event.detail.elt : null;
-    }
     if (event.detail.elt.id !== "main" && event.detail.elt.id !== "who") { say("", false); }
   });
 
   document.body.addEventListener("htmx:beforeSwap", function (event) {
+    var asking = event.detail.requestConfig ? event.detail.requestConfig.elt : null;
+    if (asking && asking.hasAttribute("data-window-next")) {  // the swap takes the button away, and its focus
+      focusedWindow = document.activeElement === asking ? asking : null;
+    }
     var xhr = event.detail.xhr;
     if (xhr.status === 401) {  // the key was revoked, or is unknown: sign in again, saying why
       event.detail.shouldSwap = false;
@@ -176,8 +177,8 @@
     }
   });
 
-  // The next window of a long list: pressed, or loaded while its button had the focus (a keyboard
-  // reader tabbed to it and so scrolled it into view), the focus goes to the window's first row;
+  // The next window of a long list: pressed, or arrived while its button had the focus (a keyboard
+  // reader tabbed to it, and so scrolled it into view), the focus goes to the window's first row;
   // loaded because the page scrolled, the focus stays where the reader left it.
   var focusedWindow = null;
   function windowLoaded(elt, config) {
