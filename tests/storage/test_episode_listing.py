@@ -69,6 +69,16 @@ def test_session_and_time_filters(service: MemoryService, operator: Caller) -> N
     assert len(_all(tenant)) == 12  # positive control: no filter lists them all
 
 
+def test_the_count_matches_what_every_page_lists(service: MemoryService, operator: Caller) -> None:
+    _write(service, operator)
+    tenant = service.shared.store.tenant("t1")
+    after, before = clock.normalize("2026-03-11T00:00:00Z"), clock.normalize("2026-03-12T00:00:00Z")
+    for filters in ({}, {"session_id": "s1"}, {"after": after, "before": before}, {"session_id": "nope"}):
+        named = {"session_id": None, "after": None, "before": None, **filters}
+        assert tenant.count_episodes(KEY, **named) == len(_all(tenant, **filters)), filters
+    assert tenant.count_episodes(KEY, session_id=None, after=None, before=None) == 12  # not bob's, not the fact
+
+
 def test_paging_walks_every_episode_once(service: MemoryService, operator: Caller) -> None:
     _write(service, operator)
     tenant = service.shared.store.tenant("t1")

@@ -67,6 +67,8 @@ def test_the_sdk_lists_episodes(server: LiveServer) -> None:
         first = client.list_episodes(limit=30)
         rest = client.list_episodes(limit=30, cursor=first.next_cursor)
         assert len(first.episodes) == 30 and len(rest.episodes) == 10 and rest.next_cursor is None
+        assert first.total is None and client.list_episodes(limit=30, count=True).total == 40  # asked for: counted
+        assert client.list_episodes(session_id="s2", limit=3, count=True).total == 13
         assert [e.event["turnIndex"] for e in first.episodes + rest.episodes] == list(reversed(range(40)))
         assert [e.event["turnIndex"] for e in client.list_episodes(session_id="s2", limit=3).episodes] == [38, 35, 32]
         try:

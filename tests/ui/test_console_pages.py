@@ -3,7 +3,10 @@ a role or a key that is refused, and bad input shown as a message."""
 
 from __future__ import annotations
 
-from playwright.sync_api import expect
+import json
+
+import pytest
+from playwright.sync_api import Locator, expect
 
 from tests.ui.conftest import Tab
 from tests.ui.test_console_actions import seeded
@@ -30,20 +33,42 @@ def test_records_are_searched_with_the_where_language_and_a_record_opens(tab: Ta
     expect(page.locator("#history li")).to_have_count(1)
 
 
+def _view(graph: Locator) -> list[float]:
+    return [float(v) for v in (graph.get_attribute("data-view") or "").split()]
+
+
+def _centre(view: list[float]) -> list[float]:
+    return [view[0] + view[2] / 2, view[1] + view[3] / 2]
+
+
 def test_the_graph_draws_the_scope_and_a_node_opens_its_page(tab: Tab) -> None:
     tenant = seeded(tab)
     scope, record = tenant.ids["scope"], tenant.ids["record"]
     tab.sign_in(tenant.tokens["admin"], f"/ui/graph?scope={scope}&focus={record}")
     page = tab.page
     expect(page.locator("#graph-summary")).to_contain_text("7 records and 1 memories")
-    expect(page.locator("#graph g.node")).to_have_count(8)
-    expect(page.locator(f"#node-{record}")).to_have_class("node n-SESSION hub focus")
-    before = page.locator("#graph").get_attribute("viewBox")
+    graph = page.locator("#graph")
+    expect(graph).to_have_attribute("data-drawn", "8")  # every node drawn on the canvas
+    data = json.loads(graph.get_attribute("data-graph") or "{}")
+    focused = next(n for n in data["nodes"] if n[5] == record)
+    assert data["labels"][focused[3]] == "SESSION" and focused[2] >= 4  # a session, a hub
+    assert _centre(_view(graph)) == pytest.approx(focused[:2], abs=1)  # the view centred on the record asked for
+    before = graph.get_attribute("data-view")
     page.get_by_role("button", name="Zoom in").click()
-    assert page.locator("#graph").get_attribute("viewBox") != before
-    dot = page.locator("#graph g.n-EPISODE circle").bounding_box()
-    assert dot is not None
-    page.mouse.click(dot["x"] + dot["width"] / 2, dot["y"] + dot["height"] / 2)  # on the node's circle
+    expect(graph).not_to_have_attribute("data-view", before or "")
+    assert _view(graph)[2] < float((before or "0 0 0").split()[2])  # narrower: zoomed in
+    page.get_by_role("button", name="Fit").click()
+    page.get_by_text("The 8 nodes as a table").click()
+    expect(page.locator("#graph-nodes tbody tr")).to_have_count(8)  # the table, filled when opened
+    expect(page.locator("#graph-nodes")).to_contain_text("Billing kickoff")
+    episode = next(n for n in data["nodes"] if data["labels"][n[3]] == "EPISODE")
+    view, frame = _view(graph), graph.bounding_box()
+    assert frame is not None
+    x = frame["x"] + (episode[0] - view[0]) * frame["width"] / view[2]
+    y = frame["y"] + (episode[1] - view[1]) * frame["height"] / view[3]
+    page.mouse.click(x + 30, y + 30)  # beside the node: nothing opens (the click below does)
+    expect(graph).to_be_visible()
+    page.mouse.click(x, y)  # on the node
     expect(page.locator("h1")).to_contain_text("Episode billing-kickoff / 0")
     tab.allow(422)
     tab.open(f"/ui/graph?scope={scope}&memories=perhaps")

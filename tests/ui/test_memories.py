@@ -124,7 +124,7 @@ def test_stored_markup_is_shown_as_text_and_runs_nothing(tab: Tab) -> None:
     tab.heard.console_errors.clear()  # its image's failed load is the test's own
 
 
-def test_a_page_of_a_thousand_memories_lists_them_all(tab: Tab) -> None:
+def test_a_window_of_a_thousand_memories_lists_them_all(tab: Tab) -> None:
     agent = tab.server.key()
     with tab.server.client(agent) as http:
         for batch in range(10):
@@ -133,10 +133,13 @@ def test_a_page_of_a_thousand_memories_lists_them_all(tab: Tab) -> None:
             ]
             assert http.post("/v1/episodes/batch", json={"episodes": episodes}).status_code == 200
     tab.sign_in(agent, "/ui/memories?show=episodes&limit=1000")
-    expect(tab.page.locator("#episodes tbody tr")).to_have_count(1000)
-    expect(tab.page.locator("#episodes tbody tr").first).to_contain_text("Turn 999 of a long session.")
-    tab.page.get_by_label("Page size").select_option("50")
+    rows = tab.page.locator("#episodes tbody tr:not(.window-edge)")
+    expect(rows).to_have_count(1000)
+    expect(rows.first).to_contain_text("Turn 999 of a long session.")
+    expect(tab.page.locator("#episodes-end")).to_contain_text("1,000 episodes shown")  # one window held them all
+    tab.page.get_by_label("Rows at a time").select_option("50")
     tab.page.get_by_role("button", name="Apply filters").click()
-    expect(tab.page.locator("#episodes tbody tr")).to_have_count(50)
-    assert tab.page.url.endswith("limit=50") or "limit=50" in tab.page.url  # the address shows the filters
+    expect(rows).to_have_count(50)
+    expect(tab.page.locator("#episodes-more")).to_contain_text("50 of 1,000 shown")
+    assert "limit=50" in tab.page.url  # the address shows the filters
     assert scope_fields()["agentId"] == "coder"

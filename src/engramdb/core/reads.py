@@ -97,16 +97,13 @@ class ReadOperations(Area):
         """A scope's episodes, newest first, a page at a time (keyset paging by cursor)."""
         auth.require(caller, "memory.read")
         scope = self.shared.scope(caller, query.named_scope_fields())
-        rows = self.shared.tenant(caller).list_episodes(
-            auth.scope_key(scope),
-            session_id=query.session_id,
-            after=_canonical(query.after),
-            before=_canonical(query.before),
-            below=_read_cursor(query.cursor),
-            limit=query.limit + 1,
-        )
+        tenant, key = self.shared.tenant(caller), auth.scope_key(scope)
+        filters = {"session_id": query.session_id, "after": _canonical(query.after), "before": _canonical(query.before)}
+        rows = tenant.list_episodes(key, **filters, below=_read_cursor(query.cursor), limit=query.limit + 1)
         page, more = rows[: query.limit], len(rows) > query.limit
-        return EpisodeList(episodes=[memory_view(r) for r in page], next_cursor=_cursor(page[-1]) if more else None)
+        total = tenant.count_episodes(key, **filters) if query.count else None
+        cursor = _cursor(page[-1]) if more else None
+        return EpisodeList(episodes=[memory_view(r) for r in page], next_cursor=cursor, total=total)
 
     def fact_history(self, caller: Caller, fact_id: str, query: MemoryQuery) -> FactHistory:
         """Every linked version of a fact, oldest first, and the tombstones of its slot."""

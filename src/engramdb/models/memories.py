@@ -96,6 +96,7 @@ class EpisodeList(ResponseModel):
 
     episodes: list[MemoryView] = Field(description="the episodes, newest observedAt first")
     next_cursor: str | None = Field(None, description="pass as ?cursor= for the next page; absent on the last")
+    total: int | None = Field(None, description="how many episodes the filters match on every page (asked with count)")
 
 
 class EpisodeOptions(QueryModel):
@@ -151,6 +152,7 @@ class EpisodeQuery(ScopeQuery):
     before: KeptDateTime | None = Field(None, description="only episodes observed before this time")
     cursor: str | None = Field(None, max_length=200, description="nextCursor of the previous page")
     limit: int = Field(50, ge=1, le=1000, description="at most this many episodes (1-1000)")
+    count: bool = Field(False, description="also answer total: how many episodes the filters match")
 
 
 class MemoryQuery(ScopeQuery):

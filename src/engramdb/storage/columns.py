@@ -133,16 +133,24 @@ def episodes_clause(
     mark: str = "?",
 ) -> tuple[str, list[Any]]:
     """The filters and newest-first order of an episode listing, after ``WHERE`` on the scope."""
+    sql, params = episodes_filter(session_id=session_id, after=after, before=before, mark=mark)
+    if below is not None:
+        sql += f" AND (m.observed_at, m.rowid) < ({mark}, {mark})"
+        params += [below.observed_at, below.rowid]
+    return sql + f" ORDER BY m.observed_at DESC, m.rowid DESC LIMIT {mark}", params
+
+
+def episodes_filter(
+    *, session_id: str | None, after: str | None, before: str | None, mark: str = "?"
+) -> tuple[str, list[Any]]:
+    """The conjuncts that pick a scope's listed episodes (active ones, the filters), after ``WHERE``."""
     sql = " AND m.source = 'EPISODE' AND m.status = 'active'"
     params: list[Any] = []
     for clause, value in (("m.session_id = ", session_id), ("m.observed_at >= ", after), ("m.observed_at < ", before)):
         if value is not None:
             sql += f" AND {clause}{mark}"
             params.append(value)
-    if below is not None:
-        sql += f" AND (m.observed_at, m.rowid) < ({mark}, {mark})"
-        params += [below.observed_at, below.rowid]
-    return sql + f" ORDER BY m.observed_at DESC, m.rowid DESC LIMIT {mark}", params
+    return sql, params
 
 
 def placeholders(values: Sequence[Any], mark: str = "?") -> str:

@@ -249,6 +249,10 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Fac
         """
         ...
 
+    def count_episodes(self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None) -> int:
+        """Return how many episodes ``list_episodes`` would list with these filters, every page together."""
+        ...
+
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         """Return rows by rowid (the caller already scoped the rowids); ``with_event=False``
         leaves ``event_json`` empty, for recall, which never shows it."""

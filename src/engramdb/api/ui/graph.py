@@ -1,6 +1,10 @@
 """The graph of a scope: its records (entities, tasks, decisions, sessions, ...) and the memories
-linked to them, drawn by the server as SVG (graph_layout.py places the nodes); static/graph.js
-pans, zooms and opens a node on click. A table lists the same nodes for keyboards and screen readers.
+linked to them. The server places the nodes (graph_layout.py) and sends them as one JSON block;
+static/graph.js draws them on a canvas, pans, zooms and opens a node on click, and fills the table
+that lists the same nodes for keyboards and screen readers when it is opened.
+
+The records and their relationships are read with one export (a statement for the records, one per
+chunk of 500 nodes for the relationships and their ends), however many nodes the scope holds.
 """
 
 from __future__ import annotations
@@ -11,9 +15,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
 
 from engramdb.api.routes import authenticated
-from engramdb.api.ui.common import Scopes, base, call, part, render, replace_url, scopes
+from engramdb.api.ui.common import Scopes, call, part, render, replace_url, scopes
 from engramdb.api.ui.episodes import title_of
-from engramdb.api.ui.graph_layout import Edge, Node, layout
+from engramdb.api.ui.graph_layout import Drawing, Edge, Node, layout
 from engramdb.core.auth import Caller
 from engramdb.models.knowledge import GraphExport
 
@@ -21,6 +25,8 @@ router = APIRouter(include_in_schema=False)
 Authenticated = Annotated[Caller, Depends(authenticated)]
 MAX_RECORDS = 10_000  # export_records answers at most this many
 KNOWN_LABELS = ("SESSION", "DECISION", "TASK", "ENTITY", "ARTIFACT", "PREFERENCE", "EPISODE", "FACT")
+KINDS = ("RECORD", "EPISODE", "MEMORY_FACT")  # a node's page: records/, episodes/, facts/
+NAME_MAX = 80  # a node's name as the table shows it (the drawing, its first 28 characters)
 
 
 def _memory_names(request: Request, caller: Caller, chosen: Scopes, wanted: set[str]) -> dict[str, str]:
@@ -35,20 +41,38 @@ def _memory_names(request: Request, caller: Caller, chosen: Scopes, wanted: set[
     return names
 
 
-def nodes_and_edges(exported: GraphExport, names: dict[str, str], link: Any) -> tuple[list[Node], list[Edge]]:
+def nodes_and_edges(exported: GraphExport, names: dict[str, str]) -> tuple[list[Node], list[Edge]]:
     """The graph's nodes (records, then the memories their relationships reach) and its edges."""
-    nodes = {
-        r.id: Node(r.id, "RECORD", r.label, title_of(r.properties) or r.id[:8], link("RECORD", r.id))
-        for r in exported.records
-    }
+    nodes = {r.id: Node(r.id, "RECORD", r.label, title_of(r.properties) or r.id[:8]) for r in exported.records}
     for rel in exported.relationships:
         for end in (rel.source, rel.target):
             if end.id not in nodes and end.kind != "RECORD":
                 label = "EPISODE" if end.kind == "EPISODE" else "FACT"
                 name = names.get(end.id) or f"{label.lower()} {end.id[:8]}…"
-                nodes[end.id] = Node(end.id, end.kind, label, name, link(end.kind, end.id))
+                nodes[end.id] = Node(end.id, end.kind, label, name)
     edges = [Edge(rel.source.id, rel.target.id, rel.type) for rel in exported.relationships]
     return list(nodes.values()), edges
+
+
+def payload(drawing: Drawing, focus: str) -> dict[str, Any]:
+    """What graph.js draws: the box, each node as ``[x, y, degree, label, kind, id, name]`` (labels and
+    kinds by their index in ``labels`` and ``KINDS``) and each edge as the indexes of its two nodes."""
+    index = {p.node.id: i for i, p in enumerate(drawing.nodes)}
+    labels = [*KNOWN_LABELS, "other"]
+    nodes = [
+        [
+            p.x,
+            p.y,
+            p.degree,
+            labels.index(p.node.label) if p.node.label in KNOWN_LABELS else len(KNOWN_LABELS),
+            KINDS.index(p.node.kind) if p.node.kind in KINDS else 2,
+            p.node.id,
+            p.node.name[:NAME_MAX],
+        ]
+        for p in drawing.nodes
+    ]
+    edges = [[index[a.node.id], index[b.node.id]] for a, b, _ in drawing.edges]
+    return {"box": drawing.box, "labels": labels, "nodes": nodes, "edges": edges, "focus": focus}
 
 
 @router.get("/ui/part/graph")
@@ -64,18 +88,14 @@ def graph(
     chosen = scopes(request, caller, scope)
     drawing, counts = None, {"records": 0, "memories": 0}
     if chosen.current is not None:
-        key = chosen.current.scope_key
-        body = {"labels": labels.replace(",", " ").split(), "depth": 1 if memories else 0, "limit": MAX_RECORDS}
+        # One hop out either way: it brings the relationships between the records too; hidden memories
+        # are then left out with the relationships that reach them.
+        body = {"labels": labels.replace(",", " ").split(), "depth": 1, "limit": MAX_RECORDS}
         exported = call(request, caller, "export_records", body=body, scope=chosen.fields())
         if not memories:
             exported.relationships = [r for r in exported.relationships if r.source.kind == r.target.kind == "RECORD"]
         ends = {e.id for r in exported.relationships for e in (r.source, r.target) if e.kind != "RECORD"}
-
-        def link(kind: str, node_id: str) -> str:
-            page = {"RECORD": "records", "EPISODE": "episodes"}.get(kind, "facts")
-            return f"{base(request)}/{page}/{node_id}?scope={key}"
-
-        nodes, edges = nodes_and_edges(exported, _memory_names(request, caller, chosen, ends), link)
+        nodes, edges = nodes_and_edges(exported, _memory_names(request, caller, chosen, ends))
         drawing = layout(nodes, edges)
         counts = {"records": len(exported.records), "memories": len(nodes) - len(exported.records)}
     return render(
@@ -84,6 +104,7 @@ def graph(
         headers=replace_url(request, "graph"),
         scopes=chosen,
         drawing=drawing,
+        data=payload(drawing, focus) if drawing else None,
         counts=counts,
         labels=labels,
         memories=memories,

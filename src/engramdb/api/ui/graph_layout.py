@@ -26,7 +26,6 @@ class Node:
     kind: str  # RECORD, EPISODE or MEMORY_FACT
     label: str  # the record's label, or EPISODE / FACT
     name: str
-    href: str
 
 
 @dataclass(frozen=True)

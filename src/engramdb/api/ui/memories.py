@@ -1,7 +1,13 @@
-"""The Memories page: a scope's episodes and facts, filtered, up to 10,000 episodes a page."""
+"""The Memories page: a scope's facts, and its episodes a window at a time.
+
+The page shows the first window of episodes with how many match; the row after it loads the next
+window (keyset paging: the cursor of the last row shown, never an offset) when it scrolls into
+view or its button is pressed, until the list ends.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -15,8 +21,8 @@ from engramdb.models.memories import MemoryView
 
 router = APIRouter(include_in_schema=False)
 Authenticated = Annotated[Caller, Depends(authenticated)]
-PAGE_SIZES = (50, 200, 1000, 10_000)
-FACTS_MAX = 1000  # list_facts answers at most this many; episodes are read a cursor page at a time
+WINDOWS = (50, 200, 1000)  # rows at a time; a larger limit (an old address) reads as the largest
+FACTS_MAX = 1000  # list_facts answers at most this many
 
 
 class Filters(BaseModel):
@@ -32,8 +38,14 @@ class Filters(BaseModel):
     as_of: str | None = Field(None, alias="asOf")
     valid_at: str | None = Field(None, alias="validAt")
     history: bool = False
-    limit: int = Field(50, ge=1, le=10_000)
+    limit: int = Field(200, ge=1, le=10_000)
     cursor: str | None = None
+    shown: int = Field(0, ge=0, description="rows the page already shows (a later window's)")
+
+    @property
+    def window(self) -> int:
+        """How many episodes a window holds."""
+        return min(self.limit, WINDOWS[-1])
 
 
 def utc(value: str | None) -> str | None:
@@ -48,8 +60,6 @@ def utc(value: str | None) -> str | None:
 def memories(request: Request, caller: Authenticated, filters: Annotated[Filters, Query()]) -> HTMLResponse:
     chosen = scopes(request, caller, filters.scope)
     facts: list[MemoryView] = []
-    episodes: list[MemoryView] = []
-    next_cursor: str | None = None
     if chosen.current is not None and filters.show in ("both", "facts"):
         facts = call(
             request,
@@ -65,9 +75,7 @@ def memories(request: Request, caller: Authenticated, filters: Annotated[Filters
             },
             scope=chosen.fields(),
         ).facts
-    if chosen.current is not None and filters.show in ("both", "episodes"):
-        episodes, next_cursor = _episodes(request, caller, chosen, filters)
-    more = request.url.include_query_params(cursor=next_cursor).query if next_cursor else None
+    window = _window(request, caller, chosen, filters) if filters.show in ("both", "episodes") else None
     return render(
         request,
         "memories.html",
@@ -76,34 +84,46 @@ def memories(request: Request, caller: Authenticated, filters: Annotated[Filters
         scopes=chosen,
         filters=filters,
         facts=facts,
-        episodes=episodes,
-        more=more,
-        sizes=PAGE_SIZES,
+        window=window,
+        sizes=WINDOWS,
         facts_max=FACTS_MAX,
     )
 
 
-def _episodes(
-    request: Request, caller: Caller, chosen: Scopes, filters: Filters
-) -> tuple[list[MemoryView], str | None]:
-    """Up to ``filters.limit`` episodes, read in pages of at most 1,000, and the cursor after them."""
-    found: list[MemoryView] = []
-    cursor = filters.cursor
-    while True:
-        page = call(
-            request,
-            caller,
-            "list_episodes",
-            {
-                "sessionId": filters.session,
-                "after": utc(filters.after),
-                "before": utc(filters.before),
-                "limit": min(filters.limit - len(found), 1000),
-                "cursor": cursor,
-            },
-            scope=chosen.fields(),
-        )
-        found += page.episodes
-        cursor = page.next_cursor
-        if cursor is None or len(found) >= filters.limit:
-            return found, cursor
+@router.get("/ui/part/memories/episodes")
+@part
+def more_episodes(request: Request, caller: Authenticated, filters: Annotated[Filters, Query()]) -> HTMLResponse:
+    """The next window of episodes: its rows and the row that loads the one after (or ends the list)."""
+    chosen = scopes(request, caller, filters.scope)
+    return render(request, "episode_rows.html", scopes=chosen, window=_window(request, caller, chosen, filters))
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window of episodes: its rows, how many match, and the query of the next (None: the last)."""
+
+    episodes: list[MemoryView]
+    total: int
+    shown: int  # rows on the page with this window's
+    size: int
+    next: str | None
+
+
+def _window(request: Request, caller: Caller, chosen: Scopes, filters: Filters) -> Window | None:
+    """One window of episodes after ``filters.cursor``, read with one page of the listing and its count."""
+    if chosen.current is None:
+        return None
+    values = {
+        "sessionId": filters.session,
+        "after": utc(filters.after),
+        "before": utc(filters.before),
+        "limit": filters.window,
+        "cursor": filters.cursor,
+        "count": True,
+    }
+    page = call(request, caller, "list_episodes", values, scope=chosen.fields())
+    shown = filters.shown + len(page.episodes)
+    following = None
+    if page.next_cursor:
+        following = request.url.include_query_params(cursor=page.next_cursor, shown=shown).query
+    return Window(list(page.episodes), page.total or 0, shown, filters.window, following)

@@ -98,6 +98,7 @@ class SyncMemoryMethods:
         before: str | None = None,
         cursor: str | None = None,
         limit: int = 50,
+        count: bool = False,
     ) -> EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
         return self.call(
@@ -113,6 +114,7 @@ class SyncMemoryMethods:
                     "before": before,
                     "cursor": cursor,
                     "limit": limit,
+                    "count": count,
                 },
             ),
         )
@@ -275,6 +277,7 @@ class AsyncMemoryMethods:
         before: str | None = None,
         cursor: str | None = None,
         limit: int = 50,
+        count: bool = False,
     ) -> EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
         return await self.call(
@@ -290,6 +293,7 @@ class AsyncMemoryMethods:
                     "before": before,
                     "cursor": cursor,
                     "limit": limit,
+                    "count": count,
                 },
             ),
         )

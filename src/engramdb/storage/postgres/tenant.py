@@ -27,6 +27,7 @@ from engramdb.storage.columns import (
     TOMBSTONE_COLUMNS,
     audit_clause,
     episodes_clause,
+    episodes_filter,
     filter_clause,
 )
 from engramdb.storage.common import expire_rows, scope_stats, walk_history
@@ -207,6 +208,11 @@ class PostgresTenantStore(
         where, params = episodes_clause(session_id=session_id, after=after, before=before, below=below, mark="%s")
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant = %s AND m.scope_key = %s{where}"
         return [MemoryRecord(*r) for r in self._all(sql, [self.name, scope_key, *params, limit])]
+
+    def count_episodes(self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None) -> int:
+        where, params = episodes_filter(session_id=session_id, after=after, before=before, mark="%s")
+        sql = f"SELECT count(*) FROM memories m WHERE m.tenant = %s AND m.scope_key = %s{where}"
+        return int(self._all(sql, [self.name, scope_key, *params])[0][0])
 
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         if not rowids:

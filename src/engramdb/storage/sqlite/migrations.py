@@ -104,6 +104,9 @@ def _upgrade_audit_and_after(db: Connections) -> None:
                 conn.execute(statement)
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='webhook_deliveries_next'"):
         _add_feed(db)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_by_scope_stats'"):
+        with db.write() as conn:  # a scope's counts read every row of the table, vectors and all
+            conn.execute(SCOPE_STATS_INDEX_SQL)
 
 
 def _add_feed(db: Connections) -> None:
@@ -116,6 +119,10 @@ def _add_feed(db: Connections) -> None:
 AUDIT_BY_TARGET_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_target ON audit_log (target_kind, target_id, seq)"
 AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEGER DEFAULT 0", "last_used_at TEXT")
 BY_ID_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_id ON memories (memory_id)"
+SCOPE_STATS_INDEX_SQL = (
+    "CREATE INDEX IF NOT EXISTS memories_by_scope_stats ON memories (scope_key, agent_id, profile_id, "
+    "privacy_scope, participant_scope_hash, sandbox_eligible, source, status, recorded_at)"
+)
 RECORDED_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_recorded ON memories (recorded_at) WHERE status = 'active'"
 CURRENT_FACTS_INDEX_SQL = (
     "CREATE INDEX IF NOT EXISTS memories_current_facts ON memories "

@@ -58,6 +58,9 @@ CREATE TABLE memories (
 CREATE INDEX memories_by_scope_change ON memories (scope_key, change_seq);
 CREATE INDEX memories_by_subject ON memories (scope_key, subject_key, kind, status);
 CREATE INDEX memories_by_observed ON memories (scope_key, observed_at, rowid) WHERE source = 'EPISODE';
+-- Covers the scopes' counts (list_scopes, every dashboard page) and the count of a scope's episodes.
+CREATE INDEX memories_by_scope_stats ON memories (scope_key, agent_id, profile_id, privacy_scope,
+    participant_scope_hash, sandbox_eligible, source, status, recorded_at);
 CREATE INDEX memories_by_expiry ON memories (valid_until) WHERE status = 'active';
 CREATE INDEX memories_by_supersedes ON memories (scope_key, supersedes_id);
 CREATE INDEX memories_by_superseded_by ON memories (scope_key, superseded_by_id);

@@ -10,6 +10,7 @@ from engramdb.storage.columns import (
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     episodes_clause,
+    episodes_filter,
     filter_clause,
     lexical_text,
     placeholders,
@@ -22,6 +23,7 @@ __all__ = [
     "MEMORY_COLUMNS",
     "TOMBSTONE_COLUMNS",
     "episodes_clause",
+    "episodes_filter",
     "filter_clause",
     "placeholders",
 ]

@@ -54,6 +54,7 @@ from engramdb.storage.sqlite.sql import (
     TOMBSTONE_COLUMNS,
     audit_entry,
     episodes_clause,
+    episodes_filter,
     filter_clause,
     memory,
     placeholders,
@@ -169,6 +170,11 @@ class SQLiteTenantStore(
         where, params = episodes_clause(session_id=session_id, after=after, before=before, below=below)
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ?{where}"
         return [memory(r) for r in self._db.fetchall(sql, [scope_key, *params, limit])]
+
+    def count_episodes(self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None) -> int:
+        where, params = episodes_filter(session_id=session_id, after=after, before=before)
+        sql = f"SELECT count(*) FROM memories m WHERE m.scope_key = ?{where}"
+        return int(self._db.fetchall(sql, [scope_key, *params])[0][0])
 
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         if not rowids:

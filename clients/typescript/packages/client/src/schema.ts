@@ -2301,6 +2301,11 @@ export interface components {
              * @description pass as ?cursor= for the next page; absent on the last
              */
             nextCursor?: string | null;
+            /**
+             * Total
+             * @description how many episodes the filters match on every page (asked with count)
+             */
+            total?: number | null;
         };
         /**
          * EpisodeWrite
@@ -5837,6 +5842,8 @@ export interface operations {
                 cursor?: string | null;
                 /** @description at most this many episodes (1-1000) */
                 limit?: number;
+                /** @description also answer total: how many episodes the filters match */
+                count?: boolean;
             };
             header?: never;
             path?: never;

@@ -145,6 +145,10 @@
   });
 
   document.body.addEventListener("htmx:beforeSwap", function (event) {
+    var asking = event.detail.requestConfig ? event.detail.requestConfig.elt : null;
+    if (asking && asking.hasAttribute("data-window-next")) {  // the swap takes the button away, and its focus
+      focusedWindow = document.activeElement === asking ? asking : null;
+    }
     var xhr = event.detail.xhr;
     if (xhr.status === 401) {  // the key was revoked, or is unknown: sign in again, saying why
       event.detail.shouldSwap = false;
@@ -173,9 +177,21 @@
     }
   });
 
+  // The next window of a long list: pressed, or arrived while its button had the focus (a keyboard
+  // reader tabbed to it, and so scrolled it into view), the focus goes to the window's first row;
+  // loaded because the page scrolled, the focus stays where the reader left it.
+  var focusedWindow = null;
+  function windowLoaded(elt, config) {
+    var first = document.getElementById(elt.getAttribute("data-window-next"));
+    var pressed = config.triggeringEvent && config.triggeringEvent.type === "click";
+    var link = first ? first.querySelector("a[href]") : null;
+    if ((pressed || focusedWindow === elt) && link && document.activeElement !== link) { link.focus(); }
+  }
+
   document.body.addEventListener("htmx:afterSettle", function (event) {
-    showLabels(event.detail.target);
     var elt = event.detail.requestConfig ? event.detail.requestConfig.elt : null;
+    if (elt && elt.hasAttribute("data-window-next")) { windowLoaded(elt, event.detail.requestConfig); return; }
+    showLabels(event.detail.target);
     if (elt && (elt.id === "main" || elt.id === "who" || elt.closest("#who"))) { return; }  // page load, header
     if (event.detail.target.id === "messages") { return; }
     focusIn(event.detail.target);
