@@ -21,6 +21,7 @@ import numpy as np
 
 from engramdb import clock
 from engramdb.lexical.index import LexicalIndex, Vocabulary, stem_weights
+from engramdb.storage.copy_memo import Memo
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 from engramdb.storage.vector_index import AnnSettings, ExactVectors, VectorIndex
 
@@ -75,6 +76,7 @@ class ScopeCopy:
         self._after = np.zeros(0, dtype=np.int32)
         self._last_in_session: dict[int, int] = {}
         self._bytes = 0
+        self.memo = Memo()
 
     def __len__(self) -> int:
         return self._size
@@ -91,8 +93,9 @@ class ScopeCopy:
     @property
     def nbytes(self) -> int:
         """Return the bytes this copy's arrays hold (about what it costs in memory), as of its
-        last change (summing them is not free: a cache of a thousand copies asks after each read)."""
-        return self._bytes
+        last change (summing them is not free: a cache of a thousand copies asks after each read),
+        and what its memo holds."""
+        return self._bytes + self.memo.nbytes
 
     def _measure(self) -> int:
         arrays = (
@@ -116,6 +119,7 @@ class ScopeCopy:
         """
         if not rows:
             return True
+        self.memo.clear()  # what was worked out from the rows may have changed with them
         ids = np.fromiter((row.rowid for row in rows), dtype=np.int64, count=len(rows))
         positions = self.positions_of(ids)
         fresh = positions < 0
