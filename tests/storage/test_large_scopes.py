@@ -102,6 +102,22 @@ def test_vector_arm_is_exact_below_the_list_size(
         assert all(abs(c.score - expected[c.rowid]) < 1e-5 for c in got)
 
 
+@pytest.mark.parametrize("full", [True, False], ids=["full-precision-copy", "codes-read-back"])
+def test_a_fact_search_ranking_is_exact_from_held_or_read_back_vectors(
+    open_store: OpenStore, full: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A structured fact search ranks a scope's rows by their cosine (no words here): a small
+    # scope's copy scores its short list with the vectors it holds, a bigger one reads them back.
+    monkeypatch.setattr(vector_index, "FULL_ROWS", vector_index.FULL_ROWS if full else 0)
+    store = open_store(copy_min_rows=1)
+    key, rowids, vectors = _fill(store)
+    for query in _queries(n=10):
+        got = store.tenant("t1").rank_facts(key, rowids[::-1], query, [], 25, "test")
+        cosines = np.clip(vectors @ query, 0, 1)
+        assert [c.rowid for c in got] == [int(r) for r in rowids[np.lexsort((-rowids, -cosines))[:25]]]
+        assert all(abs(c.score - float(cosines[rowids == c.rowid][0])) < 1e-5 for c in got)
+
+
 def test_large_scopes_search_lists_and_keep_recall(open_store: OpenStore) -> None:
     exact = open_store(copy_min_rows=1)
     key, rowids, vectors = _fill(exact)

@@ -213,8 +213,8 @@ class ScopeCopy:
         """Return the ``limit`` best of ``rowids`` by relevance, best first (ties: the newest row
         first): the larger of the row's cosine with ``query`` (its vector ready) and its share of
         the query words' information (IDF within the scope, ``lexical.stem_weights``), in [0, 1].
-        Exact: approximate cosines bound every row, and only rows that can reach the top are read
-        back at full precision (``exact``)."""
+        Exact: approximate cosines bound every row, and only rows that can reach the top are
+        scored at full precision (held by a small scope's copy, else read back with ``exact``)."""
         ids = np.unique(np.asarray(rowids, dtype=np.int64).reshape(-1))  # ascending: the codes read as runs
         positions = self.positions_of(ids)
         ids, positions = ids[positions >= 0], positions[positions >= 0]
@@ -236,8 +236,8 @@ class ScopeCopy:
             shortlist = np.flatnonzero(np.clip(upper, 0, 1) >= floor)
         scores = evidence[shortlist]
         wanted = shortlist[ready[shortlist]]
-        if len(wanted):
-            found, matrix = exact(ids[wanted])
+        if len(wanted) and self._vectors is not None:
+            found, matrix = self._vectors.exact(positions[wanted], ids[wanted], exact)
             if len(found):
                 cosines = dict(zip(found.tolist(), (matrix @ query).astype(np.float64).tolist(), strict=True))
                 scores = np.array(

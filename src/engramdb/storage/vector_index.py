@@ -139,6 +139,13 @@ class VectorIndex:
         order = np.lexsort((found, -scores))[:limit]
         return chosen[order], scores[order]
 
+    def exact(self, positions: np.ndarray, rowids: np.ndarray, read: ExactVectors) -> tuple[np.ndarray, np.ndarray]:
+        """Return the full-precision vectors of the rows at ``positions`` (their ``rowids``) as
+        ``read`` does: (rowids found, one float32 row each); held ones are not read again."""
+        if self._full is None:
+            return read(rowids)
+        return rowids, self._full[self._rows(positions)]
+
     def bounds(self, query: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return the approximate cosines of the rows at ``positions`` and how far each true one
         may lie from it (``|q.x - approx| <= reach``)."""
