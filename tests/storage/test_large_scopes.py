@@ -84,13 +84,18 @@ def _recall_at(tenant: TenantStore, key: str, rowids: np.ndarray, vectors: np.nd
     return float(np.mean(found))
 
 
-@pytest.mark.parametrize("full", [True, False], ids=["full-precision-copy", "codes-read-back"])
+@pytest.mark.parametrize(
+    ("full", "product"),
+    [(True, True), (True, False), (False, False)],
+    ids=["full-precision-copy", "codes-held-vectors", "codes-read-back"],
+)
 def test_vector_arm_is_exact_below_the_list_size(
-    open_store: OpenStore, full: bool, monkeypatch: pytest.MonkeyPatch
+    open_store: OpenStore, full: bool, product: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A small scope keeps float32 vectors (one product); a bigger one scans int8 codes and reads
-    # its short list back: both give the exact answer.
+    # A small scope keeps float32 vectors (one product); a bigger one scans int8 codes and scores
+    # its short list from the vectors it holds, a bigger one still reads them back: all exact.
     monkeypatch.setattr(vector_index, "FULL_ROWS", vector_index.FULL_ROWS if full else 0)
+    monkeypatch.setattr(vector_index, "PRODUCT_ROWS", vector_index.PRODUCT_ROWS if product else 0)
     store = open_store(copy_min_rows=1)  # PostgreSQL: the copy from the first read on
     key, rowids, vectors = _fill(store)
     tenant = store.tenant("t1")
