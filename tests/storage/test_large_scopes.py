@@ -84,13 +84,18 @@ def _recall_at(tenant: TenantStore, key: str, rowids: np.ndarray, vectors: np.nd
     return float(np.mean(found))
 
 
-@pytest.mark.parametrize("full", [True, False], ids=["full-precision-copy", "codes-read-back"])
+@pytest.mark.parametrize(
+    ("full", "product"),
+    [(True, True), (True, False), (False, False)],
+    ids=["full-precision-copy", "codes-held-vectors", "codes-read-back"],
+)
 def test_vector_arm_is_exact_below_the_list_size(
-    open_store: OpenStore, full: bool, monkeypatch: pytest.MonkeyPatch
+    open_store: OpenStore, full: bool, product: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A small scope keeps float32 vectors (one product); a bigger one scans int8 codes and reads
-    # its short list back: both give the exact answer.
+    # A small scope keeps float32 vectors (one product); a bigger one scans int8 codes and scores
+    # its short list from the vectors it holds, a bigger one still reads them back: all exact.
     monkeypatch.setattr(vector_index, "FULL_ROWS", vector_index.FULL_ROWS if full else 0)
+    monkeypatch.setattr(vector_index, "PRODUCT_ROWS", vector_index.PRODUCT_ROWS if product else 0)
     store = open_store(copy_min_rows=1)  # PostgreSQL: the copy from the first read on
     key, rowids, vectors = _fill(store)
     tenant = store.tenant("t1")
@@ -100,6 +105,22 @@ def test_vector_arm_is_exact_below_the_list_size(
         # the scores are the full-precision cosines, not the int8 codes' approximations
         expected = {int(r): float(s) for r, s in zip(rowids, vectors @ query, strict=True)}
         assert all(abs(c.score - expected[c.rowid]) < 1e-5 for c in got)
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["full-precision-copy", "codes-read-back"])
+def test_a_fact_search_ranking_is_exact_from_held_or_read_back_vectors(
+    open_store: OpenStore, full: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A structured fact search ranks a scope's rows by their cosine (no words here): a small
+    # scope's copy scores its short list with the vectors it holds, a bigger one reads them back.
+    monkeypatch.setattr(vector_index, "FULL_ROWS", vector_index.FULL_ROWS if full else 0)
+    store = open_store(copy_min_rows=1)
+    key, rowids, vectors = _fill(store)
+    for query in _queries(n=10):
+        got = store.tenant("t1").rank_facts(key, rowids[::-1], query, [], 25, "test")
+        cosines = np.clip(vectors @ query, 0, 1)
+        assert [c.rowid for c in got] == [int(r) for r in rowids[np.lexsort((-rowids, -cosines))[:25]]]
+        assert all(abs(c.score - float(cosines[rowids == c.rowid][0])) < 1e-5 for c in got)
 
 
 def test_large_scopes_search_lists_and_keep_recall(open_store: OpenStore) -> None:

@@ -41,9 +41,12 @@ class Matching:
             self.scopes, subject_prefix=self.subject_prefix, now=self.now, sources=sources, page=page
         )
 
-    def every(self, tenant: TenantStore, sources: Sources) -> dict[str, np.ndarray]:
-        """Each scope's rowids of the facts under the prefix from ``sources`` (the conditions aside)."""
-        return tenant.grouped_facts(self.scopes, subject_prefix=self.subject_prefix, now=self.now, sources=sources)
+    def every(self, tenant: TenantStore, sources: Sources, model: str | None = None) -> dict[str, np.ndarray]:
+        """Each scope's rowids of the facts under the prefix from ``sources`` (the conditions aside);
+        ``model``: a ranking of that model's vectors reads them next (storage may keep them)."""
+        return tenant.grouped_facts(
+            self.scopes, subject_prefix=self.subject_prefix, now=self.now, sources=sources, model=model
+        )
 
     def count(self, tenant: TenantStore, sources: Sources) -> int:
         """How many facts under the prefix from ``sources`` there are (the conditions aside)."""
@@ -93,7 +96,8 @@ def ranked_page(ranking: Ranking, matching: Matching, body: FactSearch) -> tuple
     rest, start = Sources(only=unranked), max(0, body.offset - ranked_count)
     if not matching.where:
         tail = matching.page(ranking.tenant, rest, (start, body.limit - len(page))) if len(page) < body.limit else []
-        return page + [(rowid, None) for rowid in tail], ranked_count + matching.count(ranking.tenant, rest)
+        rest_count = sum(len(rowids) for rowids in matching.every(ranking.tenant, rest, ranking.model).values())
+        return page + [(rowid, None) for rowid in tail], ranked_count + rest_count
     tail, unranked_count = _newest_meeting(ranking.tenant, matching, rest, (start, body.limit - len(page)), every=True)
     return page + [(rowid, None) for rowid in tail], ranked_count + (unranked_count or 0)
 
@@ -101,7 +105,7 @@ def ranked_page(ranking: Ranking, matching: Matching, body: FactSearch) -> tuple
 def _best(ranking: Ranking, matching: Matching, sources: Sources, wanted: int) -> tuple[list[Candidate], int | None]:
     """The ``wanted`` best matching facts, and how many match in all (None: not counted)."""
     tenant = ranking.tenant
-    rows = matching.every(tenant, sources)  # the prefix's facts, from the index alone
+    rows = matching.every(tenant, sources, ranking.model)  # the prefix's facts, from the index (or kept)
     found = sum(len(rowids) for rowids in rows.values())
     if not matching.where:
         return ranking.top(rows, wanted), found

@@ -21,6 +21,7 @@ import numpy as np
 
 from engramdb import clock
 from engramdb.lexical.index import LexicalIndex, Vocabulary, stem_weights
+from engramdb.storage.copy_memo import Memo
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 from engramdb.storage.vector_index import AnnSettings, ExactVectors, VectorIndex
 
@@ -75,6 +76,7 @@ class ScopeCopy:
         self._after = np.zeros(0, dtype=np.int32)
         self._last_in_session: dict[int, int] = {}
         self._bytes = 0
+        self.memo = Memo()
 
     def __len__(self) -> int:
         return self._size
@@ -91,8 +93,9 @@ class ScopeCopy:
     @property
     def nbytes(self) -> int:
         """Return the bytes this copy's arrays hold (about what it costs in memory), as of its
-        last change (summing them is not free: a cache of a thousand copies asks after each read)."""
-        return self._bytes
+        last change (summing them is not free: a cache of a thousand copies asks after each read),
+        and what its memo holds."""
+        return self._bytes + self.memo.nbytes
 
     def _measure(self) -> int:
         arrays = (
@@ -116,6 +119,7 @@ class ScopeCopy:
         """
         if not rows:
             return True
+        self.memo.clear()  # what was worked out from the rows may have changed with them
         ids = np.fromiter((row.rowid for row in rows), dtype=np.int64, count=len(rows))
         positions = self.positions_of(ids)
         fresh = positions < 0
@@ -209,8 +213,8 @@ class ScopeCopy:
         """Return the ``limit`` best of ``rowids`` by relevance, best first (ties: the newest row
         first): the larger of the row's cosine with ``query`` (its vector ready) and its share of
         the query words' information (IDF within the scope, ``lexical.stem_weights``), in [0, 1].
-        Exact: approximate cosines bound every row, and only rows that can reach the top are read
-        back at full precision (``exact``)."""
+        Exact: approximate cosines bound every row, and only rows that can reach the top are
+        scored at full precision (held by a small scope's copy, else read back with ``exact``)."""
         ids = np.unique(np.asarray(rowids, dtype=np.int64).reshape(-1))  # ascending: the codes read as runs
         positions = self.positions_of(ids)
         ids, positions = ids[positions >= 0], positions[positions >= 0]
@@ -232,8 +236,8 @@ class ScopeCopy:
             shortlist = np.flatnonzero(np.clip(upper, 0, 1) >= floor)
         scores = evidence[shortlist]
         wanted = shortlist[ready[shortlist]]
-        if len(wanted):
-            found, matrix = exact(ids[wanted])
+        if len(wanted) and self._vectors is not None:
+            found, matrix = self._vectors.exact(positions[wanted], ids[wanted], exact)
             if len(found):
                 cosines = dict(zip(found.tolist(), (matrix @ query).astype(np.float64).tolist(), strict=True))
                 scores = np.array(

@@ -60,9 +60,11 @@ class FactSearchReads(Protocol):
         ...
 
     def grouped_facts(
-        self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources
+        self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources, model: str | None = None
     ) -> dict[str, np.ndarray]:
-        """Return every fact ``current_facts`` would page through, as each scope's rowids (in no order)."""
+        """Return every fact ``current_facts`` would page through, as each scope's rowids (in no order;
+        read-only). ``model``: the search ranks them next, in the scope copies of that model's
+        vectors (``rank_facts``), which may then keep them (one scope named: until a row changes)."""
         ...
 
     def count_current_facts(self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources) -> int:

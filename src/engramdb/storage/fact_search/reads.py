@@ -1,14 +1,40 @@
-"""The SQL half of a structured fact search, the same on both backends (``sql.py`` says how)."""
+"""The SQL half of a structured fact search, the same on both backends (``sql.py`` says how).
+
+A ranked search reads every rowid under its prefix (10,000 rows: 8-11 ms of PostgreSQL's
+``array_agg`` on a busy machine), then ranks them in the scope's in-memory copy. For one scope
+(every field of it named), that list is kept in the copy's memo: the copy takes in every row of
+the scope written since (the tenant's change counter) before it is read, and taking one in clears
+the memo, so a kept list is the one the SQL would give again, as long as the clock has not passed
+the first validUntil among its rows (nor gone back before it was read).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from engramdb.storage.fact_search import sql
 from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch, Sources
+from engramdb.storage.scope_copy import ScopeCopy
+
+# (scope key, model, read): read the scope's in-memory copy (of ``model``'s vectors), brought up to date
+CopyRead = Callable[[str, str, Callable[[ScopeCopy], np.ndarray]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """A scope's rowids under a prefix as the SQL found them ``at`` a time: the same from then until
+    ``until`` (the first of their validUntil; None: none of them ends), while no row changes."""
+
+    at: str
+    until: str | None
+    rowids: np.ndarray
+
+    def holds_at(self, now: str) -> bool:
+        return self.at <= now and (self.until is None or now < self.until)
 
 
 class FactSearchSQL:
@@ -17,6 +43,7 @@ class FactSearchSQL:
 
     _fact_search_fetch: Callable[[str, Sequence[Any]], list[Any]]  # set by the tenant store: how it reads
     _fact_search_dialect: sql.Dialect
+    _fact_search_copy: CopyRead  # set by the tenant store: how it reads a scope's in-memory copy
 
     def current_facts(
         self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources, page: tuple[int, int]
@@ -25,10 +52,31 @@ class FactSearchSQL:
         return [int(r[0]) for r in self._fact_search_fetch(statement, params)]
 
     def grouped_facts(
-        self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources
+        self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources, model: str | None = None
     ) -> dict[str, np.ndarray]:
+        scope_key = scopes.scope_key
+        if model is None or scope_key is None:
+            return {key: rowids for key, rowids, _ in self._grouped(scopes, subject_prefix, now, sources)}
+
+        def listed(copy: ScopeCopy) -> np.ndarray:
+            kept = copy.memo.get(("grouped_facts", subject_prefix, sources))
+            if isinstance(kept, _Listed) and kept.holds_at(now):
+                return kept.rowids
+            found = self._grouped(scopes, subject_prefix, now, sources)
+            rowids, until = (found[0][1], found[0][2]) if found else (np.zeros(0, dtype=np.int64), None)
+            rowids.flags.writeable = False  # shared by every search that finds it kept
+            copy.memo.put(("grouped_facts", subject_prefix, sources), _Listed(now, until, rowids), rowids.nbytes)
+            return rowids
+
+        rowids = self._fact_search_copy(scope_key, model, listed)
+        return {scope_key: rowids} if len(rowids) else {}
+
+    def _grouped(
+        self, scopes: ScopeMatch, subject_prefix: str, now: str, sources: Sources
+    ) -> list[tuple[str, np.ndarray, str | None]]:
         statement, params = sql.grouped(self._fact_search_dialect, scopes, subject_prefix, now, sources)
-        return {str(key): _rowids(ids) for key, ids in self._fact_search_fetch(statement, params)}
+        found = self._fact_search_fetch(statement, params)
+        return [(str(key), _rowids(ids), None if until is None else str(until)) for key, ids, until in found]
 
     def count_current_facts(self, scopes: ScopeMatch, *, subject_prefix: str, now: str, sources: Sources) -> int:
         statement, params = sql.count(self._fact_search_dialect, scopes, subject_prefix, now, sources)

@@ -55,11 +55,13 @@ def current_facts(
 
 
 def grouped(d: Dialect, scopes: ScopeMatch, prefix: str, now: str, sources: Sources) -> tuple[str, list[Any]]:
-    """``SELECT scope_key, rowids``: every current fact under ``prefix`` from ``sources``, each scope's
-    rowids as one value (SQLite: a comma-separated text, PostgreSQL: an array), not a row each."""
+    """``SELECT scope_key, rowids, until``: every current fact under ``prefix`` from ``sources``, each
+    scope's rowids as one value (SQLite: a comma-separated text, PostgreSQL: an array), not a row
+    each, and the first of their validUntil (NULL: none of them ends)."""
     found, params = _current(d, scopes, prefix, now, sources)
     rowids = "array_agg(m.rowid)" if d.postgres else "group_concat(m.rowid)"
-    sql = f"SELECT m.scope_key, {rowids} FROM memories m{_indexed(d, scopes)} WHERE {found} GROUP BY m.scope_key"
+    sql = f"SELECT m.scope_key, {rowids}, min(m.valid_until) FROM memories m{_indexed(d, scopes)} WHERE {found}"
+    sql += " GROUP BY m.scope_key"
     return sql, params
 
 

@@ -326,8 +326,12 @@ class PostgresSearch:
     ) -> list[Candidate]:
         """A structured fact search's ranking: from the scope's copy whatever its size (every row
         it ranks is scored, which the copy's codes and postings do in one pass)."""
+        return self.read_copy(scope_key, model, lambda copy: copy.rank(query, words, rowids, limit, self._vectors))
+
+    def read_copy(self, scope_key: str, model: str, read: Callable[[ScopeCopy], T]) -> T:
+        """Read the scope's copy of ``model``'s vectors, brought up to date, whatever its size."""
         self._use_model(model)
-        return self._read_copy(scope_key, lambda copy: copy.rank(query, words, rowids, limit, self._vectors))
+        return self._read_copy(scope_key, read)
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         before = np.full(len(rowids), -1, dtype=np.int64)

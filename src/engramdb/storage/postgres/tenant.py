@@ -88,6 +88,7 @@ class PostgresTenantStore(
         self.changes = ChangeLog(self._all, self._dialect)
         self.webhooks = WebhookLog(self._all, self._atomic, self._dialect)
         self._fact_search_fetch, self._fact_search_dialect = self._unprepared, Dialect("%s", tenant=name)
+        self._fact_search_copy = self._search.read_copy
         self.coverage = CoverageReads(self._all, self._dialect)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a tenant from before the digests covered rows
             with self._conn() as conn:

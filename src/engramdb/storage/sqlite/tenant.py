@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -40,6 +40,7 @@ from engramdb.storage.port import (
     Vector,
 )
 from engramdb.storage.scope_cache import ScopeCache
+from engramdb.storage.scope_copy import ScopeCopy
 from engramdb.storage.series import UsageSeriesStore
 from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
@@ -104,10 +105,16 @@ class SQLiteTenantStore(
         # A reading block's counters (change_seq, erasures), asked once: see reading().
         self._block: ContextVar[dict[str, Any] | None] = ContextVar(f"engram-block-{id(self)}", default=None)
         self._fact_search_fetch, self._fact_search_dialect = self._db.fetchall, Dialect("?")
+        self._fact_search_copy = self._read_model_copy
 
     def _use_model(self, model: str | None) -> None:
         if model is not None:
             self._vector_model = model
+
+    def _read_model_copy(self, scope_key: str, model: str, read: Callable[[ScopeCopy], T]) -> T:
+        """Read the scope's copy of ``model``'s vectors, brought up to date."""
+        self._use_model(model)
+        return self._read_copy(scope_key, read)
 
     def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._db.write() as conn:
@@ -297,8 +304,9 @@ class SQLiteTenantStore(
     def rank_facts(
         self, scope_key: str, rowids: np.ndarray, query: Vector, words: Sequence[str], limit: int, model: str
     ) -> list[Candidate]:
-        self._use_model(model)
-        return self._read_copy(scope_key, lambda copy: copy.rank(query, words, rowids, limit, self._vectors))
+        return self._read_model_copy(
+            scope_key, model, lambda copy: copy.rank(query, words, rowids, limit, self._vectors)
+        )
 
     # -- erasure ---------------------------------------------------------------------------
 
