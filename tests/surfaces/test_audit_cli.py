@@ -14,6 +14,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
+from tests.cli import engram
 from tests.factories import episode_body, fact_body, scope_fields
 from tests.stores import as_postgres
 
@@ -34,10 +35,15 @@ def _env(store: Store) -> dict[str, str]:
 
 
 def _verify(store: Store) -> subprocess.CompletedProcess[str]:
-    env = _env(store)
+    """``engram audit verify`` on the store's data folder, run in this process (tests/cli.py)."""
+    return engram("audit", "verify", "--tenant", "t1", env=_env(store))
+
+
+def _verify_in_a_process(store: Store) -> subprocess.CompletedProcess[str]:
+    """The same command as the installed script runs it: its own process, exit code and streams."""
     return subprocess.run(
         [sys.executable, "-m", "engramdb.cli", "audit", "verify", "--tenant", "t1"],
-        env=env,
+        env=_env(store),
         capture_output=True,
         text=True,
         timeout=60,
@@ -84,9 +90,9 @@ def test_untouched_chain_verifies(service: MemoryService, operator: Caller) -> N
 def test_an_edited_row_is_named(service: MemoryService, operator: Caller) -> None:
     store = _seed(service, operator)
     _edit(store, "UPDATE audit_log SET reason = 'nothing happened' WHERE seq = 7")
-    result = _verify(store)
-    assert result.returncode == 1
-    assert "broken at entry 7" in result.stderr and "edited" in result.stderr
+    for result in (_verify(store), _verify_in_a_process(store)):
+        assert result.returncode == 1
+        assert "broken at entry 7" in result.stderr and "edited" in result.stderr
 
 
 def test_a_deleted_row_is_named(service: MemoryService, operator: Caller) -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
-from engramdb.cli.main import app
+from engramdb.cli.main import command
 from engramdb.models.operations import OPERATIONS
 from engramdb.models.operations.assist import ASSIST_OPERATIONS
 from tests.conftest import LiveServer
@@ -51,7 +51,7 @@ def _runner(env: dict[str, str], extra: list[str], ran: set[str]) -> Run:
     def run(*args: str, as_json: bool = True) -> Any:
         words = tuple(a for a in args[:2] if not a.startswith("-"))
         ran.add(COMMANDS.get(words) or COMMANDS.get(words[:1]) or "?")
-        result = runner.invoke(app, [*args, *(["--json"] if as_json else []), *extra], env=env)
+        result = runner.invoke(command(), [*args, *(["--json"] if as_json else []), *extra], env=env)
         assert result.exit_code == 0, (args, result.output, result.exception)
         return json.loads(result.stdout) if as_json else result.stdout
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.cli import engram
 from tests.conftest import LiveServer
 from tests.factories import fact_body
 
@@ -137,24 +137,7 @@ def test_a_rejection_needs_a_reason(server: LiveServer) -> None:
         other = _write(http, "The user hates Rust", trust="untrusted", kind="opinion2").json()
 
     def cli_reject(reason: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "engramdb.cli",
-                "review",
-                "reject",
-                other["id"][:12],
-                "--reason",
-                reason,
-                "--tenant",
-                "t1",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return engram("review", "reject", other["id"][:12], "--reason", reason, "--tenant", "t1", env=env)
 
     blank = cli_reject("   ")
     assert blank.returncode == 1 and "reason must not be blank" in blank.stderr, blank.stderr
@@ -269,13 +252,7 @@ def test_review_cli(server: LiveServer) -> None:
     env = server.cli_env()
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "engramdb.cli", "review", *args, "--tenant", "t1"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return engram("review", *args, "--tenant", "t1", env=env)
 
     listed = cli("list")
     assert "Prefers tabs" in listed.stdout and "Prefers spaces" in listed.stdout, listed.stderr
