@@ -5,25 +5,32 @@ still start one."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from click.testing import CliRunner
 
 from engramdb.cli.main import main
 
 
-def engram(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``engram ARGS`` with ``env`` as the whole environment (as ``subprocess.run(env=...)``), answered
-    in subprocess's shape."""
+def engram(
+    *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``engram ARGS`` with ``env`` as the whole environment and ``cwd`` as the working folder (as
+    ``subprocess.run(env=..., cwd=...)``), answered in subprocess's shape."""
     runner = CliRunner()
     code = 0
-    with runner.isolation(env=_whole(env)) as (out, err, _):
+    with runner.isolation(env=_whole(env)) as (out, err, _), contextlib.chdir(cwd or Path.cwd()):
         try:
             main(args)
         except SystemExit as done:
             code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        sys.stdout.flush()  # print() writes through a buffer the runner reads below it
+        sys.stderr.flush()
         stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
     return subprocess.CompletedProcess(["engram", *args], code, stdout, stderr)
 

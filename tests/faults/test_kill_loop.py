@@ -1,5 +1,5 @@
-"""The ``kill -9`` loop in the suite: a real ``engram serve`` killed with SIGKILL mid-write 8 times
-on SQLite (4 on PostgreSQL) while episodes, batches, facts and corrections are written; every
+"""The ``kill -9`` loop in the suite: a real ``engram serve`` killed with SIGKILL mid-write 4 times
+on SQLite (3 on PostgreSQL) while episodes, batches, facts and corrections are written; every
 acknowledged write is stored exactly once, each single-valued slot holds its last value alone, and
 the audit chain verifies (through the API and ``engram audit verify`` on the data folder).
 
@@ -23,7 +23,7 @@ from engramdb_bench.faults.writers import SLOTS, episode_body, episode_id
 
 # PostgreSQL gets fewer kills in the suite (its run adds to the suite's time; the loop is the same).
 LONGER = int(os.environ.get("ENGRAM_FAULT_KILLS", "0"))
-KILLS = {"sqlite": max(8, LONGER), "postgres": max(4, LONGER)}
+KILLS = {"sqlite": max(4, LONGER), "postgres": max(3, LONGER)}
 
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

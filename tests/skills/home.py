@@ -1,12 +1,14 @@
-"""``engram`` run as a user whose home is a temporary folder: the runtimes' own variables left out."""
+"""``engram`` run as a user whose home is a temporary folder: the runtimes' own variables left out
+(in the test's process: tests/cli.py)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+from tests.cli import engram as in_process
 
 MOVED_BY = {"hermes": "HERMES_HOME", "openclaw": "OPENCLAW_STATE_DIR"}  # the variables that move a runtime's home
 
@@ -16,11 +18,4 @@ def engram(
 ) -> subprocess.CompletedProcess[str]:
     """Run ``engram`` with ``home`` as the user's home, none of the runtimes' variables inherited."""
     inherited = {k: v for k, v in os.environ.items() if k not in (*MOVED_BY.values(), "CODEX_HOME")}
-    return subprocess.run(
-        [sys.executable, "-m", "engramdb.cli", *args],
-        cwd=cwd or home,
-        env={**inherited, "HOME": str(home), "COLUMNS": "200", **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return in_process(*args, cwd=cwd or home, env={**inherited, "HOME": str(home), "COLUMNS": "200", **(env or {})})
