@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from engramdb import tls
 from engramdb.api.loopback import LoopbackServer
 from engramdb.config import Settings
 from engramdb.core import auth
@@ -120,7 +121,7 @@ class LiveServer(LoopbackServer):
 
     def client(self, token: str | None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30, verify=tls.context())
 
 
 @pytest.fixture

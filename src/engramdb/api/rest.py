@@ -18,13 +18,12 @@ from engramdb.api.methods import MethodsByPath
 from engramdb.api.observe import Observe, install_metrics
 from engramdb.api.openapi import install_docs
 from engramdb.api.readiness import Readiness
-from engramdb.api.routes import add_route
+from engramdb.api.routes import operation_routes
 from engramdb.api.tracing import Traced
 from engramdb.api.ui import install_ui
 from engramdb.config import Settings, tune_process
 from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.core.service import MemoryService
-from engramdb.models.operations import OPERATIONS
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
 
@@ -86,8 +85,7 @@ def create_app(
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
     _guard_and_watch(app, settings, store)
     install_docs(app)
-    for op in sorted(OPERATIONS, key=lambda op: op.path.count("{")):  # /v1/records/schema before /{record_id}
-        add_route(app, op)
+    app.router.routes.extend(operation_routes())
     install_metrics(app)
     install_ui(app)  # the dashboard at /ui (and / redirects there)
     return app

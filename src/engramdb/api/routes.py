@@ -8,13 +8,15 @@ and one body: authenticate, call the service, answer with the operation's status
 from __future__ import annotations
 
 import inspect
+from functools import cache
 from typing import Annotated, Any
 
-from fastapi import Body, Depends, FastAPI, Path, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from fastapi.openapi.models import Example
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import BaseRoute
 
 from engramdb.api.mcp.transports import CALLER_KEY
 from engramdb.api.openapi import responses
@@ -24,6 +26,7 @@ from engramdb.core.operations import run
 from engramdb.errors import InvalidInputError
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
+from engramdb.models.operations import OPERATIONS
 
 _bearer = HTTPBearer(
     auto_error=False,  # a missing key is our AuthenticationError (401 problem JSON), not FastAPI's 403
@@ -48,7 +51,22 @@ async def authenticated(request: Request, credentials: Credentials) -> Caller:
     return await run_in_threadpool(auth.authenticate, request.app.state.store, token)
 
 
-def add_route(app: FastAPI, op: Operation[Any]) -> None:
+@cache
+def operation_routes() -> tuple[BaseRoute, ...]:
+    """Every operation's route, built once per process and shared by every app made in it.
+
+    FastAPI builds a route's parsing and answer models when the route is made (most of an app's
+    start: a test suite makes hundreds of apps); an endpoint reads the service from its request's
+    app, so one set of routes serves any number of apps. Paths with fewer parameters come first:
+    /v1/records/schema before /v1/records/{record_id}.
+    """
+    router = APIRouter()
+    for op in sorted(OPERATIONS, key=lambda op: op.path.count("{")):
+        add_route(router, op)
+    return tuple(router.routes)
+
+
+def add_route(app: APIRouter, op: Operation[Any]) -> None:
     """Route ``op`` on ``app``, documented from its declaration."""
     app.add_api_route(
         op.path,

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from engramdb import traces
+from engramdb import tls, traces
 from engramdb.core.embedding_port import FloatMatrix, l2_normalize
 from engramdb.errors import EmbeddingFailedError
 
@@ -42,7 +42,7 @@ class OpenAICompatibleEmbedder:
         self.batch_size = batch_size
         self.timeout = timeout
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        self._client = httpx.Client(timeout=timeout, headers=headers, verify=tls.context())
         self._dimension: int | None = None
         self._lock = threading.Lock()
 

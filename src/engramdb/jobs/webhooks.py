@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from engramdb import __version__, clock
+from engramdb import __version__, clock, tls
 from engramdb.config import WebhookSettings
 from engramdb.core.changes import outbox
 from engramdb.core.changes.secrets import KeyFile, check_of
@@ -45,7 +45,9 @@ class WebhookWorker:
         self._settings = settings
         self._keys = keys
         self._retry = outbox.Retry(settings.attempts, settings.backoff_seconds, settings.max_backoff_seconds)
-        self._http = httpx.Client(timeout=settings.timeout_seconds, follow_redirects=False, transport=transport)
+        self._http = httpx.Client(
+            timeout=settings.timeout_seconds, follow_redirects=False, transport=transport, verify=tls.context()
+        )
         self._pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="engram-webhook")
         self._busy: set[tuple[str, str]] = set()  # (tenant, endpoint) with a try in flight
         self._lock = threading.Lock()

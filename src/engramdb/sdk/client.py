@@ -11,14 +11,12 @@ span whose ``traceparent`` the request carries (``tracing.py``).
 
 from __future__ import annotations
 
-import functools
-import ssl
 from types import TracebackType
 from typing import Any, TypeVar
 
 import httpx
 
-from engramdb import __version__
+from engramdb import __version__, tls
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk import tracing
@@ -31,17 +29,11 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT = 10.0
 
 
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    # httpx builds a verifying context per client (~0.1 s); one per process is enough.
-    return httpx.create_ssl_context()
-
-
 def _options(base_url: str, api_key: str | None, timeout: float) -> dict[str, Any]:
     headers = {"User-Agent": f"engramdb-sdk/{__version__}", "Accept": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
-    return {"base_url": base_url, "headers": headers, "timeout": timeout, "verify": _tls()}
+    return {"base_url": base_url, "headers": headers, "timeout": timeout, "verify": tls.context()}
 
 
 def _timeout(seconds: float | None) -> float | httpx._client.UseClientDefault:

@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from engramdb import clock, traces
+from engramdb import clock, tls, traces
 from engramdb.config import LLMSettings
 from engramdb.core.assist.llm.prompts import Prompt
 from engramdb.errors import ModelFailedError, ModelNotConfiguredError, ModelOutputError, ModelTimeoutError
@@ -102,7 +102,9 @@ class ChatModel:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         slots = settings.max_concurrency
         limits = httpx.Limits(max_connections=slots, max_keepalive_connections=slots)
-        self._http = httpx.Client(timeout=settings.timeout_seconds, headers=headers, limits=limits)
+        self._http = httpx.Client(
+            timeout=settings.timeout_seconds, headers=headers, limits=limits, verify=tls.context()
+        )
         self._slots = threading.BoundedSemaphore(settings.max_concurrency)
         # Closed with the service that made it, or when collected (its sockets must not leak).
         self._closing = weakref.finalize(self, self._http.close)
