@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from typer.testing import Result
 
-from engramdb.cli.main import command
+from tests.cli import invoke
 from tests.conftest import LiveServer
 from tests.factories import episode_body, scope_fields
 
@@ -25,7 +25,7 @@ def backend() -> str:
 
 def engram(*args: str) -> Result:
     """The real ``engram`` command line, run in this process (a process each would start Python again)."""
-    return CliRunner().invoke(command(), list(args))
+    return invoke(list(args))
 
 
 def report(done: Result) -> dict[str, Any]:

@@ -7,9 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
-
-from engramdb.cli.main import command
+from tests.cli import invoke
 from tests.conftest import LiveServer
 from tests.factories import scope_fields
 
@@ -37,7 +35,7 @@ class Ran:
 
 
 def _cli(home: Path, *args: str, code: int = 0) -> Ran:
-    result = CliRunner().invoke(command(), [*args, "--home", str(home)], env=ENV)
+    result = invoke([*args, "--home", str(home)], env=ENV)
     assert result.exit_code == code, (args, result.output, result.exception)
     return Ran(result)
 
@@ -57,10 +55,9 @@ def test_a_no_flag_sends_false(tmp_path: Path) -> None:
 
 def test_policy_set_changes_what_it_names_and_keeps_the_rest(live: LiveServer) -> None:
     base = ["--url", live.url, "--key", live.key(role="admin"), "--json"]
-    runner = CliRunner()
-    first = runner.invoke(command(), ["policy", "set", "--multi-valued-kinds", "hobby", *base], env=ENV)
+    first = invoke(["policy", "set", "--multi-valued-kinds", "hobby", *base], env=ENV)
     assert json.loads(first.stdout)["multiValuedKinds"] == ["hobby"], first.output
-    second = runner.invoke(command(), ["policy", "set", "--tombstone-policy", "review", *base], env=ENV)
+    second = invoke(["policy", "set", "--tombstone-policy", "review", *base], env=ENV)
     policy = json.loads(second.stdout)
     assert (policy["multiValuedKinds"], policy["tombstonePolicy"]) == (["hobby"], "review")
 
@@ -120,9 +117,9 @@ def test_a_batch_with_a_refused_item_exits_1(tmp_path: Path) -> None:
 
 
 def test_health_of_a_server_needs_no_key(live: LiveServer) -> None:
-    result = CliRunner().invoke(command(), ["health", "--url", live.url, "--json"], env=ENV)
+    result = invoke(["health", "--url", live.url, "--json"], env=ENV)
     assert result.exit_code == 0 and json.loads(result.stdout)["status"] == "ok", result.output
-    refused = CliRunner().invoke(command(), ["facts", "list", "--url", live.url], env=ENV)
+    refused = invoke(["facts", "list", "--url", live.url], env=ENV)
     assert refused.exit_code != 0 and "--url needs a key" in str(refused.exception or refused.output)
 
 
@@ -130,7 +127,7 @@ def test_a_host_key_without_a_scope_is_told_every_option_to_pass_at_once(live: L
     base = ["--url", live.url, "--key", live.key(role="host", agentId="coder", profileId="default")]
 
     def remember(*scope: str) -> Ran:
-        return Ran(CliRunner().invoke(command(), ["remember", "x", "--subject", "user", *scope, *base], env=ENV))
+        return Ran(invoke(["remember", "x", "--subject", "user", *scope, *base], env=ENV))
 
     bare = remember()
     assert bare.exit_code == 1
@@ -140,5 +137,5 @@ def test_a_host_key_without_a_scope_is_told_every_option_to_pass_at_once(live: L
     named = ["--privacy", "private", "--participant", scope_fields()["participantScopeHash"], "--sandbox-eligible"]
     assert remember(*named, "false").exit_code == 0  # positive control: the three options are enough
     admin = ["--url", live.url, "--key", live.key(role="admin")]
-    grant = Ran(CliRunner().invoke(command(), ["keys", "create", "--role", "host", *admin], env=ENV))
+    grant = Ran(invoke(["keys", "create", "--role", "host", *admin], env=ENV))
     assert "(--agent-id)" in grant.output  # a new key's grant: what a host key needs, not the five fields

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from engramdb.cli.main import command
 from engramdb.models.operations import OPERATIONS
 from engramdb.models.operations.assist import ASSIST_OPERATIONS
+from tests.cli import invoke
 from tests.conftest import LiveServer
 from tests.factories import episode_body, participant, scope_fields
 
@@ -46,12 +45,11 @@ def _scope_args(scope: dict[str, Any]) -> list[str]:
 
 
 def _runner(env: dict[str, str], extra: list[str], ran: set[str]) -> Run:
-    runner = CliRunner()
 
     def run(*args: str, as_json: bool = True) -> Any:
         words = tuple(a for a in args[:2] if not a.startswith("-"))
         ran.add(COMMANDS.get(words) or COMMANDS.get(words[:1]) or "?")
-        result = runner.invoke(command(), [*args, *(["--json"] if as_json else []), *extra], env=env)
+        result = invoke([*args, *(["--json"] if as_json else []), *extra], env=env)
         assert result.exit_code == 0, (args, result.output, result.exception)
         return json.loads(result.stdout) if as_json else result.stdout
 
