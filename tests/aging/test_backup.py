@@ -6,7 +6,6 @@ never acknowledged."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 import uuid
 from pathlib import Path
@@ -17,6 +16,7 @@ import psycopg
 
 from engramdb.core import audit
 from engramdb.storage.sqlite.store import SQLiteStore
+from tests.cli import engram
 from tests.conftest import LiveServer
 from tests.factories import episode_body
 from tests.stores import open_store, store_spec
@@ -33,9 +33,7 @@ def _pg_bin(url: str) -> str:
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "engramdb.cli", *args], env=env, capture_output=True, text=True, timeout=300
-    )
+    done = engram(*args, env=env)
     assert done.returncode == 0, (args, done.stdout, done.stderr)
     return done
 
@@ -129,11 +127,5 @@ def test_restore_refuses_a_home_that_holds_tenants(server: LiveServer, tmp_path:
         env["ENGRAM_PG_BIN"] = _pg_bin(store_spec(server.store)[1])
     server.store.tenant("t1", create=True)
     _cli("backup", str(tmp_path / "b"), env=env)
-    refused = subprocess.run(
-        [sys.executable, "-m", "engramdb.cli", "restore", str(tmp_path / "b")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    refused = engram("restore", str(tmp_path / "b"), env=env)
     assert refused.returncode == 1 and ("empty home" in refused.stderr or "already exists" in refused.stderr)

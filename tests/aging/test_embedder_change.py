@@ -5,8 +5,6 @@ such, left out of the vector arm, still found by words), the health check counts
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +21,7 @@ from engramdb.models.knowledge import RecordSearch, RecordWrite
 from engramdb.models.memories import MemoryQuery
 from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import Store
+from tests.cli import engram
 from tests.factories import episode_body, fact_body, scope_fields
 from tests.stores import store_spec
 
@@ -99,9 +98,7 @@ def test_engram_reembed_shows_progress_and_empties_the_backlog(
         env["ENGRAM_HOME"] = spec[1]
     else:
         env.update(ENGRAM_DATABASE_URL=spec[1], ENGRAM_PG_SCHEMA=spec[2])
-    ran = subprocess.run(
-        [sys.executable, "-m", "engramdb.cli", "reembed"], env=env, capture_output=True, text=True, timeout=300
-    )
+    ran = engram("reembed", env=env)
     assert ran.returncode == 0, ran.stderr
     assert (
         "4/4" in ran.stdout and "re-embedded 4 memories and 0 record texts with all-MiniLM-L6-v2-int8" in ran.stdout

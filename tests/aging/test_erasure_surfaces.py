@@ -3,10 +3,8 @@ what another scope learns (404, never 403: no existence oracle), and bad input n
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from engramdb.sdk import Client
+from tests.cli import engram
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body, participant, scope_fields
 
@@ -53,11 +51,5 @@ def test_forget_is_for_admin_keys_only_and_bad_input_is_named(server: LiveServer
         assert sdk.forget_participant(forget).memories == 0
         entries = sdk.audit(action="participant.forget").entries
         assert [e.target_id for e in entries] == [forget["participantScopeHash"]] * 2
-    verified = subprocess.run(
-        [sys.executable, "-m", "engramdb.cli", "audit", "verify", "--tenant", "t1"],
-        env=server.cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    verified = engram("audit", "verify", "--tenant", "t1", env=server.cli_env())
     assert verified.returncode == 0, verified.stderr

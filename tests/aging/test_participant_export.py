@@ -4,10 +4,9 @@ REST and the CLI, on both backends; nothing of another participant; admin keys o
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.cli import engram
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body, participant, scope_fields
 
@@ -36,18 +35,10 @@ def test_one_participants_data_exports_and_imports(server: LiveServer, tmp_path:
     out = tmp_path / "alice.jsonl"
     env = server.cli_env()
     command = ["export", "--tenant", "t1", "--participant", alice_hash, "--out", str(out)]
-    done = subprocess.run(
-        [sys.executable, "-m", "engramdb.cli", *command], env=env, capture_output=True, text=True, timeout=120
-    )
+    done = engram(*command, env=env)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines[0]["format"] == "engramdb-export" and [x["table"] for x in lines[1:]] == tables
-    loaded = subprocess.run(
-        [sys.executable, "-m", "engramdb.cli", "import", "--in", str(out), "--tenant", "t2"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    loaded = engram("import", "--in", str(out), "--tenant", "t2", env=env)
     assert loaded.returncode == 0, loaded.stderr
     assert "3 memories" in loaded.stdout and "1 records" in loaded.stdout, loaded.stdout

@@ -19,6 +19,7 @@ import pytest
 from engramdb.config import Settings
 from engramdb.integrations.hermes.provider import EngramMemoryProvider
 from engramdb.storage.port import Store
+from tests.cli import engram
 from tests.conftest import LiveServer
 from tests.sdk.chat_server import Reply, ScriptedChat
 from tests.sdk.helpers import LateServer
@@ -50,7 +51,7 @@ def _install(home: Path, url: str, chat: ScriptedChat, user: str = "alice") -> P
     """A Hermes home with EngramDB installed by ``engram hermes install`` and selected as memory."""
     home.mkdir()
     command = ["hermes", "install", "--hermes-home", str(home), "--url", url, "--agent-id", "hermes"]
-    installed = subprocess.run([sys.executable, "-m", "engramdb.cli", *command], capture_output=True, text=True)
+    installed = engram(*command)
     assert installed.returncode == 0, installed.stderr
     (home / "engramdb" / "config.json").write_text(json.dumps({"url": url, "agent_id": "hermes", "user_id": user}))
     (home / "config.yaml").write_text(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +16,16 @@ import pytest
 from engramdb.core import auth
 from engramdb.errors import AuthenticationError, AuthorizationError
 from engramdb.sdk import HostContext
+from tests.cli import engram
 from tests.conftest import LiveServer
 from tests.factories import participant, scope_fields
 
 from .conftest import SessionFactory
 from .helpers import dead_url, host_for, stored_episodes, wait_until
 
-ENGRAM = [sys.executable, "-m", "engramdb.cli"]
-
 
 def _engram(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*ENGRAM, *args], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200", **env}
-    )
+    return engram(*args, env={**os.environ, "COLUMNS": "200", **env})
 
 
 def test_a_wrong_key_raises_at_start(make_session: SessionFactory, server: LiveServer, agent_key: str) -> None:

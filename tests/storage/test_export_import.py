@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -24,6 +23,7 @@ from engramdb.models.memories import FactQuery
 from engramdb.models.recall import RecallRequest
 from engramdb.storage.postgres.store import PostgresStore
 from engramdb.storage.sqlite.store import SQLiteStore
+from tests.cli import engram
 from tests.factories import episode_body, fact_body, scope_fields
 
 pytestmark = pytest.mark.postgres
@@ -32,13 +32,7 @@ OP = Caller("acme", "op", "admin")
 
 
 def _engram(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engramdb.cli", *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return engram(*args, env={**os.environ, **env})
 
 
 def _seed(home: Path) -> None:

@@ -1,4 +1,5 @@
-"""The `engram` command line, run as a user runs it (subprocesses, a real data folder)."""
+"""The `engram` command line on a real data folder: ``engram serve`` as its own process, as a user
+starts it; the other commands through the same entry point in the test's process (tests/cli.py)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,14 @@ from pathlib import Path
 
 import httpx
 
+from tests.cli import engram
 from tests.factories import episode_body
 
 ENGRAM = [sys.executable, "-m", "engramdb.cli"]
 
 
 def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing"}
-    return subprocess.run([*ENGRAM, *args], env=env, capture_output=True, text=True, timeout=120)
+    return engram(*args, env={**os.environ, "ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing"})
 
 
 def _free_port() -> int:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 
+from tests.cli import engram
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body
 
@@ -87,13 +87,7 @@ def test_the_cli_refuses_blank_fact_text(tmp_path: Path) -> None:
     env = {**os.environ, "ENGRAM_HOME": str(tmp_path), "ENGRAM_EMBEDDER": "hashing"}
 
     def remember(text: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "engramdb.cli", "remember", text, "--subject", "user"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return engram("remember", text, "--subject", "user", env=env)
 
     refused = remember("   ")
     assert refused.returncode == 1 and "error: text must not be blank" in refused.stderr, refused.stderr

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from engramdb.contract.canonical import event_id
+from tests.cli import engram
 from tests.conftest import LiveServer
 from tests.contract._helpers import CONTRACT_DIR
 from tests.factories import episode_body, fact_body, scope_fields
@@ -240,8 +239,7 @@ def test_the_last_active_admin_key_cannot_be_revoked_over_rest(server: LiveServe
         assert admin.delete(f"/v1/keys/{second['keyId']}").status_code == 409  # now it is the last
         assert admin.get("/v1/keys").status_code == 200
     # The operator, on the data folder, may (and can always create another admin key).
-    command = [sys.executable, "-m", "engramdb.cli", "keys", "revoke", second["keyId"], "--tenant", "t1"]
-    revoked = subprocess.run(command, env=server.cli_env(), capture_output=True, text=True, timeout=60)
+    revoked = engram("keys", "revoke", second["keyId"], "--tenant", "t1", env=server.cli_env())
     assert revoked.returncode == 0, revoked.stderr
 
 
