@@ -13,11 +13,12 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from unittest import mock
 
 import typer.testing
+from rich.console import Console
 from typer.testing import CliRunner, Result
 
 from engramdb.cli.main import app, command, main
@@ -29,7 +30,13 @@ def engram(
     """``engram ARGS`` with ``env`` as the whole environment and ``cwd`` as the working folder (as
     ``subprocess.run(env=..., cwd=...)``)."""
     code = 0
-    with CliRunner().isolation(env=_whole(env)) as (out, err, _), contextlib.chdir(cwd or Path.cwd()):
+    whole = _whole(env)
+    columns = (whole or os.environ).get("COLUMNS")
+    with (
+        CliRunner().isolation(env=whole) as (out, err, _),
+        contextlib.chdir(cwd or Path.cwd()),
+        _consoles_sized(int(columns) if columns and columns.isdigit() else None),
+    ):
         try:
             main(args)
         except SystemExit as done:
@@ -44,6 +51,27 @@ def invoke(args: list[str], env: Mapping[str, str | None] | None = None) -> Resu
     """``CliRunner().invoke(app, args, env=env)``, on the command tree built once."""
     with mock.patch.object(typer.testing, "_get_command", lambda _: command()):
         return CliRunner().invoke(app, args, env=env)
+
+
+@contextlib.contextmanager
+def _consoles_sized(columns: int | None) -> Iterator[None]:
+    """The CLI's consoles read ``COLUMNS`` when their module is imported, in a process's start; this
+    process started before the command's environment: size them as the command's own process would."""
+    consoles = [
+        value
+        for name, module in list(sys.modules.items())
+        if name.startswith("engramdb.cli")
+        for value in vars(module).values()
+        if isinstance(value, Console)
+    ]
+    before = [console.width for console in consoles]
+    for console in consoles:
+        console.width = columns or 80  # 80: rich's width with no terminal and no COLUMNS
+    try:
+        yield
+    finally:
+        for console, width in zip(consoles, before, strict=True):
+            console.width = width
 
 
 def _whole(env: Mapping[str, str] | None) -> dict[str, str | None] | None:
