@@ -281,14 +281,18 @@ def late():
     ],
 )
 def test_importing_the_sdk_loads_no_server_part(module: str) -> None:
-    probe = (
-        f"import sys, {module}; from engramdb import Client; "
-        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+    # One process: what the import loaded, then (the positive control) what a server import adds,
+    # listed by the same expression.
+    listing = (
+        "','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('numpy', 'onnxruntime', 'fastapi', 'starlette', 'uvicorn', 'mcp', 'psycopg', 'sqlite_vec') "
-        "or m.startswith(('engramdb.core', 'engramdb.storage', 'engramdb.api', 'engramdb.cli')))))"
+        "or m.startswith(('engramdb.core', 'engramdb.storage', 'engramdb.api', 'engramdb.cli'))))"
     )
-    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    probe = (
+        f"import sys, {module}; from engramdb import Client; print({listing}); "
+        f"import engramdb.core.service; print({listing})"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded, control = done.stdout.split("\n")[:2]
     assert loaded == ""
-    server_probe = probe.replace(f"{module};", f"{module}, engramdb.core.service;")
-    control = subprocess.run([sys.executable, "-c", server_probe], capture_output=True, text=True, check=True).stdout
     assert "numpy" in control and "engramdb.core.service" in control  # the probe does see a server import
