@@ -9,7 +9,6 @@ from __future__ import annotations
 import signal
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -34,8 +33,13 @@ NAMED = {
 Keys = dict[str, tuple[str, str]]  # each decision's tenant: its reviewer's key and its agent's key
 
 
-@pytest.fixture
-def served(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Iterator[tuple[ServerProcess, Keys]]:
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def served(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ServerProcess, Keys]]:
+    """One server per backend for the three decisions: each decision has a tenant of its own, so each
+    is still the first to need its tenant's salt."""
+    backend, tmp_path = request.param, tmp_path_factory.mktemp("salt")
     home = tmp_path / "home"
     home.mkdir()
     env = {"ENGRAM_HOME": str(home), "ENGRAM_EMBEDDER": "hashing"}
