@@ -25,15 +25,27 @@ from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import scope_fields
 from tests.stores import as_postgres
 
-# The slowest folders first. xdist (--dist loadscope) hands modules to the workers in collection
-# order: a long module collected last (the browser, Node and OpenClaw suites sort late) left the other
-# workers idle for minutes at the end of a run. Within a folder, and for the rest, the order is kept.
-SLOW_FIRST = ("tests/typescript/", "tests/ui/", "tests/integrations/langgraph/", "tests/faults/")
+# The longest modules first, then the slowest folders. xdist (--dist loadscope, with
+# --no-loadscope-reorder: otherwise it sorts modules by how many tests they hold, and a module of one
+# long test, the OpenClaw run, started last and kept one worker busy minutes after the others ended)
+# hands modules to the workers in collection order. Within a folder, and for the rest, the order is kept.
+SLOW_FIRST = (
+    "tests/typescript/test_openclaw.py",
+    "tests/integrations/langgraph/test_differential.py",
+    "tests/faults/test_webhook_delivery.py",
+    "tests/faults/test_kill_loop.py",
+    "tests/faults/test_sdk_flap.py",
+    "tests/docs/test_pages.py",
+    "tests/typescript/",
+    "tests/ui/",
+    "tests/integrations/",
+    "tests/faults/",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
-        return next((i for i, folder in enumerate(SLOW_FIRST) if item.nodeid.startswith(folder)), len(SLOW_FIRST))
+        return next((i for i, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)), len(SLOW_FIRST))
 
     items.sort(key=rank)  # stable
 
