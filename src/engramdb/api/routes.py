@@ -66,9 +66,9 @@ def operation_routes() -> tuple[BaseRoute, ...]:
     return tuple(router.routes)
 
 
-def add_route(app: APIRouter, op: Operation[Any]) -> None:
-    """Route ``op`` on ``app``, documented from its declaration."""
-    app.add_api_route(
+def add_route(router: APIRouter, op: Operation[Any]) -> None:
+    """Route ``op`` on ``router``, documented from its declaration."""
+    router.add_api_route(
         op.path,
         _endpoint(op),
         methods=[op.method],
@@ -84,7 +84,7 @@ def add_route(app: APIRouter, op: Operation[Any]) -> None:
         response_class=Response if op.output is None else JSONResponse,
     )
     for path in op.former_paths:  # the same endpoint, left out of the OpenAPI: new clients use op.path
-        app.add_api_route(
+        router.add_api_route(
             path,
             _endpoint(op),
             methods=[op.method],
