@@ -5,9 +5,12 @@ Every effect is checked through the REST API with the same (or a reviewer's) key
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,6 +21,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import LiveServer
+from tests.docs.blocks import ROOT
 from tests.factories import episode_body, fact_body, participant, scope_fields
 from tests.mcp.helpers import assert_tools_take_no_scope, error_code, ok, text
 
@@ -352,3 +356,41 @@ def test_a_model_correction_holds_from_now(server: LiveServer) -> None:
     with server.client(key) as http:
         proposal = http.get(f"/v1/facts/{found['id']}").json()
     assert proposal["validFrom"] > "2026-01-01" and old["memory"]["validFrom"].startswith("2020-01-01")
+
+
+def test_a_server_imports_the_mcp_sdk_only_when_a_host_first_connects(tmp_path: Path) -> None:
+    # One process with fresh imports: the app is made and serving with no MCP module loaded; the
+    # first /mcp request (two hosts at once) builds the endpoint once, and both are answered.
+    probe = f"""
+import sys, anyio, httpx
+from engramdb.api.rest import create_app
+from engramdb.config import Settings
+from engramdb.core import auth
+from engramdb.core.embedding import HashingEmbedder
+from tests.factories import scope_fields
+app = create_app(Settings(home={str(tmp_path / "home")!r}, embedder="hashing"), embedder=HashingEmbedder())
+key, _ = auth.create_key(app.state.store, tenant="t1", role="agent", grant=scope_fields(), create_tenant=True)
+ping = {{"jsonrpc": "2.0", "id": 1, "method": "ping"}}
+headers = {{"Authorization": f"Bearer {{key}}", "Accept": "application/json, text/event-stream"}}
+
+async def main():
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t", headers=headers) as http:
+            before = [m for m in sys.modules if m.split(".")[0] == "mcp"]
+            assert (await http.get("/healthz")).status_code == 200
+            answers = []
+
+            async def ask():
+                answers.append(int((await http.post("/mcp", json=ping)).status_code))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(ask)
+                group.start_soon(ask)
+            print(len(before), answers, "mcp" in sys.modules)
+
+anyio.run(main)
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[0] == "0 [200, 200] True"

@@ -17,7 +17,7 @@ import pytest
 import typer
 from fastapi.routing import APIRoute
 
-from engramdb.api.mcp import build_server
+from engramdb.api.mcp.server import build_server
 from engramdb.config import LLMSettings, Settings
 from engramdb.core import auth
 from engramdb.core.auth import PERMISSIONS, Caller

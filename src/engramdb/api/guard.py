@@ -25,12 +25,13 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engramdb.api.mcp.transports import CALLER_KEY
 from engramdb.api.problems import error_response
 from engramdb.core import auth
 from engramdb.errors import EngramError, OverloadedError, PayloadTooLargeError, RateLimitedError
 from engramdb.storage.port import Store
 
+# The ASGI scope key under which the guard hands the authenticated caller to the route or the MCP tools.
+CALLER_KEY = "engramdb.caller"
 _KEYED_PREFIXES = ("/v1/", "/mcp", "/ui/part/")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 

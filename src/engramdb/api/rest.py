@@ -13,7 +13,7 @@ from engramdb import __version__, metrics, traces
 from engramdb.api import problems
 from engramdb.api.background import BackgroundJobs
 from engramdb.api.guard import RateLimiter, RequestGuard
-from engramdb.api.mcp import http_endpoint
+from engramdb.api.mcp.mount import McpMount
 from engramdb.api.methods import MethodsByPath
 from engramdb.api.observe import Observe, install_metrics
 from engramdb.api.openapi import install_docs
@@ -50,7 +50,7 @@ def create_app(
     store = store or open_store(settings.storage_url(), **settings.store_options())
     embedder = embedder or make_embedder(settings.embedder, api_key=settings.embedder_api_key)
     service = MemoryService(store, embedder, settings)
-    mcp = http_endpoint(service)  # MCP over streamable HTTP at /mcp (bearer key)
+    mcp = McpMount(service)  # MCP over streamable HTTP at /mcp (bearer key), built on its first request
     readiness = Readiness(store, embedder, settings.retrieval, freeze_after=owns_process)
 
     @asynccontextmanager
@@ -81,7 +81,7 @@ def create_app(
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.service, app.state.store = service, store
-    app.router.routes.append(Route("/mcp", mcp.app, include_in_schema=False))  # an ASGI app, authenticated
+    app.router.routes.append(Route("/mcp", mcp, include_in_schema=False))  # an ASGI app, authenticated
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
     _guard_and_watch(app, settings, store)
     install_docs(app)

@@ -18,7 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute
 
-from engramdb.api.mcp.transports import CALLER_KEY
+from engramdb.api.guard import CALLER_KEY
 from engramdb.api.openapi import responses
 from engramdb.core import auth
 from engramdb.core.auth import Caller

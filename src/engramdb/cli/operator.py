@@ -74,7 +74,7 @@ def mcp(
     create_tenant: Annotated[bool, typer.Option("--create-tenant", help="create --tenant if missing")] = False,
 ) -> None:
     """Serve the memory tools over MCP stdio, in one scope fixed by these flags."""
-    from engramdb.api.mcp import configured_caller, serve_stdio
+    from engramdb.api.mcp.transports import configured_caller, serve_stdio
     from engramdb.contract.events import Scope
     from engramdb.core.embedding import make_embedder
     from engramdb.core.service import MemoryService

@@ -1,28 +1,11 @@
 """The MCP surface: memory tools for any MCP host, with the scope fixed outside the model's reach.
 
 One tool set (``server``), built from the operation registry (``tools``), rendered for models
-(``text``), over two transports (``transports``: stdio and streamable HTTP). Errors are tool
-results with ``isError`` set: the text reads ``<code>: <message>`` and the structured content is
-the same problem JSON the REST API answers.
+(``text``), over two transports (``transports``: stdio and streamable HTTP), the HTTP one mounted
+in the REST server on its first request (``mount``). Errors are tool results with ``isError`` set:
+the text reads ``<code>: <message>`` and the structured content is the same problem JSON the REST
+API answers.
+
+Nothing is imported here: the MCP SDK takes about a second to import, which ``engram serve`` pays
+only when a host first connects (import the submodules by name).
 """
-
-from engramdb.api.mcp.server import FACT_URI, build_server
-from engramdb.api.mcp.transports import (
-    CALLER_KEY,
-    HttpEndpoint,
-    configured_caller,
-    http_endpoint,
-    scoped_caller,
-    serve_stdio,
-)
-
-__all__ = [
-    "CALLER_KEY",
-    "FACT_URI",
-    "HttpEndpoint",
-    "build_server",
-    "configured_caller",
-    "http_endpoint",
-    "scoped_caller",
-    "serve_stdio",
-]

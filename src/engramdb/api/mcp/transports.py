@@ -20,6 +20,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from engramdb.api.guard import CALLER_KEY
 from engramdb.api.mcp.server import build_server
 from engramdb.api.problems import problem_body
 from engramdb.contract.events import Scope as MemoryScope
@@ -27,9 +28,6 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.errors import AuthenticationError, AuthorizationError, EngramError
-
-# The ASGI scope key under which the bearer gate hands the authenticated caller to the tools.
-CALLER_KEY = "engramdb.caller"
 
 
 def scoped_caller(caller: Caller) -> Caller:
