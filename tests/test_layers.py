@@ -296,3 +296,29 @@ def test_importing_the_sdk_loads_no_server_part(module: str) -> None:
     loaded, control = done.stdout.split("\n")[:2]
     assert loaded == ""
     assert "numpy" in control and "engramdb.core.service" in control  # the probe does see a server import
+
+
+def test_starting_the_cli_or_the_server_loads_no_part_it_does_not_run() -> None:
+    # `engram` with its whole command tree built loads no storage, service or model code (a command
+    # on the data folder loads them when it runs); an app made and started loads no MCP SDK (its
+    # first /mcp request does). The controls: what a local command and an MCP request load.
+    probe = """
+import sys, tempfile
+from pathlib import Path
+def loaded(*roots): return sorted(m for m in sys.modules if m.split('.')[0] in roots or m.startswith(roots))
+from engramdb.cli.main import command
+command()
+print(loaded('numpy', 'onnxruntime', 'fastapi', 'mcp', 'engramdb.core', 'engramdb.storage'))
+from engramdb.cli.context import Local
+from engramdb.models.operations import BY_NAME
+Local(tempfile.mkdtemp(), 'default').service(BY_NAME['list_scopes'])
+print(len(loaded('numpy', 'engramdb.core.service', 'engramdb.storage.sqlite')) > 2)
+from engramdb.api.rest import create_app
+from engramdb.config import Settings
+create_app(Settings(home=Path(tempfile.mkdtemp()), embedder='hashing'))
+print(loaded('mcp'))
+from engramdb.api.mcp.transports import http_endpoint
+print(len(loaded('mcp')) > 10)
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[:4] == ["[]", "True", "[]", "True"], done.stdout

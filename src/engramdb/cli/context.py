@@ -11,22 +11,19 @@ from __future__ import annotations
 import getpass
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
 from engramdb.config import Settings
 from engramdb.contract.canonical import hash_scope
-from engramdb.core.auth import Caller
-from engramdb.core.embedding import make_embedder
-from engramdb.core.operations import run
-from engramdb.core.service import MemoryService
 from engramdb.errors import InvalidInputError, NotFoundError
-from engramdb.jobs.embedding import drain
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
-from engramdb.storage.port import Store
-from engramdb.storage.registry import open_store
+
+if TYPE_CHECKING:  # the server's parts load when a command runs on the data folder, not to start the CLI
+    from engramdb.core.service import MemoryService
+    from engramdb.storage.port import Store
 
 DEFAULT_TENANT = "default"
 
@@ -43,6 +40,8 @@ def local_scope() -> dict[str, Any]:
 
 
 def open_local_store(home: str | None) -> Store:
+    from engramdb.storage.registry import open_store
+
     settings = settings_for(home)
     return open_store(settings.storage_url(), **settings.store_options())
 
@@ -76,6 +75,10 @@ class Local:
 
     def service(self, op: Operation[Any]) -> MemoryService:
         if self._service is None:
+            from engramdb.core.embedding import make_embedder
+            from engramdb.core.service import MemoryService
+            from engramdb.storage.registry import open_store
+
             store = open_store(self.settings.storage_url(), **self.settings.store_options())
             # Commands that never embed use the hashing embedder, so they do not load the model.
             needs_model = op.cli is not None and (op.cli.embeds_locally or op.cli.needs_model)
@@ -86,6 +89,10 @@ class Local:
         return self._service
 
     def call(self, op: Operation[Any], inputs: Inputs) -> BaseModel | None:
+        from engramdb.core.auth import Caller
+        from engramdb.core.operations import run
+        from engramdb.jobs.embedding import drain
+
         service = self.service(op)
         policy = op.cli.tenant if op.cli else "existing"
         # A write may start the default tenant (as `serve` does); any other name only when asked,

@@ -18,7 +18,6 @@ from engramdb import __version__, clock, traces
 from engramdb.cli.context import DEFAULT_TENANT, local_scope, open_local_store, settings_for
 from engramdb.cli.process import cap_malloc_arenas, step_aside
 from engramdb.config import Settings
-from engramdb.core import auth
 from engramdb.errors import EngramError, NotFoundError
 from engramdb.logs import configure_logging
 
@@ -38,6 +37,7 @@ def serve(
     import uvicorn
 
     from engramdb.api.rest import create_app
+    from engramdb.core import auth
     from engramdb.storage.registry import open_store
 
     configure_logging(logging.INFO, sys.stdout)
