@@ -33,6 +33,7 @@ class Matching:
     subject_prefix: str
     where: list[FieldCondition]
     now: str
+    model: str  # the running embedder's: a named scope's copy holds its vectors (and reads the conditions)
 
     def page(self, tenant: TenantStore, sources: Sources, page: tuple[int, int]) -> list[int]:
         """A page (offset, limit) of the facts under the prefix from ``sources``, newest first (the
@@ -41,12 +42,17 @@ class Matching:
             self.scopes, subject_prefix=self.subject_prefix, now=self.now, sources=sources, page=page
         )
 
-    def every(self, tenant: TenantStore, sources: Sources, model: str | None = None) -> dict[str, np.ndarray]:
-        """Each scope's rowids of the facts under the prefix from ``sources`` (the conditions aside);
-        ``model``: a ranking of that model's vectors reads them next (storage may keep them)."""
+    def every(self, tenant: TenantStore, sources: Sources) -> dict[str, np.ndarray]:
+        """Each scope's rowids of the facts under the prefix from ``sources`` (the conditions aside),
+        which a ranking or the conditions read next in the scope's copy (which may keep them)."""
         return tenant.grouped_facts(
-            self.scopes, subject_prefix=self.subject_prefix, now=self.now, sources=sources, model=model
+            self.scopes, subject_prefix=self.subject_prefix, now=self.now, sources=sources, model=self.model
         )
+
+    def meeting(self, tenant: TenantStore, rowids: list[int] | np.ndarray) -> set[int]:
+        """Those of ``rowids`` that meet the conditions (one scope named: read in its copy)."""
+        scope_key = self.scopes.scope_key
+        return tenant.facts_meeting(rowids, self.where, None if scope_key is None else (scope_key, self.model))
 
     def count(self, tenant: TenantStore, sources: Sources) -> int:
         """How many facts under the prefix from ``sources`` there are (the conditions aside)."""
@@ -96,7 +102,7 @@ def ranked_page(ranking: Ranking, matching: Matching, body: FactSearch) -> tuple
     rest, start = Sources(only=unranked), max(0, body.offset - ranked_count)
     if not matching.where:
         tail = matching.page(ranking.tenant, rest, (start, body.limit - len(page))) if len(page) < body.limit else []
-        rest_count = sum(len(rowids) for rowids in matching.every(ranking.tenant, rest, ranking.model).values())
+        rest_count = sum(len(rowids) for rowids in matching.every(ranking.tenant, rest).values())
         return page + [(rowid, None) for rowid in tail], ranked_count + rest_count
     tail, unranked_count = _newest_meeting(ranking.tenant, matching, rest, (start, body.limit - len(page)), every=True)
     return page + [(rowid, None) for rowid in tail], ranked_count + (unranked_count or 0)
@@ -105,20 +111,20 @@ def ranked_page(ranking: Ranking, matching: Matching, body: FactSearch) -> tuple
 def _best(ranking: Ranking, matching: Matching, sources: Sources, wanted: int) -> tuple[list[Candidate], int | None]:
     """The ``wanted`` best matching facts, and how many match in all (None: not counted)."""
     tenant = ranking.tenant
-    rows = matching.every(tenant, sources, ranking.model)  # the prefix's facts, from the index (or kept)
+    rows = matching.every(tenant, sources)  # the prefix's facts, from the index (or kept)
     found = sum(len(rowids) for rowids in rows.values())
     if not matching.where:
         return ranking.top(rows, wanted), found
     look = FIRST_LOOK * wanted
     while look < found and look <= LAST_LOOK:
         hits = ranking.top(rows, look)
-        meeting = tenant.facts_meeting([hit.rowid for hit in hits], matching.where)
+        meeting = matching.meeting(tenant, [hit.rowid for hit in hits])
         kept = [hit for hit in hits if hit.rowid in meeting]
         if len(kept) >= wanted:  # the best that meet the conditions are among the best of all
             return kept[:wanted], None
         look *= FIRST_LOOK
     # Few meet them: read the conditions for every fact, then rank those that meet them.
-    meeting_rows = {key: _meeting(tenant, rowids, matching.where) for key, rowids in rows.items()}
+    meeting_rows = {key: _meeting(tenant, matching, rowids) for key, rowids in rows.items()}
     return ranking.top(meeting_rows, wanted), sum(len(rowids) for rowids in meeting_rows.values())
 
 
@@ -126,27 +132,36 @@ def _newest_meeting(
     tenant: TenantStore, matching: Matching, sources: Sources, page: tuple[int, int], *, every: bool
 ) -> tuple[list[int], int | None]:
     """A page (offset, limit) of the facts meeting the conditions, newest first: the conditions are
-    read for the newest few first, then for growing batches of the rest (listed once, newest first);
-    and how many meet them when every fact was read (``every``: read every fact, to count them)."""
-    needed, kept = page[0] + page[1], []
+    read for the newest few first; past them, one scope's copy reads them for every fact at once
+    and the few that meet them are put in order, while across scopes they are read for growing
+    batches of the rest (listed once, newest first). And how many meet them when every fact was
+    read (``every``: read every fact, to count them)."""
+    needed = page[0] + page[1]
     first = max(64, FIRST_LOOK * needed)
     rows = matching.page(tenant, sources, (0, first))
-    rest: list[int] = []
+    meeting = matching.meeting(tenant, rows)
+    kept = [rowid for rowid in rows if rowid in meeting]
+    if len(kept) >= needed and not every:
+        return kept[page[0] : needed], None
+    if len(rows) < first:  # the first look saw every fact
+        return kept[page[0] : needed], len(kept)
+    if matching.scopes.scope_key is not None:
+        met = [_meeting(tenant, matching, rowids) for rowids in matching.every(tenant, sources).values()]
+        found = np.concatenate(met).tolist() if met else []
+        return tenant.facts_newest_first(found, page), len(found)
+    rest = matching.page(tenant, sources, (first, 2**62))
     start, size = 0, first
-    while True:
-        meeting = tenant.facts_meeting(rows, matching.where)
+    while start < len(rest):
+        rows, start, size = rest[start : start + size], start + size, min(size * FIRST_LOOK, LAST_LOOK)
+        meeting = matching.meeting(tenant, rows)
         kept += [rowid for rowid in rows if rowid in meeting]
         if len(kept) >= needed and not every:
             return kept[page[0] : needed], None
-        if start == 0 and len(rows) == first:  # more than the first look: list the rest once
-            rest = matching.page(tenant, sources, (first, 2**62))
-        if start >= len(rest):
-            return kept[page[0] : needed], len(kept)
-        rows, start, size = rest[start : start + size], start + size, min(size * FIRST_LOOK, LAST_LOOK)
+    return kept[page[0] : needed], len(kept)
 
 
-def _meeting(tenant: TenantStore, rowids: np.ndarray, where: list[FieldCondition]) -> np.ndarray:
-    meeting = tenant.facts_meeting(rowids.tolist(), where)
+def _meeting(tenant: TenantStore, matching: Matching, rowids: np.ndarray) -> np.ndarray:
+    meeting = matching.meeting(tenant, rowids)
     return rowids[np.isin(rowids, np.fromiter(meeting, dtype=np.int64, count=len(meeting)))]
 
 

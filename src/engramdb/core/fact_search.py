@@ -38,7 +38,7 @@ class FactSearchOperations(Area):
         scopes = self._scopes(caller, body.scope.named_scope_fields() if body.scope else {})
         where = [FieldCondition(tuple(c.path), c.op, c.value) for c in body.where]
         query = check_text("query", body.query, QUERY_CAP) if body.query is not None else None
-        matching = Matching(scopes, body.subject_prefix, where, clock.now_text())
+        matching = Matching(scopes, body.subject_prefix, where, clock.now_text(), self.shared.embedder.model_id)
         with self.shared.foreground.recalling():
             vector = self.shared.queries.embed([query])[0] if query is not None else None  # before a connection
             with self.shared.tenant(caller).reading() as tenant:

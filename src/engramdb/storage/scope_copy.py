@@ -22,6 +22,7 @@ import numpy as np
 from engramdb import clock
 from engramdb.lexical.index import LexicalIndex, Vocabulary, stem_weights
 from engramdb.storage.copy_memo import Memo
+from engramdb.storage.fact_search.field_columns import FieldColumns
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 from engramdb.storage.vector_index import AnnSettings, ExactVectors, VectorIndex
 
@@ -77,6 +78,7 @@ class ScopeCopy:
         self._last_in_session: dict[int, int] = {}
         self._bytes = 0
         self.memo = Memo()
+        self.fields = FieldColumns()  # facts' JSON values at the paths searches named (texts never change)
 
     def __len__(self) -> int:
         return self._size
@@ -94,8 +96,8 @@ class ScopeCopy:
     def nbytes(self) -> int:
         """Return the bytes this copy's arrays hold (about what it costs in memory), as of its
         last change (summing them is not free: a cache of a thousand copies asks after each read),
-        and what its memo holds."""
-        return self._bytes + self.memo.nbytes
+        and what its memo and field columns hold."""
+        return self._bytes + self.memo.nbytes + self.fields.nbytes
 
     def _measure(self) -> int:
         arrays = (

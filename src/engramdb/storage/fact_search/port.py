@@ -71,8 +71,16 @@ class FactSearchReads(Protocol):
         """Return how many facts ``current_facts`` would page through."""
         ...
 
-    def facts_meeting(self, rowids: Sequence[int], where: Sequence[FieldCondition]) -> set[int]:
-        """Return those of ``rowids`` whose text meets every condition."""
+    def facts_meeting(
+        self, rowids: Sequence[int] | np.ndarray, where: Sequence[FieldCondition], copy: tuple[str, str] | None = None
+    ) -> set[int]:
+        """Return those of ``rowids`` whose text meets every condition. ``copy`` (scope key, model):
+        the rows are of that scope, whose copy of the model's vectors may then read them (and keep
+        the values at the conditions' paths for the next search)."""
+        ...
+
+    def facts_newest_first(self, rowids: Sequence[int], page: tuple[int, int]) -> list[int]:
+        """Return a page (offset, limit) of ``rowids`` in ``current_facts``'s order, newest first."""
         ...
 
     def fact_subjects(

@@ -5,14 +5,16 @@ A ranked search reads every rowid under its prefix (10,000 rows: 8-11 ms of Post
 (every field of it named), that list is kept in the copy's memo: the copy takes in every row of
 the scope written since (the tenant's change counter) before it is read, and taking one in clears
 the memo, so a kept list is the one the SQL would give again, as long as the clock has not passed
-the first validUntil among its rows (nor gone back before it was read).
+the first validUntil among its rows (nor gone back before it was read). Conditions on the facts'
+JSON are read from the copy's field columns (field_columns.py) when the search names one scope,
+by SQL otherwise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -20,8 +22,13 @@ from engramdb.storage.fact_search import sql
 from engramdb.storage.fact_search.port import FieldCondition, ScopeMatch, Sources
 from engramdb.storage.scope_copy import ScopeCopy
 
-# (scope key, model, read): read the scope's in-memory copy (of ``model``'s vectors), brought up to date
-CopyRead = Callable[[str, str, Callable[[ScopeCopy], np.ndarray]], np.ndarray]
+T = TypeVar("T")
+
+
+class CopyRead(Protocol):
+    """(scope key, model, read): read the scope's in-memory copy (of ``model``'s vectors), brought up to date."""
+
+    def __call__(self, scope_key: str, model: str, read: Callable[[ScopeCopy], T], /) -> T: ...
 
 
 @dataclass(frozen=True)
@@ -82,11 +89,38 @@ class FactSearchSQL:
         statement, params = sql.count(self._fact_search_dialect, scopes, subject_prefix, now, sources)
         return int(self._fact_search_fetch(statement, params)[0][0])
 
-    def facts_meeting(self, rowids: Sequence[int], where: Sequence[FieldCondition]) -> set[int]:
+    def facts_meeting(
+        self, rowids: Sequence[int] | np.ndarray, where: Sequence[FieldCondition], copy: tuple[str, str] | None = None
+    ) -> set[int]:
         if not len(rowids):
             return set()
+        if copy is None:
+            return self._meeting([int(rowid) for rowid in rowids], where)
+        ids = np.asarray(rowids, dtype=np.int64)
+
+        def read(held: ScopeCopy) -> tuple[np.ndarray, np.ndarray]:
+            positions = held.positions_of(ids)
+            inside = positions >= 0
+            met = held.fields.meeting(ids[inside], positions[inside], where, len(held), self._texts)
+            return ids[inside][met], ids[~inside]
+
+        found, outside = self._fact_search_copy(copy[0], copy[1], read)
+        # A row the copy does not hold (erased since it was listed, say) is read the SQL way.
+        return set(found.tolist()) | (self._meeting(outside.tolist(), where) if len(outside) else set())
+
+    def facts_newest_first(self, rowids: Sequence[int], page: tuple[int, int]) -> list[int]:
+        if not len(rowids):
+            return []
+        statement, params = sql.newest_first(self._fact_search_dialect, rowids, page)
+        return [int(r[0]) for r in self._fact_search_fetch(statement, params)]
+
+    def _meeting(self, rowids: Sequence[int], where: Sequence[FieldCondition]) -> set[int]:
         statement, params = sql.meeting(self._fact_search_dialect, rowids, where)
         return {int(r[0]) for r in self._fact_search_fetch(statement, params)}
+
+    def _texts(self, rowids: Sequence[int]) -> list[tuple[int, str]]:
+        statement, params = sql.texts(self._fact_search_dialect, rowids)
+        return [(int(rowid), str(text)) for rowid, text in self._fact_search_fetch(statement, params)]
 
     def fact_subjects(
         self, scopes: ScopeMatch, *, subject_prefix: str, after: str | None, now: str, limit: int

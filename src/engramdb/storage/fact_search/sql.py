@@ -91,6 +91,33 @@ def meeting(d: Dialect, rowids: Sequence[int], where: Sequence[FieldCondition]) 
     return sql, [listed, *params]
 
 
+def newest_first(d: Dialect, rowids: Sequence[int], page: tuple[int, int]) -> tuple[str, list[Any]]:
+    """``SELECT rowid``: a page (offset, limit) of ``rowids``, newest first (record time, then write
+    order, as ``current_facts``), each row found by its key."""
+    order = f" ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT {d.mark} OFFSET {d.mark}"
+    if d.postgres:
+        return f"SELECT m.rowid FROM memories m WHERE m.tenant = %s AND m.rowid = ANY(%s){order}", [
+            d.tenant,
+            list(rowids),
+            page[1],
+            page[0],
+        ]
+    listed = "[" + ",".join(map(str, rowids)) + "]"
+    sql = f"SELECT m.rowid FROM json_each(?) AS ids CROSS JOIN memories m ON m.rowid = ids.value{order}"
+    return sql, [listed, page[1], page[0]]
+
+
+def texts(d: Dialect, rowids: Sequence[int]) -> tuple[str, list[Any]]:
+    """``SELECT rowid, text`` of those of ``rowids`` that exist, each found by its key."""
+    if d.postgres:
+        return "SELECT m.rowid, m.text FROM memories m WHERE m.tenant = %s AND m.rowid = ANY(%s)", [
+            d.tenant,
+            list(rowids),
+        ]
+    listed = "[" + ",".join(map(str, rowids)) + "]"
+    return "SELECT m.rowid, m.text FROM json_each(?) AS ids CROSS JOIN memories m ON m.rowid = ids.value", [listed]
+
+
 def subjects(
     d: Dialect, scopes: ScopeMatch, prefix: str, after: str | None, now: str, limit: int
 ) -> tuple[str, list[Any]]:
@@ -186,7 +213,7 @@ def _sqlite_condition(c: FieldCondition) -> tuple[str, list[Any]]:
         return f"coalesce({kind} = 'array' AND json_array_length(m.text, ?) = ?, 0)", [path, path, c.value]
     if c.op in _COMPARE:
         number = f"coalesce(json_extract(m.text, ?) {_COMPARE[c.op]} ? AND {kind} IN ('integer', 'real'), 0)"
-        return number, [path, _number(c.value), path]
+        return number, [path, bound_number(c.value), path]
     if c.value is None:
         equal, params = f"coalesce({kind}, 'null') = 'null'", [path]
     else:
@@ -207,7 +234,7 @@ def _sqlite_equal(steps: Sequence[str | int], operand: Any) -> tuple[str, list[A
         return f"coalesce({kind} IN ('integer', 'real') AND json_extract(m.text, ?) = ?, 0)", [
             path,
             path,
-            _number(operand),
+            bound_number(operand),
         ]
     if isinstance(operand, str):
         return f"coalesce({kind} = 'text' AND json_extract(m.text, ?) = ?, 0)", [path, path, operand]
@@ -239,7 +266,7 @@ def _postgres_condition(c: FieldCondition) -> tuple[str, list[Any]]:
         return f"coalesce(jsonb_typeof({at}) = 'array' AND jsonb_array_length({at}) = %s, false)", [path, path, c.value]
     if c.op in _COMPARE:
         compare = f"CASE WHEN jsonb_typeof({at}) = 'number' THEN {at}::numeric {_COMPARE[c.op]} %s::numeric END"
-        return f"coalesce({compare}, false)", [path, path, repr(_number(c.value))]
+        return f"coalesce({compare}, false)", [path, path, repr(bound_number(c.value))]
     params: list[Any]
     if c.value is None:
         equal, params = f"coalesce(jsonb_typeof({at}), 'null') = 'null'", [path]
@@ -248,7 +275,7 @@ def _postgres_condition(c: FieldCondition) -> tuple[str, list[Any]]:
     return (f"NOT {equal}" if c.op == "ne" else equal), params
 
 
-def _number(value: Any) -> int | float:
+def bound_number(value: Any) -> int | float:
     """A number as the drivers bind it: an integer past 64 bits as a float (JSON has no limit)."""
     if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
         return value
