@@ -258,21 +258,44 @@ def _postgres_where(where: Sequence[FieldCondition]) -> tuple[str, list[Any]]:
 
 
 def _postgres_condition(c: FieldCondition) -> tuple[str, list[Any]]:
-    at = "(j.doc #> %s::text[])"
-    path = [str(p) for p in c.path]
+    at, steps = _postgres_path(c.path)
     if c.op == "type":
-        return f"coalesce(jsonb_typeof({at}) = %s, false)", [path, c.value]
+        return f"coalesce(jsonb_typeof({at}) = %s, false)", [*steps, c.value]
     if c.op == "length":
-        return f"coalesce(jsonb_typeof({at}) = 'array' AND jsonb_array_length({at}) = %s, false)", [path, path, c.value]
+        length = f"coalesce(jsonb_typeof({at}) = 'array' AND jsonb_array_length({at}) = %s, false)"
+        return length, [*steps, *steps, c.value]
     if c.op in _COMPARE:
         compare = f"CASE WHEN jsonb_typeof({at}) = 'number' THEN {at}::numeric {_COMPARE[c.op]} %s::numeric END"
-        return f"coalesce({compare}, false)", [path, path, repr(bound_number(c.value))]
+        return f"coalesce({compare}, false)", [*steps, *steps, repr(bound_number(c.value))]
     params: list[Any]
     if c.value is None:
-        equal, params = f"coalesce(jsonb_typeof({at}), 'null') = 'null'", [path]
+        equal, params = f"coalesce(jsonb_typeof({at}), 'null') = 'null'", steps
     else:
-        equal, params = f"coalesce({at} = %s::jsonb, false)", [path, canonical_json(c.value)]
+        equal, params = f"coalesce({at} = %s::jsonb, false)", [*steps, canonical_json(c.value)]
     return (f"NOT {equal}" if c.op == "ne" else equal), params
+
+
+def _postgres_path(path: Sequence[str | int]) -> tuple[str, list[Any]]:
+    """The value at ``path``, as SQLite's path reads it: an integer step is an array's index, a text
+    step an object's key. ``#>`` takes a text of digits as an index too (and an integer step as a
+    key of an object), so each such step first checks what it steps into."""
+    texts = [str(step) for step in path]
+    guards, params = [], []
+    for at, step in enumerate(path):
+        if isinstance(step, int) or _digits(step):
+            guards.append(f"jsonb_typeof(j.doc #> %s::text[]) = '{'array' if isinstance(step, int) else 'object'}'")
+            params.append(texts[:at])
+    if not guards:
+        return "(j.doc #> %s::text[])", [texts]
+    return f"(CASE WHEN {' AND '.join(guards)} THEN j.doc #> %s::text[] END)", [*params, texts]
+
+
+def _digits(step: str) -> bool:
+    try:
+        int(step)
+    except ValueError:
+        return False
+    return True
 
 
 def bound_number(value: Any) -> int | float:
