@@ -114,3 +114,16 @@ def test_evidence_recall_is_the_share_of_gold_turns_in_the_first_k() -> None:
 def test_without_mem0_the_command_says_which_extra_to_install(tmp_path: Path) -> None:
     with pytest.raises(Mem0UnavailableError, match=r"pip install -e '\.\[versus\]'"):
         check_mem0(str(tmp_path / "no-such-python"))
+
+
+def test_the_timed_engramdb_server_embeds_every_question(tmp_path: Path) -> None:
+    """Its passes ask the same questions again: a kept query vector would spare it the embedding."""
+    from engramdb_bench.versus.engram_arm import EngramServer
+
+    server = EngramServer(tmp_path, "hashing")
+    try:
+        environ = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
+    finally:
+        server.stop()
+    assert b"ENGRAM_QUERY_CACHE_SIZE=0" in environ
+    assert f"ENGRAM_HOME={server.home}".encode() in environ  # control: this is the server's own environment

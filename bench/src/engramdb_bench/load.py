@@ -31,7 +31,7 @@ from engramdb.core import auth
 from engramdb.errors import EngramError
 from engramdb.storage.registry import open_store
 from engramdb_bench.load_reference import ENGRAMDB, REFERENCE, Requests, capacity, fill
-from engramdb_bench.machine import free_port, load_average, machine_info
+from engramdb_bench.machine import NO_QUERY_CACHE, free_port, load_average, machine_info
 from engramdb_bench.synthetic_corpus import SCOPE, episode_bodies, queries
 from engramdb_bench.versus.reference_arm import ReferenceServer
 
@@ -94,6 +94,7 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
             "ENGRAM_HOST": "127.0.0.1",
             "ENGRAM_EMBEDDER": config.embedder,
             "ENGRAM_MAX_IN_FLIGHT": str(config.max_in_flight),
+            **NO_QUERY_CACHE,  # its questions repeat: each recall embeds its own, as the reference arm's
             **config.extra_env,
         }
         log = (home / "server.log").open("w")

@@ -5,7 +5,8 @@ folder, with the embedder the options name. The client writes each conversation 
 ``POST /v1/episodes/batch`` (100 a call, the endpoint's maximum), waits until every vector is
 ready (the worker embeds in write order: the last turn written is polled, then every turn is
 checked), and asks each question once with ``POST /v1/recall`` (``limit`` 10), timed around the
-SDK call: what an agent would wait for, query embedding included.
+SDK call: what an agent would wait for, query embedding included (every time: the server keeps no
+query vectors, ``NO_QUERY_CACHE``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from engramdb.contract.canonical import hash_scope
 from engramdb.core import auth
 from engramdb.sdk.client import Client
 from engramdb.storage.registry import open_store
-from engramdb_bench.machine import free_port
+from engramdb_bench.machine import NO_QUERY_CACHE, free_port
 from engramdb_bench.versus.corpus import CorpusConversation, CorpusTurn
 from engramdb_bench.versus.machine_load import PhaseLoad
 
@@ -80,7 +81,9 @@ class EngramServer:
             store.close()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "ENGRAM_EMBEDDER": embedder, "ENGRAM_HOME": str(self.home)}
+        # No query-vector cache: the interleaved passes ask the same questions again, and a vector
+        # kept from the first pass would spare EngramDB the embedding every other arm pays for.
+        env = {**os.environ, "ENGRAM_EMBEDDER": embedder, "ENGRAM_HOME": str(self.home), **NO_QUERY_CACHE}
         env.pop("ENGRAM_DATABASE_URL", None)
         self._log = (work / "engram-server.log").open("w")
         self.process = subprocess.Popen(
