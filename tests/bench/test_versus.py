@@ -4,6 +4,7 @@ that systems saw the same inputs, evidence recall@k, and the message when Mem0 i
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -122,7 +123,11 @@ def test_the_timed_engramdb_server_embeds_every_question(tmp_path: Path) -> None
 
     server = EngramServer(tmp_path, "hashing")
     try:
-        environ = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
+        deadline = time.monotonic() + 30
+        environ = [b""]
+        while environ == [b""] and time.monotonic() < deadline:  # empty until the child has exec'd
+            environ = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
+            time.sleep(0.05)
     finally:
         server.stop()
     assert b"ENGRAM_QUERY_CACHE_SIZE=0" in environ

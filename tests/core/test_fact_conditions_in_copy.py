@@ -155,3 +155,14 @@ def test_integers_past_a_float64_compare_exactly(
     where = [{"path": ["n"], **condition}]
     assert sorted(_found(service, operator, SCOPE, where)) == sorted(expected)
     assert sorted(_found(service, operator, OPEN, where)) == sorted(expected)  # control: the SQL way agrees
+
+
+def test_the_columns_count_the_values_they_hold(service: MemoryService, operator: Caller, store: Store) -> None:
+    """The scope cache's memory limit sees them: a path to long texts costs what the texts hold."""
+    for i in range(40):
+        _put(service, operator, f"k{i}", json.dumps({"n": i, "long": f"{i} " + "word " * 400}))
+    assert _found(service, operator, SCOPE, [{"path": ["n"], "op": "eq", "value": 3}]) == ["k3"]
+    numbers = _copy_fields(store)
+    assert 0 < numbers < 40 * 2_000  # control: forty numbers, a few arrays' worth
+    assert _found(service, operator, SCOPE, [{"path": ["long"], "op": "type", "value": "string"}]) != []
+    assert _copy_fields(store) - numbers >= 40 * 2_000  # forty texts of ~2 kB each

@@ -53,6 +53,7 @@ class Column:
         self.length = np.zeros(0, dtype=np.int32)  # arrays: how many elements
         self.big: dict[int, int] = {}  # integers a float64 cannot hold exactly, by position
         self.codes: dict[str, int] = {}
+        self._code_bytes = 0  # what the codes' texts hold (a path to a whole object holds every text)
         self.nbytes = 0
 
     def grow(self, size: int) -> None:
@@ -79,7 +80,11 @@ class Column:
             self.number[position] = _float(value)
         elif kind in (STRING, OBJECT, ARRAY):
             text = canonical_json(value)
-            self.code[position] = self.codes.setdefault(text, len(self.codes))
+            code = self.codes.get(text)
+            if code is None:
+                code = self.codes[text] = len(self.codes)
+                self._code_bytes += 100 + len(text)
+            self.code[position] = code
             if kind == ARRAY:
                 self.length[position] = len(value)
 
@@ -126,7 +131,7 @@ class Column:
 
     def _measure(self) -> None:
         arrays = (self.kind, self.number, self.code, self.length)
-        self.nbytes = sum(a.nbytes for a in arrays) + 100 * (len(self.codes) + len(self.big))
+        self.nbytes = sum(a.nbytes for a in arrays) + self._code_bytes + 100 * len(self.big)
 
 
 class FieldColumns:
@@ -136,10 +141,8 @@ class FieldColumns:
 
     def __init__(self) -> None:
         self._columns: OrderedDict[Path, Column] = OrderedDict()
-
-    @property
-    def nbytes(self) -> int:
-        return sum(column.nbytes for column in self._columns.values())
+        # Kept, not summed when asked: the scope cache asks while another search changes the columns.
+        self.nbytes = 0
 
     def meeting(
         self, rowids: np.ndarray, positions: np.ndarray, where: Sequence[FieldCondition], size: int, texts: Texts
@@ -153,6 +156,7 @@ class FieldColumns:
             unread |= column.kind[positions] == UNREAD
         if unread.any():
             self._read(rowids[unread], positions[unread], paths, columns, texts)
+        self.nbytes = sum(column.nbytes for column in self._columns.values())
         met = np.ones(len(positions), dtype=bool)
         for condition in where:
             met &= columns[paths.index(condition.path)].meets(positions, condition)
