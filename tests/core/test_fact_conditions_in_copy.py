@@ -27,7 +27,16 @@ SCOPE = scope_fields()
 OPEN = {key: value for key, value in SCOPE.items() if key != "privacyScope"}  # one field open: the SQL way
 SCALARS = [None, True, False, 0, 1, -1, 2.5, 1.0, -0.5, 2**53 + 1, -(2**53 + 1), 2**64, "red", "", "é", "1"]
 COMPOUNDS = [[], [1, 2], ["red", None], [[1], {"x": 1}], {}, {"x": 1}, {"x": 1.0, "y": [True]}, {"y": [True], "x": 1}]
-PATHS = [("a",), ("b",), ("a", "x"), ("a", 0), ("a", "0"), ("a", 1), ("c", "y", 0), ("zz",)]  # "0": a key, never an index
+PATHS = [
+    ("a",),
+    ("b",),
+    ("a", "x"),
+    ("a", 0),
+    ("a", "0"),
+    ("a", 1),
+    ("c", "y", 0),
+    ("zz",),
+]  # "0": a key, never an index
 NOT_OBJECTS = ["plain words", "[1, 2]", "7", "null", '{"a": NaN}', '{"a": 1', '"red"']
 
 
