@@ -25,8 +25,9 @@ from tests.factories import fact_body, scope_fields
 
 SCOPE = scope_fields()
 OPEN = {key: value for key, value in SCOPE.items() if key != "privacyScope"}  # one field open: the SQL way
-SCALARS = [None, True, False, 0, 1, -1, 2.5, 1.0, -0.5, 2**53 + 1, -(2**53 + 1), 2**64, "red", "", "é", "1"]
+SCALARS = [None, True, False, 0, 1, -1, 2.5, 1.0, -0.5, 2**53 + 1, -(2**53 + 1), 2**64, 10**21, "red", "", "é", "1"]
 COMPOUNDS = [[], [1, 2], ["red", None], [[1], {"x": 1}], {}, {"x": 1}, {"x": 1.0, "y": [True]}, {"y": [True], "x": 1}]
+COMPOUNDS += [{"x": 10**21}, {"x": 1e21}, [None], [0.0]]
 PATHS = [
     ("a",),
     ("b",),
@@ -36,8 +37,21 @@ PATHS = [
     ("a", 1),
     ("c", "y", 0),
     ("zz",),
+    ("café",),
 ]  # "0": a key, never an index
 NOT_OBJECTS = ["plain words", "[1, 2]", "7", "null", '{"a": NaN}', '{"a": 1', '"red"']
+# Texts a backend reads otherwise than Python's parser (field_columns._document): SQL decides for them.
+SQL_READS = [
+    '{"a":' + "[" * 1_000 + "]" * 1_000 + "}",  # past Python's recursion limit
+    '{"a": 18446744073709551617, "b": 1}',  # past 64 bits
+    '{"a": 1.00000000000000001}',  # past a float64's precision
+    '{"a": [1e400], "b": 1e400}',
+    '{"a": 1, "a": "red"}',  # a key written twice
+    '{"caf\\u00e9": 1, "a": "red"}',  # a key written escaped
+    '{"a": "x\\u0000y", "b": 1}',
+    '{"a": "\\ud800", "b": 1}',
+    '{"a": {"x": 1e21}, "b": -0.0}',  # whole floats: equal to integers (read by the copy)
+]
 
 
 def _value(rng: random.Random, depth: int = 0) -> Any:
@@ -51,7 +65,7 @@ def _value(rng: random.Random, depth: int = 0) -> Any:
 
 def _population(count: int) -> list[str]:
     rng = random.Random(5)
-    texts = list(NOT_OBJECTS)
+    texts = NOT_OBJECTS + SQL_READS
     while len(texts) < count:
         document = {key: _value(rng) for key in rng.sample(["a", "b", "c"], rng.randrange(4))}
         texts.append(json.dumps(document, ensure_ascii=rng.random() < 0.5))
@@ -175,3 +189,16 @@ def test_the_columns_count_the_values_they_hold(service: MemoryService, operator
     assert 0 < numbers < 40 * 2_000  # control: forty numbers, a few arrays' worth
     assert _found(service, operator, SCOPE, [{"path": ["long"], "op": "type", "value": "string"}]) != []
     assert _copy_fields(store) - numbers >= 40 * 2_000  # forty texts of ~2 kB each
+
+
+def test_a_text_the_backends_read_their_own_way_is_decided_by_sql(service: MemoryService, operator: Caller) -> None:
+    """Nested past Python's recursion limit, a key written twice, a NUL: answered as SQL answers."""
+    for i, text in enumerate(SQL_READS):
+        _put(service, operator, f"odd{i}", text)
+    _put(service, operator, "plain", json.dumps({"a": [1], "b": 1}))
+    arrays = [{"path": ["a"], "op": "type", "value": "array"}]
+    found = _found(service, operator, SCOPE, arrays)
+    assert {"odd0", "plain"} <= set(found)  # the deep one is an array to both backends, and no search fails
+    assert found == _found(service, operator, OPEN, arrays)  # control: the SQL way, every row
+    for where in ([{"path": ["a"], "op": "eq", "value": "red"}], [{"path": ["b"], "op": "eq", "value": 1}]):
+        assert _found(service, operator, SCOPE, where) == _found(service, operator, OPEN, where)

@@ -13,9 +13,12 @@ past 2**53 too) and never as booleans, objects and arrays by their canonical JSO
 from __future__ import annotations
 
 import json
+import math
 import operator
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -28,7 +31,9 @@ Path = tuple[str | int, ...]
 Texts = Callable[[Sequence[int]], Iterable[tuple[int, str]]]  # rowids -> (rowid, text) of those that exist
 
 # What a column holds at a row: its kind, then a number, a code (canonical JSON) or a length.
-UNREAD, NOT_OBJECT, MISSING, NULL, FALSE, TRUE, NUMBER, STRING, OBJECT, ARRAY = range(10)
+# BY_SQL: the row's text is one the backends may read otherwise than Python's parser (below), so the
+# SQL statements decide for it.
+UNREAD, BY_SQL, NOT_OBJECT, MISSING, NULL, FALSE, TRUE, NUMBER, STRING, OBJECT, ARRAY = range(11)
 _TYPE_KINDS = {
     "object": (OBJECT,),
     "array": (ARRAY,),
@@ -41,6 +46,15 @@ _COMPARE = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt, "lte": ope
 _EXACT = 2.0**53  # past this a float64 no longer tells every integer apart
 _ABSENT = object()  # the path leads nowhere
 _NOT_OBJECT = object()  # the text is no JSON object
+_BY_SQL = object()  # the text is one SQL reads its own way
+_CHUNK = 10_000  # texts read at once
+_DEPTH = 200  # deeper texts are SQL's to read: Python's parser and canonical JSON recurse
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+# PostgreSQL's jsonb refuses a NUL and a lone surrogate that Python's parser takes.
+_REFUSED_ESCAPES = re.compile(
+    r"\\u0000|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
 class Column:
@@ -79,7 +93,7 @@ class Column:
                 self.big[position] = value
             self.number[position] = _float(value)
         elif kind in (STRING, OBJECT, ARRAY):
-            text = canonical_json(value)
+            text = canonical_json(_normal(value))
             code = self.codes.get(text)
             if code is None:
                 code = self.codes[text] = len(self.codes)
@@ -103,7 +117,7 @@ class Column:
             met = self._equal(positions, kind, value)
             if op == "ne":
                 met = ~met
-        held: np.ndarray = met & (kind >= MISSING)  # unread (the row is gone) or no object: never met
+        held: np.ndarray = met & (kind >= MISSING)  # unread (the row is gone), SQL's or no object: not met
         return held
 
     def _equal(self, positions: np.ndarray, kind: np.ndarray, value: Any) -> np.ndarray:
@@ -114,7 +128,7 @@ class Column:
             return boolean
         if isinstance(value, (int, float)):
             return self._compare(positions, kind, "eq", value)
-        code = self.codes.get(canonical_json(value))
+        code = self.codes.get(canonical_json(_normal(value)))
         return self.code[positions] == code if code is not None else np.zeros(len(positions), dtype=bool)
 
     def _compare(self, positions: np.ndarray, kind: np.ndarray, op: str, operand: int | float) -> np.ndarray:
@@ -146,10 +160,14 @@ class FieldColumns:
 
     def meeting(
         self, rowids: np.ndarray, positions: np.ndarray, where: Sequence[FieldCondition], size: int, texts: Texts
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Which of ``rowids`` (at ``positions`` of a copy of ``size`` rows, all held) meet every
-        condition; the texts of rows not read yet come from ``texts``."""
+        condition, and which the SQL statements must decide (texts SQL reads its own way, or every
+        row when the search names more paths than the columns kept); the texts of rows not read yet
+        come from ``texts``."""
         paths = list(dict.fromkeys(condition.path for condition in where))
+        if len(paths) > self.LIMIT:  # its own columns would push each other out
+            return np.zeros(len(positions), dtype=bool), np.ones(len(positions), dtype=bool)
         columns = [self._column(path, size) for path in paths]
         unread = np.zeros(len(positions), dtype=bool)
         for column in columns:
@@ -160,7 +178,10 @@ class FieldColumns:
         met = np.ones(len(positions), dtype=bool)
         for condition in where:
             met &= columns[paths.index(condition.path)].meets(positions, condition)
-        return met
+        by_sql = np.zeros(len(positions), dtype=bool)
+        for column in columns:
+            by_sql |= column.kind[positions] == BY_SQL
+        return met, by_sql
 
     def _column(self, path: Path, size: int) -> Column:
         column = self._columns.pop(path, None) or Column()
@@ -175,21 +196,91 @@ class FieldColumns:
         rowids: np.ndarray, positions: np.ndarray, paths: list[Path], columns: list[Column], texts: Texts
     ) -> None:
         at = dict(zip(rowids.tolist(), positions.tolist(), strict=True))
-        for rowid, text in texts(list(at)):
-            document = _document(text)
-            for path, column in zip(paths, columns, strict=True):
-                column.put(at[rowid], _at(document, path) if isinstance(document, dict) else document)
+        wanted = list(at)
+        for start in range(0, len(wanted), _CHUNK):
+            for rowid, text in texts(wanted[start : start + _CHUNK]):
+                document = _document(text)
+                try:
+                    for path, column in zip(paths, columns, strict=True):
+                        column.put(at[rowid], _at(document, path) if isinstance(document, dict) else document)
+                except RecursionError:  # parsed, but too deep to write as canonical JSON here
+                    for column in columns:
+                        column.put(at[rowid], _BY_SQL)
         for column in columns:
             column._measure()
 
 
 def _document(text: str) -> Any:
-    """The JSON object a text holds, or ``_NOT_OBJECT`` (JSON's own grammar: no NaN, no Infinity)."""
+    """The JSON object a text holds; ``_NOT_OBJECT`` (JSON's own grammar: no NaN, no Infinity); or
+    ``_BY_SQL`` where a backend may read the text otherwise: nested past Python's recursion limit,
+    a number written past a float64's precision (PostgreSQL compares decimals exactly), an integer
+    past 64 bits, a key written twice (SQLite reads the first, Python the last) or one SQLite's
+    paths may match as escaped, a NUL or a lone surrogate (refused by PostgreSQL)."""
+    if _deeper_than(text, _DEPTH):  # Python's parser would fail by the depth of the stack it is called on
+        return _BY_SQL
+    odd: list[str] = []
+
+    def number(written: str) -> float:
+        value = float(written)
+        # As written, or as its shortest round trip writes it: then the decimals and the floats order alike.
+        if not math.isfinite(value) or Decimal(written) != Decimal(repr(value)):
+            odd.append(written)
+        return value
+
+    def integer(written: str) -> int:
+        value = int(written)
+        if abs(value) >= 2**63:
+            odd.append(written)
+        return value
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        found = dict(items)
+        if len(found) != len(items) or ("\\" in text and any(map(_escapable, found))):
+            odd.append("key")
+        return found
+
     try:
-        document = json.loads(text, parse_constant=_refuse)
+        document = json.loads(
+            text, parse_float=number, parse_int=integer, parse_constant=_refuse, object_pairs_hook=pairs
+        )
+    except RecursionError:
+        return _BY_SQL
     except ValueError:
         return _NOT_OBJECT
+    if odd or _REFUSED_ESCAPES.search(text):
+        return _BY_SQL
     return document if isinstance(document, dict) else _NOT_OBJECT
+
+
+def _deeper_than(text: str, depth: int) -> bool:
+    """Whether the JSON text nests objects and arrays more than ``depth`` deep (strings aside)."""
+    if text.count("[") + text.count("{") <= depth:
+        return False
+    level = deepest = 0
+    for char in _STRINGS.sub("", text):
+        if char in "[{":
+            level += 1
+            deepest = max(deepest, level)
+        elif char in "]}":
+            level -= 1
+    return deepest > depth
+
+
+def _escapable(key: str) -> bool:
+    """A key JSON text may write escaped (SQLite 3.40's paths match keys as the text writes them)."""
+    return not key.isascii() or not key.isprintable() or any(c in key for c in '"\\/')
+
+
+def _normal(value: Any) -> Any:
+    """``value`` with every whole float as an integer, so canonical JSON compares numbers by value
+    (``1e21`` and ``1000000000000000000000``; ``-0.0`` and ``0``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _normal(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_normal(item) for item in value]
+    return value
 
 
 def _refuse(constant: str) -> Any:
@@ -221,6 +312,8 @@ def _kind(value: Any) -> int:
         return MISSING
     if value is _NOT_OBJECT:
         return NOT_OBJECT
+    if value is _BY_SQL:
+        return BY_SQL
     if value is None:
         return NULL
     if value is True:

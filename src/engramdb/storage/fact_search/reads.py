@@ -101,12 +101,13 @@ class FactSearchSQL:
         def read(held: ScopeCopy) -> tuple[np.ndarray, np.ndarray]:
             positions = held.positions_of(ids)
             inside = positions >= 0
-            met = held.fields.meeting(ids[inside], positions[inside], where, len(held), self._texts)
-            return ids[inside][met], ids[~inside]
+            met, by_sql = held.fields.meeting(ids[inside], positions[inside], where, len(held), self._texts)
+            return ids[inside][met], np.concatenate([ids[~inside], ids[inside][by_sql]])
 
-        found, outside = self._fact_search_copy(copy[0], copy[1], read)
-        # A row the copy does not hold (erased since it was listed, say) is read the SQL way.
-        return set(found.tolist()) | (self._meeting(outside.tolist(), where) if len(outside) else set())
+        found, rest = self._fact_search_copy(copy[0], copy[1], read)
+        # A row the copy does not hold (erased since it was listed, say), or whose text SQL reads its
+        # own way, is read the SQL way.
+        return set(found.tolist()) | (self._meeting(rest.tolist(), where) if len(rest) else set())
 
     def facts_newest_first(self, rowids: Sequence[int], page: tuple[int, int]) -> list[int]:
         if not len(rowids):
