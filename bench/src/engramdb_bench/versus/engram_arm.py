@@ -81,8 +81,6 @@ class EngramServer:
             store.close()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        # No query-vector cache: the interleaved passes ask the same questions again, and a vector
-        # kept from the first pass would spare EngramDB the embedding every other arm pays for.
         env = {**os.environ, "ENGRAM_EMBEDDER": embedder, "ENGRAM_HOME": str(self.home), **NO_QUERY_CACHE}
         env.pop("ENGRAM_DATABASE_URL", None)
         self._log = (work / "engram-server.log").open("w")

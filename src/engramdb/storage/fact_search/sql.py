@@ -75,47 +75,38 @@ def meeting(d: Dialect, rowids: Sequence[int], where: Sequence[FieldCondition]) 
     """``SELECT rowid``: those of ``rowids`` whose text meets every condition (each row found by its
     key; PostgreSQL parses each text once, and only where it is JSON)."""
     conditions, params = (_postgres_where if d.postgres else _sqlite_where)(where)
-    if d.postgres:
-        parsed = (
-            " CROSS JOIN LATERAL (SELECT CASE WHEN pg_input_is_valid(m.text, 'jsonb') THEN m.text::jsonb END AS doc"
-            " OFFSET 0) j"  # OFFSET 0: parsed once per row, not once per condition that reads it
-        )
-        sql = f"SELECT m.rowid FROM memories m{parsed} WHERE m.tenant = %s AND m.rowid = ANY(%s){conditions}"
-        return sql, [d.tenant, list(rowids), *params]
-    # The rowids as one JSON array, each row then found by its key: one statement for any count
-    # (no limit of bound parameters), and never a scan of the table.
-    listed = "[" + ",".join(map(str, rowids)) + "]"
-    sql = (
-        f"SELECT m.rowid FROM json_each(?) AS ids CROSS JOIN memories m ON m.rowid = ids.value WHERE 1 = 1{conditions}"
+    rows, keyed, keys = _by_key(d, rowids)
+    parsed = (
+        " CROSS JOIN LATERAL (SELECT CASE WHEN pg_input_is_valid(m.text, 'jsonb') THEN m.text::jsonb END AS doc"
+        " OFFSET 0) j"  # OFFSET 0: parsed once per row, not once per condition that reads it
+        if d.postgres
+        else ""
     )
-    return sql, [listed, *params]
+    return f"SELECT m.rowid FROM {rows}{parsed} WHERE {keyed}{conditions}", [*keys, *params]
 
 
 def newest_first(d: Dialect, rowids: Sequence[int], page: tuple[int, int]) -> tuple[str, list[Any]]:
     """``SELECT rowid``: a page (offset, limit) of ``rowids``, newest first (record time, then write
     order, as ``current_facts``), each row found by its key."""
+    rows, keyed, keys = _by_key(d, rowids)
     order = f" ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT {d.mark} OFFSET {d.mark}"
-    if d.postgres:
-        return f"SELECT m.rowid FROM memories m WHERE m.tenant = %s AND m.rowid = ANY(%s){order}", [
-            d.tenant,
-            list(rowids),
-            page[1],
-            page[0],
-        ]
-    listed = "[" + ",".join(map(str, rowids)) + "]"
-    sql = f"SELECT m.rowid FROM json_each(?) AS ids CROSS JOIN memories m ON m.rowid = ids.value{order}"
-    return sql, [listed, page[1], page[0]]
+    return f"SELECT m.rowid FROM {rows} WHERE {keyed}{order}", [*keys, page[1], page[0]]
 
 
 def texts(d: Dialect, rowids: Sequence[int]) -> tuple[str, list[Any]]:
     """``SELECT rowid, text`` of those of ``rowids`` that exist, each found by its key."""
+    rows, keyed, keys = _by_key(d, rowids)
+    return f"SELECT m.rowid, m.text FROM {rows} WHERE {keyed}", keys
+
+
+def _by_key(d: Dialect, rowids: Sequence[int]) -> tuple[str, str, list[Any]]:
+    """The rows ``rowids`` name, each found by its key: (FROM, WHERE, parameters). On SQLite the
+    rowids go as one JSON array: one statement for any count (no limit of bound parameters), and
+    never a scan of the table."""
     if d.postgres:
-        return "SELECT m.rowid, m.text FROM memories m WHERE m.tenant = %s AND m.rowid = ANY(%s)", [
-            d.tenant,
-            list(rowids),
-        ]
+        return "memories m", "m.tenant = %s AND m.rowid = ANY(%s)", [d.tenant, list(rowids)]
     listed = "[" + ",".join(map(str, rowids)) + "]"
-    return "SELECT m.rowid, m.text FROM json_each(?) AS ids CROSS JOIN memories m ON m.rowid = ids.value", [listed]
+    return "json_each(?) AS ids CROSS JOIN memories m ON m.rowid = ids.value", "1 = 1", [listed]
 
 
 def subjects(
