@@ -53,14 +53,14 @@ def test_a_fact_is_archived_with_its_reason_restored_and_unpinned(tab: Tab) -> N
     assert _status(tab, tenant, fact) == "active"  # nothing changed
     page.locator("#archive-reason").fill("the user stopped using an editor")
     page.get_by_role("button", name="Archive", exact=True).click()
-    expect(page.locator("p.done")).to_be_visible()
+    expect(page.locator("p.done")).to_contain_text("Archived")
     assert _status(tab, tenant, fact) == "archived"
     with tab.server.client(tenant.tokens["admin"]) as http:
         entries = http.get("/v1/audit", params={"action": "memory.archive"}).json()["entries"]
     assert [e["reason"] for e in entries if e["targetId"] == fact] == ["the user stopped using an editor"]
     page.locator("#restore-reason").fill("archived by mistake")
     page.get_by_role("button", name="Restore", exact=True).click()
-    expect(page.locator("p.done")).to_be_visible()
+    expect(page.locator("p.done")).to_contain_text("Restored")  # not the archive's message, still shown
     assert _status(tab, tenant, fact) == "active"
     language = tenant.ids["language"]  # pinned by the seed
     assert (_memory(tab, tenant, "facts", language) or {}).get("pinned") is True
