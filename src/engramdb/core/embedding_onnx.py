@@ -154,7 +154,7 @@ class OnnxMiniLMEmbedder:
         threads: int = 2,
         batch_size: int = 32,
         max_tokens: int = 256,
-        batch_tokens: int = 2048,
+        batch_tokens: int = 256,
         *,
         activations: Activations = "float",
     ) -> None:
@@ -170,7 +170,10 @@ class OnnxMiniLMEmbedder:
         self.batch_size = batch_size if activations == "float" else 1
         self.max_tokens = max_tokens
         # A batch's padded tokens are capped: onnxruntime's arena grows to the largest batch it has
-        # run and keeps it (64 texts of 256 tokens held 2.7 GB; 8 of them, 0.5 GB: bench/RESULTS.md).
+        # run and keeps it (64 texts of 256 tokens held 2.7 GB: bench/RESULTS.md), and on these
+        # CPUs a text costs less in a small batch than in a large one (LoCoMo's turns on two
+        # threads: 122-125 texts/s in batches of 256 padded tokens, 90-108 in batches of 2,048).
+        # So by default a batch holds one full-length text's worth.
         self.batch_tokens = batch_tokens
         self._load_lock = threading.Lock()
         # onnxruntime sessions are thread-safe, but one run at a time keeps
