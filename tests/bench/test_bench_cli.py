@@ -116,6 +116,7 @@ def test_bench_load_offers_a_rate_and_measures_the_servers_memory(tmp_path: Path
     [row] = result["results"]
     assert row["sent"] == 40 and row["served"] + row["refused"] == 40 and row["errors"] == 0, row
     assert row["served"] > 0 and row["p50Ms"] > 0 and row["rssMaxMb"] > 0
+    assert result["warmSeconds"] > 0  # the untimed recalls that built the scope's copy ran first
     long = result["longEpisodes"]
     assert long["rssAfterMb"] > 0 and long["rssMaxMb"] >= long["rssAfterMb"] and long["seconds"] > 0
     # The reference arm: the bare pipeline offered the same rate, recalls only, every one answered.

@@ -5,9 +5,12 @@ data folder, and one scope is filled with ``memories`` synthetic episodes (batch
 API, then the embedding worker's backlog drained). Then, for each offered rate, requests are
 *sent on a schedule* (open loop: a slow answer does not delay the next request, so queueing
 shows as latency instead of hiding as a lower rate): ``recall_share`` recalls, the rest episode
-writes. Latency runs from each request's scheduled time to its answer. The server's RSS is
-sampled from /proc throughout. Then the reference (load_reference) is offered the same rates,
-recalls only, and each arm's capacity is reported with their ratio.
+writes. Latency runs from each request's scheduled time to its answer. Before the first rate
+each arm answers ``WARM_RECALLS`` recalls, untimed: a server builds a scope's in-memory copy at
+its first recall after a start (seconds at 10,000 memories), which a benchmark of steady load
+would otherwise count as the first rate's tail. The server's RSS is sampled from /proc
+throughout. Then the reference (load_reference) is offered the same rates, recalls only, and
+each arm's capacity is reported with their ratio.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from engramdb_bench.versus.reference_arm import ReferenceServer
 
 LONG_SCOPE: dict[str, Any] = {**SCOPE, "profileId": "bench-long"}  # the long episodes' own scope
 REFUSED = (429, 503)  # answers that say "not now", fast, with Retry-After
+WARM_RECALLS = 20
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,7 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
             fill_s = _fill(url, token, config)
             filled_rss = rss.now()
             progress(f"  filled and embedded in {fill_s:.1f} s; RSS {filled_rss:.0f} MB")
+            warm_s = _warm(url, token, config.seed)
             results = [_rate(url, token, rate, config, rss, progress) for rate in config.rates]
         finally:
             server.terminate()
@@ -122,6 +127,7 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
         "longEpisodes": long_rss,
         "fillSeconds": round(fill_s, 1),
         "rssAfterFillMb": round(filled_rss, 1),
+        "warmSeconds": round(warm_s, 3),
         "rssMaxMb": round(max(rss.samples), 1),
         "results": results,
         **_capacities(results, reference),
@@ -138,6 +144,7 @@ def _reference(config: LoadConfig, progress: Callable[[str], None]) -> list[dict
                 server.wait_ready(http)
             progress(f"reference: filling {config.memories:,} memories")
             progress(f"  filled in {fill(server.url, config.memories, config.seed):.1f} s; RSS {rss.now():.0f} MB")
+            _warm(server.url, None, config.seed, REFERENCE)
             recalls_only = replace(config, recall_share=1.0)
             return [_rate(server.url, None, rate, recalls_only, rss, progress, REFERENCE) for rate in config.rates]
         finally:
@@ -206,6 +213,19 @@ def _admin_free_key(home: Path, scope: dict[str, Any]) -> str:
     finally:
         store.close()
     return token
+
+
+def _warm(url: str, token: str | None, seed: int, requests: Requests = ENGRAMDB) -> float:
+    """Ask ``WARM_RECALLS`` recalls one after another, untimed; return how long they took."""
+    started = time.perf_counter()
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
+        for query in queries(WARM_RECALLS, seed + 1):
+            path, body = requests[0](query)
+            answer = http.post(path, json=body)
+            if answer.status_code != 200:
+                raise EngramError(f"a warm-up recall failed: {answer.status_code} {answer.text[:200]}")
+    return time.perf_counter() - started
 
 
 def _fill(url: str, token: str, config: LoadConfig) -> float:
