@@ -34,7 +34,10 @@ import numpy as np
 
 # rowids -> (the rowids found, their full-precision vectors as rows of a float32 matrix)
 ExactVectors = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-_CHUNK = 4096  # rows decoded at once: small enough for the CPU cache, large enough for BLAS
+# Rows decoded at once, into one buffer per request thread: 1,024 rows of 384 floats (1.5 MB) scan
+# 10,000 codes as fast as 4,096 did (0.68 vs 0.67 ms) and hold a quarter of the memory in each of
+# up to 40 threads (the server's RSS under an overload of the 70/30 mix: 484 vs 622 MB).
+_CHUNK = 1024
 _RUN = 64  # adjacent rows worth decoding as a slice rather than gathering
 _SLACK = 1e-5  # float32 rounding of the approximate dot products, kept inside the bound
 _TRAIN_ITERATIONS = 8
