@@ -120,8 +120,9 @@ def _open_tokenizer(max_tokens: int) -> tuple[Tokenizer, int]:
     return tokenizer, pad_id
 
 
-# Padded tokens of a batch above which its run hands the arena's memory back (a query's few
-# dozen tokens never pay for that; a worker batch of long episodes does).
+# Padded tokens of a batch above which its run hands the arena's memory back. The default budget
+# (256) never reaches it; a larger ``batch_tokens`` given to the constructor does (a query's few
+# dozen tokens never pay for that).
 _SHRINK_ABOVE_TOKENS = 1024
 
 
