@@ -65,18 +65,19 @@ def test_a_turn_without_words_keeps_the_chain(store: Store, service: MemoryServi
 
 
 def test_lift_reaches_one_and_two_turns_away(store: Store, service: MemoryService, operator: Caller) -> None:
-    from engramdb.core.fusion import Fused
+    from engramdb.core.fusion import Fused, FusedRows
     from engramdb.core.ranking import _neighbour_lift
 
     ids = [_write(service, operator, f"turn {i}", "s", i) for i in range(4)]
     a, b, c, d = _rowids(store, ids)
     # Only candidates (rows the arms found, so eligible ones) are lifted; b and c scored 0.
-    fused = [Fused(a, 1.0), Fused(b, 0.0), Fused(c, 0.0), Fused(d, 0.1)]
+    rows = [Fused(a, 1.0), Fused(b, 0.0), Fused(c, 0.0), Fused(d, 0.1)]
+    fused = FusedRows.of(rows)
     lift = _neighbour_lift(store.tenant("t1"), SCOPE_KEY, fused, 0.4, 0.2)
     assert lift[b] == pytest.approx(0.4 * 1.0 + 0.2 * 0.1)  # a is next to b; d is two away
     assert lift[c] == pytest.approx(0.4 * 0.1 + 0.2 * 1.0)
     assert lift.get(a, 0.0) == 0.0  # b next to it and c two away scored 0: nothing to lend
-    assert _neighbour_lift(store.tenant("t1"), SCOPE_KEY, fused[:1], 0.4, 0.2) == {}  # a alone: nobody lends
+    assert _neighbour_lift(store.tenant("t1"), SCOPE_KEY, FusedRows.of(rows[:1]), 0.4, 0.2) == {}  # a alone: nobody lends
 
 
 def _recall(service: MemoryService, caller: Caller, query: str) -> list[tuple[str, float]]:

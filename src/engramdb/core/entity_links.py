@@ -181,22 +181,26 @@ def entity_lift(
 def linked_rows(
     store: TenantStore,
     scope_key: str,
-    fused: list[fusion.Fused],
+    fused: fusion.FusedRows,
     lift: dict[int, float],
     size: int,
     admit: CandidateFilter | None,
     settings: RetrievalSettings,
-) -> tuple[list[fusion.Fused], dict[int, float]]:
+) -> tuple[fusion.FusedRows, dict[int, float]]:
     """The entity lift from the top rows (their fused score plus their neighbours' lift), and the
     candidates with the rows found only through an entity that ``admit`` lets in (None: none)."""
-    if settings.entity_weight <= 0 or settings.entity_seeds <= 0 or not fused:
+    if settings.entity_weight <= 0 or settings.entity_seeds <= 0 or not len(fused):
         return fused, {}
-    top = sorted(fused, key=lambda f: (-(f.score + lift.get(f.rowid, 0.0)), f.rowid))[: settings.entity_seeds]
-    seeds = [(f.rowid, kind, f.score + lift.get(f.rowid, 0.0)) for f in top for kind in ("EPISODE", "MEMORY_FACT")]
+    raised = [
+        (score + lift.get(rowid, 0.0), rowid)
+        for rowid, score in zip(fused.rowids.tolist(), fused.scores.tolist(), strict=True)
+    ]
+    top = sorted(raised, key=lambda r: (-r[0], r[1]))[: settings.entity_seeds]
+    seeds = [(rowid, kind, score) for score, rowid in top for kind in ("EPISODE", "MEMORY_FACT")]
     linked = entity_lift(store, scope_key, seeds, size, settings)
-    known = {f.rowid for f in fused}
+    known = set(fused.rowids.tolist())
     unknown = [r for r in linked if r not in known]
     new = store.admitted(scope_key, unknown, admit) if admit is not None and unknown else []
     kept = known | set(new)
     linked = {r: v for r, v in linked.items() if r in kept}
-    return [*fused, *(fusion.Fused(r, 0.0) for r in sorted(new))], linked
+    return fused.with_rows(sorted(new)), linked

@@ -83,7 +83,7 @@ def rank(
     store: TenantStore,
     scope_key: str,
     query: str,
-    fused: list[fusion.Fused],
+    fused: fusion.FusedRows,
     weights: dict[str, float],
     words: QueryWords,
     limit: int,
@@ -110,9 +110,10 @@ def rank(
         admit = None if reach.filtered else reach.filt
         fused, linked = linked_rows(store, scope_key, fused, lift, words.size, admit, settings)
     raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
-    contenders = _contenders(fused, raised, limit, headroom)
+    contenders = fused.rows(_contenders(fused, raised, limit, headroom))
     # Sessions need every candidate's record; the contenders' records are among them.
-    records = store.records([f.rowid for f in (fused if sessions > 0 else contenders)], with_event=False)
+    wanted = fused.rowids.tolist() if sessions > 0 else [f.rowid for f in contenders]
+    records = store.records(wanted, with_event=False)
     total = sum(weights.values()) or 1.0
     shares = {name: weight / total for name, weight in weights.items()}
     features = _Features(settings, trust_weight, lift, linked, date, reach.when)
@@ -124,7 +125,7 @@ def rank(
 
 
 def _sessions(
-    fused: list[fusion.Fused],
+    fused: fusion.FusedRows,
     lift: dict[int, float],
     records: dict[int, MemoryRecord],
     limit: int,
@@ -134,12 +135,12 @@ def _sessions(
     ``limit`` memories) by their best episode's score, so a session is found even when other
     sessions fill the memory list."""
     scored: list[tuple[float, int, str, MemoryRecord]] = []
-    for row in fused:
-        record = records.get(row.rowid)
+    for rowid, fused_score in zip(fused.rowids.tolist(), fused.scores.tolist(), strict=True):
+        record = records.get(rowid)
         if record is None or record.source != "EPISODE" or record.session_id is None:
             continue
-        score = row.score + lift.get(row.rowid, 0.0) + (date(record) if date else 0.0)
-        scored.append((score, row.rowid, record.session_id, record))
+        score = fused_score + lift.get(rowid, 0.0) + (date(record) if date else 0.0)
+        scored.append((score, rowid, record.session_id, record))
     best: dict[str, SessionHit] = {}
     for score, _, session_id, record in sorted(scored, key=lambda s: (-s[0], s[1])):
         hit = best.get(session_id)
@@ -172,18 +173,18 @@ def _headroom(settings: RetrievalSettings, *, dated: bool, timed: bool = False) 
     return features + (settings.date_weight if dated else 0.0) + (settings.time_words_weight if timed else 0.0)
 
 
-def _lift_floor(fused: list[fusion.Fused], limit: int, settings: RetrievalSettings, headroom: float) -> float | None:
+def _lift_floor(fused: fusion.FusedRows, limit: int, settings: RetrievalSettings, headroom: float) -> float | None:
     """The fused score below which no lift and no feature can bring a row into the top ``limit``."""
     if len(fused) <= limit:
         return None
-    reach = (settings.neighbour_weight + settings.second_neighbour_weight) * fused[0].score
-    return fused[limit - 1].score - reach - headroom
+    reach = (settings.neighbour_weight + settings.second_neighbour_weight) * float(fused.scores[0])
+    return float(fused.scores[limit - 1]) - reach - headroom
 
 
 def _neighbour_lift(
     store: TenantStore,
     scope_key: str,
-    fused: list[fusion.Fused],
+    fused: fusion.FusedRows,
     weight: float,
     weight_2: float = 0.0,
     *,
@@ -197,11 +198,11 @@ def _neighbour_lift(
     answer), so a turn near a strong match is likelier evidence than its own words say.
     Measured on LoCoMo and the held-out set (bench/RESULTS.md).
     """
-    if (weight <= 0 and weight_2 <= 0) or not fused:
+    if (weight <= 0 and weight_2 <= 0) or not len(fused):
         return {}
-    ids = np.array([f.rowid for f in fused], dtype=np.int64)  # every candidate lends
+    ids = fused.rowids  # every candidate lends
     order = np.argsort(ids)
-    known, known_score = ids[order], np.array([f.score for f in fused])[order]
+    known, known_score = ids[order], fused.scores[order]
 
     def score_of(rowids: np.ndarray) -> np.ndarray:
         """The fused score of each rowid, 0 for -1 and for rows the arms did not find."""
@@ -209,7 +210,7 @@ def _neighbour_lift(
         return np.where(known[at] == rowids, known_score[at], 0.0)
 
     # Only rows that can still rise into the top borrow (their neighbours are looked up).
-    borrowers = ids if floor is None else ids[np.array([f.score >= floor for f in fused])]
+    borrowers = ids if floor is None else ids[fused.scores >= floor]
     before, after = store.adjacent(scope_key, borrowers.tolist())
     lift = weight * np.maximum(score_of(before), score_of(after))
     if weight_2 > 0:  # one lookup: the turn before the one before, and after the one after
@@ -220,17 +221,18 @@ def _neighbour_lift(
     return dict(zip(borrowers[lifted].tolist(), lift[lifted].tolist(), strict=True))
 
 
-def _contenders(fused: list[fusion.Fused], lift: dict[int, float], limit: int, headroom: float) -> list[fusion.Fused]:
-    """Rows that can still reach the top ``limit`` once features are added (each is at most 1).
+def _contenders(fused: fusion.FusedRows, lift: dict[int, float], limit: int, headroom: float) -> np.ndarray:
+    """The positions of the rows that can still reach the top ``limit`` once features are added
+    (each is at most 1), in the rows' order.
 
     A row whose score trails the ``limit``-th best by more than every feature weight together
     can never overtake it, so it is neither fetched nor scored: exact, and much less work.
     """
     if len(fused) <= limit:
-        return fused
-    base = sorted((f.score + lift.get(f.rowid, 0.0) for f in fused), reverse=True)
-    floor = base[limit - 1] - headroom
-    return [f for f in fused if f.score + lift.get(f.rowid, 0.0) >= floor]
+        return np.arange(len(fused))
+    base = fused.scores + np.array([lift.get(rowid, 0.0) for rowid in fused.rowids.tolist()])
+    floor = np.partition(base, len(base) - limit)[len(base) - limit] - headroom
+    return np.flatnonzero(base >= floor)
 
 
 def _with_features(

@@ -14,10 +14,13 @@ Each stage is a span when the process traces (``engramdb.recall.embed``, ``.sear
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from engramdb import clock, metrics, traces
 from engramdb.config import RetrievalSettings
@@ -137,7 +140,7 @@ def _fused_arms(
     filt: CandidateFilter,
     pool: int,
     settings: RetrievalSettings,
-) -> tuple[list[fusion.Fused], dict[str, float], QueryWords]:
+) -> tuple[fusion.FusedRows, dict[str, float], QueryWords]:
     """Both arms' candidates fused into one ranking, the arms' weights, and the query's words."""
     terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
     with traces.span("engramdb.recall.arms", _arms(filt, pool, len(terms))) as searched:
@@ -145,7 +148,7 @@ def _fused_arms(
         searched.set_attributes(
             {"engramdb.recall.dense.count": len(dense), "engramdb.recall.lexical.count": len(lexical)}
         )
-    arms = {"dense": [(c.rowid, c.score) for c in dense], "lexical": [(c.rowid, c.score) for c in lexical]}
+    arms = {"dense": dense, "lexical": lexical}  # candidates are (rowid, score) pairs
     for arm, found in arms.items():
         metrics.RECALL_CANDIDATES.labels(arm).observe(len(found))
     with traces.span("engramdb.recall.fusion", {"engramdb.recall.fusion": settings.fusion}) as fusing:
@@ -175,24 +178,19 @@ def _arms(filt: CandidateFilter, pool: int, terms: int) -> dict[str, traces.Valu
     }
 
 
-def _narrowed(
-    store: TenantStore, fused: list[fusion.Fused], narrow: Narrowing, words: QueryWords
-) -> list[fusion.Fused]:
+def _narrowed(store: TenantStore, fused: fusion.FusedRows, narrow: Narrowing, words: QueryWords) -> fusion.FusedRows:
     """The fused rows whose records pass ``narrow``'s filters and relevance floor."""
-    records = store.records([f.rowid for f in fused], with_event=False)
+    rowids = fused.rowids.tolist()
+    records = store.records(rowids, with_event=False)
     floor = narrow.min_score
-    return [
-        f
-        for f in fused
-        if (r := records.get(f.rowid)) is not None
+    dense = fused.raw_of("dense").tolist()
+    keep = [
+        (r := records.get(rowid)) is not None
         and narrow.keeps(r)
-        and (floor is None or relevance(_dense_raw(f), words, r) >= floor)
+        and (floor is None or relevance(None if math.isnan(raw) else raw, words, r) >= floor)
+        for rowid, raw in zip(rowids, dense, strict=True)
     ]
-
-
-def _dense_raw(row: fusion.Fused) -> float | None:
-    entry = row.arms.get("dense")
-    return entry[1] if entry is not None else None
+    return fused.take(np.array(keep, dtype=bool))
 
 
 def _arm_weights(

@@ -6,7 +6,7 @@ Plain frozen dataclasses, no behaviour; ``storage/columns.py`` keeps each one's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -154,9 +154,9 @@ class EpisodePosition:
     rowid: int
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """One arm's hit: a row and its raw score (higher is better)."""
+class Candidate(NamedTuple):
+    """One arm's hit: a row and its raw score (higher is better). A tuple: an arm returns a few
+    hundred, and fusion reads them as ``(rowid, score)`` pairs."""
 
     rowid: int
     score: float

@@ -199,7 +199,7 @@ class ScopeCopy:
         scanned = self._vectors.candidates(query, self._ready[: self._size])
         scanned = scanned[self._eligible(filt, scanned)]
         positions, scores = self._vectors.top(query, scanned, self._rowids, limit, exact)
-        return [Candidate(int(r), float(s)) for r, s in zip(self._rowids[positions], scores, strict=True)]
+        return list(map(Candidate, self._rowids[positions].tolist(), np.asarray(scores, dtype=np.float64).tolist()))
 
     def text_search(self, words: Sequence[str], filt: CandidateFilter, limit: int) -> list[Candidate]:
         """Return the top ``limit`` eligible rows by BM25 (rows no word matches are left out)."""
@@ -258,7 +258,7 @@ class ScopeCopy:
         if len(candidates) > limit:
             candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
         order = candidates[np.lexsort((self._rowids[candidates], -scores[candidates]))]
-        return [Candidate(int(self._rowids[i]), float(scores[i])) for i in order]
+        return list(map(Candidate, self._rowids[order].tolist(), scores[order].astype(np.float64).tolist()))
 
     def _eligible(self, filt: CandidateFilter, at: np.ndarray) -> np.ndarray:
         """The same predicate as the SQL filter (storage/columns.py), over the positions ``at``."""
