@@ -6,6 +6,7 @@ Both backends, real files and a real PostgreSQL."""
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from engramdb.config import Settings
 from engramdb.contract.writes import EpisodeWrite
@@ -13,8 +14,10 @@ from engramdb.core.aging.usage import UsageBuffer
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import drain
 from engramdb.jobs.supervisor import server_jobs
 from engramdb.storage.port import CandidateFilter, Store
+from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, participant, scope_fields
 from tests.storage.conftest import OpenStore
 from tests.storage.test_large_scopes import DIM, _fill, _queries
@@ -84,3 +87,40 @@ def test_the_servers_copies_job_stands_aside_while_a_recall_runs(open_store: Ope
     assert copies.run(datetime.now()) == {"scopes": 0} and _rows(store) == [600]
     recalling[0] = False  # control: the recall is over
     assert copies.run(datetime.now()) == {"scopes": 1} and _rows(store) == [601]
+
+
+def test_a_scope_that_became_searchable_is_loaded_before_its_first_recall(tmp_path: Path) -> None:
+    # SQLite, the embedded default: its embedding worker tells its own cache which scopes it made searchable.
+    store = SQLiteStore(tmp_path / "home")
+    try:
+        store.tenant("t1", create=True)
+        _write(store, [f"kafka lisbon turn {i}" for i in range(5)])
+        assert store.freshen() == 0 and _rows(store) == []  # written, no vector yet: nothing to load
+        assert drain(store.tenant("t1"), HashingEmbedder(DIM)) == 5
+        assert _rows(store) == []  # the vectors alone load nothing
+        assert store.freshen(stop=lambda: True) == 0 and _rows(store) == []  # asked to stop: nothing
+        assert store.freshen() == 1 and _rows(store) == [5]  # control: loaded before any recall
+        assert store.freshen() == 0  # once
+        # The loaded copy answers as the copy a first recall builds.
+        [(copy_key, _)] = store.scope_copies.held()
+        key = copy_key.rpartition(":")[2]
+        query, terms = HashingEmbedder(DIM).embed(["kafka lisbon"])[0], ["kafka", "lisbon"]
+        loaded = store.tenant("t1").candidates(key, query, terms, CandidateFilter(), 5)
+        store.scope_copies.clear()
+        built = store.tenant("t1").candidates(key, query, terms, CandidateFilter(), 5)
+        assert loaded == built and len(loaded[0]) == 5 and len(loaded[1]) == 5
+    finally:
+        store.close()
+
+
+def test_a_written_scope_is_not_loaded_past_nine_tenths_of_the_memory_limit(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "home", memory_mb=0.001)  # a thousand bytes: any copy is more
+    try:
+        store.tenant("t1", create=True)
+        _write(store, ["kafka lisbon one"])
+        _write(store, ["kafka lisbon two"], who="bob")
+        drain(store.tenant("t1"), HashingEmbedder(DIM))
+        assert store.freshen() == 1 and len(_rows(store)) == 1  # the first fills the cache ...
+        assert store.freshen() == 0 and len(_rows(store)) == 1  # ... and the next waits for a recall
+    finally:
+        store.close()

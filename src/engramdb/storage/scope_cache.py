@@ -32,6 +32,7 @@ class ScopeCache:
         self._total = 0
         self._locks: dict[str, threading.Lock] = {}
         self._sources: dict[str, Callable[[], Source]] = {}  # how each held copy reads its scope (freshen)
+        self._written: OrderedDict[str, Callable[[], object]] = OrderedDict()  # not held: how to load each
         self._guard = threading.Lock()
 
     def lock_for(self, scope_key: str) -> threading.Lock:
@@ -72,6 +73,27 @@ class ScopeCache:
                     limit,
                 )
             )
+
+    def note_written(self, scope_key: str, load: Callable[[], object]) -> None:
+        """Remember a scope whose rows just became searchable, if its copy is not held, and how to
+        load it (``load_written``): an agent recalls soon after it writes, and the first recall of
+        a scope would otherwise build its copy (tens of ms for a conversation, seconds for 100,000 rows)."""
+        with self._guard:
+            if scope_key in self._scopes:
+                return
+            self._written[scope_key] = load
+            self._written.move_to_end(scope_key)
+            while len(self._written) > WRITTEN_KEPT:
+                self._written.popitem(last=False)
+
+    def take_written(self) -> tuple[str, Callable[[], object]] | None:
+        """The scope written most recently whose copy is not held, and how to load it; None if none."""
+        with self._guard:
+            while self._written:
+                key, load = self._written.popitem()
+                if key not in self._scopes:
+                    return key, load
+            return None
 
     def current(self, scope_key: str) -> ScopeCopy | None:
         """The copy held for the scope now, without making it the most recent."""
@@ -118,6 +140,7 @@ class ScopeCache:
         with self._guard:
             self._scopes.clear()
             self._sources.clear()
+            self._written.clear()
             self._sizes.clear()
             self._total = 0
 
@@ -125,6 +148,7 @@ class ScopeCache:
 T = TypeVar("T")
 
 
+WRITTEN_KEPT = 64  # scopes written lately and not held that a cache remembers (the most recent)
 FRESHEN_SCOPES = 8  # the most recently used copies a server keeps up to date between recalls
 _PAGE = 20_000  # rows read and applied at once: a million-row scope never sits in memory as rows
 
@@ -198,6 +222,20 @@ def freshen(cache: ScopeCache, limit: int, stop: Callable[[], bool] = lambda: Fa
         cache.settle(keep=key)
         freshened += bool(taken) and cache.current(key) is copy
     return freshened
+
+
+def load_written(cache: ScopeCache, limit: int, stop: Callable[[], bool] = lambda: False) -> int:
+    """Load the copies of up to ``limit`` scopes written lately and not held, most recent first,
+    while the cache is under 90% of its limit (a loaded copy never pushes a recalled one out).
+    ``stop`` is asked before each scope. Return how many were loaded."""
+    loaded = 0
+    while loaded < limit and not stop() and cache.nbytes < 0.9 * cache.max_bytes:
+        taken = cache.take_written()
+        if taken is None:
+            break
+        taken[1]()
+        loaded += 1
+    return loaded
 
 
 def _refreshed(copy: ScopeCopy, source: Source) -> int | None:

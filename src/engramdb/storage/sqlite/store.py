@@ -12,7 +12,7 @@ from typing import Any
 
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
-from engramdb.storage.scope_cache import FRESHEN_SCOPES, ScopeCache, freshen
+from engramdb.storage.scope_cache import FRESHEN_SCOPES, ScopeCache, freshen, load_written
 from engramdb.storage.sqlite.backup import copy_tenant
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
@@ -96,7 +96,8 @@ class SQLiteStore:
         return warmed
 
     def freshen(self, stop: Callable[[], bool] = lambda: False) -> int:
-        return freshen(self.scope_copies, FRESHEN_SCOPES, stop)
+        taken = freshen(self.scope_copies, FRESHEN_SCOPES, stop)
+        return taken + load_written(self.scope_copies, FRESHEN_SCOPES, stop)
 
     def _remember(self, *, at_most_every: float = 1.0) -> None:
         """Write which scopes are held, most recently used first (what the next start warms)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -115,6 +116,16 @@ class SQLiteTenantStore(
         """Read the scope's copy of ``model``'s vectors, brought up to date."""
         self._use_model(model)
         return self._read_copy(scope_key, read)
+
+    def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
+        super().save_embeddings(rowids, vectors, model)
+        # These scopes are searchable now: the server loads their copies before their first recall.
+        scopes = self._db.fetchall(
+            f"SELECT DISTINCT scope_key FROM memories WHERE rowid IN ({placeholders(rowids)})", list(rowids)
+        )
+        for (scope_key,) in scopes:
+            load = partial(self._read_model_copy, scope_key, model, len)
+            self._copies.note_written(f"{self.path}:{scope_key}", load)
 
     def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._db.write() as conn:
