@@ -77,7 +77,8 @@ def test_lift_reaches_one_and_two_turns_away(store: Store, service: MemoryServic
     assert lift[b] == pytest.approx(0.4 * 1.0 + 0.2 * 0.1)  # a is next to b; d is two away
     assert lift[c] == pytest.approx(0.4 * 0.1 + 0.2 * 1.0)
     assert lift.get(a, 0.0) == 0.0  # b next to it and c two away scored 0: nothing to lend
-    assert _neighbour_lift(store.tenant("t1"), SCOPE_KEY, FusedRows.of(rows[:1]), 0.4, 0.2) == {}  # a alone: nobody lends
+    alone = FusedRows.of(rows[:1])  # a alone: nobody lends
+    assert _neighbour_lift(store.tenant("t1"), SCOPE_KEY, alone, 0.4, 0.2) == {}
 
 
 def _recall(service: MemoryService, caller: Caller, query: str) -> list[tuple[str, float]]:
