@@ -86,12 +86,13 @@ class FusedRows:
     def __iter__(self) -> Iterator[Fused]:
         return iter(self.rows(range(len(self))))
 
-    def raw_of(self, arm: str) -> np.ndarray:
-        """Each row's raw score in ``arm`` (NaN where the arm did not find it)."""
+    def raw_of(self, arm: str) -> list[float | None]:
+        """Each row's raw score in ``arm`` (None where the arm did not find it)."""
         columns = self._arms.get(arm)
         if columns is None:
-            return np.full(len(self), np.nan)
-        return np.where(columns.rank > 0, columns.raw, np.nan)
+            return [None] * len(self)
+        found = (columns.rank > 0).tolist()
+        return [raw if hit else None for raw, hit in zip(columns.raw.tolist(), found, strict=True)]
 
     def rows(self, indices: Sequence[int] | np.ndarray) -> list[Fused]:
         """The rows at ``indices`` as ``Fused`` objects, in that order."""

@@ -14,7 +14,6 @@ Each stage is a span when the process traces (``engramdb.recall.embed``, ``.sear
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -183,11 +182,11 @@ def _narrowed(store: TenantStore, fused: fusion.FusedRows, narrow: Narrowing, wo
     rowids = fused.rowids.tolist()
     records = store.records(rowids, with_event=False)
     floor = narrow.min_score
-    dense = fused.raw_of("dense").tolist()
+    dense = fused.raw_of("dense")
     keep = [
         (r := records.get(rowid)) is not None
         and narrow.keeps(r)
-        and (floor is None or relevance(None if math.isnan(raw) else raw, words, r) >= floor)
+        and (floor is None or relevance(raw, words, r) >= floor)
         for rowid, raw in zip(rowids, dense, strict=True)
     ]
     return fused.take(np.array(keep, dtype=bool))

@@ -226,8 +226,9 @@ def freshen(cache: ScopeCache, limit: int, stop: Callable[[], bool] = lambda: Fa
 
 def load_written(cache: ScopeCache, limit: int, stop: Callable[[], bool] = lambda: False) -> int:
     """Load the copies of up to ``limit`` scopes written lately and not held, most recent first,
-    while the cache is under 90% of its limit (a loaded copy never pushes a recalled one out).
-    ``stop`` is asked before each scope. Return how many were loaded."""
+    starting each only while the cache is under 90% of its limit (one larger than what is left
+    still pushes the least recently used copies out, as a recall's would). ``stop`` is asked
+    before each scope. Return how many were loaded."""
     loaded = 0
     while loaded < limit and not stop() and cache.nbytes < 0.9 * cache.max_bytes:
         taken = cache.take_written()
