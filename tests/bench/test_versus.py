@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from engramdb_bench.versus.run import Mem0UnavailableError, check_mem0
-from engramdb_bench.versus.scoring import MismatchError, check_same_inputs, recall_at
+from engramdb_bench.versus.scoring import MismatchError, check_same_inputs, recall_at, server_parts
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "bench" / "locomo" / "locomo10.json"
 
@@ -75,6 +75,9 @@ def test_the_reference_arm_is_asked_interleaved_and_every_figure_is_a_ratio(tmp_
             assert figures["latencyMs"]["n"] == 8 and figures["recall"]["all"]["recall@10"] > 0
         ratio = result["ratios"][f"engramdb / reference ({mode})"]
         assert set(ratio) == {"p50", "p95", "p99"} and all(v > 0 for v in ratio.values())
+        parts = result["systems"][f"engramdb ({mode})"]["serverP50Ms"]  # the server's own timings, and the rest
+        assert set(parts) == {"embed", "search", "rest"} and parts["search"] > 0 and parts["rest"] > 0
+        assert result["systems"][f"reference ({mode})"]["serverP50Ms"] is None  # control: the reference has none
     assert result["systems"]["reference (back to back)"]["ingest"]["turns"] == 419
     assert 0 < result["ratios"]["engramdb ingest / embedder batches"]
     assert "engramdb / reference (back to back): p50" in done.output
@@ -110,6 +113,16 @@ def test_evidence_recall_is_the_share_of_gold_turns_in_the_first_k() -> None:
     assert scores["all"] == {"n": 2, "recall@5": 0.25, "recall@10": 0.5}
     assert scores["multi-hop"] == {"n": 1, "recall@5": 0.5, "recall@10": 1.0}
     assert list(scores) == ["all", "multi-hop", "single-hop"]
+
+
+def test_the_rest_of_a_recall_is_the_client_time_past_the_servers_embedding_and_search() -> None:
+    answers = {
+        "q1": {"ms": 10.0, "server": {"embedMs": 5.0, "searchMs": 3.0}},
+        "q2": {"ms": 14.0, "server": {"embedMs": 6.0, "searchMs": 4.0}},
+        "q3": {"ms": 12.0, "server": {"embedMs": 7.0, "searchMs": 2.0}},
+    }
+    assert server_parts(answers) == {"embed": 6.0, "search": 3.0, "rest": 3.0}  # medians: 6, 3 and of 2, 4, 3
+    assert server_parts({**answers, "q4": {"ms": 9.0}}) is None  # one answer without timings: no partial parts
 
 
 def test_without_mem0_the_command_says_which_extra_to_install(tmp_path: Path) -> None:

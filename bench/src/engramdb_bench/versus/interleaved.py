@@ -24,7 +24,8 @@ from engramdb_bench.versus.corpus import CorpusConversation
 from engramdb_bench.versus.machine_load import PhaseLoad
 
 Progress = Callable[[str, int, int | None], None]
-Ask = Callable[[str, str], list[str]]  # (conversation, question) -> the turns answered, best first
+# (conversation, question) -> the turns answered, best first, and the server's own timings (EngramDB's)
+Ask = Callable[[str, str], tuple[list[str], dict[str, float]]]
 
 
 def run(
@@ -103,20 +104,21 @@ def _arms(measured: dict[str, Any], *, start_seconds: float, embedder: str) -> d
 def _engram_ask(http: httpx.Client, url: str, key: str, owner: dict[str, str]) -> Ask:
     headers = {"Authorization": f"Bearer {key}"}
 
-    def ask(conversation: str, question: str) -> list[str]:
+    def ask(conversation: str, question: str) -> tuple[list[str], dict[str, float]]:
         body = {"query": question, "scope": engram_arm.scope_of(conversation), "limit": 10}
         answer = http.post(f"{url}/v1/recall", json=body, headers=headers)
         answer.raise_for_status()
-        return [owner.get(m["id"], "") for m in answer.json()["memories"]]
+        found = answer.json()
+        return [owner.get(m["id"], "") for m in found["memories"]], dict(found.get("timings") or {})
 
     return ask
 
 
 def _reference_ask(http: httpx.Client, url: str) -> Ask:
-    def ask(conversation: str, question: str) -> list[str]:
+    def ask(conversation: str, question: str) -> tuple[list[str], dict[str, float]]:
         answer = http.post(f"{url}/search", json={"scope": conversation, "query": question, "limit": 10})
         answer.raise_for_status()
-        return list(answer.json()["ids"])
+        return list(answer.json()["ids"]), {}
 
     return ask
 
@@ -151,8 +153,9 @@ def _ask_interleaved(
                     if gap > 0:
                         time.sleep(gap / 1000)
                     began = time.perf_counter()
-                    turns = asks[name](conversation, q["text"])
-                    per_arm[name][q["id"]] = {"ms": round((time.perf_counter() - began) * 1000, 3), "turns": turns}
+                    turns, server = asks[name](conversation, q["text"])
+                    ms = round((time.perf_counter() - began) * 1000, 3)
+                    per_arm[name][q["id"]] = {"ms": ms, "turns": turns, **({"server": server} if server else {})}
                 progress(task, 1, None)
         loads.append(phase.summary())
         for name, got in per_arm.items():

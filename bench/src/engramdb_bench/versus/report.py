@@ -57,9 +57,17 @@ def table(result: dict[str, Any]) -> Table:
     table.add_row("ingest, turns/s until searchable", *[f"{systems[s]['ingest']['turnsPerSecond']:.1f}" for s in names])
     for p in ("p50", "p95", "p99"):
         table.add_row(f"recall {p}, ms (client)", *[f"{systems[s]['latencyMs'][p]:.2f}" for s in names])
+    table.add_row(
+        "recall p50 parts, ms: embed / search / rest", *[_parts(systems[s].get("serverP50Ms")) for s in names]
+    )
     table.add_row("peak RSS, MB", *[_number(systems[s]["peakRssMB"]) for s in names])
     table.add_row("disk, MB", *[_number(systems[s]["diskMB"]) for s in names])
     return table
+
+
+def _parts(parts: dict[str, float] | None) -> str:
+    """The server's p50 embedding and search and the rest of the client's time, or "-"."""
+    return "-" if not parts else f"{parts['embed']:.2f} / {parts['search']:.2f} / {parts['rest']:.2f}"
 
 
 def _number(value: float | None) -> str:

@@ -31,7 +31,7 @@ from engramdb_bench.versus import engram_arm, interleaved, mem0_arm
 from engramdb_bench.versus.corpus import CorpusConversation
 from engramdb_bench.versus.machine_load import PhaseLoad
 from engramdb_bench.versus.report import UNFAIR
-from engramdb_bench.versus.scoring import check_same_inputs, latency, ratios, recall_at
+from engramdb_bench.versus.scoring import check_same_inputs, latency, ratios, recall_at, server_parts
 
 SYSTEMS = ("engramdb", "reference", "mem0")
 Progress = Callable[[str, int, int | None], None]
@@ -188,6 +188,7 @@ def _document(
             label = name if setting == "default" and name == "engramdb" else f"{name} ({setting})"
             systems[label] = {
                 "latencyMs": latency(answers),
+                "serverP50Ms": server_parts(answers),
                 "recall": recall_at(answers, questions, categories),
                 "ingest": {k: v for k, v in arm["ingest"].items() if k != "stored"},
                 "peakRssMB": round(arm["peakRssBytes"] / 2**20, 1) if arm.get("peakRssBytes") else None,

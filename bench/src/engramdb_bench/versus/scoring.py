@@ -65,6 +65,21 @@ def latency(answers: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
     return {**stats, "mean": round(float(ms.mean()), 3), "max": round(float(ms.max()), 3), "n": int(ms.size)}
 
 
+def server_parts(answers: Mapping[str, Mapping[str, Any]]) -> dict[str, float] | None:
+    """Where EngramDB's recall time went, p50 of each part in ms: embedding the query and searching
+    (the server's own ``timings``), and the rest of the client's time (HTTP, key, validation, the
+    answer's assembly and encoding); None for a system whose answers carry no server timings."""
+    timed = [a for a in answers.values() if a.get("server")]
+    if not timed or len(timed) != len(answers):
+        return None
+    embed = np.array([a["server"]["embedMs"] for a in timed], dtype=np.float64)
+    search = np.array([a["server"]["searchMs"] for a in timed], dtype=np.float64)
+    rest = np.array([a["ms"] for a in timed], dtype=np.float64) - embed - search
+    return {
+        name: round(float(np.median(part)), 3) for name, part in (("embed", embed), ("search", search), ("rest", rest))
+    }
+
+
 def ratios(systems: Mapping[str, Any], arms: Mapping[str, Any]) -> dict[str, Any]:
     """Every figure as a ratio to a reference measured in the same run: EngramDB's recall latency to
     the reference arm's (per mode), Mem0's to EngramDB's, ingest to the embedder's own throughput."""
