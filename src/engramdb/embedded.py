@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from engramdb.config import Settings
 from engramdb.core.auth import Caller
-from engramdb.core.embedding import make_embedder
+from engramdb.core.embedder_choice import embedder_for
 from engramdb.core.operations import run
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
@@ -32,7 +32,7 @@ class Embedded:
         self.settings = settings or (Settings(home=Path(home)) if home is not None else Settings())
         self.tenant = tenant
         store = open_store(self.settings.storage_url(), **self.settings.store_options())
-        embedder = make_embedder(self.settings.embedder, api_key=self.settings.embedder_api_key)
+        embedder = embedder_for(self.settings, store)
         self.service = MemoryService(store, embedder, self.settings)
         store.tenant(tenant, create=True)
         self._caller = Caller(tenant, "embedded", "admin", operator=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from engramdb.core.embedder_choice import cpu_has_vnni
 from tests.cli import engram
 from tests.factories import episode_body
 
@@ -63,10 +64,12 @@ def _read_until_started(proc: subprocess.Popen[str]) -> str:
 
 
 def test_serve_creates_default_tenant_prints_admin_key_and_serves(tmp_path: Path) -> None:
-    """The Quickstart path: default embedder, no configuration, first admin key printed."""
+    """The Quickstart path: default embedder, no configuration, first admin key printed. A new
+    folder's default model is `minilm-fast` on a CPU with VNNI (this machine kind), else `minilm`."""
     port = _free_port()
-    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data")}
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     env.pop("ENGRAM_EMBEDDER", None)
+    model = "all-MiniLM-L6-v2-int8-dynamic" if cpu_has_vnni() else "all-MiniLM-L6-v2-int8"
     with _serving(env, port) as proc:
         output = _read_until_started(proc)
         token = re.search(r"egm\.default\.\w+\.[\w-]+", output)
@@ -85,11 +88,49 @@ def test_serve_creates_default_tenant_prints_admin_key_and_serves(tmp_path: Path
             assert http.post("/v1/episodes", json=body).status_code == 201
             found = http.post("/v1/recall", json={"query": "where is staging database", "scope": scope})
             assert found.json()["memories"][0]["text"].startswith("The staging database is in Frankfurt")
-            assert http.get("/healthz").json()["embedder"] == "all-MiniLM-L6-v2-int8"
+            assert http.get("/healthz").json()["embedder"] == model
     # Second start: the tenant exists, so no new admin key is printed.
     with _serving(env, port) as again:
         output = _read_until_started(again)
         assert "EngramDB" in output and "egm." not in output
+
+
+def test_a_folder_embedded_by_minilm_keeps_it_when_no_embedder_is_named(tmp_path: Path) -> None:
+    """The upgrade path: a folder whose memories the packaged model embedded (the default before
+    `auto`) is served on that model again with no ENGRAM_EMBEDDER, its vectors found by meaning,
+    none of them stale; nothing switches models without `engram reembed`."""
+    port = _free_port()
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    scope = {
+        "agentId": "a",
+        "profileId": "p",
+        "privacyScope": "private",
+        "participantScopeHash": "c" * 64,
+        "sandboxEligible": False,
+    }
+    question = {"query": "which German city hosts the pre-production DB?", "scope": scope}  # no shared word
+    with _serving({**env, "ENGRAM_EMBEDDER": "minilm"}, port) as proc:
+        token = re.search(r"egm\.default\.\w+\.[\w-]+", _read_until_started(proc))
+        assert token
+        headers = {"Authorization": f"Bearer {token.group()}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
+            for text in ("The staging database is in Frankfurt", "Lunch on Fridays is pizza"):
+                assert http.post("/v1/episodes", json=episode_body(text, scope=scope)).status_code == 201
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                found = http.post("/v1/recall", json=question).json()["memories"]
+                if len(found) == 2 and all(m["embeddingState"] == "ready" for m in found):
+                    break
+                time.sleep(0.1)
+            assert {m["embeddingState"] for m in found} == {"ready"}, "not embedded within 30 s"
+    env.pop("ENGRAM_EMBEDDER", None)
+    with _serving(env, port) as proc:
+        _read_until_started(proc)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
+            assert http.get("/healthz").json()["embedder"] == "all-MiniLM-L6-v2-int8"
+            found = http.post("/v1/recall", json=question).json()["memories"]
+            assert found[0]["text"].startswith("The staging database is in Frankfurt")
+            assert {m["embeddingState"] for m in found} == {"ready"}
 
 
 def test_serve_on_minilm_fast_embeds_with_it_and_its_vectors_are_its_own(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from engramdb.api.routes import operation_routes
 from engramdb.api.tracing import Traced
 from engramdb.api.ui import install_ui
 from engramdb.config import Settings, tune_process
+from engramdb.core.embedder_choice import resolve_spec
 from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.storage.port import Store
@@ -48,7 +49,9 @@ def create_app(
     settings = settings or Settings()
     tune_process()
     store = store or open_store(settings.storage_url(), **settings.store_options())
-    embedder = embedder or make_embedder(settings.embedder, api_key=settings.embedder_api_key)
+    if embedder is None:  # `auto` resolved once, so the extraction worker it starts runs the same model
+        settings = settings.model_copy(update={"embedder": resolve_spec(settings.embedder, store)})
+        embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key)
     service = MemoryService(store, embedder, settings)
     mcp = McpMount(service)  # MCP over streamable HTTP at /mcp (bearer key), built on its first request
     readiness = Readiness(store, embedder, settings.retrieval, freeze_after=owns_process)

@@ -75,6 +75,7 @@ class Local:
 
     def service(self, op: Operation[Any]) -> MemoryService:
         if self._service is None:
+            from engramdb.core.embedder_choice import resolve_spec
             from engramdb.core.embedding import make_embedder
             from engramdb.core.service import MemoryService
             from engramdb.storage.registry import open_store
@@ -82,7 +83,7 @@ class Local:
             store = open_store(self.settings.storage_url(), **self.settings.store_options())
             # Commands that never embed use the hashing embedder, so they do not load the model.
             needs_model = op.cli is not None and (op.cli.embeds_locally or op.cli.needs_model)
-            spec = self.settings.embedder if needs_model else "hashing"
+            spec = resolve_spec(self.settings.embedder, store) if needs_model else "hashing"
             self._service = MemoryService(
                 store, make_embedder(spec, api_key=self.settings.embedder_api_key), self.settings
             )

@@ -29,12 +29,12 @@ def reembed(
     Resumable: stop it at any point and run it again; it continues with what is still stale.
     """
     from engramdb.core.admin import stale_backlog
-    from engramdb.core.embedding import make_embedder
+    from engramdb.core.embedder_choice import embedder_for
     from engramdb.jobs.embedding import reembed as reembed_tenant
 
     settings = settings_for(home)
     store = open_local_store(home)
-    embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key)
+    embedder = embedder_for(settings, store)
     try:
         names = [tenant] if tenant else store.tenant_names()
         records = sum(store.tenant(name).aging.stale_record_count(embedder.model_id) for name in names)

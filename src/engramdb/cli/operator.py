@@ -76,7 +76,7 @@ def mcp(
     """Serve the memory tools over MCP stdio, in one scope fixed by these flags."""
     from engramdb.api.mcp.transports import configured_caller, serve_stdio
     from engramdb.contract.events import Scope
-    from engramdb.core.embedding import make_embedder
+    from engramdb.core.embedder_choice import embedder_for
     from engramdb.core.service import MemoryService
     from engramdb.jobs.embedding import EmbeddingWorker
 
@@ -94,7 +94,7 @@ def mcp(
         named["participantScopeHash"] = participant
     scope = Scope.model_validate({**local_scope(), **named})
     store = open_local_store(home)
-    service = MemoryService(store, make_embedder(settings.embedder, api_key=settings.embedder_api_key), settings)
+    service = MemoryService(store, embedder_for(settings, store), settings)
     # The default tenant starts on first use (as with `serve`); another name must exist or be asked
     # for, so that a misspelt --tenant in a host's config is refused instead of serving an empty one.
     try:
@@ -184,7 +184,7 @@ def work(home: HomeOpt = None) -> None:
     ``engram serve`` starts this beside itself when a model is configured (llm.workerProcess); run it
     yourself to work a queue from other machines or processes.
     """
-    from engramdb.core.embedding import make_embedder
+    from engramdb.core.embedder_choice import embedder_for
     from engramdb.core.foreground import Foreground
     from engramdb.core.service import MemoryService
     from engramdb.jobs.extraction import ExtractionWorker
@@ -202,7 +202,7 @@ def work(home: HomeOpt = None) -> None:
     step_aside(settings.llm.worker_nice, idle=settings.llm.worker_idle)
     store = open_store(settings.storage_url(), **settings.store_options())
     # Background work on a small machine: one thread of the embedding model, not two.
-    embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key, threads=1)
+    embedder = embedder_for(settings, store, threads=1)
     service = MemoryService(store, embedder, settings)
     service.shared.foreground = Foreground.shared(settings.recalls_file())  # the server's recalls in flight: ours wait
     worker = ExtractionWorker(service, threads=max(1, settings.llm.workers), poll_seconds=0.2, embed=True)

@@ -45,6 +45,8 @@ def make_embedder(spec: str = "minilm", *, api_key: str | None = None, threads: 
     """Build an embedder from a spec string (see ``_SPEC_FORMS``); ``threads``: the ``minilm``
     model's (``minilm-fast`` always runs on one)."""
     spec = spec.strip()
+    if spec == "auto":  # it depends on the data folder: core/embedder_choice.py resolves it
+        raise ValueError("the embedder spec 'auto' is resolved against a store first (embedder_choice.embedder_for)")
     if spec == "minilm":
         return OnnxMiniLMEmbedder(threads=threads)
     if spec == "minilm-fast":

@@ -119,6 +119,18 @@ class AgingStore:
             )[0][0]
         )
 
+    def latest_vector_model(self) -> str | None:
+        """The model that embedded the newest memory with a vector (None: no vector yet): the one
+        this tenant's data was last written with. Walks the rowid index back from the end."""
+        m = self._d.mark
+        owned, params = self._d.owned("memories")
+        rows = self._run(
+            f"SELECT embed_model FROM memories WHERE {owned}embed_state = 'ready' AND embed_model IS NOT NULL "
+            f"ORDER BY rowid DESC LIMIT {m}",
+            [*params, 1],
+        )
+        return str(rows[0][0]) if rows else None
+
     def stale_record_vectors(self, model: str, *, after_rowid: int, limit: int) -> list[tuple[int, str]]:
         """Record texts whose vector is another model's: ``(vector id, text)``, in id order."""
         m = self._d.mark

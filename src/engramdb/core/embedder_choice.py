@@ -1,0 +1,62 @@
+"""Which embedder runs when none is named (``ENGRAM_EMBEDDER=auto``, the default).
+
+A data folder keeps the local model its memories were embedded with: switching models makes every
+stored vector stale (found by words only until ``engram reembed``), so that stays an explicit act.
+A folder with no vector yet gets ``minilm-fast`` where its int8 kernels were measured to pay (a
+CPU with VNNI: a query embeds in ~1.5 ms instead of ~5, LoCoMo and LongMemEval recall not lower,
+bench/RESULTS.md), and the packaged ``minilm`` elsewhere: without VNNI the int8 products of
+onnxruntime's dynamic quantisation may saturate, and nobody here has measured that.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from engramdb.config import Settings
+from engramdb.core.embedding import Embedder, make_embedder
+from engramdb.storage.port import Store
+
+AUTO = "auto"
+# The local models a folder can be keeping, by the model id stored beside each vector.
+_SPEC_OF_MODEL = {"all-MiniLM-L6-v2-int8": "minilm", "all-MiniLM-L6-v2-int8-dynamic": "minilm-fast"}
+_VNNI_FLAGS = ("avx512_vnni", "avx_vnni")
+
+
+def embedder_for(settings: Settings, store: Store, *, threads: int = 2) -> Embedder:
+    """The settings' embedder, ``auto`` resolved against ``store``."""
+    return make_embedder(resolve_spec(settings.embedder, store), api_key=settings.embedder_api_key, threads=threads)
+
+
+def resolve_spec(spec: str, store: Store | None) -> str:
+    """``spec`` itself, unless it is ``auto``: then the local model the store's newest vectors
+    were made with, or for a store with none (or no store) :func:`new_folder_spec`."""
+    if spec.strip() != AUTO:
+        return spec
+    kept = _kept_model(store) if store is not None else None
+    return _SPEC_OF_MODEL.get(kept or "", None) or new_folder_spec()
+
+
+def new_folder_spec() -> str:
+    """``minilm-fast`` on a CPU with VNNI when its quantiser (onnx) is installed, else ``minilm``."""
+    fast = importlib.util.find_spec("onnx") is not None and cpu_has_vnni()
+    return "minilm-fast" if fast else "minilm"
+
+
+def cpu_has_vnni(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether the CPU's flags (Linux) name an int8 dot-product instruction onnxruntime uses."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:  # not Linux: not measured, so not assumed
+        return False
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return any(flag in flags for flag in _VNNI_FLAGS)
+
+
+def _kept_model(store: Store) -> str | None:
+    """The model of the newest vector in the first tenant that has one (a folder runs one model)."""
+    for name in store.tenant_names():
+        model = store.tenant(name).aging.latest_vector_model()
+        if model is not None:
+            return model
+    return None
