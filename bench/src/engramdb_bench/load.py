@@ -50,6 +50,7 @@ class LoadConfig:
     memories: int = 10_000
     recall_share: float = 0.7
     embedder: str = "minilm"
+    reference_embedder: str | None = None  # default: the same as EngramDB's
     seed: int = 7
     max_in_flight: int = 32
     long_episodes: int = 0  # first, on the empty server: episodes past the model's 256 tokens, then RSS
@@ -137,7 +138,7 @@ def run(config: LoadConfig, progress: Callable[[str], None] = print) -> dict[str
 def _reference(config: LoadConfig, progress: Callable[[str], None]) -> list[dict[str, Any]]:
     """The bare pipeline, filled with the same memories, offered the same rates (recalls only)."""
     with tempfile.TemporaryDirectory(prefix="engram-load-reference-") as work:
-        server = ReferenceServer(Path(work), config.embedder)
+        server = ReferenceServer(Path(work), config.reference_embedder or config.embedder)
         rss = _Rss(server.process.pid)
         try:
             with httpx.Client(timeout=10) as http:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from engramdb.errors import EngramError
+from engramdb_bench.cli.options import ReferenceEmbedderOpt, ServedEmbedderOpt, served_embedders
 
 if TYPE_CHECKING:
     from engramdb_bench.load import LoadConfig
@@ -24,7 +25,8 @@ def load(
     seconds: Annotated[float, typer.Option(min=1, help="seconds each rate is offered")] = 30.0,
     memories: Annotated[int, typer.Option(min=1, help="memories in the one scope the requests use")] = 10_000,
     recall_share: Annotated[float, typer.Option(min=0, max=1, help="share of recalls (the rest are writes)")] = 0.7,
-    embedder: Annotated[str, typer.Option("--embedder", help="minilm, minilm-fast or hashing")] = "minilm",
+    embedder: ServedEmbedderOpt = "auto",
+    reference_embedder: ReferenceEmbedderOpt = None,
     max_in_flight: Annotated[int, typer.Option(min=0, help="the server's ENGRAM_MAX_IN_FLIGHT")] = 32,
     out: Annotated[Path, typer.Option("--out", help="JSON result file")] = Path("bench/out/load.json"),
     seed: Annotated[int, typer.Option("--seed", help="corpus and query seed")] = 7,
@@ -44,16 +46,17 @@ def load(
         ),
     ] = True,
 ) -> None:
-    """Open-loop mixed load (recall and writes) against a real server on loopback: achieved rate,
-    p50/p99 from each request's scheduled time, refusals (429/503), errors and server RSS per rate."""
+    """Open-loop recalls and writes on a real server: achieved rate, p50/p99, refusals, errors, RSS per rate."""
     from engramdb_bench.load import LoadConfig, run
 
+    served, reference_served = served_embedders(embedder, reference_embedder)
     config = LoadConfig(
         rates=_rates(rates),
         seconds=seconds,
         memories=memories,
         recall_share=recall_share,
-        embedder=embedder,
+        embedder=served,
+        reference_embedder=reference_served,
         seed=seed,
         max_in_flight=max_in_flight,
         long_episodes=long_episodes,
@@ -106,7 +109,8 @@ def _table(result: dict[str, Any], config: LoadConfig, arm: str = "engramdb") ->
         f"open-loop load, {config.memories:,} memories in one scope, {config.recall_share:.0%} recall "
         f"({config.embedder}); RSS after fill {result['rssAfterFillMb']:.0f} MB"
         if arm == "engramdb"
-        else f"the reference (bare pipeline), the same {config.memories:,} memories, recalls only ({config.embedder})"
+        else f"the reference (bare pipeline), the same {config.memories:,} memories, recalls only "
+        f"({config.reference_embedder or config.embedder})"
     )
     table = Table(
         "offered/s",

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from engramdb_bench.cli.options import OutOpt, SeedOpt
+from engramdb_bench.cli.options import OutOpt, ReferenceEmbedderOpt, SeedOpt, ServedEmbedderOpt, served_embedders
 
 _out = Console()
 _err = Console(stderr=True, soft_wrap=True)
@@ -25,7 +25,8 @@ def versus(
     ] = "engramdb,reference,mem0",
     conversations: Annotated[int | None, typer.Option(min=1, help="only the first N conversations")] = None,
     questions: Annotated[int | None, typer.Option(min=1, help="at most N questions per conversation")] = None,
-    embedder: Annotated[str, typer.Option(help="EngramDB's embedder: minilm (as Mem0's model) or hashing")] = "minilm",
+    embedder: ServedEmbedderOpt = "auto",
+    reference_embedder: ReferenceEmbedderOpt = None,
     mem0_python: Annotated[
         str | None, typer.Option(help="interpreter with the versus extra for Mem0 (default: this one)")
     ] = None,
@@ -43,12 +44,14 @@ def versus(
     from engramdb_bench.versus import report
     from engramdb_bench.versus.run import Mem0UnavailableError, VersusConfig, run
 
+    embedder, reference_embedder = served_embedders(embedder, reference_embedder)
     config = VersusConfig(
         data=data,
         systems=tuple(s.strip() for s in systems.split(",") if s.strip()),
         conversations=conversations,
         questions=questions,
         embedder=embedder,
+        reference_embedder=reference_embedder,
         mem0_python=mem0_python or sys.executable,
         work=work,
         seed=seed,

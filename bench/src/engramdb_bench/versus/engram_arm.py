@@ -165,7 +165,11 @@ def run(
 
 
 def client_embedder(spec: str) -> str:
-    return "all-MiniLM-L6-v2 int8 ONNX (onnxruntime, 2 threads)" if spec == "minilm" else spec
+    named = {
+        "minilm": "all-MiniLM-L6-v2 int8 ONNX (onnxruntime, 2 threads)",
+        "minilm-fast": "all-MiniLM-L6-v2 int8 ONNX on int8 activations (onnxruntime, 1 thread)",
+    }
+    return named.get(spec, spec)
 
 
 def ingest(client: Client, corpus: list[CorpusConversation], progress: Progress) -> dict[str, Any]:

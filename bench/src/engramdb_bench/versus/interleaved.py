@@ -33,6 +33,7 @@ def run(
     work: Path,
     *,
     embedder: str,
+    reference_embedder: str,
     seed: int,
     warmup: int,
     gaps: tuple[float, ...],
@@ -42,7 +43,7 @@ def run(
     """Serve both, write the corpus to both, ask every question of both per gap; return both arms."""
     with PhaseLoad("engramdb + reference: start") as start:
         engram = engram_arm.EngramServer(work, embedder)
-        reference = reference_arm.ReferenceServer(work, embedder)
+        reference = reference_arm.ReferenceServer(work, reference_embedder)
         sdk = Client(engram.url, api_key=engram.key, timeout=60)
         clients = {name: httpx.Client(timeout=60) for name in ("engramdb", "reference")}
         engram.wait_ready(sdk)
@@ -73,17 +74,18 @@ def run(
         ceiling = reference_arm.embedder_throughput(corpus, embedder)
     loads.append(phase.summary())
     measured = {"ingest": (engram_ingest, reference_ingest, ceiling), "answers": answers, "engram": (rss, disk)}
-    return _arms(measured, start_seconds=start.seconds, embedder=embedder)
+    return _arms(measured, start_seconds=start.seconds, embedders=(embedder, reference_embedder))
 
 
-def _arms(measured: dict[str, Any], *, start_seconds: float, embedder: str) -> dict[str, dict[str, Any]]:
+def _arms(measured: dict[str, Any], *, start_seconds: float, embedders: tuple[str, str]) -> dict[str, dict[str, Any]]:
     """The three arms' results, shaped as ``engram bench versus`` reports every system."""
     engram_ingest, reference_ingest, ceiling = measured["ingest"]
     rss, disk = measured["engram"]
-    common = {"startSeconds": round(start_seconds, 3), "embedder": engram_arm.client_embedder(embedder)}
+    common = {"startSeconds": round(start_seconds, 3)}
     return {
         "engramdb": {
             **common,
+            "embedder": engram_arm.client_embedder(embedders[0]),
             "system": "engramdb",
             "ingest": engram_ingest,
             "recall": {"answers": measured["answers"]["engramdb"]},
@@ -92,6 +94,7 @@ def _arms(measured: dict[str, Any], *, start_seconds: float, embedder: str) -> d
         },
         "reference": {
             **common,
+            "embedder": engram_arm.client_embedder(embedders[1]),
             "system": "reference",
             "ingest": reference_ingest,
             "recall": {"answers": measured["answers"]["reference"]},

@@ -39,7 +39,10 @@ def table(result: dict[str, Any]) -> Table:
     systems = result["systems"]
     names = list(systems)
     corpus = result["corpus"]
-    model = "the same all-MiniLM-L6-v2" if result["config"]["embedder"] == "minilm" else result["config"]["embedder"]
+    config = result["config"]
+    model = "the same all-MiniLM-L6-v2" if config["embedder"] == "minilm" else config["embedder"]
+    if config.get("reference_embedder") not in (None, config["embedder"]):
+        model = f"EngramDB on {config['embedder']}, the reference on {config['reference_embedder']}"
     table = Table(
         "",
         *names,

@@ -50,6 +50,7 @@ class VersusConfig:
     conversations: int | None = None
     questions: int | None = None  # per conversation
     embedder: str = "minilm"  # EngramDB's; Mem0 always runs the packaged all-MiniLM-L6-v2
+    reference_embedder: str | None = None  # the reference arm's (default: EngramDB's)
     mem0_python: str = sys.executable
     work: Path | None = None  # default: a temporary folder, removed afterwards
     seed: int = 7
@@ -106,6 +107,7 @@ def run(config: VersusConfig, progress: Progress) -> dict[str, Any]:
                     corpus,
                     work,
                     embedder=config.embedder,
+                    reference_embedder=config.reference_embedder or config.embedder,
                     seed=config.seed,
                     warmup=config.warmup,
                     gaps=config.gaps,
