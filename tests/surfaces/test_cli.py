@@ -22,6 +22,13 @@ from tests.cli import engram
 from tests.factories import episode_body
 
 ENGRAM = [sys.executable, "-m", "engramdb.cli"]
+SCOPE = {
+    "agentId": "a",
+    "profileId": "p",
+    "privacyScope": "private",
+    "participantScopeHash": "c" * 64,
+    "sandboxEligible": False,
+}
 
 
 def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -76,13 +83,7 @@ def test_serve_creates_default_tenant_prints_admin_key_and_serves(tmp_path: Path
         assert token, output
         assert f"http://127.0.0.1:{port}" in output
         headers = {"Authorization": f"Bearer {token.group()}"}
-        scope = {
-            "agentId": "a",
-            "profileId": "p",
-            "privacyScope": "private",
-            "participantScopeHash": "c" * 64,
-            "sandboxEligible": False,
-        }
+        scope = SCOPE
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
             body = episode_body("The staging database is in Frankfurt", scope=scope)
             assert http.post("/v1/episodes", json=body).status_code == 201
@@ -101,13 +102,7 @@ def test_a_folder_embedded_by_minilm_keeps_it_when_no_embedder_is_named(tmp_path
     none of them stale; nothing switches models without `engram reembed`."""
     port = _free_port()
     env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    scope = {
-        "agentId": "a",
-        "profileId": "p",
-        "privacyScope": "private",
-        "participantScopeHash": "c" * 64,
-        "sandboxEligible": False,
-    }
+    scope = SCOPE
     question = {"query": "which German city hosts the pre-production DB?", "scope": scope}  # no shared word
     with _serving({**env, "ENGRAM_EMBEDDER": "minilm"}, port) as proc:
         token = re.search(r"egm\.default\.\w+\.[\w-]+", _read_until_started(proc))
@@ -143,13 +138,7 @@ def test_serve_on_minilm_fast_embeds_with_it_and_its_vectors_are_its_own(tmp_pat
         "ENGRAM_EMBEDDER": "minilm-fast",
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
-    scope = {
-        "agentId": "a",
-        "profileId": "p",
-        "privacyScope": "private",
-        "participantScopeHash": "c" * 64,
-        "sandboxEligible": False,
-    }
+    scope = SCOPE
     # No word of the question is in the memory it must find: only the vectors can find it.
     question = {"query": "which German city hosts the pre-production DB?", "scope": scope}
     with _serving(env, port) as proc:
