@@ -1,20 +1,24 @@
 """`ENGRAM_EMBEDDER=auto` (the default): a data folder keeps the local model its newest vectors
-were made with; a new folder gets `minilm-fast` on a CPU with VNNI, else `minilm`. On both
-backends, through the real store (the model ids are written as the embedding job writes them)."""
+were made with (any tenant's, memories or record texts; `minilm` first); a new folder gets
+`minilm-fast` on a CPU with VNNI, else `minilm`. On both backends, through the real store (the
+model ids are written as the embedding jobs write them)."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
 from engramdb.config import Settings
 from engramdb.contract.writes import EpisodeWrite
+from engramdb.core import embedder_choice
 from engramdb.core.auth import Caller
 from engramdb.core.embedder_choice import cpu_has_vnni, new_folder_spec, resolve_spec
 from engramdb.core.embedding import HashingEmbedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
+from engramdb.models.knowledge import RecordWrite
 from engramdb.storage.port import Store
 from tests.factories import episode_body, scope_fields
 
@@ -51,6 +55,32 @@ def test_vectors_of_no_local_model_leave_the_new_folder_default(
     assert resolve_spec("auto", store) == "minilm"
 
 
+def test_every_tenant_counts_and_one_on_minilm_keeps_the_folder_there(
+    store: Store, settings: Settings, operator: Caller
+) -> None:
+    other = Caller(tenant="zeta", key_id="test-operator", role="admin")
+    store.tenant("zeta", create=True)
+    _write(store, settings, operator, "The staging database is in Frankfurt", "hashing-384")  # tenant t1
+    _write(store, settings, other, "Lunch on Fridays is pizza", FLOAT)
+    assert resolve_spec("auto", store) == "minilm"  # t1 has no local model's vector: zeta is asked too
+    _write(store, settings, operator, "Ana plays the cello", INT8)
+    assert resolve_spec("auto", store) == "minilm"  # one tenant on the packaged model keeps the folder on it
+    _write(store, settings, other, "The release train leaves on Tuesdays", INT8)
+    assert resolve_spec("auto", store) == "minilm-fast"  # positive control: both tenants switched
+
+
+def test_record_vectors_alone_keep_the_folder(store: Store, settings: Settings, operator: Caller) -> None:
+    service = MemoryService(store, HashingEmbedder(), settings)
+    body = {"label": "NOTE", "data": [{"title": "The staging database is in Frankfurt"}], "scope": scope_fields()}
+    service.record_writes.write_records(operator, RecordWrite.model_validate(body))
+    tenant = store.tenant(operator.tenant)
+    drain(tenant, service.shared.embedder)
+    assert resolve_spec("auto", store) == new_folder_spec()  # hashing vectors only: no local model yet
+    [(record_id, text)] = tenant.aging.stale_record_vectors("no model", after_rowid=0, limit=10)
+    tenant.save_record_embeddings([record_id], [text], HashingEmbedder().embed([text]), FLOAT)
+    assert resolve_spec("auto", store) == "minilm"
+
+
 def test_a_named_embedder_is_never_replaced(store: Store, settings: Settings, operator: Caller) -> None:
     _write(store, settings, operator, "The staging database is in Frankfurt", FLOAT)
     for spec in ("hashing", "minilm-fast", "openai:http://127.0.0.1:9|m"):
@@ -68,13 +98,31 @@ def test_auto_is_refused_where_no_store_can_resolve_it() -> None:
 def test_the_cpu_check_reads_the_flags_line(tmp_path: Path) -> None:
     with_vnni, without, avx_vnni = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     with_vnni.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\nbugs\t\t: avx512_vnni\n")
-    without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f\nbugs\t\t: avx512_vnni_lookalike\n")
+    without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f\nbugs\t\t: avx512_vnni\n")  # not a flag
     avx_vnni.write_text("flags\t\t: fpu avx2 avx_vnni\n")
     assert cpu_has_vnni(with_vnni) and cpu_has_vnni(avx_vnni)
     assert not cpu_has_vnni(without)
     assert not cpu_has_vnni(tmp_path / "absent")  # not Linux: not assumed
 
 
-def test_a_new_folder_gets_the_fast_model_exactly_on_a_cpu_with_vnni() -> None:
-    expected = "minilm-fast" if cpu_has_vnni() else "minilm"
+@pytest.mark.parametrize(
+    ("vnni", "onnx", "expected"),
+    [(True, True, "minilm-fast"), (True, False, "minilm"), (False, True, "minilm"), (False, False, "minilm")],
+)
+def test_a_new_folder_gets_the_fast_model_only_with_vnni_and_its_quantiser(
+    vnni: bool, onnx: bool, expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedder_choice, "cpu_has_vnni", lambda: vnni)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *rest: None if name == "onnx" and not onnx else real(name, *rest)
+    )
     assert new_folder_spec() == expected
+
+
+def test_onnx_is_installed_and_this_cpu_is_read() -> None:
+    """The dependency is there (no extra needed), and this machine kind has VNNI (DEPENDENCIES.md)."""
+    from importlib.util import find_spec
+
+    assert find_spec("onnx") is not None
+    assert new_folder_spec() == ("minilm-fast" if cpu_has_vnni() else "minilm")

@@ -83,7 +83,7 @@ def test_a_text_gets_the_same_vector_in_a_batch_and_alone(
     np.testing.assert_allclose(exact.embed(TEXTS), np.vstack([exact.embed([t]) for t in TEXTS]), atol=1e-6)
 
 
-def test_without_onnx_it_fails_for_good_and_says_which_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_without_onnx_it_fails_for_good_and_says_which_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert OnnxMiniLMEmbedder(activations="int8").embed(["hi"]).shape == (1, 384)  # positive control
     # The model is derived in a child process: an `onnx` first on its path that cannot be imported,
     # and an empty cache, so there is nothing derived earlier to read instead.
@@ -91,7 +91,7 @@ def test_without_onnx_it_fails_for_good_and_says_which_extra(monkeypatch: pytest
     (tmp_path / "onnx").mkdir()
     (tmp_path / "onnx" / "__init__.py").write_text("raise ImportError('onnx is not installed here')\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), *sys.path]))
-    with pytest.raises(EmbeddingFailedError, match=r"engramdb\[fast\]") as info:
+    with pytest.raises(EmbeddingFailedError, match=r"pip install onnx") as info:
         OnnxMiniLMEmbedder(activations="int8").embed(["hi"])
     assert (info.value.http_status, info.value.retryable) == (502, False)
     assert OnnxMiniLMEmbedder().embed(["hi"]).shape == (1, 384)  # the default needs no onnx
@@ -99,11 +99,11 @@ def test_without_onnx_it_fails_for_good_and_says_which_extra(monkeypatch: pytest
 
 def test_the_factory_refuses_it_at_once_without_onnx(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server configured for it must not start and then fail every recall: `make_embedder`
-    (which `engram serve` calls before it listens) says which extra is missing."""
+    (which `engram serve` calls before it listens) says which package is missing."""
     assert make_embedder("minilm-fast").model_id.endswith("-dynamic")  # positive control: onnx installed
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real(name, *a))
-    with pytest.raises(EmbeddingFailedError, match=r"engramdb\[fast\]") as info:
+    with pytest.raises(EmbeddingFailedError, match=r"pip install onnx") as info:
         make_embedder("minilm-fast")
     assert info.value.retryable is False
     assert make_embedder("minilm").model_id == "all-MiniLM-L6-v2-int8"

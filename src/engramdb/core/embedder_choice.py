@@ -1,11 +1,15 @@
 """Which embedder runs when none is named (``ENGRAM_EMBEDDER=auto``, the default).
 
-A data folder keeps the local model its memories were embedded with: switching models makes every
-stored vector stale (found by words only until ``engram reembed``), so that stays an explicit act.
-A folder with no vector yet gets ``minilm-fast`` where its int8 kernels were measured to pay (a
-CPU with VNNI: a query embeds in ~1.5 ms instead of ~5, LoCoMo and LongMemEval recall not lower,
-bench/RESULTS.md), and the packaged ``minilm`` elsewhere: without VNNI the int8 products of
-onnxruntime's dynamic quantisation may saturate, and nobody here has measured that.
+A data folder keeps the local model its vectors were made with: switching models makes every stored
+vector stale (found by words only until ``engram reembed``), so that stays an explicit act. Every
+tenant is asked for the model of its newest local vector, of memories and of record texts; one
+``minilm`` among them keeps the folder on ``minilm`` (the default before ``auto``), else one
+``minilm-fast`` keeps it there. A folder with no local vector yet gets ``minilm-fast`` where its
+int8 kernels were measured to pay (a CPU with VNNI: the model alone embeds a question in ~1.5 ms
+instead of ~5, LoCoMo and LongMemEval recall not lower, bench/RESULTS.md), and ``minilm``
+elsewhere: without VNNI the int8 products of onnxruntime's dynamic quantisation may saturate, and
+nobody here has measured that. Each process decides when it starts: processes on other machines
+that share one PostgreSQL schema before its first vector should name the model.
 """
 
 from __future__ import annotations
@@ -33,8 +37,11 @@ def resolve_spec(spec: str, store: Store | None) -> str:
     were made with, or for a store with none (or no store) :func:`new_folder_spec`."""
     if spec.strip() != AUTO:
         return spec
-    kept = _kept_model(store) if store is not None else None
-    return _SPEC_OF_MODEL.get(kept or "", None) or new_folder_spec()
+    kept = _kept_models(store) if store is not None else set()
+    for spec in ("minilm", "minilm-fast"):  # the packaged model first: it was the default
+        if spec in kept:
+            return spec
+    return new_folder_spec()
 
 
 def new_folder_spec() -> str:
@@ -53,10 +60,11 @@ def cpu_has_vnni(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     return any(flag in flags for flag in _VNNI_FLAGS)
 
 
-def _kept_model(store: Store) -> str | None:
-    """The model of the newest vector in the first tenant that has one (a folder runs one model)."""
+def _kept_models(store: Store) -> set[str]:
+    """The local models (as specs) that made each tenant's newest local vectors."""
+    kept: set[str] = set()
     for name in store.tenant_names():
-        model = store.tenant(name).aging.latest_vector_model()
-        if model is not None:
-            return model
-    return None
+        kept.update(
+            _SPEC_OF_MODEL[model] for model in store.tenant(name).aging.newest_vector_models(list(_SPEC_OF_MODEL))
+        )
+    return kept

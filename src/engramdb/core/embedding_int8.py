@@ -15,7 +15,7 @@ that peak. The result is kept in the user's cache folder (``$XDG_CACHE_HOME/engr
 ``~/.cache/engramdb``), named by what it was made from and checked by its own digest (against a
 torn write; whoever can write that folder can change it, as they can the installed packages), so
 the next process (a CLI command, the extraction worker) reads it instead of deriving it again.
-It needs the ``onnx`` package, which the quantiser reads models with (the ``fast`` extra).
+It needs the ``onnx`` package, which the quantiser reads models with (a dependency of engramdb).
 
     python -m engramdb.core.embedding_int8 SOURCE.onnx TARGET.onnx
 """
@@ -33,7 +33,7 @@ from pathlib import Path
 from engramdb.errors import EmbeddingFailedError
 
 _NO_ONNX = 3  # the child's exit status when the quantiser (onnx) cannot be imported
-NEEDS_ONNX = "the minilm-fast embedder needs the 'onnx' package: pip install 'engramdb[fast]'"
+NEEDS_ONNX = "the minilm-fast embedder needs the 'onnx' package (a dependency of engramdb): pip install onnx"
 _DERIVE_TIMEOUT_SECONDS = 300
 
 

@@ -119,17 +119,21 @@ class AgingStore:
             )[0][0]
         )
 
-    def latest_vector_model(self) -> str | None:
-        """The model that embedded the newest memory with a vector (None: no vector yet): the one
-        this tenant's data was last written with. Walks the rowid index back from the end."""
+    def newest_vector_models(self, models: Sequence[str]) -> set[str]:
+        """Which of ``models`` made the newest of this tenant's vectors that any of them made: of its
+        memories, and of its record texts (empty: none). Each walks its rowid index back from the end
+        and stops at the first such vector, so it reads only the rows written after it."""
         m = self._d.mark
-        owned, params = self._d.owned("memories")
-        rows = self._run(
-            f"SELECT embed_model FROM memories WHERE {owned}embed_state = 'ready' AND embed_model IS NOT NULL "
-            f"ORDER BY rowid DESC LIMIT {m}",
-            [*params, 1],
-        )
-        return str(rows[0][0]) if rows else None
+        found: set[str] = set()
+        for table in ("memories", "record_vectors"):
+            owned, params = self._d.owned(table)
+            rows = self._run(
+                f"SELECT embed_model FROM {table} WHERE {owned}embed_state = 'ready' "
+                f"AND embed_model IN ({', '.join([m] * len(models))}) ORDER BY rowid DESC LIMIT {m}",
+                [*params, *models, 1],
+            )
+            found.update(str(row[0]) for row in rows)
+        return found
 
     def stale_record_vectors(self, model: str, *, after_rowid: int, limit: int) -> list[tuple[int, str]]:
         """Record texts whose vector is another model's: ``(vector id, text)``, in id order."""

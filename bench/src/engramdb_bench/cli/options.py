@@ -29,4 +29,4 @@ def served_embedders(embedder: str, reference: str | None) -> tuple[str, str]:
     from engramdb.core.embedder_choice import resolve_spec
 
     served = resolve_spec(embedder, None)
-    return served, reference or served
+    return served, resolve_spec(reference, None) if reference else served

@@ -13,9 +13,10 @@ UNFAIR = [
     "Dates and sessions (against Mem0): EngramDB stores each turn's session date and its place in the session, "
     "and its date feature and neighbour lift use them; Mem0 OSS takes no timestamp (a Platform feature) and "
     "keeps no session order.",
-    "int8 vs fp32 (both ways): EngramDB embeds with all-MiniLM-L6-v2 quantised to int8 on onnxruntime (cosines "
-    "within 0.002 of fp32), Mem0 with the fp32 weights on PyTorch: slightly against EngramDB in quality, for it "
-    "in speed.",
+    "int8 vs fp32 (both ways): EngramDB embeds with all-MiniLM-L6-v2 quantised to int8 on onnxruntime (minilm: "
+    "int8 weights, cosines within 0.002 of fp32; minilm-fast, a new folder's default on a CPU with VNNI: int8 "
+    "activations too, cosines >= 0.989 to minilm's), Mem0 with the fp32 weights on PyTorch: slightly against "
+    "EngramDB in quality, for it in speed.",
     "Batching (for EngramDB on ingest): EngramDB takes 100 turns a request and embeds in background batches; "
     "Mem0's add() with infer=False embeds each message alone, and its API has no batch path for raw messages.",
     "Qdrant's local mode (against Mem0 on latency, for it on memory): Mem0's default vector store runs in "
@@ -23,14 +24,15 @@ UNFAIR = [
     "search faster, but is another process with its own memory.",
     "HTTP (against EngramDB on latency): EngramDB's times are an HTTP round trip through the SDK, JSON both "
     "ways; Mem0 is called in process.",
-    "The reference arm (the floor, not a peer): one route, the same embedder, an exact top-k by its vectors "
+    "The reference arm (the floor, not a peer): one route, the same embedder (unless --reference-embedder names "
+    "another: the table's title says), an exact top-k by its vectors "
     "alone; no key, no lexical arm, no fusion, features, lifecycle or audit. It is asked interleaved with "
     "EngramDB, question by question, through the same client (plain httpx): the ratio is what EngramDB's "
     "work beyond embedding and a dot product costs.",
     "Memory (for EngramDB): EngramDB's peak RSS is the server process alone (the client is another process); "
     "Mem0's is the whole process, which is the caller's.",
     "Threads (for Mem0): Mem0 is also timed with one torch/BLAS thread, its faster setting on two cores; "
-    "EngramDB runs its defaults (onnxruntime 2 threads, 1 BLAS thread).",
+    "EngramDB runs its defaults (onnxruntime 2 threads for minilm, 1 for minilm-fast; 1 BLAS thread).",
 ]
 
 
