@@ -64,7 +64,7 @@ def _kept_models(store: Store) -> set[str]:
     """The local models (as specs) that made each tenant's newest local vectors."""
     kept: set[str] = set()
     for name in store.tenant_names():
-        kept.update(
-            _SPEC_OF_MODEL[model] for model in store.tenant(name).aging.newest_vector_models(list(_SPEC_OF_MODEL))
-        )
+        aging = store.tenant(name).aging
+        with aging.maintenance():  # a tenant with no local vector is read whole: longer than a request may take
+            kept.update(_SPEC_OF_MODEL[model] for model in aging.newest_vector_models(list(_SPEC_OF_MODEL)))
     return kept
