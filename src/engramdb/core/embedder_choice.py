@@ -38,9 +38,9 @@ def resolve_spec(spec: str, store: Store | None) -> str:
     if spec.strip() != AUTO:
         return spec
     kept = _kept_models(store) if store is not None else set()
-    for spec in ("minilm", "minilm-fast"):  # the packaged model first: it was the default
-        if spec in kept:
-            return spec
+    for local in ("minilm", "minilm-fast"):  # the packaged model first: it was the default
+        if local in kept:
+            return local
     return new_folder_spec()
 
 

@@ -129,7 +129,7 @@ class AgingStore:
             owned, params = self._d.owned(table)
             rows = self._run(
                 f"SELECT embed_model FROM {table} WHERE {owned}embed_state = 'ready' "
-                f"AND embed_model IN ({', '.join([m] * len(models))}) ORDER BY rowid DESC LIMIT {m}",
+                f"AND embed_model IN ({self._d.marks(len(models))}) ORDER BY rowid DESC LIMIT {m}",
                 [*params, *models, 1],
             )
             found.update(str(row[0]) for row in rows)
