@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -19,13 +21,17 @@ from tests.factories import episode_body, fact_body, scope_fields
 from tests.stores import as_postgres
 
 SCOPE = scope_fields()
+_HOMES: set[Path] = set()
 
 
 def _env(store: Store) -> dict[str, str]:
     if isinstance(store, SQLiteStore):
         return {**os.environ, "ENGRAM_HOME": str(store.home)}
     pg = as_postgres(store)
-    home = Path(tempfile.gettempdir()) / f"engram-{pg.schema}"  # its audit anchors
+    home = Path(tempfile.gettempdir()) / f"engram-{pg.schema}"  # its audit anchors, the CLI's own
+    if home not in _HOMES:  # gone when the test process ends: a test leaves no folder behind
+        _HOMES.add(home)
+        atexit.register(shutil.rmtree, home, ignore_errors=True)
     return {
         **os.environ,
         "ENGRAM_DATABASE_URL": pg.url,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import httpx
 from playwright.sync_api import expect
 
 from tests.conftest import LiveServer
@@ -15,12 +16,19 @@ XSS = "<img src=x onerror=alert(1)>"
 
 
 def _embedded(server: LiveServer, token: str) -> None:
-    """Wait until every episode of the scope has its vector (the dense arm then ranks it)."""
+    """Wait until every episode and current fact of the scope has its vector (the dense arm then ranks
+    it, and the answer stops changing: a fact's vector arriving moves every score of the dense arm)."""
     deadline = time.monotonic() + 20
     with server.client(token) as http:
-        while {e["embedding"]["state"] for e in http.get("/v1/episodes").json()["episodes"]} != {"ready"}:
-            assert time.monotonic() < deadline, "episodes were not embedded"
+        while _states(http, "episodes") | _states(http, "facts") != {"ready"}:
+            assert time.monotonic() < deadline, "memories were not embedded"
             time.sleep(0.05)
+
+
+def _states(http: httpx.Client, kind: str) -> set[str]:
+    memories = http.get(f"/v1/{kind}").json()[kind]
+    assert memories, kind  # control: there is something to wait for
+    return {m["embedding"]["state"] for m in memories}
 
 
 def test_recall_shows_each_memory_with_its_score_breakdown_and_the_context(tab: Tab) -> None:
