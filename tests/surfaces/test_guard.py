@@ -125,7 +125,7 @@ def test_dashboard_parts_count_against_the_key_rate_and_the_requests_at_once(tmp
     server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
     server.start()
     try:
-        token, other = server.key(), server.key()
+        token, other, holder = server.key(), server.key(), server.key()
         with server.client(token) as http:
             answers = [http.get("/ui/part/counts").status_code for _ in range(3)]
             assert answers[:2] == [200, 200] and answers[2] == 429, answers  # the burst, then the limit
@@ -133,9 +133,9 @@ def test_dashboard_parts_count_against_the_key_rate_and_the_requests_at_once(tmp
         host, port = server.url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=5) as held, server.client(other) as http:
             held.sendall(
-                f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {other}\r\n"
+                f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {holder}\r\n"
                 f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode()
-            )
+            )  # its own key: parts asked before it is admitted must not spend its budget of two
             deadline = time.monotonic() + 10
             refused = http.get("/ui/part/counts")
             while refused.status_code != 503 and time.monotonic() < deadline:  # the held head is on its way
