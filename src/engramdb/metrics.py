@@ -39,7 +39,7 @@ ERRORS = Counter(
 )
 INLINE = Counter(
     "engram_http_inline",
-    "requests answered on the event loop (the only keyed request in the server, and a short call)",
+    "requests answered on the event loop (the server was serving nothing else and the call was short)",
     ["operation"],
     registry=REGISTRY,
 )

@@ -40,8 +40,7 @@ from engramdb.storage.port import Store
 # The ASGI scope key under which the guard hands the authenticated caller to the route or the MCP tools.
 CALLER_KEY = "engramdb.caller"
 _TURNS = 3  # loop turns for a waiting request to reach the guard: its bytes read, its task made, started
-# Set for a request that came alone: asks whether it still is (the route answers it on the loop only then).
-INLINE_KEY = "engramdb.inline"
+INLINE_KEY = "engramdb.inline"  # the request came while no other was served: its route may answer on the loop
 _KEYED_PREFIXES = ("/v1/", "/mcp", "/ui/part/")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -119,7 +118,7 @@ class RequestGuard:
             inline = keyed and scope["path"] in self.inline_paths and await self._alone()
             if keyed and _carries_key_or_body(scope, headers):
                 scope[CALLER_KEY] = await self._caller(headers, inline)  # in place: outer layers read the route
-            scope[INLINE_KEY] = (lambda: self.present == 1) if inline else None  # asked again once the body is in
+            scope[INLINE_KEY] = inline
         except EngramError as error:
             await _refuse(error, scope, send)
             return

@@ -137,8 +137,7 @@ def _inline_when_idle(op: Operation[Any], endpoint: Callable[..., Any]) -> Calla
     async def inline_when_idle(request: Request, response: Response, **parts: Any) -> Any:
         service = request.app.state.service
         caller = parts.get("caller")
-        still_alone = request.scope.get(INLINE_KEY)
-        if still_alone and still_alone() and service.operation(check)(caller, *_inputs(op, parts).args()):
+        if request.scope.get(INLINE_KEY) and service.operation(check)(caller, *_inputs(op, parts).args()):
             metrics.INLINE.labels(op.name).inc()
             return endpoint(request, response, **parts)
         return await run_in_threadpool(endpoint, request, response, **parts)

@@ -140,11 +140,10 @@ class ReadOperations(Area):
     def recall_is_short(self, caller: Caller, body: RecallRequest) -> bool:
         """Whether this recall reads memory alone: the model runs in this process and the scope's copy
         is held (a scope's first recall builds its copy: tens of ms, seconds for a large one)."""
-        named = body.scope.named_scope_fields() if body.scope else {}
-        if not runs_in_process(self.shared.embedder) or ("userId" in named and not self.shared.salt_known(caller)):
-            return False  # a model server to wait for, or a tenant's salt to read (in a write transaction)
+        if not runs_in_process(self.shared.embedder):
+            return False
         try:
-            scope = self.shared.scope(caller, named)
+            scope = self.shared.scope(caller, body.scope.named_scope_fields() if body.scope else {})
             tenant = self.shared.tenant(caller)
         except EngramError:  # the recall itself says what is wrong
             return False

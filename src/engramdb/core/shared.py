@@ -66,10 +66,6 @@ class Shared:
             fields["participantScopeHash"] = self.participant_hash(caller, user_id)
         return fields
 
-    def salt_known(self, caller: Caller) -> bool:
-        """Whether the caller's tenant's participant salt was read already (reading it writes)."""
-        return caller.tenant in self._salts
-
     def participant_hash(self, caller: Caller, user_id: str) -> str:
         """Return ``hash_scope([userId], salt)`` with the caller's tenant's secret salt.
 

@@ -285,7 +285,7 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Fac
         ...
 
     def holds_scope(self, scope_key: str) -> bool:
-        """True when this process holds the scope's built in-memory copy and nobody is refreshing it now."""
+        """True when this process holds the scope's in-memory copy: a search reads no rows to build one."""
         ...
 
     def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:

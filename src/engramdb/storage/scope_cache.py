@@ -135,12 +135,6 @@ class ScopeCache:
         with self._guard:
             return scope_key in self._scopes
 
-    def settled(self, scope_key: str) -> bool:
-        """Whether the scope's copy is held, built, and not being refreshed or built by anyone now."""
-        with self._guard:
-            copy, lock = self._scopes.get(scope_key), self._locks.get(scope_key)
-        return copy is not None and copy.seq > 0 and lock is not None and not lock.locked()
-
     def clear(self) -> None:
         """Drop every copy (they reload on the next query)."""
         with self._guard:
