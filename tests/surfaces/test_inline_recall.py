@@ -4,7 +4,6 @@ the scope's copy is held, and the store and the model are in this process."""
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 import uuid
@@ -159,38 +158,3 @@ def test_a_database_server_is_never_waited_on_from_the_loop(pg_url: str, tmp_pat
         server.stop()
     assert short  # control: the copy is held and the model is here, so only the store keeps it off the loop
     assert after == before
-
-
-def test_recalls_waiting_behind_each_other_are_not_answered_one_at_a_time_on_the_loop(live: LiveServer) -> None:
-    """Eight recalls sent at once: the loop looks for waiting requests before it answers one itself,
-    so they are served (and counted against the in-flight limit) on worker threads, not in a queue
-    the server cannot see."""
-    token = live.key(role="admin")
-    with live.client(token) as http:
-        _write_turns(http)
-        _answer(http, QUESTION)  # the scope's copy is held from now on
-    body = json.dumps(QUESTION).encode()
-    request = (
-        f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    ).encode() + body
-    host, port = live.url.removeprefix("http://").split(":")
-    before = _inline_recalls(live)
-    sockets = [socket.create_connection((host, int(port)), timeout=30) for _ in range(8)]
-    for sock in sockets:
-        sock.sendall(request)
-    answers = [_read_all(sock) for sock in sockets]
-    burst = _inline_recalls(live)
-    with live.client(token) as http:
-        _answer(http, QUESTION)  # control: one recall alone is answered on the loop
-    assert all(a.startswith(b"HTTP/1.1 200") for a in answers), [a[:40] for a in answers]
-    assert burst - before < 8
-    assert _inline_recalls(live) == burst + 1
-
-
-def _read_all(sock: socket.socket) -> bytes:
-    with sock:
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-        return b"".join(chunks)

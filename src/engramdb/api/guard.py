@@ -12,11 +12,11 @@ In this order, before the application reads a byte of the body:
 4. past ``max_in_flight`` requests being served at once, a keyed request is refused at once
    (503 ``overloaded`` with ``Retry-After``) instead of joining a queue that only grows.
 
-A request to one of ``inline_paths`` (recall, on an embedded store) that is the only keyed request
-in the server, after the loop had a few turns to start any waiting ones, has its key looked up on
-the event loop, and is marked (``INLINE_KEY``) so that its route may answer it there too, if the
-call is short (api/routes.py): two trips to a worker thread and back cost ~0.5 ms of a ~7 ms
-recall; with nothing else to serve, the event loop has nothing better to do meanwhile.
+A request to one of ``inline_paths`` (recall, on an embedded store) that arrives while the server
+serves no other keyed request has its key looked up on the event loop, and is marked
+(``INLINE_KEY``) so that its route may answer it there too, if the call is short (api/routes.py):
+two trips to a worker thread and back cost ~1 ms of a ~7 ms recall; with nothing else to serve,
+the event loop has nothing better to do meanwhile.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import anyio.lowlevel
 import anyio.to_thread
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -39,7 +38,6 @@ from engramdb.storage.port import Store
 
 # The ASGI scope key under which the guard hands the authenticated caller to the route or the MCP tools.
 CALLER_KEY = "engramdb.caller"
-_TURNS = 3  # loop turns for a waiting request to reach the guard: its bytes read, its task made, started
 INLINE_KEY = "engramdb.inline"  # the request came while no other was served: its route may answer on the loop
 _KEYED_PREFIXES = ("/v1/", "/mcp", "/ui/part/")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -92,22 +90,14 @@ class RequestGuard:
     ) -> None:
         self.app, self.store, self.max_body_bytes, self.limiter = app, store, max_body_bytes, limiter
         self.max_in_flight, self.in_flight = max_in_flight, 0
-        self.present = 0  # keyed requests inside the guard, admitted or not yet
         self.inline_paths = inline_paths if store.local else frozenset()  # a database server is never waited on here
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        keyed = scope["path"].startswith(_KEYED_PREFIXES)
-        self.present += keyed
-        try:
-            await self._guarded(scope, receive, send, keyed)
-        finally:
-            self.present -= keyed
-
-    async def _guarded(self, scope: Scope, receive: Receive, send: Send, keyed: bool) -> None:
         headers = Headers(scope=scope)
+        keyed = scope["path"].startswith(_KEYED_PREFIXES)
         try:
             self._check_declared_length(headers)
             if keyed and self.max_in_flight and self.in_flight >= self.max_in_flight:
@@ -115,7 +105,7 @@ class RequestGuard:
                     f"the server is serving its limit of {self.max_in_flight} requests at once; retry shortly",
                     retryAfterSeconds=1,
                 )
-            inline = keyed and scope["path"] in self.inline_paths and await self._alone()
+            inline = keyed and not self.in_flight and scope["path"] in self.inline_paths
             if keyed and _carries_key_or_body(scope, headers):
                 scope[CALLER_KEY] = await self._caller(headers, inline)  # in place: outer layers read the route
             scope[INLINE_KEY] = inline
@@ -127,16 +117,6 @@ class RequestGuard:
             await self.app(scope, self._bounded(receive), send)
         finally:
             self.in_flight -= keyed
-
-    async def _alone(self) -> bool:
-        """Whether no other keyed request is in the server, once the loop has had a few turns to start
-        the requests already waiting on their sockets: behind a recall answered on the loop, they are
-        not counted yet, and the server would answer them one at a time, shedding none of them."""
-        if self.present > 1:
-            return False
-        for _ in range(_TURNS):
-            await anyio.lowlevel.checkpoint()
-        return self.present == 1
 
     def _check_declared_length(self, headers: Headers) -> None:
         declared = headers.get("content-length")
