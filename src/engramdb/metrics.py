@@ -37,12 +37,6 @@ ERRORS = Counter(
     ["code"],
     registry=REGISTRY,
 )
-INLINE = Counter(
-    "engram_http_inline",
-    "requests answered on the event loop (the server was serving nothing else and the call was short)",
-    ["operation"],
-    registry=REGISTRY,
-)
 RECALL_STAGE = Histogram(
     "engram_recall_stage_seconds",
     "recall's time per stage: embed (the query) and search",

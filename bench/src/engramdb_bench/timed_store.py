@@ -116,7 +116,6 @@ class TimedStore:
 
     def __init__(self, inner: Store) -> None:
         self._inner = inner
-        self.local = inner.local
         self._tenants: dict[str, TimedTenant] = {}
 
     def timed_tenant(self, name: str) -> TimedTenant:

@@ -11,12 +11,6 @@ In this order, before the application reads a byte of the body:
 3. the key's request budget is charged (429 with ``Retry-After`` when it is spent);
 4. past ``max_in_flight`` requests being served at once, a keyed request is refused at once
    (503 ``overloaded`` with ``Retry-After``) instead of joining a queue that only grows.
-
-A request to one of ``inline_paths`` (recall, on an embedded store) that arrives while the server
-serves no other keyed request has its key looked up on the event loop, and is marked
-(``INLINE_KEY``) so that its route may answer it there too, if the call is short (api/routes.py):
-two trips to a worker thread and back cost ~1 ms of a ~7 ms recall; with nothing else to serve,
-the event loop has nothing better to do meanwhile.
 """
 
 from __future__ import annotations
@@ -38,7 +32,6 @@ from engramdb.storage.port import Store
 
 # The ASGI scope key under which the guard hands the authenticated caller to the route or the MCP tools.
 CALLER_KEY = "engramdb.caller"
-INLINE_KEY = "engramdb.inline"  # the request came while no other was served: its route may answer on the loop
 _KEYED_PREFIXES = ("/v1/", "/mcp", "/ui/part/")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -80,17 +73,10 @@ class RequestGuard:
     """ASGI middleware: body limit, key first, rate limit (see the module docstring)."""
 
     def __init__(
-        self,
-        app: ASGIApp,
-        store: Store,
-        max_body_bytes: int,
-        limiter: RateLimiter | None,
-        max_in_flight: int = 0,
-        inline_paths: frozenset[str] = frozenset(),
+        self, app: ASGIApp, store: Store, max_body_bytes: int, limiter: RateLimiter | None, max_in_flight: int = 0
     ) -> None:
         self.app, self.store, self.max_body_bytes, self.limiter = app, store, max_body_bytes, limiter
         self.max_in_flight, self.in_flight = max_in_flight, 0
-        self.inline_paths = inline_paths if store.local else frozenset()  # a database server is never waited on here
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -105,10 +91,8 @@ class RequestGuard:
                     f"the server is serving its limit of {self.max_in_flight} requests at once; retry shortly",
                     retryAfterSeconds=1,
                 )
-            inline = keyed and not self.in_flight and scope["path"] in self.inline_paths
             if keyed and _carries_key_or_body(scope, headers):
-                scope[CALLER_KEY] = await self._caller(headers, inline)  # in place: outer layers read the route
-            scope[INLINE_KEY] = inline
+                scope[CALLER_KEY] = await self._caller(headers)  # in place: outer layers read the route
         except EngramError as error:
             await _refuse(error, scope, send)
             return
@@ -123,13 +107,10 @@ class RequestGuard:
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
             raise PayloadTooLargeError(self._too_large(), field="body", limitBytes=self.max_body_bytes)
 
-    async def _caller(self, headers: Headers, inline: bool) -> auth.Caller:
+    async def _caller(self, headers: Headers) -> auth.Caller:
         header = headers.get("authorization", "")
         token = header[7:].strip() if header.lower().startswith("bearer ") else None
-        if inline:  # one read of a local file, and nothing else waits for the loop
-            caller = auth.authenticate(self.store, token)
-        else:
-            caller = await anyio.to_thread.run_sync(auth.authenticate, self.store, token)
+        caller = await anyio.to_thread.run_sync(auth.authenticate, self.store, token)
         if self.limiter is not None:
             wait = self.limiter.wait_seconds(f"{caller.tenant}.{caller.key_id}")
             if wait > 0:

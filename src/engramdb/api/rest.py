@@ -25,7 +25,6 @@ from engramdb.config import Settings, tune_process
 from engramdb.core.embedder_choice import resolve_spec
 from engramdb.core.embedding import Embedder, make_embedder
 from engramdb.core.service import MemoryService
-from engramdb.models.operations import OPERATIONS
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
 
@@ -107,7 +106,6 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
         max_body_bytes=settings.max_body_bytes,
         limiter=limiter,
         max_in_flight=settings.max_in_flight,
-        inline_paths=frozenset(path for op in OPERATIONS if op.inline_check for path in (op.path, *op.former_paths)),
     )
     app.add_middleware(Observe)
     metrics.watch_backlog(lambda: _backlog(store))

@@ -8,7 +8,6 @@ and one body: authenticate, call the service, answer with the operation's status
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
 from functools import cache
 from typing import Annotated, Any
 
@@ -19,8 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute
 
-from engramdb import metrics
-from engramdb.api.guard import CALLER_KEY, INLINE_KEY
+from engramdb.api.guard import CALLER_KEY
 from engramdb.api.openapi import responses
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -109,7 +107,8 @@ def _success(op: Operation[Any]) -> str:
 def _endpoint(op: Operation[Any]) -> Any:
     def endpoint(request: Request, response: Response, **parts: Any) -> Any:
         _refuse_nul(op, parts)
-        answer = run(request.app.state.service, op, parts.get("caller"), _inputs(op, parts))
+        inputs = Inputs(tuple(parts[p] for p in op.path_params), parts.get("query"), parts.get("body"))
+        answer = run(request.app.state.service, op, parts.get("caller"), inputs)
         if answer is None:
             return Response(status_code=204)
         if type(answer) is op.output:
@@ -119,34 +118,10 @@ def _endpoint(op: Operation[Any]) -> Any:
         response.status_code = op.answer_status(answer)
         return answer
 
-    if op.inline_check is not None:
-        endpoint = _inline_when_idle(op, endpoint)
     endpoint.__name__ = op.name
     endpoint.__doc__ = op.summary
     endpoint.__signature__ = inspect.Signature(_parameters(op))  # type: ignore[attr-defined]
     return endpoint
-
-
-def _inline_when_idle(op: Operation[Any], endpoint: Callable[..., Any]) -> Callable[..., Any]:
-    """``endpoint`` run on the event loop when the guard marked the request (nothing else was being
-    served; api/guard.py) and the operation's check says this call is short; else on a worker thread,
-    as FastAPI runs any plain function."""
-    check = op.inline_check
-    assert check is not None
-
-    async def inline_when_idle(request: Request, response: Response, **parts: Any) -> Any:
-        service = request.app.state.service
-        caller = parts.get("caller")
-        if request.scope.get(INLINE_KEY) and service.operation(check)(caller, *_inputs(op, parts).args()):
-            metrics.INLINE.labels(op.name).inc()
-            return endpoint(request, response, **parts)
-        return await run_in_threadpool(endpoint, request, response, **parts)
-
-    return inline_when_idle
-
-
-def _inputs(op: Operation[Any], parts: dict[str, Any]) -> Inputs:
-    return Inputs(tuple(parts[p] for p in op.path_params), parts.get("query"), parts.get("body"))
 
 
 def _refuse_nul(op: Operation[Any], parts: dict[str, Any]) -> None:

@@ -36,7 +36,6 @@ __all__ = [
     "l2_normalize",
     "make_embedder",
     "minilm_tokenizer_path",
-    "runs_in_process",
 ]
 
 _SPEC_FORMS = "'minilm', 'minilm-fast', 'hashing', 'hashing:DIM', 'openai:<base_url>|<model>'"
@@ -70,11 +69,6 @@ def make_embedder(spec: str = "minilm", *, api_key: str | None = None, threads: 
 def is_local_spec(spec: str) -> bool:
     """Whether ``spec`` names an embedder that runs in this process (no server to reach)."""
     return spec in ("minilm", "minilm-fast", "hashing") or spec.startswith("hashing:")
-
-
-def runs_in_process(embedder: Embedder) -> bool:
-    """Whether ``embedder`` computes its vectors in this process (a local model, no server to wait for)."""
-    return isinstance(embedder, OnnxMiniLMEmbedder | HashingEmbedder)
 
 
 def _parse_dimension(spec: str) -> int:

@@ -16,7 +16,6 @@ from engramdb.contract.format import FormattableMemory, format_context
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.conflicts import newer_first
-from engramdb.core.embedding import runs_in_process
 from engramdb.core.expansion import Expansion, LinkedRecord, expand
 from engramdb.core.policy import load_policy
 from engramdb.core.ranking import Hit
@@ -24,7 +23,7 @@ from engramdb.core.recall import RecallOutcome, recall
 from engramdb.core.relevance import Narrowing
 from engramdb.core.shared import Area
 from engramdb.core.views import embedding_state, memory_view, scope_view, tombstone_view
-from engramdb.errors import ConflictError, EngramError, InvalidInputError, NotFoundError
+from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
 from engramdb.models.base import ScopeQuery
 from engramdb.models.lifecycle import FactHistory, TombstoneList, TombstoneQuery
 from engramdb.models.memories import EpisodeList, EpisodeQuery, FactList, FactQuery, MemoryQuery, MemoryView
@@ -136,18 +135,6 @@ class ReadOperations(Area):
             answer = self._recall(caller, body)
         self.shared.usage.note_recall(caller.tenant, (time.perf_counter() - started) * 1000, self.shared.now())
         return answer
-
-    def recall_is_short(self, caller: Caller, body: RecallRequest) -> bool:
-        """Whether this recall reads memory alone: the model runs in this process and the scope's copy
-        is held (a scope's first recall builds its copy: tens of ms, seconds for a large one)."""
-        if not runs_in_process(self.shared.embedder):
-            return False
-        try:
-            scope = self.shared.scope(caller, body.scope.named_scope_fields() if body.scope else {})
-            tenant = self.shared.tenant(caller)
-        except EngramError:  # the recall itself says what is wrong
-            return False
-        return tenant.holds_scope(auth.scope_key(scope))
 
     def _recall(self, caller: Caller, body: RecallRequest) -> RecallResponse:
         auth.require(caller, "memory.read")

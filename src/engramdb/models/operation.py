@@ -118,9 +118,6 @@ class Operation(Generic[Out]):
     cli: Cli | None = None
     mcp: Mcp | None = None
     former_paths: tuple[str, ...] = ()  # paths it answered at before a rename, kept for one release
-    # The service method (same arguments) that says whether a call is short enough to run on the event
-    # loop of an embedded server serving nothing else: no trip to a worker thread (api/routes.py).
-    inline_check: str | None = None
 
     @property
     def public(self) -> bool:

@@ -284,10 +284,6 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Fac
         """Return the scope's row count and how many of its rows contain each term (may be cached)."""
         ...
 
-    def holds_scope(self, scope_key: str) -> bool:
-        """True when this process holds the scope's in-memory copy: a search reads no rows to build one."""
-        ...
-
     def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
         """Return rows whose vector is pending, or failed and due for a retry."""
         ...
@@ -364,8 +360,6 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Fac
 
 class Store(Protocol):
     """All tenants of one deployment."""
-
-    local: bool  # every read is of a file on this machine (no database server to wait for)
 
     def tenant(self, name: str, *, create: bool = False) -> TenantStore:
         """Return the tenant's store; raise NotFoundError unless it exists or ``create``."""

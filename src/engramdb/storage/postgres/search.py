@@ -162,9 +162,6 @@ class PostgresSearch:
         """True when the scope is large enough to be answered from the in-memory copy."""
         return scope_key in self._large
 
-    def holds_scope(self, scope_key: str) -> bool:  # a small scope is searched in SQL, never copied
-        return self.uses_copy(scope_key) and self._copies.holds(f"{self._tenant}:{scope_key}")
-
     def warm(self, scope_key: str, vector_model: str | None = None) -> int:
         """Answer the scope from its in-memory copy from now on, loaded now (with ``vector_model``'s
         vectors: a copy of another model's is rebuilt by the first recall); return its rows."""

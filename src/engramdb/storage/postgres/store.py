@@ -46,8 +46,6 @@ _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 class PostgresStore:
     """All tenants of a PostgreSQL deployment."""
 
-    local = False  # every read is a round trip to the database server
-
     def __init__(
         self,
         url: str,

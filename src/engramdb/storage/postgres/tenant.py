@@ -327,9 +327,6 @@ class PostgresTenantStore(
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._search.term_counts(scope_key, terms)
 
-    def holds_scope(self, scope_key: str) -> bool:
-        return self._search.holds_scope(scope_key)
-
     # -- structured fact search (storage/fact_search) -------------------------------------------
 
     def rank_facts(

@@ -64,9 +64,6 @@ class SQLiteCopyReads:
         )
         return read_copy(self._copies, f"{self.path}:{scope_key}", source, read)
 
-    def holds_scope(self, scope_key: str) -> bool:
-        return self._copies.holds(f"{self.path}:{scope_key}")
-
     def _counters(self) -> dict[str, Any]:
         """The tenant's change counter and erasure count: this reading block's, else read now."""
         block = self._block.get()

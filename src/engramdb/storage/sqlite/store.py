@@ -24,8 +24,6 @@ log = logging.getLogger(__name__)
 class SQLiteStore:
     """All tenants of an embedded deployment. Tenants never share a file or a connection."""
 
-    local = True  # files on this machine
-
     def __init__(
         self,
         home: Path,
