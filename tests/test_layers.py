@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -298,7 +299,7 @@ def test_importing_the_sdk_loads_no_server_part(module: str) -> None:
     assert "numpy" in control and "engramdb.core.service" in control  # the probe does see a server import
 
 
-def test_starting_the_cli_or_the_server_loads_no_part_it_does_not_run() -> None:
+def test_starting_the_cli_or_the_server_loads_no_part_it_does_not_run(tmp_path: Path) -> None:
     # `engram` with its whole command tree built loads no storage, service or model code (a command
     # on the data folder loads them when it runs); an app made and started loads no MCP SDK (its
     # first /mcp request does). The controls: what a local command and an MCP request load.
@@ -320,5 +321,6 @@ print(loaded('mcp'))
 from engramdb.api.mcp.transports import http_endpoint
 print(len(loaded('mcp')) > 10)
 """
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    folders = {**os.environ, "TMPDIR": str(tmp_path)}  # the probe's data folders are this test's
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=folders)
     assert done.stdout.split("\n")[:4] == ["[]", "True", "[]", "True"], done.stdout

@@ -3,6 +3,7 @@ last back in memory; ``/healthz`` answers all along. A real server over loopback
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -118,13 +119,16 @@ print(gc.get_freeze_count())
 
 
 @pytest.mark.parametrize("owned", ["yes", "no"])
-def test_a_server_in_its_own_process_freezes_what_its_warm_up_loaded(owned: str) -> None:
+def test_a_server_in_its_own_process_freezes_what_its_warm_up_loaded(owned: str, tmp_path: Path) -> None:
     """`engram serve` (its own process): after the warm-up, what is loaded stays out of later
     garbage collections. An app inside another process (these tests) leaves the collector alone."""
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", _FREEZE, owned], capture_output=True, text=True, check=True)
+    folders = {**os.environ, "TMPDIR": str(tmp_path)}  # its data folder is this test's
+    done = subprocess.run(
+        [sys.executable, "-c", _FREEZE, owned], capture_output=True, text=True, check=True, env=folders
+    )
     frozen = int(done.stdout.split()[-1])
     assert frozen > 1000 if owned == "yes" else frozen == 0
 

@@ -6,6 +6,7 @@ session, and each lifecycle hook fired by OpenClaw's own hook names; docs/integr
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -28,9 +29,10 @@ from tests.conftest import LiveServer
     ],
     ids=["client", "openclaw-plugin"],
 )
-def test_node_suite(workspace: dict[str, str], server: LiveServer, files: list[str]) -> None:
+def test_node_suite(workspace: dict[str, str], server: LiveServer, files: list[str], tmp_path: Path) -> None:
     key = server.key(role="host", agentId="main", profileId="default")
-    done = node("--test", "--test-reporter=spec", *files, ENGRAM_URL=server.url, ENGRAM_KEY=key)
+    # The suites' temp folders (outboxes, transcripts) go under this test's own folder, which pytest prunes.
+    done = node("--test", "--test-reporter=spec", *files, ENGRAM_URL=server.url, ENGRAM_KEY=key, TMPDIR=str(tmp_path))
     report = done.stdout + done.stderr
     assert done.returncode == 0, report[-6000:]
     passed = re.search(r"ℹ pass (\d+)", report)
