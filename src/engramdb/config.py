@@ -214,6 +214,13 @@ class Settings(BaseSettings):
         description="requests served at once; past it a request is refused at once with 503 and "
         "Retry-After instead of queueing (0 = no limit)",
     )
+    recall_threads: int = Field(
+        0,
+        ge=0,
+        le=256,
+        description="recalls served at once, each in a worker thread (0: one per CPU core); more wait their "
+        "turn, and every other request keeps the rest of the worker pool",
+    )
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     malloc_arenas: int = Field(
         2,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from fastapi import FastAPI
 from starlette.routing import Route
 
@@ -84,6 +86,7 @@ def create_app(
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.service, app.state.store = service, store
+    app.state.search_lane = anyio.CapacityLimiter(settings.recall_threads or _cores())
     app.router.routes.append(Route("/mcp", mcp, include_in_schema=False))  # an ASGI app, authenticated
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
     _guard_and_watch(app, settings, store)
@@ -112,6 +115,11 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
     problems.install(app)  # its request-id boundary goes outside both, so refusals carry the id
     if traces.on():  # outermost: the server span covers everything, every log line carries its trace id
         app.add_middleware(Traced)
+
+
+def _cores() -> int:
+    """The CPU cores this process may run on (a container's share, where the OS says)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _backlog(store: Store) -> float:

@@ -8,9 +8,10 @@ and one body: authenticate, call the service, answer with the operation's status
 from __future__ import annotations
 
 import inspect
-from functools import cache
+from functools import cache, partial
 from typing import Annotated, Any
 
+import anyio.to_thread
 from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from fastapi.openapi.models import Example
 from fastapi.responses import JSONResponse
@@ -118,10 +119,26 @@ def _endpoint(op: Operation[Any]) -> Any:
         response.status_code = op.answer_status(answer)
         return answer
 
-    endpoint.__name__ = op.name
-    endpoint.__doc__ = op.summary
-    endpoint.__signature__ = inspect.Signature(_parameters(op))  # type: ignore[attr-defined]
-    return endpoint
+    served: Any = _in_search_lane(endpoint) if op.searches else endpoint
+    served.__name__ = op.name
+    served.__doc__ = op.summary
+    served.__signature__ = inspect.Signature(_parameters(op))
+    return served
+
+
+def _in_search_lane(endpoint: Any) -> Any:
+    """``endpoint`` run in a worker thread of the app's search lane (``recall_threads``).
+
+    On 2 cores, forty recalls in forty threads each embed and rank at a fortieth of the speed and
+    all finish late; one per core finish in turn while the rest wait on the event loop, holding no
+    thread. Only searches use the lane, so writes and reads never queue behind it.
+    """
+
+    async def searching(request: Request, response: Response, **parts: Any) -> Any:
+        lane = request.app.state.search_lane
+        return await anyio.to_thread.run_sync(partial(endpoint, request, response, **parts), limiter=lane)
+
+    return searching
 
 
 def _refuse_nul(op: Operation[Any], parts: dict[str, Any]) -> None:

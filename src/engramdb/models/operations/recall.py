@@ -15,6 +15,7 @@ RECALL = Operation(
     body=RecallRequest,
     shorthand="query",
     errors=(502,),
+    searches=True,
     example={"query": "which language for the billing service?", "limit": 5, "explain": True},
     summary="Ranked memories of the caller's scope and the formatted context block.",
     description="Both arms (exact cosine over vectors, BM25 over words) are filtered by tenant, the full scope "
