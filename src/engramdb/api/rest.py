@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 from fastapi import FastAPI
@@ -26,6 +28,7 @@ from engramdb.api.ui import install_ui
 from engramdb.config import Settings, tune_process
 from engramdb.core.embedder_choice import resolve_spec
 from engramdb.core.embedding import Embedder, make_embedder
+from engramdb.core.embedding_openai import OpenAICompatibleEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.storage.port import Store
 from engramdb.storage.registry import open_store
@@ -86,7 +89,7 @@ def create_app(
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.service, app.state.store = service, store
-    app.state.search_lane = anyio.CapacityLimiter(settings.recall_threads or _cores())
+    app.state.recall_lane = recall_lane(settings, embedder)
     app.router.routes.append(Route("/mcp", mcp, include_in_schema=False))  # an ASGI app, authenticated
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
     _guard_and_watch(app, settings, store)
@@ -117,9 +120,26 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
         app.add_middleware(Traced)
 
 
-def _cores() -> int:
-    """The CPU cores this process may run on (a container's share, where the OS says)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+def recall_lane(settings: Settings, embedder: Embedder) -> anyio.CapacityLimiter | None:
+    """How many REST recalls run at once: ``recall_threads``, or by default one per CPU core when
+    the question is embedded in this process. A remote embedder's recalls mostly wait on the network,
+    so they keep the shared pool (None), where the waits overlap."""
+    if settings.recall_threads:
+        return anyio.CapacityLimiter(settings.recall_threads)
+    if isinstance(embedder, OpenAICompatibleEmbedder):
+        return None
+    return anyio.CapacityLimiter(cores())
+
+
+def cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """The CPU cores this process may use: its affinity, capped by a cgroup v2 CPU quota (the
+    ``--cpus`` of a container, which the affinity does not show)."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        return max(1, min(usable, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):  # no cgroup v2 file, or "max": no quota
+        return usable
 
 
 def _backlog(store: Store) -> float:

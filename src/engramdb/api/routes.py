@@ -8,6 +8,7 @@ and one body: authenticate, call the service, answer with the operation's status
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from functools import cache, partial
 from typing import Annotated, Any
 
@@ -119,26 +120,27 @@ def _endpoint(op: Operation[Any]) -> Any:
         response.status_code = op.answer_status(answer)
         return answer
 
-    served: Any = _in_search_lane(endpoint) if op.searches else endpoint
+    served: Callable[..., Any] = _in_recall_lane(endpoint) if op.in_recall_lane else endpoint
     served.__name__ = op.name
     served.__doc__ = op.summary
-    served.__signature__ = inspect.Signature(_parameters(op))
+    served.__signature__ = inspect.Signature(_parameters(op))  # type: ignore[attr-defined]  # FastAPI reads it
     return served
 
 
-def _in_search_lane(endpoint: Any) -> Any:
-    """``endpoint`` run in a worker thread of the app's search lane (``recall_threads``).
+def _in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
+    """``endpoint`` run in a worker thread of the app's recall lane (``app.state.recall_lane``).
 
-    On 2 cores, forty recalls in forty threads each embed and rank at a fortieth of the speed and
-    all finish late; one per core finish in turn while the rest wait on the event loop, holding no
-    thread. Only searches use the lane, so writes and reads never queue behind it.
+    With a model in this process a recall is CPU work from end to end: on 2 cores, 32 recalls in 32
+    threads each embed and rank at a sixteenth of the speed and all finish late; one per core finish
+    in turn while the rest wait on the event loop, holding no thread. Without a lane (None: a remote
+    embedder, whose recalls mostly wait on the network) it runs in the shared pool, as any endpoint.
     """
 
-    async def searching(request: Request, response: Response, **parts: Any) -> Any:
-        lane = request.app.state.search_lane
+    async def in_lane(request: Request, response: Response, **parts: Any) -> Any:
+        lane = request.app.state.recall_lane
         return await anyio.to_thread.run_sync(partial(endpoint, request, response, **parts), limiter=lane)
 
-    return searching
+    return in_lane
 
 
 def _refuse_nul(op: Operation[Any], parts: dict[str, Any]) -> None:

@@ -118,7 +118,7 @@ class Operation(Generic[Out]):
     cli: Cli | None = None
     mcp: Mcp | None = None
     former_paths: tuple[str, ...] = ()  # paths it answered at before a rename, kept for one release
-    searches: bool = False  # embeds a question and ranks: REST runs it in the search lane (recall_threads)
+    in_recall_lane: bool = False  # REST runs it in the recall lane (Settings.recall_threads): CPU-bound work
 
     @property
     def public(self) -> bool:

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from engramdb.api.rest import cores, recall_lane
 from engramdb.config import Settings
 from engramdb.core.embedding import FloatMatrix, HashingEmbedder
+from engramdb.core.embedding_openai import OpenAICompatibleEmbedder
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 from tests.factories import episode_body, scope_fields
@@ -66,10 +68,10 @@ def test_past_its_lane_a_recall_waits_its_turn_and_a_write_is_served_meanwhile(t
             asked = [
                 pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} {n}"}) for n in range(RECALLS)
             ]
-            lane_state = server.app.state.search_lane
+            lane_state = server.app.state.recall_lane
             _until(lambda: lane_state.statistics().tasks_waiting == RECALLS - lane, "the rest waiting their turn")
             _until(lambda: embedder.held == lane, "the lane's threads each holding a question")
-            written = http.post("/v1/episodes", json=episode_body("served while recalls are held"))
+            written = http.post("/v1/episodes", json=episode_body("served while recalls are held"), timeout=5)
             assert written.status_code == 201, written.text  # not queued behind the held recalls
             embedder.release.set()
             answers = [a.result(timeout=30) for a in asked]
@@ -80,15 +82,25 @@ def test_past_its_lane_a_recall_waits_its_turn_and_a_write_is_served_meanwhile(t
         server.stop()
 
 
-def test_by_default_the_lane_is_one_thread_per_core_the_process_may_use(tmp_path: Path) -> None:
-    from engramdb.api.rest import create_app
+def test_by_default_the_lane_is_one_thread_per_core_and_a_remote_embedders_recalls_keep_the_pool(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(home=tmp_path / "home", embedder="hashing")
+    local = recall_lane(settings, HashingEmbedder())
+    assert local is not None and local.total_tokens == cores()
+    remote = OpenAICompatibleEmbedder("http://127.0.0.1:9", "model")  # never reached: nothing is embedded
+    assert recall_lane(settings, remote) is None  # its recalls wait on the network, and their waits overlap
+    chosen = recall_lane(settings.model_copy(update={"recall_threads": 7}), remote)  # control: a setting is taken
+    assert chosen is not None and chosen.total_tokens == 7
 
-    cores = len(os.sched_getaffinity(0))
-    for threads, width in ((0, cores), (cores + 3, cores + 3)):  # control: a setting is taken as given
-        settings = Settings(home=tmp_path / f"home{threads}", embedder="hashing", recall_threads=threads)
-        store = SQLiteStore(settings.home)
-        try:
-            app = create_app(settings, store=store, embedder=HashingEmbedder())
-            assert app.state.search_lane.total_tokens == width
-        finally:
-            store.close()
+
+def test_the_cores_are_capped_by_a_containers_cpu_quota(tmp_path: Path) -> None:
+    cpu_max = tmp_path / "cpu.max"
+    affinity = len(os.sched_getaffinity(0))
+    assert cores(cpu_max) == affinity  # no file: no quota
+    cpu_max.write_text("max 100000\n")
+    assert cores(cpu_max) == affinity
+    cpu_max.write_text("50000 100000\n")  # half a core still runs one recall
+    assert cores(cpu_max) == 1
+    cpu_max.write_text(f"{(affinity + 4) * 100000} 100000\n")  # a quota above the affinity does not raise it
+    assert cores(cpu_max) == affinity
