@@ -11,9 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from engramdb_bench.versus.run import Mem0UnavailableError, check_mem0
-from engramdb_bench.versus.scoring import MismatchError, check_same_inputs, recall_at, server_parts
+from engramdb_bench.versus.scoring import MismatchError, check_same_inputs, recall_at, server_parts, update_above
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "bench" / "locomo" / "locomo10.json"
+BEAM = Path(__file__).resolve().parents[3] / "shared" / "bench" / "beam"
 
 
 @pytest.mark.skipif(not LOCOMO.exists(), reason="../shared/bench not found")
@@ -83,6 +84,55 @@ def test_the_reference_arm_is_asked_interleaved_and_every_figure_is_a_ratio(tmp_
     assert "engramdb / reference (back to back): p50" in done.output
 
 
+@pytest.mark.skipif(not BEAM.exists(), reason="../shared/bench not found")
+def test_versus_on_beam_writes_each_user_turn_with_its_answer_and_scores_the_newer_statement(tmp_path: Path) -> None:
+    from engramdb.cli.main import app
+
+    out = tmp_path / "versus.json"
+    arguments = ["--dataset", "beam", "--data", str(BEAM), "--systems", "engramdb,reference", "--conversations", "1"]
+    done = CliRunner().invoke(
+        app, ["bench", "versus", *arguments, "--embedder", "hashing", "--gaps", "0", "--out", str(out)]
+    )
+    assert done.exit_code == 0, done.output
+    result = json.loads(out.read_text())
+    assert (
+        result["corpus"]["dataset"] == "beam" and result["corpus"]["questions"] == 18
+    )  # 20 probes less abstention's 2
+    engram = result["systems"]["engramdb (back to back)"]
+    assert engram["recall"]["all"]["n"] == 18 and "knowledge_update" in engram["recall"]
+    assert "multi-hop" not in engram["recall"]  # control: LoCoMo's categories belong to LoCoMo
+    ordered = engram["updateAboveOriginal"]
+    assert ordered["n"] >= 1 and 0 <= ordered["share"] <= 1
+    stored = result["answers"]["engramdb"]["back to back"]
+    assert all(None not in a["turns"] for a in stored.values())  # every hit is a user turn of the corpus
+    assert "BEAM: 1 conversations" in done.output and "newer above the original" in done.output
+
+
+def test_a_beam_turn_is_the_episode_the_sdk_writes_and_the_text_the_reference_embeds() -> None:
+    from engramdb_bench.versus.corpus import build, stored_text
+    from engramdb_bench.versus.engram_arm import episode, scope_of
+
+    conv = build(BEAM, dataset="beam", conversations=1)[0]
+    turn = conv["turns"][0]
+    body = episode(turn, 0, scope_of(conv["id"]))
+    assert body["userText"] == turn["text"] and body["assistantText"] == turn["reply"] and turn["reply"]
+    assert body["trustClass"] == "mixed" and body["sourceEventId"] == turn["turn"]  # as MemorySession stores a turn
+    assert body["observedAt"] == turn["observedAt"]  # the batch's time anchor, not the time of writing
+    assert stored_text(turn) == f"{turn['text']}\n{turn['reply']}"
+    locomo = build(LOCOMO, conversations=1)[0]["turns"][0]
+    assert "reply" not in locomo and stored_text(locomo) == locomo["text"]  # control: LoCoMo's turn is its text
+
+
+def test_a_dataset_the_bench_does_not_know_is_refused_by_name() -> None:
+    from engramdb_bench.versus.run import VersusConfig
+
+    with pytest.raises(ValueError, match="dataset must be one of locomo, beam"):
+        VersusConfig(data=LOCOMO, dataset="longmemeval").validate()
+    with pytest.raises(ValueError, match="no BEAM tier folder"):
+        VersusConfig(data=BEAM, dataset="beam", tier="7K").validate()
+    VersusConfig(data=BEAM, dataset="beam").validate()  # control: the shared tier is valid
+
+
 def test_the_reference_arm_needs_engramdb_beside_it() -> None:
     from engramdb_bench.versus.run import VersusConfig
 
@@ -113,6 +163,15 @@ def test_evidence_recall_is_the_share_of_gold_turns_in_the_first_k() -> None:
     assert scores["all"] == {"n": 2, "recall@5": 0.25, "recall@10": 0.5}
     assert scores["multi-hop"] == {"n": 1, "recall@5": 0.5, "recall@10": 1.0}
     assert list(scores) == ["all", "multi-hop", "single-hop"]
+    beam = recall_at(answers, questions, {"q1": "temporal_reasoning", "q2": "event_ordering"})
+    assert list(beam) == ["all", "event_ordering", "temporal_reasoning"]  # another dataset's, sorted
+
+
+def test_the_newer_statement_counts_only_when_it_ranks_above_the_older() -> None:
+    answers = {"q1": {"turns": ["7", "3", "9"]}, "q2": {"turns": ["3", "7"]}, "q3": {"turns": ["1"]}}
+    orders = {"q1": (["3"], ["7"]), "q2": (["3"], ["7"]), "q3": (["3"], ["7"])}
+    assert update_above(answers, orders) == {"n": 3, "share": round(1 / 3, 4)}  # above, below, neither found
+    assert update_above(answers, {}) is None  # LoCoMo's questions have no such order
 
 
 def test_the_rest_of_a_recall_is_the_client_time_past_the_servers_embedding_and_search() -> None:

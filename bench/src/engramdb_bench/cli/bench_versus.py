@@ -1,4 +1,4 @@
-"""``engram bench versus``: EngramDB and Mem0 OSS on the same LoCoMo turns (engramdb_bench.versus)."""
+"""``engram bench versus``: EngramDB and Mem0 OSS on the same LoCoMo or BEAM turns (engramdb_bench.versus)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,26 @@ from rich.console import Console
 
 from engramdb_bench.cli.options import OutOpt, ReferenceEmbedderOpt, SeedOpt, ServedEmbedderOpt, served_embedders
 
+DatasetOpt = Annotated[str, typer.Option(help="locomo, or beam (its user turns with their answers)")]
+DataOpt = Annotated[
+    Path | None, typer.Option(help="LoCoMo file, or BEAM's folder (default: the one under ../shared/bench)")
+]
+SystemsOpt = Annotated[
+    str,
+    typer.Option(
+        help="comma-separated: engramdb, reference (the bare pipeline, asked interleaved with engramdb), mem0"
+    ),
+]
+DEFAULT_DATA = {"locomo": Path("../shared/bench/locomo/locomo10.json"), "beam": Path("../shared/bench/beam")}
 _out = Console()
 _err = Console(stderr=True, soft_wrap=True)
 
 
 def versus(
-    data: Annotated[Path, typer.Option(help="LoCoMo file")] = Path("../shared/bench/locomo/locomo10.json"),
-    systems: Annotated[
-        str,
-        typer.Option(
-            help="comma-separated: engramdb, reference (the bare pipeline, asked interleaved with engramdb), mem0"
-        ),
-    ] = "engramdb,reference,mem0",
+    dataset: DatasetOpt = "locomo",
+    data: DataOpt = None,
+    tier: Annotated[str, typer.Option(help="BEAM's tier")] = "100K",
+    systems: SystemsOpt = "engramdb,reference,mem0",
     conversations: Annotated[int | None, typer.Option(min=1, help="only the first N conversations")] = None,
     questions: Annotated[int | None, typer.Option(min=1, help="at most N questions per conversation")] = None,
     embedder: ServedEmbedderOpt = "auto",
@@ -38,7 +46,7 @@ def versus(
     out: OutOpt = Path("bench/out/versus.json"),
     seed: SeedOpt = 7,
 ) -> None:
-    """EngramDB and Mem0 OSS on the same LoCoMo turns: recall@k, ingest, latency, memory, disk."""
+    """EngramDB and Mem0 OSS on the same LoCoMo or BEAM turns: recall@k, ingest, latency, memory, disk."""
     import sys
 
     from engramdb_bench.versus import report
@@ -46,7 +54,9 @@ def versus(
 
     embedder, reference_embedder = served_embedders(embedder, reference_embedder)
     config = VersusConfig(
-        data=data,
+        data=data or DEFAULT_DATA.get(dataset, DEFAULT_DATA["locomo"]),
+        dataset=dataset,
+        tier=tier,
         systems=tuple(s.strip() for s in systems.split(",") if s.strip()),
         conversations=conversations,
         questions=questions,

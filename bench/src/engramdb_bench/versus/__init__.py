@@ -1,4 +1,4 @@
-"""``engram bench versus``: EngramDB beside a peer memory system on the same LoCoMo turns.
+"""``engram bench versus``: EngramDB beside a peer memory system on the same LoCoMo or BEAM turns.
 
 ``corpus``        the turns and questions every system gets, as JSON
 ``engram_arm``    EngramDB: ``engram serve`` in its own process, the SDK as client

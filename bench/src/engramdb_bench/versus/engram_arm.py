@@ -24,7 +24,10 @@ from typing import Any
 from engramdb.config import Settings
 from engramdb.contract.canonical import hash_scope
 from engramdb.core import auth
+from engramdb.sdk.bodies import episode_body
+from engramdb.sdk.capture import Refused, clean_pair
 from engramdb.sdk.client import Client
+from engramdb.sdk.host import HostContext
 from engramdb.storage.registry import open_store
 from engramdb_bench.machine import NO_QUERY_CACHE, free_port
 from engramdb_bench.versus.corpus import CorpusConversation, CorpusTurn
@@ -47,7 +50,10 @@ def scope_of(conversation: str) -> dict[str, Any]:
 
 
 def episode(turn: CorpusTurn, index: int, scope: dict[str, Any]) -> dict[str, Any]:
-    """A turn as an episode body, written as ``engram eval`` writes it (the text as summary and userText)."""
+    """A turn as an episode body, written as ``engram eval`` writes it: LoCoMo's text as summary and
+    userText; BEAM's user message and answer as the SDK stores a completed turn."""
+    if "reply" in turn:
+        return {**scope, **_sdk_turn(turn, index, scope), "observedAt": turn["observedAt"]}
     return {
         **scope,
         "runtime": "custom",
@@ -63,6 +69,20 @@ def episode(turn: CorpusTurn, index: int, scope: dict[str, Any]) -> dict[str, An
         "observedAt": turn["observedAt"],
         "provenance": "versus",
     }
+
+
+def _sdk_turn(turn: CorpusTurn, index: int, scope: dict[str, Any]) -> dict[str, object]:
+    captured = clean_pair(turn["text"], turn.get("reply", ""))
+    if isinstance(captured, Refused):  # the corpus holds only pairs the capture rules keep
+        raise ValueError(f"turn {turn['turn']}: {captured.reason}")
+    host = HostContext(
+        agent_id=scope["agentId"],
+        profile_id=scope["profileId"],
+        participant_scope_hash=scope["participantScopeHash"],
+        privacy_scope=scope["privacyScope"],
+        sandbox_eligible=scope["sandboxEligible"],
+    )
+    return episode_body(host, turn["session"], captured, index, turn["turn"], "versus")
 
 
 class EngramServer:

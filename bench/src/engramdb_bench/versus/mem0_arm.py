@@ -10,6 +10,10 @@ as it is), telemetry off. One ``add`` per turn, the turn id in the metadata; one
 question with ``top_k`` 10 and ``threshold`` 0 (no result dropped for its score), asked under two
 thread settings in alternating blocks: the libraries' defaults, and one thread (torch and BLAS).
 
+A turn with a ``reply`` (BEAM) is added as Mem0 documents a conversation: the user's message and the
+assistant's, which ``infer=False`` stores as two memories of the turn. Its search then asks for
+``top_k`` 20 and keeps the first 10 distinct turns, so it is scored on ten turns as the others are.
+
 Progress goes to stdout as JSON lines ``{"task": ..., "advance": n, "total": n}``; the result to
 OUT.json.
 """
@@ -75,13 +79,16 @@ def ingest(memory: Any, corpus: list[dict[str, Any]]) -> dict[str, Any]:
     started = time.perf_counter()
     for conv in corpus:
         for turn in conv["turns"]:
+            messages = [{"role": "user", "content": turn["text"]}]
+            if "reply" in turn:
+                messages.append({"role": "assistant", "content": turn["reply"]})
             result = memory.add(
-                [{"role": "user", "content": turn["text"]}],
+                messages,
                 user_id=conv["id"],
                 metadata={"turn": turn["turn"], "session": turn["session"]},
                 infer=False,
             )
-            if len(result["results"]) == 1:
+            if len(result["results"]) == len(messages):
                 stored.setdefault(conv["id"], []).append(turn["turn"])
             progress("mem0: write turns", 1)
     seconds = time.perf_counter() - started  # add() returns once the point is in Qdrant: searchable
@@ -116,6 +123,7 @@ class Threads:
 def ask(memory: Any, corpus: list[dict[str, Any]], *, block: int, seed: int, warmup: int) -> dict[str, Any]:
     questions = [(c["id"], q) for c in corpus for q in c["questions"]]
     random.Random(seed).shuffle(questions)
+    per_turn = max(2 if "reply" in t else 1 for c in corpus for t in c["turns"])  # memories a turn
     threads = Threads()
     progress("mem0: questions", 0, len(questions) * len(THREADS))
     for i in range(warmup):
@@ -128,9 +136,9 @@ def ask(memory: Any, corpus: list[dict[str, Any]], *, block: int, seed: int, war
             memory.search("warm-up after a thread switch", filters={"user_id": corpus[0]["id"]}, top_k=10)
             for conv, q in questions[start : start + block]:
                 began = time.perf_counter()
-                found = memory.search(q["text"], filters={"user_id": conv}, top_k=10, threshold=0.0)
+                found = memory.search(q["text"], filters={"user_id": conv}, top_k=10 * per_turn, threshold=0.0)
                 ms = (time.perf_counter() - began) * 1000
-                turns = [r.get("metadata", {}).get("turn") for r in found["results"]]
+                turns = list(dict.fromkeys(r.get("metadata", {}).get("turn") for r in found["results"]))[:10]
                 answers[setting][q["id"]] = {"ms": round(ms, 3), "turns": turns}
                 progress("mem0: questions", 1)
     threads.use("default")

@@ -16,7 +16,7 @@ import httpx
 
 from engramdb.core.embedding import make_embedder
 from engramdb_bench.machine import free_port
-from engramdb_bench.versus.corpus import CorpusConversation
+from engramdb_bench.versus.corpus import CorpusConversation, stored_text
 
 Progress = Callable[[str, int, int | None], None]
 BATCH = 100  # turns a write: as the EngramDB arm writes them (the batch endpoint's maximum)
@@ -62,7 +62,7 @@ def ingest(http: httpx.Client, url: str, corpus: list[CorpusConversation], progr
     for conv in corpus:
         for start in range(0, len(conv["turns"]), BATCH):
             batch = conv["turns"][start : start + BATCH]
-            items = [{"id": t["turn"], "text": t["text"]} for t in batch]
+            items = [{"id": t["turn"], "text": stored_text(t)} for t in batch]
             http.post(f"{url}/add", json={"scope": conv["id"], "items": items}).raise_for_status()
             progress("reference: write turns", len(batch), None)
     seconds = time.perf_counter() - started
@@ -73,7 +73,7 @@ def ingest(http: httpx.Client, url: str, corpus: list[CorpusConversation], progr
 def embedder_throughput(corpus: list[CorpusConversation], embedder: str, batch: int = 64) -> dict[str, Any]:
     """The same turns embedded in batches of ``batch`` in this process: no HTTP, no store."""
     model = make_embedder(embedder)
-    texts = [t["text"] for c in corpus for t in c["turns"]]
+    texts = [stored_text(t) for c in corpus for t in c["turns"]]
     model.embed(texts[:batch])  # load and warm the model first: the servers are warm too
     started = time.perf_counter()
     for i in range(0, len(texts), batch):

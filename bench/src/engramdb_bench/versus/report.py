@@ -45,11 +45,14 @@ def table(result: dict[str, Any]) -> Table:
     model = "the same all-MiniLM-L6-v2" if config["embedder"] == "minilm" else config["embedder"]
     if config.get("reference_embedder") not in (None, config["embedder"]):
         model = f"EngramDB on {config['embedder']}, the reference on {config['reference_embedder']}"
+    asked = (
+        "(categories 1-4)" if corpus.get("dataset", "locomo") == "locomo" else f"(tier {config['tier']}, no abstention)"
+    )
     table = Table(
         "",
         *names,
-        title=f"LoCoMo: {corpus['conversations']} conversations, {corpus['turns']:,} turns, "
-        f"{corpus['questions']:,} questions (categories 1-4), {model}",
+        title=f"{_DATASET_NAMES[corpus.get('dataset', 'locomo')]}: {corpus['conversations']} conversations, "
+        f"{corpus['turns']:,} turns, {corpus['questions']:,} questions {asked}, {model}",
     )
     groups = list(systems[names[0]]["recall"])
     for k in (10, 5):
@@ -59,6 +62,11 @@ def table(result: dict[str, Any]) -> Table:
                 f"evidence recall@{k}, {group} (n={n})",
                 *[f"{systems[s]['recall'][group][f'recall@{k}']:.3f}" for s in names],
             )
+    if any(systems[s].get("updateAboveOriginal") for s in names):
+        table.add_row(
+            f"newer above the original (n={systems[names[0]]['updateAboveOriginal']['n']})",
+            *[f"{systems[s]['updateAboveOriginal']['share']:.3f}" for s in names],
+        )
     table.add_row("ingest, turns/s until searchable", *[f"{systems[s]['ingest']['turnsPerSecond']:.1f}" for s in names])
     for p in ("p50", "p95", "p99"):
         table.add_row(f"recall {p}, ms (client)", *[f"{systems[s]['latencyMs'][p]:.2f}" for s in names])
@@ -68,6 +76,9 @@ def table(result: dict[str, Any]) -> Table:
     table.add_row("peak RSS, MB", *[_number(systems[s]["peakRssMB"]) for s in names])
     table.add_row("disk, MB", *[_number(systems[s]["diskMB"]) for s in names])
     return table
+
+
+_DATASET_NAMES = {"locomo": "LoCoMo", "beam": "BEAM"}
 
 
 def _parts(parts: dict[str, float] | None) -> str:

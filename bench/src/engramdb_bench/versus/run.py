@@ -1,4 +1,4 @@
-"""``engram bench versus``: EngramDB and Mem0 OSS, one after the other, on the same LoCoMo turns.
+"""``engram bench versus``: EngramDB and Mem0 OSS, one after the other, on the same LoCoMo or BEAM turns.
 
 1. The corpus (:mod:`.corpus`) is built once and written to the work folder as JSON.
 2. EngramDB (:mod:`.engram_arm`): its own server process; the SDK writes, waits until every turn
@@ -31,7 +31,7 @@ from engramdb_bench.versus import engram_arm, interleaved, mem0_arm
 from engramdb_bench.versus.corpus import CorpusConversation
 from engramdb_bench.versus.machine_load import PhaseLoad
 from engramdb_bench.versus.report import UNFAIR
-from engramdb_bench.versus.scoring import check_same_inputs, latency, ratios, recall_at, server_parts
+from engramdb_bench.versus.scoring import check_same_inputs, latency, ratios, recall_at, server_parts, update_above
 
 SYSTEMS = ("engramdb", "reference", "mem0")
 Progress = Callable[[str, int, int | None], None]
@@ -45,8 +45,10 @@ class Mem0UnavailableError(RuntimeError):
 class VersusConfig:
     """One run of ``engram bench versus``."""
 
-    data: Path
+    data: Path  # a LoCoMo file, or BEAM's folder (its tiers' parent)
     systems: tuple[str, ...] = SYSTEMS
+    dataset: str = "locomo"
+    tier: str = "100K"  # BEAM's
     conversations: int | None = None
     questions: int | None = None  # per conversation
     embedder: str = "minilm"  # EngramDB's; Mem0 always runs the packaged all-MiniLM-L6-v2
@@ -62,8 +64,14 @@ class VersusConfig:
         """Raise ValueError naming the first bad option."""
         if not self.systems or set(self.systems) - set(SYSTEMS):
             raise ValueError(f"systems must be among {', '.join(SYSTEMS)}")
-        if not self.data.is_file():
+        if self.dataset not in corpus_module.DATASETS:
+            raise ValueError(f"dataset must be one of {', '.join(corpus_module.DATASETS)}")
+        if self.dataset == "locomo" and not self.data.is_file():
             raise ValueError(f"no LoCoMo file at {self.data}")
+        if self.dataset == "beam" and not (self.data / self.tier).is_dir():
+            raise ValueError(
+                f"no BEAM tier folder {self.data / self.tier} (data: BEAM's folder, tier: one of its tiers)"
+            )
         if "reference" in self.systems and "engramdb" not in self.systems:
             raise ValueError("the reference arm is asked interleaved with engramdb: name both")
         if not self.gaps or any(g < 0 for g in self.gaps):
@@ -95,7 +103,13 @@ def run(config: VersusConfig, progress: Progress) -> dict[str, Any]:
         check_mem0(config.mem0_python)
     work = config.work or Path(tempfile.mkdtemp(prefix="engram-versus-"))
     work.mkdir(parents=True, exist_ok=True)
-    corpus = corpus_module.build(config.data, conversations=config.conversations, questions=config.questions)
+    corpus = corpus_module.build(
+        config.data,
+        dataset=config.dataset,
+        tier=config.tier,
+        conversations=config.conversations,
+        questions=config.questions,
+    )
     corpus_file = work / "corpus.json"
     corpus_file.write_text(json.dumps(corpus))
     loads: list[dict[str, Any]] = []
@@ -174,6 +188,9 @@ def _document(
 ) -> dict[str, Any]:
     questions = {q["id"]: [c["id"], q["evidence"]] for c in corpus for q in c["questions"]}
     categories = {q["id"]: q["category"] for c in corpus for q in c["questions"]}
+    orders = {
+        q["id"]: (q["older"], q["newer"]) for c in corpus for q in c["questions"] if "older" in q and "newer" in q
+    }
     asked = {name: arm for name, arm in arms.items() if "recall" in arm}  # the embedder arm only ingests
     seen = {
         name: {
@@ -192,6 +209,7 @@ def _document(
                 "latencyMs": latency(answers),
                 "serverP50Ms": server_parts(answers),
                 "recall": recall_at(answers, questions, categories),
+                "updateAboveOriginal": update_above(answers, orders),
                 "ingest": {k: v for k, v in arm["ingest"].items() if k != "stored"},
                 "peakRssMB": round(arm["peakRssBytes"] / 2**20, 1) if arm.get("peakRssBytes") else None,
                 "diskMB": round(arm.get("diskBytes", 0) / 2**20, 1),
@@ -202,7 +220,12 @@ def _document(
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
         "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
-        "corpus": {**corpus_module.counts(corpus), "sha256": corpus_module.digest(corpus), "data": str(config.data)},
+        "corpus": {
+            **corpus_module.counts(corpus),
+            "dataset": config.dataset,
+            "sha256": corpus_module.digest(corpus),
+            "data": str(config.data),
+        },
         "checks": checks,
         "systems": systems,
         "ratios": ratios(systems, arms),

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from engramdb_bench import metrics
 from engramdb_bench.datasets import LOCOMO_SCORED
 
 KS = (5, 10)
@@ -42,16 +43,30 @@ def check_same_inputs(seen: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 def recall_at(
     answers: Mapping[str, Mapping[str, Any]], questions: Mapping[str, Any], categories: Mapping[str, str]
 ) -> dict[str, dict[str, float]]:
-    """Return evidence recall@5 and @10 per category and for ``all`` (categories 1-4), with n:
-    the share of a question's evidence turns among the first k retrieved, averaged."""
+    """Return evidence recall@5 and @10 for ``all`` and per category (LoCoMo's in its order, others
+    sorted), with n: the share of a question's evidence turns among the first k retrieved, averaged."""
     per: dict[str, list[dict[str, float]]] = defaultdict(list)
     for qid, (_, evidence) in questions.items():
         turns = answers[qid]["turns"]
         scores = {f"recall@{k}": len(set(evidence) & set(turns[:k])) / len(evidence) for k in KS}
         per[categories[qid]].append(scores)
         per["all"].append(scores)
-    order = ["all", *[c for c in LOCOMO_SCORED if c in per]]
+    order = ["all", *[c for c in LOCOMO_SCORED if c in per], *sorted(set(per) - {"all", *LOCOMO_SCORED})]
     return {group: {"n": len(per[group]), **_means(per[group])} for group in order}
+
+
+def update_above(
+    answers: Mapping[str, Mapping[str, Any]], orders: Mapping[str, tuple[list[str], list[str]]]
+) -> dict[str, float] | None:
+    """Return how often the newer statement ranks above the older it replaced (BEAM's knowledge
+    updates and contradictions: question id -> (older, newer) turns), with n; None without such
+    questions."""
+    if not orders:
+        return None
+    scores = [
+        metrics.newer_above([[t] for t in answers[q]["turns"]], newer, older) for q, (older, newer) in orders.items()
+    ]
+    return {"n": len(scores), "share": round(float(np.mean(scores)), 4)}
 
 
 def _means(scores: list[dict[str, float]]) -> dict[str, float]:
