@@ -69,6 +69,24 @@ BACKLOG = Gauge(
     registry=REGISTRY,
 )
 
+RECALL_LANE = Gauge(
+    "engram_recall_lane",
+    "recalls in the recall lane: running (each in a worker thread) and waiting their turn",
+    ["state"],
+    registry=REGISTRY,
+)
+RECALLS_ABANDONED = Counter(
+    "engram_recalls_abandoned",
+    "recalls not run because their client hung up while they waited in the recall lane",
+    registry=REGISTRY,
+)
+
+
+def watch_recall_lane(running: Callable[[], float], waiting: Callable[[], float]) -> None:
+    """Read the recall lane's running and waiting recalls at each scrape (the latest server started wins)."""
+    RECALL_LANE.labels("running").set_function(running)
+    RECALL_LANE.labels("waiting").set_function(waiting)
+
 
 def watch_backlog(count: Callable[[], float]) -> None:
     """Read the embedding backlog with ``count`` at each scrape (the latest server started wins)."""

@@ -1,22 +1,32 @@
 """Recalls run in a lane of ``recall_threads`` worker threads: past it they wait their turn, and a
-write is served meanwhile. A real server over loopback; the embedder holds every recall's question
-until the test lets it go, so what runs at once is counted, not timed."""
+write is served meanwhile; MCP's recall tool takes its turn in the same lane. A real server over
+loopback (MCP through the mcp package's client); the embedder holds every recall's question until
+the test lets it go, so what runs at once is counted, not timed."""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
+import httpx2
 import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
 
+from engramdb.api.mcp.tools import recalls
 from engramdb.api.rest import cores, recall_lane
 from engramdb.config import Settings
 from engramdb.core.embedding import FloatMatrix, HashingEmbedder
 from engramdb.core.embedding_openai import OpenAICompatibleEmbedder
+from engramdb.models.operations import BY_NAME
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 from tests.factories import episode_body, scope_fields
@@ -55,19 +65,38 @@ def _until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
 
 
+def _rest_recall(server: LiveServer, token: str, n: int) -> str:
+    with server.client(token) as http:
+        answer = http.post("/v1/recall", json={"scope": scope_fields(), "limit": 3, "query": f"{QUESTION} {n}"})
+    return "ok" if answer.status_code == 200 else answer.text
+
+
+def _mcp_recall(server: LiveServer, token: str, n: int) -> str:
+    """The recall tool called through the mcp package's client, in a session of its own."""
+
+    async def call() -> str:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+            async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client:
+                result = await client.call_tool("recall", {"query": f"{QUESTION} {n}", "limit": 3})
+        return "error" if result.is_error else "ok"
+
+    return anyio.run(call)
+
+
 @pytest.mark.parametrize("lane", [2, RECALLS])  # a lane as wide as the recalls: all run at once
-def test_past_its_lane_a_recall_waits_its_turn_and_a_write_is_served_meanwhile(tmp_path: Path, lane: int) -> None:
+@pytest.mark.parametrize("surface", ["rest", "mcp"])
+def test_past_its_lane_a_recall_waits_its_turn_and_a_write_is_served_meanwhile(
+    tmp_path: Path, lane: int, surface: str
+) -> None:
     settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=lane)
     embedder = HeldQuestions()
     server = LiveServer(settings, SQLiteStore(settings.home), embedder)
     server.start()
+    recall = {"rest": _rest_recall, "mcp": _mcp_recall}[surface]
     try:
         token = server.key()
         with server.client(token) as http, ThreadPoolExecutor(RECALLS) as pool:
-            body = {"scope": scope_fields(), "limit": 3}
-            asked = [
-                pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} {n}"}) for n in range(RECALLS)
-            ]
+            asked = [pool.submit(recall, server, token, n) for n in range(RECALLS)]
             lane_state = server.app.state.recall_lane
             _until(lambda: lane_state.statistics().tasks_waiting == RECALLS - lane, "the rest waiting their turn")
             _until(lambda: embedder.held == lane, "the lane's threads each holding a question")
@@ -75,11 +104,17 @@ def test_past_its_lane_a_recall_waits_its_turn_and_a_write_is_served_meanwhile(t
             assert written.status_code == 201, written.text  # not queued behind the held recalls
             embedder.release.set()
             answers = [a.result(timeout=30) for a in asked]
-        assert [a.status_code for a in answers] == [200] * RECALLS, [a.text for a in answers]
+        assert answers == ["ok"] * RECALLS
         assert embedder.most_held == lane
     finally:
         embedder.release.set()
         server.stop()
+
+
+def test_the_tools_that_may_recall_are_those_that_take_the_lane() -> None:
+    tools = {op.mcp.tool for op in BY_NAME.values() if op.mcp is not None and recalls(op)}
+    assert tools == {"recall", "recent_episodes"}  # recent_episodes recalls when given what it is about
+    assert not recalls(BY_NAME["list_facts"])  # control: a listing keeps the MCP package's threads
 
 
 def test_by_default_the_lane_is_one_thread_per_core_and_a_remote_embedders_recalls_keep_the_pool(
@@ -104,3 +139,56 @@ def test_the_cores_are_capped_by_a_containers_cpu_quota(tmp_path: Path) -> None:
     assert cores(cpu_max) == 1
     cpu_max.write_text(f"{(affinity + 4) * 100000} 100000\n")  # a quota above the affinity does not raise it
     assert cores(cpu_max) == affinity
+
+
+@contextmanager
+def _sent(server: LiveServer, token: str, body: dict[str, object]) -> Iterator[None]:
+    """A recall sent on a connection of its own, closed when the block ends, before any answer."""
+    payload = json.dumps(body).encode()
+    host, port = server.url.removeprefix("http://").split(":")
+    head = (
+        f"POST /v1/recall HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+    )
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(head.encode() + payload)
+        yield
+
+
+def test_a_recall_whose_client_hung_up_while_it_waited_is_not_run_and_the_lane_is_measured(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1)
+    embedder = HeldQuestions()
+    server = LiveServer(settings, SQLiteStore(settings.home), embedder)
+    server.start()
+    seen: list[str] = []
+    original = embedder.embed
+
+    def embed(texts: Sequence[str]) -> FloatMatrix:
+        seen.extend(t for t in texts if t.startswith(QUESTION))
+        return original(texts)
+
+    embedder.embed = embed  # type: ignore[method-assign]
+    try:
+        token = server.key()
+        body = {"scope": scope_fields(), "limit": 3}
+        lane_state = server.app.state.recall_lane
+        with server.client(token) as http, ThreadPoolExecutor(3) as pool:
+            first = pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} held"})
+            _until(lambda: embedder.held == 1, "the first recall holding the lane's one thread")
+            # A host whose recall budget runs out while it waits: it sends the recall, then hangs up.
+            with _sent(server, token, {**body, "query": f"{QUESTION} gone"}):
+                _until(lambda: lane_state.statistics().tasks_waiting == 1, "the second waiting its turn")
+            patient = pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} patient"})
+            _until(lambda: lane_state.statistics().tasks_waiting == 2, "the third waiting behind it")
+            scraped = http.get("/metrics").text
+            assert 'engram_recall_lane{state="running"} 1.0' in scraped
+            assert 'engram_recall_lane{state="waiting"} 2.0' in scraped
+            embedder.release.set()
+            assert first.result(timeout=30).status_code == 200
+            assert patient.result(timeout=30).status_code == 200  # control: a client still there is answered
+        assert seen == [f"{QUESTION} held", f"{QUESTION} patient"]  # the abandoned question was never embedded
+        with server.client(token) as http:
+            assert "engram_recalls_abandoned_total 1.0" in http.get("/metrics").text
+    finally:
+        embedder.release.set()
+        server.stop()

@@ -58,7 +58,8 @@ def create_app(
         settings = settings.model_copy(update={"embedder": resolve_spec(settings.embedder, store)})
         embedder = make_embedder(settings.embedder, api_key=settings.embedder_api_key)
     service = MemoryService(store, embedder, settings)
-    mcp = McpMount(service)  # MCP over streamable HTTP at /mcp (bearer key), built on its first request
+    lane = recall_lane(settings, embedder)
+    mcp = McpMount(service, lane=lane)  # MCP over streamable HTTP at /mcp (bearer key), built on its first request
     readiness = Readiness(store, embedder, settings.retrieval, freeze_after=owns_process)
 
     @asynccontextmanager
@@ -89,7 +90,8 @@ def create_app(
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.service, app.state.store = service, store
-    app.state.recall_lane = recall_lane(settings, embedder)
+    app.state.recall_lane = lane
+    _watch_lane(lane)
     app.router.routes.append(Route("/mcp", mcp, include_in_schema=False))  # an ASGI app, authenticated
     app.router.routes.append(Route("/readyz", readiness.endpoint, include_in_schema=False))
     _guard_and_watch(app, settings, store)
@@ -129,6 +131,13 @@ def recall_lane(settings: Settings, embedder: Embedder) -> anyio.CapacityLimiter
     if isinstance(embedder, OpenAICompatibleEmbedder):
         return None
     return anyio.CapacityLimiter(cores())
+
+
+def _watch_lane(lane: anyio.CapacityLimiter | None) -> None:
+    if lane is None:
+        metrics.watch_recall_lane(lambda: 0.0, lambda: 0.0)
+    else:
+        metrics.watch_recall_lane(lambda: float(lane.borrowed_tokens), lambda: float(lane.statistics().tasks_waiting))
 
 
 def cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:

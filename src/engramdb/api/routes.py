@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import cache, partial
 from typing import Annotated, Any
 
+import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 from fastapi.openapi.models import Example
@@ -20,6 +21,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute
 
+from engramdb import metrics
 from engramdb.api.guard import CALLER_KEY
 from engramdb.api.openapi import responses
 from engramdb.core import auth
@@ -132,15 +134,28 @@ def _in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
 
     With a model in this process a recall is CPU work from end to end: on 2 cores, 32 recalls in 32
     threads each embed and rank at a sixteenth of the speed and all finish late; one per core finish
-    in turn while the rest wait on the event loop, holding no thread. Without a lane (None: a remote
-    embedder, whose recalls mostly wait on the network) it runs in the shared pool, as any endpoint.
+    in turn while the rest wait on the event loop, holding no thread. A recall whose client hung up
+    while it waited (a host's recall budget ran out) is not run: nobody would read it (499, counted).
+    Without a lane (None: a remote embedder, whose recalls mostly wait on the network) it runs in the
+    shared pool, as any endpoint.
     """
 
     async def in_lane(request: Request, response: Response, **parts: Any) -> Any:
-        lane = request.app.state.recall_lane
-        return await anyio.to_thread.run_sync(partial(endpoint, request, response, **parts), limiter=lane)
+        lane: anyio.CapacityLimiter | None = request.app.state.recall_lane
+        call = partial(endpoint, request, response, **parts)
+        if lane is None:
+            return await anyio.to_thread.run_sync(call)
+        async with lane:  # its turn; past the lane's width it waits here
+            if await request.is_disconnected():
+                metrics.RECALLS_ABANDONED.inc()
+                return Response(status_code=CLIENT_CLOSED)
+            # The lane's token is this task's: its thread needs no other (a limiter of its own).
+            return await anyio.to_thread.run_sync(call, limiter=anyio.CapacityLimiter(1))
 
     return in_lane
+
+
+CLIENT_CLOSED = 499  # nginx's status for a request whose client closed the connection first
 
 
 def _refuse_nul(op: Operation[Any], parts: dict[str, Any]) -> None:

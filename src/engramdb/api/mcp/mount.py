@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 class McpMount:
     """An ASGI app for ``/mcp``: the streamable HTTP endpoint, made on its first request."""
 
-    def __init__(self, service: MemoryService, path: str = "/mcp") -> None:
+    def __init__(self, service: MemoryService, path: str = "/mcp", lane: anyio.CapacityLimiter | None = None) -> None:
         self.service = service
         self.path = path
+        self.lane = lane  # the REST server's recall lane: MCP's recalls take their turn in it too
         self._endpoint: HttpEndpoint | None = None
         self._group: TaskGroup | None = None
         self._lock = anyio.Lock()
@@ -62,7 +63,7 @@ class McpMount:
     def _build(self) -> HttpEndpoint:
         from engramdb.api.mcp.transports import http_endpoint  # the SDK's import, paid here
 
-        return http_endpoint(self.service, self.path)
+        return http_endpoint(self.service, self.path, self.lane)
 
 
 async def _serve(endpoint: HttpEndpoint, *, task_status: anyio.abc.TaskStatus[None]) -> None:

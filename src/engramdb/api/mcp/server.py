@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
@@ -91,8 +92,10 @@ def offered(service: MemoryService) -> list[Operation[Any]]:
     return [op for op in OPERATIONS if op.mcp is not None and (model or not op.mcp.needs_model)]
 
 
-def build_server(service: MemoryService, caller_of: CallerOf, *, transport: str) -> MCPServer:
-    """Return the MCP server whose tools act as ``caller_of(ctx)`` on ``service``."""
+def build_server(
+    service: MemoryService, caller_of: CallerOf, *, transport: str, lane: anyio.CapacityLimiter | None = None
+) -> MCPServer:
+    """Return the MCP server whose tools act as ``caller_of(ctx)`` on ``service`` (recalls in ``lane``)."""
     with _root_logging_untouched():
         server: MCPServer = _StrictArguments(
             "engramdb", title="EngramDB memory", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
@@ -100,7 +103,7 @@ def build_server(service: MemoryService, caller_of: CallerOf, *, transport: str)
     for op in offered(service):
         if op.mcp is not None:
             server.add_tool(
-                tool_function(op, service, caller_of, transport),
+                tool_function(op, service, caller_of, transport, lane),
                 name=op.mcp.tool,
                 description=op.mcp.description,
                 annotations=tool_annotations(op.mcp),

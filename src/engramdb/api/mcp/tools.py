@@ -17,6 +17,8 @@ import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, get_args
 
+import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
@@ -68,8 +70,17 @@ def tool_annotations(spec: Mcp) -> ToolAnnotations:
     )
 
 
-def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerOf, transport: str) -> Any:
-    """The function the MCP server registers for ``op``'s tool: its signature is the tool's schema."""
+def tool_function(
+    op: Operation[Any],
+    service: MemoryService,
+    caller_of: CallerOf,
+    transport: str,
+    lane: anyio.CapacityLimiter | None = None,
+) -> Any:
+    """The function the MCP server registers for ``op``'s tool: its signature is the tool's schema.
+
+    A tool that recalls runs in ``lane`` (the REST server's recall lane) when one is given, as the
+    ``recall`` route does; the others run in the MCP package's worker threads."""
     spec = op.mcp
     assert spec is not None
     names = {arg.fills: name for name, arg in spec.args if arg.fills}  # input field -> argument
@@ -100,12 +111,25 @@ def tool_function(op: Operation[Any], service: MemoryService, caller_of: CallerO
             return error_result(problem_body(InternalError("internal error; the server logged it")))
         return CallToolResult(content=[TextContent(type="text", text=said)], structured_content=structured)
 
-    tool.__name__ = spec.tool
+    served: Callable[..., Any] = tool
+    if lane is not None and recalls(op):
+
+        async def in_lane(ctx: Context, **args: Any) -> CallToolResult:
+            return await anyio.to_thread.run_sync(functools.partial(tool, ctx, **args), limiter=lane)
+
+        served = in_lane
+    served.__name__ = spec.tool
     params = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]
     params += [_parameter(op, name, arg) for name, arg in spec.args]
-    tool.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    tool.__annotations__ = {p.name: p.annotation for p in params}
-    return tool
+    served.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    served.__annotations__ = {p.name: p.annotation for p in params}
+    return served
+
+
+def recalls(op: Operation[Any]) -> bool:
+    """Whether ``op``'s tool may run a recall: the operation itself, or the variant it turns into."""
+    variant = op.mcp.variant if op.mcp is not None else None
+    return op.in_recall_lane or (variant is not None and BY_NAME[variant.operation].in_recall_lane)
 
 
 def _plan(op: Operation[Any], spec: Mcp, ctx: McpContext) -> tuple[Operation[Any], dict[str, Any]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
+import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -111,9 +112,12 @@ class HttpEndpoint:
         return self.server.session_manager.run()
 
 
-def http_endpoint(service: MemoryService, path: str = "/mcp") -> HttpEndpoint:
-    """Return the ``/mcp`` endpoint of the REST server; route it at ``path`` itself."""
-    server = build_server(service, _http_caller, transport="http")
+def http_endpoint(
+    service: MemoryService, path: str = "/mcp", lane: anyio.CapacityLimiter | None = None
+) -> HttpEndpoint:
+    """Return the ``/mcp`` endpoint of the REST server; route it at ``path`` itself, its recalls in
+    the server's recall ``lane``."""
+    server = build_server(service, _http_caller, transport="http", lane=lane)
     inner = server.streamable_http_app(
         streamable_http_path=path,
         # Stateless, plain JSON answers: each POST is authenticated and served on its own, and
