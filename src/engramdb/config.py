@@ -25,7 +25,10 @@ class RetrievalSettings(BaseModel):
     importance_weight: float = Field(0.01, description="weight of the source prior (facts > episodes)")
     trust_weight: float = Field(0.05, description="weight of trust (the policy's weight per trust class and origin)")
     neighbour_weight: float = Field(
-        0.4, ge=0, description="share of the best neighbouring turn's fused score an episode gains (0 = off)"
+        0.4,
+        ge=0,
+        description="share of the best neighbouring turn's fused score an episode gains (0 = off); an episode "
+        "holding a whole exchange (the user's words and the answer) gains none",
     )
     second_neighbour_weight: float = Field(0.2, ge=0, description="the same for the turns two away (0 = off)")
     lexical_coverage_exponent: float = Field(

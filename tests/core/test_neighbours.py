@@ -147,3 +147,46 @@ def test_explain_adds_up_with_only_the_second_ring_on(store: Store, settings: Se
         assert m.explain is not None
         parts = sum(a.contribution for a in m.explain.arms.values()) + sum(m.explain.features.values())
         assert abs(parts - m.score) < 1e-9
+
+
+def test_an_exchange_next_to_a_strong_match_is_not_lifted_where_an_utterance_is(
+    store: Store, settings: Settings, operator: Caller
+) -> None:
+    """An episode holding the user's words and the answer carries its own meaning: its neighbours
+    lend it nothing. The same words written as utterances (no answer) are lifted (the control)."""
+    service = MemoryService(store, HashingEmbedder(), settings)
+    assert settings.retrieval.neighbour_weight > 0
+
+    def write(text: str, answer: str, session: str, turn: int) -> None:
+        body = episode_body(text, answer, session=session, turn=turn, scope=SCOPE)
+        service.writes.write_episode(operator, EpisodeWrite.model_validate(body))
+
+    write("Nate said he won the board game night on Friday", "", "utterances", 0)
+    write("Catan, against four friends", "", "utterances", 1)
+    write("Priya asked which tea she should buy for the board game night", "Try a genmaicha.", "exchanges", 0)
+    write("What should I cook tonight", "A risotto would be quick.", "exchanges", 1)
+    for i in range(12):
+        write(f"Some game on television number {i}", "", f"other-{i}", 0)
+    drain(store.tenant("t1"), service.shared.embedder)
+
+    def lifted(query: str) -> dict[str, float]:
+        request = RecallRequest.model_validate({"query": query, "scope": SCOPE, "limit": 20, "explain": True})
+        return {
+            m.text.splitlines()[0]: m.explain.features.get("neighbours", 0.0)
+            for m in service.reads.recall(operator, request).memories
+            if m.explain is not None
+        }
+
+    assert lifted("Which board game night did Nate win")["Catan, against four friends"] > 0  # an utterance: lifted
+    exchange = lifted("Which tea for the board game night did Priya ask about")
+    assert exchange["What should I cook tonight"] == 0.0  # an exchange next to the match: not lifted
+    assert "Priya asked which tea she should buy for the board game night" in exchange  # control: the match is there
+
+
+def test_an_exchange_is_told_from_an_utterance_by_its_answer_line() -> None:
+    from engramdb.core.rows import episode_text, holds_exchange
+
+    assert holds_exchange(episode_text("Which tea?", "Which tea?", "Genmaicha."))
+    assert holds_exchange(episode_text("asked about tea", "Which tea should I buy?", "Genmaicha."))
+    assert not holds_exchange(episode_text("Which tea?", "Which tea?", ""))  # the user's words alone
+    assert not holds_exchange(episode_text("Caroline: Assistant: is my job title", "", ""))  # not on a line of its own

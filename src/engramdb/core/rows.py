@@ -8,6 +8,8 @@ from engramdb.contract.events import Episode, Fact, Scope
 from engramdb.core import auth
 from engramdb.storage.port import NewMemory
 
+ANSWER_LINE = "Assistant: "
+
 
 def episode_text(summary: str, user_text: str, assistant_text: str) -> str:
     """An episode as recall shows it: the summary, then what it does not already say."""
@@ -15,8 +17,14 @@ def episode_text(summary: str, user_text: str, assistant_text: str) -> str:
     if user_text and user_text.strip() != summary.strip():
         lines.append(f"User: {user_text}")
     if assistant_text:
-        lines.append(f"Assistant: {assistant_text}")
+        lines.append(f"{ANSWER_LINE}{assistant_text}")
     return "\n".join(lines)
+
+
+def holds_exchange(text: str) -> bool:
+    """Whether an episode's text (as :func:`episode_text` makes it) holds the answer as well as what
+    was said: a whole exchange, as the SDK and the integrations write a turn, not one utterance."""
+    return f"\n{ANSWER_LINE}" in text
 
 
 def episode_row(event: Episode, scope: Scope, recorded_at: str) -> NewMemory:
