@@ -108,6 +108,7 @@ def test_versus_on_beam_writes_each_user_turn_with_its_answer_and_scores_the_new
     assert "BEAM: 1 conversations" in done.output and "newer above the original" in done.output
 
 
+@pytest.mark.skipif(not BEAM.exists() or not LOCOMO.exists(), reason="../shared/bench not found")
 def test_a_beam_turn_is_the_episode_the_sdk_writes_and_the_text_the_reference_embeds() -> None:
     from engramdb_bench.versus.corpus import build, stored_text
     from engramdb_bench.versus.engram_arm import episode, scope_of
@@ -123,6 +124,7 @@ def test_a_beam_turn_is_the_episode_the_sdk_writes_and_the_text_the_reference_em
     assert "reply" not in locomo and stored_text(locomo) == locomo["text"]  # control: LoCoMo's turn is its text
 
 
+@pytest.mark.skipif(not BEAM.exists(), reason="../shared/bench not found")
 def test_a_dataset_the_bench_does_not_know_is_refused_by_name() -> None:
     from engramdb_bench.versus.run import VersusConfig
 

@@ -21,8 +21,8 @@ SCOPE = scope_fields()
 SCOPE_KEY = auth.scope_key(Scope.model_validate(SCOPE))
 
 
-def _write(service: MemoryService, caller: Caller, text: str, session: str, turn: int) -> str:
-    body = episode_body(text, "", session=session, turn=turn, scope=SCOPE)
+def _write(service: MemoryService, caller: Caller, text: str, session: str, turn: int, answer: str = "") -> str:
+    body = episode_body(text, answer, session=session, turn=turn, scope=SCOPE)
     return service.writes.write_episode(caller, EpisodeWrite.model_validate(body)).id
 
 
@@ -109,15 +109,21 @@ def test_a_turn_next_to_a_strong_match_rises_with_the_neighbour_weight(
     assert with_lift[1][0] == "Catan, against four friends" and with_lift[1][1] > 0
 
 
-def test_pruned_lift_gives_what_the_full_lift_gives(store: Store, settings: Settings, operator: Caller) -> None:
-    """Without sessions, only rows that can still reach the top are lifted; the answer is the same."""
+@pytest.mark.parametrize("exchanges", ["none", "every other turn"])
+def test_pruned_lift_gives_what_the_full_lift_gives(
+    store: Store, settings: Settings, operator: Caller, exchanges: str
+) -> None:
+    """Without sessions, only rows that can still reach the top are lifted; the answer is the same,
+    also where exchanges (which the lift skips) sit next to strong matches."""
     import random
 
     service = MemoryService(store, HashingEmbedder(), settings)
     rng = random.Random(5)
     words = "lisbon hotel flight budget ramen tennis garden sister deploy invoice concert visa".split()
     for n in range(240):
-        _write(service, operator, " ".join(rng.choices(words, k=rng.randint(2, 7))), f"s{n // 12}", n % 12)
+        text = " ".join(rng.choices(words, k=rng.randint(2, 7)))
+        answer = "noted" if exchanges != "none" and n % 2 else ""
+        _write(service, operator, text, f"s{n // 12}", n % 12, answer)
     drain(store.tenant("t1"), service.shared.embedder)
     for _ in range(25):
         query = " ".join(rng.sample(words, 3))
@@ -184,9 +190,45 @@ def test_an_exchange_next_to_a_strong_match_is_not_lifted_where_an_utterance_is(
 
 
 def test_an_exchange_is_told_from_an_utterance_by_its_answer_line() -> None:
+    from engramdb.contract.writes import default_summary
     from engramdb.core.rows import episode_text, holds_exchange
 
     assert holds_exchange(episode_text("Which tea?", "Which tea?", "Genmaicha."))
     assert holds_exchange(episode_text("asked about tea", "Which tea should I buy?", "Genmaicha."))
     assert not holds_exchange(episode_text("Which tea?", "Which tea?", ""))  # the user's words alone
     assert not holds_exchange(episode_text("Caroline: Assistant: is my job title", "", ""))  # not on a line of its own
+    spoken = "Here is the plan.\nFirst, book the flight."  # the assistant's words alone, with the default summary
+    assert not holds_exchange(episode_text(default_summary("", spoken), "", spoken))
+    assert not holds_exchange(episode_text(default_summary("", "word " * 200), "", "word " * 200))  # a cut summary
+
+
+def test_the_top_k_is_exact_when_an_exchange_next_to_a_strong_match_loses_its_lift(
+    store: Store, service: MemoryService, operator: Caller, settings: Settings
+) -> None:
+    """N matches strongly and A, an exchange, follows it; B scores between them. Were A's lift kept
+    while the rows that can reach the top are chosen, B would be cut from the top two."""
+    from engramdb.core import ranking
+    from engramdb.core.fusion import Fused, FusedRows
+    from engramdb.core.relevance import QueryWords
+
+    written = [("N strong", "s", 0), ("A weak", "s", 1), ("B medium", "t", 0), ("C filler", "u", 0)]
+    n, a, b, c = _rowids(store, [_write(service, operator, t, s, i, "an answer") for t, s, i in written])
+    fused = FusedRows.of([Fused(n, 1.0), Fused(b, 0.75), Fused(a, 0.5), Fused(c, 0.1)])
+
+    def top(limit: int) -> list[str]:
+        hits, _ = ranking.rank(
+            store.tenant("t1"),
+            SCOPE_KEY,
+            "q",
+            fused,
+            {"dense": 1.0},
+            QueryWords({}, 0),
+            limit,
+            settings.retrieval,
+            lambda _: 0.0,
+            0,
+        )
+        return [h.record.text.splitlines()[0] for h in hits]
+
+    assert top(2) == top(4)[:2] == ["N strong", "B medium"]
+    assert top(4)[2] == "A weak"  # control: A is found, below B, with no lift of its own

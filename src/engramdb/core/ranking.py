@@ -106,17 +106,23 @@ def rank(
         settings.second_neighbour_weight,
         floor=_lift_floor(fused, limit, settings, headroom) if sessions == 0 else None,
     )
+    known: dict[int, MemoryRecord] = {}
+    read: list[int] = []
+    links = reach.filt is not None and settings.entity_weight > 0 and settings.entity_seeds > 0
+    if sessions > 0 or links:  # every candidate's record is read anyway, or the entity links need the lift
+        read = fused.rowids.tolist() if sessions > 0 else list(lift)
+        known = store.records(read, with_event=False)
+        lift = _utterances_only(lift, known)
     linked: dict[int, float] = {}
     if reach.filt is not None:
         admit = None if reach.filtered else reach.filt
         fused, linked = linked_rows(store, scope_key, fused, lift, words.size, admit, settings)
+    at, known, lift = _exact_contenders(store, fused, (lift, linked), (known, set(read)), limit, headroom)
+    contenders = fused.rows(at)
     raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
-    contenders = fused.rows(_contenders(fused, raised, limit, headroom))
     # Sessions need every candidate's record; the contenders' records are among them.
     wanted = fused.rowids.tolist() if sessions > 0 else [f.rowid for f in contenders]
-    records = store.records(wanted, with_event=False)
-    lift = _utterances_only(lift, records)
-    raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
+    records = {r: known[r] for r in wanted if r in known}
     total = sum(weights.values()) or 1.0
     shares = {name: weight / total for name, weight in weights.items()}
     features = _Features(settings, trust_weight, lift, linked, date, reach.when)
@@ -229,11 +235,41 @@ def _utterances_only(lift: dict[int, float], records: dict[int, MemoryRecord]) -
 
     The lift is for an utterance whose meaning is in the turns around it; an exchange carries its
     own answer, and its neighbours are other exchanges, so lifting them only crowds out matches
-    (BEAM, whose episodes are exchanges: recall@10 0.636 -> 0.663; LoCoMo's are utterances, and
-    without the lift it falls 0.730 -> 0.661; bench/RESULTS.md). The contenders were chosen with
-    every lift, an upper bound, so the top stays exact.
+    (BEAM, whose episodes are exchanges, and LoCoMo, whose are utterances: bench/RESULTS.md).
     """
     return {r: v for r, v in lift.items() if r not in records or not holds_exchange(records[r].text)}
+
+
+def _exact_contenders(
+    store: TenantStore,
+    fused: fusion.FusedRows,
+    lent: tuple[dict[int, float], dict[int, float]],
+    read: tuple[dict[int, MemoryRecord], set[int]],
+    limit: int,
+    headroom: float,
+) -> tuple[np.ndarray, dict[int, MemoryRecord], dict[int, float]]:
+    """The contenders' positions once every contender's lift is its own, the records read (with
+    those read before), and the lift. ``lent``: the neighbours' lift and the entity links';
+    ``read``: the records read before, and every rowid asked for (a row removed since the arms ran
+    has none).
+
+    An unread row's lift is an upper bound (an exchange's goes once its record is read), so rows
+    chosen by it are a superset; while any contender is unread, its record is read, exchanges lose
+    their lift and the choice is made again. It ends when every contender is read: the best rows are
+    then scored exactly, and each row left out is below them even at its bound. Where no exchange is
+    lifted (utterances), that is the one read recall always made.
+    """
+    lift, linked = lent
+    known, asked = read
+    while True:
+        raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
+        at = _contenders(fused, raised, limit, headroom)
+        unread = [r for r in fused.rowids[at].tolist() if r not in asked]
+        if not unread:
+            return at, known, lift
+        asked.update(unread)
+        known = known | store.records(unread, with_event=False)
+        lift = _utterances_only(lift, known)
 
 
 def _contenders(fused: fusion.FusedRows, lift: dict[int, float], limit: int, headroom: float) -> np.ndarray:

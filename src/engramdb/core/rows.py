@@ -5,6 +5,7 @@ from __future__ import annotations
 from engramdb import clock
 from engramdb.contract.canonical import canonical_json
 from engramdb.contract.events import Episode, Fact, Scope
+from engramdb.contract.writes import SUMMARY_CHARS
 from engramdb.core import auth
 from engramdb.storage.port import NewMemory
 
@@ -22,9 +23,22 @@ def episode_text(summary: str, user_text: str, assistant_text: str) -> str:
 
 
 def holds_exchange(text: str) -> bool:
-    """Whether an episode's text (as :func:`episode_text` makes it) holds the answer as well as what
-    was said: a whole exchange, as the SDK and the integrations write a turn, not one utterance."""
-    return f"\n{ANSWER_LINE}" in text
+    """Whether an episode's text (as :func:`episode_text` makes it) holds the answer as well as the
+    user's words: a whole exchange, as the SDK and the integrations write a turn, not one utterance.
+
+    The answer line is there only with an answer; the user's words are the summary or a ``User:``
+    line. An episode of the assistant's words alone has its answer's own summary (``default_summary``):
+    one utterance. A user's text holding a line that starts ``Assistant: ``
+    (a pasted transcript) reads as an exchange.
+    """
+    head, found, answer = text.partition(f"\n{ANSWER_LINE}")
+    if not found:
+        return False
+    summary, user_line, _ = head.partition("\nUser: ")
+    if user_line:
+        return True
+    own = " ".join(answer[: 4 * SUMMARY_CHARS].split())  # enough of it for a summary cut at SUMMARY_CHARS
+    return summary != (own if len(own) <= SUMMARY_CHARS else own[: SUMMARY_CHARS - 1] + "…")
 
 
 def episode_row(event: Episode, scope: Scope, recorded_at: str) -> NewMemory:
