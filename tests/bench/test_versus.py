@@ -169,6 +169,15 @@ def test_evidence_recall_is_the_share_of_gold_turns_in_the_first_k() -> None:
     assert list(beam) == ["all", "event_ordering", "temporal_reasoning"]  # another dataset's, sorted
 
 
+def test_mem0_is_scored_on_its_first_distinct_turns() -> None:
+    from engramdb_bench.versus.mem0_arm import distinct_turns
+
+    found = [{"metadata": {"turn": t}} for t in ["7", "7", "3", "9", "3", "4"]]  # a turn's two messages
+    assert distinct_turns(found, 3) == ["7", "3", "9"]
+    assert distinct_turns(found, 10) == ["7", "3", "9", "4"]  # fewer distinct turns than asked: all of them
+    assert distinct_turns([{"metadata": {"turn": t}} for t in "abc"], 2) == ["a", "b"]  # control: no repeats
+
+
 def test_the_newer_statement_counts_only_when_it_ranks_above_the_older() -> None:
     answers = {"q1": {"turns": ["7", "3", "9"]}, "q2": {"turns": ["3", "7"]}, "q3": {"turns": ["1"]}}
     orders = {"q1": (["3"], ["7"]), "q2": (["3"], ["7"]), "q3": (["3"], ["7"])}

@@ -138,11 +138,17 @@ def ask(memory: Any, corpus: list[dict[str, Any]], *, block: int, seed: int, war
                 began = time.perf_counter()
                 found = memory.search(q["text"], filters={"user_id": conv}, top_k=10 * per_turn, threshold=0.0)
                 ms = (time.perf_counter() - began) * 1000
-                turns = list(dict.fromkeys(r.get("metadata", {}).get("turn") for r in found["results"]))[:10]
+                turns = distinct_turns(found["results"], 10)
                 answers[setting][q["id"]] = {"ms": round(ms, 3), "turns": turns}
                 progress("mem0: questions", 1)
     threads.use("default")
     return {"defaultTorchThreads": threads.default, "answers": answers}
+
+
+def distinct_turns(results: list[dict[str, Any]], k: int) -> list[str | None]:
+    """The first ``k`` distinct turns of Mem0's results, best first (a turn's two messages are two
+    memories of it)."""
+    return list(dict.fromkeys(r.get("metadata", {}).get("turn") for r in results))[:k]
 
 
 def disk_bytes(folder: Path) -> int:
