@@ -155,12 +155,16 @@ def sdk_episodes(doc: Document, scope: dict[str, Any], first_index: int, provena
     captured = clean_pair(doc.text, doc.reply)
     if isinstance(captured, Refused):
         return []
-    host = HostContext(
+    body = episode_body(host_of(scope), doc.session_id, captured, first_index, doc.doc_id, provenance)
+    return [EpisodeWrite.model_validate({**scope, **body, "observedAt": doc.observed_at})]
+
+
+def host_of(scope: dict[str, Any]) -> HostContext:
+    """The SDK's host context for the five scope fields of a write (wire names)."""
+    return HostContext(
         agent_id=scope["agentId"],
         profile_id=scope["profileId"],
         participant_scope_hash=scope["participantScopeHash"],
         privacy_scope=scope["privacyScope"],
         sandbox_eligible=scope["sandboxEligible"],
     )
-    body = episode_body(host, doc.session_id, captured, first_index, doc.doc_id, provenance)
-    return [EpisodeWrite.model_validate({**scope, **body, "observedAt": doc.observed_at})]

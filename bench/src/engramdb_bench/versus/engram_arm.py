@@ -27,8 +27,8 @@ from engramdb.core import auth
 from engramdb.sdk.bodies import episode_body
 from engramdb.sdk.capture import Refused, clean_pair
 from engramdb.sdk.client import Client
-from engramdb.sdk.host import HostContext
 from engramdb.storage.registry import open_store
+from engramdb_bench.documents import host_of
 from engramdb_bench.machine import NO_QUERY_CACHE, free_port
 from engramdb_bench.versus.corpus import CorpusConversation, CorpusTurn
 from engramdb_bench.versus.machine_load import PhaseLoad
@@ -75,14 +75,7 @@ def _sdk_turn(turn: CorpusTurn, index: int, scope: dict[str, Any]) -> dict[str, 
     captured = clean_pair(turn["text"], turn.get("reply", ""))
     if isinstance(captured, Refused):  # the corpus holds only pairs the capture rules keep
         raise ValueError(f"turn {turn['turn']}: {captured.reason}")
-    host = HostContext(
-        agent_id=scope["agentId"],
-        profile_id=scope["profileId"],
-        participant_scope_hash=scope["participantScopeHash"],
-        privacy_scope=scope["privacyScope"],
-        sandbox_eligible=scope["sandboxEligible"],
-    )
-    return episode_body(host, turn["session"], captured, index, turn["turn"], "versus")
+    return episode_body(host_of(scope), turn["session"], captured, index, turn["turn"], "versus")
 
 
 class EngramServer:
