@@ -200,6 +200,9 @@ def test_an_exchange_is_told_from_an_utterance_by_its_answer_line() -> None:
     spoken = "Here is the plan.\nFirst, book the flight."  # the assistant's words alone, with the default summary
     assert not holds_exchange(episode_text(default_summary("", spoken), "", spoken))
     assert not holds_exchange(episode_text(default_summary("", "word " * 200), "", "word " * 200))  # a cut summary
+    code = "def f():\n" + " " * 1000 + "return 1"  # the assistant's words alone, mostly blanks
+    assert not holds_exchange(episode_text(default_summary("", code), "", code))
+    assert not holds_exchange(episode_text(default_summary(" ", "It is."), " ", "It is."))  # a blank user side
 
 
 def test_the_top_k_is_exact_when_an_exchange_next_to_a_strong_match_loses_its_lift(

@@ -117,7 +117,12 @@ def rank(
     if reach.filt is not None:
         admit = None if reach.filtered else reach.filt
         fused, linked = linked_rows(store, scope_key, fused, lift, words.size, admit, settings)
-    at, known, lift = _exact_contenders(store, fused, (lift, linked), (known, set(read)), limit, headroom)
+    asked = set(read)
+    if sessions > 0:  # the rows found only through an entity too
+        joined = [r for r in fused.rowids.tolist() if r not in asked]
+        asked.update(joined)
+        known = known | (store.records(joined, with_event=False) if joined else {})
+    at, known, lift = _exact_contenders(store, fused, (lift, linked), (known, asked), limit, headroom)
     contenders = fused.rows(at)
     raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
     # Sessions need every candidate's record; the contenders' records are among them.
@@ -250,26 +255,36 @@ def _exact_contenders(
 ) -> tuple[np.ndarray, dict[int, MemoryRecord], dict[int, float]]:
     """The contenders' positions once every contender's lift is its own, the records read (with
     those read before), and the lift. ``lent``: the neighbours' lift and the entity links';
-    ``read``: the records read before, and every rowid asked for (a row removed since the arms ran
-    has none).
+    ``read``: the records read before, and every rowid asked for.
 
     An unread row's lift is an upper bound (an exchange's goes once its record is read), so rows
-    chosen by it are a superset; while any contender is unread, its record is read, exchanges lose
-    their lift and the choice is made again. It ends when every contender is read: the best rows are
-    then scored exactly, and each row left out is below them even at its bound. Where no exchange is
-    lifted (utterances), that is the one read recall always made.
+    chosen by it are a superset. The first read takes the contenders, as recall always did; where no
+    exchange is among them (utterances) that is all. Otherwise the second takes every row whose bound
+    reaches the ``limit``-th fused score less the features' headroom: no true score of the top is lower
+    than that score, so no row outside can reach it, and the third choice finds every contender read.
+    A row removed since the arms ran (asked for, no record) leaves the choice.
     """
     lift, linked = lent
     known, asked = read
+    wide = False
     while True:
+        gone = [r for r in asked if r not in known]
+        rows = np.flatnonzero(~np.isin(fused.rowids, gone)) if gone else None
+        live = fused if rows is None else fused.take(rows)
         raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
-        at = _contenders(fused, raised, limit, headroom)
+        at = _contenders(live, raised, limit, headroom)
+        at = at if rows is None else rows[at]
         unread = [r for r in fused.rowids[at].tolist() if r not in asked]
         if not unread:
             return at, known, lift
+        if wide and len(live) > limit:
+            kth = np.partition(live.scores, len(live) - limit)[len(live) - limit]
+            bound = live.scores + np.array([raised.get(r, 0.0) for r in live.rowids.tolist()])
+            unread = [r for r in live.rowids[bound >= kth - headroom].tolist() if r not in asked]
         asked.update(unread)
         known = known | store.records(unread, with_event=False)
         lift = _utterances_only(lift, known)
+        wide = True
 
 
 def _contenders(fused: fusion.FusedRows, lift: dict[int, float], limit: int, headroom: float) -> np.ndarray:

@@ -34,10 +34,12 @@ def holds_exchange(text: str) -> bool:
     head, found, answer = text.partition(f"\n{ANSWER_LINE}")
     if not found:
         return False
-    summary, user_line, _ = head.partition("\nUser: ")
-    if user_line:
+    summary, user_line, user = head.partition("\nUser: ")
+    if user_line and user.strip():
         return True
-    own = " ".join(answer[: 4 * SUMMARY_CHARS].split())  # enough of it for a summary cut at SUMMARY_CHARS
+    own = " ".join(answer[: 4 * SUMMARY_CHARS].split())  # enough of it for a summary cut at SUMMARY_CHARS ...
+    if len(own) <= SUMMARY_CHARS and len(answer) > 4 * SUMMARY_CHARS:
+        own = " ".join(answer.split())  # ... unless it is mostly blanks (indented code)
     return summary != (own if len(own) <= SUMMARY_CHARS else own[: SUMMARY_CHARS - 1] + "…")
 
 
