@@ -107,21 +107,20 @@ def rank(
         floor=_lift_floor(fused, limit, settings, headroom) if sessions == 0 else None,
     )
     known: dict[int, MemoryRecord] = {}
-    read: list[int] = []
-    links = reach.filt is not None and settings.entity_weight > 0 and settings.entity_seeds > 0
-    if sessions > 0 or links:  # every candidate's record is read anyway, or the entity links need the lift
-        read = fused.rowids.tolist() if sessions > 0 else list(lift)
-        known = store.records(read, with_event=False)
+    asked: set[int] = set()
+    if reach.filt is not None and settings.entity_weight > 0 and settings.entity_seeds > 0:
+        asked = set(lift)  # the entity links' seeds are chosen by each row's own lift
+        known = store.records(list(lift), with_event=False)
         lift = _utterances_only(lift, known)
     linked: dict[int, float] = {}
     if reach.filt is not None:
         admit = None if reach.filtered else reach.filt
         fused, linked = linked_rows(store, scope_key, fused, lift, words.size, admit, settings)
-    asked = set(read)
-    if sessions > 0:  # the rows found only through an entity too
-        joined = [r for r in fused.rowids.tolist() if r not in asked]
-        asked.update(joined)
-        known = known | (store.records(joined, with_event=False) if joined else {})
+    if sessions > 0:  # the sessions read every candidate's record, those found through an entity too
+        rest = [r for r in fused.rowids.tolist() if r not in asked]
+        asked.update(rest)
+        known = known | (store.records(rest, with_event=False) if rest else {})
+        lift = _utterances_only(lift, known)
     at, known, lift = _exact_contenders(store, fused, (lift, linked), (known, asked), limit, headroom)
     contenders = fused.rows(at)
     raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
