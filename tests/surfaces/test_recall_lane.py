@@ -162,7 +162,7 @@ def _sent(server: LiveServer, token: str, body: dict[str, object]) -> Iterator[N
         yield
 
 
-def test_a_recall_whose_client_hung_up_while_it_waited_is_not_run_and_the_lane_is_measured(tmp_path: Path) -> None:
+def test_a_recall_whose_client_hangs_up_while_it_waits_leaves_the_lane_at_once_and_is_not_run(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1)
     embedder = HeldQuestions()
     server = LiveServer(settings, SQLiteStore(settings.home), embedder)
@@ -186,11 +186,14 @@ def test_a_recall_whose_client_hung_up_while_it_waited_is_not_run_and_the_lane_i
             # A host whose recall budget runs out while it waits: it sends the recall, then hangs up.
             with _sent(server, token, {**body, "query": f"{QUESTION} gone"}):
                 _until(lambda: lane_state.statistics().tasks_waiting == 1, "the second waiting its turn")
+            # It leaves the queue when its client does, while the first still holds the lane.
+            _until(lambda: lane_state.statistics().tasks_waiting == 0, "the hung-up recall leaving the queue")
+            assert _abandoned(server, token) == abandoned_before + 1 and embedder.held == 1
             patient = pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} patient"})
-            _until(lambda: lane_state.statistics().tasks_waiting == 2, "the third waiting behind it")
+            _until(lambda: lane_state.statistics().tasks_waiting == 1, "the third waiting its turn")
             scraped = http.get("/metrics").text
             assert 'engram_recall_lane{state="running"} 1.0' in scraped
-            assert 'engram_recall_lane{state="waiting"} 2.0' in scraped
+            assert 'engram_recall_lane{state="waiting"} 1.0' in scraped
             embedder.release.set()
             assert first.result(timeout=30).status_code == 200
             assert patient.result(timeout=30).status_code == 200  # control: a client still there is answered

@@ -134,10 +134,10 @@ def _in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
 
     With a model in this process a recall is CPU work from end to end: on 2 cores, 32 recalls in 32
     threads each embed and rank at a sixteenth of the speed and all finish late; one per core finish
-    in turn while the rest wait on the event loop, holding no thread. A recall whose client hung up
-    while it waited (a host's recall budget ran out) is not run: nobody would read it (499, counted).
-    Without a lane (None: a remote embedder, whose recalls mostly wait on the network) it runs in the
-    shared pool, as any endpoint.
+    in turn while the rest wait on the event loop, holding no thread. A recall whose client hangs up
+    while it waits (a host's recall budget ran out) leaves the queue at once and is not run: nobody
+    would read it (499, counted). Without a lane (None: a remote embedder, whose recalls mostly wait
+    on the network) it runs in the shared pool, as any endpoint.
     """
 
     async def in_lane(request: Request, response: Response, **parts: Any) -> Any:
@@ -145,14 +145,49 @@ def _in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
         call = partial(endpoint, request, response, **parts)
         if lane is None:
             return await anyio.to_thread.run_sync(call)
-        async with lane:  # its turn; past the lane's width it waits here
-            if await request.is_disconnected():
+        place = await _turn_unless_gone(lane, request)
+        try:
+            if place is None or await request.is_disconnected():
                 metrics.RECALLS_ABANDONED.inc()
                 return Response(status_code=CLIENT_CLOSED)
-            # The lane's token is this task's: its thread needs no other (a limiter of its own).
+            # The lane's place is this request's: its thread needs no other (a limiter of its own).
             return await anyio.to_thread.run_sync(call, limiter=anyio.CapacityLimiter(1))
+        finally:
+            if place is not None:
+                lane.release_on_behalf_of(place)
 
     return in_lane
+
+
+async def _turn_unless_gone(lane: anyio.CapacityLimiter, request: Request) -> object | None:
+    """A place in ``lane`` (the borrower holding it), or None if the client hung up before its turn.
+
+    A free place is taken at once. Otherwise the wait races the connection: the request's body has
+    been read, so the next message from the server is the client's disconnect.
+    """
+    place = object()
+    try:
+        lane.acquire_on_behalf_of_nowait(place)
+        return place
+    except anyio.WouldBlock:
+        pass
+    got = False
+
+    async def wait_turn() -> None:
+        nonlocal got
+        await lane.acquire_on_behalf_of(place)
+        got = True  # no await between the place and the flag: a cancel cannot fall between them
+        group.cancel_scope.cancel()
+
+    async def watch_connection() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass  # a GET's empty body, never read by the endpoint
+        group.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(wait_turn)
+        group.start_soon(watch_connection)
+    return place if got else None
 
 
 CLIENT_CLOSED = 499  # nginx's status for a request whose client closed the connection first
