@@ -1,5 +1,6 @@
 """Recalls run in a lane of ``recall_threads`` worker threads: past it they wait their turn, and a
-write is served meanwhile; MCP's recall tool takes its turn in the same lane. A real server over
+write is served meanwhile; MCP's recall tool and the dashboard's playground take their turn in the same
+lane, and a recall whose client hangs up leaves it. A real server over
 loopback (MCP through the mcp package's client); the embedder holds every recall's question until
 the test lets it go, so what runs at once is counted, not timed."""
 
@@ -199,6 +200,67 @@ def test_a_recall_whose_client_hangs_up_while_it_waits_leaves_the_lane_at_once_a
             assert patient.result(timeout=30).status_code == 200  # control: a client still there is answered
         assert seen == [f"{QUESTION} held", f"{QUESTION} patient"]  # the abandoned question was never embedded
         assert _abandoned(server, token) == abandoned_before + 1  # the process's counter: counted once
+    finally:
+        embedder.release.set()
+        server.stop()
+
+
+def test_the_dashboards_recall_playground_takes_its_turn_in_the_lane(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1)
+    embedder = HeldQuestions()
+    server = LiveServer(settings, SQLiteStore(settings.home), embedder)
+    server.start()
+    try:
+        token = server.key()
+        lane_state = server.app.state.recall_lane
+        with server.client(token) as http, ThreadPoolExecutor(2) as pool:
+            agent = pool.submit(_rest_recall, server, token, 0)
+            _until(lambda: embedder.held == 1, "an agent's recall holding the lane's one thread")
+            played = pool.submit(http.post, "/ui/part/recall", data={"query": f"{QUESTION} playground", "limit": 3})
+            _until(lambda: lane_state.statistics().tasks_waiting == 1, "the playground's recall waiting its turn")
+            assert embedder.held == 1  # not run beside the agent's
+            embedder.release.set()
+            assert agent.result(timeout=30) == "ok"
+            page = played.result(timeout=30)
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"], page.text
+        assert embedder.most_held == 1
+    finally:
+        embedder.release.set()
+        server.stop()
+
+
+def _mcp_tool(server: LiveServer, token: str, tool: str, args: dict[str, object]) -> str:
+    """An MCP tool called through the mcp package's client, in a session of its own."""
+
+    async def call() -> str:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+            async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client:
+                result = await client.call_tool(tool, args)
+        return "error" if result.is_error else "ok"
+
+    return anyio.run(call)
+
+
+def test_recent_episodes_takes_its_turn_in_the_lane_only_when_it_recalls(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1)
+    embedder = HeldQuestions()
+    server = LiveServer(settings, SQLiteStore(settings.home), embedder)
+    server.start()
+    try:
+        token = server.key()
+        lane_state = server.app.state.recall_lane
+        with ThreadPoolExecutor(3) as pool:
+            agent = pool.submit(_rest_recall, server, token, 0)
+            _until(lambda: embedder.held == 1, "an agent's recall holding the lane's one thread")
+            listed = pool.submit(_mcp_tool, server, token, "recent_episodes", {"limit": 3})
+            assert listed.result(timeout=15) == "ok"  # a listing is answered while the lane is held
+            assert embedder.held == 1 and lane_state.statistics().tasks_waiting == 0
+            about = pool.submit(_mcp_tool, server, token, "recent_episodes", {"about": f"{QUESTION} about"})
+            _until(lambda: lane_state.statistics().tasks_waiting == 1, "a recall by topic waiting its turn")
+            embedder.release.set()
+            assert agent.result(timeout=30) == "ok"
+            assert about.result(timeout=30) == "ok"
+        assert embedder.most_held == 1
     finally:
         embedder.release.set()
         server.stop()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from functools import cache, partial
+from functools import cache, partial, wraps
 from typing import Annotated, Any
 
 import anyio
@@ -122,27 +122,31 @@ def _endpoint(op: Operation[Any]) -> Any:
         response.status_code = op.answer_status(answer)
         return answer
 
-    served: Callable[..., Any] = _in_recall_lane(endpoint) if op.in_recall_lane else endpoint
+    served: Callable[..., Any] = in_recall_lane(endpoint) if op.in_recall_lane else endpoint
     served.__name__ = op.name
     served.__doc__ = op.summary
     served.__signature__ = inspect.Signature(_parameters(op))  # type: ignore[attr-defined]  # FastAPI reads it
     return served
 
 
-def _in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
-    """``endpoint`` run in a worker thread of the app's recall lane (``app.state.recall_lane``).
+def in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
+    """``endpoint`` (a route's function, called with its parts by keyword, ``request`` among them) run
+    in a worker thread of the app's recall lane (``app.state.recall_lane``).
 
     With a model in this process a recall is CPU work from end to end: on 2 cores, 32 recalls in 32
     threads each embed and rank at a sixteenth of the speed and all finish late; one per core finish
     in turn while the rest wait on the event loop, holding no thread. A recall whose client hangs up
     while it waits (a host's recall budget ran out) leaves the queue at once and is not run: nobody
     would read it (499, counted). Without a lane (None: a remote embedder, whose recalls mostly wait
-    on the network) it runs in the shared pool, as any endpoint.
+    on the network) it runs in the shared pool, as any endpoint. REST's recall and the dashboard's
+    recall playground are served this way.
     """
 
-    async def in_lane(request: Request, response: Response, **parts: Any) -> Any:
+    @wraps(endpoint)
+    async def in_lane(**parts: Any) -> Any:
+        request: Request = parts["request"]
         lane: anyio.CapacityLimiter | None = request.app.state.recall_lane
-        call = partial(endpoint, request, response, **parts)
+        call = partial(endpoint, **parts)
         if lane is None:
             return await anyio.to_thread.run_sync(call)
         place = await _turn_unless_gone(lane, request)

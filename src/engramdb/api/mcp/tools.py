@@ -14,7 +14,7 @@ import inspect
 import logging
 import operator
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, get_args
 
 import anyio
@@ -115,7 +115,10 @@ def tool_function(
     if lane is not None and recalls(op):
 
         async def in_lane(ctx: Context, **args: Any) -> CallToolResult:
-            return await anyio.to_thread.run_sync(functools.partial(tool, ctx, **args), limiter=lane)
+            call = functools.partial(tool, ctx, **args)
+            if not recalls(op, args):  # recent_episodes without `about`: a listing, in the package's threads
+                return await anyio.to_thread.run_sync(call)
+            return await anyio.to_thread.run_sync(call, limiter=lane)
 
         served = in_lane
     served.__name__ = spec.tool
@@ -126,10 +129,15 @@ def tool_function(
     return served
 
 
-def recalls(op: Operation[Any]) -> bool:
-    """Whether ``op``'s tool may run a recall: the operation itself, or the variant it turns into."""
+def recalls(op: Operation[Any], args: Mapping[str, Any] | None = None) -> bool:
+    """Whether ``op``'s tool may run a recall (given ``args``: whether this call does): the operation
+    itself, or the variant it turns into when the call names what the variant needs."""
     variant = op.mcp.variant if op.mcp is not None else None
-    return op.in_recall_lane or (variant is not None and BY_NAME[variant.operation].in_recall_lane)
+    if op.in_recall_lane:
+        return True
+    if variant is None or not BY_NAME[variant.operation].in_recall_lane:
+        return False
+    return args is None or args.get(variant.when) not in (None, "")
 
 
 def _plan(op: Operation[Any], spec: Mcp, ctx: McpContext) -> tuple[Operation[Any], dict[str, Any]]:

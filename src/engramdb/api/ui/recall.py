@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse
 
-from engramdb.api.routes import authenticated
+from engramdb.api.routes import authenticated, in_recall_lane
 from engramdb.api.ui import charts
 from engramdb.api.ui.common import call, part, render, replace_url, scopes
 from engramdb.core.auth import Caller
@@ -32,6 +32,7 @@ def recall_form(request: Request, caller: Authenticated, scope: str | None = Non
 
 
 @router.post("/ui/part/recall")
+@in_recall_lane  # the playground's recalls take their turn with the agents'
 @part
 def recall(
     request: Request,
