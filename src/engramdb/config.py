@@ -221,9 +221,9 @@ class Settings(BaseSettings):
         0,
         ge=0,
         le=256,
-        description="Recalls (REST and MCP over HTTP) run at once, each in a worker thread of their own (0: one "
-        "per CPU core with a local model; with an openai: embedder, as many as the shared pool serves); more wait "
-        "their turn without holding a thread",
+        description="Recalls (REST, MCP over HTTP and the dashboard's playground) run at once, each in a worker "
+        "thread of their own (0: one per CPU core with a local model; with an openai: embedder, as many as the "
+        "shared pool serves); more wait their turn without holding a thread",
     )
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     malloc_arenas: int = Field(

@@ -6,6 +6,7 @@ the test lets it go, so what runs at once is counted, not timed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -24,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from engramdb.api.mcp.tools import recalls
 from engramdb.api.rest import cores, recall_lane
+from engramdb.api.routes import _turn_unless_gone
 from engramdb.config import Settings
 from engramdb.core.embedding import FloatMatrix, HashingEmbedder
 from engramdb.core.embedding_openai import OpenAICompatibleEmbedder
@@ -44,11 +46,13 @@ class HeldQuestions(HashingEmbedder):
         super().__init__()
         self.release = threading.Event()
         self.held = self.most_held = 0
+        self.asked: list[str] = []
         self._count = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> FloatMatrix:
         if any(t.startswith(QUESTION) for t in texts):
             with self._count:
+                self.asked.extend(t for t in texts if t.startswith(QUESTION))
                 self.held += 1
                 self.most_held = max(self.most_held, self.held)
             try:
@@ -142,9 +146,14 @@ def test_the_cores_are_capped_by_a_containers_cpu_quota(tmp_path: Path) -> None:
     assert cores(cpu_max) == affinity
 
 
-def _abandoned(server: LiveServer, token: str) -> float:
-    with server.client(token) as http:
-        scraped = http.get("/metrics").text
+def _scraped(server: LiveServer) -> str:
+    """/metrics, read without a key: a keyless request is not one of the requests served at once."""
+    with server.client(None) as http:
+        return http.get("/metrics").text
+
+
+def _abandoned(server: LiveServer) -> float:
+    scraped = _scraped(server)
     [line] = [line for line in scraped.splitlines() if line.startswith("engram_recalls_abandoned_total ")]
     return float(line.split()[1])
 
@@ -164,42 +173,36 @@ def _sent(server: LiveServer, token: str, body: dict[str, object]) -> Iterator[N
 
 
 def test_a_recall_whose_client_hangs_up_while_it_waits_leaves_the_lane_at_once_and_is_not_run(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1)
+    # Two requests at once at most: the first recall and one more.
+    settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1, max_in_flight=2)
     embedder = HeldQuestions()
     server = LiveServer(settings, SQLiteStore(settings.home), embedder)
     server.start()
-    seen: list[str] = []
-    original = embedder.embed
-
-    def embed(texts: Sequence[str]) -> FloatMatrix:
-        seen.extend(t for t in texts if t.startswith(QUESTION))
-        return original(texts)
-
-    embedder.embed = embed  # type: ignore[method-assign]
     try:
         token = server.key()
         body = {"scope": scope_fields(), "limit": 3}
         lane_state = server.app.state.recall_lane
-        abandoned_before = _abandoned(server, token)
+        abandoned_before = _abandoned(server)
         with server.client(token) as http, ThreadPoolExecutor(3) as pool:
             first = pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} held"})
             _until(lambda: embedder.held == 1, "the first recall holding the lane's one thread")
             # A host whose recall budget runs out while it waits: it sends the recall, then hangs up.
             with _sent(server, token, {**body, "query": f"{QUESTION} gone"}):
                 _until(lambda: lane_state.statistics().tasks_waiting == 1, "the second waiting its turn")
+                assert http.get("/v1/scopes").status_code == 503  # control: while it waits, it counts as served
             # It leaves the queue when its client does, while the first still holds the lane.
             _until(lambda: lane_state.statistics().tasks_waiting == 0, "the hung-up recall leaving the queue")
-            assert _abandoned(server, token) == abandoned_before + 1 and embedder.held == 1
+            assert _abandoned(server) == abandoned_before + 1 and embedder.held == 1
             patient = pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} patient"})
-            _until(lambda: lane_state.statistics().tasks_waiting == 1, "the third waiting its turn")
-            scraped = http.get("/metrics").text
+            _until(lambda: lane_state.statistics().tasks_waiting == 1, "the third waiting its turn, not refused")
+            scraped = _scraped(server)
             assert 'engram_recall_lane{state="running"} 1.0' in scraped
             assert 'engram_recall_lane{state="waiting"} 1.0' in scraped
             embedder.release.set()
             assert first.result(timeout=30).status_code == 200
             assert patient.result(timeout=30).status_code == 200  # control: a client still there is answered
-        assert seen == [f"{QUESTION} held", f"{QUESTION} patient"]  # the abandoned question was never embedded
-        assert _abandoned(server, token) == abandoned_before + 1  # the process's counter: counted once
+        assert embedder.asked == [f"{QUESTION} held", f"{QUESTION} patient"]  # the abandoned one was never embedded
+        assert _abandoned(server) == abandoned_before + 1  # the process's counter: counted once
     finally:
         embedder.release.set()
         server.stop()
@@ -223,7 +226,7 @@ def test_the_dashboards_recall_playground_takes_its_turn_in_the_lane(tmp_path: P
             assert agent.result(timeout=30) == "ok"
             page = played.result(timeout=30)
         assert page.status_code == 200 and "text/html" in page.headers["content-type"], page.text
-        assert embedder.most_held == 1
+        assert embedder.asked == [f"{QUESTION} 0", f"{QUESTION} playground"] and embedder.most_held == 1
     finally:
         embedder.release.set()
         server.stop()
@@ -264,3 +267,31 @@ def test_recent_episodes_takes_its_turn_in_the_lane_only_when_it_recalls(tmp_pat
     finally:
         embedder.release.set()
         server.stop()
+
+
+class _Connected:
+    """A request whose client stays connected: its next message never comes."""
+
+    async def receive(self) -> dict[str, object]:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def test_a_place_granted_as_its_request_is_cancelled_goes_back_to_the_lane() -> None:
+    async def granted_then_cancelled() -> int:
+        lane = anyio.CapacityLimiter(1)
+        holder = object()
+        lane.acquire_on_behalf_of_nowait(holder)
+        waiting = asyncio.get_running_loop().create_task(_turn_unless_gone(lane, _Connected()))  # type: ignore[arg-type]
+        while lane.statistics().tasks_waiting == 0:
+            await asyncio.sleep(0)
+        lane.release_on_behalf_of(holder)  # its turn comes ...
+        await asyncio.sleep(0)  # ... it takes the place ...
+        waiting.cancel()  # ... and the request is cancelled before it could return it (a shutdown)
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        with anyio.fail_after(5):  # the place is free again: the next recall gets it
+            await lane.acquire()
+        return len(lane.statistics().borrowers)
+
+    assert asyncio.run(granted_then_cancelled()) == 1  # control: only the newcomer holds it

@@ -167,7 +167,8 @@ async def _turn_unless_gone(lane: anyio.CapacityLimiter, request: Request) -> ob
     """A place in ``lane`` (the borrower holding it), or None if the client hung up before its turn.
 
     A free place is taken at once. Otherwise the wait races the connection: the request's body has
-    been read, so the next message from the server is the client's disconnect.
+    been read (the routes served this way declare one), so the next message from the server is the
+    client's disconnect.
     """
     place = object()
     try:
@@ -188,9 +189,14 @@ async def _turn_unless_gone(lane: anyio.CapacityLimiter, request: Request) -> ob
             pass  # a GET's empty body, never read by the endpoint
         group.cancel_scope.cancel()
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(wait_turn)
-        group.start_soon(watch_connection)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait_turn)
+            group.start_soon(watch_connection)
+    except BaseException:
+        if got:  # its turn came as the request itself was cancelled: the place goes back
+            lane.release_on_behalf_of(place)
+        raise
     return place if got else None
 
 
