@@ -76,16 +76,20 @@ def _rest_recall(server: LiveServer, token: str, n: int) -> str:
     return "ok" if answer.status_code == 200 else answer.text
 
 
-def _mcp_recall(server: LiveServer, token: str, n: int) -> str:
-    """The recall tool called through the mcp package's client, in a session of its own."""
+def _mcp_tool(server: LiveServer, token: str, tool: str, args: dict[str, object]) -> str:
+    """An MCP tool called through the mcp package's client, in a session of its own."""
 
     async def call() -> str:
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
             async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client:
-                result = await client.call_tool("recall", {"query": f"{QUESTION} {n}", "limit": 3})
+                result = await client.call_tool(tool, args)
         return "error" if result.is_error else "ok"
 
     return anyio.run(call)
+
+
+def _mcp_recall(server: LiveServer, token: str, n: int) -> str:
+    return _mcp_tool(server, token, "recall", {"query": f"{QUESTION} {n}", "limit": 3})
 
 
 @pytest.mark.parametrize("lane", [2, RECALLS])  # a lane as wide as the recalls: all run at once
@@ -146,6 +150,23 @@ def test_the_cores_are_capped_by_a_containers_cpu_quota(tmp_path: Path) -> None:
     assert cores(cpu_max) == affinity
 
 
+@contextmanager
+def _lane_of_one(tmp_path: Path, in_flight: int | None = None) -> Iterator[tuple[LiveServer, HeldQuestions, str]]:
+    """A server whose lane has one place (and at most ``in_flight`` requests at once, if given), its
+    embedder holding each question, and an admin key."""
+    settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1)
+    if in_flight is not None:
+        settings = settings.model_copy(update={"max_in_flight": in_flight})
+    embedder = HeldQuestions()
+    server = LiveServer(settings, SQLiteStore(settings.home), embedder)
+    server.start()
+    try:
+        yield server, embedder, server.key()
+    finally:
+        embedder.release.set()
+        server.stop()
+
+
 def _scraped(server: LiveServer) -> str:
     """/metrics, read without a key: a keyless request is not one of the requests served at once."""
     with server.client(None) as http:
@@ -174,12 +195,7 @@ def _sent(server: LiveServer, token: str, body: dict[str, object]) -> Iterator[N
 
 def test_a_recall_whose_client_hangs_up_while_it_waits_leaves_the_lane_at_once_and_is_not_run(tmp_path: Path) -> None:
     # Two requests at once at most: the first recall and one more.
-    settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1, max_in_flight=2)
-    embedder = HeldQuestions()
-    server = LiveServer(settings, SQLiteStore(settings.home), embedder)
-    server.start()
-    try:
-        token = server.key()
+    with _lane_of_one(tmp_path, in_flight=2) as (server, embedder, token):
         body = {"scope": scope_fields(), "limit": 3}
         lane_state = server.app.state.recall_lane
         abandoned_before = _abandoned(server)
@@ -203,18 +219,10 @@ def test_a_recall_whose_client_hangs_up_while_it_waits_leaves_the_lane_at_once_a
             assert patient.result(timeout=30).status_code == 200  # control: a client still there is answered
         assert embedder.asked == [f"{QUESTION} held", f"{QUESTION} patient"]  # the abandoned one was never embedded
         assert _abandoned(server) == abandoned_before + 1  # the process's counter: counted once
-    finally:
-        embedder.release.set()
-        server.stop()
 
 
 def test_the_dashboards_recall_playground_takes_its_turn_in_the_lane(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1)
-    embedder = HeldQuestions()
-    server = LiveServer(settings, SQLiteStore(settings.home), embedder)
-    server.start()
-    try:
-        token = server.key()
+    with _lane_of_one(tmp_path) as (server, embedder, token):
         lane_state = server.app.state.recall_lane
         with server.client(token) as http, ThreadPoolExecutor(2) as pool:
             agent = pool.submit(_rest_recall, server, token, 0)
@@ -227,30 +235,10 @@ def test_the_dashboards_recall_playground_takes_its_turn_in_the_lane(tmp_path: P
             page = played.result(timeout=30)
         assert page.status_code == 200 and "text/html" in page.headers["content-type"], page.text
         assert embedder.asked == [f"{QUESTION} 0", f"{QUESTION} playground"] and embedder.most_held == 1
-    finally:
-        embedder.release.set()
-        server.stop()
-
-
-def _mcp_tool(server: LiveServer, token: str, tool: str, args: dict[str, object]) -> str:
-    """An MCP tool called through the mcp package's client, in a session of its own."""
-
-    async def call() -> str:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
-            async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client:
-                result = await client.call_tool(tool, args)
-        return "error" if result.is_error else "ok"
-
-    return anyio.run(call)
 
 
 def test_recent_episodes_takes_its_turn_in_the_lane_only_when_it_recalls(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1)
-    embedder = HeldQuestions()
-    server = LiveServer(settings, SQLiteStore(settings.home), embedder)
-    server.start()
-    try:
-        token = server.key()
+    with _lane_of_one(tmp_path) as (server, embedder, token):
         lane_state = server.app.state.recall_lane
         with ThreadPoolExecutor(3) as pool:
             agent = pool.submit(_rest_recall, server, token, 0)
@@ -264,9 +252,6 @@ def test_recent_episodes_takes_its_turn_in_the_lane_only_when_it_recalls(tmp_pat
             assert agent.result(timeout=30) == "ok"
             assert about.result(timeout=30) == "ok"
         assert embedder.most_held == 1
-    finally:
-        embedder.release.set()
-        server.stop()
 
 
 class _Connected:
