@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engramdb.core.ranking import Hit
+from engramdb.core.rows import said
 
 MIN_SHARE = 0.5  # the claims' shared topic: at least this share of the smaller one
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
@@ -45,11 +46,7 @@ class Claim:
 
 def claim_text(hit: Hit) -> str:
     """What the memory's own author said: an episode's summary and user text, a fact's text."""
-    text = hit.record.text
-    if hit.record.source == "EPISODE":
-        cut = text.find("\nAssistant: ")
-        return text if cut < 0 else text[:cut]
-    return text
+    return said(hit.record.text) if hit.record.source == "EPISODE" else hit.record.text
 
 
 def topic_pattern(stems: Mapping[str, float]) -> re.Pattern[str] | None:

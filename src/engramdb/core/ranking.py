@@ -121,9 +121,8 @@ def rank(
         asked.update(rest)
         known = known | (store.records(rest, with_event=False) if rest else {})
         lift = _utterances_only(lift, known)
-    at, known, lift = _exact_contenders(store, fused, (lift, linked), (known, asked), limit, headroom)
+    at, known, lift, raised = _exact_contenders(store, fused, (lift, linked), (known, asked), limit, headroom)
     contenders = fused.rows(at)
-    raised = {r: lift.get(r, 0.0) + linked.get(r, 0.0) for r in lift.keys() | linked.keys()}
     # Sessions need every candidate's record; the contenders' records are among them.
     wanted = fused.rowids.tolist() if sessions > 0 else [f.rowid for f in contenders]
     records = {r: known[r] for r in wanted if r in known}
@@ -251,10 +250,11 @@ def _exact_contenders(
     read: tuple[dict[int, MemoryRecord], set[int]],
     limit: int,
     headroom: float,
-) -> tuple[np.ndarray, dict[int, MemoryRecord], dict[int, float]]:
+) -> tuple[np.ndarray, dict[int, MemoryRecord], dict[int, float], dict[int, float]]:
     """The contenders' positions once every contender's lift is its own, the records read (with
-    those read before), and the lift. ``lent``: the neighbours' lift and the entity links';
-    ``read``: the records read before, and every rowid asked for.
+    those read before), the neighbours' lift, and it with the entity links' (each row's raise).
+    ``lent``: the neighbours' lift and the entity links'; ``read``: the records read before, and every
+    rowid asked for.
 
     An unread row's lift is an upper bound (an exchange's goes once its record is read), so rows
     chosen by it are a superset. The first read takes the contenders, as recall always did; where no
@@ -275,7 +275,7 @@ def _exact_contenders(
         at = at if rows is None else rows[at]
         unread = [r for r in fused.rowids[at].tolist() if r not in asked]
         if not unread:
-            return at, known, lift
+            return at, known, lift, raised
         if wide and len(live) > limit:
             kth = np.partition(live.scores, len(live) - limit)[len(live) - limit]
             bound = live.scores + np.array([raised.get(r, 0.0) for r in live.rowids.tolist()])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from engramdb import clock
 from engramdb.contract.canonical import canonical_json
 from engramdb.contract.events import Episode, Fact, Scope
-from engramdb.contract.writes import SUMMARY_CHARS
+from engramdb.contract.writes import SUMMARY_CHARS, default_summary
 from engramdb.core import auth
 from engramdb.storage.port import NewMemory
 
@@ -37,10 +37,16 @@ def holds_exchange(text: str) -> bool:
     summary, user_line, user = head.partition("\nUser: ")
     if user_line and user.strip():
         return True
-    own = " ".join(answer[: 4 * SUMMARY_CHARS].split())  # enough of it for a summary cut at SUMMARY_CHARS ...
-    if len(own) <= SUMMARY_CHARS and len(answer) > 4 * SUMMARY_CHARS:
-        own = " ".join(answer.split())  # ... unless it is mostly blanks (indented code)
-    return summary != (own if len(own) <= SUMMARY_CHARS else own[: SUMMARY_CHARS - 1] + "…")
+    read = answer[: 4 * SUMMARY_CHARS]  # enough of it for a summary cut at SUMMARY_CHARS ...
+    if len(answer) > len(read) and len(" ".join(read.split())) <= SUMMARY_CHARS:
+        read = answer  # ... unless it is mostly blanks (indented code)
+    return summary != default_summary("", read)
+
+
+def said(text: str) -> str:
+    """What the person said in an episode's text (as :func:`episode_text` makes it): all before the answer."""
+    cut = text.find(f"\n{ANSWER_LINE}")
+    return text if cut < 0 else text[:cut]
 
 
 def episode_row(event: Episode, scope: Scope, recorded_at: str) -> NewMemory:

@@ -17,7 +17,7 @@ from engramdb.core.assist.llm.client import NOT_CONFIGURED
 from engramdb.core.auth import Caller
 from engramdb.core.entity_links import Written, link_entities
 from engramdb.core.policy import load_policy
-from engramdb.core.rows import episode_row, fact_row
+from engramdb.core.rows import episode_row, fact_row, said
 from engramdb.core.shared import Area
 from engramdb.core.views import memory_view, tombstone_view
 from engramdb.errors import ConflictError, EngramError, InvalidInputError, ModelNotConfiguredError, NotFoundError
@@ -226,7 +226,7 @@ class WriteOperations(Area):
                     record = tx.get_memory(row.scope.scope_key, row.source, row.memory_id)
                     assert record is not None
                 else:
-                    written.append(Written("EPISODE", record.rowid, row.memory_id, row.scope, _said(row.text)))
+                    written.append(Written("EPISODE", record.rowid, row.memory_id, row.scope, said(row.text)))
                     tx.audit(
                         caller.audit(
                             "episode.write",
@@ -251,12 +251,6 @@ class WriteOperations(Area):
             writing.set_attribute("engramdb.write.created", sum(1 for r in responses if r.created))
         self.shared.written.set()
         return responses
-
-
-def _said(text: str) -> str:
-    """What the person said in an episode's text (``rows.episode_text``): all before the answer."""
-    cut = text.find("\nAssistant: ")
-    return text if cut < 0 else text[:cut]
 
 
 def written_at(rows: Sequence[NewMemory]) -> str:
