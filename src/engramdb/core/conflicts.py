@@ -2,18 +2,19 @@
 
 Without a model, a memory's *claim* about the question is read from its own words: the sentence
 of what the person said (an episode's summary and user text; a fact's text) that holds the most
-of the question's informative words (weighed by their IDF in the scope) is the claim; its
-*topic* is those words, its *value* the numbers, versions, times and amounts in it, and whether
-it is negated ("never", "not", "no longer"). Two claims conflict when they share most of their
-topic (at least two words, or the question's only one) and differ in value: different numbers,
-or one negates what the other does not. The newer of the two (``observedAt``, then write order)
-then ranks just above the older, and the older is marked as replaced by it (``replacedBy`` in the
-answer, ``explain`` and the context block).
+of the question's informative words (weighed by their IDF in the scope; each word stemmed as the
+lexical arm stems it) is the claim; its *topic* is those words, its *value* the numbers,
+versions, times and amounts in it, and whether it is negated ("never", "not", "no longer"). Two
+claims conflict when they share most of their topic (at least two words, or the question's only
+one) and differ in value: different numbers, or one negates what the other does not. The newer
+of the two (``observedAt``, then write order) then ranks just above the older, and the older is
+marked as replaced by it (``replacedBy`` in the answer, ``explain`` and the context block). An
+older memory goes below at most two newer ones.
 
-It is a heuristic on the returned hits only (each claim is read once, by a few compiled
-patterns): it reorders, never removes. With a chat model configured, the write path's conflict
-judgement (``core/assist/judgement.py``) already retires an older fact a newer one supersedes,
-so such a fact is never recalled at all; this acts on what remains, episodes above all.
+It is a heuristic on the returned hits only (each claim is read once): it reorders, never
+removes. With a chat model configured, the write path's conflict judgement
+(``core/assist/judgement.py``) already retires an older fact a newer one supersedes, so such a
+fact is never recalled at all; this acts on what remains, episodes above all.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from dataclasses import dataclass
 
 from engramdb.core.ranking import Hit
 from engramdb.core.rows import said
+from engramdb.lexical.index import tokenize
 
 MIN_SHARE = 0.5  # the claims' shared topic: at least this share of the smaller one
+REPLACED_AT_MOST = 2  # newer memories an older one goes below (BEAM newer-above: 1 0.886, 2 0.914, 3 0.943)
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 _VALUE = re.compile(
     r"(?<![\w.])(?:v(?=\d))?\d+(?:[.,:/-]\d+)*\s*(?:%|percent|ms|milliseconds?|seconds?|s|minutes?|min|hours?|h|"
@@ -49,31 +52,23 @@ def claim_text(hit: Hit) -> str:
     return said(hit.record.text) if hit.record.source == "EPISODE" else hit.record.text
 
 
-def topic_pattern(stems: Mapping[str, float]) -> re.Pattern[str] | None:
-    """One pattern that finds any of the question's words (by their stem, as a word prefix)."""
-    if not stems:
-        return None
-    words = sorted((re.escape(s) for s in stems if len(s) > 1), key=len, reverse=True)
-    return re.compile(r"\b(" + "|".join(words) + r")\w*", re.IGNORECASE) if words else None
-
-
-def read_claim(text: str, pattern: re.Pattern[str], stems: Mapping[str, float]) -> Claim | None:
+def read_claim(text: str, stems: Mapping[str, float]) -> Claim | None:
     """The claim of ``text``: its sentence holding the most question-word information (None if it
-    holds less than a third of it, or names no value and negates nothing)."""
+    holds less than a third of it, or names no value and negates nothing). A sentence's words are
+    stemmed as the lexical arm stems them, so "accuracy" is found by the question's "accuracies"."""
     total = sum(stems.values()) or 1.0
-    lowered = {s.lower(): s for s in stems}
     best: tuple[float, str, frozenset[str]] | None = None
     for sentence in _SENTENCE.findall(text):
-        found = frozenset(lowered[m.lower()] for m in pattern.findall(sentence) if m.lower() in lowered)
+        found = frozenset(stems.keys() & tokenize(sentence))
         weight = sum(stems[s] for s in found)
         if found and (best is None or weight > best[0]):
             best = (weight, sentence, found)
     if best is None or best[0] < total / 3:
         return None
-    _, sentence, topic = best
+    _, sentence, found = best
     values = frozenset(" ".join(v.lower().split()) for v in _VALUE.findall(sentence))
     negated = bool(_NEGATION.search(sentence))
-    return Claim(topic, values, negated) if values or negated else None
+    return Claim(found, values, negated) if values or negated else None
 
 
 def conflict(a: Claim, b: Claim, stems: int) -> bool:
@@ -89,20 +84,24 @@ def _newer(a: Hit, b: Hit) -> bool:
 
 
 def newer_first(hits: Sequence[Hit], stems: Mapping[str, float], depth: int) -> list[Hit]:
-    """``hits`` with every newer memory of a conflicting pair moved just above the older one, which
-    is marked replaced by it (only the first ``depth`` hits are read)."""
-    pattern = topic_pattern(stems)
+    """``hits`` with the newer memories of a conflicting pair moved just above the older one, which
+    is marked replaced by the newest of them (only the first ``depth`` hits are read). An older
+    memory goes below at most ``REPLACED_AT_MOST`` newer ones, newest first: an original, its
+    update and a second update read newest to oldest, and a cluster of memories that each give a
+    number does not become a sort by time."""
     ranked = list(hits)
-    if pattern is None or len(ranked) < 2:
+    if not stems or len(ranked) < 2:
         return ranked
     head = ranked[:depth]
-    claims = {id(h): read_claim(claim_text(h), pattern, stems) for h in head}
+    claims = {id(h): read_claim(claim_text(h), stems) for h in head}
     moved: set[int] = set()
+    above: dict[int, list[Hit]] = {}  # an older memory's id -> the newer ones moved above it
     i = 0
     while i < len(head):
         older, claim = head[i], claims[id(head[i])]
+        placed = above.setdefault(id(older), [])
         newer = None
-        if claim is not None and older.replaced_by is None:
+        if claim is not None and len(placed) < REPLACED_AT_MOST:
             newer = next(
                 (
                     h
@@ -117,12 +116,21 @@ def newer_first(hits: Sequence[Hit], stems: Mapping[str, float], depth: int) -> 
         if newer is None:
             i += 1
             continue
+        # Those already moved above the older sit just above it; this one goes above the ones it is newer than.
+        passed = [h for h in placed if _newer(newer, h)]
+        place = i - len(passed)
         head.remove(newer)
-        head.insert(i, newer)
+        head.insert(place, newer)
         moved.add(id(newer))
-        lift = max(0.0, older.score - newer.score) + 1e-6
+        placed.append(newer)
+        lift = max(0.0, head[place + 1].score - newer.score) + 1e-6
         newer.features["newerFirst"] = newer.features.get("newerFirst", 0.0) + lift
         newer.score += lift
-        older.replaced_by = newer.record.memory_id
+        for replaced in (older, *(h for h in passed if _conflicts(claims[id(h)], claims[id(newer)], len(stems)))):
+            replaced.replaced_by = newer.record.memory_id  # the newest of those above it
         i += 1  # the older one, now one place down, is looked at again
     return head + ranked[depth:]
+
+
+def _conflicts(a: Claim | None, b: Claim | None, stems: int) -> bool:
+    return a is not None and b is not None and conflict(a, b, stems)
