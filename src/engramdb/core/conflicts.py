@@ -123,13 +123,21 @@ def newer_first(hits: Sequence[Hit], stems: Mapping[str, float], depth: int) -> 
         head.insert(place, newer)
         moved.add(id(newer))
         placed.append(newer)
-        lift = max(0.0, head[place + 1].score - newer.score) + 1e-6
+        lift = max(0.0, _just_above(head, place) - newer.score)
         newer.features["newerFirst"] = newer.features.get("newerFirst", 0.0) + lift
         newer.score += lift
         for replaced in (older, *(h for h in passed if _conflicts(claims[id(h)], claims[id(newer)], len(stems)))):
             replaced.replaced_by = newer.record.memory_id  # the newest of those above it
         i += 1  # the older one, now one place down, is looked at again
     return head + ranked[depth:]
+
+
+def _just_above(head: list[Hit], place: int) -> float:
+    """A score for the hit at ``place`` a hair above the one below it and not above the one above
+    it (a tie when those two tie), so that the scores keep following the order."""
+    below = head[place + 1].score
+    step = 1e-6 if place == 0 else min(1e-6, (head[place - 1].score - below) / 2)
+    return below + step
 
 
 def _conflicts(a: Claim | None, b: Claim | None, stems: int) -> bool:
