@@ -1,13 +1,15 @@
 """Newer first over random hits: whatever the claims, it only reorders the first ``depth`` hits, each
-replaced memory ranks below a newer one that replaced it, and the scores follow the order
-(core/conflicts.py)."""
+memory is marked replaced by the newest memory above it that gives another value, and the scores
+follow the order (core/conflicts.py)."""
 
 from __future__ import annotations
+
+import itertools
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engramdb.core.conflicts import REPLACED_AT_MOST, newer_first
+from engramdb.core.conflicts import CLAIM_CHARS, claim_text, conflict, newer_first, read_claim
 from engramdb.core.ranking import Hit
 from engramdb.storage.rows import MemoryRecord
 
@@ -58,22 +60,54 @@ hits = st.lists(
 ).map(_ranked)
 
 
+def _age(hit: Hit) -> tuple[str, int]:
+    return hit.record.observed_at, hit.record.rowid
+
+
+def _rivals(older: Hit, newer: Hit) -> bool:
+    """Whether ``newer`` is newer than ``older`` and gives another value for the same thing."""
+    a, b = (read_claim(claim_text(h)[:CLAIM_CHARS], STEMS) for h in (older, newer))
+    return _age(newer) > _age(older) and a is not None and b is not None and conflict(a, b, len(STEMS))
+
+
 @given(hits, st.integers(1, 12))
 def test_newer_first_only_reorders_and_keeps_its_marks_consistent(given_hits: list[Hit], depth: int) -> None:
     before = [h.record.memory_id for h in given_hits]
+    out_of_order = any(_rivals(o, n) for i, o in enumerate(given_hits[:depth]) for n in given_hits[i + 1 : depth])
     ranked = newer_first(given_hits, STEMS, depth)
     after = [h.record.memory_id for h in ranked]
 
     assert sorted(after) == sorted(before)  # a permutation: nothing added, nothing removed
     assert after[depth:] == before[depth:]  # past the depth nothing moves
-    place = {memory_id: i for i, memory_id in enumerate(after)}
     scores = [h.score for h in ranked[:depth]]
     assert scores == sorted(scores, reverse=True)  # the scores follow the order
-    for i, hit in enumerate(ranked):
-        if hit.replaced_by is not None:
-            replacer = ranked[place[hit.replaced_by]]
-            assert place[hit.replaced_by] < i  # the newer one ranks above what it replaced
-            key = (replacer.record.observed_at, replacer.record.rowid)
-            assert key > (hit.record.observed_at, hit.record.rowid)
-    moved = [h for h in ranked if "newerFirst" in h.features]
-    assert len([h for h in ranked if h.replaced_by is not None]) <= len(moved) * (REPLACED_AT_MOST + 1)
+    for i, hit in enumerate(ranked[:depth]):
+        # replaced by the newest memory above it that gives another value, if there is one
+        replacing = [h for h in ranked[:i] if _rivals(hit, h)]
+        expected = max(replacing, key=_age).record.memory_id if replacing else None
+        assert hit.replaced_by == expected
+    if out_of_order:  # the positive control: a newer rival ranked below an older one is moved above it
+        assert any(h.replaced_by is not None for h in ranked)
+
+
+def _versions(order: tuple[int, ...]) -> list[Hit]:
+    """One thing stated with another value each day, ranked in ``order`` (version numbers, 0 the oldest)."""
+    return [_hit(v, v + 1, SENTENCES[0], 50 + 5 * v, 1.0 - rank / 20) for rank, v in enumerate(order)]
+
+
+def test_up_to_four_versions_read_newest_first_in_any_order() -> None:
+    for count in (2, 3, 4):
+        for order in itertools.permutations(range(count)):
+            ranked = newer_first(_versions(order), STEMS, count)
+            newest = ranked[0].record.memory_id
+            assert newest == f"m{count - 1}", order
+            assert all(h.replaced_by == newest for h in ranked[1:]) and ranked[0].replaced_by is None
+
+
+def test_a_cluster_of_versions_is_bounded_not_sorted_by_time() -> None:
+    """Six versions ranked oldest first: each older one is passed by at most two rivals a round, in
+    two rounds, so the cluster reads as two runs, each newest first, not as one sort by time (which
+    would push every older statement, itself evidence, down the list). Without the bound it sorts."""
+    ranked = newer_first(_versions(tuple(range(6))), STEMS, 6)
+    assert [h.record.memory_id for h in ranked] == ["m3", "m2", "m1", "m0", "m5", "m4"]
+    assert [h.replaced_by for h in ranked] == [None, "m3", "m3", "m3", None, "m5"]

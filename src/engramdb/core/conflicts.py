@@ -8,8 +8,9 @@ versions, times and amounts in it, and whether it is negated ("never", "not", "n
 claims conflict when they share most of their topic (at least two words, or the question's only
 one) and differ in value: different numbers, or one negates what the other does not. The newer
 of the two (``observedAt``, then write order) then ranks just above the older, and the older is
-marked as replaced by it (``replacedBy`` in the answer, ``explain`` and the context block). An
-older memory goes below at most two newer ones.
+marked as replaced by the newest such memory above it (``replacedBy`` in the answer, ``explain``
+and the context block). A claim is read from the first ``CLAIM_CHARS`` characters of a memory's
+own words, so a long memory costs no more than that.
 
 It is a heuristic on the returned hits only (each claim is read once): it reorders, never
 removes. With a chat model configured, the write path's conflict judgement
@@ -28,7 +29,8 @@ from engramdb.core.rows import said
 from engramdb.lexical.index import tokenize
 
 MIN_SHARE = 0.5  # the claims' shared topic: at least this share of the smaller one
-REPLACED_AT_MOST = 2  # newer memories an older one goes below (BEAM newer-above: 1 0.886, 2 0.914, 3 0.943)
+REPLACED_AT_MOST = 2  # newer rivals that pass an older memory in a round (bench/RESULTS.md: 1, 2, 3, no bound)
+CLAIM_CHARS = 4_000  # a claim is read from the start of a memory's own words: a long text costs no more
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 _VALUE = re.compile(
     r"(?<![\w.])(?:v(?=\d))?\d+(?:[.,:/-]\d+)*\s*(?:%|percent|ms|milliseconds?|seconds?|s|minutes?|min|hours?|h|"
@@ -80,36 +82,47 @@ def conflict(a: Claim, b: Claim, stems: int) -> bool:
 
 
 def _newer(a: Hit, b: Hit) -> bool:
-    return (a.record.observed_at, a.record.rowid) > (b.record.observed_at, b.record.rowid)
+    return _age(a) > _age(b)
 
 
 def newer_first(hits: Sequence[Hit], stems: Mapping[str, float], depth: int) -> list[Hit]:
-    """``hits`` with the newer memories of a conflicting pair moved just above the older one, which
-    is marked replaced by the newest of them (only the first ``depth`` hits are read). An older
-    memory goes below at most ``REPLACED_AT_MOST`` newer ones, newest first: an original, its
-    update and a second update read newest to oldest, and a cluster of memories that each give a
-    number does not become a sort by time."""
+    """``hits`` with the newer memories of a conflicting pair moved just above the older one (only
+    the first ``depth`` hits are read), in two rounds: each older memory is passed by its best
+    ranked newer rivals, at most ``REPLACED_AT_MOST`` of them, newest first; then each memory so
+    raised is passed in the same way by its own newer rivals still below it. Up to four versions
+    of one thing then read newest first, whatever their order (tests/core), and a cluster of
+    memories that each give a number does not become a sort by time. Last, each memory is marked
+    replaced by the newest memory above it that gives another value for the same thing."""
     ranked = list(hits)
     if not stems or len(ranked) < 2:
         return ranked
     head = ranked[:depth]
-    claims = {id(h): read_claim(claim_text(h), stems) for h in head}
-    moved: set[int] = set()
+    claims = {id(h): read_claim(claim_text(h)[:CLAIM_CHARS], stems) for h in head}
+    raised = _raise_rivals(head, claims, len(stems), olders=None, moved=set())
+    _raise_rivals(head, claims, len(stems), olders=raised, moved=set(raised))  # a raised memory's own newer rivals
+    _mark_replaced(head, claims, len(stems))
+    return head + ranked[depth:]
+
+
+def _raise_rivals(
+    head: list[Hit], claims: Mapping[int, Claim | None], stems: int, olders: set[int] | None, moved: set[int]
+) -> set[int]:
+    """Move each newer rival just above the older memory it conflicts with, the first ones below
+    it, up to ``REPLACED_AT_MOST`` of them (``olders``: only these ids are looked at as older; a
+    memory in ``moved`` is not moved again). Return the ids of the memories moved."""
     above: dict[int, list[Hit]] = {}  # an older memory's id -> the newer ones moved above it
+    raised: set[int] = set()
     i = 0
     while i < len(head):
         older, claim = head[i], claims[id(head[i])]
         placed = above.setdefault(id(older), [])
         newer = None
-        if claim is not None and len(placed) < REPLACED_AT_MOST:
+        if claim is not None and len(placed) < REPLACED_AT_MOST and (olders is None or id(older) in olders):
             newer = next(
                 (
                     h
                     for h in head[i + 1 :]
-                    if id(h) not in moved
-                    and (c := claims[id(h)]) is not None
-                    and _newer(h, older)
-                    and conflict(claim, c, len(stems))
+                    if id(h) not in moved and _newer(h, older) and _conflicts(claim, claims[id(h)], stems)
                 ),
                 None,
             )
@@ -117,19 +130,30 @@ def newer_first(hits: Sequence[Hit], stems: Mapping[str, float], depth: int) -> 
             i += 1
             continue
         # Those already moved above the older sit just above it; this one goes above the ones it is newer than.
-        passed = [h for h in placed if _newer(newer, h)]
-        place = i - len(passed)
+        place = i - sum(1 for h in placed if _newer(newer, h))
         head.remove(newer)
         head.insert(place, newer)
         moved.add(id(newer))
+        raised.add(id(newer))
         placed.append(newer)
         lift = max(0.0, _just_above(head, place) - newer.score)
         newer.features["newerFirst"] = newer.features.get("newerFirst", 0.0) + lift
         newer.score += lift
-        for replaced in (older, *(h for h in passed if _conflicts(claims[id(h)], claims[id(newer)], len(stems)))):
-            replaced.replaced_by = newer.record.memory_id  # the newest of those above it
         i += 1  # the older one, now one place down, is looked at again
-    return head + ranked[depth:]
+    return raised
+
+
+def _mark_replaced(head: list[Hit], claims: Mapping[int, Claim | None], stems: int) -> None:
+    claimed = [h for h in head if claims[id(h)] is not None]  # in rank order
+    for i, hit in enumerate(claimed):
+        claim = claims[id(hit)]
+        replacing = [h for h in claimed[:i] if _newer(h, hit) and _conflicts(claims[id(h)], claim, stems)]
+        if replacing:
+            hit.replaced_by = max(replacing, key=_age).record.memory_id
+
+
+def _age(hit: Hit) -> tuple[str, int]:
+    return hit.record.observed_at, hit.record.rowid
 
 
 def _just_above(head: list[Hit], place: int) -> float:
