@@ -19,7 +19,7 @@ from engramdb import clock
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.entity_links import linked_rows
-from engramdb.core.relevance import QueryWords, relevance
+from engramdb.core.relevance import QueryWords, indexed_evidence, relevance
 from engramdb.core.rows import holds_exchange
 from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
 
@@ -130,8 +130,9 @@ def rank(
     shares = {name: weight / total for name, weight in weights.items()}
     features = _Features(settings, trust_weight, lift, linked, date, reach.when)
     hits = _with_features(contenders, records, features, shares)[:limit]
-    for hit in hits:  # only what is returned: relevance reads each text's words
-        hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record)
+    held = indexed_evidence(store, scope_key, words, (hit.record for hit in hits))
+    for hit in hits:  # only what is returned
+        hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record, held.get(hit.record.rowid))
     ranked_sessions = _sessions(fused, raised, records, sessions, date) if sessions > 0 else []
     return hits, ranked_sessions
 

@@ -26,7 +26,7 @@ from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
 from engramdb.core.embedding import Embedder
 from engramdb.core.ranking import Hit, Reach, SessionHit, rank
-from engramdb.core.relevance import Narrowing, QueryWords, relevance
+from engramdb.core.relevance import Narrowing, QueryWords, indexed_evidence, relevance
 from engramdb.core.when import time_feature
 from engramdb.lexical.index import bm25_idf
 from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore, Vector
@@ -106,7 +106,7 @@ def recall(
         )
         if narrow.filters or narrow.min_score is not None:
             with traces.span("engramdb.recall.filter", {"engramdb.recall.candidates": len(fused)}) as filtered:
-                fused = _narrowed(store, fused, narrow, words)
+                fused = _narrowed(store, scope_key, fused, narrow, words)
                 filtered.set_attribute("engramdb.recall.kept", len(fused))
         with traces.span("engramdb.recall.features", {"engramdb.recall.candidates": len(fused)}):
             when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
@@ -177,16 +177,19 @@ def _arms(filt: CandidateFilter, pool: int, terms: int) -> dict[str, traces.Valu
     }
 
 
-def _narrowed(store: TenantStore, fused: fusion.FusedRows, narrow: Narrowing, words: QueryWords) -> fusion.FusedRows:
+def _narrowed(
+    store: TenantStore, scope_key: str, fused: fusion.FusedRows, narrow: Narrowing, words: QueryWords
+) -> fusion.FusedRows:
     """The fused rows whose records pass ``narrow``'s filters and relevance floor."""
     rowids = fused.rowids.tolist()
     records = store.records(rowids, with_event=False)
     floor = narrow.min_score
+    held = indexed_evidence(store, scope_key, words, records.values()) if floor is not None else {}
     dense = fused.raw_of("dense")
     keep = [
         (r := records.get(rowid)) is not None
         and narrow.keeps(r)
-        and (floor is None or relevance(raw, words, r) >= floor)
+        and (floor is None or relevance(raw, words, r, held.get(rowid)) >= floor)
         for rowid, raw in zip(rowids, dense, strict=True)
     ]
     return fused.take(np.array(keep, dtype=bool))

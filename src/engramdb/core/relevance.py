@@ -10,12 +10,12 @@ words carry. Both are in [0, 1] whatever the scope holds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engramdb import clock
 from engramdb.lexical.index import stem_weights, tokenize
-from engramdb.storage.port import MemoryRecord
+from engramdb.storage.port import MemoryRecord, TenantStore
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,21 @@ class QueryWords:
         return sum(idf for stem, idf in self.stems.items() if stem in present) / total
 
 
-def relevance(cosine: float | None, words: QueryWords, record: MemoryRecord) -> float:
-    """A memory's absolute match with the query: max(cosine, lexical evidence), in [0, 1]."""
-    return max(0.0, min(1.0, max(cosine or 0.0, words.evidence(record.text))))
+def indexed_evidence(
+    store: TenantStore, scope_key: str, words: QueryWords, records: Iterable[MemoryRecord]
+) -> dict[int, float]:
+    """The episodes' lexical evidence, read from the scope's index where the store holds it. An
+    episode's indexed text is its text, so this is ``words.evidence(record.text)`` without stemming
+    each text again: long texts of new words made one recall take seconds (bench/RESULTS.md). A
+    fact's index adds its subject's words, so facts (4,000 characters at most) are read from text."""
+    episodes = [r.rowid for r in records if r.source == "EPISODE"]
+    if not episodes or sum(words.stems.values()) <= 0:
+        return {}
+    return store.word_evidence(scope_key, words.stems, episodes)
+
+
+def relevance(cosine: float | None, words: QueryWords, record: MemoryRecord, evidence: float | None = None) -> float:
+    """A memory's absolute match with the query: max(cosine, lexical evidence), in [0, 1]
+    (``evidence``: the lexical evidence when it is already known, as ``indexed_evidence`` gives it)."""
+    lexical = words.evidence(record.text) if evidence is None else evidence
+    return max(0.0, min(1.0, max(cosine or 0.0, lexical)))

@@ -7,7 +7,7 @@ before anything is scored. Backends differ in data (``Capabilities``), never in 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -278,6 +278,12 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Fac
     ) -> tuple[list[Candidate], list[Candidate]]:
         """Return both arms' top rows, as ``vector_candidates`` and ``text_candidates`` would
         (a store may read the scope once for both)."""
+        ...
+
+    def word_evidence(self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
+        """Return, for the rows of the scope whose indexed text the store holds in memory, the share
+        of ``stems``' weight each holds (storage/scope_copy.py: ``ScopeCopy.evidence``); rows left
+        out are for the caller to read from their text."""
         ...
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:

@@ -14,7 +14,7 @@ storage/scope_cache.py holds the copies, up to a memory limit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -248,6 +248,18 @@ class ScopeCopy:
         scores = np.clip(scores, 0.0, 1.0)
         order = np.lexsort((-ids[shortlist], -scores))[:limit]
         return [Candidate(int(ids[shortlist][i]), float(scores[i])) for i in order]
+
+    def evidence(self, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
+        """The share of ``stems``' weight that each of ``rowids`` holds in its indexed text, as
+        ``relevance.QueryWords.evidence`` finds it by stemming that text (rows the copy holds)."""
+        total = sum(stems.values())
+        ids = np.asarray(rowids, dtype=np.int64)
+        positions = self.positions_of(ids)
+        held = positions >= 0
+        if total <= 0 or not held.any():
+            return {}
+        shares = self._lexical.weights(stems, self._size)[positions[held]] / total
+        return dict(zip(ids[held].tolist(), shares.tolist(), strict=True))
 
     def document_frequency(self, word: str) -> int:
         """Return how many of the scope's rows (any status) contain ``word``."""

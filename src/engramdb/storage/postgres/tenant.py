@@ -7,7 +7,7 @@ EngramDB errors (storage/postgres/sqlstates.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -323,6 +323,9 @@ class PostgresTenantStore(
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         return self._search.adjacent(scope_key, rowids)
+
+    def word_evidence(self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
+        return self._search.word_evidence(scope_key, stems, rowids)
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._search.term_counts(scope_key, terms)

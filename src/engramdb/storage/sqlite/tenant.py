@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import partial
@@ -306,6 +306,9 @@ class SQLiteTenantStore(
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         return self._read_copy(scope_key, lambda copy: copy.adjacent(rowids))
+
+    def word_evidence(self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
+        return self._read_copy(scope_key, lambda copy: copy.evidence(stems, rowids))
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._read_copy(scope_key, lambda copy: (len(copy), {t: copy.document_frequency(t) for t in terms}))
