@@ -15,7 +15,7 @@ Above that size the lexical arm ranks by BM25 over the scope instead of ``ts_ran
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -328,15 +328,11 @@ class PostgresSearch:
         it ranks is scored, which the copy's codes and postings do in one pass)."""
         return self.read_copy(scope_key, model, lambda copy: copy.rank(query, words, rowids, limit, self._vectors))
 
-    def read_copy(self, scope_key: str, model: str, read: Callable[[ScopeCopy], T]) -> T:
-        """Read the scope's copy of ``model``'s vectors, brought up to date, whatever its size."""
+    def read_copy(self, scope_key: str, model: str | None, read: Callable[[ScopeCopy], T]) -> T:
+        """Read the scope's copy of ``model``'s vectors (None: the model its copies hold), brought up
+        to date, whatever its size."""
         self._use_model(model)
         return self._read_copy(scope_key, read)
-
-    def word_evidence(self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
-        if scope_key not in self._large:
-            return {}  # a small scope is read by SQL, without a copy: its texts are stemmed by the caller
-        return self._read_copy(scope_key, lambda copy: copy.evidence(stems, rowids))
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         before = np.full(len(rowids), -1, dtype=np.int64)

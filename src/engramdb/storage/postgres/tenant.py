@@ -325,7 +325,9 @@ class PostgresTenantStore(
         return self._search.adjacent(scope_key, rowids)
 
     def word_evidence(self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
-        return self._search.word_evidence(scope_key, stems, rowids)
+        if not self._search.uses_copy(scope_key):
+            return {}  # a small scope is read by SQL, without a copy: its texts are stemmed by the caller
+        return self._search.read_copy(scope_key, None, lambda copy: copy.evidence(stems, rowids))
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._search.term_counts(scope_key, terms)
