@@ -9,14 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engramdb.config import Settings
-from engramdb.contract.writes import EpisodeWrite
+from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.relevance import QueryWords, indexed_evidence
 from engramdb.core.service import MemoryService
 from engramdb.lexical.index import tokenize
 from engramdb.storage.port import CandidateFilter, Store, TenantStore
-from tests.factories import episode_body, scope_fields
+from tests.factories import episode_body, fact_body, scope_fields
 from tests.storage.conftest import OpenStore
 
 WORDS = ("accuracy", "accuracies", "rating", "rate", "visibility", "café", "cafe", "coverage", "Module", "x_y", "42%")
@@ -30,7 +30,7 @@ TEXTS = [
 ]
 
 
-def _filled(store: Store, backend: str) -> tuple[str, dict[int, str]]:
+def _filled(store: Store) -> tuple[str, dict[int, str]]:
     """A scope holding TEXTS as episodes, and its rowids' texts."""
     store.tenant("t1", create=True)
     service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
@@ -49,7 +49,7 @@ def _filled(store: Store, backend: str) -> tuple[str, dict[int, str]]:
 
 def test_index_evidence_is_what_stemming_the_text_finds(open_store: OpenStore, backend: str) -> None:
     store = open_store(copy_min_rows=1)  # PostgreSQL: the copy from the first read on
-    scope_key, texts = _filled(store, backend)
+    scope_key, texts = _filled(store)
     tenant = store.tenant("t1")
     _read_once(tenant, scope_key)
     seen: list[int] = []
@@ -72,20 +72,28 @@ def test_index_evidence_is_what_stemming_the_text_finds(open_store: OpenStore, b
 
 def test_indexed_evidence_reads_episodes_only(open_store: OpenStore, backend: str) -> None:
     store = open_store(copy_min_rows=1)
-    scope_key, texts = _filled(store, backend)
+    scope_key, texts = _filled(store)
     tenant = store.tenant("t1")
     _read_once(tenant, scope_key)
-    records = list(tenant.records(list(texts), with_event=False).values())
+    service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
+    caller = Caller(tenant="t1", key_id="op", role="admin")
+    fact_id = service.writes.write_fact(
+        caller, FactWrite.model_validate(fact_body("My accuracy rate is 90%.", scope=SCOPE))
+    ).id
+    fact = tenant.memories_by_id(fact_id)[0][0]
+    _read_once(tenant, scope_key)  # the copy takes the fact in
+    records = [*tenant.records(list(texts), with_event=False).values(), fact]
     words = QueryWords({"accuraci": 2.0, "rate": 1.0}, len(texts))
     held = indexed_evidence(tenant, scope_key, words, records)
-    assert held == {r.rowid: words.evidence(r.text) for r in records}
+    assert held == {r.rowid: words.evidence(r.text) for r in records if r.source == "EPISODE"}
+    assert fact.rowid not in held and words.evidence(fact.text) > 0  # the fact is left to its text, which matches
     assert any(v > 0 for v in held.values()) and any(v == 0 for v in held.values())
     assert indexed_evidence(tenant, scope_key, QueryWords({}, len(texts)), records) == {}  # no words, nothing read
 
 
 def test_postgresql_leaves_a_small_scope_to_the_text(open_store: OpenStore, backend: str) -> None:
     store = open_store(copy_min_rows=1_000)  # PostgreSQL answers this scope by SQL; SQLite from its copy
-    scope_key, texts = _filled(store, backend)
+    scope_key, texts = _filled(store)
     tenant = store.tenant("t1")
     _read_once(tenant, scope_key)
     held = tenant.word_evidence(scope_key, {"accuraci": 1.0}, list(texts))

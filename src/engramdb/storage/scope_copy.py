@@ -223,8 +223,7 @@ class ScopeCopy:
         if limit <= 0 or not len(ids):
             return []
         stems = stem_weights(words, len(self), {w: self.document_frequency(w) for w in words})
-        total = sum(stems.values())
-        evidence = self._lexical.weights(stems, self._size)[positions] / total if total > 0 else np.zeros(len(ids))
+        evidence = self._shares(stems, positions)
         lower, upper = evidence.copy(), evidence.copy()
         ready = np.zeros(len(ids), dtype=bool)
         if self._vectors is not None and query.shape[0] == self.dimension:
@@ -252,14 +251,17 @@ class ScopeCopy:
     def evidence(self, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
         """The share of ``stems``' weight that each of ``rowids`` holds in its indexed text, as
         ``relevance.QueryWords.evidence`` finds it by stemming that text (rows the copy holds)."""
-        total = sum(stems.values())
         ids = np.asarray(rowids, dtype=np.int64)
         positions = self.positions_of(ids)
         held = positions >= 0
-        if total <= 0 or not held.any():
+        if sum(stems.values()) <= 0 or not held.any():
             return {}
-        shares = self._lexical.weights(stems, self._size)[positions[held]] / total
-        return dict(zip(ids[held].tolist(), shares.tolist(), strict=True))
+        return dict(zip(ids[held].tolist(), self._shares(stems, positions[held]).tolist(), strict=True))
+
+    def _shares(self, stems: Mapping[str, float], positions: np.ndarray) -> np.ndarray:
+        """The share of ``stems``' weight each document at ``positions`` holds (0 without weight)."""
+        total = sum(stems.values())
+        return self._lexical.weights(stems, self._size)[positions] / total if total > 0 else np.zeros(len(positions))
 
     def document_frequency(self, word: str) -> int:
         """Return how many of the scope's rows (any status) contain ``word``."""
