@@ -3,7 +3,8 @@
 SQLite FTS5 scores every row that matches any query word before it can return the best ten,
 which cost 10 ms a query at 10k memories (bench/RESULTS.md). Here a scope's postings are integer
 arrays grouped by term, so a query costs one vectorised pass per word over the rows that contain
-it; the words themselves live once per process, in a ``Vocabulary`` every scope shares. Words
+it; a term is its stem's hash, and the words seen lately keep theirs in a bounded ``Vocabulary``
+every scope shares. Words
 are made the way FTS5's ``porter unicode61 remove_diacritics 2`` tokenizer makes them (the stems
 by lexical/porter.py, a port of FTS5's own stemmer), and scores follow FTS5's ``bm25()`` (k1 = 1.2,
 b = 0.75, IDF floored at 1e-6); tests/core/test_lexical.py checks both against FTS5 itself.
@@ -76,37 +77,56 @@ def stem_weights(words: Sequence[str], documents: int, frequencies: Mapping[str,
     return stems
 
 
+WORDS_KEPT = 1 << 17  # folded words whose term id a vocabulary remembers (a miss stems the word again)
+
+
+def term_id(stem: str) -> int:
+    """Return a stem's term id: its hash (64 bits, keyed per process unless PYTHONHASHSEED fixes it).
+
+    No table of ids: a process would keep every word any writer ever indexed (a million made-up
+    words held 240 MB after their scope's copy was dropped, bench/RESULTS.md). Two stems that
+    hash alike share their postings in a scope; among ten million stems that is one chance in
+    300,000, and it moves scores within the scope that holds both, nowhere else.
+    """
+    return hash(stem)
+
+
 class Vocabulary:
     """Words and their stems' term ids, shared by every scope's index in a process.
 
     A scope's index then holds only integers: with its own dictionaries, an index of 1,000
     turns took 1.5 MB, most of it dictionary entries and array headers (bench/RESULTS.md).
+    Up to ``kept`` words keep their term id; past that the words are forgotten but the batch's at
+    hand (none of them, if they alone are more), so memory stays bounded whatever is written.
     """
 
-    def __init__(self) -> None:
-        self._term_ids: dict[str, int] = {}  # stem -> term id
-        self._word_ids: dict[str, int] = {}  # folded word -> term id (stems each word once)
+    def __init__(self, kept: int = WORDS_KEPT) -> None:
+        self.kept = kept
+        self._word_ids: dict[str, int] = {}  # folded word -> term id (stems each word once while kept)
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        """How many words are remembered now."""
+        return len(self._word_ids)
+
     def word_terms(self, words: Sequence[str]) -> np.ndarray:
-        """Return the term id of each folded word, learning the words not seen before."""
-        get = self._word_ids.get
-        if any(get(w) is None for w in words):
-            self._learn(words)
-        return np.fromiter(map(self._word_ids.__getitem__, words), dtype=np.int64, count=len(words))
-
-    def _learn(self, words: Sequence[str]) -> None:
-        with self._lock:  # two scopes learning one word must give it one id
-            new = [w for w in set(words) if w not in self._word_ids]
-            for word, stem in zip(new, _stems(new), strict=True):
-                term = self._term_ids.get(stem)
-                if term is None:
-                    term = self._term_ids[stem] = len(self._term_ids)
-                self._word_ids[word] = term
-
-    def term(self, stem: str) -> int | None:
-        """Return a stem's term id (None if no document of any scope holds it)."""
-        return self._term_ids.get(stem)
+        """Return the term id of each folded word, learning the words not remembered."""
+        known = self._word_ids
+        try:
+            return np.fromiter(map(known.__getitem__, words), dtype=np.int64, count=len(words))
+        except KeyError:
+            pass
+        with self._lock:  # one thread forgets at a time; readers of the old dict still read it whole
+            known = self._word_ids
+            distinct = set(words)
+            new = distinct - known.keys()
+            learned = dict(zip(new, map(term_id, _stems(list(new))), strict=True))
+            if len(known) + len(learned) <= self.kept:
+                known.update(learned)
+            else:  # forget: keep this batch's words, or none if they alone are too many
+                known = {w: known[w] for w in distinct - new} | learned
+                self._word_ids = known if len(known) <= self.kept else {}
+            return np.fromiter(map(known.__getitem__, words), dtype=np.int64, count=len(words))
 
 
 @dataclass(frozen=True)
@@ -164,7 +184,7 @@ class LexicalIndex:
     """
 
     def __init__(self, vocabulary: Vocabulary | None = None) -> None:
-        self._vocabulary = vocabulary or Vocabulary()
+        self._vocabulary = vocabulary if vocabulary is not None else Vocabulary()
         self._runs: list[_Run] = []
         self._lengths = np.zeros(0, dtype=np.int32)
         self._documents = 0
@@ -181,13 +201,14 @@ class LexicalIndex:
             flat += words
             sizes.append(len(words))
         lengths = np.array(sizes, dtype=np.int64)
-        term = self._vocabulary.word_terms(flat)
+        # Term ids are hashes: numbered within the batch, one sort groups it by (term, position),
+        # and run lengths are the term counts.
+        terms, local = np.unique(self._vocabulary.word_terms(flat), return_inverse=True)
         at = np.repeat(np.asarray(positions, dtype=np.int64), lengths)
-        # One sort groups the batch by (term, position); run lengths are the term counts.
         span = int(at.max(initial=0)) + 1
-        keys, counts = np.unique(term * span + at, return_counts=True)
+        keys, counts = np.unique(local * span + at, return_counts=True)
         if len(keys):  # a batch with no word at all (an emoji, "...") has no postings, only lengths
-            self._runs.append(_Run.build(keys // span, keys % span, np.minimum(counts, 65535)))
+            self._runs.append(_Run.build(terms[keys // span], keys % span, np.minimum(counts, 65535)))
             while len(self._runs) > 1 and 4 * len(self._runs[-1]) >= len(self._runs[-2]):
                 last = self._runs.pop()
                 self._runs[-1] = self._runs[-1].merged(last)
@@ -206,9 +227,7 @@ class LexicalIndex:
         return self._lengths.nbytes + sum(run.nbytes for run in self._runs)
 
     def _postings(self, stem: str) -> list[tuple[np.ndarray, np.ndarray]]:
-        term = self._vocabulary.term(stem)
-        if term is None:
-            return []
+        term = term_id(stem)
         return [p for p in (run.postings(term) for run in self._runs) if len(p[0])]
 
     def document_frequency(self, word: str) -> int:
