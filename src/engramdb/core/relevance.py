@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engramdb import clock
-from engramdb.lexical.index import stem_weights, tokenize
+from engramdb.lexical.index import stem_weights, stems_present
 from engramdb.storage.port import MemoryRecord, TenantStore
 
 
@@ -70,7 +70,7 @@ class QueryWords:
         total = sum(self.stems.values())
         if total <= 0:
             return 0.0
-        present = set(tokenize(text))
+        present = stems_present(text, self.stems)
         return sum(idf for stem, idf in self.stems.items() if stem in present) / total
 
 

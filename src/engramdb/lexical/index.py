@@ -20,7 +20,7 @@ import math
 import re
 import threading
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +65,32 @@ def bm25_idf(documents: int, frequency: int) -> float:
 def tokenize(text: str) -> list[str]:
     """Return the index terms of ``text``, in order, as FTS5's porter tokenizer makes them."""
     return _stems(_words(text))
+
+
+def stems_present(text: str, stems: Collection[str]) -> set[str]:
+    """Return the ``stems`` that some word of ``text`` stems to: ``set(tokenize(text)) & stems``,
+    with only the words that can stem to one of them stemmed (a long text of new words took
+    seconds to stem whole, bench/RESULTS.md)."""
+    wanted = set(stems)
+    if not wanted:
+        return set()
+    roots = tuple({_root(stem) for stem in wanted})
+    words = set(_words(text))
+    candidates = words if "" in roots else [w for w in words if w.startswith(roots)]
+    return wanted.intersection(map(porter.stem, candidates))
+
+
+def _root(stem: str) -> str:
+    """What every word that stems to ``stem`` starts with. Porter rewrites only a word's end, and
+    writes at most two letters there that the word does not have ("-bility" -> "-ble"); FTS5's
+    byte-wise cut of a doubled letter can break one character more. A word's first letter is
+    never rewritten (tests/core/test_stems_present.py checks all of this against ``tokenize``)."""
+    root = stem[: max(1, len(stem) - _REWRITTEN)]
+    return "" if _BROKEN.search(root) else root  # a broken character is no prefix: stem every word
+
+
+_REWRITTEN = 3  # characters at a stem's end that need not be its word's
+_BROKEN = re.compile("[\udc80-\udcff]")  # a byte of a broken character, as surrogateescape keeps it
 
 
 def stem_weights(words: Sequence[str], documents: int, frequencies: Mapping[str, int]) -> dict[str, float]:
