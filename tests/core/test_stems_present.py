@@ -4,6 +4,7 @@ only the words that start like one of them: Porter rewrites only a word's end.""
 from __future__ import annotations
 
 import itertools
+import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,7 +21,7 @@ SUFFIXES = (
 ).split()
 ROOTS = ("a", "b", "ab", "ba", "bab", "cat", "oy", "y", "ya", "sens", "relat", "condit", "hop", "ñ", "ña")
 # Characters whose UTF-8 ends in a doubled byte: FTS5 cuts the second as a doubled consonant.
-BROKEN = ("\uaaaa", "\U0001aaaa")
+BROKEN = ("\uaaaa", "\U00010041")  # 3 bytes and 4 (a Linear B syllable)
 
 
 def _whole(text: str, stems: set[str]) -> set[str]:
@@ -33,7 +34,20 @@ def test_every_word_is_found_by_its_own_stem() -> None:
     for word in words:
         for stem in tokenize(word):
             assert stems_present(word, {stem}) == {stem}, (word, stem)
-    assert any(not porter.stem(w).isascii() and "\udcaa" in porter.stem(w) for w in words)  # cuts were made
+    for c in BROKEN:  # control: FTS5 cut each of these characters in two
+        assert any("\udc80" <= ch <= "\udcff" for ch in porter.stem("hop" + c + "ing"))
+
+
+def test_only_the_words_that_start_like_a_stem_are_stemmed() -> None:
+    rng = random.Random(5)
+    made_up = {"".join(rng.choices("cdefghijklmnopqrstuvwxyz", k=8)) for _ in range(500)}  # none start "b"
+    text = " ".join([*made_up, "the", "batteries"])
+    porter.stem.cache_clear()
+    assert stems_present(text, {"batteri"}) == {"batteri"}
+    assert porter.stem.cache_info().misses == 1  # "batteries" alone
+    porter.stem.cache_clear()
+    assert "batteri" in tokenize(text)
+    assert porter.stem.cache_info().misses > 500  # control: the whole text stems every word
 
 
 def test_a_word_of_another_stem_is_not_found() -> None:

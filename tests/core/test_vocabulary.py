@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import random
 import string
+import threading
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramdb.lexical.index import LexicalIndex, Vocabulary, tokenize
+from engramdb.lexical import porter
+from engramdb.lexical.index import LexicalIndex, Vocabulary, term_id, tokenize
 
 
 def _made_up_words(seed: int, count: int) -> list[str]:
@@ -46,8 +48,8 @@ def test_a_batch_with_more_new_words_than_the_bound_keeps_none() -> None:
     words = _made_up_words(2, 50)
     index.add([0, 1], [" ".join(words[:25]), " ".join(words[25:])])
     assert len(vocabulary) == 0
-    assert index.scores([words[30]], 2).tolist() == [0.0, index.scores([words[30]], 2)[1]]
-    assert index.scores([words[30]], 2)[1] > 0
+    scores = index.scores([words[30]], 2)  # in the second document only
+    assert scores[0] == 0 and scores[1] > 0
     index.add([2], ["cats"])  # a small batch is kept again
     assert len(vocabulary) == 1
 
@@ -80,3 +82,25 @@ def test_any_bound_scores_as_no_bound(texts: list[str], kept: int, per_batch: in
     for word in words:
         np.testing.assert_array_equal(bounded.scores([word], len(texts)), unbounded.scores([word], len(texts)))
         assert bounded.document_frequency(word) == unbounded.document_frequency(word) > 0
+
+
+def test_threads_learning_at_once_each_get_every_words_own_term() -> None:
+    vocabulary = Vocabulary(kept=50)  # small: the threads make each other forget, often
+    answers: list[tuple[list[str], list[int]]] = []
+
+    def learn(seed: int) -> None:
+        words = _made_up_words(seed, 600)
+        for start in range(0, len(words), 15):
+            batch = [*words[start : start + 15], "cats", "cat"]  # known words too, and one stem twice
+            answers.append((batch, vocabulary.word_terms(batch).tolist()))
+
+    threads = [threading.Thread(target=learn, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answers) == 4 * 40
+    for batch, terms in answers:
+        assert terms == [term_id(porter.stem(word)) for word in batch]
+        assert terms[-1] == terms[-2]  # "cats" and "cat": one stem, one term
+    assert len(vocabulary) <= 50

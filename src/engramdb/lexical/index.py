@@ -3,11 +3,11 @@
 SQLite FTS5 scores every row that matches any query word before it can return the best ten,
 which cost 10 ms a query at 10k memories (bench/RESULTS.md). Here a scope's postings are integer
 arrays grouped by term, so a query costs one vectorised pass per word over the rows that contain
-it; a term is its stem's hash, and the words seen lately keep theirs in a bounded ``Vocabulary``
-every scope shares. Words
-are made the way FTS5's ``porter unicode61 remove_diacritics 2`` tokenizer makes them (the stems
-by lexical/porter.py, a port of FTS5's own stemmer), and scores follow FTS5's ``bm25()`` (k1 = 1.2,
-b = 0.75, IDF floored at 1e-6); tests/core/test_lexical.py checks both against FTS5 itself.
+it; a term is its stem's hash, and a bounded ``Vocabulary`` every scope shares remembers the
+terms of the words it saw lately. Words are made the way FTS5's ``porter unicode61
+remove_diacritics 2`` tokenizer makes them (the stems by lexical/porter.py, a port of FTS5's own
+stemmer), and scores follow FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, IDF floored at 1e-6);
+tests/core/test_lexical.py checks both against FTS5 itself.
 Document statistics are the scope's own: the scope is the corpus a query searches.
 
 Pure text analysis, no I/O: recall weighs query words with ``bm25_idf`` and SQLite's in-memory
@@ -69,8 +69,8 @@ def tokenize(text: str) -> list[str]:
 
 def stems_present(text: str, stems: Collection[str]) -> set[str]:
     """Return the ``stems`` that some word of ``text`` stems to: ``set(tokenize(text)) & stems``,
-    with only the words that can stem to one of them stemmed (a long text of new words took
-    seconds to stem whole, bench/RESULTS.md)."""
+    with only the words that start like one of them stemmed. A long text of made-up words took
+    seconds to stem whole (bench/RESULTS.md); words that do start like one are all still stemmed."""
     wanted = set(stems)
     if not wanted:
         return set()
@@ -81,16 +81,16 @@ def stems_present(text: str, stems: Collection[str]) -> set[str]:
 
 
 def _root(stem: str) -> str:
-    """What every word that stems to ``stem`` starts with. Porter rewrites only a word's end, and
-    writes at most two letters there that the word does not have ("-bility" -> "-ble"); FTS5's
-    byte-wise cut of a doubled letter can break one character more. A word's first letter is
-    never rewritten (tests/core/test_stems_present.py checks all of this against ``tokenize``)."""
-    root = stem[: max(1, len(stem) - _REWRITTEN)]
-    return "" if _BROKEN.search(root) else root  # a broken character is no prefix: stem every word
+    """What every word that stems to ``stem`` starts with: all of it but ``_REWRITTEN`` characters
+    at its end, and at least its first. Porter rewrites only a word's end and never its first
+    letter. What it writes there that the word lacks is one letter in all the words tried ("-y" to
+    "-i"; steps 4 and 5 take back the "e" of "-ate" and "-ble"). FTS5's cut of a doubled byte ends
+    the stem at once, leaving a broken character of up to three bytes, each kept as one escaped
+    character. tests/core/test_stems_present.py checks this against ``tokenize``."""
+    return stem[: max(1, len(stem) - _REWRITTEN)]
 
 
-_REWRITTEN = 3  # characters at a stem's end that need not be its word's
-_BROKEN = re.compile("[\udc80-\udcff]")  # a byte of a broken character, as surrogateescape keeps it
+_REWRITTEN = 3  # characters at a stem's end that need not be its word's (a broken 4-byte character)
 
 
 def stem_weights(words: Sequence[str], documents: int, frequencies: Mapping[str, int]) -> dict[str, float]:
@@ -141,18 +141,28 @@ class Vocabulary:
         try:
             return np.fromiter(map(known.__getitem__, words), dtype=np.int64, count=len(words))
         except KeyError:
-            pass
-        with self._lock:  # one thread forgets at a time; readers of the old dict still read it whole
+            return self._learn(words)
+
+    def _learn(self, words: Sequence[str]) -> np.ndarray:
+        distinct = set(words)
+        # A word's term never changes, so the new words are stemmed outside the lock (two threads
+        # may both stem one word); only what is remembered is decided under it.
+        learned = _terms_of(distinct - self._word_ids.keys())
+        with self._lock:
             known = self._word_ids
-            distinct = set(words)
-            new = distinct - known.keys()
-            learned = dict(zip(new, map(term_id, _stems(list(new))), strict=True))
+            learned |= _terms_of(distinct - known.keys() - learned.keys())  # forgotten meanwhile
             if len(known) + len(learned) <= self.kept:
                 known.update(learned)
             else:  # forget: keep this batch's words, or none if they alone are too many
-                known = {w: known[w] for w in distinct - new} | learned
+                known = {w: known[w] for w in distinct - learned.keys()} | learned
                 self._word_ids = known if len(known) <= self.kept else {}
-            return np.fromiter(map(known.__getitem__, words), dtype=np.int64, count=len(words))
+        # ``known`` holds every word of the batch: a dict is only ever added to, or replaced.
+        return np.fromiter(map(known.__getitem__, words), dtype=np.int64, count=len(words))
+
+
+def _terms_of(words: set[str]) -> dict[str, int]:
+    listed = list(words)
+    return dict(zip(listed, map(term_id, _stems(listed)), strict=True))
 
 
 @dataclass(frozen=True)
