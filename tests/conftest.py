@@ -50,6 +50,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable
 
 
+# A test writes only into folders it made. A command run without ENGRAM_HOME keeps its data and
+# audit anchors in ./.engram, so that folder must come out of the run as it went in.
+_UNTOUCHED = pytest.StashKey[tuple[Path, set[Path]]]()
+
+
+def _listing(folder: Path) -> set[Path]:
+    return set(folder.rglob("*")) if folder.exists() else set()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    default_home = Path.cwd() / ".engram"
+    session.config.stash[_UNTOUCHED] = (default_home, _listing(default_home))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the controller looks once every worker is done
+    default_home, before = session.config.stash[_UNTOUCHED]
+    added = sorted(_listing(default_home) - before)
+    if added:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\nFAILED: the run wrote into the default data folder {default_home}: {[str(p) for p in added]}")
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(home=tmp_path / "home", embedder="hashing", embed_poll_seconds=0.05)

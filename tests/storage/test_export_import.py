@@ -86,7 +86,9 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
     exported = _engram(sqlite_env, "export", "--tenant", "acme", "--out", str(dump))
     assert exported.returncode == 0, exported.stderr
     schema = f"imp_{uuid.uuid4().hex[:8]}"
-    pg_env = {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": schema}
+    # A home of its own: a PostgreSQL tenant's audit anchors are kept there (else in ./.engram).
+    pg_home = tmp_path / "pg-home"
+    pg_env = {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": schema, "ENGRAM_HOME": str(pg_home)}
     imported = _engram(pg_env, "import", "--in", str(dump))
     assert imported.returncode == 0, imported.stderr
     verified = _engram(pg_env, "audit", "verify", "--tenant", "acme")
@@ -100,7 +102,7 @@ def test_sqlite_to_postgres_round_trip_keeps_every_row_and_the_audit_chain(tmp_p
         assert list(src.export_rows()) == list(dst.export_rows())  # every row, byte for byte
         assert audit.verify(dst).ok and audit.verify(dst).checked == audit.verify(src).checked
         assert dst.embedding_counts() == src.embedding_counts() == {"pending": 0, "ready": 25, "failed": 0}
-        service = MemoryService(pg, HashingEmbedder(), Settings(embedder="hashing"))
+        service = MemoryService(pg, HashingEmbedder(), Settings(home=pg_home, embedder="hashing"))
         before = MemoryService(sqlite, HashingEmbedder(), Settings(embedder="hashing")).shared.participant_hash(
             OP, "alice"
         )
@@ -149,14 +151,14 @@ def test_an_export_from_before_invalid_at_imports_with_each_closure_filled(tmp_p
     schema = f"old_{uuid.uuid4().hex[:8]}"
     targets = {
         "sqlite": {"ENGRAM_HOME": str(tmp_path / "copy")},
-        "postgres": {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": schema},
+        "postgres": {"ENGRAM_DATABASE_URL": pg_url, "ENGRAM_PG_SCHEMA": schema, "ENGRAM_HOME": str(tmp_path / "pg")},
     }
     for name, env in targets.items():
         imported = _engram(env, "import", "--in", str(old))
         assert imported.returncode == 0, (name, imported.stderr)
         store = SQLiteStore(tmp_path / "copy") if name == "sqlite" else PostgresStore(pg_url, schema=schema)
         try:
-            service = MemoryService(store, HashingEmbedder(), Settings(embedder="hashing"))
+            service = MemoryService(store, HashingEmbedder(), Settings(home=tmp_path / name, embedder="hashing"))
             held = service.reads.list_facts(
                 OP, FactQuery.model_validate({**SCOPE, "kind": "db", "validAt": "2026-01-15T00:00:00Z"})
             )
