@@ -141,6 +141,28 @@ def test_cli_refuses_an_unknown_arm(tmp_path: Path) -> None:
 HELDOUT = Path(__file__).resolve().parents[2] / "bench" / "heldout" / "conversations.json"
 
 
+def test_cli_scores_recall_at_the_depths_asked(tmp_path: Path) -> None:
+    from engramdb.cli.main import app
+
+    out = tmp_path / "out.json"
+    common = ["eval", "locomo", "--data", str(HELDOUT), "--embedder", "hashing", "--arms", "hybrid"]
+    done = CliRunner().invoke(
+        app,
+        [*common, "--limit-conversations", "1", "--limit-questions", "3", "--ks", "50,3", "--out", str(out)],
+    )
+    assert done.exit_code == 0, done.output
+    result = json.loads(out.read_text())
+    assert result["config"]["ks"] == [3, 50]
+    scores = result["arms"]["hybrid"]["groups"]["all"]
+    assert "turnRecall@3" in scores and "turnRecall@50" in scores
+    assert "turnRecall@10" not in scores  # the default depths are not scored too
+    assert max(len(q["arms"]["hybrid"]["retrieved"]) for q in result["questions"]) > 20  # it asked for 50
+    for bad in ("0,10", "51", "ten"):
+        refused = CliRunner().invoke(app, [*common, "--ks", bad, "--out", str(tmp_path / "no.json")])
+        assert refused.exit_code == 2 and "--ks" in refused.output, (bad, refused.output)
+    assert not (tmp_path / "no.json").exists()
+
+
 def test_rest_gives_the_numbers_the_service_gives(tmp_path: Path) -> None:
     """Through a real server's REST API (own server on loopback) the held-out slice scores
     exactly as through the service in process: the eval measures the production path."""

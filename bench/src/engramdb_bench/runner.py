@@ -108,7 +108,7 @@ class EvalConfig:
         if self.dataset == "beam" and self.granularity != "pair":
             raise ValueError("BEAM's documents are a user turn and its reply: granularity pair")
         if not self.ks or min(self.ks) < 1 or max(self.ks) > MAX_LIMIT:
-            raise ValueError(f"k values must be between 1 and {MAX_LIMIT}")
+            raise ValueError(f"--ks: each depth must be between 1 and {MAX_LIMIT}")
         if (self.rest or self.url) and self.arms != ("hybrid",):
             raise ValueError("through REST only the server's own settings are measured: use --arms hybrid")
         if bool(self.url) != bool(self.key):

@@ -83,6 +83,12 @@ HomeOpt = Annotated[
     ),
 ]
 MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help="also write the tables as Markdown here")]
+KsOpt = Annotated[
+    str,
+    typer.Option(
+        "--ks", help="comma-separated depths at which recall is scored, 1 to 50 (recall asks for the largest)"
+    ),
+]
 LongMemEvalDataOpt = Annotated[
     Path,
     typer.Option(
@@ -109,6 +115,7 @@ def locomo(
     out: OutOpt = None,
     home: HomeOpt = None,
     markdown: MarkdownOpt = None,
+    ks: KsOpt = "1,5,10,20",
     rest: RestOpt = False,
     url: UrlOpt = None,
     key: KeyOpt = None,
@@ -128,6 +135,7 @@ def locomo(
         rest,
         url,
         key,
+        ks=ks,
     )
 
 
@@ -142,6 +150,7 @@ def longmemeval(
     out: OutOpt = None,
     home: HomeOpt = None,
     markdown: MarkdownOpt = None,
+    ks: KsOpt = "1,5,10,20",
     rest: RestOpt = False,
     url: UrlOpt = None,
     key: KeyOpt = None,
@@ -161,6 +170,7 @@ def longmemeval(
         rest,
         url,
         key,
+        ks=ks,
     )
 
 
@@ -178,6 +188,7 @@ def beam(
     out: OutOpt = None,
     home: HomeOpt = None,
     markdown: MarkdownOpt = None,
+    ks: KsOpt = "1,5,10,20",
     rest: RestOpt = False,
     url: UrlOpt = None,
     key: KeyOpt = None,
@@ -198,6 +209,7 @@ def beam(
         rest,
         url,
         key,
+        ks=ks,
         extra={"tier": tier, "conversations": names},
     )
 
@@ -224,6 +236,7 @@ def _evaluate(
     rest: bool,
     url: str | None,
     key: str | None,
+    ks: str,
     extra: dict[str, Any] | None = None,
 ) -> None:
     from engramdb.core.embedding import is_local_spec
@@ -233,6 +246,10 @@ def _evaluate(
     if not is_local_spec(embedder):
         raise typer.BadParameter("minilm, minilm-fast or hashing[:DIM]", param_hint="--embedder")
     arms = arms or ("hybrid" if rest or url else "bm25,vector,hybrid")
+    try:
+        depths = tuple(sorted({int(k) for k in ks.split(",") if k.strip()}))
+    except ValueError as error:
+        raise typer.BadParameter("whole numbers, comma-separated: 1,5,10,20", param_hint="--ks") from error
     config = EvalConfig(
         dataset=dataset,
         data=data,
@@ -245,6 +262,7 @@ def _evaluate(
         rest=rest,
         url=url,
         key=key,
+        ks=depths,
         **(extra or {}),
     )
     try:
