@@ -246,10 +246,6 @@ def _evaluate(
     if not is_local_spec(embedder):
         raise typer.BadParameter("minilm, minilm-fast or hashing[:DIM]", param_hint="--embedder")
     arms = arms or ("hybrid" if rest or url else "bm25,vector,hybrid")
-    try:
-        depths = tuple(sorted({int(k) for k in ks.split(",") if k.strip()}))
-    except ValueError as error:
-        raise typer.BadParameter("whole numbers, comma-separated: 1,5,10,20", param_hint="--ks") from error
     config = EvalConfig(
         dataset=dataset,
         data=data,
@@ -262,7 +258,7 @@ def _evaluate(
         rest=rest,
         url=url,
         key=key,
-        ks=depths,
+        ks=_depths(ks),
         **(extra or {}),
     )
     try:
@@ -285,6 +281,14 @@ def _evaluate(
         markdown.write_text(to_markdown(result))
     _print(result)
     _out.print(f"JSON written to {out}", highlight=False)
+
+
+def _depths(ks: str) -> tuple[int, ...]:
+    """The ``--ks`` depths, in order (EvalConfig checks their range)."""
+    try:
+        return tuple(sorted({int(k) for k in ks.split(",") if k.strip()}))
+    except ValueError as error:
+        raise typer.BadParameter("whole numbers, comma-separated: 1,5,10,20", param_hint="--ks") from error
 
 
 def _print(result: dict[str, Any]) -> None:
