@@ -51,27 +51,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 # A test writes only into folders it made. A command run without ENGRAM_HOME keeps its data and
-# audit anchors in ./.engram, so that folder must come out of the run as it went in.
-_UNTOUCHED = pytest.StashKey[tuple[Path, set[Path]]]()
-
-
-def _listing(folder: Path) -> set[Path]:
-    return set(folder.rglob("*")) if folder.exists() else set()
+# audit anchors in ./.engram: a run that starts without that folder (a fresh clone, CI) must end
+# without it. Where it exists already (a server of the Quickstart's may be writing to it), it is left alone.
+_DEFAULT_HOME = pytest.StashKey[Path | None]()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     default_home = Path.cwd() / ".engram"
-    session.config.stash[_UNTOUCHED] = (default_home, _listing(default_home))
+    session.config.stash[_DEFAULT_HOME] = None if default_home.exists() else default_home
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput"):
         return  # an xdist worker: the controller looks once every worker is done
-    default_home, before = session.config.stash[_UNTOUCHED]
-    added = sorted(_listing(default_home) - before)
-    if added:
+    default_home = session.config.stash[_DEFAULT_HOME]
+    if default_home is not None and default_home.exists():
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        print(f"\nFAILED: the run wrote into the default data folder {default_home}: {[str(p) for p in added]}")
+        made = sorted(str(p) for p in default_home.rglob("*"))
+        print(f"\nFAILED: the run wrote into the default data folder {default_home}: {made}")
 
 
 @pytest.fixture
