@@ -10,7 +10,7 @@ neither fetched nor scored. Sessions are ranked by their best episode.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,11 +55,13 @@ DateFeature = Callable[[MemoryRecord], float]
 class Reach:
     """What ranking reads beyond the fused rows: the question's time-words feature (``core/when.py``),
     the lifecycle filter a row found only through an entity must pass (None: no such row joins),
-    and whether record filters narrow the recall (then no row joins through an entity either)."""
+    whether record filters narrow the recall (then no row joins through an entity either), and the
+    relevance of the rows a relevance floor weighed (measured then: not measured again)."""
 
     when: DateFeature | None = None
     filt: CandidateFilter | None = None
     filtered: bool = False
+    relevance: Mapping[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -130,11 +132,21 @@ def rank(
     shares = {name: weight / total for name, weight in weights.items()}
     features = _Features(settings, trust_weight, lift, linked, date, reach.when)
     hits = _with_features(contenders, records, features, shares)[:limit]
-    held = indexed_evidence(store, scope_key, words, (hit.record for hit in hits))
-    for hit in hits:  # only what is returned
-        hit.relevance = relevance(hit.arms.get("dense", {}).get("raw"), words, hit.record, held.get(hit.record.rowid))
+    _measure(store, scope_key, words, hits, reach.relevance)
     ranked_sessions = _sessions(fused, raised, records, sessions, date) if sessions > 0 else []
     return hits, ranked_sessions
+
+
+def _measure(
+    store: TenantStore, scope_key: str, words: QueryWords, hits: list[Hit], measured: Mapping[int, float]
+) -> None:
+    """Set each returned hit's relevance: as ``measured`` holds it, else read now (the episodes'
+    lexical evidence from the scope's index, in one read)."""
+    held = indexed_evidence(store, scope_key, words, (h.record for h in hits if h.record.rowid not in measured))
+    for hit in hits:
+        rowid = hit.record.rowid
+        cosine = hit.arms.get("dense", {}).get("raw")
+        hit.relevance = measured[rowid] if rowid in measured else relevance(cosine, words, hit.record, held.get(rowid))
 
 
 def _sessions(

@@ -98,6 +98,7 @@ def recall(
     metrics.RECALL_STAGE.labels("embed").observe(timings["embedMs"] / 1000)
 
     started = time.perf_counter()
+    measured: dict[int, float] = {}  # the relevance of the rows a floor weighed
     with traces.span("engramdb.recall.search", {"engramdb.recall.limit": limit} if traces.on() else None) as search:
         pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
         # Only vectors of this embedder are compared: another model's are stale (found by words only).
@@ -106,11 +107,11 @@ def recall(
         )
         if narrow.filters or narrow.min_score is not None:
             with traces.span("engramdb.recall.filter", {"engramdb.recall.candidates": len(fused)}) as filtered:
-                fused = _narrowed(store, scope_key, fused, narrow, words)
+                fused, measured = _narrowed(store, scope_key, fused, narrow, words)
                 filtered.set_attribute("engramdb.recall.kept", len(fused))
         with traces.span("engramdb.recall.features", {"engramdb.recall.candidates": len(fused)}):
             when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
-            reach = Reach(when, filt, bool(narrow.filters))
+            reach = Reach(when, filt, bool(narrow.filters), measured)
             hits, ranked_sessions = rank(
                 store, scope_key, query, fused, weights, words, limit, settings, trust_weight, sessions, reach
             )
@@ -179,20 +180,23 @@ def _arms(filt: CandidateFilter, pool: int, terms: int) -> dict[str, traces.Valu
 
 def _narrowed(
     store: TenantStore, scope_key: str, fused: fusion.FusedRows, narrow: Narrowing, words: QueryWords
-) -> fusion.FusedRows:
-    """The fused rows whose records pass ``narrow``'s filters and relevance floor."""
+) -> tuple[fusion.FusedRows, dict[int, float]]:
+    """The fused rows whose records pass ``narrow``'s filters and relevance floor, and the
+    relevance of each row the floor weighed (none without a floor)."""
     rowids = fused.rowids.tolist()
     records = store.records(rowids, with_event=False)
     floor = narrow.min_score
     held = indexed_evidence(store, scope_key, words, records.values()) if floor is not None else {}
-    dense = fused.raw_of("dense")
-    keep = [
-        (r := records.get(rowid)) is not None
-        and narrow.keeps(r)
-        and (floor is None or relevance(raw, words, r, held.get(rowid)) >= floor)
-        for rowid, raw in zip(rowids, dense, strict=True)
-    ]
-    return fused.take(np.array(keep, dtype=bool))
+    measured: dict[int, float] = {}
+    keep = []
+    for rowid, raw in zip(rowids, fused.raw_of("dense"), strict=True):
+        r = records.get(rowid)
+        kept = r is not None and narrow.keeps(r)
+        if kept and r is not None and floor is not None:
+            measured[rowid] = relevance(raw, words, r, held.get(rowid))
+            kept = measured[rowid] >= floor
+        keep.append(kept)
+    return fused.take(np.array(keep, dtype=bool)), measured
 
 
 def _arm_weights(
