@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from engramdb.lexical.body import lexical_text
 from engramdb.storage.assist.port import LINK_COLUMNS
 from engramdb.storage.rows import AuditFilter, CandidateFilter, EpisodePosition, NewMemory
 
@@ -55,16 +56,8 @@ def audit_clause(filt: AuditFilter | None, mark: str = "?") -> tuple[str, list[A
 
 
 def lexical_body(row: NewMemory) -> str:
-    """What the lexical arm indexes: the text, and for a fact its subject and kind as words."""
+    """What the lexical arm indexes (lexical/body.py) of a row about to be written."""
     return lexical_text(row.text, row.subject_key, row.kind)
-
-
-def lexical_text(text: str, subject_key: str | None, kind: str | None) -> str:
-    """``lexical_body`` from the stored columns (used when rows are imported)."""
-    if subject_key:
-        words = subject_key.replace(".", " ").replace(":", " ")
-        return f"{text}\n{words} {kind or ''}"
-    return text
 
 
 # Export/import: the columns each table carries between backends (ids and counters are local).

@@ -43,7 +43,7 @@ class CopyRow:
     valid_from: str | None = None
     valid_until: str | None = None
     invalid_at: str | None = None
-    body: str = ""  # what the lexical arm indexes (storage/columns.py: lexical_text)
+    body: str = ""  # what the lexical arm indexes (lexical/body.py)
 
 
 _TIMES = ("active_from", "retired_at", "valid_from", "valid_until", "invalid_at")

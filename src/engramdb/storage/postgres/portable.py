@@ -8,12 +8,12 @@ from typing import Any
 import psycopg
 
 from engramdb.errors import ConflictError
+from engramdb.lexical.body import lexical_text
 from engramdb.storage.columns import (
     EXPORT_COLUMNS,
     EXPORT_ORDER,
     embedding_from_text,
     embedding_to_text,
-    lexical_text,
 )
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.knowledge import portable as knowledge

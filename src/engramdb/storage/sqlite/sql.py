@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from engramdb.lexical.body import lexical_text
 from engramdb.storage.columns import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -12,7 +13,6 @@ from engramdb.storage.columns import (
     episodes_clause,
     episodes_filter,
     filter_clause,
-    lexical_text,
     placeholders,
 )
 from engramdb.storage.port import AuditEntry, MemoryRecord, Tombstone
