@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engramdb.core.ranking import Hit
-from engramdb.core.relevance import Narrowing, QueryWords
+from engramdb.core.relevance import Narrowing, QueryWords, indexed_evidence
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
-from engramdb.storage.port import CandidateFilter, TenantStore
+from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore
 
 MAX_RECORDS = 10  # linked records listed beside the memories
 
@@ -69,13 +69,14 @@ def expand(
     wanted = [r for r in memories if r not in direct]
     admitted = tenant.admitted(scope_key, wanted, filt)
     rows = tenant.records(admitted, with_event=False)
+    evidence = _evidence(tenant, scope_key, words, rows)
     linked = [
         Hit(
             rows[r],
             memories[r][0],
             features={"linked": memories[r][0]},
             via=memories[r][1:],
-            relevance=max(derived[r], words.evidence(rows[r].text) if words else 0.0),
+            relevance=max(derived[r], evidence.get(r, 0.0)),
         )
         for r in admitted
         if r in rows
@@ -94,3 +95,13 @@ def expand(
         key=lambda x: (-x.score, x.row.created_at),
     )
     return Expansion(ranked, listed[:MAX_RECORDS])
+
+
+def _evidence(
+    tenant: TenantStore, scope_key: str, words: QueryWords | None, rows: dict[int, MemoryRecord]
+) -> dict[int, float]:
+    """The linked memories' own lexical evidence (none without the query's words)."""
+    if words is None:
+        return {}
+    held = indexed_evidence(tenant, scope_key, words, rows.values())
+    return {r: held[r] if r in held else words.body_evidence(record) for r, record in rows.items()}

@@ -5,16 +5,18 @@ best of a scope's candidates scores near 1 however unrelated it is ("tax deadlin
 scope that holds only "the dog is named Rex"). ``relevance`` is what ``minScore`` compares
 instead: the larger of the memory's cosine with the query (the dense arm's raw score) and its
 lexical evidence, the share of the query's word information (BM25's IDF) that the memory's own
-words carry. Both are in [0, 1] whatever the scope holds.
+words carry (its text, and a fact's subject and kind, as the lexical arm indexes them). Both are
+in [0, 1] whatever the scope holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engramdb import clock
-from engramdb.lexical.index import stem_weights, stems_present
+from engramdb.lexical.body import lexical_text
+from engramdb.lexical.index import stem_weights, stems_present, tokenize
 from engramdb.storage.port import MemoryRecord, TenantStore
 
 
@@ -60,10 +62,15 @@ class QueryWords:
 
     stems: Mapping[str, float]  # stem -> IDF (the larger, when two words share a stem)
     size: int = 0  # how many memories the scope holds (0 when the query has no words to count)
+    spellings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # stem -> the query's words
 
     @classmethod
     def of(cls, words: Sequence[str], size: int, frequencies: Mapping[str, int]) -> QueryWords:
-        return cls(stem_weights(words, size, frequencies), size)
+        spellings: dict[str, tuple[str, ...]] = {}
+        for word in words:
+            for stem in tokenize(word):
+                spellings[stem] = (*spellings.get(stem, ()), word)
+        return cls(stem_weights(words, size, frequencies), size, spellings)
 
     def evidence(self, text: str) -> float:
         """The share of the query's word information that ``text`` contains (0 to 1)."""
@@ -73,22 +80,27 @@ class QueryWords:
         present = stems_present(text, self.stems)
         return sum(idf for stem, idf in self.stems.items() if stem in present) / total
 
+    def body_evidence(self, record: MemoryRecord) -> float:
+        """``evidence`` of what the lexical arm indexes of ``record``: its text, and a fact's
+        subject and kind (lexical/body.py), as the scope's index holds it."""
+        return self.evidence(lexical_text(record.text, record.subject_key, record.kind))
+
 
 def indexed_evidence(
     store: TenantStore, scope_key: str, words: QueryWords, records: Iterable[MemoryRecord]
 ) -> dict[int, float]:
-    """The episodes' lexical evidence, read from the scope's index where the store holds it. An
-    episode's indexed text is its text, so this is ``words.evidence(record.text)`` without stemming
-    each text again: long texts of new words made one recall take seconds (bench/RESULTS.md). A
-    fact's index adds its subject's words, so facts (4,000 characters at most) are read from text."""
-    episodes = [r.rowid for r in records if r.source == "EPISODE"]
-    if not episodes or sum(words.stems.values()) <= 0:
+    """The memories' lexical evidence, read from what the store keeps of each indexed body (a
+    scope copy's index; PostgreSQL's tsvector for a small scope), in one read. Stemming each body
+    again on each recall let a writer make one recall take seconds with long texts of new words
+    (bench/RESULTS.md); rows the store leaves out are read with ``QueryWords.body_evidence``."""
+    rowids = [r.rowid for r in records]
+    if not rowids or sum(words.stems.values()) <= 0:
         return {}
-    return store.word_evidence(scope_key, words.stems, episodes)
+    return store.word_evidence(scope_key, words.stems, rowids, words.spellings)
 
 
 def relevance(cosine: float | None, words: QueryWords, record: MemoryRecord, evidence: float | None = None) -> float:
     """A memory's absolute match with the query: max(cosine, lexical evidence), in [0, 1]
     (``evidence``: the lexical evidence when it is already known, as ``indexed_evidence`` gives it)."""
-    lexical = words.evidence(record.text) if evidence is None else evidence
+    lexical = words.body_evidence(record) if evidence is None else evidence
     return max(0.0, min(1.0, max(cosine or 0.0, lexical)))

@@ -280,10 +280,11 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Fac
         (a store may read the scope once for both)."""
         ...
 
-    def word_evidence(self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
-        """Return, for the rows of the scope whose indexed text the store holds in memory, the share
-        of ``stems``' weight each holds (storage/scope_copy.py: ``ScopeCopy.evidence``); rows left
-        out are for the caller to read from their text."""
+    def word_evidence(
+        self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int], spellings: Mapping[str, Sequence[str]]
+    ) -> dict[int, float]:
+        """The share of ``stems``' weight each row's indexed body holds, from a copy's index or a search
+        column (matching ``spellings``: stem -> query words); rows left out: the caller reads them."""
         ...
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:

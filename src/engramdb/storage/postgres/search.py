@@ -27,6 +27,7 @@ import psycopg
 from engramdb.storage.columns import filter_clause
 from engramdb.storage.common import LRU, traced_arm
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
+from engramdb.storage.postgres.tsquery import tsquery
 from engramdb.storage.scope_cache import ScopeCache, read_copy
 from engramdb.storage.scope_cache import Source as CopySource
 from engramdb.storage.scope_copy import CopyRow, ScopeCopy
@@ -39,11 +40,6 @@ _COPY_ROWS = (
     "active_from, retired_at, valid_from, valid_until, invalid_at, lexical_body FROM memories "
     "WHERE tenant = %s AND rowid = ANY(%s) ORDER BY rowid"
 )
-
-
-def _tsquery(terms: Sequence[str]) -> str:
-    # Terms are \w+ words; quoting each keeps any that tsquery would parse as syntax literal.
-    return " | ".join("'" + t.replace("'", "''").replace("\\", "") + "'" for t in terms)
 
 
 @dataclass
@@ -113,7 +109,7 @@ def _candidates_statement(terms: list[str], where: str, params: list[Any]) -> tu
         hits=", ".join(f"(m.tsv @@ q.words[{i}])::int" for i in numbers),
         counts=", ".join(f"coalesce(sum(hits[{i}]), 0)" for i in numbers),
     )
-    return sql, [_tsquery(terms), *(_tsquery([t]) for t in terms), *params]
+    return sql, [tsquery(terms), *(tsquery([t]) for t in terms), *params]
 
 
 def _floats(sent: bytes) -> np.ndarray:
@@ -270,7 +266,7 @@ class PostgresSearch:
             "SELECT m.rowid, ts_rank(m.tsv, q)::float8 AS score FROM memories m, "
             "to_tsquery('english', %s) q WHERE m.tenant = %s AND m.scope_key = %s "
             f"AND m.tsv @@ q{where} ORDER BY score DESC, m.rowid LIMIT %s",
-            [_tsquery(terms), self._tenant, scope_key, *params, limit],
+            [tsquery(terms), self._tenant, scope_key, *params, limit],
         )
         return [Candidate(r[0], float(r[1])) for r in rows]
 
@@ -390,7 +386,7 @@ class PostgresSearch:
                 self._row(
                     "SELECT count(*) FROM memories WHERE tenant = %s AND scope_key = %s "
                     "AND tsv @@ to_tsquery('english', %s)",
-                    (self._tenant, scope_key, _tsquery([term])),
+                    (self._tenant, scope_key, tsquery([term])),
                 )[0]
             )
             self._term_counts.put((scope_key, term), (count, size))

@@ -63,6 +63,7 @@ from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.timeouts import maintenance
 from engramdb.storage.postgres.transaction import PostgresTransaction, runner
+from engramdb.storage.postgres.tsquery import tsvector_evidence
 from engramdb.storage.series import UsageSeriesStore
 
 if TYPE_CHECKING:
@@ -324,9 +325,11 @@ class PostgresTenantStore(
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         return self._search.adjacent(scope_key, rowids)
 
-    def word_evidence(self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
-        if not self._search.uses_copy(scope_key):
-            return {}  # a small scope is read by SQL, without a copy: its texts are stemmed by the caller
+    def word_evidence(
+        self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int], spellings: Mapping[str, Sequence[str]]
+    ) -> dict[int, float]:
+        if not self._search.uses_copy(scope_key):  # a small scope is read by SQL, without a copy
+            return tsvector_evidence(self._all, self.name, scope_key, stems, rowids, spellings)
         return self._search.read_copy(scope_key, None, lambda copy: copy.evidence(stems, rowids))
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:

@@ -307,7 +307,9 @@ class SQLiteTenantStore(
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         return self._read_copy(scope_key, lambda copy: copy.adjacent(rowids))
 
-    def word_evidence(self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int]) -> dict[int, float]:
+    def word_evidence(
+        self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int], spellings: Mapping[str, Sequence[str]]
+    ) -> dict[int, float]:
         return self._read_copy(scope_key, lambda copy: copy.evidence(stems, rowids))
 
     def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
