@@ -129,3 +129,19 @@ def test_the_links_a_write_makes_are_held_by_the_audit(store: Store, settings: S
     _memory_edit(store, "UPDATE relationships SET properties_json = '{\"forged\": true}' WHERE type = 'MENTIONS'")
     forged = service.admin.verify_audit(operator)
     assert not forged.verified and forged.row_kind == "RELATIONSHIP", forged  # an edited link is named
+
+
+def test_a_memory_found_only_through_an_entity_passes_the_relevance_floor_too(
+    store: Store, settings: Settings, operator: Caller
+) -> None:
+    service = _service(store, settings, candidate_pool=2)  # the arms see too few rows to find the harbour
+    sister, harbour = _seed(service, operator, store)
+    question = "Where did my sister move with her partner?"
+    control = _ask(_service(store, settings, candidate_pool=2, entity_weight=0.0), operator, question)
+    assert harbour not in [m.id for m in control.memories]  # neither arm finds it
+    joined = _ask(service, operator, question)
+    assert harbour in [m.id for m in joined.memories]  # found through the sister's entity alone
+    body = {"query": question, "scope": SCOPE, "limit": 3, "minScore": 0.3}
+    floored = service.reads.recall(operator, RecallRequest.model_validate(body)).memories
+    assert [m.id for m in floored][:1] == [sister] and all(m.relevance >= 0.3 for m in floored)
+    assert harbour not in [m.id for m in floored]  # it shares none of the question's words

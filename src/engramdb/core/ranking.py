@@ -55,7 +55,8 @@ DateFeature = Callable[[MemoryRecord], float]
 class Reach:
     """What ranking reads beyond the fused rows: the question's time-words feature (``core/when.py``),
     the lifecycle filter a row found only through an entity must pass (None: no such row joins),
-    whether record filters narrow the recall (then no row joins through an entity either), and the
+    whether record filters or a relevance floor narrow the recall (then no row joins through an
+    entity either: it would not have been checked against them), and the
     relevance of the rows a relevance floor weighed (measured then: not measured again)."""
 
     when: DateFeature | None = None

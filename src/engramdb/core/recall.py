@@ -111,7 +111,8 @@ def recall(
                 filtered.set_attribute("engramdb.recall.kept", len(fused))
         with traces.span("engramdb.recall.features", {"engramdb.recall.candidates": len(fused)}):
             when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
-            reach = Reach(when, filt, bool(narrow.filters), measured)
+            # A floor, like a record filter, is checked before ranking: nothing may join after it.
+            reach = Reach(when, filt, narrow.filters or narrow.min_score is not None, measured)
             hits, ranked_sessions = rank(
                 store, scope_key, query, fused, weights, words, limit, settings, trust_weight, sessions, reach
             )
