@@ -4,6 +4,7 @@ one vocabulary for all; and bringing a copy up to date before it is read."""
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,15 +31,20 @@ class ScopeCache:
         self._scopes: OrderedDict[str, ScopeCopy] = OrderedDict()
         self._sizes: dict[str, int] = {}  # bytes of each copy as last settled
         self._total = 0
-        self._locks: dict[str, threading.Lock] = {}
+        # A scope's lock lives while some reader holds it: a cache that read a million scopes once
+        # keeps no million locks, and a lock no reader holds serialises nothing.
+        self._locks: weakref.WeakValueDictionary[str, ScopeLock] = weakref.WeakValueDictionary()
         self._sources: dict[str, Callable[[], Source]] = {}  # how each held copy reads its scope (freshen)
         self._written: OrderedDict[str, Callable[[], object]] = OrderedDict()  # not held: how to load each
         self._guard = threading.Lock()
 
-    def lock_for(self, scope_key: str) -> threading.Lock:
-        """Return the lock that serialises refreshes of one scope."""
+    def lock_for(self, scope_key: str) -> ScopeLock:
+        """Return the lock that serialises refreshes of one scope (the same one while it is held)."""
         with self._guard:
-            return self._locks.setdefault(scope_key, threading.Lock())
+            lock = self._locks.get(scope_key)
+            if lock is None:
+                lock = self._locks[scope_key] = ScopeLock()
+            return lock
 
     def scope(self, scope_key: str, renew: Callable[[], Source] | None = None) -> ScopeCopy:
         """Return the scope's copy (empty with seq 0 when not cached yet), now the most recent;
@@ -107,29 +113,32 @@ class ScopeCache:
 
     def settle(self, keep: str) -> None:
         """Count ``keep``'s copy as it is now, then drop least recently used copies (never
-        ``keep``) until the held bytes fit the limit."""
+        ``keep``) until the held bytes fit the limit. Each copy counts ``COPY_OVERHEAD`` bytes
+        besides its arrays, so copies of empty scopes are bounded too; and only the copies dropped
+        are visited, so a recall costs no more when a million scopes are held."""
         with self._guard:
             copy = self._scopes.get(keep)
             if copy is not None:
-                self._total += copy.nbytes - self._sizes.get(keep, 0)
-                self._sizes[keep] = copy.nbytes
-            for key in list(self._scopes):
-                if self._total <= self.max_bytes:
+                size = copy.nbytes + COPY_OVERHEAD
+                self._total += size - self._sizes.get(keep, 0)
+                self._sizes[keep] = size
+            while self._total > self.max_bytes:
+                oldest = next((key for key in self._scopes if key != keep), None)
+                if oldest is None:
                     break
-                if key != keep:
-                    del self._scopes[key]
-                    self._sources.pop(key, None)
-                    self._total -= self._sizes.pop(key, 0)
+                del self._scopes[oldest]
+                self._sources.pop(oldest, None)
+                self._total -= self._sizes.pop(oldest, 0)
 
     @property
     def nbytes(self) -> int:
         with self._guard:
             return self._total
 
-    def held(self) -> list[tuple[str, int]]:
-        """Return (key, rows) of every copy held, most recently used first."""
+    def held(self, limit: int | None = None) -> list[tuple[str, int]]:
+        """Return (key, rows) of the copies held, most recently used first (the first ``limit``)."""
         with self._guard:
-            return [(key, len(copy)) for key, copy in reversed(self._scopes.items())]
+            return [(key, len(copy)) for key, copy in islice(reversed(self._scopes.items()), limit)]
 
     def holds(self, scope_key: str) -> bool:
         with self._guard:
@@ -145,9 +154,27 @@ class ScopeCache:
             self._total = 0
 
 
+class ScopeLock:
+    """One scope's refresh lock, held with ``with`` (a plain lock cannot be weakly referenced)."""
+
+    __slots__ = ("__weakref__", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> ScopeLock:
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
 T = TypeVar("T")
 
 
+COPY_OVERHEAD = 6 * 1024  # bytes a held copy costs beyond its arrays (an empty scope's, measured: bench/RESULTS.md)
+RECENT_LISTED = 4_096  # the held scopes a restart is told of, most recent first (what it warms)
 WRITTEN_KEPT = 64  # scopes written lately and not held that a cache remembers (the most recent)
 FRESHEN_SCOPES = 8  # the most recently used copies a server keeps up to date between recalls
 _PAGE = 20_000  # rows read and applied at once: a million-row scope never sits in memory as rows

@@ -12,7 +12,7 @@ from typing import Any
 
 from engramdb.errors import NotFoundError
 from engramdb.storage.port import check_tenant_name
-from engramdb.storage.scope_cache import FRESHEN_SCOPES, ScopeCache, freshen, load_written
+from engramdb.storage.scope_cache import FRESHEN_SCOPES, RECENT_LISTED, ScopeCache, freshen, load_written
 from engramdb.storage.sqlite.backup import copy_tenant
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
@@ -107,7 +107,7 @@ class SQLiteStore:
         self._remembered = now
         held = [
             {"tenant": Path(key.rpartition(":")[0]).stem, "scope": key.rpartition(":")[2], "rows": rows}
-            for key, rows in self.scope_copies.held()
+            for key, rows in self.scope_copies.held(RECENT_LISTED)
         ]
         temporary = self._recent_file.with_suffix(".tmp")
         temporary.write_text(json.dumps(held))
