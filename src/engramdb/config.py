@@ -215,7 +215,7 @@ class Settings(BaseSettings):
         32,
         ge=0,
         description="requests served at once; past it a request is refused at once with 503 and "
-        "Retry-After instead of queueing (0 = no limit)",
+        "Retry-After instead of queueing, unless its key has none in flight (up to twice this; 0 = no limit)",
     )
     recall_threads: int = Field(
         0,
@@ -223,7 +223,7 @@ class Settings(BaseSettings):
         le=256,
         description="Recalls (REST, MCP over HTTP and the dashboard's playground) run at once, each in a worker "
         "thread of their own (0: one per CPU core with a local model; with an openai: embedder, as many as the "
-        "shared pool serves); more wait their turn without holding a thread",
+        "shared pool serves); more wait their turn without holding a thread, each key in turn",
     )
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     malloc_arenas: int = Field(

@@ -7,6 +7,7 @@ import json
 import socket
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -125,20 +126,25 @@ def test_dashboard_parts_count_against_the_key_rate_and_the_requests_at_once(tmp
     server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
     server.start()
     try:
-        token, other, holder = server.key(), server.key(), server.key()
+        token, other, holders = server.key(), server.key(), [server.key(), server.key()]
         with server.client(token) as http:
             answers = [http.get("/ui/part/counts").status_code for _ in range(3)]
             assert answers[:2] == [200, 200] and answers[2] == 429, answers  # the burst, then the limit
             assert http.get("/v1/facts").status_code == 429  # one budget for the key, parts and REST alike
         host, port = server.url.removeprefix("http://").split(":")
-        with socket.create_connection((host, int(port)), timeout=5) as held, server.client(other) as http:
-            held.sendall(
-                f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {holder}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode()
-            )  # its own key: parts asked before it is admitted must not spend its budget of two
+        # Requests of keys of their own (parts asked before they are admitted must not spend the
+        # budget of two), held open: past the limit of one, a key with nothing in flight is still
+        # served, up to twice the limit.
+        with ExitStack() as held, server.client(other) as http:
+            for holder in holders:
+                connection = held.enter_context(socket.create_connection((host, int(port)), timeout=5))
+                connection.sendall(
+                    f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {holder}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode()
+                )
             deadline = time.monotonic() + 10
             refused = http.get("/ui/part/counts")
-            while refused.status_code != 503 and time.monotonic() < deadline:  # the held head is on its way
+            while refused.status_code != 503 and time.monotonic() < deadline:  # the held heads are on their way
                 refused = http.get("/ui/part/counts")
             assert refused.status_code == 503 and refused.json()["code"] == "overloaded"
     finally:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -23,6 +24,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from engramdb.api.lane import FairLane
 from engramdb.api.mcp.tools import recalls
 from engramdb.api.rest import cores, recall_lane
 from engramdb.api.routes import _turn_unless_gone
@@ -107,7 +109,7 @@ def test_past_its_lane_a_recall_waits_its_turn_and_a_write_is_served_meanwhile(
         with server.client(token) as http, ThreadPoolExecutor(RECALLS) as pool:
             asked = [pool.submit(recall, server, token, n) for n in range(RECALLS)]
             lane_state = server.app.state.recall_lane
-            _until(lambda: lane_state.statistics().tasks_waiting == RECALLS - lane, "the rest waiting their turn")
+            _until(lambda: lane_state.waiting == RECALLS - lane, "the rest waiting their turn")
             _until(lambda: embedder.held == lane, "the lane's threads each holding a question")
             written = http.post("/v1/episodes", json=episode_body("served while recalls are held"), timeout=5)
             assert written.status_code == 201, written.text  # not queued behind the held recalls
@@ -131,11 +133,11 @@ def test_by_default_the_lane_is_one_thread_per_core_and_a_remote_embedders_recal
 ) -> None:
     settings = Settings(home=tmp_path / "home", embedder="hashing")
     local = recall_lane(settings, HashingEmbedder())
-    assert local is not None and local.total_tokens == cores()
+    assert local is not None and local.places == cores()
     remote = OpenAICompatibleEmbedder("http://127.0.0.1:9", "model")  # never reached: nothing is embedded
     assert recall_lane(settings, remote) is None  # its recalls wait on the network, and their waits overlap
     chosen = recall_lane(settings.model_copy(update={"recall_threads": 7}), remote)  # control: a setting is taken
-    assert chosen is not None and chosen.total_tokens == 7
+    assert chosen is not None and chosen.places == 7
 
 
 def test_the_cores_are_capped_by_a_containers_cpu_quota(tmp_path: Path) -> None:
@@ -204,13 +206,13 @@ def test_a_recall_whose_client_hangs_up_while_it_waits_leaves_the_lane_at_once_a
             _until(lambda: embedder.held == 1, "the first recall holding the lane's one thread")
             # A host whose recall budget runs out while it waits: it sends the recall, then hangs up.
             with _sent(server, token, {**body, "query": f"{QUESTION} gone"}):
-                _until(lambda: lane_state.statistics().tasks_waiting == 1, "the second waiting its turn")
+                _until(lambda: lane_state.waiting == 1, "the second waiting its turn")
                 assert http.get("/v1/scopes").status_code == 503  # control: while it waits, it counts as served
             # It leaves the queue when its client does, while the first still holds the lane.
-            _until(lambda: lane_state.statistics().tasks_waiting == 0, "the hung-up recall leaving the queue")
+            _until(lambda: lane_state.waiting == 0, "the hung-up recall leaving the queue")
             assert _abandoned(server) == abandoned_before + 1 and embedder.held == 1
             patient = pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} patient"})
-            _until(lambda: lane_state.statistics().tasks_waiting == 1, "the third waiting its turn, not refused")
+            _until(lambda: lane_state.waiting == 1, "the third waiting its turn, not refused")
             scraped = _scraped(server)
             assert 'engram_recall_lane{state="running"} 1.0' in scraped
             assert 'engram_recall_lane{state="waiting"} 1.0' in scraped
@@ -228,7 +230,7 @@ def test_the_dashboards_recall_playground_takes_its_turn_in_the_lane(tmp_path: P
             agent = pool.submit(_rest_recall, server, token, 0)
             _until(lambda: embedder.held == 1, "an agent's recall holding the lane's one thread")
             played = pool.submit(http.post, "/ui/part/recall", data={"query": f"{QUESTION} playground", "limit": 3})
-            _until(lambda: lane_state.statistics().tasks_waiting == 1, "the playground's recall waiting its turn")
+            _until(lambda: lane_state.waiting == 1, "the playground's recall waiting its turn")
             assert embedder.held == 1  # not run beside the agent's
             embedder.release.set()
             assert agent.result(timeout=30) == "ok"
@@ -245,9 +247,9 @@ def test_recent_episodes_takes_its_turn_in_the_lane_only_when_it_recalls(tmp_pat
             _until(lambda: embedder.held == 1, "an agent's recall holding the lane's one thread")
             listed = pool.submit(_mcp_tool, server, token, "recent_episodes", {"limit": 3})
             assert listed.result(timeout=15) == "ok"  # a listing is answered while the lane is held
-            assert embedder.held == 1 and lane_state.statistics().tasks_waiting == 0
+            assert embedder.held == 1 and lane_state.waiting == 0
             about = pool.submit(_mcp_tool, server, token, "recent_episodes", {"about": f"{QUESTION} about"})
-            _until(lambda: lane_state.statistics().tasks_waiting == 1, "a recall by topic waiting its turn")
+            _until(lambda: lane_state.waiting == 1, "a recall by topic waiting its turn")
             embedder.release.set()
             assert agent.result(timeout=30) == "ok"
             assert about.result(timeout=30) == "ok"
@@ -264,19 +266,94 @@ class _Connected:
 
 def test_a_place_granted_as_its_request_is_cancelled_goes_back_to_the_lane() -> None:
     async def granted_then_cancelled() -> int:
-        lane = anyio.CapacityLimiter(1)
-        holder = object()
-        lane.acquire_on_behalf_of_nowait(holder)
-        waiting = asyncio.get_running_loop().create_task(_turn_unless_gone(lane, _Connected()))  # type: ignore[arg-type]
-        while lane.statistics().tasks_waiting == 0:
+        lane = FairLane(1)
+        assert lane.try_acquire()  # a holder
+        waiting = asyncio.get_running_loop().create_task(_turn_unless_gone(lane, "k1", _Connected()))  # type: ignore[arg-type]
+        while lane.waiting == 0:
             await asyncio.sleep(0)
-        lane.release_on_behalf_of(holder)  # its turn comes ...
+        lane.release()  # its turn comes ...
         await asyncio.sleep(0)  # ... it takes the place ...
         waiting.cancel()  # ... and the request is cancelled before it could return it (a shutdown)
         with pytest.raises(asyncio.CancelledError):
             await waiting
         with anyio.fail_after(5):  # the place is free again: the next recall gets it
-            await lane.acquire()
-        return len(lane.statistics().borrowers)
+            await lane.acquire("k2")
+        return lane.running
 
     assert asyncio.run(granted_then_cancelled()) == 1  # control: only the newcomer holds it
+
+
+def test_a_key_that_sends_many_recalls_at_once_does_not_make_another_keys_wait_behind_them(tmp_path: Path) -> None:
+    with _lane_of_one(tmp_path) as (server, embedder, flooding):
+        other = server.key()
+        lane_state = server.app.state.recall_lane
+        with ThreadPoolExecutor(5) as pool:
+            asked = [pool.submit(_rest_recall, server, flooding, 0)]
+            _until(lambda: embedder.held == 1, "the first recall holding the lane")
+            for n in (1, 2, 3):  # one at a time: their order in the key's line is known
+                asked.append(pool.submit(_rest_recall, server, flooding, n))
+                _until(partial(lambda k: lane_state.waiting == k, n), f"recall {n} of the same key waiting")
+            asked.append(pool.submit(_rest_recall, server, other, 9))
+            _until(lambda: lane_state.waiting == 4, "the other key's recall waiting")
+            embedder.release.set()
+            assert [a.result(timeout=30) for a in asked] == ["ok"] * 5
+        order = [question.removeprefix(f"{QUESTION} ") for question in embedder.asked]
+        # One line would have run it last (0, 1, 2, 3, 9); the key's own recalls keep their order.
+        assert order == ["0", "1", "9", "2", "3"]
+
+
+def test_the_lane_serves_its_keys_in_turn_and_a_cancelled_wait_leaves_its_line() -> None:
+    async def served() -> list[str]:
+        lane, order = FairLane(1), []
+        assert lane.try_acquire()
+
+        async def recall(key: str, n: int) -> None:
+            await lane.acquire(key)
+            order.append(f"{key}{n}")
+
+        async with anyio.create_task_group() as group:
+            for key, n in (("a", 1), ("a", 2), ("a", 3), ("b", 1), ("c", 1), ("b", 2)):
+                group.start_soon(recall, key, n)
+                await asyncio.sleep(0)
+            with anyio.CancelScope() as gone:  # a fourth of a's, whose client hangs up while it waits
+                gone.cancel()
+                await lane.acquire("a")
+            assert lane.waiting == 6 and not lane.try_acquire()
+            for _ in range(6):
+                lane.release()
+                await asyncio.sleep(0)
+        return order
+
+    assert asyncio.run(served()) == ["a1", "b1", "c1", "a2", "b2", "a3"]
+
+
+def test_past_the_limit_a_key_with_nothing_in_flight_is_still_served_up_to_twice_it(tmp_path: Path) -> None:
+    with _lane_of_one(tmp_path, in_flight=2) as (server, embedder, flooding):
+        body = {"scope": scope_fields(), "limit": 3}
+        others = [server.key() for _ in range(3)]
+        lane_state = server.app.state.recall_lane
+
+        def scopes(token: str) -> int:
+            with server.client(token) as http:
+                return http.get("/v1/scopes").status_code
+
+        def recall(token: str, n: int) -> int:
+            with server.client(token) as http:
+                return http.post("/v1/recall", json={**body, "query": f"{QUESTION} {n}"}).status_code
+
+        with ThreadPoolExecutor(4) as pool:
+            held = [pool.submit(recall, flooding, 0)]
+            _until(lambda: embedder.held == 1, "the first recall holding the lane")
+            held.append(pool.submit(recall, flooding, 1))
+            _until(lambda: lane_state.waiting == 1, "the key's second recall waiting: two in flight, the limit")
+            assert scopes(flooding) == 503  # control: the key that holds the places is refused
+            assert scopes(others[0]) == 200  # another key, nothing in flight: served
+            held.append(pool.submit(recall, others[0], 2))
+            _until(lambda: lane_state.waiting == 2, "its recall waiting: three in flight")
+            assert scopes(others[0]) == 503  # now it has one in flight, past the limit
+            held.append(pool.submit(recall, others[1], 3))
+            _until(lambda: lane_state.waiting == 3, "a third key's recall waiting: four in flight")
+            assert scopes(others[2]) == 503  # twice the limit: refused, whoever asks
+            embedder.release.set()
+            assert [h.result(timeout=30) for h in held] == [200] * 4
+        assert scopes(others[2]) == 200  # control: once they are answered, it is served

@@ -10,7 +10,9 @@ In this order, before the application reads a byte of the body:
    the caller rides in the ASGI scope to the route, which does not look the key up again;
 3. the key's request budget is charged (429 with ``Retry-After`` when it is spent);
 4. past ``max_in_flight`` requests being served at once, a keyed request is refused at once
-   (503 ``overloaded`` with ``Retry-After``) instead of joining a queue that only grows.
+   (503 ``overloaded`` with ``Retry-After``) instead of joining a queue that only grows; unless
+   its key has none in flight, up to twice the limit: a key that holds every place cannot shut
+   the others out. The key is read from the token before it is checked (its check comes next).
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class RequestGuard:
     ) -> None:
         self.app, self.store, self.max_body_bytes, self.limiter = app, store, max_body_bytes, limiter
         self.max_in_flight, self.in_flight = max_in_flight, 0
+        self._by_key: dict[str, int] = {}  # requests in flight by the key their token names
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -86,7 +89,8 @@ class RequestGuard:
         keyed = scope["path"].startswith(_KEYED_PREFIXES)
         try:
             self._check_declared_length(headers)
-            if keyed and self.max_in_flight and self.in_flight >= self.max_in_flight:
+            claimed = _claimed_key(headers) if keyed else ""
+            if keyed and self.max_in_flight and not self._admits(claimed):
                 raise OverloadedError(
                     f"the server is serving its limit of {self.max_in_flight} requests at once; retry shortly",
                     retryAfterSeconds=1,
@@ -96,11 +100,27 @@ class RequestGuard:
         except EngramError as error:
             await _refuse(error, scope, send)
             return
-        self.in_flight += keyed  # one event loop: no lock needed
+        self._count(keyed, claimed, 1)  # one event loop: no lock needed
         try:
             await self.app(scope, self._bounded(receive), send)
         finally:
-            self.in_flight -= keyed
+            self._count(keyed, claimed, -1)
+
+    def _admits(self, key: str) -> bool:
+        """Whether a request of ``key`` is served now (see the module docstring, step 4)."""
+        if self.in_flight < self.max_in_flight:
+            return True
+        return not self._by_key.get(key) and self.in_flight < 2 * self.max_in_flight
+
+    def _count(self, keyed: bool, key: str, step: int) -> None:
+        if not keyed:
+            return
+        self.in_flight += step
+        held = self._by_key.get(key, 0) + step
+        if held:
+            self._by_key[key] = held
+        else:
+            del self._by_key[key]
 
     def _check_declared_length(self, headers: Headers) -> None:
         declared = headers.get("content-length")
@@ -137,6 +157,14 @@ class RequestGuard:
 
     def _too_large(self) -> str:
         return f"the body is larger than this server's limit of {self.max_body_bytes} bytes (ENGRAM_MAX_BODY_BYTES)"
+
+
+def _claimed_key(headers: Headers) -> str:
+    """The tenant and key id a bearer token names (``egm.<tenant>.<keyId>.<secret>``), unchecked;
+    "" for a request without one."""
+    header = headers.get("authorization", "")
+    parts = header[7:].strip().split(".") if header.lower().startswith("bearer ") else []
+    return f"{parts[1]}.{parts[2]}" if len(parts) == 4 else ""
 
 
 def _carries_key_or_body(scope: Scope, headers: Headers) -> bool:

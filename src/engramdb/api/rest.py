@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import anyio
 from fastapi import FastAPI
 from starlette.routing import Route
 
@@ -17,6 +16,7 @@ from engramdb import __version__, metrics, traces
 from engramdb.api import problems
 from engramdb.api.background import BackgroundJobs
 from engramdb.api.guard import RateLimiter, RequestGuard
+from engramdb.api.lane import FairLane
 from engramdb.api.mcp.mount import McpMount
 from engramdb.api.methods import MethodsByPath
 from engramdb.api.observe import Observe, install_metrics
@@ -122,22 +122,22 @@ def _guard_and_watch(app: FastAPI, settings: Settings, store: Store) -> None:
         app.add_middleware(Traced)
 
 
-def recall_lane(settings: Settings, embedder: Embedder) -> anyio.CapacityLimiter | None:
+def recall_lane(settings: Settings, embedder: Embedder) -> FairLane | None:
     """How many REST recalls run at once: ``recall_threads``, or by default one per CPU core when
     the question is embedded in this process. A remote embedder's recalls mostly wait on the network,
     so they keep the shared pool (None), where the waits overlap."""
     if settings.recall_threads:
-        return anyio.CapacityLimiter(settings.recall_threads)
+        return FairLane(settings.recall_threads)
     if isinstance(embedder, OpenAICompatibleEmbedder):
         return None
-    return anyio.CapacityLimiter(cores())
+    return FairLane(cores())
 
 
-def _watch_lane(lane: anyio.CapacityLimiter | None) -> None:
+def _watch_lane(lane: FairLane | None) -> None:
     if lane is None:
         metrics.watch_recall_lane(lambda: 0.0, lambda: 0.0)
     else:
-        metrics.watch_recall_lane(lambda: float(lane.borrowed_tokens), lambda: float(lane.statistics().tasks_waiting))
+        metrics.watch_recall_lane(lambda: float(lane.running), lambda: float(lane.waiting))
 
 
 def cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:

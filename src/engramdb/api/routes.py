@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute
 
 from engramdb import metrics
 from engramdb.api.guard import CALLER_KEY
+from engramdb.api.lane import FairLane, lane_key
 from engramdb.api.openapi import responses
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -145,42 +146,39 @@ def in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(endpoint)
     async def in_lane(**parts: Any) -> Any:
         request: Request = parts["request"]
-        lane: anyio.CapacityLimiter | None = request.app.state.recall_lane
+        lane: FairLane | None = request.app.state.recall_lane
         call = partial(endpoint, **parts)
         if lane is None:
             return await anyio.to_thread.run_sync(call)
-        place = await _turn_unless_gone(lane, request)
+        placed = await _turn_unless_gone(lane, lane_key(request.scope.get(CALLER_KEY)), request)
         try:
-            if place is None or await request.is_disconnected():
+            if not placed or await request.is_disconnected():
                 metrics.RECALLS_ABANDONED.inc()
                 return Response(status_code=CLIENT_CLOSED)
             # The lane's place is this request's: its thread needs no other (a limiter of its own).
             return await anyio.to_thread.run_sync(call, limiter=anyio.CapacityLimiter(1))
         finally:
-            if place is not None:
-                lane.release_on_behalf_of(place)
+            if placed:
+                lane.release()
 
     return in_lane
 
 
-async def _turn_unless_gone(lane: anyio.CapacityLimiter, request: Request) -> object | None:
-    """A place in ``lane`` (the borrower holding it), or None if the client hung up before its turn.
+async def _turn_unless_gone(lane: FairLane, key: str, request: Request) -> bool:
+    """Whether the request got a place in ``lane`` (in ``key``'s line), False if the client hung up
+    before its turn.
 
     A free place is taken at once. Otherwise the wait races the connection: the request's body has
     been read (the routes served this way declare one), so the next message from the server is the
     client's disconnect.
     """
-    place = object()
-    try:
-        lane.acquire_on_behalf_of_nowait(place)
-        return place
-    except anyio.WouldBlock:
-        pass
+    if lane.try_acquire():
+        return True
     got = False
 
     async def wait_turn() -> None:
         nonlocal got
-        await lane.acquire_on_behalf_of(place)
+        await lane.acquire(key)
         got = True  # no await between the place and the flag: a cancel cannot fall between them
         group.cancel_scope.cancel()
 
@@ -195,9 +193,9 @@ async def _turn_unless_gone(lane: anyio.CapacityLimiter, request: Request) -> ob
             group.start_soon(watch_connection)
     except BaseException:
         if got:  # its turn came as the request itself was cancelled: the place goes back
-            lane.release_on_behalf_of(place)
+            lane.release()
         raise
-    return place if got else None
+    return got
 
 
 CLIENT_CLOSED = 499  # nginx's status for a request whose client closed the connection first

@@ -17,6 +17,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 from starlette.types import Receive, Scope, Send
 
+from engramdb.api.lane import FairLane
 from engramdb.core.service import MemoryService
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 class McpMount:
     """An ASGI app for ``/mcp``: the streamable HTTP endpoint, made on its first request."""
 
-    def __init__(self, service: MemoryService, path: str = "/mcp", lane: anyio.CapacityLimiter | None = None) -> None:
+    def __init__(self, service: MemoryService, path: str = "/mcp", lane: FairLane | None = None) -> None:
         self.service = service
         self.path = path
         self.lane = lane  # the REST server's recall lane: MCP's recalls take their turn in it too

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
@@ -22,6 +21,7 @@ from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from engramdb import __version__
+from engramdb.api.lane import FairLane
 from engramdb.api.mcp.text import fact_listing
 from engramdb.api.mcp.tools import CallerOf, error_result, tool_annotations, tool_function
 from engramdb.core.service import MemoryService
@@ -93,7 +93,7 @@ def offered(service: MemoryService) -> list[Operation[Any]]:
 
 
 def build_server(
-    service: MemoryService, caller_of: CallerOf, *, transport: str, lane: anyio.CapacityLimiter | None = None
+    service: MemoryService, caller_of: CallerOf, *, transport: str, lane: FairLane | None = None
 ) -> MCPServer:
     """Return the MCP server whose tools act as ``caller_of(ctx)`` on ``service`` (recalls in ``lane``)."""
     with _root_logging_untouched():

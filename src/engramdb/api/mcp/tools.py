@@ -23,6 +23,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from engramdb.api.lane import FairLane, lane_key, run_in
 from engramdb.api.mcp import assist_text, knowledge_text, text
 from engramdb.api.problems import problem_body
 from engramdb.contract.bounds import TEXT_CAPS
@@ -75,7 +76,7 @@ def tool_function(
     service: MemoryService,
     caller_of: CallerOf,
     transport: str,
-    lane: anyio.CapacityLimiter | None = None,
+    lane: FairLane | None = None,
 ) -> Any:
     """The function the MCP server registers for ``op``'s tool: its signature is the tool's schema.
 
@@ -118,7 +119,7 @@ def tool_function(
             call = functools.partial(tool, ctx, **args)
             if not recalls(op, args):  # recent_episodes without `about`: a listing, in the package's threads
                 return await anyio.to_thread.run_sync(call)
-            return await anyio.to_thread.run_sync(call, limiter=lane)
+            return await run_in(lane, lane_key(_caller_or_none(caller_of, ctx)), call)  # REST's lane, by key
 
         served = in_lane
     served.__name__ = spec.tool
@@ -193,3 +194,11 @@ def _admits_none(annotation: Any) -> bool:
 def _without_none(annotation: Any) -> Any:
     kept = [a for a in get_args(annotation) if a is not type(None)]
     return functools.reduce(operator.or_, kept) if kept else annotation
+
+
+def _caller_or_none(caller_of: CallerOf, ctx: Context) -> Caller | None:
+    """The call's caller, or None when it has none (the tool itself then refuses the call)."""
+    try:
+        return caller_of(ctx)
+    except EngramError:
+        return None

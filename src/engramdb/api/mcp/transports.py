@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from engramdb.api.guard import CALLER_KEY
+from engramdb.api.lane import FairLane
 from engramdb.api.mcp.server import build_server
 from engramdb.api.problems import problem_body
 from engramdb.contract.events import Scope as MemoryScope
@@ -112,9 +113,7 @@ class HttpEndpoint:
         return self.server.session_manager.run()
 
 
-def http_endpoint(
-    service: MemoryService, path: str = "/mcp", lane: anyio.CapacityLimiter | None = None
-) -> HttpEndpoint:
+def http_endpoint(service: MemoryService, path: str = "/mcp", lane: FairLane | None = None) -> HttpEndpoint:
     """Return the ``/mcp`` endpoint of the REST server; route it at ``path`` itself, its recalls in
     the server's recall ``lane``."""
     server = build_server(service, _http_caller, transport="http", lane=lane)

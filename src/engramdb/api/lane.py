@@ -1,0 +1,96 @@
+"""The recall lane: places for recalls, handed out in turn across keys.
+
+A recall with a model in this process is CPU work from end to end, so a server runs as many at
+once as it has cores and the rest wait (api/routes.py: ``in_recall_lane``). Waiting in one line,
+first come first served, a key that sends thirty recalls at once made every other key's recall
+wait behind all thirty. Here each key waits in a line of its own, and a freed place goes to the
+line whose turn it is, round the keys: another key's recall waits for at most one recall of each
+key ahead of it. Everything runs on the server's one event loop, so nothing here needs a lock.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+
+from engramdb.core.auth import Caller
+
+T = TypeVar("T")
+
+
+@dataclass(eq=False)
+class _Waiter:
+    granted: bool = False
+    event: anyio.Event = field(default_factory=anyio.Event)
+
+
+class FairLane:
+    """``places`` recalls at once; past them each key's recalls wait their turn in its own line."""
+
+    def __init__(self, places: int) -> None:
+        self.places = places
+        self.running = 0
+        self._lines: OrderedDict[str, deque[_Waiter]] = OrderedDict()  # the next key's line first
+
+    @property
+    def waiting(self) -> int:
+        return sum(len(line) for line in self._lines.values())
+
+    def try_acquire(self) -> bool:
+        """Take a free place at once, if one is free and nobody waits for it."""
+        if self.running < self.places and not self._lines:
+            self.running += 1
+            return True
+        return False
+
+    async def acquire(self, key: str) -> None:
+        """Wait for a place in ``key``'s line (a cancelled wait leaves the line, or passes on a
+        place it was granted as it was cancelled)."""
+        if self.try_acquire():
+            return
+        waiter = _Waiter()
+        line = self._lines.setdefault(key, deque())
+        line.append(waiter)
+        try:
+            await waiter.event.wait()
+        except BaseException:
+            if waiter.granted:
+                self.release()
+            else:
+                line.remove(waiter)
+                if not line and self._lines.get(key) is line:
+                    del self._lines[key]
+            raise
+
+    def release(self) -> None:
+        """Give a place back: to the first recall of the line whose turn it is, which then goes last."""
+        if not self._lines:
+            self.running -= 1
+            return
+        key, line = next(iter(self._lines.items()))
+        waiter = line.popleft()
+        if line:
+            self._lines.move_to_end(key)
+        else:
+            del self._lines[key]
+        waiter.granted = True  # the place passes straight to it: ``running`` stays
+        waiter.event.set()
+
+
+def lane_key(caller: Caller | None) -> str:
+    """Whose line a recall waits in: its key's (one line for requests without a caller)."""
+    return f"{caller.tenant}.{caller.key_id}" if caller is not None else ""
+
+
+async def run_in(lane: FairLane, key: str, call: Callable[[], T]) -> T:
+    """Run ``call`` in a worker thread once ``key``'s turn in ``lane`` comes."""
+    await lane.acquire(key)
+    try:  # the lane's place is this call's: its thread needs no other (a limiter of its own)
+        return await anyio.to_thread.run_sync(call, limiter=anyio.CapacityLimiter(1))
+    finally:
+        lane.release()
