@@ -40,19 +40,19 @@ def test_a_scope_lock_lives_while_a_reader_holds_it() -> None:
 
     def other() -> None:
         with cache.lock_for("t1:scope-8") as lock:
+            seen.append(weakref.ref(lock))  # only the ``with`` block holds it
             inside.set()
-            seen.append(lock)
             release.wait(5)
 
     release = threading.Event()
     worker = threading.Thread(target=other)
     worker.start()
     assert inside.wait(5)
-    assert cache.lock_for("t1:scope-8") is seen[0]  # a reader's lock is the one the next one waits on
+    assert cache.lock_for("t1:scope-8") is seen[0]()  # a reader's lock is the one the next one waits on
     release.set()
     worker.join(5)
     gone = weakref.ref(held)
-    del held, seen[:]
+    del held
     gc.collect()
     assert gone() is None  # nobody holds it, so the cache does not keep it
     with cache.lock_for("t1:scope-7"):  # and a new one serves the next reader

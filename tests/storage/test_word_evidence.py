@@ -16,6 +16,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.relevance import QueryWords, indexed_evidence
 from engramdb.core.service import MemoryService
+from engramdb.lexical.index import tokenize
 from engramdb.storage.port import CandidateFilter, MemoryRecord, Store, TenantStore
 from engramdb.storage.postgres.store import PostgresStore
 from tests.factories import episode_body, fact_body, scope_fields
@@ -56,9 +57,11 @@ def _filled(store: Store) -> tuple[str, dict[int, MemoryRecord]]:
 
 def _words(weights: dict[str, float]) -> QueryWords:
     """The query words ``weights`` gives (word -> IDF) as recall weighs them, spellings included."""
-    spellings = QueryWords.of(list(weights), 1, {}).spellings
-    stems = {stem: max(weights[word] for word in spelled) for stem, spelled in spellings.items()}
-    return QueryWords(stems, len(TEXTS) + len(FACTS), spellings)
+    stems: dict[str, float] = {}
+    for word, weight in weights.items():
+        for stem in tokenize(word):
+            stems[stem] = max(stems.get(stem, 0.0), weight)
+    return QueryWords(stems, len(TEXTS) + len(FACTS), QueryWords.of(list(weights), 1, {}).spellings)
 
 
 def test_index_evidence_is_what_stemming_the_body_finds(open_store: OpenStore, backend: str) -> None:

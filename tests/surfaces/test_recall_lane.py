@@ -315,16 +315,34 @@ def test_the_lane_serves_its_keys_in_turn_and_a_cancelled_wait_leaves_its_line()
             for key, n in (("a", 1), ("a", 2), ("a", 3), ("b", 1), ("c", 1), ("b", 2)):
                 group.start_soon(recall, key, n)
                 await asyncio.sleep(0)
-            with anyio.CancelScope() as gone:  # a fourth of a's, whose client hangs up while it waits
-                gone.cancel()
-                await lane.acquire("a")
-            assert lane.waiting == 6 and not lane.try_acquire()
+            gone = asyncio.get_running_loop().create_task(lane.acquire("a"))  # its client hangs up while it waits
+            await asyncio.sleep(0)
+            assert lane.waiting == 7 and not lane.try_acquire()  # control: it did join a's line
+            gone.cancel()
+            await asyncio.sleep(0)
+            assert lane.waiting == 6
             for _ in range(6):
                 lane.release()
                 await asyncio.sleep(0)
         return order
 
     assert asyncio.run(served()) == ["a1", "b1", "c1", "a2", "b2", "a3"]
+
+
+def test_a_place_granted_as_its_wait_is_cancelled_goes_to_the_next_in_line() -> None:
+    async def passed_on() -> tuple[bool, int, int]:
+        lane = FairLane(1)
+        assert lane.try_acquire()
+        first = asyncio.get_running_loop().create_task(lane.acquire("a"))
+        second = asyncio.get_running_loop().create_task(lane.acquire("b"))
+        await asyncio.sleep(0)
+        lane.release()  # granted to the first ...
+        first.cancel()  # ... which is cancelled before it runs again
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        return second.done(), lane.running, lane.waiting
+
+    assert asyncio.run(passed_on()) == (True, 1, 0)  # the second holds the one place
 
 
 def test_past_the_limit_a_key_with_nothing_in_flight_is_still_served_up_to_twice_it(tmp_path: Path) -> None:
@@ -354,6 +372,44 @@ def test_past_the_limit_a_key_with_nothing_in_flight_is_still_served_up_to_twice
             held.append(pool.submit(recall, others[1], 3))
             _until(lambda: lane_state.waiting == 3, "a third key's recall waiting: four in flight")
             assert scopes(others[2]) == 503  # twice the limit: refused, whoever asks
+            burst = _held_heads(server, others[2], 6)  # six at once of a key with nothing in flight ...
+            assert burst == 6  # ... all refused at twice the limit
             embedder.release.set()
             assert [h.result(timeout=30) for h in held] == [200] * 4
         assert scopes(others[2]) == 200  # control: once they are answered, it is served
+
+
+def test_a_burst_of_one_key_past_the_limit_is_let_in_one_request_only(tmp_path: Path) -> None:
+    with _lane_of_one(tmp_path, in_flight=2) as (server, embedder, flooding):
+        body = {"scope": scope_fields(), "limit": 3}
+        with server.client(flooding) as http, ThreadPoolExecutor(2) as pool:
+            held = [pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} {n}"}) for n in (0, 1)]
+            _until(lambda: embedder.held == 1 and server.app.state.recall_lane.waiting == 1, "two in flight")
+            # Ten requests of another key at once, each checked in a worker thread: one is let in.
+            assert _held_heads(server, server.key(), 10) == 9
+            embedder.release.set()
+            assert [h.result(timeout=30).status_code for h in held] == [200, 200]
+
+
+def _held_heads(server: LiveServer, token: str, n: int) -> int:
+    """Send ``n`` recall heads at once, each on its own connection with its body never sent; return
+    how many were refused at once (an admitted one waits for its body)."""
+    host, port = server.url.removeprefix("http://").split(":")
+    head = (
+        f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    ).encode()
+    connections = [socket.create_connection((host, int(port)), timeout=3) for _ in range(n)]
+    try:
+        for connection in connections:
+            connection.sendall(head)
+        refused = 0
+        for connection in connections:
+            try:
+                refused += connection.recv(64).startswith(b"HTTP/1.1 503")
+            except TimeoutError:
+                pass  # admitted: the server waits for the body
+        return refused
+    finally:
+        for connection in connections:
+            connection.close()

@@ -91,20 +91,25 @@ class RequestGuard:
             self._check_declared_length(headers)
             claimed = _claimed_key(headers) if keyed else ""
             if keyed and self.max_in_flight and not self._admits(claimed):
-                raise OverloadedError(
-                    f"the server is serving its limit of {self.max_in_flight} requests at once; retry shortly",
-                    retryAfterSeconds=1,
-                )
+                raise self._overloaded()
             if keyed and _carries_key_or_body(scope, headers):
                 scope[CALLER_KEY] = await self._caller(headers)  # in place: outer layers read the route
+                if self.max_in_flight and not self._admits(claimed):  # others came in while the key was checked
+                    raise self._overloaded()
         except EngramError as error:
             await _refuse(error, scope, send)
             return
-        self._count(keyed, claimed, 1)  # one event loop: no lock needed
+        self._count(keyed, claimed, 1)  # no await since the last check; one event loop: no lock needed
         try:
             await self.app(scope, self._bounded(receive), send)
         finally:
             self._count(keyed, claimed, -1)
+
+    def _overloaded(self) -> OverloadedError:
+        return OverloadedError(
+            f"the server is serving its limit of {self.max_in_flight} requests at once; retry shortly",
+            retryAfterSeconds=1,
+        )
 
     def _admits(self, key: str) -> bool:
         """Whether a request of ``key`` is served now (see the module docstring, step 4)."""

@@ -5,7 +5,8 @@ once as it has cores and the rest wait (api/routes.py: ``in_recall_lane``). Wait
 first come first served, a key that sends thirty recalls at once made every other key's recall
 wait behind all thirty. Here each key waits in a line of its own, and a freed place goes to the
 line whose turn it is, round the keys: another key's recall waits for at most one recall of each
-key ahead of it. Everything runs on the server's one event loop, so nothing here needs a lock.
+key ahead of it. Everything but ``/metrics`` (which reads the two counts) runs on the server's one
+event loop, so nothing here needs a lock.
 """
 
 from __future__ import annotations
@@ -35,11 +36,8 @@ class FairLane:
     def __init__(self, places: int) -> None:
         self.places = places
         self.running = 0
+        self.waiting = 0  # a count, not a sum over the lines: /metrics reads it from another thread
         self._lines: OrderedDict[str, deque[_Waiter]] = OrderedDict()  # the next key's line first
-
-    @property
-    def waiting(self) -> int:
-        return sum(len(line) for line in self._lines.values())
 
     def try_acquire(self) -> bool:
         """Take a free place at once, if one is free and nobody waits for it."""
@@ -56,6 +54,7 @@ class FairLane:
         waiter = _Waiter()
         line = self._lines.setdefault(key, deque())
         line.append(waiter)
+        self.waiting += 1
         try:
             await waiter.event.wait()
         except BaseException:
@@ -63,6 +62,7 @@ class FairLane:
                 self.release()
             else:
                 line.remove(waiter)
+                self.waiting -= 1
                 if not line and self._lines.get(key) is line:
                     del self._lines[key]
             raise
@@ -74,6 +74,7 @@ class FairLane:
             return
         key, line = next(iter(self._lines.items()))
         waiter = line.popleft()
+        self.waiting -= 1
         if line:
             self._lines.move_to_end(key)
         else:

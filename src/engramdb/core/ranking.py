@@ -141,8 +141,8 @@ def rank(
 def _measure(
     store: TenantStore, scope_key: str, words: QueryWords, hits: list[Hit], measured: Mapping[int, float]
 ) -> None:
-    """Set each returned hit's relevance: as ``measured`` holds it, else read now (the episodes'
-    lexical evidence from the scope's index, in one read)."""
+    """Set each returned hit's relevance: as ``measured`` holds it, else read now (the memories'
+    lexical evidence from what the store keeps of their indexed bodies, in one read)."""
     held = indexed_evidence(store, scope_key, words, (h.record for h in hits if h.record.rowid not in measured))
     for hit in hits:
         rowid = hit.record.rowid

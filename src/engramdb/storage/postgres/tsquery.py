@@ -20,7 +20,7 @@ def tsquery(terms: Sequence[str]) -> str:
 
 
 def tsvector_evidence(
-    rows: Callable[[str, Sequence[Any]], list[Any]],
+    fetch_all: Callable[[str, Sequence[Any]], list[Any]],
     tenant: str,
     scope_key: str,
     stems: Mapping[str, float],
@@ -35,7 +35,7 @@ def tsvector_evidence(
     if total <= 0 or not rowids or any(not spellings.get(stem) for stem, _ in weighed):
         return {}
     held = ", ".join(["(m.tsv @@ to_tsquery('english', %s))"] * len(weighed))
-    found = rows(
+    found = fetch_all(
         f"SELECT m.rowid, ARRAY[{held}]::bool[] FROM memories m "
         "WHERE m.tenant = %s AND m.scope_key = %s AND m.rowid = ANY(%s)",
         [*(tsquery(spellings[stem]) for stem, _ in weighed), tenant, scope_key, list(rowids)],
