@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import pytest
@@ -21,7 +21,11 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, Op, PutOp, SearchOp
 
-from tests.integrations.langgraph.conftest import MakeStore
+from engramdb.config import Settings
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.storage.port import Store
+from tests.conftest import LiveServer
+from tests.integrations.langgraph.conftest import MakeStore, StillServer
 from tests.integrations.langgraph.oracle import Twin
 
 SEQUENCES = int(os.environ.get("ENGRAM_LANGGRAPH_SEQUENCES", "500"))
@@ -156,6 +160,17 @@ def _play(twin: Twin, drawn: tuple[list[Any], list[list[Any]]]) -> None:
         assume(_embeddable(batch))
         twin.run([_rooted(op, root) for op in batch])
         known += [(op.namespace, op.key) for op in batch if isinstance(op, PutOp) and op.value is not None]
+
+
+@pytest.fixture
+def server(settings: Settings, store: Store) -> Iterator[LiveServer]:
+    """The test's server without its embedding job: ``settle`` makes every vector before a ranked
+    search, and the job's pass after each write (expiry, vectors, the audit anchor) took a fifth of
+    the test's time on PostgreSQL, checking nothing the test compares."""
+    live = StillServer(settings, store, HashingEmbedder())
+    live.start()
+    yield live
+    live.stop()
 
 
 @pytest.fixture
