@@ -137,7 +137,7 @@ class RequestGuard:
         token = header[7:].strip() if header.lower().startswith("bearer ") else None
         caller = await anyio.to_thread.run_sync(auth.authenticate, self.store, token)
         if self.limiter is not None:
-            wait = self.limiter.wait_seconds(f"{caller.tenant}.{caller.key_id}")
+            wait = self.limiter.wait_seconds(caller.name)
             if wait > 0:
                 raise RateLimitedError(
                     f"this key is over its rate limit ({self.limiter.rate:g} requests/s, bursts of "
@@ -169,7 +169,7 @@ def _claimed_key(headers: Headers) -> str:
     "" for a request without one."""
     header = headers.get("authorization", "")
     parts = header[7:].strip().split(".") if header.lower().startswith("bearer ") else []
-    return f"{parts[1]}.{parts[2]}" if len(parts) == 4 else ""
+    return auth.key_name(parts[1], parts[2]) if len(parts) == 4 else ""
 
 
 def _carries_key_or_body(scope: Scope, headers: Headers) -> bool:

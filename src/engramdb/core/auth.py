@@ -87,9 +87,19 @@ class Caller:
     grant: dict[str, Any] = field(default_factory=dict)
     operator: bool = False  # the machine's operator on the data folder (the CLI), not a key
 
+    @property
+    def name(self) -> str:
+        """The key's name across tenants (``key_name``): what limits and lanes count by."""
+        return key_name(self.tenant, self.key_id)
+
     def audit(self, action: str, **fields: Any) -> AuditDraft:
         """Return an audit draft attributed to this caller."""
         return AuditDraft(action=action, actor_key_id=self.key_id, actor_role=self.role, **fields)
+
+
+def key_name(tenant: str, key_id: str) -> str:
+    """A key's name across tenants, ``<tenant>.<keyId>``, as its token spells it."""
+    return f"{tenant}.{key_id}"
 
 
 def require(caller: Caller, permission: str) -> None:
