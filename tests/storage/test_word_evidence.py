@@ -123,6 +123,32 @@ def test_a_small_postgresql_scope_is_read_from_its_tsvector(open_store: OpenStor
     assert held == ({} if backend == "postgres" else {r: unspelled.body_evidence(m) for r, m in records.items()})
 
 
+def test_a_small_postgresql_scope_agrees_with_porter_on_plain_english_words(
+    open_store: OpenStore, backend: str
+) -> None:
+    # PostgreSQL's English stemmer and Porter give these words the same stems, and none is a stop
+    # word: a small scope's relevance is the value its copy gives once it grows past copy_min_rows.
+    store = open_store(copy_min_rows=1_000)
+    scope_key, records = _filled(store)
+    tenant = store.tenant("t1")
+    _read_once(tenant, scope_key)
+    for weights in (
+        {"accuracy": 2.0, "quiz": 1.0},
+        {"rated": 1.0, "Module": 0.5, "coverage": 3.0},
+        {"visibility": 1.0},
+    ):
+        words = _words(weights)
+        held = tenant.word_evidence(scope_key, words.stems, list(records), words.spellings)
+        porter = {r: words.body_evidence(record) for r, record in records.items()}
+        assert held == porter, weights
+        assert any(v > 0 for v in held.values()) and any(v == 0 for v in held.values())
+    # The control: where the two part. FTS5 folds "café" to "cafe"; PostgreSQL's English keeps the accent.
+    words = _words({"café": 1.0})
+    held = tenant.word_evidence(scope_key, words.stems, list(records), words.spellings)
+    porter = {r: words.body_evidence(record) for r, record in records.items()}
+    assert (held == porter) == (backend == "sqlite"), (held, porter)
+
+
 def _tsvector_oracle(store: PostgresStore, records: dict[int, MemoryRecord], words: QueryWords) -> dict[int, float]:
     """The evidence from each row's lexemes and each spelling's, compared in Python."""
     total = sum(words.stems.values())
