@@ -146,18 +146,24 @@ def test_dashboard_parts_count_against_the_requests_at_once(tmp_path: Path) -> N
     # below asks until the held requests are in, however long a busy machine takes to let them in.
     server = _guarded_server(tmp_path, max_in_flight=1)
     try:
-        other, holders = server.key(), [server.key(), server.key()]
+        other = server.key()
         host, port = server.url.removeprefix("http://").split(":")
-        # Requests of keys of their own, held open: past the limit of one, a key with nothing in
-        # flight is still served, up to twice the limit.
+        # Two requests of keys of their own, held open (their heads sent, their bodies never): a
+        # recall, and a dashboard part, so a part in flight is counted too. Past the limit of one, a
+        # key with nothing in flight is still served, up to twice the limit.
+        holders = {
+            server.key(): ("/v1/recall", "application/json"),
+            server.key(): ("/ui/part/recall", "application/x-www-form-urlencoded"),
+        }
         with ExitStack() as held, server.client(other) as http:
             assert http.get("/ui/part/counts").status_code == 200  # control: served while nothing is held
 
             def hold(holder: str) -> socket.socket:
+                path, content_type = holders[holder]
                 connection = held.enter_context(socket.create_connection((host, int(port)), timeout=5))
                 connection.sendall(
-                    f"POST /v1/recall HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {holder}\r\n"
-                    f"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode()
+                    f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {holder}\r\n"
+                    f"Content-Type: {content_type}\r\nContent-Length: 100\r\n\r\n".encode()
                 )
                 return connection
 
@@ -166,7 +172,7 @@ def test_dashboard_parts_count_against_the_requests_at_once(tmp_path: Path) -> N
             refused = http.get("/ui/part/counts")
             while refused.status_code != 503 and time.monotonic() < deadline:  # the held heads are on their way
                 for holder, connection in heads.items():
-                    if _answered(connection):  # refused while a part was in flight
+                    if _answered(connection):  # refused while the other was in flight
                         connection.close()
                         heads[holder] = hold(holder)
                 time.sleep(0.05)
@@ -208,9 +214,7 @@ def test_settings_are_validated(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_past_its_limit_of_requests_at_once_the_server_refuses_at_once(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path / "home", embedder="hashing", max_in_flight=1)
-    server = LiveServer(settings, SQLiteStore(settings.home), HashingEmbedder())
-    server.start()
+    server = _guarded_server(tmp_path, max_in_flight=1)
     try:
         token = server.key()
         host, port = server.url.removeprefix("http://").split(":")

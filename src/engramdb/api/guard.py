@@ -137,7 +137,7 @@ class RequestGuard:
         token = header[7:].strip() if header.lower().startswith("bearer ") else None
         caller = await anyio.to_thread.run_sync(auth.authenticate, self.store, token)
         if self.limiter is not None:
-            wait = self.limiter.wait_seconds(caller.name)
+            wait = self.limiter.wait_seconds(caller.key_name)
             if wait > 0:
                 raise RateLimitedError(
                     f"this key is over its rate limit ({self.limiter.rate:g} requests/s, bursts of "

@@ -85,19 +85,19 @@ class FairLane:
 
 def lane_key(caller: Caller | None) -> str:
     """Whose line a recall waits in: its key's (one line for requests without a caller)."""
-    return caller.name if caller is not None else ""
+    return caller.key_name if caller is not None else ""
 
 
 async def run_in(lane: FairLane, key: str, call: Callable[[], T]) -> T:
     """Run ``call`` in a worker thread once ``key``'s turn in ``lane`` comes."""
     await lane.acquire(key)
     try:
-        return await on_place(call)
+        return await run_on_place(call)
     finally:
         lane.release()
 
 
-async def on_place(call: Callable[[], T]) -> T:
-    """Run ``call`` in a worker thread on a place of the lane it holds: the place is its thread
-    (a limiter of its own, not the shared pool's)."""
+async def run_on_place(call: Callable[[], T]) -> T:
+    """Run ``call`` in a worker thread of its own (a limiter of one, not the shared pool's): the
+    caller already holds a place in the lane, and that place is the thread."""
     return await anyio.to_thread.run_sync(call, limiter=anyio.CapacityLimiter(1))

@@ -23,7 +23,7 @@ from starlette.routing import BaseRoute
 
 from engramdb import metrics
 from engramdb.api.guard import CALLER_KEY
-from engramdb.api.lane import FairLane, lane_key, on_place
+from engramdb.api.lane import FairLane, lane_key, run_on_place
 from engramdb.api.openapi import responses
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -155,7 +155,7 @@ def in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
             if not placed or await request.is_disconnected():
                 metrics.RECALLS_ABANDONED.inc()
                 return Response(status_code=CLIENT_CLOSED)
-            return await on_place(call)
+            return await run_on_place(call)
         finally:
             if placed:
                 lane.release()

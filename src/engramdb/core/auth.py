@@ -88,7 +88,7 @@ class Caller:
     operator: bool = False  # the machine's operator on the data folder (the CLI), not a key
 
     @property
-    def name(self) -> str:
+    def key_name(self) -> str:
         """The key's name across tenants (``key_name``): what limits and lanes count by."""
         return key_name(self.tenant, self.key_id)
 
@@ -239,7 +239,7 @@ def create_key(
         after_digest=key_digest(record),
     )
     store.tenant(tenant, create=create_tenant).create_key(record, draft)
-    return f"{_TOKEN_PREFIX}.{tenant}.{key_id}.{secret}", record
+    return f"{_TOKEN_PREFIX}.{key_name(tenant, key_id)}.{secret}", record
 
 
 def revoke_key(store: Store, *, tenant: str, key_id: str, actor: Caller | None = None) -> bool:

@@ -57,7 +57,7 @@ def settle(server: LiveServer) -> Callable[[], int]:
 
 
 class StillServer(LiveServer):
-    """A server whose vectors are made only when a test asks (``suite_settle``): no embedding job
+    """A server whose vectors are made only when a test asks (``settle``, ``suite_settle``): no embedding job
     races the test, so a fact's vector is pending from its write until then."""
 
     def __init__(self, settings: Settings, store: Store, embedder: Any) -> None:

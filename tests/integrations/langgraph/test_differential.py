@@ -164,9 +164,9 @@ def _play(twin: Twin, drawn: tuple[list[Any], list[list[Any]]]) -> None:
 
 @pytest.fixture
 def server(settings: Settings, store: Store) -> Iterator[LiveServer]:
-    """The test's server without its embedding job: ``settle`` makes every vector before a ranked
-    search, and the job's pass after each write (expiry, vectors, the audit anchor) took a fifth of
-    the test's time on PostgreSQL, checking nothing the test compares."""
+    """The test's server without its background jobs (``run_worker=False``): ``settle`` makes every
+    vector before a ranked search. The embedding job's pass after each write took a fifth of the
+    test's time on PostgreSQL; test_differential_large.py still runs with every job on."""
     live = StillServer(settings, store, HashingEmbedder())
     live.start()
     yield live
@@ -174,9 +174,13 @@ def server(settings: Settings, store: Store) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def twin(make_store: MakeStore, settle: Callable[[], object]) -> Twin:
-    """One pair of stores for the whole test: its sequences share them (hence the health check)."""
-    return Twin(make_store(), settle)
+def twin(make_store: MakeStore, settle: Callable[[], int]) -> Iterator[Twin]:
+    """One pair of stores for the whole test: its sequences share them (hence the health check).
+    With no embedding job, ``settle`` alone makes vectors: the ranked checks also hold with none,
+    so the test fails unless it made some."""
+    made: list[int] = []
+    yield Twin(make_store(), lambda: made.append(settle()))
+    assert sum(made) > 0, "no ranked search saw a vector"
 
 
 @settings(
