@@ -133,8 +133,7 @@ class RequestGuard:
             raise PayloadTooLargeError(self._too_large(), field="body", limitBytes=self.max_body_bytes)
 
     async def _caller(self, headers: Headers) -> auth.Caller:
-        header = headers.get("authorization", "")
-        token = header[7:].strip() if header.lower().startswith("bearer ") else None
+        token = auth.bearer_token(headers.get("authorization", ""))
         caller = await anyio.to_thread.run_sync(auth.authenticate, self.store, token)
         if self.limiter is not None:
             wait = self.limiter.wait_seconds(caller.key_name)
@@ -167,8 +166,7 @@ class RequestGuard:
 def _claimed_key(headers: Headers) -> str:
     """The tenant and key id a bearer token names (``egm.<tenant>.<keyId>.<secret>``), unchecked;
     "" for a request without one."""
-    header = headers.get("authorization", "")
-    parts = header[7:].strip().split(".") if header.lower().startswith("bearer ") else []
+    parts = (auth.bearer_token(headers.get("authorization", "")) or "").split(".")
     return auth.key_name(parts[1], parts[2]) if len(parts) == 4 else ""
 
 

@@ -97,6 +97,11 @@ class Caller:
         return AuditDraft(action=action, actor_key_id=self.key_id, actor_role=self.role, **fields)
 
 
+def bearer_token(authorization: str) -> str | None:
+    """The token an ``Authorization: Bearer …`` header carries (None for any other header)."""
+    return authorization[7:].strip() if authorization.lower().startswith("bearer ") else None
+
+
 def key_name(tenant: str, key_id: str) -> str:
     """A key's name across tenants, ``<tenant>.<keyId>``, as its token spells it."""
     return f"{tenant}.{key_id}"

@@ -11,13 +11,12 @@ in [0, 1] whatever the scope holds.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from engramdb import clock
 from engramdb.lexical.body import lexical_text
-from engramdb.lexical.index import stem_weights, stems_present, tokenize
+from engramdb.lexical.index import pieces, stem_weights, stems_present, tokenize
 from engramdb.storage.port import MemoryRecord, TenantStore
 
 
@@ -57,9 +56,6 @@ class Narrowing:
         return not (self.before is not None and observed >= clock.parse(self.before))
 
 
-_PIECE = re.compile(r"[^\W_]+")  # a run of letters and digits, as both lexical indexes split words
-
-
 @dataclass(frozen=True)
 class QueryWords:
     """The query's words with their IDF in the scope: what lexical evidence is weighed by."""
@@ -72,7 +68,7 @@ class QueryWords:
     def of(cls, words: Sequence[str], size: int, frequencies: Mapping[str, int]) -> QueryWords:
         spellings: dict[str, tuple[str, ...]] = {}
         for word in words:
-            for piece in _PIECE.findall(word):  # "x_y" is two words to both indexes
+            for piece in pieces(word):  # "x_y" is two words to both indexes
                 for stem in tokenize(piece):
                     spellings[stem] = (*spellings.get(stem, ()), piece)
         return cls(stem_weights(words, size, frequencies), size, spellings)

@@ -33,6 +33,11 @@ _IDF_FLOOR = 1e-6  # FTS5's floor for a word in more than half the documents
 _TOKEN = re.compile(r"[^\W_]+")  # unicode61: runs of letters and digits; "_" separates
 
 
+def pieces(text: str) -> list[str]:
+    """The runs of letters and digits the index splits ``text`` into, as written (not folded)."""
+    return _TOKEN.findall(text)
+
+
 def _fold(text: str) -> str:
     """Lower-case and strip diacritics (a combining mark would otherwise split a word)."""
     text = text.lower()

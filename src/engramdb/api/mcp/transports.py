@@ -84,8 +84,7 @@ class _BearerGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        header = Headers(scope=scope).get("authorization", "")
-        token = header[7:].strip() if header.lower().startswith("bearer ") else None
+        token = auth.bearer_token(Headers(scope=scope).get("authorization", ""))
         try:  # the request guard in front of the app has usually authenticated it already
             known = scope.get(CALLER_KEY)
             caller = (
