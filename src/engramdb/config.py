@@ -215,7 +215,7 @@ class Settings(BaseSettings):
         32,
         ge=0,
         description="requests served at once; past it a request is refused at once with 503 and "
-        "Retry-After instead of queueing, unless its key has none in flight (up to twice this; 0 = no limit)",
+        "Retry-After instead of queueing, unless its tenant has none in flight (up to twice this; 0 = no limit)",
     )
     recall_threads: int = Field(
         0,

@@ -148,12 +148,12 @@ def test_dashboard_parts_count_against_the_requests_at_once(tmp_path: Path) -> N
     try:
         other = server.key()
         host, port = server.url.removeprefix("http://").split(":")
-        # Two requests of keys of their own, held open (their heads sent, their bodies never): a
+        # Two requests of tenants of their own, held open (their heads sent, their bodies never): a
         # recall, and a dashboard part, so a part in flight is counted too. Past the limit of one, a
-        # key with nothing in flight is still served, up to twice the limit.
+        # tenant with nothing in flight is still served, up to twice the limit.
         holders = {
-            server.key(): ("/v1/recall", "application/json"),
-            server.key(): ("/ui/part/recall", "application/x-www-form-urlencoded"),
+            server.key(tenant="holder1"): ("/v1/recall", "application/json"),
+            server.key(tenant="holder2"): ("/ui/part/recall", "application/x-www-form-urlencoded"),
         }
         with ExitStack() as held, server.client(other) as http:
             assert http.get("/ui/part/counts").status_code == 200  # control: served while nothing is held

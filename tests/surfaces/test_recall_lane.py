@@ -283,9 +283,18 @@ def test_a_place_granted_as_its_request_is_cancelled_goes_back_to_the_lane() -> 
     assert asyncio.run(granted_then_cancelled()) == 1  # control: only the newcomer holds it
 
 
-def test_a_key_that_sends_many_recalls_at_once_does_not_make_another_keys_wait_behind_them(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("other_tenant", "order"),
+    [
+        ("t2", ["0", "1", "9", "2", "3"]),  # its own line: it waits for one of the flood, not all of it
+        ("t1", ["0", "1", "2", "3", "9"]),  # control: another key of the flooding tenant waits in its line
+    ],
+)
+def test_a_tenant_that_sends_many_recalls_at_once_does_not_make_another_tenants_wait_behind_them(
+    tmp_path: Path, other_tenant: str, order: list[str]
+) -> None:
     with _lane_of_one(tmp_path) as (server, embedder, flooding):
-        other = server.key()
+        other = server.key(tenant=other_tenant)
         lane_state = server.app.state.recall_lane
         with ThreadPoolExecutor(5) as pool:
             asked = [pool.submit(_rest_recall, server, flooding, 0)]
@@ -297,9 +306,8 @@ def test_a_key_that_sends_many_recalls_at_once_does_not_make_another_keys_wait_b
             _until(lambda: lane_state.waiting == 4, "the other key's recall waiting")
             embedder.release.set()
             assert [a.result(timeout=30) for a in asked] == ["ok"] * 5
-        order = [question.removeprefix(f"{QUESTION} ") for question in embedder.asked]
-        # One line would have run it last (0, 1, 2, 3, 9); the key's own recalls keep their order.
-        assert order == ["0", "1", "9", "2", "3"]
+        # A line is a tenant's, so minting keys gives a tenant no bigger share; its recalls keep their order.
+        assert [question.removeprefix(f"{QUESTION} ") for question in embedder.asked] == order
 
 
 def test_the_lane_serves_its_keys_in_turn_and_a_cancelled_wait_leaves_its_line() -> None:
@@ -345,10 +353,11 @@ def test_a_place_granted_as_its_wait_is_cancelled_goes_to_the_next_in_line() -> 
     assert asyncio.run(passed_on()) == (True, 1, 0)  # the second holds the one place
 
 
-def test_past_the_limit_a_key_with_nothing_in_flight_is_still_served_up_to_twice_it(tmp_path: Path) -> None:
+def test_past_the_limit_a_tenant_with_nothing_in_flight_is_still_served_up_to_twice_it(tmp_path: Path) -> None:
     with _lane_of_one(tmp_path, in_flight=2) as (server, embedder, flooding):
         body = {"scope": scope_fields(), "limit": 3}
-        others = [server.key() for _ in range(3)]
+        others = [server.key(tenant=f"other{n}") for n in range(3)]
+        minted = server.key()  # a new key of the flooding tenant (t1), nothing in flight of its own
         lane_state = server.app.state.recall_lane
 
         def scopes(token: str) -> int:
@@ -365,7 +374,8 @@ def test_past_the_limit_a_key_with_nothing_in_flight_is_still_served_up_to_twice
             held.append(pool.submit(recall, flooding, 1))
             _until(lambda: lane_state.waiting == 1, "the key's second recall waiting: two in flight, the limit")
             assert scopes(flooding) == 503  # control: the key that holds the places is refused
-            assert scopes(others[0]) == 200  # another key, nothing in flight: served
+            assert scopes(minted) == 503  # and so is its tenant's new key: a tenant's places are counted together
+            assert scopes(others[0]) == 200  # another tenant, nothing in flight: served
             held.append(pool.submit(recall, others[0], 2))
             _until(lambda: lane_state.waiting == 2, "its recall waiting: three in flight")
             assert scopes(others[0]) == 503  # now it has one in flight, past the limit
@@ -379,14 +389,14 @@ def test_past_the_limit_a_key_with_nothing_in_flight_is_still_served_up_to_twice
         assert scopes(others[2]) == 200  # control: once they are answered, it is served
 
 
-def test_a_burst_of_one_key_past_the_limit_is_let_in_one_request_only(tmp_path: Path) -> None:
+def test_a_burst_of_one_tenant_past_the_limit_is_let_in_one_request_only(tmp_path: Path) -> None:
     with _lane_of_one(tmp_path, in_flight=2) as (server, embedder, flooding):
         body = {"scope": scope_fields(), "limit": 3}
         with server.client(flooding) as http, ThreadPoolExecutor(2) as pool:
             held = [pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} {n}"}) for n in (0, 1)]
             _until(lambda: embedder.held == 1 and server.app.state.recall_lane.waiting == 1, "two in flight")
-            # Ten requests of another key at once, each checked in a worker thread: one is let in.
-            assert _held_heads(server, server.key(), 10) == 9
+            # Ten requests of another tenant at once, each checked in a worker thread: one is let in.
+            assert _held_heads(server, server.key(tenant="t2"), 10) == 9
             embedder.release.set()
             assert [h.result(timeout=30).status_code for h in held] == [200, 200]
 

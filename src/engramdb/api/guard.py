@@ -11,8 +11,9 @@ In this order, before the application reads a byte of the body:
 3. the key's request budget is charged (429 with ``Retry-After`` when it is spent);
 4. past ``max_in_flight`` requests being served at once, a keyed request is refused at once
    (503 ``overloaded`` with ``Retry-After``) instead of joining a queue that only grows; unless
-   its key has none in flight, up to twice the limit: a key that holds every place cannot shut
-   the others out. The key is read from the token before it is checked (its check comes next).
+   its tenant has none in flight, up to twice the limit: a tenant that holds every place cannot
+   shut the others out, and minting more keys gives it no more places. The tenant is read from
+   the token before the key is checked (its check comes next).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class RequestGuard:
     ) -> None:
         self.app, self.store, self.max_body_bytes, self.limiter = app, store, max_body_bytes, limiter
         self.max_in_flight, self.in_flight = max_in_flight, 0
-        self._by_key: dict[str, int] = {}  # requests in flight by the key their token names
+        self._by_tenant: dict[str, int] = {}  # requests in flight by the tenant their token names
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -89,7 +90,7 @@ class RequestGuard:
         keyed = scope["path"].startswith(_KEYED_PREFIXES)
         try:
             self._check_declared_length(headers)
-            claimed = _claimed_key(headers) if keyed else ""
+            claimed = _claimed_tenant(headers) if keyed else ""
             if keyed and self.max_in_flight and not self._admits(claimed):
                 raise self._overloaded()
             if keyed and _carries_key_or_body(scope, headers):
@@ -111,21 +112,21 @@ class RequestGuard:
             retryAfterSeconds=1,
         )
 
-    def _admits(self, key: str) -> bool:
-        """Whether a request of ``key`` is served now (see the module docstring, step 4)."""
+    def _admits(self, tenant: str) -> bool:
+        """Whether a request of ``tenant`` is served now (see the module docstring, step 4)."""
         if self.in_flight < self.max_in_flight:
             return True
-        return not self._by_key.get(key) and self.in_flight < 2 * self.max_in_flight
+        return not self._by_tenant.get(tenant) and self.in_flight < 2 * self.max_in_flight
 
-    def _count(self, keyed: bool, key: str, step: int) -> None:
+    def _count(self, keyed: bool, tenant: str, step: int) -> None:
         if not keyed:
             return
         self.in_flight += step
-        held = self._by_key.get(key, 0) + step
+        held = self._by_tenant.get(tenant, 0) + step
         if held:
-            self._by_key[key] = held
+            self._by_tenant[tenant] = held
         else:
-            del self._by_key[key]
+            del self._by_tenant[tenant]
 
     def _check_declared_length(self, headers: Headers) -> None:
         declared = headers.get("content-length")
@@ -163,11 +164,11 @@ class RequestGuard:
         return f"the body is larger than this server's limit of {self.max_body_bytes} bytes (ENGRAM_MAX_BODY_BYTES)"
 
 
-def _claimed_key(headers: Headers) -> str:
-    """The tenant and key id a bearer token names (``egm.<tenant>.<keyId>.<secret>``), unchecked;
-    "" for a request without one."""
+def _claimed_tenant(headers: Headers) -> str:
+    """The tenant a bearer token names (``egm.<tenant>.<keyId>.<secret>``), unchecked; "" for a
+    request without one."""
     parts = (auth.bearer_token(headers.get("authorization", "")) or "").split(".")
-    return auth.key_name(parts[1], parts[2]) if len(parts) == 4 else ""
+    return parts[1] if len(parts) == 4 else ""
 
 
 def _carries_key_or_body(scope: Scope, headers: Headers) -> bool:

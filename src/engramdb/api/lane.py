@@ -1,11 +1,12 @@
-"""The recall lane: places for recalls, handed out in turn across keys.
+"""The recall lane: places for recalls, handed out in turn across tenants.
 
 A recall with a model in this process is CPU work from end to end, so a server runs as many at
 once as it has cores and the rest wait (api/routes.py: ``in_recall_lane``). Waiting in one line,
 first come first served, a key that sends thirty recalls at once made every other key's recall
-wait behind all thirty. Here each key waits in a line of its own, and a freed place goes to the
-line whose turn it is, round the keys: another key's recall waits for at most one recall of each
-key ahead of it. Everything but ``/metrics`` (which reads the two counts) runs on the server's one
+wait behind all thirty. Here each tenant waits in a line of its own, and a freed place goes to the
+line whose turn it is, round the tenants: another tenant's recall waits for at most one recall of
+each tenant ahead of it. A line is a tenant's, not a key's, so a tenant that mints more keys gets
+no bigger share. Everything but ``/metrics`` (which reads the two counts) runs on the server's one
 event loop, so nothing here needs a lock.
 """
 
@@ -31,7 +32,8 @@ class _Waiter:
 
 
 class FairLane:
-    """``places`` recalls at once; past them each key's recalls wait their turn in its own line."""
+    """``places`` recalls at once; past them the recalls of each line (a tenant's: ``lane_key``) wait
+    their turn in it."""
 
     def __init__(self, places: int) -> None:
         self.places = places
@@ -84,8 +86,8 @@ class FairLane:
 
 
 def lane_key(caller: Caller | None) -> str:
-    """Whose line a recall waits in: its key's (one line for requests without a caller)."""
-    return caller.key_name if caller is not None else ""
+    """Whose line a recall waits in: its tenant's (one line for requests without a caller)."""
+    return caller.tenant if caller is not None else ""
 
 
 async def run_in(lane: FairLane, key: str, call: Callable[[], T]) -> T:

@@ -119,7 +119,7 @@ def tool_function(
             call = functools.partial(tool, ctx, **args)
             if not recalls(op, args):  # recent_episodes without `about`: a listing, in the package's threads
                 return await anyio.to_thread.run_sync(call)
-            return await run_in(lane, lane_key(_caller_or_none(caller_of, ctx)), call)  # REST's lane, by key
+            return await run_in(lane, lane_key(_caller_or_none(caller_of, ctx)), call)  # REST's lane, by tenant
 
         served = in_lane
     served.__name__ = spec.tool
