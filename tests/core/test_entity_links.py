@@ -145,3 +145,22 @@ def test_a_memory_found_only_through_an_entity_passes_the_relevance_floor_too(
     floored = service.reads.recall(operator, RecallRequest.model_validate(body)).memories
     assert [m.id for m in floored][:1] == [sister] and all(m.relevance >= 0.3 for m in floored)
     assert harbour not in [m.id for m in floored]  # it shares none of the question's words
+
+
+def test_under_a_relevance_floor_a_memory_that_passes_it_is_still_lifted_by_its_entity(
+    store: Store, settings: Settings, operator: Caller
+) -> None:
+    sister, harbour = _seed(_service(store, settings), operator, store)
+    # The harbour memory shares "lighthouse" with the question: it passes the floor on its own words.
+    body = {"query": "Where did my sister move, near the lighthouse?", "scope": SCOPE, "limit": 5, "explain": True}
+    floored = {**body, "minScore": 0.05}
+
+    def entities(service: MemoryService, request: dict[str, object]) -> dict[str, float]:
+        memories = service.reads.recall(operator, RecallRequest.model_validate(request)).memories
+        return {m.id: m.explain.features.get("entities", 0.0) for m in memories if m.explain is not None}
+
+    unlifted = entities(_service(store, settings, entity_weight=0.0), floored)
+    assert sister in unlifted and harbour in unlifted and unlifted[harbour] == 0  # control: kept, not lifted
+    lifted = entities(_service(store, settings), floored)
+    assert sister in lifted and lifted[harbour] > 0  # the sister's entity lifts it under the floor too
+    assert lifted[harbour] == entities(_service(store, settings), body)[harbour]  # as much as without a floor
