@@ -215,7 +215,8 @@ class Settings(BaseSettings):
         32,
         ge=0,
         description="requests served at once; past it a request is refused at once with 503 and "
-        "Retry-After instead of queueing, unless its tenant has none in flight (up to twice this; 0 = no limit)",
+        "Retry-After instead of queueing, unless its key has none in flight (up to 1.5 times this) or its tenant "
+        "has none (up to twice this); 0 = no limit",
     )
     recall_threads: int = Field(
         0,
@@ -223,7 +224,8 @@ class Settings(BaseSettings):
         le=256,
         description="Recalls (REST, MCP over HTTP and the dashboard's playground) run at once, each in a worker "
         "thread of their own (0: one per CPU core with a local model; with an openai: embedder, as many as the "
-        "shared pool serves); more wait their turn without holding a thread, each key in turn",
+        "shared pool serves); more wait their turn without holding a thread, the tenants in turn and each "
+        "tenant's keys in turn",
     )
     embed_batch_size: int = Field(64, description="rows embedded per batch by the worker")
     malloc_arenas: int = Field(

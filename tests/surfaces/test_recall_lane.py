@@ -155,7 +155,7 @@ def test_the_cores_are_capped_by_a_containers_cpu_quota(tmp_path: Path) -> None:
 @contextmanager
 def _lane_of_one(tmp_path: Path, in_flight: int | None = None) -> Iterator[tuple[LiveServer, HeldQuestions, str]]:
     """A server whose lane has one place (and at most ``in_flight`` requests at once, if given), its
-    embedder holding each question, and an admin key."""
+    embedder holding each question, and an agent key of tenant t1."""
     settings = Settings(home=tmp_path / "home", embedder="hashing", recall_threads=1)
     if in_flight is not None:
         settings = settings.model_copy(update={"max_in_flight": in_flight})
@@ -268,7 +268,7 @@ def test_a_place_granted_as_its_request_is_cancelled_goes_back_to_the_lane() -> 
     async def granted_then_cancelled() -> int:
         lane = FairLane(1)
         assert lane.try_acquire()  # a holder
-        waiting = asyncio.get_running_loop().create_task(_turn_unless_gone(lane, "k1", _Connected()))  # type: ignore[arg-type]
+        waiting = asyncio.get_running_loop().create_task(_turn_unless_gone(lane, ("t", "k1"), _Connected()))  # type: ignore[arg-type]
         while lane.waiting == 0:
             await asyncio.sleep(0)
         lane.release()  # its turn comes ...
@@ -277,37 +277,29 @@ def test_a_place_granted_as_its_request_is_cancelled_goes_back_to_the_lane() -> 
         with pytest.raises(asyncio.CancelledError):
             await waiting
         with anyio.fail_after(5):  # the place is free again: the next recall gets it
-            await lane.acquire("k2")
+            await lane.acquire(("t", "k2"))
         return lane.running
 
     assert asyncio.run(granted_then_cancelled()) == 1  # control: only the newcomer holds it
 
 
-@pytest.mark.parametrize(
-    ("other_tenant", "order"),
-    [
-        ("t2", ["0", "1", "9", "2", "3"]),  # its own line: it waits for one of the flood, not all of it
-        ("t1", ["0", "1", "2", "3", "9"]),  # control: another key of the flooding tenant waits in its line
-    ],
-)
-def test_a_tenant_that_sends_many_recalls_at_once_does_not_make_another_tenants_wait_behind_them(
-    tmp_path: Path, other_tenant: str, order: list[str]
+def test_a_key_that_sends_many_recalls_at_once_makes_neither_another_tenant_nor_its_tenants_other_keys_wait(
+    tmp_path: Path,
 ) -> None:
     with _lane_of_one(tmp_path) as (server, embedder, flooding):
-        other = server.key(tenant=other_tenant)
+        minted, other = server.key(), server.key(tenant="t2")  # another key of the flooding tenant; another tenant
         lane_state = server.app.state.recall_lane
-        with ThreadPoolExecutor(5) as pool:
+        with ThreadPoolExecutor(6) as pool:
             asked = [pool.submit(_rest_recall, server, flooding, 0)]
             _until(lambda: embedder.held == 1, "the first recall holding the lane")
-            for n in (1, 2, 3):  # one at a time: their order in the key's line is known
-                asked.append(pool.submit(_rest_recall, server, flooding, n))
-                _until(partial(lambda k: lane_state.waiting == k, n), f"recall {n} of the same key waiting")
-            asked.append(pool.submit(_rest_recall, server, other, 9))
-            _until(lambda: lane_state.waiting == 4, "the other key's recall waiting")
+            for n, token in ((1, flooding), (2, flooding), (3, flooding), (8, minted), (9, other)):
+                asked.append(pool.submit(_rest_recall, server, token, n))  # one at a time: their order is known
+                _until(partial(lambda k: lane_state.waiting == k, len(asked) - 1), f"recall {n} waiting")
             embedder.release.set()
-            assert [a.result(timeout=30) for a in asked] == ["ok"] * 5
-        # A line is a tenant's, so minting keys gives a tenant no bigger share; its recalls keep their order.
-        assert [question.removeprefix(f"{QUESTION} ") for question in embedder.asked] == order
+            assert [a.result(timeout=30) for a in asked] == ["ok"] * 6
+        # The tenants take turns, and the flooding tenant's turns go round its keys. One line per key
+        # would run 0, 1, 8, 9, 2, 3 (a tenant's minted keys a bigger share); one per tenant 0, 1, 9, 2, 3, 8.
+        assert [question.removeprefix(f"{QUESTION} ") for question in embedder.asked] == ["0", "1", "9", "8", "2", "3"]
 
 
 def test_the_lane_serves_its_keys_in_turn_and_a_cancelled_wait_leaves_its_line() -> None:
@@ -316,14 +308,16 @@ def test_the_lane_serves_its_keys_in_turn_and_a_cancelled_wait_leaves_its_line()
         assert lane.try_acquire()
 
         async def recall(key: str, n: int) -> None:
-            await lane.acquire(key)
+            await lane.acquire((key, key))  # a tenant of its own each
             order.append(f"{key}{n}")
 
         async with anyio.create_task_group() as group:
             for key, n in (("a", 1), ("a", 2), ("a", 3), ("b", 1), ("c", 1), ("b", 2)):
                 group.start_soon(recall, key, n)
                 await asyncio.sleep(0)
-            gone = asyncio.get_running_loop().create_task(lane.acquire("a"))  # its client hangs up while it waits
+            gone = asyncio.get_running_loop().create_task(
+                lane.acquire(("a", "a"))
+            )  # its client hangs up while it waits
             await asyncio.sleep(0)
             assert lane.waiting == 7 and not lane.try_acquire()  # control: it did join a's line
             gone.cancel()
@@ -337,12 +331,42 @@ def test_the_lane_serves_its_keys_in_turn_and_a_cancelled_wait_leaves_its_line()
     assert asyncio.run(served()) == ["a1", "b1", "c1", "a2", "b2", "a3"]
 
 
+def test_the_lane_serves_tenants_in_turn_and_a_tenants_keys_in_turn_within_its_turns() -> None:
+    async def served() -> list[str]:
+        lane, order = FairLane(1), []
+        assert lane.try_acquire()
+
+        async def recall(tenant: str, key: str, n: int) -> None:
+            await lane.acquire((tenant, key))
+            order.append(f"{key}{n}")
+
+        async with anyio.create_task_group() as group:
+            # Tenant x floods with key x1, then mints x2 and x3; tenant y has one key.
+            asked = [("x", "x1", 1), ("x", "x1", 2), ("x", "x1", 3), ("x", "x2", 1), ("x", "x3", 1), ("y", "y1", 1)]
+            for tenant, key, n in [*asked, ("y", "y1", 2)]:
+                group.start_soon(recall, tenant, key, n)
+                await asyncio.sleep(0)
+            gone = asyncio.get_running_loop().create_task(lane.acquire(("x", "x2")))
+            await asyncio.sleep(0)
+            gone.cancel()  # a cancelled wait leaves its line, and an emptied group leaves the lane
+            await asyncio.sleep(0)
+            assert lane.waiting == 7
+            for _ in range(7):
+                lane.release()
+                await asyncio.sleep(0)
+        return order
+
+    # y gets every other place, however many keys x has; x's places go round its keys. One line per
+    # key would give x three places in four (x1, x2, x3, y1 ...); one per tenant, x1's three first.
+    assert asyncio.run(served()) == ["x11", "y11", "x21", "y12", "x31", "x12", "x13"]
+
+
 def test_a_place_granted_as_its_wait_is_cancelled_goes_to_the_next_in_line() -> None:
     async def passed_on() -> tuple[bool, int, int]:
         lane = FairLane(1)
         assert lane.try_acquire()
-        first = asyncio.get_running_loop().create_task(lane.acquire("a"))
-        second = asyncio.get_running_loop().create_task(lane.acquire("b"))
+        first = asyncio.get_running_loop().create_task(lane.acquire(("a", "a")))
+        second = asyncio.get_running_loop().create_task(lane.acquire(("b", "b")))
         await asyncio.sleep(0)
         lane.release()  # granted to the first ...
         first.cancel()  # ... which is cancelled before it runs again
@@ -353,11 +377,13 @@ def test_a_place_granted_as_its_wait_is_cancelled_goes_to_the_next_in_line() -> 
     assert asyncio.run(passed_on()) == (True, 1, 0)  # the second holds the one place
 
 
-def test_past_the_limit_a_tenant_with_nothing_in_flight_is_still_served_up_to_twice_it(tmp_path: Path) -> None:
+def test_past_the_limit_another_key_is_served_up_to_one_and_a_half_times_it_and_another_tenant_up_to_twice(
+    tmp_path: Path,
+) -> None:
     with _lane_of_one(tmp_path, in_flight=2) as (server, embedder, flooding):
         body = {"scope": scope_fields(), "limit": 3}
-        others = [server.key(tenant=f"other{n}") for n in range(3)]
-        minted = server.key()  # a new key of the flooding tenant (t1), nothing in flight of its own
+        minted = [server.key() for _ in range(2)]  # new keys of the flooding tenant (t1)
+        others = [server.key(tenant=f"other{n}") for n in range(2)]
         lane_state = server.app.state.recall_lane
 
         def scopes(token: str) -> int:
@@ -374,29 +400,30 @@ def test_past_the_limit_a_tenant_with_nothing_in_flight_is_still_served_up_to_tw
             held.append(pool.submit(recall, flooding, 1))
             _until(lambda: lane_state.waiting == 1, "the key's second recall waiting: two in flight, the limit")
             assert scopes(flooding) == 503  # control: the key that holds the places is refused
-            assert scopes(minted) == 503  # and so is its tenant's new key: a tenant's places are counted together
+            assert scopes(minted[0]) == 200  # another key of its tenant, nothing in flight: served
+            held.append(pool.submit(recall, minted[0], 2))
+            _until(lambda: lane_state.waiting == 2, "its recall waiting: three in flight, 1.5 times the limit")
+            assert scopes(minted[1]) == 503  # the tenant's next new key: the last places are other tenants'
             assert scopes(others[0]) == 200  # another tenant, nothing in flight: served
-            held.append(pool.submit(recall, others[0], 2))
-            _until(lambda: lane_state.waiting == 2, "its recall waiting: three in flight")
-            assert scopes(others[0]) == 503  # now it has one in flight, past the limit
-            held.append(pool.submit(recall, others[1], 3))
-            _until(lambda: lane_state.waiting == 3, "a third key's recall waiting: four in flight")
-            assert scopes(others[2]) == 503  # twice the limit: refused, whoever asks
-            burst = _held_heads(server, others[2], 6)  # six at once of a key with nothing in flight ...
+            held.append(pool.submit(recall, others[0], 3))
+            _until(lambda: lane_state.waiting == 3, "its recall waiting: four in flight")
+            assert scopes(others[1]) == 503  # twice the limit: refused, whoever asks
+            burst = _held_heads(server, others[1], 6)  # six at once of a tenant with nothing in flight ...
             assert burst == 6  # ... all refused at twice the limit
             embedder.release.set()
             assert [h.result(timeout=30) for h in held] == [200] * 4
-        assert scopes(others[2]) == 200  # control: once they are answered, it is served
+        assert scopes(others[1]) == 200 and scopes(minted[1]) == 200  # control: once answered, they are served
 
 
-def test_a_burst_of_one_tenant_past_the_limit_is_let_in_one_request_only(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tenant", ["t1", "t2"])  # a new key of the flooding tenant, and another tenant's
+def test_a_burst_of_one_new_key_past_the_limit_is_let_in_one_request_only(tmp_path: Path, tenant: str) -> None:
     with _lane_of_one(tmp_path, in_flight=2) as (server, embedder, flooding):
         body = {"scope": scope_fields(), "limit": 3}
         with server.client(flooding) as http, ThreadPoolExecutor(2) as pool:
             held = [pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} {n}"}) for n in (0, 1)]
             _until(lambda: embedder.held == 1 and server.app.state.recall_lane.waiting == 1, "two in flight")
-            # Ten requests of another tenant at once, each checked in a worker thread: one is let in.
-            assert _held_heads(server, server.key(tenant="t2"), 10) == 9
+            # Ten requests of a key with nothing in flight at once, each checked in a worker thread: one is let in.
+            assert _held_heads(server, server.key(tenant=tenant), 10) == 9
             embedder.release.set()
             assert [h.result(timeout=30).status_code for h in held] == [200, 200]
 

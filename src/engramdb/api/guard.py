@@ -11,9 +11,11 @@ In this order, before the application reads a byte of the body:
 3. the key's request budget is charged (429 with ``Retry-After`` when it is spent);
 4. past ``max_in_flight`` requests being served at once, a keyed request is refused at once
    (503 ``overloaded`` with ``Retry-After``) instead of joining a queue that only grows; unless
-   its tenant has none in flight, up to twice the limit: a tenant that holds every place cannot
-   shut the others out, and minting more keys gives it no more places. The tenant is read from
-   the token before the key is checked (its check comes next).
+   its key has none in flight, up to one and a half times the limit, or its tenant has none in
+   flight, up to twice it. So a key that holds every place cannot shut out its tenant's other keys
+   (one agent of a team's tenant cannot starve the rest), and a tenant's many keys cannot shut out
+   the other tenants (the last places are theirs). Tenant and key are read from the token before
+   it is checked (its check comes next).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import anyio.to_thread
 from starlette.datastructures import Headers
@@ -80,7 +83,9 @@ class RequestGuard:
     ) -> None:
         self.app, self.store, self.max_body_bytes, self.limiter = app, store, max_body_bytes, limiter
         self.max_in_flight, self.in_flight = max_in_flight, 0
-        self._by_tenant: dict[str, int] = {}  # requests in flight by the tenant their token names
+        # Requests in flight by the tenant, and by the key, their token names.
+        self._by_tenant: dict[str, int] = {}
+        self._by_key: dict[str, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -90,7 +95,7 @@ class RequestGuard:
         keyed = scope["path"].startswith(_KEYED_PREFIXES)
         try:
             self._check_declared_length(headers)
-            claimed = _claimed_tenant(headers) if keyed else ""
+            claimed = _claimed(headers) if keyed else _Claim("", "")
             if keyed and self.max_in_flight and not self._admits(claimed):
                 raise self._overloaded()
             if keyed and _carries_key_or_body(scope, headers):
@@ -112,21 +117,21 @@ class RequestGuard:
             retryAfterSeconds=1,
         )
 
-    def _admits(self, tenant: str) -> bool:
-        """Whether a request of ``tenant`` is served now (see the module docstring, step 4)."""
-        if self.in_flight < self.max_in_flight:
+    def _admits(self, claim: _Claim) -> bool:
+        """Whether a request of ``claim``'s key and tenant is served now (the module docstring, step 4)."""
+        limit = self.max_in_flight
+        if self.in_flight < limit:
             return True
-        return not self._by_tenant.get(tenant) and self.in_flight < 2 * self.max_in_flight
+        if not self._by_tenant.get(claim.tenant):
+            return self.in_flight < 2 * limit
+        return not self._by_key.get(claim.key) and self.in_flight < limit + limit // 2
 
-    def _count(self, keyed: bool, tenant: str, step: int) -> None:
+    def _count(self, keyed: bool, claim: _Claim, step: int) -> None:
         if not keyed:
             return
         self.in_flight += step
-        held = self._by_tenant.get(tenant, 0) + step
-        if held:
-            self._by_tenant[tenant] = held
-        else:
-            del self._by_tenant[tenant]
+        _add(self._by_tenant, claim.tenant, step)
+        _add(self._by_key, claim.key, step)
 
     def _check_declared_length(self, headers: Headers) -> None:
         declared = headers.get("content-length")
@@ -164,11 +169,26 @@ class RequestGuard:
         return f"the body is larger than this server's limit of {self.max_body_bytes} bytes (ENGRAM_MAX_BODY_BYTES)"
 
 
-def _claimed_tenant(headers: Headers) -> str:
-    """The tenant a bearer token names (``egm.<tenant>.<keyId>.<secret>``), unchecked; "" for a
-    request without one."""
+class _Claim(NamedTuple):
+    """The tenant and the key (``auth.key_name``) a request's token names, unchecked; both "" without
+    a token."""
+
+    tenant: str
+    key: str
+
+
+def _claimed(headers: Headers) -> _Claim:
+    """The claim of a bearer token (``egm.<tenant>.<keyId>.<secret>``)."""
     parts = (auth.bearer_token(headers.get("authorization", "")) or "").split(".")
-    return parts[1] if len(parts) == 4 else ""
+    return _Claim(parts[1], auth.key_name(parts[1], parts[2])) if len(parts) == 4 else _Claim("", "")
+
+
+def _add(counts: dict[str, int], name: str, step: int) -> None:
+    held = counts.get(name, 0) + step
+    if held:
+        counts[name] = held
+    else:
+        del counts[name]
 
 
 def _carries_key_or_body(scope: Scope, headers: Headers) -> bool:

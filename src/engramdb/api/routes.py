@@ -23,7 +23,7 @@ from starlette.routing import BaseRoute
 
 from engramdb import metrics
 from engramdb.api.guard import CALLER_KEY
-from engramdb.api.lane import FairLane, lane_key, run_on_place
+from engramdb.api.lane import FairLane, Line, line_of, run_on_place
 from engramdb.api.openapi import responses
 from engramdb.core import auth
 from engramdb.core.auth import Caller
@@ -150,7 +150,7 @@ def in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
         call = partial(endpoint, **parts)
         if lane is None:
             return await anyio.to_thread.run_sync(call)
-        placed = await _turn_unless_gone(lane, lane_key(request.scope.get(CALLER_KEY)), request)
+        placed = await _turn_unless_gone(lane, line_of(request.scope.get(CALLER_KEY)), request)
         try:
             if not placed or await request.is_disconnected():
                 metrics.RECALLS_ABANDONED.inc()
@@ -163,9 +163,9 @@ def in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
     return in_lane
 
 
-async def _turn_unless_gone(lane: FairLane, key: str, request: Request) -> bool:
-    """Whether the request got a place in ``lane`` (in ``key``'s line), False if the client hung up
-    before its turn.
+async def _turn_unless_gone(lane: FairLane, line: Line, request: Request) -> bool:
+    """Whether the request got a place in ``lane`` (in ``line``), False if the client hung up before
+    its turn.
 
     A free place is taken at once. Otherwise the wait races the connection: the request's body has
     been read (the routes served this way declare one), so the next message from the server is the
@@ -177,7 +177,7 @@ async def _turn_unless_gone(lane: FairLane, key: str, request: Request) -> bool:
 
     async def wait_turn() -> None:
         nonlocal got
-        await lane.acquire(key)
+        await lane.acquire(line)
         got = True  # no await between the place and the flag: a cancel cannot fall between them
         group.cancel_scope.cancel()
 

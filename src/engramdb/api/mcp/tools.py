@@ -23,7 +23,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from engramdb.api.lane import FairLane, lane_key, run_in
+from engramdb.api.lane import FairLane, line_of, run_in
 from engramdb.api.mcp import assist_text, knowledge_text, text
 from engramdb.api.problems import problem_body
 from engramdb.contract.bounds import TEXT_CAPS
@@ -119,7 +119,7 @@ def tool_function(
             call = functools.partial(tool, ctx, **args)
             if not recalls(op, args):  # recent_episodes without `about`: a listing, in the package's threads
                 return await anyio.to_thread.run_sync(call)
-            return await run_in(lane, lane_key(_caller_or_none(caller_of, ctx)), call)  # REST's lane, by tenant
+            return await run_in(lane, line_of(_caller_or_none(caller_of, ctx)), call)  # REST's lane and lines
 
         served = in_lane
     served.__name__ = spec.tool
