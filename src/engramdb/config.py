@@ -215,8 +215,8 @@ class Settings(BaseSettings):
         32,
         ge=0,
         description="requests served at once; past it a request is refused at once with 503 and "
-        "Retry-After instead of queueing, unless its key has none in flight (up to 1.5 times this) or its tenant "
-        "has none (up to twice this); 0 = no limit",
+        "Retry-After instead of queueing, unless its key has none in flight (up to 1.5 times this, rounded "
+        "up) or its tenant has none (up to twice this); 0 = no limit",
     )
     recall_threads: int = Field(
         0,

@@ -24,7 +24,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from engramdb.api.lane import FairLane
+from engramdb.api.lane import FairLane, Line
 from engramdb.api.mcp.tools import recalls
 from engramdb.api.rest import cores, recall_lane
 from engramdb.api.routes import _turn_unless_gone
@@ -348,7 +348,8 @@ def test_the_lane_serves_tenants_in_turn_and_a_tenants_keys_in_turn_within_its_t
                 await asyncio.sleep(0)
             gone = asyncio.get_running_loop().create_task(lane.acquire(("x", "x2")))
             await asyncio.sleep(0)
-            gone.cancel()  # a cancelled wait leaves its line, and an emptied group leaves the lane
+            assert lane.waiting == 8  # control: it did join x2's line
+            gone.cancel()  # a cancelled wait leaves its line
             await asyncio.sleep(0)
             assert lane.waiting == 7
             for _ in range(7):
@@ -359,6 +360,26 @@ def test_the_lane_serves_tenants_in_turn_and_a_tenants_keys_in_turn_within_its_t
     # y gets every other place, however many keys x has; x's places go round its keys. One line per
     # key would give x three places in four (x1, x2, x3, y1 ...); one per tenant, x1's three first.
     assert asyncio.run(served()) == ["x11", "y11", "x21", "y12", "x31", "x12", "x13"]
+
+
+@pytest.mark.parametrize("others", [[], [("t", "k2")], [("u", "k3")]])
+def test_a_cancelled_wait_that_empties_its_line_or_group_leaves_the_lane_as_it_was(others: list[Line]) -> None:
+    async def after_cancel() -> tuple[int, int, bool]:
+        lane = FairLane(1)
+        assert lane.try_acquire()  # a holder
+        waits = [asyncio.get_running_loop().create_task(lane.acquire(line)) for line in [("t", "k1"), *others]]
+        await asyncio.sleep(0)
+        assert lane.waiting == len(waits)  # control: each joined its line
+        waits[0].cancel()  # alone in its line; alone in its group too unless another key of "t" waits
+        await asyncio.sleep(0)
+        for _ in others:  # the others are served in turn: no empty line or group is left to serve
+            lane.release()
+            await asyncio.sleep(0)
+        await asyncio.gather(*waits[1:])
+        lane.release()  # the last place back: nobody waits
+        return lane.running, lane.waiting, lane.try_acquire()
+
+    assert asyncio.run(after_cancel()) == (0, 0, True)
 
 
 def test_a_place_granted_as_its_wait_is_cancelled_goes_to_the_next_in_line() -> None:
@@ -413,6 +434,18 @@ def test_past_the_limit_another_key_is_served_up_to_one_and_a_half_times_it_and_
             embedder.release.set()
             assert [h.result(timeout=30) for h in held] == [200] * 4
         assert scopes(others[1]) == 200 and scopes(minted[1]) == 200  # control: once answered, they are served
+
+
+def test_at_a_limit_of_one_another_key_of_the_busy_tenant_is_still_served(tmp_path: Path) -> None:
+    with _lane_of_one(tmp_path, in_flight=1) as (server, embedder, flooding):
+        with server.client(flooding) as http, ThreadPoolExecutor(1) as pool:
+            held = pool.submit(http.post, "/v1/recall", json={"scope": scope_fields(), "query": f"{QUESTION} 0"})
+            _until(lambda: embedder.held == 1, "one in flight, the limit")
+            with server.client(server.key()) as other:  # another key of the flooding tenant (t1)
+                assert other.get("/v1/scopes").status_code == 200  # 1.5 times a limit of one, rounded up
+            assert http.get("/v1/scopes").status_code == 503  # control: the key that holds the place is refused
+            embedder.release.set()
+            assert held.result(timeout=30).status_code == 200
 
 
 @pytest.mark.parametrize("tenant", ["t1", "t2"])  # a new key of the flooding tenant, and another tenant's

@@ -11,8 +11,8 @@ In this order, before the application reads a byte of the body:
 3. the key's request budget is charged (429 with ``Retry-After`` when it is spent);
 4. past ``max_in_flight`` requests being served at once, a keyed request is refused at once
    (503 ``overloaded`` with ``Retry-After``) instead of joining a queue that only grows; unless
-   its key has none in flight, up to one and a half times the limit, or its tenant has none in
-   flight, up to twice it. So a key that holds every place cannot shut out its tenant's other keys
+   its key has none in flight, up to one and a half times the limit (rounded up), or its tenant has
+   none in flight, up to twice it. So a key that holds every place cannot shut out its tenant's other keys
    (one agent of a team's tenant cannot starve the rest), and a tenant's many keys cannot shut out
    the other tenants (the last places are theirs). Tenant and key are read from the token before
    it is checked (its check comes next).
@@ -124,7 +124,7 @@ class RequestGuard:
             return True
         if not self._by_tenant.get(claim.tenant):
             return self.in_flight < 2 * limit
-        return not self._by_key.get(claim.key) and self.in_flight < limit + limit // 2
+        return not self._by_key.get(claim.key) and self.in_flight < limit + (limit + 1) // 2  # 1.5x, rounded up
 
     def _count(self, keyed: bool, claim: _Claim, step: int) -> None:
         if not keyed:
