@@ -302,36 +302,10 @@ def test_a_key_that_sends_many_recalls_at_once_makes_neither_another_tenant_nor_
         assert [question.removeprefix(f"{QUESTION} ") for question in embedder.asked] == ["0", "1", "9", "8", "2", "3"]
 
 
-def test_the_lane_serves_its_keys_in_turn_and_a_cancelled_wait_leaves_its_line() -> None:
-    async def served() -> list[str]:
-        lane, order = FairLane(1), []
-        assert lane.try_acquire()
+def _served(asked: list[tuple[str, str, int]], gone: Line) -> list[str]:
+    """The order in which a lane of one place serves the recalls ``asked`` ((tenant, key, n) each, in
+    that order, while a holder keeps the place), after one more wait in line ``gone`` is cancelled."""
 
-        async def recall(key: str, n: int) -> None:
-            await lane.acquire((key, key))  # a tenant of its own each
-            order.append(f"{key}{n}")
-
-        async with anyio.create_task_group() as group:
-            for key, n in (("a", 1), ("a", 2), ("a", 3), ("b", 1), ("c", 1), ("b", 2)):
-                group.start_soon(recall, key, n)
-                await asyncio.sleep(0)
-            gone = asyncio.get_running_loop().create_task(
-                lane.acquire(("a", "a"))
-            )  # its client hangs up while it waits
-            await asyncio.sleep(0)
-            assert lane.waiting == 7 and not lane.try_acquire()  # control: it did join a's line
-            gone.cancel()
-            await asyncio.sleep(0)
-            assert lane.waiting == 6
-            for _ in range(6):
-                lane.release()
-                await asyncio.sleep(0)
-        return order
-
-    assert asyncio.run(served()) == ["a1", "b1", "c1", "a2", "b2", "a3"]
-
-
-def test_the_lane_serves_tenants_in_turn_and_a_tenants_keys_in_turn_within_its_turns() -> None:
     async def served() -> list[str]:
         lane, order = FairLane(1), []
         assert lane.try_acquire()
@@ -341,25 +315,34 @@ def test_the_lane_serves_tenants_in_turn_and_a_tenants_keys_in_turn_within_its_t
             order.append(f"{key}{n}")
 
         async with anyio.create_task_group() as group:
-            # Tenant x floods with key x1, then mints x2 and x3; tenant y has one key.
-            asked = [("x", "x1", 1), ("x", "x1", 2), ("x", "x1", 3), ("x", "x2", 1), ("x", "x3", 1), ("y", "y1", 1)]
-            for tenant, key, n in [*asked, ("y", "y1", 2)]:
+            for tenant, key, n in asked:
                 group.start_soon(recall, tenant, key, n)
                 await asyncio.sleep(0)
-            gone = asyncio.get_running_loop().create_task(lane.acquire(("x", "x2")))
+            cancelled = asyncio.get_running_loop().create_task(lane.acquire(gone))  # its client hangs up
             await asyncio.sleep(0)
-            assert lane.waiting == 8  # control: it did join x2's line
-            gone.cancel()  # a cancelled wait leaves its line
+            assert lane.waiting == len(asked) + 1 and not lane.try_acquire()  # control: it did join its line
+            cancelled.cancel()
             await asyncio.sleep(0)
-            assert lane.waiting == 7
-            for _ in range(7):
+            assert lane.waiting == len(asked)  # a cancelled wait leaves its line
+            for _ in asked:
                 lane.release()
                 await asyncio.sleep(0)
         return order
 
+    return asyncio.run(served())
+
+
+def test_the_lane_serves_its_keys_in_turn_and_a_cancelled_wait_leaves_its_line() -> None:
+    asked = [("a", "a", 1), ("a", "a", 2), ("a", "a", 3), ("b", "b", 1), ("c", "c", 1), ("b", "b", 2)]  # a tenant each
+    assert _served(asked, ("a", "a")) == ["a1", "b1", "c1", "a2", "b2", "a3"]
+
+
+def test_the_lane_serves_tenants_in_turn_and_a_tenants_keys_in_turn_within_its_turns() -> None:
+    # Tenant x floods with key x1, then mints x2 and x3; tenant y has one key.
+    asked = [("x", "x1", 1), ("x", "x1", 2), ("x", "x1", 3), ("x", "x2", 1), ("x", "x3", 1), ("y", "y1", 1)]
     # y gets every other place, however many keys x has; x's places go round its keys. One line per
     # key would give x three places in four (x1, x2, x3, y1 ...); one per tenant, x1's three first.
-    assert asyncio.run(served()) == ["x11", "y11", "x21", "y12", "x31", "x12", "x13"]
+    assert _served([*asked, ("y", "y1", 2)], ("x", "x2")) == ["x11", "y11", "x21", "y12", "x31", "x12", "x13"]
 
 
 @pytest.mark.parametrize("others", [[], [("t", "k2")], [("u", "k3")]])
