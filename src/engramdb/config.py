@@ -190,7 +190,7 @@ class Settings(BaseSettings):
     embedder: str = Field(
         "auto",
         description="'auto' (a data folder keeps the local model its memories were embedded with; a new one "
-        "gets 'minilm-fast' on a CPU with VNNI, else 'minilm'), 'minilm' (all-MiniLM-L6-v2 as int8 ONNX, "
+        "gets 'minilm-fast' on an x86 CPU with AVX2 or VNNI, else 'minilm'), 'minilm' (all-MiniLM-L6-v2 as int8 ONNX, "
         "installed from PyPI: no download at run time), 'minilm-fast' (the same model on int8 activations, "
         "derived at first load and cached: a query embeds in about 0.6 of the time, with vectors of its "
         "own, so run engram reembed after switching), 'hashing[:DIM]' (for tests) or 'openai:BASE_URL|MODEL' "

@@ -1,6 +1,6 @@
 """`ENGRAM_EMBEDDER=auto` (the default): a data folder keeps the local model its newest vectors
 were made with (any tenant's, memories or record texts; `minilm` first); a new folder gets
-`minilm-fast` on a CPU with VNNI, else `minilm`. On both backends, through the real store (the
+`minilm-fast` on an x86 CPU with AVX2 or VNNI, else `minilm`. On both backends, through the real store (the
 model ids are written as the embedding jobs write them)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from engramdb.config import Settings
 from engramdb.contract.writes import EpisodeWrite
 from engramdb.core import embedder_choice
 from engramdb.core.auth import Caller
-from engramdb.core.embedder_choice import cpu_has_vnni, new_folder_spec, resolve_spec
+from engramdb.core.embedder_choice import cpu_has_int8_kernels, new_folder_spec, resolve_spec
 from engramdb.core.embedding import HashingEmbedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
@@ -96,23 +96,24 @@ def test_auto_is_refused_where_no_store_can_resolve_it() -> None:
 
 
 def test_the_cpu_check_reads_the_flags_line(tmp_path: Path) -> None:
-    with_vnni, without, avx_vnni = tmp_path / "a", tmp_path / "b", tmp_path / "c"
-    with_vnni.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\nbugs\t\t: avx512_vnni\n")
-    without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f\nbugs\t\t: avx512_vnni\n")  # not a flag
-    avx_vnni.write_text("flags\t\t: fpu avx2 avx_vnni\n")
-    assert cpu_has_vnni(with_vnni) and cpu_has_vnni(avx_vnni)
-    assert not cpu_has_vnni(without)
-    assert not cpu_has_vnni(tmp_path / "absent")  # not Linux: not assumed
+    with_vnni, avx2, avx_vnni, older = (tmp_path / name for name in "abcd")
+    with_vnni.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_vnni\nbugs\t\t: avx2\n")
+    avx2.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n")  # AMD EPYC without VNNI, measured
+    avx_vnni.write_text("flags\t\t: fpu avx_vnni\n")
+    older.write_text("processor\t: 0\nflags\t\t: fpu sse2 sse4_2 avx\nbugs\t\t: avx2 avx512_vnni\n")  # not flags
+    assert cpu_has_int8_kernels(with_vnni) and cpu_has_int8_kernels(avx2) and cpu_has_int8_kernels(avx_vnni)
+    assert not cpu_has_int8_kernels(older)
+    assert not cpu_has_int8_kernels(tmp_path / "absent")  # not Linux: not assumed
 
 
 @pytest.mark.parametrize(
-    ("vnni", "onnx", "expected"),
+    ("int8", "onnx", "expected"),
     [(True, True, "minilm-fast"), (True, False, "minilm"), (False, True, "minilm"), (False, False, "minilm")],
 )
-def test_a_new_folder_gets_the_fast_model_only_with_vnni_and_its_quantiser(
-    vnni: bool, onnx: bool, expected: str, monkeypatch: pytest.MonkeyPatch
+def test_a_new_folder_gets_the_fast_model_only_with_int8_kernels_and_its_quantiser(
+    int8: bool, onnx: bool, expected: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(embedder_choice, "cpu_has_vnni", lambda: vnni)
+    monkeypatch.setattr(embedder_choice, "cpu_has_int8_kernels", lambda: int8)
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *rest: None if name == "onnx" and not onnx else real(name, *rest)
@@ -121,8 +122,9 @@ def test_a_new_folder_gets_the_fast_model_only_with_vnni_and_its_quantiser(
 
 
 def test_onnx_is_installed_and_this_cpu_is_read() -> None:
-    """The dependency is there (no extra needed), and this machine kind has VNNI (DEPENDENCIES.md)."""
+    """The dependency is there (no extra needed), and this machine's own flags decide (machines of this
+    kind have had AVX-512 VNNI, or AVX2 alone: both give `minilm-fast`)."""
     from importlib.util import find_spec
 
     assert find_spec("onnx") is not None
-    assert new_folder_spec() == ("minilm-fast" if cpu_has_vnni() else "minilm")
+    assert new_folder_spec() == ("minilm-fast" if cpu_has_int8_kernels() else "minilm")

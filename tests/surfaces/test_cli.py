@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from engramdb.core.embedder_choice import cpu_has_vnni
+from engramdb.core.embedder_choice import cpu_has_int8_kernels
 from tests.cli import engram
 from tests.factories import episode_body
 
@@ -72,11 +72,11 @@ def _read_until_started(proc: subprocess.Popen[str]) -> str:
 
 def test_serve_creates_default_tenant_prints_admin_key_and_serves(tmp_path: Path) -> None:
     """The Quickstart path: default embedder, no configuration, first admin key printed. A new
-    folder's default model is `minilm-fast` on a CPU with VNNI (this machine kind), else `minilm`."""
+    folder's default model is `minilm-fast` on an x86 CPU with AVX2 or VNNI (this machine kind), else `minilm`."""
     port = _free_port()
     env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     env.pop("ENGRAM_EMBEDDER", None)
-    model = "all-MiniLM-L6-v2-int8-dynamic" if cpu_has_vnni() else "all-MiniLM-L6-v2-int8"
+    model = "all-MiniLM-L6-v2-int8-dynamic" if cpu_has_int8_kernels() else "all-MiniLM-L6-v2-int8"
     with _serving(env, port) as proc:
         output = _read_until_started(proc)
         token = re.search(r"egm\.default\.\w+\.[\w-]+", output)
