@@ -11,6 +11,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any, cast
 
@@ -81,6 +82,50 @@ def test_a_text_gets_the_same_vector_in_a_batch_and_alone(
     np.testing.assert_array_equal(batch, np.vstack([fast.embed([text]) for text in TEXTS]))
     # The float model, whose batches are padded and masked, as the yardstick (to float rounding).
     np.testing.assert_allclose(exact.embed(TEXTS), np.vstack([exact.embed([t]) for t in TEXTS]), atol=1e-6)
+
+
+class _CountingRuns:
+    """A loaded session standing in for itself, counting the runs in flight; with ``meet`` the
+    first run waits (at most 30 s) for a second to start, so two runs at once are seen whenever
+    the embedder allows them."""
+
+    def __init__(self, session: Any, meet: bool) -> None:
+        self.session, self.meet = session, meet
+        self.lock, self.second = threading.Lock(), threading.Event()
+        self.active = self.peak = self.runs = 0
+
+    def run(self, *args: Any) -> Any:
+        with self.lock:
+            self.active += 1
+            self.runs += 1
+            self.peak = max(self.peak, self.active)
+            if self.active > 1:
+                self.second.set()
+        try:
+            if self.meet and self.runs == 1:
+                self.second.wait(30)
+            return self.session.run(*args)
+        finally:
+            with self.lock:
+                self.active -= 1
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_batchs_texts_run_on_its_threads_at_once_and_no_more(threads: int) -> None:
+    """The int8 model runs each text alone on one thread, and ``threads`` texts at once: a batch's
+    texts are dealt out to that many threads (the worker's batches embed about twice as fast on two
+    cores). The vectors are the texts' own, whichever thread ran them."""
+    fast = make_embedder("minilm-fast", threads=threads)
+    assert isinstance(fast, OnnxMiniLMEmbedder)
+    alone = np.vstack([fast.embed([text]) for text in TEXTS])  # loads it, one run at a time
+    counting = _CountingRuns(fast._session, meet=threads > 1)
+    fast._session = cast(Any, counting)
+    np.testing.assert_array_equal(fast.embed(TEXTS), alone)
+    assert counting.runs == len(TEXTS)
+    assert (2 <= counting.peak <= threads) if threads > 1 else counting.peak == 1
 
 
 def test_without_onnx_it_fails_for_good_and_says_which_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import importlib.util
 import logging
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -146,6 +147,10 @@ class OnnxMiniLMEmbedder:
     ``activations="int8"`` runs the weight MatMuls on int8 activations too (``minilm-fast``;
     core/embedding_int8.py): a query embeds in about half the time, slightly different vectors,
     its own model id.
+    ``threads`` is how many cores the model may use at once: the float model's runs split over
+    that many threads, one run at a time; the int8 model runs each text alone on one thread, and up
+    to ``threads`` texts at once (a batch's texts are spread over that many threads: a short text's
+    int8 MatMuls are too small to split, and two texts at once embed twice as many a second).
     Loading is lazy (first ``embed`` or ``dimension`` access) and guarded by
     a lock, so constructing one is free and sharing one across threads is safe.
     """
@@ -177,9 +182,10 @@ class OnnxMiniLMEmbedder:
         # So by default a batch holds one full-length text's worth.
         self.batch_tokens = batch_tokens
         self._load_lock = threading.Lock()
-        # onnxruntime sessions are thread-safe, but one run at a time keeps
-        # CPU use bounded to `threads`.
-        self._run_lock = threading.Lock()
+        # onnxruntime sessions are thread-safe; these runs at once keep CPU use bounded to `threads`.
+        self._runs = 1 if activations == "float" else threads
+        self._run_slots = threading.BoundedSemaphore(self._runs)
+        self._helpers = ThreadPoolExecutor(self._runs - 1, "engram-embed") if self._runs > 1 else None
         self._session: ort.InferenceSession | None = None
         self._tokenizer: Tokenizer | None = None
         self._dimension: int | None = None
@@ -198,9 +204,23 @@ class OnnxMiniLMEmbedder:
         assert self._dimension is not None
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)
         encodings = tokenizer.encode_batch(list(texts))
-        for idx in self._batches([len(e.ids) for e in encodings]):
-            out[idx] = self._embed_batch(session, [encodings[i] for i in idx])
+        batches = self._batches([len(e.ids) for e in encodings])
+        if self._helpers is None or len(batches) < 2:
+            self._fill(out, session, encodings, batches)
+            return out
+        # The batches dealt out to this thread and the helpers, each filling its own rows.
+        shares = [batches[i :: self._runs] for i in range(self._runs)]
+        helped = [self._helpers.submit(self._fill, out, session, encodings, share) for share in shares[1:]]
+        self._fill(out, session, encodings, shares[0])
+        for done in helped:
+            done.result()
         return out
+
+    def _fill(
+        self, out: FloatMatrix, session: ort.InferenceSession, encodings: list[Encoding], batches: list[list[int]]
+    ) -> None:
+        for idx in batches:
+            out[idx] = self._embed_batch(session, [encodings[i] for i in idx])
 
     def _batches(self, lengths: list[int]) -> list[list[int]]:
         """Group text indexes by token length (little padding), each group within ``batch_size``
@@ -235,7 +255,7 @@ class OnnxMiniLMEmbedder:
         model_path = _verified_model_path()
         tokenizer, self._pad_id = _open_tokenizer(self.max_tokens)
         model = model_path if self.activations == "float" else derive_int8_activations(model_path)
-        session = _open_session(model, self.threads)
+        session = _open_session(model, self.threads if self.activations == "float" else 1)
         self._shrink = _shrinking_run()
         self._dimension = self._detect_dimension(session, tokenizer)
         self._tokenizer = tokenizer
@@ -262,7 +282,7 @@ class OnnxMiniLMEmbedder:
         # A big batch hands its arena memory back after the run; a query's small one keeps it.
         options = self._shrink if ids.size > _SHRINK_ABOVE_TOKENS else None
         try:
-            with self._run_lock:
+            with self._run_slots:
                 hidden = session.run(["last_hidden_state"], feeds, options)[0]
         except _runtime_errors() as error:  # the model loaded: a failed run is the machine's state
             raise EmbeddingFailedError("the MiniLM model failed to run", retryable=True) from error
