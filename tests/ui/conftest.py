@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +27,8 @@ from engramdb.config import Settings
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
+from tests.ui.chromium import ensure_chromium
 
-CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -59,9 +58,8 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    # Not skipped when missing: .ci/run installs Debian's chromium, and a browser test must run.
-    assert shutil.which(CHROMIUM), f"{CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)"
-    launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+    # Never skipped when missing: a browser test must run, so the first one installs Debian's chromium.
+    launched = playwright.chromium.launch(executable_path=ensure_chromium(), args=FLAGS)
     yield launched
     launched.close()
 
