@@ -12,11 +12,13 @@ import os
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 import pytest
+from onnxruntime.capi.onnxruntime_pybind11_state import Fail  # type: ignore[import-untyped]  # no types
 
 from engramdb.core import embedding_int8, embedding_onnx
 from engramdb.core.embedding import Embedder, OnnxMiniLMEmbedder, is_local_spec, make_embedder
@@ -89,8 +91,8 @@ class _CountingRuns:
     first run waits (at most 30 s) for a second to start, so two runs at once are seen whenever
     the embedder allows them."""
 
-    def __init__(self, session: Any, meet: bool) -> None:
-        self.session, self.meet = session, meet
+    def __init__(self, session: Any, meet: bool, fail_at: int = 0) -> None:
+        self.session, self.meet, self.fail_at = session, meet, fail_at
         self.lock, self.second = threading.Lock(), threading.Event()
         self.active = self.peak = self.runs = 0
 
@@ -101,9 +103,12 @@ class _CountingRuns:
             self.peak = max(self.peak, self.active)
             if self.active > 1:
                 self.second.set()
+            run = self.runs
         try:
-            if self.meet and self.runs == 1:
+            if self.meet and run == 1:
                 self.second.wait(30)
+            if run == self.fail_at:
+                raise Fail("this run fails")  # onnxruntime's own error type
             return self.session.run(*args)
         finally:
             with self.lock:
@@ -126,6 +131,42 @@ def test_a_batchs_texts_run_on_its_threads_at_once_and_no_more(threads: int) -> 
     np.testing.assert_array_equal(fast.embed(TEXTS), alone)
     assert counting.runs == len(TEXTS)
     assert (2 <= counting.peak <= threads) if threads > 1 else counting.peak == 1
+
+
+def test_callers_at_once_share_the_threads_runs_and_no_more() -> None:
+    """Several threads embedding batches at once (the worker, recalls, a re-embed): at most ``threads``
+    runs are in flight together, whoever asked, and each caller gets its own texts' vectors."""
+    fast = make_embedder("minilm-fast", threads=2)
+    assert isinstance(fast, OnnxMiniLMEmbedder)
+    alone = np.vstack([fast.embed([text]) for text in TEXTS])
+    counting = _CountingRuns(fast._session, meet=False)
+    fast._session = cast(Any, counting)
+    start = threading.Barrier(5)
+
+    def embed_all(_: int) -> Any:
+        start.wait(30)
+        return fast.embed(TEXTS)
+
+    with ThreadPoolExecutor(5) as callers:
+        answers = list(callers.map(embed_all, range(5)))
+    for answer in answers:
+        np.testing.assert_array_equal(answer, alone)
+    assert counting.runs == 5 * len(TEXTS) and counting.peak <= 2
+
+
+def test_a_failed_run_stops_the_batch_and_nothing_runs_on_after_it() -> None:
+    """A run that fails (the machine's state) fails the call; the other thread's share stops at its
+    next text, and no run of that call is still going once it has raised."""
+    fast = make_embedder("minilm-fast", threads=2)
+    assert isinstance(fast, OnnxMiniLMEmbedder)
+    fast.embed(["load"])
+    counting = _CountingRuns(fast._session, meet=False, fail_at=2)
+    fast._session = cast(Any, counting)
+    with pytest.raises(EmbeddingFailedError, match="failed to run"):
+        fast.embed(TEXTS * 4)
+    assert counting.active == 0 and counting.runs < len(TEXTS) * 4
+    counting.fail_at = 0  # positive control: the same embedder and session embed the whole batch
+    assert fast.embed(TEXTS * 4).shape == (len(TEXTS) * 4, 384)
 
 
 def test_without_onnx_it_fails_for_good_and_says_which_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

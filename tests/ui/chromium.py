@@ -18,13 +18,20 @@ from pathlib import Path
 CHROMIUM = "/usr/bin/chromium"
 _LOCK = Path(tempfile.gettempdir()) / "engramdb-tests-chromium.lock"
 _APT = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+_STEP_SECONDS = 600  # each apt step's limit
+INSTALL_SECONDS = 3 * _STEP_SECONDS  # a browser test's limit while Chromium is missing (conftest.py)
+
+
+def chromium_missing() -> bool:
+    """Whether Debian's Chromium is not installed yet."""
+    return shutil.which(CHROMIUM) is None
 
 
 def ensure_chromium() -> str:
     """The path of Debian's Chromium, installing the package first where it is missing."""
-    if shutil.which(CHROMIUM):
+    if not chromium_missing():
         return CHROMIUM
-    with _LOCK.open("w") as lock:
+    with _LOCK.open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be installing it: wait, then look again
         if not shutil.which(CHROMIUM):
             _install()
@@ -36,5 +43,5 @@ def _install() -> None:
     if shutil.which("apt-get") is None or os.geteuid() != 0:
         raise AssertionError(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)")
     for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
-        done = subprocess.run(command, env=_APT, capture_output=True, text=True, timeout=900, check=False)
+        done = subprocess.run(command, env=_APT, capture_output=True, text=True, timeout=_STEP_SECONDS, check=False)
         assert done.returncode == 0, f"{' '.join(command)} failed: {done.stderr.strip()[-2000:]}"

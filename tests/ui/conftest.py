@@ -27,7 +27,7 @@ from engramdb.config import Settings
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
-from tests.ui.chromium import ensure_chromium
+from tests.ui.chromium import INSTALL_SECONDS, chromium_missing, ensure_chromium
 
 FLAGS = [
     "--headless",
@@ -46,6 +46,16 @@ PHONE = {"width": 390, "height": 844}
 WATCH_CSP = """document.addEventListener('securitypolicyviolation', e =>
   window.__engramCsp([e.violatedDirective, e.blockedURI, e.sourceFile, e.lineNumber, e.sample].join(' | ')));"""
 expect.set_options(timeout=15_000)  # waits for the page, not a time limit: CI machines may be busy
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Where Chromium is still missing, the browser tests may take the install's time: the first of them
+    installs it (tests/ui/chromium.py), and the others wait for it, so a test's limit must not cut apt off."""
+    if not chromium_missing():
+        return
+    for item in items:
+        if Path(item.path).is_relative_to(Path(__file__).parent):
+            item.add_marker(pytest.mark.timeout(INSTALL_SECONDS))
 
 
 # For the browser tests only (not the session): Playwright's sync API keeps an event loop running in

@@ -12,7 +12,7 @@ import importlib.util
 import logging
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -210,17 +210,42 @@ class OnnxMiniLMEmbedder:
             return out
         # The batches dealt out to this thread and the helpers, each filling its own rows.
         shares = [batches[i :: self._runs] for i in range(self._runs)]
-        helped = [self._helpers.submit(self._fill, out, session, encodings, share) for share in shares[1:]]
-        self._fill(out, session, encodings, shares[0])
+        stop = threading.Event()  # set when a share fails: the others stop at their next batch
+        helped: list[Future[None]] = []
+        try:
+            for share in shares[1:]:
+                helped.append(self._helpers.submit(self._fill, out, session, encodings, share, stop))
+        except RuntimeError:  # the interpreter is shutting down: no new threads, this one does the rest
+            pass
+        try:
+            for share in [shares[0], *shares[1 + len(helped) :]]:
+                self._fill(out, session, encodings, share, stop)
+        except BaseException:
+            stop.set()
+            raise
+        finally:
+            wait(helped)  # never returns (or raises) while a helper still runs this call's texts
         for done in helped:
             done.result()
         return out
 
     def _fill(
-        self, out: FloatMatrix, session: ort.InferenceSession, encodings: list[Encoding], batches: list[list[int]]
+        self,
+        out: FloatMatrix,
+        session: ort.InferenceSession,
+        encodings: list[Encoding],
+        batches: list[list[int]],
+        stop: threading.Event | None = None,
     ) -> None:
         for idx in batches:
-            out[idx] = self._embed_batch(session, [encodings[i] for i in idx])
+            if stop is not None and stop.is_set():
+                return
+            try:
+                out[idx] = self._embed_batch(session, [encodings[i] for i in idx])
+            except BaseException:
+                if stop is not None:
+                    stop.set()
+                raise
 
     def _batches(self, lengths: list[int]) -> list[list[int]]:
         """Group text indexes by token length (little padding), each group within ``batch_size``

@@ -15,7 +15,7 @@ ServedEmbedderOpt = Annotated[
     str,
     typer.Option(
         "--embedder",
-        help="EngramDB's: auto (a new data folder's default: minilm-fast on a CPU with VNNI), "
+        help="EngramDB's: auto (a new data folder's default: minilm-fast on an x86 CPU with AVX2 or VNNI), "
         "minilm (Mem0's model), minilm-fast or hashing",
     ),
 ]

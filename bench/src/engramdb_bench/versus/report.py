@@ -14,9 +14,9 @@ UNFAIR = [
     "and its date feature and neighbour lift use them; Mem0 OSS takes no timestamp (a Platform feature) and "
     "keeps no session order.",
     "int8 vs fp32 (both ways): EngramDB embeds with all-MiniLM-L6-v2 quantised to int8 on onnxruntime (minilm: "
-    "int8 weights, cosines within 0.002 of fp32; minilm-fast, a new folder's default on a CPU with VNNI: int8 "
-    "activations too, cosines >= 0.989 to minilm's), Mem0 with the fp32 weights on PyTorch: slightly against "
-    "EngramDB in quality, for it in speed.",
+    "int8 weights, cosines within 0.002 of fp32; minilm-fast, a new folder's default on an x86 CPU with AVX2 "
+    "or VNNI: int8 activations too, cosines >= 0.988 to minilm's), Mem0 with the fp32 weights on PyTorch: "
+    "slightly against EngramDB in quality, for it in speed.",
     "Batching (for EngramDB on ingest): EngramDB takes 100 turns a request and embeds in background batches; "
     "Mem0's add() with infer=False embeds each message alone, and its API has no batch path for raw messages.",
     "Qdrant's local mode (against Mem0 on latency, for it on memory): Mem0's default vector store runs in "
