@@ -217,12 +217,9 @@ class OnnxMiniLMEmbedder:
                 helped.append(self._helpers.submit(self._fill, out, session, encodings, share, stop))
         except RuntimeError:  # the interpreter is shutting down: no new threads, this one does the rest
             pass
-        try:
+        try:  # a failing share sets `stop` itself (_fill)
             for share in [shares[0], *shares[1 + len(helped) :]]:
                 self._fill(out, session, encodings, share, stop)
-        except BaseException:
-            stop.set()
-            raise
         finally:
             wait(helped)  # never returns (or raises) while a helper still runs this call's texts
         for done in helped:
