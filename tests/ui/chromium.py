@@ -33,9 +33,9 @@ def ensure_chromium() -> str:
         return CHROMIUM
     with _LOCK.open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be installing it: wait, then look again
-        if not shutil.which(CHROMIUM):
+        if chromium_missing():
             _install()
-    assert shutil.which(CHROMIUM), f"{CHROMIUM} is still missing after apt-get install chromium"
+    assert not chromium_missing(), f"{CHROMIUM} is still missing after apt-get install chromium"
     return CHROMIUM
 
 
