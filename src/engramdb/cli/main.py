@@ -113,11 +113,32 @@ def command() -> typer.core.TyperGroup:
     return built
 
 
+def tree_for(args: Sequence[str]) -> tuple[typer.core.TyperGroup, str, list[str]]:
+    """The command tree that runs ``args``, the name it runs under, and the arguments it is given.
+
+    A group's command (``engram hook prompt``, which Claude Code runs before every prompt) needs
+    only its group: building the whole tree is a tenth of a second of signatures and type hints
+    for ~120 commands. So a group named first is built alone, as the whole tree builds it, and runs
+    as ``engram GROUP``; anything else (a top-level command, an option, nothing) runs on the whole tree.
+    """
+    info = next((g for g in app.registered_groups if args and g.name == args[0]), None)
+    if info is None:
+        return command(), "engram", list(args)
+    group = typer.main.get_group_from_info(
+        info,
+        pretty_exceptions_short=app.pretty_exceptions_short,
+        suggest_commands=app.suggest_commands,
+        rich_markup_mode=app.rich_markup_mode,
+    )
+    return group, f"engram {args[0]}", list(args[1:])
+
+
 def main(args: Sequence[str] | None = None) -> None:
     """Entry point: run the app, turning EngramError into a message and exit code 1."""
     tune_process()
+    tree, name, rest = tree_for(sys.argv[1:] if args is None else args)
     try:
-        command().main(args=None if args is None else list(args), prog_name="engram")
+        tree.main(args=rest, prog_name=name)
     except EngramError as error:
         _print_error(error.message)
         sys.exit(1)
