@@ -73,11 +73,13 @@ def _compile_sources() -> None:
 
     With PYTHONDONTWRITEBYTECODE set (as on these machines, and so in a fresh clone) Python never
     writes it, and each of the run's hundreds of Python processes compiled every module it imported
-    again: about a tenth of a second of CPU each. An edited module's bytecode is stale by its
-    timestamp, and Python compiles that one from its source again, as without this.
+    again: about a tenth of a second of CPU each. A module edited later is stale by its modification
+    time and size, and Python compiles that one from its source again (as whenever Python keeps
+    bytecode, an edit within the same second that keeps the size is not seen). A checkout that cannot
+    be written keeps compiling as before, silently.
     """
     for folder in _SOURCES:
-        compileall.compile_dir(folder, quiet=1)
+        compileall.compile_dir(folder, quiet=2)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

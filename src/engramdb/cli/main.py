@@ -11,6 +11,7 @@ its entry points (:mod:`engramdb.cli.extras`).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -74,6 +75,7 @@ def build(extra_groups: Iterable[EntryPoint] | None = None) -> typer.Typer:
         ] = False,
     ) -> None:
         """EngramDB: long-term memory for LLM agents."""
+        # Runs on the whole tree only: `engram GROUP …` builds its group alone (tree_for), without this.
 
     groups = {name: typer.Typer(help=text, no_args_is_help=True) for name, text in GROUPS.items()}
     for op in OPERATIONS:
@@ -121,7 +123,8 @@ def tree_for(args: Sequence[str]) -> tuple[typer.core.TyperGroup, str, list[str]
     for ~120 commands. So a group named first is built alone, as the whole tree builds it, and runs
     as ``engram GROUP``; anything else (a top-level command, an option, nothing) runs on the whole tree.
     """
-    info = next((g for g in app.registered_groups if args and g.name == args[0]), None)
+    # The last group of a name wins, as in the whole tree (a plugin's group may reuse a name).
+    info = next((g for g in reversed(app.registered_groups) if args and g.name == args[0]), None)
     if info is None:
         return command(), "engram", list(args)
     group = typer.main.get_group_from_info(
@@ -136,7 +139,10 @@ def tree_for(args: Sequence[str]) -> tuple[typer.core.TyperGroup, str, list[str]
 def main(args: Sequence[str] | None = None) -> None:
     """Entry point: run the app, turning EngramError into a message and exit code 1."""
     tune_process()
-    tree, name, rest = tree_for(sys.argv[1:] if args is None else args)
+    if args is None and os.name == "nt":  # Windows shells leave wildcards to click, which expands sys.argv only
+        tree, name, rest = command(), "engram", None
+    else:
+        tree, name, rest = tree_for(sys.argv[1:] if args is None else args)
     try:
         tree.main(args=rest, prog_name=name)
     except EngramError as error:
