@@ -4,6 +4,7 @@ refuses forged ones and replays: an old signature, or a delivery id it took alre
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -90,3 +91,17 @@ def test_a_captured_real_delivery_replayed_is_never_applied_twice(
     monkeypatch.setattr(time, "time", lambda: server_time + 600)  # the same request, ten minutes on
     assert endpoint.handle(header, body, "late replay") == 401
     assert endpoint.counts["refused"] == 2 and len(endpoint.applied) == 3
+
+
+def test_a_call_cut_short_by_its_sender_is_counted_torn_not_forged(endpoint: Receiver) -> None:
+    """A sender killed mid-call (the fault test's SIGKILL) leaves a body shorter than its length."""
+    endpoint.secret = SECRET
+    head = f"POST /hook HTTP/1.1\r\nHost: x\r\nEngramDB-Signature: {signature(SECRET, BODY, _now())}\r\n"
+    with socket.create_connection(("127.0.0.1", endpoint.port)) as torn:
+        torn.sendall(f"{head}Content-Length: {len(BODY)}\r\n\r\n".encode() + BODY[:10])
+        torn.shutdown(socket.SHUT_WR)
+        torn.recv(1024)  # the receiver closes without an answer
+    with socket.create_connection(("127.0.0.1", endpoint.port)) as whole:  # positive control: the whole call
+        whole.sendall(f"{head}Content-Length: {len(BODY)}\r\n\r\n".encode() + BODY)
+        assert whole.recv(1024).startswith(b"HTTP/1.0 200")
+    assert endpoint.counts["torn"] == 1 and endpoint.counts["refused"] == 0 and endpoint.counts["calls"] == 1
