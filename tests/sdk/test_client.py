@@ -19,10 +19,10 @@ from engramdb.errors import (
     NotFoundError,
 )
 from engramdb.models.memories import WriteResponse
+from engramdb.models.operations import OPERATIONS
 from engramdb.models.recall import RecallResponse
 from engramdb.sdk import AsyncClient, Client
 from engramdb.sdk.errors import RateLimitedError, RequestTimeoutError, ServerError, TransportError
-from engramdb.sdk.operations import ROUTES
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body
 from tests.sdk.helpers import BlackHole, FaultProxy, dead_url
@@ -37,8 +37,8 @@ def test_every_rest_route_has_a_method_on_both_clients(server: LiveServer) -> No
         if isinstance(r, APIRoute) and r.include_in_schema
         for m in r.methods or ()
     }
-    assert set(ROUTES.values()) == served
-    for name in ROUTES:
+    assert {(op.method, op.path) for op in OPERATIONS} == served
+    for name in (op.name for op in OPERATIONS):
         assert callable(getattr(Client, name)) and callable(getattr(AsyncClient, name)), name
         assert getattr(Client, name).__doc__ == getattr(AsyncClient, name).__doc__
 

@@ -1,8 +1,11 @@
-"""A group named first runs on a tree of its own (``tree_for`` in cli/main.py): for the same words it
-prints what the whole tree prints and exits with the same code."""
+"""A group named first runs on a tree of its own (``tree_for`` in cli/main.py), and a standalone group
+without importing the whole tree (cli/entry.py): for the same words each prints what the whole tree
+prints and exits with the same code."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from unittest import mock
 
 import pytest
@@ -10,6 +13,7 @@ import typer.core
 import typer.testing
 from typer.testing import CliRunner
 
+from engramdb.cli import entry
 from engramdb.cli.main import app, command, tree_for
 
 GROUPS = [str(g.name) for g in app.registered_groups]
@@ -43,3 +47,33 @@ def test_every_group_runs_alone_and_everything_else_on_the_whole_tree() -> None:
     for args in (["recall", "tea"], ["--version"], ["--help"], []):
         tree, name, rest = tree_for(args)
         assert (tree, name, rest) == (command(), "engram", args)
+
+
+@pytest.mark.parametrize("group", list(entry.STANDALONE))
+def test_a_standalone_group_answers_as_the_whole_tree(group: str) -> None:
+    tree = entry.standalone(group)
+    assert tree is not command().commands[group]  # built on its own, not taken from the whole tree
+    for args in _words(group):
+        assert _answer(tree, f"engram {group}", args[1:]) == _answer(command(), "engram", args), args
+
+
+# What a process has imported after running `engram GROUP --help` through the entry point.
+IMPORTED = """
+import io, sys, contextlib
+from engramdb.cli import entry
+with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):
+    entry.main(sys.argv[1:])
+print(sorted(m for m in ("engramdb.cli.main", "engramdb.models.operations.registry") if m in sys.modules))
+"""
+
+
+def _imported(*args: str) -> str:
+    done = subprocess.run([sys.executable, "-c", IMPORTED, *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_standalone_group_runs_without_the_whole_tree_or_the_registry() -> None:
+    assert _imported("hook", "--help") == "[]"  # Claude Code's hook: the SDK, one area's operations at most
+    whole = "['engramdb.cli.main', 'engramdb.models.operations.registry']"
+    assert _imported("facts", "--help") == whole  # positive control: a registry group imports both

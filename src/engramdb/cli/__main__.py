@@ -1,5 +1,5 @@
 """``python -m engramdb.cli``: the same as the ``engram`` command."""
 
-from engramdb.cli.main import main
+from engramdb.cli.entry import main
 
 main()

@@ -16,25 +16,15 @@ import sys
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib.metadata import EntryPoint
-from typing import Annotated
 
 import typer
 import typer.core
 import typer.main
-from pydantic import ValidationError
-from rich.console import Console
-from rich.text import Text
 
-from engramdb import __version__
-from engramdb.cli import extras, maintenance, operator
+from engramdb.cli import entry, extras, maintenance, operator
 from engramdb.cli.commands import command_for
-from engramdb.cli.hermes import hermes_app
-from engramdb.cli.hooks import hook_app
 from engramdb.cli.importing import import_app
-from engramdb.cli.outbox import outbox_app
-from engramdb.cli.skills import skills_app
 from engramdb.config import tune_process
-from engramdb.errors import EngramError
 from engramdb.models.operations import OPERATIONS
 
 GROUPS = {
@@ -53,30 +43,11 @@ GROUPS = {
     "changes": "The change feed: what changed in the key's scopes, in order, from a cursor.",
     "webhooks": "Endpoints that receive the change feed, signed; their dead letters and replay.",
 }
-err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts grep them
-
-
-def _version(value: bool) -> None:
-    if value:
-        print(f"engram {__version__}")
-        raise typer.Exit()
 
 
 def build(extra_groups: Iterable[EntryPoint] | None = None) -> typer.Typer:
     """The ``engram`` application, with the groups other distributions register (default: the installed ones)."""
-    app = typer.Typer(
-        help="EngramDB: long-term memory for LLM agents.", no_args_is_help=True, pretty_exceptions_enable=False
-    )
-
-    @app.callback()
-    def _root(
-        version: Annotated[
-            bool, typer.Option("--version", callback=_version, is_eager=True, help="print the version and exit")
-        ] = False,
-    ) -> None:
-        """EngramDB: long-term memory for LLM agents."""
-        # Runs on the whole tree only: `engram GROUP …` builds its group alone (tree_for), without this.
-
+    app = entry.root()
     groups = {name: typer.Typer(help=text, no_args_is_help=True) for name, text in GROUPS.items()}
     for op in OPERATIONS:
         if op.cli is not None:
@@ -95,10 +66,8 @@ def build(extra_groups: Iterable[EntryPoint] | None = None) -> typer.Typer:
     app.command("backup")(maintenance.backup)
     app.command("restore")(maintenance.restore)
     extras.add_groups(app, extras.installed() if extra_groups is None else extra_groups)
-    app.add_typer(outbox_app, name="outbox")
-    app.add_typer(hook_app, name="hook")
-    app.add_typer(hermes_app, name="hermes")
-    app.add_typer(skills_app, name="skills")
+    for name in entry.STANDALONE:  # after the plugins' groups: none of them replaces these (entry.py)
+        app.add_typer(entry.standalone_app(name), name=name)
     return app
 
 
@@ -118,43 +87,25 @@ def command() -> typer.core.TyperGroup:
 def tree_for(args: Sequence[str]) -> tuple[typer.core.TyperGroup, str, list[str]]:
     """The command tree that runs ``args``, the name it runs under, and the arguments it is given.
 
-    A group's command (``engram hook prompt``, which Claude Code runs before every prompt) needs
-    only its group: building the whole tree is a tenth of a second of signatures and type hints
-    for ~120 commands. So a group named first is built alone, as the whole tree builds it, and runs
-    as ``engram GROUP``; anything else (a top-level command, an option, nothing) runs on the whole tree.
+    A group's command (``engram facts list``) needs only its group: building the whole tree is a
+    tenth of a second of signatures and type hints for ~120 commands. So a group named first is
+    built alone, as the whole tree builds it, and runs as ``engram GROUP``; anything else (a
+    top-level command, an option, nothing) runs on the whole tree.
     """
     # The last group of a name wins, as in the whole tree (a plugin's group may reuse a name).
     info = next((g for g in reversed(app.registered_groups) if args and g.name == args[0]), None)
     if info is None:
         return command(), "engram", list(args)
-    group = typer.main.get_group_from_info(
-        info,
-        pretty_exceptions_short=app.pretty_exceptions_short,
-        suggest_commands=app.suggest_commands,
-        rich_markup_mode=app.rich_markup_mode,
-    )
+    group = entry.group_tree(app, info)
     return group, f"engram {args[0]}", list(args[1:])
 
 
 def main(args: Sequence[str] | None = None) -> None:
-    """Entry point: run the app, turning EngramError into a message and exit code 1."""
+    """Run ``args`` on the whole tree, or on the group they name: what ``engram`` runs (entry.py) for
+    anything but a standalone group."""
     tune_process()
     if args is None and os.name == "nt":  # Windows shells leave wildcards to click, which expands sys.argv only
         tree, name, rest = command(), "engram", None
     else:
         tree, name, rest = tree_for(sys.argv[1:] if args is None else args)
-    try:
-        tree.main(args=rest, prog_name=name)
-    except EngramError as error:
-        _print_error(error.message)
-        sys.exit(1)
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "input"
-        _print_error(f"{field}: {first['msg']}")
-        sys.exit(1)
-
-
-def _print_error(message: str) -> None:
-    # The message is plain text: rich would take "[a-f0-9]" in a pattern for markup and drop it.
-    err.print(Text.assemble(("error:", "red"), " ", message), highlight=False)
+    entry.run(tree, name, rest)

@@ -31,7 +31,8 @@ from engramdb.models.operation import Operation
 ROOT = Path(__file__).resolve().parents[3]
 # The SDK's methods, in one module per area (by the operations' tags).
 AREAS: dict[str, tuple[str, ...]] = {
-    "memory": ("service", "memories", "lifecycle", "recall"),
+    "memory": ("service", "memories", "recall"),
+    "lifecycle": ("lifecycle",),
     "governance": ("review", "audit", "policy", "keys", "usage"),
     "knowledge": ("knowledge",),
     "aging": ("erasure", "aging", "jobs"),
@@ -48,12 +49,14 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-{imports}
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
+
+if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+{imports}
 
 __all__ = ["Async{Area}Methods", "Literal", "Sync{Area}Methods"]
 
@@ -67,7 +70,7 @@ LINE_LENGTH = 120  # ruff's, in pyproject.toml
 DECLARED = {
     f"{info.name}_ops": importlib.import_module(f"{operations.__name__}.{info.name}")
     for info in pkgutil.iter_modules(operations.__path__)
-    if info.name != "common"
+    if info.name not in ("common", "registry")
 }
 
 
@@ -87,6 +90,10 @@ def _home_of(name: str) -> str:
     return _homes()[name]
 
 
+def _module_of(alias: str) -> str:
+    return DECLARED[alias].__name__.rsplit(".", 1)[1]
+
+
 def _constant(op: Operation[Any]) -> str:
     return next(
         f"{alias}.{name}" for alias, module in DECLARED.items() for name, value in vars(module).items() if value is op
@@ -103,7 +110,13 @@ def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
     flat = f"{head}{', '.join(['self', *sig.params])}) -> {sig.returns}:"
     if len(flat) > 120:
         flat = f"{head}\n        " + ",\n        ".join(["self", *sig.params]) + f",\n    ) -> {sig.returns}:"
-    lines = [flat, f'        """{op.summary}"""']
+    alias = const.split(".")[0]  # the area's operations, imported by the first call (the registry's __init__)
+    lines = [
+        flat,
+        f'        """{op.summary}"""',
+        f"        from engramdb.models.operations import {_module_of(alias)} as {alias}",
+        "",
+    ]
     awaited = f"await {call}" if asynchronous else call
     lines += [f"        {awaited}", "        return None"] if op.output is None else [f"        return {awaited}"]
     return "\n".join(lines)
@@ -117,11 +130,7 @@ def _area(area: str, ops: list[Operation[Any]]) -> str:
     by_module: dict[str, list[str]] = {}
     for name in sorted(models):
         by_module.setdefault(_home_of(name), []).append(name)
-    imports = [f"from {module} import {', '.join(names)}" for module, names in by_module.items()]
-    aliases = sorted({_constant(op).split(".")[0] for op in ops})
-    imports += [
-        f"from engramdb.models.operations import {DECLARED[a].__name__.rsplit('.', 1)[1]} as {a}" for a in aliases
-    ]
+    imports = [f"    from {module} import {', '.join(names)}" for module, names in by_module.items()]
     head = HEADER.format(area=area, Area=area.title(), imports="\n".join(imports))
     out = head + f'\n\nclass Sync{area.title()}Methods:\n    """The {area} operations as blocking methods."""\n\n'
     out += "    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"

@@ -19,15 +19,11 @@ from pydantic.alias_generators import to_camel
 from engramdb.errors import InvalidInputError
 from engramdb.models.inputs import Inputs, build_inputs, validate
 from engramdb.models.operation import Operation
-from engramdb.models.operations import OPERATIONS
 from engramdb.sdk.errors import error_from_response
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 Body = Mapping[str, object]
-
-# name -> (HTTP method, path template): the routes the clients reach.
-ROUTES: dict[str, tuple[str, str]] = {op.name: (op.method, op.path) for op in OPERATIONS}
 
 
 @dataclass(frozen=True)

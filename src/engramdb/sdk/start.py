@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engramdb.errors import AuthenticationError, AuthorizationError, EngramError
-from engramdb.models.operations import BY_NAME
+from engramdb.models.operations.integrations import RESOLVE_SCOPE as RESOLVE
 from engramdb.models.scopes import ScopeResolution
 from engramdb.sdk import operations as op
 from engramdb.sdk.client import Client
@@ -26,7 +26,6 @@ from engramdb.sdk.host import HostContext, judge
 from engramdb.sdk.outbox import Outbox
 
 log = logging.getLogger(__name__)
-RESOLVE = BY_NAME["resolve_scope"]
 RESOLVE_EVERY = 5.0  # seconds between two attempts to resolve the participant while the server is away
 
 

@@ -8,80 +8,19 @@ engramdb.devtools.generate`` (the typed SDK methods and the docs tables). The pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engramdb.models.operation import Operation
-from engramdb.models.operations.aging import AGING_OPERATIONS
-from engramdb.models.operations.assist import ASSIST_OPERATIONS
-from engramdb.models.operations.changes import CHANGE_OPERATIONS
-from engramdb.models.operations.governance import (
-    AUDIT,
-    CREATE_KEY,
-    GET_POLICY,
-    LIST_KEYS,
-    LIST_SCOPES,
-    PUT_POLICY,
-    REVOKE_KEY,
-    VERIFY_AUDIT,
-)
-from engramdb.models.operations.integrations import INTEGRATION_OPERATIONS
-from engramdb.models.operations.knowledge import KNOWLEDGE_OPERATIONS
-from engramdb.models.operations.lifecycle import (
-    CORRECT_FACT,
-    FACT_HISTORY,
-    LIFT_TOMBSTONE,
-    LIST_TOMBSTONES,
-    RETRACT_FACT,
-)
-from engramdb.models.operations.memories import (
-    FIND_MEMORY,
-    GET_EPISODE,
-    GET_FACT,
-    HEALTH,
-    LIST_EPISODES,
-    LIST_FACTS,
-    WRITE_EPISODE,
-    WRITE_EPISODE_BATCH,
-    WRITE_FACT,
-)
-from engramdb.models.operations.recall import RECALL
-from engramdb.models.operations.review import APPROVE, EDIT_AND_APPROVE, REJECT, REVIEW_QUEUE
-from engramdb.models.operations.series import USAGE_SERIES
+if TYPE_CHECKING:
+    from engramdb.models.operations.registry import BY_NAME, OPERATIONS
 
-OPERATIONS: tuple[Operation[Any], ...] = (
-    HEALTH,
-    WRITE_EPISODE,
-    WRITE_EPISODE_BATCH,
-    WRITE_FACT,
-    GET_EPISODE,
-    GET_FACT,
-    FIND_MEMORY,
-    LIST_EPISODES,
-    LIST_FACTS,
-    LIST_SCOPES,
-    CORRECT_FACT,
-    RETRACT_FACT,
-    FACT_HISTORY,
-    LIST_TOMBSTONES,
-    LIFT_TOMBSTONE,
-    REVIEW_QUEUE,
-    APPROVE,
-    REJECT,
-    EDIT_AND_APPROVE,
-    AUDIT,
-    VERIFY_AUDIT,
-    GET_POLICY,
-    PUT_POLICY,
-    RECALL,
-    CREATE_KEY,
-    LIST_KEYS,
-    REVOKE_KEY,
-    *KNOWLEDGE_OPERATIONS,
-    *AGING_OPERATIONS,
-    *ASSIST_OPERATIONS,
-    *INTEGRATION_OPERATIONS,
-    USAGE_SERIES,
-    *CHANGE_OPERATIONS,
-)
-BY_NAME: Mapping[str, Operation[Any]] = {op.name: op for op in OPERATIONS}
+__all__ = ["BY_NAME", "OPERATIONS"]
+
+
+def __getattr__(name: str) -> Any:
+    """``OPERATIONS`` and ``BY_NAME``, imported on first use: building every area's models is a third of
+    a second, which a hook or an SDK call that needs one area should not pay (registry.py)."""
+    if name in __all__:
+        from engramdb.models.operations import registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,7 @@ from engramdb.sdk.methods.feed import AsyncFeedMethods, SyncFeedMethods
 from engramdb.sdk.methods.governance import AsyncGovernanceMethods, SyncGovernanceMethods
 from engramdb.sdk.methods.integrations import AsyncIntegrationsMethods, SyncIntegrationsMethods
 from engramdb.sdk.methods.knowledge import AsyncKnowledgeMethods, SyncKnowledgeMethods
+from engramdb.sdk.methods.lifecycle import AsyncLifecycleMethods, SyncLifecycleMethods
 from engramdb.sdk.methods.memory import AsyncMemoryMethods, SyncMemoryMethods
 
 __all__ = ["AsyncMethods", "SyncMethods"]
@@ -18,6 +19,7 @@ __all__ = ["AsyncMethods", "SyncMethods"]
 
 class SyncMethods(
     SyncMemoryMethods,
+    SyncLifecycleMethods,
     SyncGovernanceMethods,
     SyncKnowledgeMethods,
     SyncAgingMethods,
@@ -30,6 +32,7 @@ class SyncMethods(
 
 class AsyncMethods(
     AsyncMemoryMethods,
+    AsyncLifecycleMethods,
     AsyncGovernanceMethods,
     AsyncKnowledgeMethods,
     AsyncAgingMethods,

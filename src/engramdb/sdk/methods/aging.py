@@ -7,16 +7,17 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from engramdb.contract.events import ScopeFields
-from engramdb.models.aging import AgingRun, ArchiveRequest, JobList, MarkRequest, MemoryMarks, RestoreRequest
-from engramdb.models.erasure import ForgetRequest, Forgotten, MemoryDeleted, ParticipantExport
 from engramdb.models.inputs import Inputs
-from engramdb.models.memories import MemoryView
 from engramdb.models.operation import Operation
-from engramdb.models.operations import aging as aging_ops
 from engramdb.sdk.operations import inputs_for
+
+if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+    from engramdb.contract.events import ScopeFields
+    from engramdb.models.aging import AgingRun, ArchiveRequest, JobList, MarkRequest, MemoryMarks, RestoreRequest
+    from engramdb.models.erasure import ForgetRequest, Forgotten, MemoryDeleted, ParticipantExport
+    from engramdb.models.memories import MemoryView
 
 __all__ = ["AsyncAgingMethods", "Literal", "SyncAgingMethods"]
 
@@ -31,10 +32,14 @@ class SyncAgingMethods:
 
     def forget_participant(self, body: ForgetRequest | Mapping[str, Any]) -> Forgotten:
         """Erase everything of one participant in the tenant (admin keys only); dryRun previews."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(aging_ops.FORGET_PARTICIPANT, inputs_for(aging_ops.FORGET_PARTICIPANT, (), body, {}))
 
     def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
         """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(
             aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope})
         )
@@ -47,6 +52,8 @@ class SyncAgingMethods:
         dry_run: bool = False,
     ) -> MemoryDeleted:
         """Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(
             aging_ops.DELETE_EPISODE,
             inputs_for(aging_ops.DELETE_EPISODE, (event_id,), None, {"scope": scope, "dry_run": dry_run}),
@@ -60,6 +67,8 @@ class SyncAgingMethods:
         dry_run: bool = False,
     ) -> MemoryDeleted:
         """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(
             aging_ops.DELETE_FACT,
             inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}),
@@ -67,34 +76,50 @@ class SyncAgingMethods:
 
     def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
         """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(aging_ops.MARK_FACT, inputs_for(aging_ops.MARK_FACT, (fact_id,), body, {}))
 
     def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
         """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
 
     def archive_fact(self, fact_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
         """Archive a current fact now, saying why (a person's keys; audited); restore_fact brings it back."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(aging_ops.ARCHIVE_FACT, inputs_for(aging_ops.ARCHIVE_FACT, (fact_id,), body, {}))
 
     def archive_episode(self, event_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
         """Archive an episode now, saying why (a person's keys; audited); restore_episode brings it back."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(aging_ops.ARCHIVE_EPISODE, inputs_for(aging_ops.ARCHIVE_EPISODE, (event_id,), body, {}))
 
     def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
         """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(aging_ops.RESTORE_FACT, inputs_for(aging_ops.RESTORE_FACT, (fact_id,), body, {}))
 
     def restore_episode(self, event_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
         """Bring an archived episode back into recall (audited); 409 unless it is archived."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(aging_ops.RESTORE_EPISODE, inputs_for(aging_ops.RESTORE_EPISODE, (event_id,), body, {}))
 
     def list_jobs(self) -> JobList:
         """The server's background jobs: last run, next run, what each did and its last error."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(aging_ops.LIST_JOBS, inputs_for(aging_ops.LIST_JOBS, (), None, {}))
 
     def run_aging(self) -> AgingRun:
         """Run the aging sweep of the caller's tenant now (archive, retention); admin keys only."""
+        from engramdb.models.operations import aging as aging_ops
+
         return self.call(aging_ops.RUN_AGING, inputs_for(aging_ops.RUN_AGING, (), None, {}))
 
 
@@ -106,10 +131,14 @@ class AsyncAgingMethods:
 
     async def forget_participant(self, body: ForgetRequest | Mapping[str, Any]) -> Forgotten:
         """Erase everything of one participant in the tenant (admin keys only); dryRun previews."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(aging_ops.FORGET_PARTICIPANT, inputs_for(aging_ops.FORGET_PARTICIPANT, (), body, {}))
 
     async def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
         """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(
             aging_ops.EXPORT_PARTICIPANT, inputs_for(aging_ops.EXPORT_PARTICIPANT, (), None, {"scope": scope})
         )
@@ -122,6 +151,8 @@ class AsyncAgingMethods:
         dry_run: bool = False,
     ) -> MemoryDeleted:
         """Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(
             aging_ops.DELETE_EPISODE,
             inputs_for(aging_ops.DELETE_EPISODE, (event_id,), None, {"scope": scope, "dry_run": dry_run}),
@@ -135,6 +166,8 @@ class AsyncAgingMethods:
         dry_run: bool = False,
     ) -> MemoryDeleted:
         """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(
             aging_ops.DELETE_FACT,
             inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}),
@@ -142,22 +175,32 @@ class AsyncAgingMethods:
 
     async def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
         """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(aging_ops.MARK_FACT, inputs_for(aging_ops.MARK_FACT, (fact_id,), body, {}))
 
     async def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
         """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
 
     async def archive_fact(self, fact_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
         """Archive a current fact now, saying why (a person's keys; audited); restore_fact brings it back."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(aging_ops.ARCHIVE_FACT, inputs_for(aging_ops.ARCHIVE_FACT, (fact_id,), body, {}))
 
     async def archive_episode(self, event_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
         """Archive an episode now, saying why (a person's keys; audited); restore_episode brings it back."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(aging_ops.ARCHIVE_EPISODE, inputs_for(aging_ops.ARCHIVE_EPISODE, (event_id,), body, {}))
 
     async def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
         """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(aging_ops.RESTORE_FACT, inputs_for(aging_ops.RESTORE_FACT, (fact_id,), body, {}))
 
     async def restore_episode(
@@ -166,12 +209,18 @@ class AsyncAgingMethods:
         body: RestoreRequest | Mapping[str, Any] | None = None,
     ) -> MemoryView:
         """Bring an archived episode back into recall (audited); 409 unless it is archived."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(aging_ops.RESTORE_EPISODE, inputs_for(aging_ops.RESTORE_EPISODE, (event_id,), body, {}))
 
     async def list_jobs(self) -> JobList:
         """The server's background jobs: last run, next run, what each did and its last error."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(aging_ops.LIST_JOBS, inputs_for(aging_ops.LIST_JOBS, (), None, {}))
 
     async def run_aging(self) -> AgingRun:
         """Run the aging sweep of the caller's tenant now (archive, retention); admin keys only."""
+        from engramdb.models.operations import aging as aging_ops
+
         return await self.call(aging_ops.RUN_AGING, inputs_for(aging_ops.RUN_AGING, (), None, {}))

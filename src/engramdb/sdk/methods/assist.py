@@ -7,25 +7,33 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from engramdb.contract.events import ScopeFields
-from engramdb.models.assist import AssistJobList, AssistJobView, AssistUsage, ExtractRequest, ExtractResult, FactLinks
-from engramdb.models.derive import (
-    AddRequest,
-    AddResult,
-    ConsolidateRequest,
-    ConsolidateResult,
-    Message,
-    ReflectRequest,
-    ReflectResult,
-    UndoConsolidation,
-    UndoneConsolidation,
-)
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
-from engramdb.models.operations import assist as assist_ops
 from engramdb.sdk.operations import inputs_for
+
+if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+    from engramdb.contract.events import ScopeFields
+    from engramdb.models.assist import (
+        AssistJobList,
+        AssistJobView,
+        AssistUsage,
+        ExtractRequest,
+        ExtractResult,
+        FactLinks,
+    )
+    from engramdb.models.derive import (
+        AddRequest,
+        AddResult,
+        ConsolidateRequest,
+        ConsolidateResult,
+        Message,
+        ReflectRequest,
+        ReflectResult,
+        UndoConsolidation,
+        UndoneConsolidation,
+    )
 
 __all__ = ["AsyncAssistMethods", "Literal", "SyncAssistMethods"]
 
@@ -40,10 +48,14 @@ class SyncAssistMethods:
 
     def extract(self, body: ExtractRequest | Mapping[str, Any]) -> ExtractResult:
         """Extract facts from turns or stored episodes now, judge them against current facts, write them derived."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(assist_ops.EXTRACT, inputs_for(assist_ops.EXTRACT, (), body, {}))
 
     def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> AssistJobView:
         """Queue an extraction for the background workers (202); the job's state is visible at once."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(assist_ops.QUEUE_EXTRACTION, inputs_for(assist_ops.QUEUE_EXTRACTION, (), body, {}))
 
     def list_assist_jobs(
@@ -54,6 +66,8 @@ class SyncAssistMethods:
         limit: int = 50,
     ) -> AssistJobList:
         """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(
             assist_ops.LIST_ASSIST_JOBS,
             inputs_for(assist_ops.LIST_ASSIST_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
@@ -61,28 +75,40 @@ class SyncAssistMethods:
 
     def get_assist_job(self, job_id: str) -> AssistJobView:
         """One model job: its state, attempts, last error and, once done, its result."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(assist_ops.GET_ASSIST_JOB, inputs_for(assist_ops.GET_ASSIST_JOB, (job_id,), None, {}))
 
     def assist_usage(self, *, since: str | None = None, recent: int = 20) -> AssistUsage:
         """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(
             assist_ops.ASSIST_USAGE, inputs_for(assist_ops.ASSIST_USAGE, (), None, {"since": since, "recent": recent})
         )
 
     def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
         """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(assist_ops.FACT_LINKS, inputs_for(assist_ops.FACT_LINKS, (fact_id,), None, {"scope": scope}))
 
     def reflect(self, body: ReflectRequest | Mapping[str, Any]) -> ReflectResult:
         """Write reflections (derived, reviewable) over a subject's or a time range's current, stated facts."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(assist_ops.REFLECT, inputs_for(assist_ops.REFLECT, (), body, {}))
 
     def consolidate(self, body: ConsolidateRequest | Mapping[str, Any]) -> ConsolidateResult:
         """Merge near-duplicate current facts of one slot into one; the originals are retired as consolidated."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(assist_ops.CONSOLIDATE, inputs_for(assist_ops.CONSOLIDATE, (), body, {}))
 
     def undo_consolidation(self, fact_id: str, body: UndoConsolidation | Mapping[str, Any]) -> UndoneConsolidation:
         """Undo a consolidation: the merged fact is archived and its originals are current again (audited)."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(assist_ops.UNDO_CONSOLIDATION, inputs_for(assist_ops.UNDO_CONSOLIDATION, (fact_id,), body, {}))
 
     def add(
@@ -94,6 +120,8 @@ class SyncAssistMethods:
         session_id: str | None = None,
     ) -> AddResult:
         """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
+        from engramdb.models.operations import assist as assist_ops
+
         return self.call(
             assist_ops.ADD,
             inputs_for(assist_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}),
@@ -108,10 +136,14 @@ class AsyncAssistMethods:
 
     async def extract(self, body: ExtractRequest | Mapping[str, Any]) -> ExtractResult:
         """Extract facts from turns or stored episodes now, judge them against current facts, write them derived."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(assist_ops.EXTRACT, inputs_for(assist_ops.EXTRACT, (), body, {}))
 
     async def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> AssistJobView:
         """Queue an extraction for the background workers (202); the job's state is visible at once."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(assist_ops.QUEUE_EXTRACTION, inputs_for(assist_ops.QUEUE_EXTRACTION, (), body, {}))
 
     async def list_assist_jobs(
@@ -122,6 +154,8 @@ class AsyncAssistMethods:
         limit: int = 50,
     ) -> AssistJobList:
         """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(
             assist_ops.LIST_ASSIST_JOBS,
             inputs_for(assist_ops.LIST_ASSIST_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
@@ -129,26 +163,36 @@ class AsyncAssistMethods:
 
     async def get_assist_job(self, job_id: str) -> AssistJobView:
         """One model job: its state, attempts, last error and, once done, its result."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(assist_ops.GET_ASSIST_JOB, inputs_for(assist_ops.GET_ASSIST_JOB, (job_id,), None, {}))
 
     async def assist_usage(self, *, since: str | None = None, recent: int = 20) -> AssistUsage:
         """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(
             assist_ops.ASSIST_USAGE, inputs_for(assist_ops.ASSIST_USAGE, (), None, {"since": since, "recent": recent})
         )
 
     async def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
         """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(
             assist_ops.FACT_LINKS, inputs_for(assist_ops.FACT_LINKS, (fact_id,), None, {"scope": scope})
         )
 
     async def reflect(self, body: ReflectRequest | Mapping[str, Any]) -> ReflectResult:
         """Write reflections (derived, reviewable) over a subject's or a time range's current, stated facts."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(assist_ops.REFLECT, inputs_for(assist_ops.REFLECT, (), body, {}))
 
     async def consolidate(self, body: ConsolidateRequest | Mapping[str, Any]) -> ConsolidateResult:
         """Merge near-duplicate current facts of one slot into one; the originals are retired as consolidated."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(assist_ops.CONSOLIDATE, inputs_for(assist_ops.CONSOLIDATE, (), body, {}))
 
     async def undo_consolidation(
@@ -157,6 +201,8 @@ class AsyncAssistMethods:
         body: UndoConsolidation | Mapping[str, Any],
     ) -> UndoneConsolidation:
         """Undo a consolidation: the merged fact is archived and its originals are current again (audited)."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(
             assist_ops.UNDO_CONSOLIDATION, inputs_for(assist_ops.UNDO_CONSOLIDATION, (fact_id,), body, {})
         )
@@ -170,6 +216,8 @@ class AsyncAssistMethods:
         session_id: str | None = None,
     ) -> AddResult:
         """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
+        from engramdb.models.operations import assist as assist_ops
+
         return await self.call(
             assist_ops.ADD,
             inputs_for(assist_ops.ADD, (), messages, {"scope": scope, "infer": infer, "session_id": session_id}),

@@ -6,21 +6,22 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from engramdb.models.changes import ChangePage
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
-from engramdb.models.operations import changes as changes_ops
-from engramdb.models.webhooks import (
-    DeadLetterList,
-    ReplayRequest,
-    ReplayResult,
-    WebhookCreate,
-    WebhookCreated,
-    WebhookList,
-)
 from engramdb.sdk.operations import inputs_for
+
+if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+    from engramdb.models.changes import ChangePage
+    from engramdb.models.webhooks import (
+        DeadLetterList,
+        ReplayRequest,
+        ReplayResult,
+        WebhookCreate,
+        WebhookCreated,
+        WebhookList,
+    )
 
 __all__ = ["AsyncFeedMethods", "Literal", "SyncFeedMethods"]
 
@@ -35,6 +36,8 @@ class SyncFeedMethods:
 
     def list_changes(self, *, after: int = 0, limit: int = 100, kinds: str | None = None) -> ChangePage:
         """What changed in the scopes the key may read, in order, after a cursor (?after=)."""
+        from engramdb.models.operations import changes as changes_ops
+
         return self.call(
             changes_ops.LIST_CHANGES,
             inputs_for(changes_ops.LIST_CHANGES, (), None, {"after": after, "limit": limit, "kinds": kinds}),
@@ -42,19 +45,27 @@ class SyncFeedMethods:
 
     def create_webhook(self, body: WebhookCreate | Mapping[str, Any]) -> WebhookCreated:
         """Register an endpoint for the change feed (admin keys only); its signing secret is shown once."""
+        from engramdb.models.operations import changes as changes_ops
+
         return self.call(changes_ops.CREATE_WEBHOOK, inputs_for(changes_ops.CREATE_WEBHOOK, (), body, {}))
 
     def list_webhooks(self) -> WebhookList:
         """The tenant's webhook endpoints, with where each is in the feed (admin keys only)."""
+        from engramdb.models.operations import changes as changes_ops
+
         return self.call(changes_ops.LIST_WEBHOOKS, inputs_for(changes_ops.LIST_WEBHOOKS, (), None, {}))
 
     def delete_webhook(self, webhook_id: str) -> None:
         """Remove a webhook endpoint and the deliveries it had not acknowledged (admin keys only)."""
+        from engramdb.models.operations import changes as changes_ops
+
         self.call(changes_ops.DELETE_WEBHOOK, inputs_for(changes_ops.DELETE_WEBHOOK, (webhook_id,), None, {}))
         return None
 
     def list_dead_letters(self, webhook_id: str, *, limit: int = 100) -> DeadLetterList:
         """An endpoint's deliveries that failed their last try (admin keys only)."""
+        from engramdb.models.operations import changes as changes_ops
+
         return self.call(
             changes_ops.LIST_DEAD_LETTERS,
             inputs_for(changes_ops.LIST_DEAD_LETTERS, (webhook_id,), None, {"limit": limit}),
@@ -66,6 +77,8 @@ class SyncFeedMethods:
         body: ReplayRequest | Mapping[str, Any] | None = None,
     ) -> ReplayResult:
         """Send an endpoint's dead deliveries again, or the one named (admin keys only)."""
+        from engramdb.models.operations import changes as changes_ops
+
         return self.call(
             changes_ops.REPLAY_DEAD_LETTERS, inputs_for(changes_ops.REPLAY_DEAD_LETTERS, (webhook_id,), body, {})
         )
@@ -79,6 +92,8 @@ class AsyncFeedMethods:
 
     async def list_changes(self, *, after: int = 0, limit: int = 100, kinds: str | None = None) -> ChangePage:
         """What changed in the scopes the key may read, in order, after a cursor (?after=)."""
+        from engramdb.models.operations import changes as changes_ops
+
         return await self.call(
             changes_ops.LIST_CHANGES,
             inputs_for(changes_ops.LIST_CHANGES, (), None, {"after": after, "limit": limit, "kinds": kinds}),
@@ -86,19 +101,27 @@ class AsyncFeedMethods:
 
     async def create_webhook(self, body: WebhookCreate | Mapping[str, Any]) -> WebhookCreated:
         """Register an endpoint for the change feed (admin keys only); its signing secret is shown once."""
+        from engramdb.models.operations import changes as changes_ops
+
         return await self.call(changes_ops.CREATE_WEBHOOK, inputs_for(changes_ops.CREATE_WEBHOOK, (), body, {}))
 
     async def list_webhooks(self) -> WebhookList:
         """The tenant's webhook endpoints, with where each is in the feed (admin keys only)."""
+        from engramdb.models.operations import changes as changes_ops
+
         return await self.call(changes_ops.LIST_WEBHOOKS, inputs_for(changes_ops.LIST_WEBHOOKS, (), None, {}))
 
     async def delete_webhook(self, webhook_id: str) -> None:
         """Remove a webhook endpoint and the deliveries it had not acknowledged (admin keys only)."""
+        from engramdb.models.operations import changes as changes_ops
+
         await self.call(changes_ops.DELETE_WEBHOOK, inputs_for(changes_ops.DELETE_WEBHOOK, (webhook_id,), None, {}))
         return None
 
     async def list_dead_letters(self, webhook_id: str, *, limit: int = 100) -> DeadLetterList:
         """An endpoint's deliveries that failed their last try (admin keys only)."""
+        from engramdb.models.operations import changes as changes_ops
+
         return await self.call(
             changes_ops.LIST_DEAD_LETTERS,
             inputs_for(changes_ops.LIST_DEAD_LETTERS, (webhook_id,), None, {"limit": limit}),
@@ -110,6 +133,8 @@ class AsyncFeedMethods:
         body: ReplayRequest | Mapping[str, Any] | None = None,
     ) -> ReplayResult:
         """Send an endpoint's dead deliveries again, or the one named (admin keys only)."""
+        from engramdb.models.operations import changes as changes_ops
+
         return await self.call(
             changes_ops.REPLAY_DEAD_LETTERS, inputs_for(changes_ops.REPLAY_DEAD_LETTERS, (webhook_id,), body, {})
         )

@@ -7,19 +7,18 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from engramdb.models.admin import AuditPage, AuditVerdict, KeyCreated, KeyCreateRequest, KeyList
 from engramdb.models.inputs import Inputs
-from engramdb.models.lifecycle import EditAndApprove, RejectDecision, ReviewDecision, ReviewQueue
-from engramdb.models.memories import MemoryView, WriteResponse
 from engramdb.models.operation import Operation
-from engramdb.models.operations import governance as governance_ops
-from engramdb.models.operations import review as review_ops
-from engramdb.models.operations import series as series_ops
-from engramdb.models.policy import TenantPolicy
-from engramdb.models.series import UsageSeries
 from engramdb.sdk.operations import inputs_for
+
+if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+    from engramdb.models.admin import AuditPage, AuditVerdict, KeyCreated, KeyCreateRequest, KeyList
+    from engramdb.models.lifecycle import EditAndApprove, RejectDecision, ReviewDecision, ReviewQueue
+    from engramdb.models.memories import MemoryView, WriteResponse
+    from engramdb.models.policy import TenantPolicy
+    from engramdb.models.series import UsageSeries
 
 __all__ = ["AsyncGovernanceMethods", "Literal", "SyncGovernanceMethods"]
 
@@ -41,6 +40,8 @@ class SyncGovernanceMethods:
         limit: int = 100,
     ) -> ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
+        from engramdb.models.operations import review as review_ops
+
         return self.call(
             review_ops.REVIEW_QUEUE,
             inputs_for(
@@ -53,14 +54,20 @@ class SyncGovernanceMethods:
 
     def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
         """Make a pending fact current (tombstones and the age guard apply)."""
+        from engramdb.models.operations import review as review_ops
+
         return self.call(review_ops.APPROVE, inputs_for(review_ops.APPROVE, (fact_id,), body, {}))
 
     def reject(self, fact_id: str, body: RejectDecision | Mapping[str, Any]) -> MemoryView:
         """Reject a pending fact, saying why; its value is tombstoned with the reason."""
+        from engramdb.models.operations import review as review_ops
+
         return self.call(review_ops.REJECT, inputs_for(review_ops.REJECT, (fact_id,), body, {}))
 
     def edit_and_approve(self, fact_id: str, body: EditAndApprove | Mapping[str, Any]) -> WriteResponse:
         """Replace a pending fact's text with the reviewer's, and approve it."""
+        from engramdb.models.operations import review as review_ops
+
         return self.call(review_ops.EDIT_AND_APPROVE, inputs_for(review_ops.EDIT_AND_APPROVE, (fact_id,), body, {}))
 
     def audit(
@@ -73,6 +80,8 @@ class SyncGovernanceMethods:
         actor_key_id: str | None = None,
     ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
+        from engramdb.models.operations import governance as governance_ops
+
         return self.call(
             governance_ops.AUDIT,
             inputs_for(
@@ -91,26 +100,38 @@ class SyncGovernanceMethods:
 
     def verify_audit(self) -> AuditVerdict:
         """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
+        from engramdb.models.operations import governance as governance_ops
+
         return self.call(governance_ops.VERIFY_AUDIT, inputs_for(governance_ops.VERIFY_AUDIT, (), None, {}))
 
     def get_policy(self) -> TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
+        from engramdb.models.operations import governance as governance_ops
+
         return self.call(governance_ops.GET_POLICY, inputs_for(governance_ops.GET_POLICY, (), None, {}))
 
     def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
+        from engramdb.models.operations import governance as governance_ops
+
         return self.call(governance_ops.PUT_POLICY, inputs_for(governance_ops.PUT_POLICY, (), policy, {}))
 
     def create_key(self, body: KeyCreateRequest | Mapping[str, Any]) -> KeyCreated:
         """Create a key in the caller's tenant (admin keys only); the token is shown once."""
+        from engramdb.models.operations import governance as governance_ops
+
         return self.call(governance_ops.CREATE_KEY, inputs_for(governance_ops.CREATE_KEY, (), body, {}))
 
     def list_keys(self) -> KeyList:
         """Every key of the caller's tenant (admin keys only); secrets are never returned."""
+        from engramdb.models.operations import governance as governance_ops
+
         return self.call(governance_ops.LIST_KEYS, inputs_for(governance_ops.LIST_KEYS, (), None, {}))
 
     def revoke_key(self, key_id: str) -> None:
         """Revoke a key of the caller's tenant (admin keys only; not the tenant's last admin key)."""
+        from engramdb.models.operations import governance as governance_ops
+
         self.call(governance_ops.REVOKE_KEY, inputs_for(governance_ops.REVOKE_KEY, (key_id,), None, {}))
         return None
 
@@ -122,6 +143,8 @@ class SyncGovernanceMethods:
         bucket: Literal["hour", "day"] = "hour",
     ) -> UsageSeries:
         """The tenant's memories, recalls and their time, review backlog and model calls over time (reviewer or admin keys)."""
+        from engramdb.models.operations import series as series_ops
+
         return self.call(
             series_ops.USAGE_SERIES,
             inputs_for(series_ops.USAGE_SERIES, (), None, {"since": since, "until": until, "bucket": bucket}),
@@ -143,6 +166,8 @@ class AsyncGovernanceMethods:
         limit: int = 100,
     ) -> ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
+        from engramdb.models.operations import review as review_ops
+
         return await self.call(
             review_ops.REVIEW_QUEUE,
             inputs_for(
@@ -155,14 +180,20 @@ class AsyncGovernanceMethods:
 
     async def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
         """Make a pending fact current (tombstones and the age guard apply)."""
+        from engramdb.models.operations import review as review_ops
+
         return await self.call(review_ops.APPROVE, inputs_for(review_ops.APPROVE, (fact_id,), body, {}))
 
     async def reject(self, fact_id: str, body: RejectDecision | Mapping[str, Any]) -> MemoryView:
         """Reject a pending fact, saying why; its value is tombstoned with the reason."""
+        from engramdb.models.operations import review as review_ops
+
         return await self.call(review_ops.REJECT, inputs_for(review_ops.REJECT, (fact_id,), body, {}))
 
     async def edit_and_approve(self, fact_id: str, body: EditAndApprove | Mapping[str, Any]) -> WriteResponse:
         """Replace a pending fact's text with the reviewer's, and approve it."""
+        from engramdb.models.operations import review as review_ops
+
         return await self.call(
             review_ops.EDIT_AND_APPROVE, inputs_for(review_ops.EDIT_AND_APPROVE, (fact_id,), body, {})
         )
@@ -177,6 +208,8 @@ class AsyncGovernanceMethods:
         actor_key_id: str | None = None,
     ) -> AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
+        from engramdb.models.operations import governance as governance_ops
+
         return await self.call(
             governance_ops.AUDIT,
             inputs_for(
@@ -195,26 +228,38 @@ class AsyncGovernanceMethods:
 
     async def verify_audit(self) -> AuditVerdict:
         """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
+        from engramdb.models.operations import governance as governance_ops
+
         return await self.call(governance_ops.VERIFY_AUDIT, inputs_for(governance_ops.VERIFY_AUDIT, (), None, {}))
 
     async def get_policy(self) -> TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
+        from engramdb.models.operations import governance as governance_ops
+
         return await self.call(governance_ops.GET_POLICY, inputs_for(governance_ops.GET_POLICY, (), None, {}))
 
     async def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
+        from engramdb.models.operations import governance as governance_ops
+
         return await self.call(governance_ops.PUT_POLICY, inputs_for(governance_ops.PUT_POLICY, (), policy, {}))
 
     async def create_key(self, body: KeyCreateRequest | Mapping[str, Any]) -> KeyCreated:
         """Create a key in the caller's tenant (admin keys only); the token is shown once."""
+        from engramdb.models.operations import governance as governance_ops
+
         return await self.call(governance_ops.CREATE_KEY, inputs_for(governance_ops.CREATE_KEY, (), body, {}))
 
     async def list_keys(self) -> KeyList:
         """Every key of the caller's tenant (admin keys only); secrets are never returned."""
+        from engramdb.models.operations import governance as governance_ops
+
         return await self.call(governance_ops.LIST_KEYS, inputs_for(governance_ops.LIST_KEYS, (), None, {}))
 
     async def revoke_key(self, key_id: str) -> None:
         """Revoke a key of the caller's tenant (admin keys only; not the tenant's last admin key)."""
+        from engramdb.models.operations import governance as governance_ops
+
         await self.call(governance_ops.REVOKE_KEY, inputs_for(governance_ops.REVOKE_KEY, (key_id,), None, {}))
         return None
 
@@ -226,6 +271,8 @@ class AsyncGovernanceMethods:
         bucket: Literal["hour", "day"] = "hour",
     ) -> UsageSeries:
         """The tenant's memories, recalls and their time, review backlog and model calls over time (reviewer or admin keys)."""
+        from engramdb.models.operations import series as series_ops
+
         return await self.call(
             series_ops.USAGE_SERIES,
             inputs_for(series_ops.USAGE_SERIES, (), None, {"since": since, "until": until, "bucket": bucket}),

@@ -6,15 +6,16 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from engramdb.contract.events import ScopeFields
-from engramdb.models.fact_search import FactPage, FactSearch, SubjectList
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
-from engramdb.models.operations import integrations as integrations_ops
-from engramdb.models.scopes import ScopeResolution
 from engramdb.sdk.operations import inputs_for
+
+if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+    from engramdb.contract.events import ScopeFields
+    from engramdb.models.fact_search import FactPage, FactSearch, SubjectList
+    from engramdb.models.scopes import ScopeResolution
 
 __all__ = ["AsyncIntegrationsMethods", "Literal", "SyncIntegrationsMethods"]
 
@@ -29,10 +30,14 @@ class SyncIntegrationsMethods:
 
     def resolve_scope(self, scope: ScopeFields | Mapping[str, Any] | None = None) -> ScopeResolution:
         """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
+        from engramdb.models.operations import integrations as integrations_ops
+
         return self.call(integrations_ops.RESOLVE_SCOPE, inputs_for(integrations_ops.RESOLVE_SCOPE, (), scope, {}))
 
     def search_facts(self, body: FactSearch | Mapping[str, Any]) -> FactPage:
         """Current facts under a subject prefix whose JSON text meets conditions, ranked or newest first."""
+        from engramdb.models.operations import integrations as integrations_ops
+
         return self.call(integrations_ops.SEARCH_FACTS, inputs_for(integrations_ops.SEARCH_FACTS, (), body, {}))
 
     def list_subjects(
@@ -44,6 +49,8 @@ class SyncIntegrationsMethods:
         limit: int = 100,
     ) -> SubjectList:
         """The distinct subjects of current facts under a prefix, in code point order, a page at a time."""
+        from engramdb.models.operations import integrations as integrations_ops
+
         return self.call(
             integrations_ops.LIST_SUBJECTS,
             inputs_for(
@@ -63,12 +70,16 @@ class AsyncIntegrationsMethods:
 
     async def resolve_scope(self, scope: ScopeFields | Mapping[str, Any] | None = None) -> ScopeResolution:
         """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
+        from engramdb.models.operations import integrations as integrations_ops
+
         return await self.call(
             integrations_ops.RESOLVE_SCOPE, inputs_for(integrations_ops.RESOLVE_SCOPE, (), scope, {})
         )
 
     async def search_facts(self, body: FactSearch | Mapping[str, Any]) -> FactPage:
         """Current facts under a subject prefix whose JSON text meets conditions, ranked or newest first."""
+        from engramdb.models.operations import integrations as integrations_ops
+
         return await self.call(integrations_ops.SEARCH_FACTS, inputs_for(integrations_ops.SEARCH_FACTS, (), body, {}))
 
     async def list_subjects(
@@ -80,6 +91,8 @@ class AsyncIntegrationsMethods:
         limit: int = 100,
     ) -> SubjectList:
         """The distinct subjects of current facts under a prefix, in code point order, a page at a time."""
+        from engramdb.models.operations import integrations as integrations_ops
+
         return await self.call(
             integrations_ops.LIST_SUBJECTS,
             inputs_for(

@@ -6,32 +6,33 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from engramdb.contract.events import ScopeFields
 from engramdb.models.inputs import Inputs
-from engramdb.models.knowledge import (
-    Deleted,
-    DeleteRequest,
-    ExportRequest,
-    GraphExport,
-    KnowledgeSchema,
-    LinkRequest,
-    RecordChange,
-    RecordHistory,
-    RecordSearch,
-    RecordSearchResult,
-    RecordsWritten,
-    RecordView,
-    RecordWrite,
-    RelationshipList,
-    RelationshipView,
-    Unlinked,
-    UnlinkRequest,
-)
 from engramdb.models.operation import Operation
-from engramdb.models.operations import knowledge as knowledge_ops
 from engramdb.sdk.operations import inputs_for
+
+if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+    from engramdb.contract.events import ScopeFields
+    from engramdb.models.knowledge import (
+        Deleted,
+        DeleteRequest,
+        ExportRequest,
+        GraphExport,
+        KnowledgeSchema,
+        LinkRequest,
+        RecordChange,
+        RecordHistory,
+        RecordSearch,
+        RecordSearchResult,
+        RecordsWritten,
+        RecordView,
+        RecordWrite,
+        RelationshipList,
+        RelationshipView,
+        Unlinked,
+        UnlinkRequest,
+    )
 
 __all__ = ["AsyncKnowledgeMethods", "Literal", "SyncKnowledgeMethods"]
 
@@ -51,22 +52,30 @@ class SyncKnowledgeMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> RecordsWritten:
         """Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(
             knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin})
         )
 
     def get_record(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordView:
         """One record of the caller's scope."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(
             knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope})
         )
 
     def update_record(self, record_id: str, body: RecordChange | Mapping[str, Any]) -> RecordView:
         """Set properties of a record (null removes one); the previous ones stay in its history."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(knowledge_ops.UPDATE_RECORD, inputs_for(knowledge_ops.UPDATE_RECORD, (record_id,), body, {}))
 
     def record_history(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordHistory:
         """Every version of a record's properties, oldest first."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(
             knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope})
         )
@@ -81,6 +90,8 @@ class SyncKnowledgeMethods:
         direction: Literal["out", "in", "both"] = "both",
     ) -> RelationshipList:
         """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(
             knowledge_ops.LIST_RELATIONSHIPS,
             inputs_for(
@@ -100,6 +111,8 @@ class SyncKnowledgeMethods:
         cascade: bool = False,
     ) -> Deleted:
         """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(
             knowledge_ops.DELETE_RECORD,
             inputs_for(
@@ -112,18 +125,26 @@ class SyncKnowledgeMethods:
 
     def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
         """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(knowledge_ops.SEARCH_RECORDS, inputs_for(knowledge_ops.SEARCH_RECORDS, (), body, {}))
 
     def delete_records(self, body: DeleteRequest | Mapping[str, Any]) -> Deleted:
         """Delete the records a where matches; dryRun answers what would go."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(knowledge_ops.DELETE_RECORDS, inputs_for(knowledge_ops.DELETE_RECORDS, (), body, {}))
 
     def link_records(self, body: LinkRequest | Mapping[str, Any]) -> RelationshipView:
         """Create a typed, directed relationship between two records (or a record and a memory) of one scope."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(knowledge_ops.LINK_RECORDS, inputs_for(knowledge_ops.LINK_RECORDS, (), body, {}))
 
     def unlink_records(self, body: UnlinkRequest | Mapping[str, Any]) -> Unlinked:
         """Remove a relationship."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(knowledge_ops.UNLINK_RECORDS, inputs_for(knowledge_ops.UNLINK_RECORDS, (), body, {}))
 
     def records_schema(
@@ -133,6 +154,8 @@ class SyncKnowledgeMethods:
         label: str | None = None,
     ) -> KnowledgeSchema:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(
             knowledge_ops.RECORDS_SCHEMA,
             inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}),
@@ -140,6 +163,8 @@ class SyncKnowledgeMethods:
 
     def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
         """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return self.call(knowledge_ops.EXPORT_RECORDS, inputs_for(knowledge_ops.EXPORT_RECORDS, (), body, {}))
 
 
@@ -156,18 +181,24 @@ class AsyncKnowledgeMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> RecordsWritten:
         """Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(
             knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin})
         )
 
     async def get_record(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordView:
         """One record of the caller's scope."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(
             knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope})
         )
 
     async def update_record(self, record_id: str, body: RecordChange | Mapping[str, Any]) -> RecordView:
         """Set properties of a record (null removes one); the previous ones stay in its history."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(
             knowledge_ops.UPDATE_RECORD, inputs_for(knowledge_ops.UPDATE_RECORD, (record_id,), body, {})
         )
@@ -179,6 +210,8 @@ class AsyncKnowledgeMethods:
         scope: ScopeFields | Mapping[str, Any] | None = None,
     ) -> RecordHistory:
         """Every version of a record's properties, oldest first."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(
             knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope})
         )
@@ -193,6 +226,8 @@ class AsyncKnowledgeMethods:
         direction: Literal["out", "in", "both"] = "both",
     ) -> RelationshipList:
         """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(
             knowledge_ops.LIST_RELATIONSHIPS,
             inputs_for(
@@ -212,6 +247,8 @@ class AsyncKnowledgeMethods:
         cascade: bool = False,
     ) -> Deleted:
         """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(
             knowledge_ops.DELETE_RECORD,
             inputs_for(
@@ -224,18 +261,26 @@ class AsyncKnowledgeMethods:
 
     async def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
         """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(knowledge_ops.SEARCH_RECORDS, inputs_for(knowledge_ops.SEARCH_RECORDS, (), body, {}))
 
     async def delete_records(self, body: DeleteRequest | Mapping[str, Any]) -> Deleted:
         """Delete the records a where matches; dryRun answers what would go."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(knowledge_ops.DELETE_RECORDS, inputs_for(knowledge_ops.DELETE_RECORDS, (), body, {}))
 
     async def link_records(self, body: LinkRequest | Mapping[str, Any]) -> RelationshipView:
         """Create a typed, directed relationship between two records (or a record and a memory) of one scope."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(knowledge_ops.LINK_RECORDS, inputs_for(knowledge_ops.LINK_RECORDS, (), body, {}))
 
     async def unlink_records(self, body: UnlinkRequest | Mapping[str, Any]) -> Unlinked:
         """Remove a relationship."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(knowledge_ops.UNLINK_RECORDS, inputs_for(knowledge_ops.UNLINK_RECORDS, (), body, {}))
 
     async def records_schema(
@@ -245,6 +290,8 @@ class AsyncKnowledgeMethods:
         label: str | None = None,
     ) -> KnowledgeSchema:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(
             knowledge_ops.RECORDS_SCHEMA,
             inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}),
@@ -252,4 +299,6 @@ class AsyncKnowledgeMethods:
 
     async def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
         """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""
+        from engramdb.models.operations import knowledge as knowledge_ops
+
         return await self.call(knowledge_ops.EXPORT_RECORDS, inputs_for(knowledge_ops.EXPORT_RECORDS, (), body, {}))

@@ -6,29 +6,26 @@ Do not edit: run ``python -m engramdb.devtools.generate`` after changing the reg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from engramdb.contract.events import ScopeFields
-from engramdb.contract.writes import EpisodeWrite, FactWrite
-from engramdb.models.admin import Health
 from engramdb.models.inputs import Inputs
-from engramdb.models.lifecycle import (
-    CorrectRequest,
-    FactHistory,
-    LiftRequest,
-    RetractRequest,
-    TombstoneList,
-    TombstoneView,
-)
-from engramdb.models.memories import EpisodeBatch, EpisodeBatchResult, EpisodeList, FactList, MemoryView, WriteResponse
 from engramdb.models.operation import Operation
-from engramdb.models.operations import governance as governance_ops
-from engramdb.models.operations import lifecycle as lifecycle_ops
-from engramdb.models.operations import memories as memories_ops
-from engramdb.models.operations import recall as recall_ops
-from engramdb.models.recall import RecallRequest, RecallResponse
-from engramdb.models.scopes import ScopeList
 from engramdb.sdk.operations import inputs_for
+
+if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+    from engramdb.contract.events import ScopeFields
+    from engramdb.contract.writes import EpisodeWrite, FactWrite
+    from engramdb.models.admin import Health
+    from engramdb.models.memories import (
+        EpisodeBatch,
+        EpisodeBatchResult,
+        EpisodeList,
+        FactList,
+        MemoryView,
+        WriteResponse,
+    )
+    from engramdb.models.recall import RecallRequest, RecallResponse
+    from engramdb.models.scopes import ScopeList
 
 __all__ = ["AsyncMemoryMethods", "Literal", "SyncMemoryMethods"]
 
@@ -43,10 +40,14 @@ class SyncMemoryMethods:
 
     def health(self) -> Health:
         """Liveness, version, embedder and storage of the server."""
+        from engramdb.models.operations import memories as memories_ops
+
         return self.call(memories_ops.HEALTH, inputs_for(memories_ops.HEALTH, (), None, {}))
 
     def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
         """Store an episode (201), or return the one already stored with this id (200)."""
+        from engramdb.models.operations import memories as memories_ops
+
         return self.call(
             memories_ops.WRITE_EPISODE, inputs_for(memories_ops.WRITE_EPISODE, (), body, {"extract": extract})
         )
@@ -59,6 +60,8 @@ class SyncMemoryMethods:
         dry_run: bool = False,
     ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
+        from engramdb.models.operations import memories as memories_ops
+
         return self.call(
             memories_ops.WRITE_EPISODE_BATCH,
             inputs_for(memories_ops.WRITE_EPISODE_BATCH, (), bodies, {"extract": extract, "dry_run": dry_run}),
@@ -71,20 +74,28 @@ class SyncMemoryMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> WriteResponse:
         """Store a fact (201), or return the one already stored with this id (200)."""
+        from engramdb.models.operations import memories as memories_ops
+
         return self.call(memories_ops.WRITE_FACT, inputs_for(memories_ops.WRITE_FACT, (), body, {"origin": origin}))
 
     def get_episode(self, event_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One episode of the caller's scope, with its embedding state."""
+        from engramdb.models.operations import memories as memories_ops
+
         return self.call(
             memories_ops.GET_EPISODE, inputs_for(memories_ops.GET_EPISODE, (event_id,), None, {"scope": scope})
         )
 
     def get_fact(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One fact of the caller's scope, with its lifecycle and embedding state."""
+        from engramdb.models.operations import memories as memories_ops
+
         return self.call(memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope}))
 
     def find_memory(self, memory_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One episode or fact by id alone, in whichever scope the key may name holds it."""
+        from engramdb.models.operations import memories as memories_ops
+
         return self.call(
             memories_ops.FIND_MEMORY, inputs_for(memories_ops.FIND_MEMORY, (memory_id,), None, {"scope": scope})
         )
@@ -101,6 +112,8 @@ class SyncMemoryMethods:
         count: bool = False,
     ) -> EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
+        from engramdb.models.operations import memories as memories_ops
+
         return self.call(
             memories_ops.LIST_EPISODES,
             inputs_for(
@@ -132,6 +145,8 @@ class SyncMemoryMethods:
         include_pending: bool = False,
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
+        from engramdb.models.operations import memories as memories_ops
+
         return self.call(
             memories_ops.LIST_FACTS,
             inputs_for(
@@ -153,60 +168,17 @@ class SyncMemoryMethods:
 
     def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
+        from engramdb.models.operations import governance as governance_ops
+
         return self.call(
             governance_ops.LIST_SCOPES,
             inputs_for(governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}),
         )
 
-    def correct_fact(
-        self,
-        fact_id: str,
-        body: CorrectRequest | Mapping[str, Any],
-        *,
-        origin: Literal["stated", "derived"] | None = None,
-    ) -> WriteResponse:
-        """Replace a current fact with a corrected one; the old value is tombstoned."""
-        return self.call(
-            lifecycle_ops.CORRECT_FACT, inputs_for(lifecycle_ops.CORRECT_FACT, (fact_id,), body, {"origin": origin})
-        )
-
-    def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
-        """Retract a current fact that has no replacement; its value is tombstoned."""
-        return self.call(lifecycle_ops.RETRACT_FACT, inputs_for(lifecycle_ops.RETRACT_FACT, (fact_id,), body, {}))
-
-    def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
-        """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
-        return self.call(
-            lifecycle_ops.FACT_HISTORY, inputs_for(lifecycle_ops.FACT_HISTORY, (fact_id,), None, {"scope": scope})
-        )
-
-    def list_tombstones(
-        self,
-        *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
-        subject_key: str | None = None,
-        kind: str | None = None,
-        include_lifted: bool = False,
-    ) -> TombstoneList:
-        """Values refused in the caller's scope."""
-        return self.call(
-            lifecycle_ops.LIST_TOMBSTONES,
-            inputs_for(
-                lifecycle_ops.LIST_TOMBSTONES,
-                (),
-                None,
-                {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted},
-            ),
-        )
-
-    def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
-        """Let a tombstoned value become current again (reviewer or admin keys)."""
-        return self.call(
-            lifecycle_ops.LIFT_TOMBSTONE, inputs_for(lifecycle_ops.LIFT_TOMBSTONE, (tombstone_id,), body, {})
-        )
-
     def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
+        from engramdb.models.operations import recall as recall_ops
+
         return self.call(recall_ops.RECALL, inputs_for(recall_ops.RECALL, (), body, {}))
 
 
@@ -218,10 +190,14 @@ class AsyncMemoryMethods:
 
     async def health(self) -> Health:
         """Liveness, version, embedder and storage of the server."""
+        from engramdb.models.operations import memories as memories_ops
+
         return await self.call(memories_ops.HEALTH, inputs_for(memories_ops.HEALTH, (), None, {}))
 
     async def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
         """Store an episode (201), or return the one already stored with this id (200)."""
+        from engramdb.models.operations import memories as memories_ops
+
         return await self.call(
             memories_ops.WRITE_EPISODE, inputs_for(memories_ops.WRITE_EPISODE, (), body, {"extract": extract})
         )
@@ -234,6 +210,8 @@ class AsyncMemoryMethods:
         dry_run: bool = False,
     ) -> EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
+        from engramdb.models.operations import memories as memories_ops
+
         return await self.call(
             memories_ops.WRITE_EPISODE_BATCH,
             inputs_for(memories_ops.WRITE_EPISODE_BATCH, (), bodies, {"extract": extract, "dry_run": dry_run}),
@@ -246,24 +224,32 @@ class AsyncMemoryMethods:
         origin: Literal["stated", "derived"] | None = None,
     ) -> WriteResponse:
         """Store a fact (201), or return the one already stored with this id (200)."""
+        from engramdb.models.operations import memories as memories_ops
+
         return await self.call(
             memories_ops.WRITE_FACT, inputs_for(memories_ops.WRITE_FACT, (), body, {"origin": origin})
         )
 
     async def get_episode(self, event_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One episode of the caller's scope, with its embedding state."""
+        from engramdb.models.operations import memories as memories_ops
+
         return await self.call(
             memories_ops.GET_EPISODE, inputs_for(memories_ops.GET_EPISODE, (event_id,), None, {"scope": scope})
         )
 
     async def get_fact(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One fact of the caller's scope, with its lifecycle and embedding state."""
+        from engramdb.models.operations import memories as memories_ops
+
         return await self.call(
             memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope})
         )
 
     async def find_memory(self, memory_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
         """One episode or fact by id alone, in whichever scope the key may name holds it."""
+        from engramdb.models.operations import memories as memories_ops
+
         return await self.call(
             memories_ops.FIND_MEMORY, inputs_for(memories_ops.FIND_MEMORY, (memory_id,), None, {"scope": scope})
         )
@@ -280,6 +266,8 @@ class AsyncMemoryMethods:
         count: bool = False,
     ) -> EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
+        from engramdb.models.operations import memories as memories_ops
+
         return await self.call(
             memories_ops.LIST_EPISODES,
             inputs_for(
@@ -311,6 +299,8 @@ class AsyncMemoryMethods:
         include_pending: bool = False,
     ) -> FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
+        from engramdb.models.operations import memories as memories_ops
+
         return await self.call(
             memories_ops.LIST_FACTS,
             inputs_for(
@@ -332,58 +322,15 @@ class AsyncMemoryMethods:
 
     async def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
+        from engramdb.models.operations import governance as governance_ops
+
         return await self.call(
             governance_ops.LIST_SCOPES,
             inputs_for(governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}),
         )
 
-    async def correct_fact(
-        self,
-        fact_id: str,
-        body: CorrectRequest | Mapping[str, Any],
-        *,
-        origin: Literal["stated", "derived"] | None = None,
-    ) -> WriteResponse:
-        """Replace a current fact with a corrected one; the old value is tombstoned."""
-        return await self.call(
-            lifecycle_ops.CORRECT_FACT, inputs_for(lifecycle_ops.CORRECT_FACT, (fact_id,), body, {"origin": origin})
-        )
-
-    async def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
-        """Retract a current fact that has no replacement; its value is tombstoned."""
-        return await self.call(lifecycle_ops.RETRACT_FACT, inputs_for(lifecycle_ops.RETRACT_FACT, (fact_id,), body, {}))
-
-    async def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
-        """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
-        return await self.call(
-            lifecycle_ops.FACT_HISTORY, inputs_for(lifecycle_ops.FACT_HISTORY, (fact_id,), None, {"scope": scope})
-        )
-
-    async def list_tombstones(
-        self,
-        *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
-        subject_key: str | None = None,
-        kind: str | None = None,
-        include_lifted: bool = False,
-    ) -> TombstoneList:
-        """Values refused in the caller's scope."""
-        return await self.call(
-            lifecycle_ops.LIST_TOMBSTONES,
-            inputs_for(
-                lifecycle_ops.LIST_TOMBSTONES,
-                (),
-                None,
-                {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted},
-            ),
-        )
-
-    async def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
-        """Let a tombstoned value become current again (reviewer or admin keys)."""
-        return await self.call(
-            lifecycle_ops.LIFT_TOMBSTONE, inputs_for(lifecycle_ops.LIFT_TOMBSTONE, (tombstone_id,), body, {})
-        )
-
     async def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
+        from engramdb.models.operations import recall as recall_ops
+
         return await self.call(recall_ops.RECALL, inputs_for(recall_ops.RECALL, (), body, {}))

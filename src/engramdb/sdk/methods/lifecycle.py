@@ -1,0 +1,157 @@
+"""Typed SDK methods for the lifecycle operations, generated from ``engramdb.models.operations``.
+
+Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from engramdb.models.inputs import Inputs
+from engramdb.models.operation import Operation
+from engramdb.sdk.operations import inputs_for
+
+if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+    from engramdb.contract.events import ScopeFields
+    from engramdb.models.lifecycle import (
+        CorrectRequest,
+        FactHistory,
+        LiftRequest,
+        RetractRequest,
+        TombstoneList,
+        TombstoneView,
+    )
+    from engramdb.models.memories import MemoryView, WriteResponse
+
+__all__ = ["AsyncLifecycleMethods", "Literal", "SyncLifecycleMethods"]
+
+T = TypeVar("T")
+
+
+class SyncLifecycleMethods:
+    """The lifecycle operations as blocking methods."""
+
+    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    def correct_fact(
+        self,
+        fact_id: str,
+        body: CorrectRequest | Mapping[str, Any],
+        *,
+        origin: Literal["stated", "derived"] | None = None,
+    ) -> WriteResponse:
+        """Replace a current fact with a corrected one; the old value is tombstoned."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return self.call(
+            lifecycle_ops.CORRECT_FACT, inputs_for(lifecycle_ops.CORRECT_FACT, (fact_id,), body, {"origin": origin})
+        )
+
+    def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
+        """Retract a current fact that has no replacement; its value is tombstoned."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return self.call(lifecycle_ops.RETRACT_FACT, inputs_for(lifecycle_ops.RETRACT_FACT, (fact_id,), body, {}))
+
+    def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
+        """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return self.call(
+            lifecycle_ops.FACT_HISTORY, inputs_for(lifecycle_ops.FACT_HISTORY, (fact_id,), None, {"scope": scope})
+        )
+
+    def list_tombstones(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        subject_key: str | None = None,
+        kind: str | None = None,
+        include_lifted: bool = False,
+    ) -> TombstoneList:
+        """Values refused in the caller's scope."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return self.call(
+            lifecycle_ops.LIST_TOMBSTONES,
+            inputs_for(
+                lifecycle_ops.LIST_TOMBSTONES,
+                (),
+                None,
+                {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted},
+            ),
+        )
+
+    def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
+        """Let a tombstoned value become current again (reviewer or admin keys)."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return self.call(
+            lifecycle_ops.LIFT_TOMBSTONE, inputs_for(lifecycle_ops.LIFT_TOMBSTONE, (tombstone_id,), body, {})
+        )
+
+
+class AsyncLifecycleMethods:
+    """The lifecycle operations as coroutine methods."""
+
+    async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
+        raise NotImplementedError
+
+    async def correct_fact(
+        self,
+        fact_id: str,
+        body: CorrectRequest | Mapping[str, Any],
+        *,
+        origin: Literal["stated", "derived"] | None = None,
+    ) -> WriteResponse:
+        """Replace a current fact with a corrected one; the old value is tombstoned."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return await self.call(
+            lifecycle_ops.CORRECT_FACT, inputs_for(lifecycle_ops.CORRECT_FACT, (fact_id,), body, {"origin": origin})
+        )
+
+    async def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
+        """Retract a current fact that has no replacement; its value is tombstoned."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return await self.call(lifecycle_ops.RETRACT_FACT, inputs_for(lifecycle_ops.RETRACT_FACT, (fact_id,), body, {}))
+
+    async def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
+        """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return await self.call(
+            lifecycle_ops.FACT_HISTORY, inputs_for(lifecycle_ops.FACT_HISTORY, (fact_id,), None, {"scope": scope})
+        )
+
+    async def list_tombstones(
+        self,
+        *,
+        scope: ScopeFields | Mapping[str, Any] | None = None,
+        subject_key: str | None = None,
+        kind: str | None = None,
+        include_lifted: bool = False,
+    ) -> TombstoneList:
+        """Values refused in the caller's scope."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return await self.call(
+            lifecycle_ops.LIST_TOMBSTONES,
+            inputs_for(
+                lifecycle_ops.LIST_TOMBSTONES,
+                (),
+                None,
+                {"scope": scope, "subject_key": subject_key, "kind": kind, "include_lifted": include_lifted},
+            ),
+        )
+
+    async def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
+        """Let a tombstoned value become current again (reviewer or admin keys)."""
+        from engramdb.models.operations import lifecycle as lifecycle_ops
+
+        return await self.call(
+            lifecycle_ops.LIFT_TOMBSTONE, inputs_for(lifecycle_ops.LIFT_TOMBSTONE, (tombstone_id,), body, {})
+        )
