@@ -6,7 +6,6 @@ import compileall
 import os
 import shutil
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from engramdb.core.service import MemoryService
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import scope_fields
+from tests.pg_schemas import SchemaPool
 from tests.stores import as_postgres
 
 # The longest modules first, then the slowest folders. xdist (--dist loadscope, with
@@ -120,17 +120,30 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(scope="session")
+def schema_pool(pg_url: str) -> SchemaPool:
+    return SchemaPool(pg_url)
+
+
 @pytest.fixture
 def store(settings: Settings, backend: str, request: pytest.FixtureRequest) -> Iterator[Store]:
-    """A fresh store on each backend: a new SQLite folder, or a new PostgreSQL schema."""
+    """A fresh store on each backend: a new SQLite folder, or an empty migrated PostgreSQL schema
+    (a new one, or one an earlier test used, emptied: tests/pg_schemas.py)."""
     if backend == "sqlite":
-        s: Store = SQLiteStore(settings.home)
-    else:
-        from engramdb.storage.postgres.store import PostgresStore
+        lite = SQLiteStore(settings.home)
+        yield lite
+        lite.close()
+        return
+    from engramdb.storage.postgres.store import PostgresStore
 
-        s = PostgresStore(request.getfixturevalue("pg_url"), schema=f"t_{uuid.uuid4().hex[:12]}")
+    pool: SchemaPool = request.getfixturevalue("schema_pool")
+    schema, fresh = pool.take()
+    s = PostgresStore(request.getfixturevalue("pg_url"), schema=schema)
+    if fresh:
+        pool.learn(schema)
     yield s
     s.close()
+    pool.give_back(schema)
 
 
 @pytest.fixture

@@ -9,29 +9,31 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 
 from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.storage.port import Store
+from engramdb.storage.postgres.store import PostgresStore
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.cli import engram
 from tests.factories import episode_body, fact_body, scope_fields
 from tests.stores import as_postgres
 
 SCOPE = scope_fields()
-_HOMES: set[Path] = set()
+_HOMES: weakref.WeakKeyDictionary[PostgresStore, Path] = weakref.WeakKeyDictionary()
 
 
 def _env(store: Store) -> dict[str, str]:
     if isinstance(store, SQLiteStore):
         return {**os.environ, "ENGRAM_HOME": str(store.home)}
     pg = as_postgres(store)
-    home = Path(tempfile.gettempdir()) / f"engram-{pg.schema}"  # its audit anchors, the CLI's own
-    if home not in _HOMES:  # gone when the test process ends: a test leaves no folder behind
-        _HOMES.add(home)
-        atexit.register(shutil.rmtree, home, ignore_errors=True)
+    home = _HOMES.get(pg)  # its audit anchors, the CLI's own: one folder per store (a schema is used again)
+    if home is None:
+        home = _HOMES[pg] = Path(tempfile.mkdtemp(prefix=f"engram-{pg.schema}-"))
+        atexit.register(shutil.rmtree, home, ignore_errors=True)  # a test leaves no folder behind
     return {
         **os.environ,
         "ENGRAM_DATABASE_URL": pg.url,

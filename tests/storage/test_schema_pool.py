@@ -1,0 +1,101 @@
+"""The tests' PostgreSQL schemas are used again (tests/pg_schemas.py): a schema given back is as a
+fresh one is, empty with its sequences at their start, and one a test changed or still holds is
+never handed out again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from engramdb.config import Settings
+from engramdb.contract.writes import EpisodeWrite, FactWrite
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.storage.postgres.store import PostgresStore
+from tests.factories import episode_body, fact_body, scope_fields
+from tests.pg_schemas import TABLES, SchemaPool
+
+pytestmark = pytest.mark.postgres
+
+
+def _opened(pool: SchemaPool, url: str) -> tuple[PostgresStore, bool]:
+    schema, fresh = pool.take()
+    store = PostgresStore(url, schema=schema)
+    if fresh:
+        pool.learn(schema)
+    return store, fresh
+
+
+def _rows(url: str, schema: str) -> dict[str, int]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [t for (t,) in conn.execute(TABLES, (schema,)).fetchall()]
+        return {t: conn.execute(f'SELECT count(*) FROM {schema}."{t}"').fetchone()[0] for t in tables}  # type: ignore[index]
+
+
+def _first_rowid(store: PostgresStore) -> int:
+    with psycopg.connect(store.url, autocommit=True) as conn:
+        row = conn.execute(f"SELECT min(rowid) FROM {store.schema}.memories").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _write(store: PostgresStore, tmp_path: Path) -> None:
+    service = MemoryService(store, HashingEmbedder(), Settings(home=tmp_path / "home", embedder="hashing"))
+    store.tenant("t1", create=True)
+    operator = Caller(tenant="t1", key_id="test-operator", role="admin")
+    service.writes.write_episode(
+        operator, EpisodeWrite.model_validate(episode_body("Staging is in Frankfurt.", scope=scope_fields()))
+    )
+    service.writes.write_fact(
+        operator, FactWrite.model_validate(fact_body("I prefer tea.", kind="drink", scope=scope_fields()))
+    )
+
+
+def test_a_schema_given_back_is_empty_and_its_sequences_start_again(pg_url: str, tmp_path: Path) -> None:
+    pool = SchemaPool(pg_url)
+    store, fresh = _opened(pool, pg_url)
+    assert fresh
+    _write(store, tmp_path)
+    first = _first_rowid(store)
+    used = _rows(pg_url, store.schema)
+    assert used["memories"] >= 2 and used["audit_log"] >= 2 and used["tenants"] == 1  # positive control
+    store.close()
+    pool.give_back(store.schema)
+
+    again, fresh = _opened(pool, pg_url)
+    assert (again.schema, fresh) == (store.schema, False)  # the same schema, handed out again
+    assert {t: n for t, n in _rows(pg_url, again.schema).items() if n} == {"schema_migrations": 16}
+    _write(again, tmp_path)
+    assert _first_rowid(again) == first  # numbered from the start, as in a fresh schema
+    again.close()
+
+
+def test_a_schema_whose_shape_changed_is_dropped_not_used_again(pg_url: str) -> None:
+    pool = SchemaPool(pg_url)
+    store, _ = _opened(pool, pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {store.schema}.memories ADD COLUMN leftover TEXT")
+    store.close()
+    pool.give_back(store.schema)
+    again, fresh = _opened(pool, pg_url)
+    assert fresh and again.schema != store.schema
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        gone = conn.execute("SELECT to_regnamespace(%s) IS NULL", (store.schema,)).fetchone()
+        kept = conn.execute("SELECT to_regnamespace(%s) IS NULL", (again.schema,)).fetchone()
+    assert gone == (True,) and kept == (False,)  # the positive control: the new one exists
+    again.close()
+
+
+def test_a_schema_still_held_by_a_transaction_is_not_used_again(pg_url: str) -> None:
+    pool = SchemaPool(pg_url)
+    store, _ = _opened(pool, pg_url)
+    store.close()
+    with psycopg.connect(pg_url) as holder:  # a transaction left open on one of its tables
+        holder.execute(f"LOCK TABLE {store.schema}.memories IN ACCESS EXCLUSIVE MODE")
+        pool.give_back(store.schema)
+        again, fresh = _opened(pool, pg_url)
+        assert fresh and again.schema != store.schema
+        again.close()
