@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -77,3 +78,28 @@ def test_a_standalone_group_runs_without_the_whole_tree_or_the_registry() -> Non
     assert _imported("hook", "--help") == "[]"  # Claude Code's hook: the SDK, one area's operations at most
     whole = "['engramdb.cli.main', 'engramdb.models.operations.registry']"
     assert _imported("facts", "--help") == whole  # positive control: a registry group imports both
+
+
+@pytest.mark.parametrize("name", list(entry.COMMANDS))
+def test_a_standalone_command_answers_as_the_whole_tree(name: str) -> None:
+    tree = entry.command_tree(name)
+    assert list(tree.commands) == [name]  # the root with this command alone
+    for args in ([name, "--help"], [name, "--no-such-option"], [name, "extra", "words"]):
+        assert _answer(tree, "engram", args) == _answer(command(), "engram", args), args
+
+
+def test_a_standalone_command_runs_without_the_whole_tree() -> None:
+    assert _imported("serve", "--help") == "[]"
+    assert _imported("export", "--help").startswith("['engramdb.cli.main'")  # positive control: not standalone
+
+
+def test_a_plugin_group_named_as_a_standalone_command_runs_on_the_whole_tree(tmp_path: Path) -> None:
+    """The whole tree adds the plugins' groups after serve and mcp: a plugin's `serve` replaces ours there."""
+    info = tmp_path / "plugin_serve-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plugin-serve\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[engramdb.cli]\nserve = plugin_serve:app\n", encoding="utf-8")
+    code = f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n" + IMPORTED
+    for args, expected in ((["serve", "--help"], "['engramdb.cli.main'"), (["mcp", "--help"], "[]")):
+        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+        assert done.stdout.strip().startswith(expected), (args, done.stdout, done.stderr)

@@ -1,9 +1,10 @@
-"""The ``engram`` command's entry point: the groups that stand alone run without the rest of the tree.
+"""The ``engram`` command's entry point: the groups and commands that stand alone run without the rest of the tree.
 
-``engram hook prompt`` runs before every prompt Claude Code sends, and ``engram outbox …`` from a
-host's scripts. Importing the whole tree (:mod:`engramdb.cli.main`: every operation's models, the
-server's modules) costs more than the hook itself, so a group named in ``STANDALONE`` is imported
-and built alone, as the whole tree builds it. Everything else runs on the whole tree.
+``engram hook prompt`` runs before every prompt Claude Code sends, ``engram outbox …`` from a host's
+scripts, ``engram mcp`` whenever an MCP client starts it. Importing the whole tree
+(:mod:`engramdb.cli.main`: every operation's commands, the importers, the plugins) costs more than
+the hook itself, so a group named in ``STANDALONE`` or a command in ``COMMANDS`` is imported and
+built alone, as the whole tree builds it. Everything else runs on the whole tree.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
 
 import typer
 import typer.core
@@ -31,6 +32,11 @@ STANDALONE = {
     "hermes": "engramdb.cli.hermes:hermes_app",
     "skills": "engramdb.cli.skills:skills_app",
 }
+# Top-level command -> "module:function": the server and the MCP server, which tests, supervisors and
+# MCP clients start. The whole tree adds them before the plugins' groups, so a plugin group of the
+# same name would replace one there: then it runs on the whole tree (``_replaced``).
+COMMANDS = {"serve": "engramdb.cli.operator:serve", "mcp": "engramdb.cli.operator:mcp"}
+PLUGINS = "engramdb.cli"  # the entry-point group of other distributions' groups (cli/extras.py)
 
 
 def _version(value: bool) -> None:
@@ -80,6 +86,28 @@ def standalone(name: str) -> typer.core.TyperGroup:
     return group_tree(root(), TyperInfo(standalone_app(name), name=name))
 
 
+def command_function(name: str) -> Callable[..., Any]:
+    """The function of a ``COMMANDS`` command, importing only its module."""
+    module, attribute = COMMANDS[name].split(":")
+    function: Callable[..., Any] = getattr(importlib.import_module(module), attribute)
+    return function
+
+
+def command_tree(name: str) -> typer.core.TyperGroup:
+    """The root with only the ``COMMANDS`` command ``name``: ``engram serve …`` runs as on the whole tree."""
+    app = root()
+    app.command(name)(command_function(name))
+    tree = typer.main.get_command(app)
+    assert isinstance(tree, typer.core.TyperGroup)  # a callback and a command: a group
+    return tree
+
+
+def _replaced(name: str) -> bool:
+    from importlib.metadata import entry_points
+
+    return bool(entry_points(group=PLUGINS, name=name))
+
+
 def run(tree: typer.core.TyperGroup, name: str, args: list[str] | None) -> None:
     """Run ``tree`` as ``name``, turning EngramError and invalid input into a message and exit code 1."""
     try:
@@ -109,6 +137,9 @@ def main(args: Sequence[str] | None = None) -> None:
     if words and words[0] in STANDALONE and not (args is None and os.name == "nt"):
         # No tune_process here: it limits the BLAS threads of numpy, which these groups never load.
         run(standalone(words[0]), f"engram {words[0]}", words[1:])
+        return
+    if words and words[0] in COMMANDS and not (args is None and os.name == "nt") and not _replaced(words[0]):
+        run(command_tree(words[0]), "engram", words)
         return
     from engramdb.cli import main as whole
 

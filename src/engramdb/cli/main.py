@@ -58,8 +58,8 @@ def build(extra_groups: Iterable[EntryPoint] | None = None) -> typer.Typer:
         app.add_typer(group, name=name)
     # The group's name before 0.2 (the `models` group), kept for one release: hidden, marked deprecated.
     app.add_typer(groups["assist"], name="models", hidden=True, deprecated=True)
-    app.command()(operator.serve)
-    app.command("mcp")(operator.mcp)
+    for name in entry.COMMANDS:  # serve and mcp (entry.py runs each alone)
+        app.command(name)(entry.command_function(name))
     app.command("export")(operator.export_tenant)
     app.add_typer(import_app, name="import")
     app.command("reembed")(maintenance.reembed)
