@@ -21,7 +21,8 @@ import typer.testing
 from rich.console import Console
 from typer.testing import CliRunner, Result
 
-from engramdb.cli.main import app, command, main
+from engramdb.cli.entry import main
+from engramdb.cli.main import app, command
 
 
 def engram(

@@ -2,8 +2,9 @@
 
 A fresh schema costs the server ~150 ms of CPU (sixteen migrations), and ~600 tests run on
 PostgreSQL; emptying a used one costs ~20 ms. A schema is used again only if its shape (relations,
-columns, indexes, constraints, policies, triggers, functions, grants, applied migrations) is what
-it was when it was fresh and nothing holds a lock on it; any other is dropped.
+columns in order, indexes, constraints, statistics, sequences, types, policies, triggers, functions,
+grants, default privileges, applied migrations) is what it was when it was fresh and nothing holds
+a lock on it; any other is dropped.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import psycopg
 
 # Everything a test could change about a schema besides its rows, as sorted text rows.
 SHAPE = """
-SELECT 'relation', c.relname, c.relkind::text, c.relrowsecurity::text || c.relforcerowsecurity::text,
+SELECT 'relation', c.relname, c.relkind::text || c.relpersistence::text || c.relreplident::text,
+       c.relrowsecurity::text || c.relforcerowsecurity::text,
        coalesce(c.relacl::text, ''), coalesce(array_to_string(c.reloptions, ','), '')
   FROM pg_class c WHERE c.relnamespace = %(s)s::regnamespace
 UNION ALL
-SELECT 'column', c.relname, a.attname, format_type(a.atttypid, a.atttypmod) || a.attnotnull::text,
-       coalesce(pg_get_expr(d.adbin, d.adrelid), ''), ''
+SELECT 'column', c.relname, a.attnum || ' ' || a.attname,
+       format_type(a.atttypid, a.atttypmod) || a.attnotnull::text || a.attidentity::text
+       || coalesce(a.attstattarget::text, ''),
+       coalesce(pg_get_expr(d.adbin, d.adrelid), ''), coalesce(a.attacl::text, '')
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
   LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
  WHERE c.relnamespace = %(s)s::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
@@ -42,6 +46,18 @@ SELECT 'trigger', t.tgname, pg_get_triggerdef(t.oid), t.tgenabled::text, '', ''
 UNION ALL
 SELECT 'function', p.proname, pg_get_functiondef(p.oid), coalesce(p.proacl::text, ''), '', ''
   FROM pg_proc p WHERE p.pronamespace = %(s)s::regnamespace
+UNION ALL
+SELECT 'statistics', stxname, pg_get_statisticsobjdef(oid), '', '', '' FROM pg_statistic_ext
+ WHERE stxnamespace = %(s)s::regnamespace
+UNION ALL
+SELECT 'sequence', c.relname, concat_ws(' ', q.seqstart, q.seqincrement, q.seqmin, q.seqmax, q.seqcache, q.seqcycle),
+       '', '', ''
+  FROM pg_sequence q JOIN pg_class c ON c.oid = q.seqrelid WHERE c.relnamespace = %(s)s::regnamespace
+UNION ALL
+SELECT 'type', typname, typtype::text, '', '', '' FROM pg_type WHERE typnamespace = %(s)s::regnamespace
+UNION ALL
+SELECT 'default privileges', defaclobjtype::text, defaclacl::text, '', '', '' FROM pg_default_acl
+ WHERE defaclnamespace = %(s)s::regnamespace
 UNION ALL
 SELECT 'schema', nspname, coalesce(nspacl::text, ''), '', '', '' FROM pg_namespace WHERE oid = %(s)s::regnamespace
 """

@@ -287,16 +287,18 @@ def test_importing_the_sdk_loads_no_server_part(module: str) -> None:
     listing = (
         "','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('numpy', 'onnxruntime', 'fastapi', 'starlette', 'uvicorn', 'mcp', 'psycopg', 'sqlite_vec') "
-        "or m.startswith(('engramdb.core', 'engramdb.storage', 'engramdb.api', 'engramdb.cli'))))"
+        "or m.startswith(('engramdb.core', 'engramdb.storage', 'engramdb.api', 'engramdb.cli'))"
+        " or m == 'engramdb.models.operations.registry'))"  # every operation's models: an SDK call needs its area's
     )
     probe = (
         f"import sys, {module}; from engramdb import Client; print({listing}); "
-        f"import engramdb.core.service; print({listing})"
+        f"import engramdb.core.service; from engramdb.models.operations import OPERATIONS; print({listing})"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded, control = done.stdout.split("\n")[:2]
     assert loaded == ""
     assert "numpy" in control and "engramdb.core.service" in control  # the probe does see a server import
+    assert "engramdb.models.operations.registry" in control  # and the whole registry, once it is named
 
 
 def test_starting_the_cli_or_the_server_loads_no_part_it_does_not_run(tmp_path: Path) -> None:

@@ -90,7 +90,8 @@ class Receiver:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length)
                 if len(body) < length:  # the sender was killed mid-call: nothing whole arrived, no one to answer
-                    receiver.counts["torn"] += 1
+                    with receiver._lock:
+                        receiver.counts["torn"] += 1
                     return
                 status = receiver.handle(
                     self.headers.get("EngramDB-Signature", ""), body, self.headers.get("EngramDB-Delivery", "")

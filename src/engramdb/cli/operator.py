@@ -17,7 +17,7 @@ from rich.console import Console
 from engramdb import __version__, clock, traces
 from engramdb.cli.context import DEFAULT_TENANT, local_scope, open_local_store, settings_for
 from engramdb.cli.process import cap_malloc_arenas, step_aside
-from engramdb.config import Settings
+from engramdb.config import Settings, tune_process
 from engramdb.errors import EngramError, NotFoundError
 from engramdb.logs import configure_logging
 
@@ -95,6 +95,7 @@ def mcp(
     scope = Scope.model_validate({**local_scope(), **named})
     store = open_local_store(home)
     service = MemoryService(store, embedder_for(settings, store), settings)
+    tune_process()  # numpy is loaded now (it was not when the command started): one BLAS thread, as `serve`
     # The default tenant starts on first use (as with `serve`); another name must exist or be asked
     # for, so that a misspelt --tenant in a host's config is refused instead of serving an empty one.
     try:

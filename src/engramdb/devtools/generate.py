@@ -11,9 +11,11 @@ of ``docs/rest.md`` and ``docs/mcp.md`` (between their ``ops:rest`` and ``ops:mc
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,17 +47,20 @@ HEADER = '''"""Typed SDK methods for the {area} operations, generated from ``eng
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
-# ruff: noqa: E501
+# ruff: noqa: E501, F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+{packages}
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
+# The models are annotations only, each named by its module: typing.get_type_hints imports it then (the
+# packages' __getattr__), and an area's first call imports its operations, so the SDK imports none up front.
+if TYPE_CHECKING:
 {imports}
 
 __all__ = ["Async{Area}Methods", "Literal", "Sync{Area}Methods"]
@@ -100,8 +105,19 @@ def _constant(op: Operation[Any]) -> str:
     )
 
 
+def _qualified(text: str, names: set[str]) -> str:
+    """``text`` with each model named by its module (``models.recall.RecallResponse``)."""
+    if not names:
+        return text
+    pattern = r"\b(" + "|".join(sorted(names, key=len, reverse=True)) + r")\b"
+    return re.sub(pattern, lambda m: f"{_home_of(m[1]).removeprefix('engramdb.')}.{m[1]}", text)
+
+
 def _method(op: Operation[Any], models: set[str], *, asynchronous: bool) -> str:
     sig = signature_of(op, models)
+    sig = dataclasses.replace(
+        sig, params=[_qualified(p, models) for p in sig.params], returns=_qualified(sig.returns, models)
+    )
     query = "{" + ", ".join(f'"{n}": {n}' for n, _ in sig.query) + "}"
     path = "(" + ", ".join(sig.path) + ("," if len(sig.path) == 1 else "") + ")"
     const = _constant(op)
@@ -130,8 +146,11 @@ def _area(area: str, ops: list[Operation[Any]]) -> str:
     by_module: dict[str, list[str]] = {}
     for name in sorted(models):
         by_module.setdefault(_home_of(name), []).append(name)
-    imports = [f"    from {module} import {', '.join(names)}" for module, names in by_module.items()]
-    head = HEADER.format(area=area, Area=area.title(), imports="\n".join(imports))
+    imports = [f"    import {module}" for module in by_module]
+    packages = sorted({module.split(".")[1] for module in by_module})
+    head = HEADER.format(
+        area=area, Area=area.title(), imports="\n".join(imports), packages=f"from engramdb import {', '.join(packages)}"
+    )
     out = head + f'\n\nclass Sync{area.title()}Methods:\n    """The {area} operations as blocking methods."""\n\n'
     out += "    def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's\n"
     out += "        raise NotImplementedError\n\n" + "\n\n".join(sync) + "\n"
@@ -181,7 +200,7 @@ def _formatted(source: str) -> str:
         ).stdout
     out = source
     if all(len(line) <= LINE_LENGTH for line in out.splitlines()):  # ruff flags a needless noqa
-        out = out.replace("# ruff: noqa: E501\n", "")
+        out = out.replace("# ruff: noqa: E501, F401", "# ruff: noqa: F401")
     return out
 
 

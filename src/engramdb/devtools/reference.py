@@ -95,7 +95,7 @@ def api_reference() -> str:
     lines = [
         "# API reference",
         "",
-        "Generated from `src/engramdb/models/operations.py` by `python -m engramdb.devtools.generate`; "
+        "Generated from `src/engramdb/models/operations/` by `python -m engramdb.devtools.generate`; "
         "a test fails when it is stale. Every operation is the same on every surface: the REST route, "
         "the SDK method (`Client` and `AsyncClient`), the `engram` command (on the data folder, or "
         "against a server with `--url` and `--key`) and, for some, an MCP tool.",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from engramdb.models import operations
 from engramdb.models.inputs import build_inputs
 from engramdb.models.operation import Operation
-from engramdb.models.operations import BY_NAME
 from engramdb.models.scopes import ScopeResolution
 from engramdb.sdk.client import Client
 
@@ -72,7 +72,7 @@ class Scoped:
 
     def call(self, name: str, values: dict[str, Any], scope: dict[str, Any] | None = None, **body: Any) -> Any:
         """Run operation ``name`` with wire-named ``values`` in ``scope``."""
-        op = BY_NAME[name]
+        op = operations.BY_NAME[name]  # the registry, imported on the first call
         inputs = build_inputs(op, values, body=body.get("body"), scope=scope if scope is not None else self.fixed)
         return self.target.call(op, inputs)
 

@@ -3,21 +3,24 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
-# ruff: noqa: E501
+# ruff: noqa: E501, F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from engramdb import contract, models
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
-    from engramdb.contract.events import ScopeFields
-    from engramdb.models.aging import AgingRun, ArchiveRequest, JobList, MarkRequest, MemoryMarks, RestoreRequest
-    from engramdb.models.erasure import ForgetRequest, Forgotten, MemoryDeleted, ParticipantExport
-    from engramdb.models.memories import MemoryView
+# The models are annotations only, each named by its module: typing.get_type_hints imports it then (the
+# packages' __getattr__), and an area's first call imports its operations, so the SDK imports none up front.
+if TYPE_CHECKING:
+    import engramdb.contract.events
+    import engramdb.models.aging
+    import engramdb.models.erasure
+    import engramdb.models.memories
 
 __all__ = ["AsyncAgingMethods", "Literal", "SyncAgingMethods"]
 
@@ -30,13 +33,17 @@ class SyncAgingMethods:
     def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
-    def forget_participant(self, body: ForgetRequest | Mapping[str, Any]) -> Forgotten:
+    def forget_participant(self, body: models.erasure.ForgetRequest | Mapping[str, Any]) -> models.erasure.Forgotten:
         """Erase everything of one participant in the tenant (admin keys only); dryRun previews."""
         from engramdb.models.operations import aging as aging_ops
 
         return self.call(aging_ops.FORGET_PARTICIPANT, inputs_for(aging_ops.FORGET_PARTICIPANT, (), body, {}))
 
-    def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
+    def export_participant(
+        self,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.erasure.ParticipantExport:
         """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
         from engramdb.models.operations import aging as aging_ops
 
@@ -48,9 +55,9 @@ class SyncAgingMethods:
         self,
         event_id: str,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         dry_run: bool = False,
-    ) -> MemoryDeleted:
+    ) -> models.erasure.MemoryDeleted:
         """Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews."""
         from engramdb.models.operations import aging as aging_ops
 
@@ -63,9 +70,9 @@ class SyncAgingMethods:
         self,
         fact_id: str,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         dry_run: bool = False,
-    ) -> MemoryDeleted:
+    ) -> models.erasure.MemoryDeleted:
         """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
         from engramdb.models.operations import aging as aging_ops
 
@@ -74,49 +81,69 @@ class SyncAgingMethods:
             inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}),
         )
 
-    def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+    def mark_fact(self, fact_id: str, body: models.aging.MarkRequest | Mapping[str, Any]) -> models.aging.MemoryMarks:
         """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""
         from engramdb.models.operations import aging as aging_ops
 
         return self.call(aging_ops.MARK_FACT, inputs_for(aging_ops.MARK_FACT, (fact_id,), body, {}))
 
-    def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+    def mark_episode(
+        self,
+        event_id: str,
+        body: models.aging.MarkRequest | Mapping[str, Any],
+    ) -> models.aging.MemoryMarks:
         """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
         from engramdb.models.operations import aging as aging_ops
 
         return self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
 
-    def archive_fact(self, fact_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
+    def archive_fact(
+        self,
+        fact_id: str,
+        body: models.aging.ArchiveRequest | Mapping[str, Any],
+    ) -> models.memories.MemoryView:
         """Archive a current fact now, saying why (a person's keys; audited); restore_fact brings it back."""
         from engramdb.models.operations import aging as aging_ops
 
         return self.call(aging_ops.ARCHIVE_FACT, inputs_for(aging_ops.ARCHIVE_FACT, (fact_id,), body, {}))
 
-    def archive_episode(self, event_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
+    def archive_episode(
+        self,
+        event_id: str,
+        body: models.aging.ArchiveRequest | Mapping[str, Any],
+    ) -> models.memories.MemoryView:
         """Archive an episode now, saying why (a person's keys; audited); restore_episode brings it back."""
         from engramdb.models.operations import aging as aging_ops
 
         return self.call(aging_ops.ARCHIVE_EPISODE, inputs_for(aging_ops.ARCHIVE_EPISODE, (event_id,), body, {}))
 
-    def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
+    def restore_fact(
+        self,
+        fact_id: str,
+        body: models.aging.RestoreRequest | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""
         from engramdb.models.operations import aging as aging_ops
 
         return self.call(aging_ops.RESTORE_FACT, inputs_for(aging_ops.RESTORE_FACT, (fact_id,), body, {}))
 
-    def restore_episode(self, event_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
+    def restore_episode(
+        self,
+        event_id: str,
+        body: models.aging.RestoreRequest | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """Bring an archived episode back into recall (audited); 409 unless it is archived."""
         from engramdb.models.operations import aging as aging_ops
 
         return self.call(aging_ops.RESTORE_EPISODE, inputs_for(aging_ops.RESTORE_EPISODE, (event_id,), body, {}))
 
-    def list_jobs(self) -> JobList:
+    def list_jobs(self) -> models.aging.JobList:
         """The server's background jobs: last run, next run, what each did and its last error."""
         from engramdb.models.operations import aging as aging_ops
 
         return self.call(aging_ops.LIST_JOBS, inputs_for(aging_ops.LIST_JOBS, (), None, {}))
 
-    def run_aging(self) -> AgingRun:
+    def run_aging(self) -> models.aging.AgingRun:
         """Run the aging sweep of the caller's tenant now (archive, retention); admin keys only."""
         from engramdb.models.operations import aging as aging_ops
 
@@ -129,13 +156,20 @@ class AsyncAgingMethods:
     async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
-    async def forget_participant(self, body: ForgetRequest | Mapping[str, Any]) -> Forgotten:
+    async def forget_participant(
+        self,
+        body: models.erasure.ForgetRequest | Mapping[str, Any],
+    ) -> models.erasure.Forgotten:
         """Erase everything of one participant in the tenant (admin keys only); dryRun previews."""
         from engramdb.models.operations import aging as aging_ops
 
         return await self.call(aging_ops.FORGET_PARTICIPANT, inputs_for(aging_ops.FORGET_PARTICIPANT, (), body, {}))
 
-    async def export_participant(self, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> ParticipantExport:
+    async def export_participant(
+        self,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.erasure.ParticipantExport:
         """Everything of one participant in the tenant (admin keys only), as the lines engram import reads."""
         from engramdb.models.operations import aging as aging_ops
 
@@ -147,9 +181,9 @@ class AsyncAgingMethods:
         self,
         event_id: str,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         dry_run: bool = False,
-    ) -> MemoryDeleted:
+    ) -> models.erasure.MemoryDeleted:
         """Delete an episode of the caller's scope without a trace (404 when the scope holds none); dryRun previews."""
         from engramdb.models.operations import aging as aging_ops
 
@@ -162,9 +196,9 @@ class AsyncAgingMethods:
         self,
         fact_id: str,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         dry_run: bool = False,
-    ) -> MemoryDeleted:
+    ) -> models.erasure.MemoryDeleted:
         """Delete a fact with every version of it, without a trace (404 when the scope holds none); dryRun previews."""
         from engramdb.models.operations import aging as aging_ops
 
@@ -173,31 +207,51 @@ class AsyncAgingMethods:
             inputs_for(aging_ops.DELETE_FACT, (fact_id,), None, {"scope": scope, "dry_run": dry_run}),
         )
 
-    async def mark_fact(self, fact_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+    async def mark_fact(
+        self,
+        fact_id: str,
+        body: models.aging.MarkRequest | Mapping[str, Any],
+    ) -> models.aging.MemoryMarks:
         """Pin a fact or set its importance (a person's keys: host, reviewer, admin); pinned facts never archive."""
         from engramdb.models.operations import aging as aging_ops
 
         return await self.call(aging_ops.MARK_FACT, inputs_for(aging_ops.MARK_FACT, (fact_id,), body, {}))
 
-    async def mark_episode(self, event_id: str, body: MarkRequest | Mapping[str, Any]) -> MemoryMarks:
+    async def mark_episode(
+        self,
+        event_id: str,
+        body: models.aging.MarkRequest | Mapping[str, Any],
+    ) -> models.aging.MemoryMarks:
         """Set an episode's importance (a person's keys); at the policy's protectImportance it is never archived."""
         from engramdb.models.operations import aging as aging_ops
 
         return await self.call(aging_ops.MARK_EPISODE, inputs_for(aging_ops.MARK_EPISODE, (event_id,), body, {}))
 
-    async def archive_fact(self, fact_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
+    async def archive_fact(
+        self,
+        fact_id: str,
+        body: models.aging.ArchiveRequest | Mapping[str, Any],
+    ) -> models.memories.MemoryView:
         """Archive a current fact now, saying why (a person's keys; audited); restore_fact brings it back."""
         from engramdb.models.operations import aging as aging_ops
 
         return await self.call(aging_ops.ARCHIVE_FACT, inputs_for(aging_ops.ARCHIVE_FACT, (fact_id,), body, {}))
 
-    async def archive_episode(self, event_id: str, body: ArchiveRequest | Mapping[str, Any]) -> MemoryView:
+    async def archive_episode(
+        self,
+        event_id: str,
+        body: models.aging.ArchiveRequest | Mapping[str, Any],
+    ) -> models.memories.MemoryView:
         """Archive an episode now, saying why (a person's keys; audited); restore_episode brings it back."""
         from engramdb.models.operations import aging as aging_ops
 
         return await self.call(aging_ops.ARCHIVE_EPISODE, inputs_for(aging_ops.ARCHIVE_EPISODE, (event_id,), body, {}))
 
-    async def restore_fact(self, fact_id: str, body: RestoreRequest | Mapping[str, Any] | None = None) -> MemoryView:
+    async def restore_fact(
+        self,
+        fact_id: str,
+        body: models.aging.RestoreRequest | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """Bring an archived fact back into recall (audited); 409 unless it is archived or if its slot has a current value."""
         from engramdb.models.operations import aging as aging_ops
 
@@ -206,20 +260,20 @@ class AsyncAgingMethods:
     async def restore_episode(
         self,
         event_id: str,
-        body: RestoreRequest | Mapping[str, Any] | None = None,
-    ) -> MemoryView:
+        body: models.aging.RestoreRequest | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """Bring an archived episode back into recall (audited); 409 unless it is archived."""
         from engramdb.models.operations import aging as aging_ops
 
         return await self.call(aging_ops.RESTORE_EPISODE, inputs_for(aging_ops.RESTORE_EPISODE, (event_id,), body, {}))
 
-    async def list_jobs(self) -> JobList:
+    async def list_jobs(self) -> models.aging.JobList:
         """The server's background jobs: last run, next run, what each did and its last error."""
         from engramdb.models.operations import aging as aging_ops
 
         return await self.call(aging_ops.LIST_JOBS, inputs_for(aging_ops.LIST_JOBS, (), None, {}))
 
-    async def run_aging(self) -> AgingRun:
+    async def run_aging(self) -> models.aging.AgingRun:
         """Run the aging sweep of the caller's tenant now (archive, retention); admin keys only."""
         from engramdb.models.operations import aging as aging_ops
 

@@ -3,37 +3,23 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
-# ruff: noqa: E501
+# ruff: noqa: E501, F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from engramdb import contract, models
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
-    from engramdb.contract.events import ScopeFields
-    from engramdb.models.assist import (
-        AssistJobList,
-        AssistJobView,
-        AssistUsage,
-        ExtractRequest,
-        ExtractResult,
-        FactLinks,
-    )
-    from engramdb.models.derive import (
-        AddRequest,
-        AddResult,
-        ConsolidateRequest,
-        ConsolidateResult,
-        Message,
-        ReflectRequest,
-        ReflectResult,
-        UndoConsolidation,
-        UndoneConsolidation,
-    )
+# The models are annotations only, each named by its module: typing.get_type_hints imports it then (the
+# packages' __getattr__), and an area's first call imports its operations, so the SDK imports none up front.
+if TYPE_CHECKING:
+    import engramdb.contract.events
+    import engramdb.models.assist
+    import engramdb.models.derive
 
 __all__ = ["AsyncAssistMethods", "Literal", "SyncAssistMethods"]
 
@@ -46,13 +32,13 @@ class SyncAssistMethods:
     def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
-    def extract(self, body: ExtractRequest | Mapping[str, Any]) -> ExtractResult:
+    def extract(self, body: models.assist.ExtractRequest | Mapping[str, Any]) -> models.assist.ExtractResult:
         """Extract facts from turns or stored episodes now, judge them against current facts, write them derived."""
         from engramdb.models.operations import assist as assist_ops
 
         return self.call(assist_ops.EXTRACT, inputs_for(assist_ops.EXTRACT, (), body, {}))
 
-    def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> AssistJobView:
+    def queue_extraction(self, body: models.assist.ExtractRequest | Mapping[str, Any]) -> models.assist.AssistJobView:
         """Queue an extraction for the background workers (202); the job's state is visible at once."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -61,10 +47,10 @@ class SyncAssistMethods:
     def list_assist_jobs(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         state: Literal["queued", "running", "done", "failed"] | None = None,
         limit: int = 50,
-    ) -> AssistJobList:
+    ) -> models.assist.AssistJobList:
         """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -73,13 +59,13 @@ class SyncAssistMethods:
             inputs_for(assist_ops.LIST_ASSIST_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
         )
 
-    def get_assist_job(self, job_id: str) -> AssistJobView:
+    def get_assist_job(self, job_id: str) -> models.assist.AssistJobView:
         """One model job: its state, attempts, last error and, once done, its result."""
         from engramdb.models.operations import assist as assist_ops
 
         return self.call(assist_ops.GET_ASSIST_JOB, inputs_for(assist_ops.GET_ASSIST_JOB, (job_id,), None, {}))
 
-    def assist_usage(self, *, since: str | None = None, recent: int = 20) -> AssistUsage:
+    def assist_usage(self, *, since: str | None = None, recent: int = 20) -> models.assist.AssistUsage:
         """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -87,25 +73,37 @@ class SyncAssistMethods:
             assist_ops.ASSIST_USAGE, inputs_for(assist_ops.ASSIST_USAGE, (), None, {"since": since, "recent": recent})
         )
 
-    def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
+    def fact_links(
+        self,
+        fact_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.assist.FactLinks:
         """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
         from engramdb.models.operations import assist as assist_ops
 
         return self.call(assist_ops.FACT_LINKS, inputs_for(assist_ops.FACT_LINKS, (fact_id,), None, {"scope": scope}))
 
-    def reflect(self, body: ReflectRequest | Mapping[str, Any]) -> ReflectResult:
+    def reflect(self, body: models.derive.ReflectRequest | Mapping[str, Any]) -> models.derive.ReflectResult:
         """Write reflections (derived, reviewable) over a subject's or a time range's current, stated facts."""
         from engramdb.models.operations import assist as assist_ops
 
         return self.call(assist_ops.REFLECT, inputs_for(assist_ops.REFLECT, (), body, {}))
 
-    def consolidate(self, body: ConsolidateRequest | Mapping[str, Any]) -> ConsolidateResult:
+    def consolidate(
+        self,
+        body: models.derive.ConsolidateRequest | Mapping[str, Any],
+    ) -> models.derive.ConsolidateResult:
         """Merge near-duplicate current facts of one slot into one; the originals are retired as consolidated."""
         from engramdb.models.operations import assist as assist_ops
 
         return self.call(assist_ops.CONSOLIDATE, inputs_for(assist_ops.CONSOLIDATE, (), body, {}))
 
-    def undo_consolidation(self, fact_id: str, body: UndoConsolidation | Mapping[str, Any]) -> UndoneConsolidation:
+    def undo_consolidation(
+        self,
+        fact_id: str,
+        body: models.derive.UndoConsolidation | Mapping[str, Any],
+    ) -> models.derive.UndoneConsolidation:
         """Undo a consolidation: the merged fact is archived and its originals are current again (audited)."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -113,12 +111,12 @@ class SyncAssistMethods:
 
     def add(
         self,
-        messages: AddRequest | Mapping[str, Any] | list[Message] | list[dict[str, Any]],
+        messages: models.derive.AddRequest | Mapping[str, Any] | list[models.derive.Message] | list[dict[str, Any]],
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         infer: bool = True,
         session_id: str | None = None,
-    ) -> AddResult:
+    ) -> models.derive.AddResult:
         """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -134,13 +132,16 @@ class AsyncAssistMethods:
     async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
-    async def extract(self, body: ExtractRequest | Mapping[str, Any]) -> ExtractResult:
+    async def extract(self, body: models.assist.ExtractRequest | Mapping[str, Any]) -> models.assist.ExtractResult:
         """Extract facts from turns or stored episodes now, judge them against current facts, write them derived."""
         from engramdb.models.operations import assist as assist_ops
 
         return await self.call(assist_ops.EXTRACT, inputs_for(assist_ops.EXTRACT, (), body, {}))
 
-    async def queue_extraction(self, body: ExtractRequest | Mapping[str, Any]) -> AssistJobView:
+    async def queue_extraction(
+        self,
+        body: models.assist.ExtractRequest | Mapping[str, Any],
+    ) -> models.assist.AssistJobView:
         """Queue an extraction for the background workers (202); the job's state is visible at once."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -149,10 +150,10 @@ class AsyncAssistMethods:
     async def list_assist_jobs(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         state: Literal["queued", "running", "done", "failed"] | None = None,
         limit: int = 50,
-    ) -> AssistJobList:
+    ) -> models.assist.AssistJobList:
         """Queued, running, finished and failed model jobs, newest first (of the scopes the key may read)."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -161,13 +162,13 @@ class AsyncAssistMethods:
             inputs_for(assist_ops.LIST_ASSIST_JOBS, (), None, {"scope": scope, "state": state, "limit": limit}),
         )
 
-    async def get_assist_job(self, job_id: str) -> AssistJobView:
+    async def get_assist_job(self, job_id: str) -> models.assist.AssistJobView:
         """One model job: its state, attempts, last error and, once done, its result."""
         from engramdb.models.operations import assist as assist_ops
 
         return await self.call(assist_ops.GET_ASSIST_JOB, inputs_for(assist_ops.GET_ASSIST_JOB, (job_id,), None, {}))
 
-    async def assist_usage(self, *, since: str | None = None, recent: int = 20) -> AssistUsage:
+    async def assist_usage(self, *, since: str | None = None, recent: int = 20) -> models.assist.AssistUsage:
         """The tenant's model calls: tokens, cost and time per purpose, the latest calls, the queue (reviewer or admin keys)."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -175,7 +176,12 @@ class AsyncAssistMethods:
             assist_ops.ASSIST_USAGE, inputs_for(assist_ops.ASSIST_USAGE, (), None, {"since": since, "recent": recent})
         )
 
-    async def fact_links(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactLinks:
+    async def fact_links(
+        self,
+        fact_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.assist.FactLinks:
         """Links a model's work made from or to a fact: verdicts with reasons, consolidations, evidence."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -183,13 +189,16 @@ class AsyncAssistMethods:
             assist_ops.FACT_LINKS, inputs_for(assist_ops.FACT_LINKS, (fact_id,), None, {"scope": scope})
         )
 
-    async def reflect(self, body: ReflectRequest | Mapping[str, Any]) -> ReflectResult:
+    async def reflect(self, body: models.derive.ReflectRequest | Mapping[str, Any]) -> models.derive.ReflectResult:
         """Write reflections (derived, reviewable) over a subject's or a time range's current, stated facts."""
         from engramdb.models.operations import assist as assist_ops
 
         return await self.call(assist_ops.REFLECT, inputs_for(assist_ops.REFLECT, (), body, {}))
 
-    async def consolidate(self, body: ConsolidateRequest | Mapping[str, Any]) -> ConsolidateResult:
+    async def consolidate(
+        self,
+        body: models.derive.ConsolidateRequest | Mapping[str, Any],
+    ) -> models.derive.ConsolidateResult:
         """Merge near-duplicate current facts of one slot into one; the originals are retired as consolidated."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -198,8 +207,8 @@ class AsyncAssistMethods:
     async def undo_consolidation(
         self,
         fact_id: str,
-        body: UndoConsolidation | Mapping[str, Any],
-    ) -> UndoneConsolidation:
+        body: models.derive.UndoConsolidation | Mapping[str, Any],
+    ) -> models.derive.UndoneConsolidation:
         """Undo a consolidation: the merged fact is archived and its originals are current again (audited)."""
         from engramdb.models.operations import assist as assist_ops
 
@@ -209,12 +218,12 @@ class AsyncAssistMethods:
 
     async def add(
         self,
-        messages: AddRequest | Mapping[str, Any] | list[Message] | list[dict[str, Any]],
+        messages: models.derive.AddRequest | Mapping[str, Any] | list[models.derive.Message] | list[dict[str, Any]],
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         infer: bool = True,
         session_id: str | None = None,
-    ) -> AddResult:
+    ) -> models.derive.AddResult:
         """Store chat messages as episodes and (infer) extract and judge facts from them, Mem0-style."""
         from engramdb.models.operations import assist as assist_ops
 

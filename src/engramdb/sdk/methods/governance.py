@@ -3,22 +3,25 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
-# ruff: noqa: E501
+# ruff: noqa: E501, F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from engramdb import models
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
-    from engramdb.models.admin import AuditPage, AuditVerdict, KeyCreated, KeyCreateRequest, KeyList
-    from engramdb.models.lifecycle import EditAndApprove, RejectDecision, ReviewDecision, ReviewQueue
-    from engramdb.models.memories import MemoryView, WriteResponse
-    from engramdb.models.policy import TenantPolicy
-    from engramdb.models.series import UsageSeries
+# The models are annotations only, each named by its module: typing.get_type_hints imports it then (the
+# packages' __getattr__), and an area's first call imports its operations, so the SDK imports none up front.
+if TYPE_CHECKING:
+    import engramdb.models.admin
+    import engramdb.models.lifecycle
+    import engramdb.models.memories
+    import engramdb.models.policy
+    import engramdb.models.series
 
 __all__ = ["AsyncGovernanceMethods", "Literal", "SyncGovernanceMethods"]
 
@@ -38,7 +41,7 @@ class SyncGovernanceMethods:
         subject_key: str | None = None,
         older_than_seconds: float | None = None,
         limit: int = 100,
-    ) -> ReviewQueue:
+    ) -> models.lifecycle.ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
         from engramdb.models.operations import review as review_ops
 
@@ -52,19 +55,31 @@ class SyncGovernanceMethods:
             ),
         )
 
-    def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
+    def approve(
+        self,
+        fact_id: str,
+        body: models.lifecycle.ReviewDecision | Mapping[str, Any] | None = None,
+    ) -> models.memories.WriteResponse:
         """Make a pending fact current (tombstones and the age guard apply)."""
         from engramdb.models.operations import review as review_ops
 
         return self.call(review_ops.APPROVE, inputs_for(review_ops.APPROVE, (fact_id,), body, {}))
 
-    def reject(self, fact_id: str, body: RejectDecision | Mapping[str, Any]) -> MemoryView:
+    def reject(
+        self,
+        fact_id: str,
+        body: models.lifecycle.RejectDecision | Mapping[str, Any],
+    ) -> models.memories.MemoryView:
         """Reject a pending fact, saying why; its value is tombstoned with the reason."""
         from engramdb.models.operations import review as review_ops
 
         return self.call(review_ops.REJECT, inputs_for(review_ops.REJECT, (fact_id,), body, {}))
 
-    def edit_and_approve(self, fact_id: str, body: EditAndApprove | Mapping[str, Any]) -> WriteResponse:
+    def edit_and_approve(
+        self,
+        fact_id: str,
+        body: models.lifecycle.EditAndApprove | Mapping[str, Any],
+    ) -> models.memories.WriteResponse:
         """Replace a pending fact's text with the reviewer's, and approve it."""
         from engramdb.models.operations import review as review_ops
 
@@ -78,7 +93,7 @@ class SyncGovernanceMethods:
         action: str | None = None,
         target_id: str | None = None,
         actor_key_id: str | None = None,
-    ) -> AuditPage:
+    ) -> models.admin.AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
         from engramdb.models.operations import governance as governance_ops
 
@@ -98,31 +113,31 @@ class SyncGovernanceMethods:
             ),
         )
 
-    def verify_audit(self) -> AuditVerdict:
+    def verify_audit(self) -> models.admin.AuditVerdict:
         """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
         from engramdb.models.operations import governance as governance_ops
 
         return self.call(governance_ops.VERIFY_AUDIT, inputs_for(governance_ops.VERIFY_AUDIT, (), None, {}))
 
-    def get_policy(self) -> TenantPolicy:
+    def get_policy(self) -> models.policy.TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
         from engramdb.models.operations import governance as governance_ops
 
         return self.call(governance_ops.GET_POLICY, inputs_for(governance_ops.GET_POLICY, (), None, {}))
 
-    def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
+    def put_policy(self, policy: models.policy.TenantPolicy | Mapping[str, Any]) -> models.policy.TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
         from engramdb.models.operations import governance as governance_ops
 
         return self.call(governance_ops.PUT_POLICY, inputs_for(governance_ops.PUT_POLICY, (), policy, {}))
 
-    def create_key(self, body: KeyCreateRequest | Mapping[str, Any]) -> KeyCreated:
+    def create_key(self, body: models.admin.KeyCreateRequest | Mapping[str, Any]) -> models.admin.KeyCreated:
         """Create a key in the caller's tenant (admin keys only); the token is shown once."""
         from engramdb.models.operations import governance as governance_ops
 
         return self.call(governance_ops.CREATE_KEY, inputs_for(governance_ops.CREATE_KEY, (), body, {}))
 
-    def list_keys(self) -> KeyList:
+    def list_keys(self) -> models.admin.KeyList:
         """Every key of the caller's tenant (admin keys only); secrets are never returned."""
         from engramdb.models.operations import governance as governance_ops
 
@@ -141,7 +156,7 @@ class SyncGovernanceMethods:
         since: str | None = None,
         until: str | None = None,
         bucket: Literal["hour", "day"] = "hour",
-    ) -> UsageSeries:
+    ) -> models.series.UsageSeries:
         """The tenant's memories, recalls and their time, review backlog and model calls over time (reviewer or admin keys)."""
         from engramdb.models.operations import series as series_ops
 
@@ -164,7 +179,7 @@ class AsyncGovernanceMethods:
         subject_key: str | None = None,
         older_than_seconds: float | None = None,
         limit: int = 100,
-    ) -> ReviewQueue:
+    ) -> models.lifecycle.ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
         from engramdb.models.operations import review as review_ops
 
@@ -178,19 +193,31 @@ class AsyncGovernanceMethods:
             ),
         )
 
-    async def approve(self, fact_id: str, body: ReviewDecision | Mapping[str, Any] | None = None) -> WriteResponse:
+    async def approve(
+        self,
+        fact_id: str,
+        body: models.lifecycle.ReviewDecision | Mapping[str, Any] | None = None,
+    ) -> models.memories.WriteResponse:
         """Make a pending fact current (tombstones and the age guard apply)."""
         from engramdb.models.operations import review as review_ops
 
         return await self.call(review_ops.APPROVE, inputs_for(review_ops.APPROVE, (fact_id,), body, {}))
 
-    async def reject(self, fact_id: str, body: RejectDecision | Mapping[str, Any]) -> MemoryView:
+    async def reject(
+        self,
+        fact_id: str,
+        body: models.lifecycle.RejectDecision | Mapping[str, Any],
+    ) -> models.memories.MemoryView:
         """Reject a pending fact, saying why; its value is tombstoned with the reason."""
         from engramdb.models.operations import review as review_ops
 
         return await self.call(review_ops.REJECT, inputs_for(review_ops.REJECT, (fact_id,), body, {}))
 
-    async def edit_and_approve(self, fact_id: str, body: EditAndApprove | Mapping[str, Any]) -> WriteResponse:
+    async def edit_and_approve(
+        self,
+        fact_id: str,
+        body: models.lifecycle.EditAndApprove | Mapping[str, Any],
+    ) -> models.memories.WriteResponse:
         """Replace a pending fact's text with the reviewer's, and approve it."""
         from engramdb.models.operations import review as review_ops
 
@@ -206,7 +233,7 @@ class AsyncGovernanceMethods:
         action: str | None = None,
         target_id: str | None = None,
         actor_key_id: str | None = None,
-    ) -> AuditPage:
+    ) -> models.admin.AuditPage:
         """The tenant's hash-chained audit log, in order (reviewer or admin keys)."""
         from engramdb.models.operations import governance as governance_ops
 
@@ -226,31 +253,31 @@ class AsyncGovernanceMethods:
             ),
         )
 
-    async def verify_audit(self) -> AuditVerdict:
+    async def verify_audit(self) -> models.admin.AuditVerdict:
         """Recompute the tenant's audit chain and name its first broken entry (reviewer or admin keys)."""
         from engramdb.models.operations import governance as governance_ops
 
         return await self.call(governance_ops.VERIFY_AUDIT, inputs_for(governance_ops.VERIFY_AUDIT, (), None, {}))
 
-    async def get_policy(self) -> TenantPolicy:
+    async def get_policy(self) -> models.policy.TenantPolicy:
         """The tenant's policy: trust table, multi-valued kinds, what a tombstoned value does."""
         from engramdb.models.operations import governance as governance_ops
 
         return await self.call(governance_ops.GET_POLICY, inputs_for(governance_ops.GET_POLICY, (), None, {}))
 
-    async def put_policy(self, policy: TenantPolicy | Mapping[str, Any]) -> TenantPolicy:
+    async def put_policy(self, policy: models.policy.TenantPolicy | Mapping[str, Any]) -> models.policy.TenantPolicy:
         """Replace the tenant's policy (admin keys only; audited)."""
         from engramdb.models.operations import governance as governance_ops
 
         return await self.call(governance_ops.PUT_POLICY, inputs_for(governance_ops.PUT_POLICY, (), policy, {}))
 
-    async def create_key(self, body: KeyCreateRequest | Mapping[str, Any]) -> KeyCreated:
+    async def create_key(self, body: models.admin.KeyCreateRequest | Mapping[str, Any]) -> models.admin.KeyCreated:
         """Create a key in the caller's tenant (admin keys only); the token is shown once."""
         from engramdb.models.operations import governance as governance_ops
 
         return await self.call(governance_ops.CREATE_KEY, inputs_for(governance_ops.CREATE_KEY, (), body, {}))
 
-    async def list_keys(self) -> KeyList:
+    async def list_keys(self) -> models.admin.KeyList:
         """Every key of the caller's tenant (admin keys only); secrets are never returned."""
         from engramdb.models.operations import governance as governance_ops
 
@@ -269,7 +296,7 @@ class AsyncGovernanceMethods:
         since: str | None = None,
         until: str | None = None,
         bucket: Literal["hour", "day"] = "hour",
-    ) -> UsageSeries:
+    ) -> models.series.UsageSeries:
         """The tenant's memories, recalls and their time, review backlog and model calls over time (reviewer or admin keys)."""
         from engramdb.models.operations import series as series_ops
 

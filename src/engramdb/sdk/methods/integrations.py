@@ -3,19 +3,23 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
+# ruff: noqa: F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from engramdb import contract, models
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
-    from engramdb.contract.events import ScopeFields
-    from engramdb.models.fact_search import FactPage, FactSearch, SubjectList
-    from engramdb.models.scopes import ScopeResolution
+# The models are annotations only, each named by its module: typing.get_type_hints imports it then (the
+# packages' __getattr__), and an area's first call imports its operations, so the SDK imports none up front.
+if TYPE_CHECKING:
+    import engramdb.contract.events
+    import engramdb.models.fact_search
+    import engramdb.models.scopes
 
 __all__ = ["AsyncIntegrationsMethods", "Literal", "SyncIntegrationsMethods"]
 
@@ -28,13 +32,16 @@ class SyncIntegrationsMethods:
     def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
-    def resolve_scope(self, scope: ScopeFields | Mapping[str, Any] | None = None) -> ScopeResolution:
+    def resolve_scope(
+        self,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.scopes.ScopeResolution:
         """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
         from engramdb.models.operations import integrations as integrations_ops
 
         return self.call(integrations_ops.RESOLVE_SCOPE, inputs_for(integrations_ops.RESOLVE_SCOPE, (), scope, {}))
 
-    def search_facts(self, body: FactSearch | Mapping[str, Any]) -> FactPage:
+    def search_facts(self, body: models.fact_search.FactSearch | Mapping[str, Any]) -> models.fact_search.FactPage:
         """Current facts under a subject prefix whose JSON text meets conditions, ranked or newest first."""
         from engramdb.models.operations import integrations as integrations_ops
 
@@ -44,10 +51,10 @@ class SyncIntegrationsMethods:
         self,
         *,
         subject_prefix: str,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         after: str | None = None,
         limit: int = 100,
-    ) -> SubjectList:
+    ) -> models.fact_search.SubjectList:
         """The distinct subjects of current facts under a prefix, in code point order, a page at a time."""
         from engramdb.models.operations import integrations as integrations_ops
 
@@ -68,7 +75,10 @@ class AsyncIntegrationsMethods:
     async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
-    async def resolve_scope(self, scope: ScopeFields | Mapping[str, Any] | None = None) -> ScopeResolution:
+    async def resolve_scope(
+        self,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.scopes.ScopeResolution:
         """Check the key and resolve a scope: a userId becomes its participantScopeHash (the salt stays here)."""
         from engramdb.models.operations import integrations as integrations_ops
 
@@ -76,7 +86,10 @@ class AsyncIntegrationsMethods:
             integrations_ops.RESOLVE_SCOPE, inputs_for(integrations_ops.RESOLVE_SCOPE, (), scope, {})
         )
 
-    async def search_facts(self, body: FactSearch | Mapping[str, Any]) -> FactPage:
+    async def search_facts(
+        self,
+        body: models.fact_search.FactSearch | Mapping[str, Any],
+    ) -> models.fact_search.FactPage:
         """Current facts under a subject prefix whose JSON text meets conditions, ranked or newest first."""
         from engramdb.models.operations import integrations as integrations_ops
 
@@ -86,10 +99,10 @@ class AsyncIntegrationsMethods:
         self,
         *,
         subject_prefix: str,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         after: str | None = None,
         limit: int = 100,
-    ) -> SubjectList:
+    ) -> models.fact_search.SubjectList:
         """The distinct subjects of current facts under a prefix, in code point order, a page at a time."""
         from engramdb.models.operations import integrations as integrations_ops
 

@@ -3,36 +3,22 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
+# ruff: noqa: F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from engramdb import contract, models
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
-    from engramdb.contract.events import ScopeFields
-    from engramdb.models.knowledge import (
-        Deleted,
-        DeleteRequest,
-        ExportRequest,
-        GraphExport,
-        KnowledgeSchema,
-        LinkRequest,
-        RecordChange,
-        RecordHistory,
-        RecordSearch,
-        RecordSearchResult,
-        RecordsWritten,
-        RecordView,
-        RecordWrite,
-        RelationshipList,
-        RelationshipView,
-        Unlinked,
-        UnlinkRequest,
-    )
+# The models are annotations only, each named by its module: typing.get_type_hints imports it then (the
+# packages' __getattr__), and an area's first call imports its operations, so the SDK imports none up front.
+if TYPE_CHECKING:
+    import engramdb.contract.events
+    import engramdb.models.knowledge
 
 __all__ = ["AsyncKnowledgeMethods", "Literal", "SyncKnowledgeMethods"]
 
@@ -47,10 +33,10 @@ class SyncKnowledgeMethods:
 
     def write_records(
         self,
-        body: RecordWrite | Mapping[str, Any],
+        body: models.knowledge.RecordWrite | Mapping[str, Any],
         *,
         origin: Literal["stated", "derived"] | None = None,
-    ) -> RecordsWritten:
+    ) -> models.knowledge.RecordsWritten:
         """Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -58,7 +44,12 @@ class SyncKnowledgeMethods:
             knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin})
         )
 
-    def get_record(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordView:
+    def get_record(
+        self,
+        record_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.knowledge.RecordView:
         """One record of the caller's scope."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -66,13 +57,22 @@ class SyncKnowledgeMethods:
             knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope})
         )
 
-    def update_record(self, record_id: str, body: RecordChange | Mapping[str, Any]) -> RecordView:
+    def update_record(
+        self,
+        record_id: str,
+        body: models.knowledge.RecordChange | Mapping[str, Any],
+    ) -> models.knowledge.RecordView:
         """Set properties of a record (null removes one); the previous ones stay in its history."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return self.call(knowledge_ops.UPDATE_RECORD, inputs_for(knowledge_ops.UPDATE_RECORD, (record_id,), body, {}))
 
-    def record_history(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordHistory:
+    def record_history(
+        self,
+        record_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.knowledge.RecordHistory:
         """Every version of a record's properties, oldest first."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -84,11 +84,11 @@ class SyncKnowledgeMethods:
         self,
         *,
         id: str,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = "RECORD",
         type: str | None = None,
         direction: Literal["out", "in", "both"] = "both",
-    ) -> RelationshipList:
+    ) -> models.knowledge.RelationshipList:
         """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -106,10 +106,10 @@ class SyncKnowledgeMethods:
         self,
         record_id: str,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         dry_run: bool = False,
         cascade: bool = False,
-    ) -> Deleted:
+    ) -> models.knowledge.Deleted:
         """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -123,25 +123,28 @@ class SyncKnowledgeMethods:
             ),
         )
 
-    def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
+    def search_records(
+        self,
+        body: models.knowledge.RecordSearch | Mapping[str, Any],
+    ) -> models.knowledge.RecordSearchResult:
         """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return self.call(knowledge_ops.SEARCH_RECORDS, inputs_for(knowledge_ops.SEARCH_RECORDS, (), body, {}))
 
-    def delete_records(self, body: DeleteRequest | Mapping[str, Any]) -> Deleted:
+    def delete_records(self, body: models.knowledge.DeleteRequest | Mapping[str, Any]) -> models.knowledge.Deleted:
         """Delete the records a where matches; dryRun answers what would go."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return self.call(knowledge_ops.DELETE_RECORDS, inputs_for(knowledge_ops.DELETE_RECORDS, (), body, {}))
 
-    def link_records(self, body: LinkRequest | Mapping[str, Any]) -> RelationshipView:
+    def link_records(self, body: models.knowledge.LinkRequest | Mapping[str, Any]) -> models.knowledge.RelationshipView:
         """Create a typed, directed relationship between two records (or a record and a memory) of one scope."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return self.call(knowledge_ops.LINK_RECORDS, inputs_for(knowledge_ops.LINK_RECORDS, (), body, {}))
 
-    def unlink_records(self, body: UnlinkRequest | Mapping[str, Any]) -> Unlinked:
+    def unlink_records(self, body: models.knowledge.UnlinkRequest | Mapping[str, Any]) -> models.knowledge.Unlinked:
         """Remove a relationship."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -150,9 +153,9 @@ class SyncKnowledgeMethods:
     def records_schema(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         label: str | None = None,
-    ) -> KnowledgeSchema:
+    ) -> models.knowledge.KnowledgeSchema:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -161,7 +164,7 @@ class SyncKnowledgeMethods:
             inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}),
         )
 
-    def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
+    def export_records(self, body: models.knowledge.ExportRequest | Mapping[str, Any]) -> models.knowledge.GraphExport:
         """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -176,10 +179,10 @@ class AsyncKnowledgeMethods:
 
     async def write_records(
         self,
-        body: RecordWrite | Mapping[str, Any],
+        body: models.knowledge.RecordWrite | Mapping[str, Any],
         *,
         origin: Literal["stated", "derived"] | None = None,
-    ) -> RecordsWritten:
+    ) -> models.knowledge.RecordsWritten:
         """Write records (with nested children) under an UPPER_CASE label; mergeBy makes it an idempotent upsert."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -187,7 +190,12 @@ class AsyncKnowledgeMethods:
             knowledge_ops.WRITE_RECORDS, inputs_for(knowledge_ops.WRITE_RECORDS, (), body, {"origin": origin})
         )
 
-    async def get_record(self, record_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> RecordView:
+    async def get_record(
+        self,
+        record_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.knowledge.RecordView:
         """One record of the caller's scope."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -195,7 +203,11 @@ class AsyncKnowledgeMethods:
             knowledge_ops.GET_RECORD, inputs_for(knowledge_ops.GET_RECORD, (record_id,), None, {"scope": scope})
         )
 
-    async def update_record(self, record_id: str, body: RecordChange | Mapping[str, Any]) -> RecordView:
+    async def update_record(
+        self,
+        record_id: str,
+        body: models.knowledge.RecordChange | Mapping[str, Any],
+    ) -> models.knowledge.RecordView:
         """Set properties of a record (null removes one); the previous ones stay in its history."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -207,8 +219,8 @@ class AsyncKnowledgeMethods:
         self,
         record_id: str,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
-    ) -> RecordHistory:
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.knowledge.RecordHistory:
         """Every version of a record's properties, oldest first."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -220,11 +232,11 @@ class AsyncKnowledgeMethods:
         self,
         *,
         id: str,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = "RECORD",
         type: str | None = None,
         direction: Literal["out", "in", "both"] = "both",
-    ) -> RelationshipList:
+    ) -> models.knowledge.RelationshipList:
         """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -242,10 +254,10 @@ class AsyncKnowledgeMethods:
         self,
         record_id: str,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         dry_run: bool = False,
         cascade: bool = False,
-    ) -> Deleted:
+    ) -> models.knowledge.Deleted:
         """Delete a record (and, with cascade, what is nested under it); dryRun previews."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -259,25 +271,37 @@ class AsyncKnowledgeMethods:
             ),
         )
 
-    async def search_records(self, body: RecordSearch | Mapping[str, Any]) -> RecordSearchResult:
+    async def search_records(
+        self,
+        body: models.knowledge.RecordSearch | Mapping[str, Any],
+    ) -> models.knowledge.RecordSearchResult:
         """Records matching a where (nested labels, operators, order, page), their aggregates, or by meaning."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return await self.call(knowledge_ops.SEARCH_RECORDS, inputs_for(knowledge_ops.SEARCH_RECORDS, (), body, {}))
 
-    async def delete_records(self, body: DeleteRequest | Mapping[str, Any]) -> Deleted:
+    async def delete_records(
+        self,
+        body: models.knowledge.DeleteRequest | Mapping[str, Any],
+    ) -> models.knowledge.Deleted:
         """Delete the records a where matches; dryRun answers what would go."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return await self.call(knowledge_ops.DELETE_RECORDS, inputs_for(knowledge_ops.DELETE_RECORDS, (), body, {}))
 
-    async def link_records(self, body: LinkRequest | Mapping[str, Any]) -> RelationshipView:
+    async def link_records(
+        self,
+        body: models.knowledge.LinkRequest | Mapping[str, Any],
+    ) -> models.knowledge.RelationshipView:
         """Create a typed, directed relationship between two records (or a record and a memory) of one scope."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return await self.call(knowledge_ops.LINK_RECORDS, inputs_for(knowledge_ops.LINK_RECORDS, (), body, {}))
 
-    async def unlink_records(self, body: UnlinkRequest | Mapping[str, Any]) -> Unlinked:
+    async def unlink_records(
+        self,
+        body: models.knowledge.UnlinkRequest | Mapping[str, Any],
+    ) -> models.knowledge.Unlinked:
         """Remove a relationship."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -286,9 +310,9 @@ class AsyncKnowledgeMethods:
     async def records_schema(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         label: str | None = None,
-    ) -> KnowledgeSchema:
+    ) -> models.knowledge.KnowledgeSchema:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
@@ -297,7 +321,10 @@ class AsyncKnowledgeMethods:
             inputs_for(knowledge_ops.RECORDS_SCHEMA, (), None, {"scope": scope, "label": label}),
         )
 
-    async def export_records(self, body: ExportRequest | Mapping[str, Any]) -> GraphExport:
+    async def export_records(
+        self,
+        body: models.knowledge.ExportRequest | Mapping[str, Any],
+    ) -> models.knowledge.GraphExport:
         """A subgraph: the records a where matches, what they link to (depth hops), and the relationships."""
         from engramdb.models.operations import knowledge as knowledge_ops
 

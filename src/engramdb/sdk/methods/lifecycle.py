@@ -3,26 +3,23 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
+# ruff: noqa: F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from engramdb import contract, models
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
-    from engramdb.contract.events import ScopeFields
-    from engramdb.models.lifecycle import (
-        CorrectRequest,
-        FactHistory,
-        LiftRequest,
-        RetractRequest,
-        TombstoneList,
-        TombstoneView,
-    )
-    from engramdb.models.memories import MemoryView, WriteResponse
+# The models are annotations only, each named by its module: typing.get_type_hints imports it then (the
+# packages' __getattr__), and an area's first call imports its operations, so the SDK imports none up front.
+if TYPE_CHECKING:
+    import engramdb.contract.events
+    import engramdb.models.lifecycle
+    import engramdb.models.memories
 
 __all__ = ["AsyncLifecycleMethods", "Literal", "SyncLifecycleMethods"]
 
@@ -38,10 +35,10 @@ class SyncLifecycleMethods:
     def correct_fact(
         self,
         fact_id: str,
-        body: CorrectRequest | Mapping[str, Any],
+        body: models.lifecycle.CorrectRequest | Mapping[str, Any],
         *,
         origin: Literal["stated", "derived"] | None = None,
-    ) -> WriteResponse:
+    ) -> models.memories.WriteResponse:
         """Replace a current fact with a corrected one; the old value is tombstoned."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
@@ -49,13 +46,22 @@ class SyncLifecycleMethods:
             lifecycle_ops.CORRECT_FACT, inputs_for(lifecycle_ops.CORRECT_FACT, (fact_id,), body, {"origin": origin})
         )
 
-    def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
+    def retract_fact(
+        self,
+        fact_id: str,
+        body: models.lifecycle.RetractRequest | Mapping[str, Any],
+    ) -> models.memories.MemoryView:
         """Retract a current fact that has no replacement; its value is tombstoned."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
         return self.call(lifecycle_ops.RETRACT_FACT, inputs_for(lifecycle_ops.RETRACT_FACT, (fact_id,), body, {}))
 
-    def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
+    def fact_history(
+        self,
+        fact_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.lifecycle.FactHistory:
         """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
@@ -66,11 +72,11 @@ class SyncLifecycleMethods:
     def list_tombstones(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         subject_key: str | None = None,
         kind: str | None = None,
         include_lifted: bool = False,
-    ) -> TombstoneList:
+    ) -> models.lifecycle.TombstoneList:
         """Values refused in the caller's scope."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
@@ -84,7 +90,11 @@ class SyncLifecycleMethods:
             ),
         )
 
-    def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
+    def lift_tombstone(
+        self,
+        tombstone_id: str,
+        body: models.lifecycle.LiftRequest | Mapping[str, Any],
+    ) -> models.lifecycle.TombstoneView:
         """Let a tombstoned value become current again (reviewer or admin keys)."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
@@ -102,10 +112,10 @@ class AsyncLifecycleMethods:
     async def correct_fact(
         self,
         fact_id: str,
-        body: CorrectRequest | Mapping[str, Any],
+        body: models.lifecycle.CorrectRequest | Mapping[str, Any],
         *,
         origin: Literal["stated", "derived"] | None = None,
-    ) -> WriteResponse:
+    ) -> models.memories.WriteResponse:
         """Replace a current fact with a corrected one; the old value is tombstoned."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
@@ -113,13 +123,22 @@ class AsyncLifecycleMethods:
             lifecycle_ops.CORRECT_FACT, inputs_for(lifecycle_ops.CORRECT_FACT, (fact_id,), body, {"origin": origin})
         )
 
-    async def retract_fact(self, fact_id: str, body: RetractRequest | Mapping[str, Any]) -> MemoryView:
+    async def retract_fact(
+        self,
+        fact_id: str,
+        body: models.lifecycle.RetractRequest | Mapping[str, Any],
+    ) -> models.memories.MemoryView:
         """Retract a current fact that has no replacement; its value is tombstoned."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
         return await self.call(lifecycle_ops.RETRACT_FACT, inputs_for(lifecycle_ops.RETRACT_FACT, (fact_id,), body, {}))
 
-    async def fact_history(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> FactHistory:
+    async def fact_history(
+        self,
+        fact_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.lifecycle.FactHistory:
         """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
@@ -130,11 +149,11 @@ class AsyncLifecycleMethods:
     async def list_tombstones(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         subject_key: str | None = None,
         kind: str | None = None,
         include_lifted: bool = False,
-    ) -> TombstoneList:
+    ) -> models.lifecycle.TombstoneList:
         """Values refused in the caller's scope."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
@@ -148,7 +167,11 @@ class AsyncLifecycleMethods:
             ),
         )
 
-    async def lift_tombstone(self, tombstone_id: str, body: LiftRequest | Mapping[str, Any]) -> TombstoneView:
+    async def lift_tombstone(
+        self,
+        tombstone_id: str,
+        body: models.lifecycle.LiftRequest | Mapping[str, Any],
+    ) -> models.lifecycle.TombstoneView:
         """Let a tombstoned value become current again (reviewer or admin keys)."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 

@@ -3,29 +3,26 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
+# ruff: noqa: F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from engramdb import contract, models
 from engramdb.models.inputs import Inputs
 from engramdb.models.operation import Operation
 from engramdb.sdk.operations import inputs_for
 
-if TYPE_CHECKING:  # the models are annotations here; the first call of an area imports them (its operations)
-    from engramdb.contract.events import ScopeFields
-    from engramdb.contract.writes import EpisodeWrite, FactWrite
-    from engramdb.models.admin import Health
-    from engramdb.models.memories import (
-        EpisodeBatch,
-        EpisodeBatchResult,
-        EpisodeList,
-        FactList,
-        MemoryView,
-        WriteResponse,
-    )
-    from engramdb.models.recall import RecallRequest, RecallResponse
-    from engramdb.models.scopes import ScopeList
+# The models are annotations only, each named by its module: typing.get_type_hints imports it then (the
+# packages' __getattr__), and an area's first call imports its operations, so the SDK imports none up front.
+if TYPE_CHECKING:
+    import engramdb.contract.events
+    import engramdb.contract.writes
+    import engramdb.models.admin
+    import engramdb.models.memories
+    import engramdb.models.recall
+    import engramdb.models.scopes
 
 __all__ = ["AsyncMemoryMethods", "Literal", "SyncMemoryMethods"]
 
@@ -38,13 +35,18 @@ class SyncMemoryMethods:
     def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
-    def health(self) -> Health:
+    def health(self) -> models.admin.Health:
         """Liveness, version, embedder and storage of the server."""
         from engramdb.models.operations import memories as memories_ops
 
         return self.call(memories_ops.HEALTH, inputs_for(memories_ops.HEALTH, (), None, {}))
 
-    def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
+    def write_episode(
+        self,
+        body: contract.writes.EpisodeWrite | Mapping[str, Any],
+        *,
+        extract: bool = False,
+    ) -> models.memories.WriteResponse:
         """Store an episode (201), or return the one already stored with this id (200)."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -54,11 +56,11 @@ class SyncMemoryMethods:
 
     def write_episode_batch(
         self,
-        bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+        bodies: models.memories.EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
         *,
         extract: bool = False,
         dry_run: bool = False,
-    ) -> EpisodeBatchResult:
+    ) -> models.memories.EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -69,16 +71,21 @@ class SyncMemoryMethods:
 
     def write_fact(
         self,
-        body: FactWrite | Mapping[str, Any],
+        body: contract.writes.FactWrite | Mapping[str, Any],
         *,
         origin: Literal["stated", "derived"] | None = None,
-    ) -> WriteResponse:
+    ) -> models.memories.WriteResponse:
         """Store a fact (201), or return the one already stored with this id (200)."""
         from engramdb.models.operations import memories as memories_ops
 
         return self.call(memories_ops.WRITE_FACT, inputs_for(memories_ops.WRITE_FACT, (), body, {"origin": origin}))
 
-    def get_episode(self, event_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+    def get_episode(
+        self,
+        event_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """One episode of the caller's scope, with its embedding state."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -86,13 +93,23 @@ class SyncMemoryMethods:
             memories_ops.GET_EPISODE, inputs_for(memories_ops.GET_EPISODE, (event_id,), None, {"scope": scope})
         )
 
-    def get_fact(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+    def get_fact(
+        self,
+        fact_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """One fact of the caller's scope, with its lifecycle and embedding state."""
         from engramdb.models.operations import memories as memories_ops
 
         return self.call(memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope}))
 
-    def find_memory(self, memory_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+    def find_memory(
+        self,
+        memory_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """One episode or fact by id alone, in whichever scope the key may name holds it."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -103,14 +120,14 @@ class SyncMemoryMethods:
     def list_episodes(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         session_id: str | None = None,
         after: str | None = None,
         before: str | None = None,
         cursor: str | None = None,
         limit: int = 50,
         count: bool = False,
-    ) -> EpisodeList:
+    ) -> models.memories.EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -135,7 +152,7 @@ class SyncMemoryMethods:
     def list_facts(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         subject_key: str | None = None,
         kind: str | None = None,
         limit: int = 100,
@@ -143,7 +160,7 @@ class SyncMemoryMethods:
         valid_at: str | None = None,
         include_history: bool = False,
         include_pending: bool = False,
-    ) -> FactList:
+    ) -> models.memories.FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -166,7 +183,7 @@ class SyncMemoryMethods:
             ),
         )
 
-    def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
+    def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> models.scopes.ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
         from engramdb.models.operations import governance as governance_ops
 
@@ -175,7 +192,7 @@ class SyncMemoryMethods:
             inputs_for(governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}),
         )
 
-    def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
+    def recall(self, body: models.recall.RecallRequest | Mapping[str, Any] | str) -> models.recall.RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
         from engramdb.models.operations import recall as recall_ops
 
@@ -188,13 +205,18 @@ class AsyncMemoryMethods:
     async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
 
-    async def health(self) -> Health:
+    async def health(self) -> models.admin.Health:
         """Liveness, version, embedder and storage of the server."""
         from engramdb.models.operations import memories as memories_ops
 
         return await self.call(memories_ops.HEALTH, inputs_for(memories_ops.HEALTH, (), None, {}))
 
-    async def write_episode(self, body: EpisodeWrite | Mapping[str, Any], *, extract: bool = False) -> WriteResponse:
+    async def write_episode(
+        self,
+        body: contract.writes.EpisodeWrite | Mapping[str, Any],
+        *,
+        extract: bool = False,
+    ) -> models.memories.WriteResponse:
         """Store an episode (201), or return the one already stored with this id (200)."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -204,11 +226,11 @@ class AsyncMemoryMethods:
 
     async def write_episode_batch(
         self,
-        bodies: EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
+        bodies: models.memories.EpisodeBatch | Mapping[str, Any] | list[dict[str, Any]],
         *,
         extract: bool = False,
         dry_run: bool = False,
-    ) -> EpisodeBatchResult:
+    ) -> models.memories.EpisodeBatchResult:
         """Store up to 100 episodes in one transaction; each item gets its own status and body."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -219,10 +241,10 @@ class AsyncMemoryMethods:
 
     async def write_fact(
         self,
-        body: FactWrite | Mapping[str, Any],
+        body: contract.writes.FactWrite | Mapping[str, Any],
         *,
         origin: Literal["stated", "derived"] | None = None,
-    ) -> WriteResponse:
+    ) -> models.memories.WriteResponse:
         """Store a fact (201), or return the one already stored with this id (200)."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -230,7 +252,12 @@ class AsyncMemoryMethods:
             memories_ops.WRITE_FACT, inputs_for(memories_ops.WRITE_FACT, (), body, {"origin": origin})
         )
 
-    async def get_episode(self, event_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+    async def get_episode(
+        self,
+        event_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """One episode of the caller's scope, with its embedding state."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -238,7 +265,12 @@ class AsyncMemoryMethods:
             memories_ops.GET_EPISODE, inputs_for(memories_ops.GET_EPISODE, (event_id,), None, {"scope": scope})
         )
 
-    async def get_fact(self, fact_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+    async def get_fact(
+        self,
+        fact_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """One fact of the caller's scope, with its lifecycle and embedding state."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -246,7 +278,12 @@ class AsyncMemoryMethods:
             memories_ops.GET_FACT, inputs_for(memories_ops.GET_FACT, (fact_id,), None, {"scope": scope})
         )
 
-    async def find_memory(self, memory_id: str, *, scope: ScopeFields | Mapping[str, Any] | None = None) -> MemoryView:
+    async def find_memory(
+        self,
+        memory_id: str,
+        *,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+    ) -> models.memories.MemoryView:
         """One episode or fact by id alone, in whichever scope the key may name holds it."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -257,14 +294,14 @@ class AsyncMemoryMethods:
     async def list_episodes(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         session_id: str | None = None,
         after: str | None = None,
         before: str | None = None,
         cursor: str | None = None,
         limit: int = 50,
         count: bool = False,
-    ) -> EpisodeList:
+    ) -> models.memories.EpisodeList:
         """A scope's episodes, newest first (observedAt, then write order), a page at a time."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -289,7 +326,7 @@ class AsyncMemoryMethods:
     async def list_facts(
         self,
         *,
-        scope: ScopeFields | Mapping[str, Any] | None = None,
+        scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
         subject_key: str | None = None,
         kind: str | None = None,
         limit: int = 100,
@@ -297,7 +334,7 @@ class AsyncMemoryMethods:
         valid_at: str | None = None,
         include_history: bool = False,
         include_pending: bool = False,
-    ) -> FactList:
+    ) -> models.memories.FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         from engramdb.models.operations import memories as memories_ops
 
@@ -320,7 +357,7 @@ class AsyncMemoryMethods:
             ),
         )
 
-    async def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> ScopeList:
+    async def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> models.scopes.ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
         from engramdb.models.operations import governance as governance_ops
 
@@ -329,7 +366,7 @@ class AsyncMemoryMethods:
             inputs_for(governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}),
         )
 
-    async def recall(self, body: RecallRequest | Mapping[str, Any] | str) -> RecallResponse:
+    async def recall(self, body: models.recall.RecallRequest | Mapping[str, Any] | str) -> models.recall.RecallResponse:
         """Ranked memories of the caller's scope and the formatted context block."""
         from engramdb.models.operations import recall as recall_ops
 
