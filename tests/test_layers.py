@@ -6,7 +6,7 @@ and ``importlib.import_module("...")`` calls): a rule broken anywhere fails here
 week later. Every part of the package has a rule (a new subpackage without one fails
 ``test_every_part_of_the_package_has_a_rule``), and no rule names an exception.
 
-    errors, clock, tls, config, logs, metrics, traces, lexical   import nothing of EngramDB's
+    errors, clock, tls, submodules, config, logs, metrics, traces, lexical   import nothing of EngramDB's
     contract     errors and clock (the wire vocabulary, canonical JSON, ids)
     audit_chain  the contract (how an audit entry is chained: both core and storage need it)
     models       contract, errors, clock: no server part (the SDK depends on it alone)
@@ -127,7 +127,7 @@ def _ours(*names: str) -> tuple[str, ...]:
     return tuple(f"{OWN}.{name}" for name in names)
 
 
-BASE = _ours("errors", "clock", "tls")
+BASE = _ours("errors", "clock", "tls", "submodules")
 PURE = (*BASE, *_ours("contract", "audit_chain", "lexical"))
 PORTS = _ours(
     "storage.port",
@@ -147,6 +147,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "errors": (),
     "clock": (),
     "tls": (),
+    "submodules": (),
     "config": (),
     "logs": (),
     "metrics": (),

@@ -38,3 +38,11 @@ def test_every_method_s_hints_resolve_though_no_model_was_imported_up_front() ->
     assert count >= 2 * len(OPERATIONS), second  # ... and every method of both clients resolved
     assert second.endswith("recall ['RecallResponse']"), second  # to the real classes (the body is a union)
     assert third == "validate_call correct_fact"
+
+
+def test_a_package_names_its_submodules_and_nothing_else() -> None:
+    import engramdb.models
+
+    assert hasattr(engramdb.models, "recall") and engramdb.models.recall.__name__ == "engramdb.models.recall"
+    assert not hasattr(engramdb.models, "no_such_module")  # an AttributeError, as for any missing name
+    assert not hasattr(engramdb.models, "__wrapped__")  # dunder look-ups never import anything

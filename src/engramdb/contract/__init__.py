@@ -1,21 +1,5 @@
 """RushDB's AgentMemoryEvent v1 contract: its events, bounds and canonical forms."""
 
-from __future__ import annotations
+from engramdb.submodules import on_first_use
 
-import importlib
-from types import ModuleType
-
-
-def __getattr__(name: str) -> ModuleType:
-    """A module of this package, imported when first named: the SDK's annotations name models by module."""
-    module = f"{__name__}.{name}"
-    try:
-        return importlib.import_module(module) if not name.startswith("_") else _no(name)
-    except ModuleNotFoundError as missing:
-        if missing.name != module:
-            raise  # the module exists and fails to import: say so
-        return _no(name)
-
-
-def _no(name: str) -> ModuleType:
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = on_first_use(__name__)  # the SDK's annotations name models by module (engramdb/submodules.py)
