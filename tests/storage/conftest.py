@@ -11,14 +11,17 @@ import pytest
 
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
+from tests.pg_schemas import SchemaPool
 
 OpenStore = Callable[..., Store]
 
 
 @pytest.fixture
 def open_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[OpenStore]:
-    """Open stores of ``backend`` with the given options (each its own folder or schema)."""
+    """Open stores of ``backend`` with the given options (each its own folder, or an empty schema of
+    the pool: tests/pg_schemas.py)."""
     opened: list[Store] = []
+    schemas: list[str] = []
 
     def make(**options: Any) -> Store:
         if backend == "sqlite":
@@ -27,10 +30,17 @@ def open_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
         else:
             from engramdb.storage.postgres.store import PostgresStore
 
-            store = PostgresStore(request.getfixturevalue("pg_url"), schema=f"t_{uuid.uuid4().hex[:12]}", **options)
+            pool: SchemaPool = request.getfixturevalue("schema_pool")
+            schema, fresh = pool.take()
+            store = PostgresStore(request.getfixturevalue("pg_url"), schema=schema, **options)
+            if fresh:
+                pool.learn(schema)
+            schemas.append(schema)
         opened.append(store)
         return store
 
     yield make
     for store in opened:
         store.close()
+    for schema in schemas:
+        request.getfixturevalue("schema_pool").give_back(schema)
