@@ -134,16 +134,11 @@ def store(settings: Settings, backend: str, request: pytest.FixtureRequest) -> I
         yield lite
         lite.close()
         return
-    from engramdb.storage.postgres.store import PostgresStore
-
     pool: SchemaPool = request.getfixturevalue("schema_pool")
-    schema, fresh = pool.take()
-    s = PostgresStore(request.getfixturevalue("pg_url"), schema=schema)
-    if fresh:
-        pool.learn(schema)
-    yield s
-    s.close()
-    pool.give_back(schema)
+    pg = pool.open()
+    yield pg
+    pg.close()
+    pool.give_back(pg.schema)
 
 
 @pytest.fixture

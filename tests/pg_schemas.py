@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from typing import TYPE_CHECKING, Any
 
 import psycopg
+
+if TYPE_CHECKING:
+    from engramdb.storage.postgres.store import PostgresStore
 
 # Everything a test could change about a schema besides its rows, as sorted text rows.
 SHAPE = """
@@ -67,12 +71,23 @@ RESTART = """SELECT setval(format('%%I.%%I', schemaname, sequencename)::regclass
 
 
 class SchemaPool:
-    """One test process's schemas on the session's server: ``take`` one, ``give_back`` it after."""
+    """One test process's schemas on the session's server: ``open`` a store on one, ``give_back`` it after."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self._free: list[str] = []
         self._shapes: dict[str, list[tuple[str, ...]]] = {}  # each schema's shape when it was fresh
+
+    def open(self, **options: Any) -> PostgresStore:
+        """A store (``options`` as PostgresStore takes them) on an empty migrated schema: a used one, or a
+        new one the store migrates, whose shape is then recorded."""
+        from engramdb.storage.postgres.store import PostgresStore
+
+        schema, fresh = self.take()
+        store = PostgresStore(self.url, schema=schema, **options)
+        if fresh:
+            self.learn(schema)
+        return store
 
     def take(self) -> tuple[str, bool]:
         """A schema name, and whether it is new (the store migrates it: then call ``learn``)."""

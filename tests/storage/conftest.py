@@ -12,6 +12,7 @@ import pytest
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.pg_schemas import SchemaPool
+from tests.stores import as_postgres
 
 OpenStore = Callable[..., Store]
 
@@ -21,26 +22,19 @@ def open_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
     """Open stores of ``backend`` with the given options (each its own folder, or an empty schema of
     the pool: tests/pg_schemas.py)."""
     opened: list[Store] = []
-    schemas: list[str] = []
+    pool: SchemaPool | None = request.getfixturevalue("schema_pool") if backend == "postgres" else None
 
     def make(**options: Any) -> Store:
-        if backend == "sqlite":
+        if pool is None:
             options.pop("copy_min_rows", None)
             store: Store = SQLiteStore(tmp_path / uuid.uuid4().hex[:8], **options)
         else:
-            from engramdb.storage.postgres.store import PostgresStore
-
-            pool: SchemaPool = request.getfixturevalue("schema_pool")
-            schema, fresh = pool.take()
-            store = PostgresStore(request.getfixturevalue("pg_url"), schema=schema, **options)
-            if fresh:
-                pool.learn(schema)
-            schemas.append(schema)
+            store = pool.open(**options)
         opened.append(store)
         return store
 
     yield make
     for store in opened:
         store.close()
-    for schema in schemas:
-        request.getfixturevalue("schema_pool").give_back(schema)
+        if pool is not None:
+            pool.give_back(as_postgres(store).schema)

@@ -21,12 +21,11 @@ from tests.pg_schemas import TABLES, SchemaPool
 pytestmark = pytest.mark.postgres
 
 
-def _opened(pool: SchemaPool, url: str) -> tuple[PostgresStore, bool]:
-    schema, fresh = pool.take()
-    store = PostgresStore(url, schema=schema)
-    if fresh:
-        pool.learn(schema)
-    return store, fresh
+def _opened(pool: SchemaPool) -> tuple[PostgresStore, bool]:
+    """A store of the pool, and whether its schema is new (no schema of this pool had it before)."""
+    before = set(pool._shapes)
+    store = pool.open()
+    return store, store.schema not in before
 
 
 def _rows(url: str, schema: str) -> dict[str, int]:
@@ -56,7 +55,7 @@ def _write(store: PostgresStore, tmp_path: Path) -> None:
 
 def test_a_schema_given_back_is_empty_and_its_sequences_start_again(pg_url: str, tmp_path: Path) -> None:
     pool = SchemaPool(pg_url)
-    store, fresh = _opened(pool, pg_url)
+    store, fresh = _opened(pool)
     assert fresh
     _write(store, tmp_path)
     first = _first_rowid(store)
@@ -65,7 +64,7 @@ def test_a_schema_given_back_is_empty_and_its_sequences_start_again(pg_url: str,
     store.close()
     pool.give_back(store.schema)
 
-    again, fresh = _opened(pool, pg_url)
+    again, fresh = _opened(pool)
     assert (again.schema, fresh) == (store.schema, False)  # the same schema, handed out again
     assert {t: n for t, n in _rows(pg_url, again.schema).items() if n} == {"schema_migrations": 16}
     _write(again, tmp_path)
@@ -75,12 +74,12 @@ def test_a_schema_given_back_is_empty_and_its_sequences_start_again(pg_url: str,
 
 def test_a_schema_whose_shape_changed_is_dropped_not_used_again(pg_url: str) -> None:
     pool = SchemaPool(pg_url)
-    store, _ = _opened(pool, pg_url)
+    store, _ = _opened(pool)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(f"ALTER TABLE {store.schema}.memories ADD COLUMN leftover TEXT")
     store.close()
     pool.give_back(store.schema)
-    again, fresh = _opened(pool, pg_url)
+    again, fresh = _opened(pool)
     assert fresh and again.schema != store.schema
     with psycopg.connect(pg_url, autocommit=True) as conn:
         gone = conn.execute("SELECT to_regnamespace(%s) IS NULL", (store.schema,)).fetchone()
@@ -91,11 +90,11 @@ def test_a_schema_whose_shape_changed_is_dropped_not_used_again(pg_url: str) -> 
 
 def test_a_schema_still_held_by_a_transaction_is_not_used_again(pg_url: str) -> None:
     pool = SchemaPool(pg_url)
-    store, _ = _opened(pool, pg_url)
+    store, _ = _opened(pool)
     store.close()
     with psycopg.connect(pg_url) as holder:  # a transaction left open on one of its tables
         holder.execute(f"LOCK TABLE {store.schema}.memories IN ACCESS EXCLUSIVE MODE")
         pool.give_back(store.schema)
-        again, fresh = _opened(pool, pg_url)
+        again, fresh = _opened(pool)
         assert fresh and again.schema != store.schema
         again.close()
