@@ -26,18 +26,20 @@ models = {h.__name__ for h in typing.get_type_hints(Client.recall).values() if i
 print("resolved", resolved, "recall", sorted(models))
 checked = pydantic.validate_call(Client.correct_fact)
 print("validate_call", checked.__name__)
+print("loaded", [m for m in ("engramdb.models.operations.registry", "engramdb.models.knowledge") if m in sys.modules])
 """
 
 
 def test_every_method_s_hints_resolve_though_no_model_was_imported_up_front() -> None:
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    first, second, third = done.stdout.splitlines()
+    first, second, third, fourth = done.stdout.splitlines()
     assert first == "loaded []"  # nothing imported up front ...
     count = int(second.split()[1])
     assert count >= 2 * len(OPERATIONS), second  # ... and every method of both clients resolved
     assert second.endswith("recall ['RecallResponse']"), second  # to the real classes (the body is a union)
     assert third == "validate_call correct_fact"
+    assert fourth == "loaded ['engramdb.models.knowledge']"  # positive control: resolving imported the models
 
 
 def test_a_package_names_its_submodules_and_nothing_else() -> None:

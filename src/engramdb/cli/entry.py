@@ -73,10 +73,15 @@ def group_tree(app: typer.Typer, info: TyperInfo) -> typer.core.TyperGroup:
     )
 
 
+def _load(spec: str) -> Any:
+    """The attribute a ``"module:attribute"`` spec names, importing only its module."""
+    module, attribute = spec.split(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 def standalone_app(name: str) -> typer.Typer:
     """The typer app of a ``STANDALONE`` group, importing only its module."""
-    module, attribute = STANDALONE[name].split(":")
-    app = getattr(importlib.import_module(module), attribute)
+    app = _load(STANDALONE[name])
     assert isinstance(app, typer.Typer), STANDALONE[name]
     return app
 
@@ -88,8 +93,7 @@ def standalone(name: str) -> typer.core.TyperGroup:
 
 def command_function(name: str) -> Callable[..., Any]:
     """The function of a ``COMMANDS`` command, importing only its module."""
-    module, attribute = COMMANDS[name].split(":")
-    function: Callable[..., Any] = getattr(importlib.import_module(module), attribute)
+    function: Callable[..., Any] = _load(COMMANDS[name])
     return function
 
 
@@ -134,12 +138,13 @@ def main(args: Sequence[str] | None = None) -> None:
     """Entry point: a standalone group alone, anything else on the whole tree (main.main)."""
     words = sys.argv[1:] if args is None else list(args)
     # Windows shells leave wildcards to click, which expands sys.argv only when it reads it itself.
-    if words and words[0] in STANDALONE and not (args is None and os.name == "nt"):
+    first = words[0] if words and not (args is None and os.name == "nt") else None
+    if first in STANDALONE:
         # No tune_process here: it limits the BLAS threads of numpy, which these groups never load.
-        run(standalone(words[0]), f"engram {words[0]}", words[1:])
+        run(standalone(first), f"engram {first}", words[1:])
         return
-    if words and words[0] in COMMANDS and not (args is None and os.name == "nt") and not _replaced(words[0]):
-        run(command_tree(words[0]), "engram", words)
+    if first in COMMANDS and not _replaced(first):
+        run(command_tree(first), "engram", words)
         return
     from engramdb.cli import main as whole
 
