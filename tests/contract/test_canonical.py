@@ -377,6 +377,48 @@ def test_canonical_json_independent_of_dict_order(value: Any) -> None:
     assert canonical_json(h.reversed_order(value)) == canonical_json(value)
 
 
+# Floats, lone surrogates and keys past ASCII mixed in: what json's C encoder would write otherwise.
+MIXED_SCALARS = st.one_of(
+    SCALARS,
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(st.sampled_from(["a", "é", "\ud800", "\udfff", "\x01", "\U0001f600"])),
+)
+MIXED_VALUES = st.recursive(
+    MIXED_SCALARS,
+    lambda children: st.one_of(st.lists(children, max_size=5), st.dictionaries(KEYS, children, max_size=5)),
+    max_leaves=25,
+)
+
+
+@NESTED_SETTINGS
+@given(MIXED_VALUES)
+def test_canonical_json_matches_stable_stringify_with_floats_and_surrogates_anywhere(value: Any) -> None:
+    assert canonical_json(value) == h.stable_stringify(value)
+
+
+def test_only_plain_values_take_jsons_own_encoder() -> None:
+    """canonical_json hands a value to json's C encoder only where it writes what stableStringify does."""
+    import collections
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    event = {"schemaVersion": 1, "userText": "naïve \u2028 text", "turnIndex": 3, "tags": ["a", ("b",)], "x": None}
+    assert canonical._plain(event) and canonical._plain([True, 10**30, "\ud800"])  # controls: taken
+    for value in (
+        {"n": 1.5},  # JavaScript prints floats its own way
+        {"é": 1},  # sorted by UTF-16 code unit, not code point
+        {1: "a"},  # not a JSON key
+        collections.OrderedDict(a=1),
+        [Level.HIGH],  # json writes an int subclass as int.__repr__ does
+    ):
+        assert not canonical._plain(value), value
+    assert canonical_json({"n": 1.5, "l": [1.0]}) == '{"l":[1],"n":1.5}'
+    assert canonical_json({"k": ["\ud800"]}) == '{"k":["\\ud800"]}'  # plain, yet escaped as JavaScript does
+    assert canonical_json(event) == h.stable_stringify({**event, "tags": ["a", ["b"]]})
+
+
 @SETTINGS
 @given(st.integers())
 def test_canonical_json_integers_stay_integers(n: int) -> None:

@@ -78,6 +78,32 @@ def _utf16_key(key: str) -> bytes:
 
 def canonical_json(value: Any) -> str:
     """Return the canonical JSON text of ``value`` (RushDB's ``stableStringify``)."""
+    if _plain(value):  # json's C encoder writes it as stableStringify does (most events and audit states)
+        text = _plain_json(value)
+        if text.isascii() or not _LONE_SURROGATE.search(text):
+            return text
+    return _canonical(value)
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` holds only dicts with ASCII keys (sorted by code point as by UTF-16 code
+    unit), lists, tuples, strings, integers, booleans and None: no float, which JavaScript prints in
+    its own way, and no subclass, which json writes by its base type."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is dict:
+        return all(type(k) is str and k.isascii() and _plain(v) for k, v in value.items())
+    if kind is list or kind is tuple:
+        return all(_plain(v) for v in value)
+    return False
+
+
+# Strings as _js_string writes them (the same encode_basestring), keys sorted, no whitespace.
+_plain_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+
+
+def _canonical(value: Any) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -90,10 +116,10 @@ def canonical_json(value: Any) -> str:
         return _js_string(value)
     if isinstance(value, Mapping):
         items = sorted(value.items(), key=lambda kv: _utf16_key(kv[0]))
-        body = ",".join(f"{_js_string(k)}:{canonical_json(v)}" for k, v in items)
+        body = ",".join(f"{_js_string(k)}:{_canonical(v)}" for k, v in items)
         return "{" + body + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(canonical_json(v) for v in value) + "]"
+        return "[" + ",".join(_canonical(v) for v in value) + "]"
     raise TypeError(f"canonical_json cannot encode {type(value).__name__}")
 
 

@@ -7,7 +7,8 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from engramdb import traces
@@ -171,3 +172,16 @@ def traced_arm(name: str, search: Callable[[], list[Candidate]]) -> list[Candida
         found = search()
         current.set_attribute("engramdb.recall.count", len(found))
     return found
+
+
+def row_values(row: Any) -> tuple[Any, ...]:
+    """A flat dataclass row's values in field order (two or more fields), as a statement's
+    parameters: ``astuple`` without its deep copy of every value (a fifth of an episode write's audit)."""
+    getter = _GETTERS.get(type(row))
+    if getter is None:
+        getter = _GETTERS[type(row)] = attrgetter(*(f.name for f in fields(row)))
+    values: tuple[Any, ...] = getter(row)
+    return values
+
+
+_GETTERS: dict[type, Callable[[Any], Any]] = {}  # by row class

@@ -6,7 +6,6 @@ statement here names a tenant."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import astuple
 from typing import Any
 
 from engramdb.storage.assist.port import (
@@ -19,6 +18,7 @@ from engramdb.storage.assist.port import (
     SlotText,
     UsageTotals,
 )
+from engramdb.storage.common import row_values
 
 
 def _marks(columns: str) -> str:
@@ -55,7 +55,7 @@ class AssistTransactionSQL:
         if not rows:
             rows = self._assist_run(
                 f"INSERT INTO model_links ({LINK_COLUMNS}) VALUES ({_marks(LINK_COLUMNS)}) RETURNING {LINK_COLUMNS}",
-                astuple(link),
+                row_values(link),
             )
         return LinkRecord(*rows[0])
 
@@ -72,7 +72,7 @@ class AssistTransactionSQL:
         rows = self._assist_run(
             f"INSERT INTO model_jobs ({JOB_COLUMNS}) SELECT {_marks(JOB_COLUMNS)} "
             "WHERE NOT EXISTS (SELECT 1 FROM model_jobs WHERE job_id = ?) RETURNING job_id",
-            (*astuple(job), job.job_id),
+            (*row_values(job), job.job_id),
         )
         return bool(rows)
 
@@ -106,7 +106,7 @@ class AssistTransactionSQL:
 
     def record_calls(self, calls: Sequence[ModelCall]) -> None:
         for call in calls:
-            values = list(astuple(call))
+            values = list(row_values(call))
             values[9] = int(call.estimated)
             self._assist_run(
                 f"INSERT INTO model_calls ({CALL_COLUMNS}) VALUES ({_marks(CALL_COLUMNS)}) RETURNING at", values

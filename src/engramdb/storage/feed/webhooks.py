@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import astuple
 from typing import Any
 
+from engramdb.storage.common import row_values
 from engramdb.storage.feed.port import DELIVERY_COLUMNS, WEBHOOK_COLUMNS, DeliveryRow, WebhookRow
 from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.knowledge.sql import Dialect
@@ -73,7 +73,7 @@ class WebhookLog:
             run(
                 f"INSERT INTO webhook_deliveries ({tenant}{DELIVERY_COLUMNS}) "
                 f"VALUES ({self._d.marks(len(values) + _DELIVERY_WIDTH)})",
-                [*values, *astuple(delivery)],
+                [*values, *row_values(delivery)],
             )
             return True
 
@@ -145,7 +145,7 @@ class WebhookWritesSQL:
         tenant, values = _tenant(self._d)
         self._run(
             f"INSERT INTO webhooks ({tenant}{WEBHOOK_COLUMNS}) VALUES ({self._d.marks(len(values) + _WEBHOOK_WIDTH)})",
-            [*values, *astuple(row)],
+            [*values, *row_values(row)],
         )
 
     def delete_webhook(self, webhook_id: str) -> bool:

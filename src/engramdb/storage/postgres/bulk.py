@@ -8,7 +8,6 @@ them; ``engram bench bigscope`` checks on a sample that both paths leave the sam
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import astuple
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,7 @@ import psycopg
 
 from engramdb import clock
 from engramdb.storage.columns import AUDIT_COLUMNS, AUDIT_WIDTH, lexical_body
-from engramdb.storage.common import loaded_audits, next_audit_entry
+from engramdb.storage.common import loaded_audits, next_audit_entry, row_values
 from engramdb.storage.port import AuditDraft, NewMemory, Vector
 
 _INSERT = """INSERT INTO memories (tenant, source, memory_id, scope_key, agent_id, profile_id, privacy_scope,
@@ -94,7 +93,7 @@ def _audit_new(conn: psycopg.Connection, tenant: str, audits: Sequence[AuditDraf
     entries = []
     for draft in audits:
         entry = next_audit_entry(draft, last, clock.now_text())
-        entries.append((tenant, *astuple(entry)))
+        entries.append((tenant, *row_values(entry)))
         last = (entry.seq, entry.hash)
     with conn.cursor() as cursor:
         cursor.executemany(

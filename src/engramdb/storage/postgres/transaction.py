@@ -8,7 +8,6 @@ decisions and the audit chain's sequence stay consistent; other tenants are not 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import astuple
 from typing import Any
 
 import psycopg
@@ -24,7 +23,7 @@ from engramdb.storage.columns import (
     lexical_body,
     placeholders,
 )
-from engramdb.storage.common import next_audit_entry
+from engramdb.storage.common import next_audit_entry, row_values
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -253,7 +252,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
         with self._conn.cursor() as cursor:
             cursor.executemany(
                 f"INSERT INTO audit_log (tenant, {AUDIT_COLUMNS}) VALUES ({','.join(['%s'] * (AUDIT_WIDTH + 1))})",
-                [(self._tenant, *astuple(e)) for e in entries],
+                [(self._tenant, *row_values(e)) for e in entries],
             )
         return entries
 

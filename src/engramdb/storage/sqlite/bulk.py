@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import astuple
 
 from engramdb import clock
 from engramdb.storage.columns import AUDIT_WIDTH
-from engramdb.storage.common import loaded_audits, next_audit_entry
+from engramdb.storage.common import loaded_audits, next_audit_entry, row_values
 from engramdb.storage.port import AuditDraft, NewMemory, Vector
 from engramdb.storage.scope_copy import encode
 from engramdb.storage.sqlite.sql import AUDIT_COLUMNS
@@ -76,7 +75,7 @@ def load(
     entries = []
     for draft in loaded_audits(rows, audits, new):
         entry = next_audit_entry(draft, last, clock.now_text())
-        entries.append(astuple(entry))
+        entries.append(row_values(entry))
         last = (entry.seq, entry.hash)
     conn.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * AUDIT_WIDTH)})", entries)
     return inserted

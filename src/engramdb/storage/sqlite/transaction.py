@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import astuple
 from typing import Any
 
 from engramdb import clock
 from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_WIDTH
-from engramdb.storage.common import next_audit_entry
+from engramdb.storage.common import next_audit_entry, row_values
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -233,7 +232,7 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
             last = (entries[-1].seq, entries[-1].hash)
         self._conn.executemany(
             f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({','.join('?' * AUDIT_WIDTH)})",
-            [astuple(e) for e in entries],
+            [row_values(e) for e in entries],
         )
         return entries
 
