@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import compileall
 import os
 import shutil
 import tempfile
@@ -22,6 +21,7 @@ from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.storage.port import Store
 from engramdb.storage.sqlite.store import SQLiteStore
+from tests import bytecode
 from tests.factories import scope_fields
 from tests.pg_schemas import SchemaPool
 from tests.stores import as_postgres
@@ -61,25 +61,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     default_home = Path.cwd() / ".engram"
     session.config.stash[_DEFAULT_HOME] = None if default_home.exists() else default_home
     if not hasattr(session.config, "workerinput"):
-        _compile_sources()
-
-
-# The source folders every worker, server and `engram` subprocess of the run imports.
-_SOURCES = (Path(__file__).parent.parent / "src", Path(__file__).parent.parent / "bench" / "src")
-
-
-def _compile_sources() -> None:
-    """Write the sources' bytecode once, before the workers start.
-
-    With PYTHONDONTWRITEBYTECODE set (as on these machines, and so in a fresh clone) Python never
-    writes it, and each of the run's hundreds of Python processes compiled every module it imported
-    again: about a tenth of a second of CPU each. A module edited later is stale by its modification
-    time and size, and Python compiles that one from its source again (as whenever Python keeps
-    bytecode, an edit within the same second that keeps the size is not seen). A checkout that cannot
-    be written keeps compiling as before, silently.
-    """
-    for folder in _SOURCES:
-        compileall.compile_dir(folder, quiet=2)
+        bytecode.write_once(session.config)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
