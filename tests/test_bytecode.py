@@ -11,20 +11,36 @@ from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, get_cache_dir
 from tests import bytecode
 
 
+def _pyc(module: Path) -> Path:
+    return get_cache_dir(module) / (module.name[:-3] + PYC_TAIL)
+
+
+@pytest.fixture(autouse=True)
+def rewriting(pytestconfig: pytest.Config) -> None:
+    if pytestconfig.getoption("assertmode") == "plain" or pytestconfig.getini("enable_assertion_pass_hook"):
+        pytest.skip("this run does not keep rewritten modules (tests/bytecode.py)")
+
+
+def test_the_run_found_this_module_rewritten_before_it_started() -> None:
+    assert _read_pyc(Path(__file__), _pyc(Path(__file__))) is not None  # written by write_once, still valid
+
+
 def test_a_test_module_is_rewritten_where_pytests_hook_reads_it(pytestconfig: pytest.Config, tmp_path: Path) -> None:
     module = tmp_path / "test_sample.py"
     module.write_text("def test_x():\n    x = 1\n    assert x == 2\n")
     broken = tmp_path / "test_broken.py"
     broken.write_text("def test_x(:\n")
-    pyc = get_cache_dir(module) / (module.name[:-3] + PYC_TAIL)
-    assert _read_pyc(module, pyc) is None  # control: nothing there before
+    warns = tmp_path / "test_warns.py"
+    warns.write_text("def test_x():\n    assert (1 == 2, 'never checked')\n")
+    assert _read_pyc(module, _pyc(module)) is None  # control: nothing there before
 
-    bytecode._rewrite(pytestconfig, [module, broken])
+    bytecode._rewrite(pytestconfig, [module, broken, warns])
 
-    code = _read_pyc(module, pyc)
+    code = _read_pyc(module, _pyc(module))
     assert code is not None  # pytest's own reader takes it
     test_x = next(c for c in code.co_consts if getattr(c, "co_name", None) == "test_x")
     assert any(name.startswith("@py_assert") for name in test_x.co_varnames)  # the asserts rewritten
-    assert not (get_cache_dir(broken) / (broken.name[:-3] + PYC_TAIL)).exists()  # left to the worker to report
+    # Left to the worker that imports them, to report as it always did: a syntax error, a warning.
+    assert not _pyc(broken).exists() and not _pyc(warns).exists()
     module.write_text("def test_x():\n    assert True is not False\n")
-    assert _read_pyc(module, pyc) is None  # an edited module is stale: rewritten again on import
+    assert _read_pyc(module, _pyc(module)) is None  # an edited module is stale: rewritten again on import

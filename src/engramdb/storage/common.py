@@ -175,13 +175,19 @@ def traced_arm(name: str, search: Callable[[], list[Candidate]]) -> list[Candida
 
 
 def row_values(row: Any) -> tuple[Any, ...]:
-    """A flat dataclass row's values in field order (two or more fields), as a statement's
-    parameters: ``astuple`` without its deep copy of every value (a fifth of an episode write's audit)."""
+    """A flat dataclass row's values in field order, as a statement's parameters: ``astuple``
+    without its deep copy of every value (a fifth of an episode write's audit)."""
     getter = _GETTERS.get(type(row))
     if getter is None:
-        getter = _GETTERS[type(row)] = attrgetter(*(f.name for f in fields(row)))
+        getter = _GETTERS[type(row)] = _getter([f.name for f in fields(row)])
     values: tuple[Any, ...] = getter(row)
     return values
+
+
+def _getter(names: list[str]) -> Callable[[Any], Any]:
+    if len(names) > 1:
+        return attrgetter(*names)  # a tuple of the values
+    return lambda row: tuple(getattr(row, name) for name in names)  # attrgetter of one gives it bare
 
 
 _GETTERS: dict[type, Callable[[Any], Any]] = {}  # by row class
