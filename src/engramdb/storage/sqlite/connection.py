@@ -4,6 +4,11 @@ Writes use ``BEGIN IMMEDIATE`` so a second process waits on the busy timeout ins
 half-way; readers see the last committed state and never block the writer. Every driver call
 runs inside ``write()`` or ``reading()`` (or the helpers built on them), which turn SQLite errors
 into EngramDB errors by result code (storage/sqlite/result_codes.py).
+
+Closing never frees a connection another thread is using: the sqlite3 module crashes the process
+(a segfault) when a connection is closed under a running read. ``close()`` waits for the write in
+progress, and a reader in use is closed by its last read as it ends; a read or write after
+``close()`` fails as one on a closed database does.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +50,18 @@ def _roll_back(conn: sqlite3.Connection) -> None:
         log.exception("rolling back a failed write failed")
 
 
+@dataclass(eq=False)
+class _Reader:
+    """A thread's reader connection and how many reads are using it now."""
+
+    conn: sqlite3.Connection
+    users: int = 0
+
+
+def _closed_error() -> sqlite3.ProgrammingError:
+    return sqlite3.ProgrammingError("Cannot operate on a closed database.")  # the driver's own words
+
+
 class Connections:
     """The writer and per-thread readers of one database file."""
 
@@ -54,8 +72,9 @@ class Connections:
         self._writer = _connect(path, synchronous, busy_timeout)
         self._write_lock = threading.Lock()
         self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
+        self._readers: list[_Reader] = []
+        self._readers_lock = threading.Lock()  # guards the list, each reader's users and _closed
+        self._closed = False
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -72,9 +91,16 @@ class Connections:
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
-        """Run a block of reads on this thread's reader connection."""
+        """Run a block of reads on this thread's reader connection (not closed until the block ends)."""
         with translated():
-            yield self._reader()
+            reader = self._reader()
+            try:
+                yield reader.conn
+            finally:
+                with self._readers_lock:
+                    reader.users -= 1
+                    if self._closed and reader.users == 0:
+                        reader.conn.close()  # close() found it in use: the last read closes it
 
     def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """Return the first row of a read, or None."""
@@ -93,21 +119,31 @@ class Connections:
             if busy:
                 log.warning("the WAL checkpoint of %s was blocked by a reader; it stays until the next one", self.path)
 
-    def _reader(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = _connect(self.path, self._synchronous, self._busy_timeout)
-            self._local.conn = conn
-            with self._readers_lock:
-                self._readers.append(conn)
-        return conn
+    def _reader(self) -> _Reader:
+        """This thread's reader, counted as in use (the caller counts it out)."""
+        reader: _Reader | None = getattr(self._local, "reader", None)
+        fresh = _connect(self.path, self._synchronous, self._busy_timeout) if reader is None else None
+        with self._readers_lock:
+            if self._closed:
+                if fresh is not None:
+                    fresh.close()
+                raise _closed_error()
+            if fresh is not None:
+                reader = self._local.reader = _Reader(fresh)
+                self._readers.append(reader)
+            assert reader is not None
+            reader.users += 1
+        return reader
 
     def close(self) -> None:
-        """Close every connection of this file."""
+        """Close every connection of this file: the writer once its write ends, each reader now or,
+        when a read is using it, as that read ends."""
         with translated():
             with self._readers_lock:
-                for conn in self._readers:
-                    conn.close()
+                self._closed = True
+                for reader in self._readers:
+                    if reader.users == 0:
+                        reader.conn.close()
                 self._readers.clear()
             with self._write_lock:
                 self._writer.close()
