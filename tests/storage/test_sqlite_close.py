@@ -12,17 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from engramdb.errors import EngramError
+from engramdb.errors import BackendUnavailableError, EngramError
 from engramdb.storage.sqlite.connection import Connections
+from engramdb.storage.sqlite.store import SQLiteStore
 
 # Two threads read in a loop while the main thread closes the file under them, 50 times. Before the
 # readers were counted, the sqlite3 module crashed the process (a segfault) in every run of 20 rounds.
 RACE = """
 import random, sys, threading, time
 from pathlib import Path
-from engramdb.errors import EngramError
+from engramdb.errors import BackendUnavailableError, EngramError
 from engramdb.storage.sqlite.connection import Connections
+from engramdb.storage.sqlite.store import SQLiteStore
 
+random.seed(7)
 read, refused = 0, 0
 for n in range(50):
     db = Connections(Path(sys.argv[1]) / f"race{n}.db")
@@ -108,3 +111,25 @@ def test_a_thread_reading_first_after_the_close_opens_nothing(tmp_path: Path) ->
     reader.start()
     reader.join()
     assert len(failed) == 1 and _open_to(path) == 0  # refused, without opening a connection left behind
+
+
+def test_another_threads_idle_reader_is_closed_with_the_store(tmp_path: Path) -> None:
+    db = _table(tmp_path)
+    path = (tmp_path / "t.db").resolve()
+    reader = threading.Thread(target=db.fetchone, args=("SELECT a FROM t",))
+    reader.start()
+    reader.join()
+    assert _open_to(path) == 2  # the writer and the other thread's reader, idle once its read ended
+    db.close()
+    assert _open_to(path) == 0
+
+
+def test_a_closed_store_opens_no_tenant_again(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "home")
+    store.tenant("acme", create=True)
+    path = (tmp_path / "home" / "tenants" / "acme.sqlite3").resolve()
+    assert _open_to(path) > 0  # the control: an open store holds the tenant's file open
+    store.close()
+    with pytest.raises(BackendUnavailableError):  # a job still running at shutdown asks for it again
+        store.tenant("acme")
+    assert _open_to(path) == 0

@@ -73,7 +73,9 @@ class Connections:
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[_Reader] = []
-        self._readers_lock = threading.Lock()  # guards the list, each reader's users and _closed
+        # Guards the list, each reader's users and _closed. Reentrant: a reading() generator the garbage
+        # collector finalises may end its read on a thread that holds the lock already.
+        self._readers_lock = threading.RLock()
         self._closed = False
 
     @contextmanager
@@ -122,6 +124,8 @@ class Connections:
     def _reader(self) -> _Reader:
         """This thread's reader, counted as in use (the caller counts it out)."""
         reader: _Reader | None = getattr(self._local, "reader", None)
+        if self._closed:  # before connecting: a connection would create the file again if it was deleted
+            raise _closed_error()
         fresh = _connect(self.path, self._synchronous, self._busy_timeout) if reader is None else None
         with self._readers_lock:
             if self._closed:
@@ -136,8 +140,10 @@ class Connections:
         return reader
 
     def close(self) -> None:
-        """Close every connection of this file: the writer once its write ends, each reader now or,
-        when a read is using it, as that read ends."""
+        """Close every connection of this file.
+
+        The writer is closed once its write ends; a reader now, or, when a read is using it, as that
+        read ends."""
         with translated():
             with self._readers_lock:
                 self._closed = True

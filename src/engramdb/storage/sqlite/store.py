@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engramdb.errors import NotFoundError
+from engramdb.errors import BackendUnavailableError, NotFoundError
 from engramdb.storage.port import check_tenant_name
 from engramdb.storage.scope_cache import FRESHEN_SCOPES, RECENT_LISTED, ScopeCache, freshen, load_written
 from engramdb.storage.sqlite.backup import copy_tenant
@@ -48,6 +48,7 @@ class SQLiteStore:
         )
         self._tenants: dict[str, SQLiteTenantStore] = {}
         self._lock = threading.Lock()
+        self._closed = False  # a job still running at shutdown must not open a tenant again
         self._recent_file = home / "recent-scopes.json"
         self._remembered = 0.0
         self.scope_copies.on_load = self._remember
@@ -55,6 +56,8 @@ class SQLiteStore:
     def tenant(self, name: str, *, create: bool = False) -> SQLiteTenantStore:
         check_tenant_name(name)
         with self._lock:
+            if self._closed:
+                raise BackendUnavailableError("the store is closed: the server is stopping")
             store = self._tenants.get(name)
             if store is not None:
                 return store
@@ -115,6 +118,7 @@ class SQLiteStore:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             for store in self._tenants.values():
                 store.close()
             self._tenants.clear()
