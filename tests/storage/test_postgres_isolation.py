@@ -13,6 +13,8 @@ from engramdb.contract.writes import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
+from engramdb.errors import ConflictError
+from engramdb.storage.postgres import store as store_module
 from engramdb.storage.postgres.store import PostgresStore
 from tests.factories import fact_body, scope_fields
 
@@ -79,3 +81,42 @@ def test_a_reading_block_is_one_transaction_bound_to_its_tenant(pg: PostgresStor
     assert texts == ["secret of alpha"]  # still only its own rows
     apart = tenant._one("SELECT now()")[0]  # positive control: a new transaction
     assert apart > first[0]
+
+
+def _setting(conn: psycopg.Connection) -> str | None:
+    row = conn.execute("SELECT current_setting('engram.tenant', true)").fetchone()
+    return None if row is None else row[0]
+
+
+def test_a_unit_of_works_tenant_ends_with_it_committed_or_failed(pg: PostgresStore) -> None:
+    """``BEGIN`` and the tenant go in one message; the setting is the transaction's alone."""
+    with pg.connection("alpha") as conn:
+        assert _setting(conn) == "alpha"  # positive control: bound inside
+        conn.execute("INSERT INTO meta (tenant, key, value) VALUES ('alpha', 'kept', '1')")
+    with pytest.raises(ConflictError), pg.connection("alpha") as conn:
+        conn.execute("INSERT INTO meta (tenant, key, value) VALUES ('alpha', 'lost', '1')")
+        conn.execute("INSERT INTO meta (tenant, key, value) VALUES ('alpha', 'kept', '2')")  # a duplicate key
+    with pg._pool.connection() as pooled:  # the pool's one connection, given back after each unit
+        assert pooled.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert _setting(pooled) in (None, "")  # nothing of alpha's is left on it
+    with pg.connection("alpha") as conn:
+        keys = {r[0] for r in conn.execute("SELECT key FROM meta WHERE key IN ('kept', 'lost')")}
+    assert keys == {"kept"}  # the failed unit rolled back whole
+
+
+def test_a_tenant_name_is_quoted_as_a_literal(pg: PostgresStore) -> None:
+    with pg.connection("o'brien; SELECT 1") as conn:
+        assert _setting(conn) == "o'brien; SELECT 1"
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)  # no tenant of that name
+    with pg.connection("alpha") as conn:  # control: a tenant's own rows
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (1,)
+
+
+def test_each_unit_is_bound_to_its_own_tenant_past_the_kept_texts(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "BEGINS_KEPT", 2)  # the kept texts are dropped every second tenant
+    for tenant in ("alpha", "beta", "gamma", "alpha", "beta"):
+        with pg.connection(tenant) as conn:
+            assert _setting(conn) == tenant
+    assert len(pg._begins) <= 2
