@@ -90,15 +90,15 @@ def _setting(conn: psycopg.Connection) -> str | None:
 
 def test_a_unit_of_works_tenant_ends_with_it_committed_or_failed(pg: PostgresStore) -> None:
     """``BEGIN`` and the tenant go in one message; the setting is the transaction's alone."""
-    with pg.connection("alpha") as conn:
-        assert _setting(conn) == "alpha"  # positive control: bound inside
-        conn.execute("INSERT INTO meta (tenant, key, value) VALUES ('alpha', 'kept', '1')")
-    with pytest.raises(ConflictError), pg.connection("alpha") as conn:
-        conn.execute("INSERT INTO meta (tenant, key, value) VALUES ('alpha', 'lost', '1')")
-        conn.execute("INSERT INTO meta (tenant, key, value) VALUES ('alpha', 'kept', '2')")  # a duplicate key
-    with pg._pool.connection() as pooled:  # the pool's one connection, given back after each unit
-        assert pooled.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        assert _setting(pooled) in (None, "")  # nothing of alpha's is left on it
+    with pg.connection("alpha") as committed:
+        assert _setting(committed) == "alpha"  # positive control: bound inside
+        committed.execute("INSERT INTO meta (tenant, key, value) VALUES ('alpha', 'kept', '1')")
+    with pytest.raises(ConflictError), pg.connection("alpha") as failed:
+        failed.execute("INSERT INTO meta (tenant, key, value) VALUES ('alpha', 'lost', '1')")
+        failed.execute("INSERT INTO meta (tenant, key, value) VALUES ('alpha', 'kept', '2')")  # a duplicate key
+    for given_back in (committed, failed):  # each unit's own connection, idle in the pool now (nobody else runs)
+        assert given_back.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert _setting(given_back) in (None, "")  # nothing of alpha's is left on it (autocommit: no transaction)
     with pg.connection("alpha") as conn:
         keys = {r[0] for r in conn.execute("SELECT key FROM meta WHERE key IN ('kept', 'lost')")}
     assert keys == {"kept"}  # the failed unit rolled back whole

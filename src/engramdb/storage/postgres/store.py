@@ -141,7 +141,8 @@ class PostgresStore:
         the maintenance statement timeout: ``SET LOCAL``, so it ends with the transaction).
 
         ``BEGIN`` and the settings go to the server as one message, one round trip where
-        ``conn.transaction()`` and a parameterised ``set_config`` took two."""
+        ``conn.transaction()`` and a parameterised ``set_config`` took two. Nothing in the block may call
+        ``conn.commit()`` or ``conn.rollback()``: the rest of the block would run outside the unit."""
         settings: tuple[tuple[str, str], ...] = (("engram.tenant", tenant),)
         if self.timeouts.is_maintenance():
             settings += (("statement_timeout", self.timeouts.current()),)
