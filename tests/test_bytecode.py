@@ -45,5 +45,5 @@ def test_a_test_module_is_rewritten_where_pytests_hook_reads_it(pytestconfig: py
     assert any(name.startswith("@py_assert") for name in test_x.co_varnames)  # the asserts rewritten
     # Left to the worker that imports them, to report as it always did: a syntax error, a warning.
     assert not _pyc(broken).exists() and not _pyc(warns).exists()
-    module.write_text("def test_x():\n    assert True is not False\n")
+    module.write_text("def test_x():\n    x = 20\n    assert x == 20\n")  # another size: stale whatever the clock says
     assert _read_pyc(module, _pyc(module)) is None  # an edited module is stale: rewritten again on import
