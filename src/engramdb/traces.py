@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Sized
 from contextlib import AbstractContextManager, contextmanager
 from enum import Enum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+Sized_ = TypeVar("Sized_", bound=Sized)
 Value = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float]
 _ENDPOINTS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 INSTALL_HINT = "pip install 'engramdb[otel]'"
@@ -124,6 +125,14 @@ def stop() -> None:
 def on() -> bool:
     """Whether this process traces."""
     return _tracer is not None
+
+
+def traced_arm(name: str, search: Callable[[], Sized_]) -> Sized_:
+    """Run one recall arm (``dense`` or ``lexical``) as its own span, with the count it found."""
+    with span(f"engramdb.recall.{name}") as current:
+        found = search()
+        current.set_attribute("engramdb.recall.count", len(found))
+    return found
 
 
 def span(

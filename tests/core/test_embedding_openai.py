@@ -16,6 +16,7 @@ import pytest
 
 from engramdb.config import Settings
 from engramdb.core.auth import Caller
+from engramdb.core.beside import Beside, beside
 from engramdb.core.embedding import OpenAICompatibleEmbedder, make_embedder
 from engramdb.core.service import MemoryService
 from engramdb.errors import EmbeddingFailedError, EngramError
@@ -236,3 +237,21 @@ def test_a_recall_whose_embedding_endpoint_fails_raises_the_502(
         with pytest.raises(EmbeddingFailedError) as info:
             MemoryService(store, failing, settings).reads.recall(caller, request)
     assert (info.value.http_status, info.value.retryable) == (502, True)
+
+
+def test_a_request_does_not_start_the_work_a_recall_set_beside_it(
+    serve: Callable[[Responder], ScriptedServer],
+) -> None:
+    """Its reads would hold a PostgreSQL reading block's connection through the network wait."""
+    server = serve(_embeddings_response)
+    began = threading.Event()
+
+    def lexical_arm() -> str:
+        began.set()
+        return threading.current_thread().name
+
+    work = Beside(lexical_arm)
+    with OpenAICompatibleEmbedder(server.url, "embed-small") as embedder, beside(work):
+        embedder.embed(["when is the dentist"])
+    assert server.requests and not began.wait(0.2)
+    assert work.result() == threading.current_thread().name  # control: it runs, on the recall's thread

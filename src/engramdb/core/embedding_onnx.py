@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from engramdb.core.beside import model_runs
 from engramdb.core.embedding_int8 import derive_int8_activations
 from engramdb.core.embedding_port import FloatMatrix, l2_normalize
 from engramdb.errors import EmbeddingFailedError
@@ -305,6 +306,7 @@ class OnnxMiniLMEmbedder:
         options = self._shrink if ids.size > _SHRINK_ABOVE_TOKENS else None
         try:
             with self._run_slots:
+                model_runs()  # what a recall set beside its embedding starts now (core/beside.py)
                 hidden = session.run(["last_hidden_state"], feeds, options)[0]
         except _runtime_errors() as error:  # the model loaded: a failed run is the machine's state
             raise EmbeddingFailedError("the MiniLM model failed to run", retryable=True) from error

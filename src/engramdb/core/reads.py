@@ -143,7 +143,8 @@ class ReadOperations(Area):
         filt = _recall_filter(body)
         with self.shared.tenant(caller).reading() as tenant:
             # Read on first use (after the query is embedded): on PostgreSQL the first read takes
-            # the block's connection, which should not sit idle while the embedder works.
+            # the block's connection, which should not sit idle while the embedder works (the
+            # lexical arm may take it while a local model runs: core/beside.py).
             policy = functools.cache(lambda: load_policy(tenant))
             outcome = recall(
                 tenant,

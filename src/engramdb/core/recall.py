@@ -13,6 +13,7 @@ Each stage is a span when the process traces (``engramdb.recall.embed``, ``.sear
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 import time
@@ -24,12 +25,13 @@ import numpy as np
 from engramdb import clock, metrics, traces
 from engramdb.config import RetrievalSettings
 from engramdb.core import fusion, timeref
+from engramdb.core.beside import Beside, beside
 from engramdb.core.embedding import Embedder
 from engramdb.core.ranking import Hit, Reach, SessionHit, rank
 from engramdb.core.relevance import Narrowing, QueryWords, indexed_evidence, relevance
 from engramdb.core.when import time_feature
 from engramdb.lexical.index import bm25_idf
-from engramdb.storage.port import CandidateFilter, MemoryRecord, TenantStore, Vector
+from engramdb.storage.port import Candidate, CandidateFilter, MemoryRecord, TenantStore, Vector
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 64
@@ -90,8 +92,16 @@ def recall(
     its relative time words resolve (default now).
     """
     timings: dict[str, float] = {}
+    pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
+    terms = lexical_terms(query)
+    # Only vectors of this embedder are compared: another model's are stale (found by words only).
+    searched = replace(filt, vector_model=embedder.model_id)
+    lexical = _lexical_beside(store, scope_key, terms, searched, pool, settings) if vector is None else None
     started = time.perf_counter()
-    with traces.span("engramdb.recall.embed", _embedding(embedder, vector is not None)) as embedded:
+    with (
+        traces.span("engramdb.recall.embed", _embedding(embedder, vector is not None)) as embedded,
+        beside(lexical) if lexical is not None else contextlib.nullcontext(),
+    ):
         vector = embedder.embed([query])[0] if vector is None else vector
         embedded.set_attribute("gen_ai.embeddings.dimension.count", len(vector))
     timings["embedMs"] = (time.perf_counter() - started) * 1000
@@ -100,11 +110,7 @@ def recall(
     started = time.perf_counter()
     measured: dict[int, float] = {}  # the relevance of the rows a floor weighed
     with traces.span("engramdb.recall.search", {"engramdb.recall.limit": limit} if traces.on() else None) as search:
-        pool = max(settings.candidate_pool * (FILTERED_POOL if narrow.filters else 1), limit)
-        # Only vectors of this embedder are compared: another model's are stale (found by words only).
-        fused, weights, words = _fused_arms(
-            store, scope_key, query, vector, replace(filt, vector_model=embedder.model_id), pool, settings
-        )
+        fused, weights, words = _fused_arms(store, scope_key, terms, vector, searched, pool, settings, lexical)
         if narrow.filters or narrow.min_score is not None:
             with traces.span("engramdb.recall.filter", {"engramdb.recall.candidates": len(fused)}) as filtered:
                 fused, measured = _narrowed(store, scope_key, fused, narrow, words)
@@ -136,16 +142,25 @@ def _embedding(embedder: Embedder, given: bool) -> dict[str, traces.Value] | Non
 def _fused_arms(
     store: TenantStore,
     scope_key: str,
-    query: str,
+    terms: list[str],
     vector: Vector,
     filt: CandidateFilter,
     pool: int,
     settings: RetrievalSettings,
+    early: Beside[_Lexical] | None = None,
 ) -> tuple[fusion.FusedRows, dict[str, float], QueryWords]:
-    """Both arms' candidates fused into one ranking, the arms' weights, and the query's words."""
-    terms = _informative(store, scope_key, lexical_terms(query), settings.common_term_fraction)
+    """Both arms' candidates fused into one ranking, the arms' weights, and the query's words
+    (``early``: the lexical arm, started while the query was embedded)."""
+    counts = None
+    if early is not None:
+        terms, lexical, counts = early.result()
+    else:
+        terms = _informative(store, scope_key, terms, settings.common_term_fraction)
     with traces.span("engramdb.recall.arms", _arms(filt, pool, len(terms))) as searched:
-        dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
+        if early is not None:
+            dense = traces.traced_arm("dense", lambda: store.vector_candidates(scope_key, vector, filt, pool))
+        else:
+            dense, lexical = store.candidates(scope_key, vector, terms, filt, pool)
         searched.set_attributes(
             {"engramdb.recall.dense.count": len(dense), "engramdb.recall.lexical.count": len(lexical)}
         )
@@ -153,7 +168,8 @@ def _fused_arms(
     for arm, found in arms.items():
         metrics.RECALL_CANDIDATES.labels(arm).observe(len(found))
     with traces.span("engramdb.recall.fusion", {"engramdb.recall.fusion": settings.fusion}) as fusing:
-        counts = store.term_counts(scope_key, terms) if terms else (0, {})  # one read for both uses
+        if counts is None:
+            counts = store.term_counts(scope_key, terms) if terms else (0, {})  # one read for both uses
         weights = _arm_weights(counts, terms, settings)
         if settings.fusion == "weighted":
             fused = fusion.weighted(arms, weights)
@@ -161,6 +177,28 @@ def _fused_arms(
             fused = fusion.rrf(arms, weights, k=settings.rrf_k)
         fusing.set_attribute("engramdb.recall.fused", len(fused))
     return fused, weights, QueryWords.of(terms, *counts)
+
+
+_Lexical = tuple[list[str], list[Candidate], tuple[int, dict[str, int]]]
+
+
+def _lexical_beside(
+    store: TenantStore, scope_key: str, terms: list[str], filt: CandidateFilter, pool: int, settings: RetrievalSettings
+) -> Beside[_Lexical] | None:
+    """The lexical arm, to run while the model embeds the query (core/beside.py), where the store
+    reads it apart from the dense arm at no extra cost (None: ``candidates`` reads both)."""
+    if not store.lexical_apart(scope_key):
+        return None
+    return Beside(lambda: _lexical_arm(store, scope_key, terms, filt, pool, settings))
+
+
+def _lexical_arm(
+    store: TenantStore, scope_key: str, terms: list[str], filt: CandidateFilter, pool: int, settings: RetrievalSettings
+) -> _Lexical:
+    """The lexical arm's words, its candidates and the words' counts: what needs no query vector."""
+    terms = _informative(store, scope_key, terms, settings.common_term_fraction)
+    found = traces.traced_arm("lexical", lambda: store.text_candidates(scope_key, terms, filt, pool))
+    return terms, found, store.term_counts(scope_key, terms) if terms else (0, {})
 
 
 def _arms(filt: CandidateFilter, pool: int, terms: int) -> dict[str, traces.Value] | None:

@@ -11,13 +11,11 @@ from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
-from engramdb import traces
 from engramdb.audit_chain import GENESIS_HASH, chain_hash, reason_digest
 from engramdb.audit_chain.states import memory_digest
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
-    Candidate,
     MemoryRecord,
     NewMemory,
     ScopeColumns,
@@ -164,14 +162,6 @@ class LRU(Generic[K, V]):
             self._items.move_to_end(key)
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
-
-
-def traced_arm(name: str, search: Callable[[], list[Candidate]]) -> list[Candidate]:
-    """Run one recall arm (``dense`` or ``lexical``) as its own span, where a store runs them apart."""
-    with traces.span(f"engramdb.recall.{name}") as current:
-        found = search()
-        current.set_attribute("engramdb.recall.count", len(found))
-    return found
 
 
 def row_values(row: Any) -> tuple[Any, ...]:

@@ -7,12 +7,10 @@ before anything is scored. Backends differ in data (``Capabilities``), never in 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
-
-import numpy as np
 
 # Audit hashing lives in core (pure); re-exported for callers that still import it from here.
 from engramdb.audit_chain import GENESIS_HASH, chain_hash
@@ -24,6 +22,7 @@ from engramdb.storage.fact_search.port import FactSearchReads
 from engramdb.storage.feed.port import FeedStores, WebhookWrites
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.participants import ParticipantSalts
+from engramdb.storage.recall_port import RecallReads
 from engramdb.storage.rows import (
     BELIEVED_STATUSES,
     AuditDraft,
@@ -164,7 +163,7 @@ class Transaction(KnowledgeWrites, AssistWrites, WebhookWrites, Protocol):
         ...
 
 
-class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, FactSearchReads, Protocol):
+class TenantStore(RecallReads, KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, FactSearchReads, Protocol):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities
@@ -256,39 +255,6 @@ class TenantStore(KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, Fac
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         """Return rows by rowid (the caller already scoped the rowids); ``with_event=False``
         leaves ``event_json`` empty, for recall, which never shows it."""
-        ...
-
-    def text_candidates(
-        self, scope_key: str, terms: Sequence[str], filt: CandidateFilter, limit: int
-    ) -> list[Candidate]:
-        """Return the lexical arm's top rows (BM25, higher is better) within the scope."""
-        ...
-
-    def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Return, aligned with ``rowids``, the rowids of the episodes written just before and
-        after each one in its session, in this scope (-1: none; also for -1 and for facts)."""
-        ...
-
-    def vector_candidates(self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
-        """Return the exact cosine top rows within the scope (ready vectors only)."""
-        ...
-
-    def candidates(
-        self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
-    ) -> tuple[list[Candidate], list[Candidate]]:
-        """Return both arms' top rows, as ``vector_candidates`` and ``text_candidates`` would
-        (a store may read the scope once for both)."""
-        ...
-
-    def word_evidence(
-        self, scope_key: str, stems: Mapping[str, float], rowids: Sequence[int], spellings: Mapping[str, Sequence[str]]
-    ) -> dict[int, float]:
-        """The share of ``stems``' weight each row's indexed body holds, from a copy's index or a search
-        column (matching ``spellings``: stem -> query words); rows left out: the caller reads them."""
-        ...
-
-    def term_counts(self, scope_key: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """Return the scope's row count and how many of its rows contain each term (may be cached)."""
         ...
 
     def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:

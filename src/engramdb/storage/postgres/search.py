@@ -24,8 +24,9 @@ from typing import Any, TypeVar
 import numpy as np
 import psycopg
 
+from engramdb import traces
 from engramdb.storage.columns import filter_clause
-from engramdb.storage.common import LRU, traced_arm
+from engramdb.storage.common import LRU
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 from engramdb.storage.postgres.tsquery import tsquery
 from engramdb.storage.scope_cache import ScopeCache, read_copy
@@ -257,6 +258,7 @@ class PostgresSearch:
     def text_candidates(
         self, scope_key: str, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
+        self._use_model(filt.vector_model)  # the copy holds one model's vectors: read the arms' one
         if scope_key in self._large:
             return self._read_copy(scope_key, lambda copy: copy.text_search(terms, filt, limit))
         if not terms:
@@ -293,8 +295,8 @@ class PostgresSearch:
             return self._read_copy(
                 scope_key,
                 lambda copy: (
-                    traced_arm("dense", lambda: copy.search(query, filt, limit, self._vectors)),
-                    traced_arm("lexical", lambda: copy.text_search(terms, filt, limit)),
+                    traces.traced_arm("dense", lambda: copy.search(query, filt, limit, self._vectors)),
+                    traces.traced_arm("lexical", lambda: copy.text_search(terms, filt, limit)),
                 ),
             )
         where, params = filter_clause(filt, mark="%s")

@@ -322,6 +322,10 @@ class PostgresTenantStore(
     ) -> tuple[list[Candidate], list[Candidate]]:
         return self._search.candidates(scope_key, query, terms, filt, limit)
 
+    def lexical_apart(self, scope_key: str) -> bool:
+        # A small scope's one statement reads both arms, the counts and the neighbours at once.
+        return self._search.uses_copy(scope_key)
+
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         return self._search.adjacent(scope_key, rowids)
 

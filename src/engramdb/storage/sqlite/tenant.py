@@ -11,12 +11,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from engramdb import traces
 from engramdb.audit_chain.states import DIGEST_SCHEME
 from engramdb.storage import erasure, participants
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
-from engramdb.storage.common import expire_rows, scope_stats, traced_arm, walk_history
+from engramdb.storage.common import expire_rows, scope_stats, walk_history
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
@@ -290,6 +291,7 @@ class SQLiteTenantStore(
     def text_candidates(
         self, scope_key: str, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> list[Candidate]:
+        self._use_model(filt.vector_model)  # the copy holds one model's vectors: read the arms' one
         return self._read_copy(scope_key, lambda copy: copy.text_search(terms, filt, limit))
 
     def vector_candidates(self, scope_key: str, query: Vector, filt: CandidateFilter, limit: int) -> list[Candidate]:
@@ -300,9 +302,12 @@ class SQLiteTenantStore(
         self, scope_key: str, query: Vector, terms: Sequence[str], filt: CandidateFilter, limit: int
     ) -> tuple[list[Candidate], list[Candidate]]:
         return (
-            traced_arm("dense", lambda: self.vector_candidates(scope_key, query, filt, limit)),
-            traced_arm("lexical", lambda: self.text_candidates(scope_key, terms, filt, limit)),
+            traces.traced_arm("dense", lambda: self.vector_candidates(scope_key, query, filt, limit)),
+            traces.traced_arm("lexical", lambda: self.text_candidates(scope_key, terms, filt, limit)),
         )
+
+    def lexical_apart(self, scope_key: str) -> bool:
+        return True  # both arms read the scope's in-memory copy, each on its own
 
     def adjacent(self, scope_key: str, rowids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         return self._read_copy(scope_key, lambda copy: copy.adjacent(rowids))

@@ -1,0 +1,171 @@
+"""The helper thread a recall's lexical arm runs on while the model embeds the query (core/beside.py)."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+
+import pytest
+
+from engramdb.core.beside import HELPERS, Beside, beside, model_runs
+from engramdb.core.embedding import HashingEmbedder, make_embedder
+from engramdb.errors import EmbeddingFailedError
+
+_SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
+HELPER = "engram-recall-beside"
+
+
+def _where() -> tuple[str, str]:
+    return _SEEN.get(), threading.current_thread().name
+
+
+def _started() -> tuple[Beside[tuple[str, str]], threading.Event]:
+    """A work that tells when a thread began it."""
+    began = threading.Event()
+
+    def work() -> tuple[str, str]:
+        began.set()
+        return _where()
+
+    return Beside(work), began
+
+
+def test_a_started_work_runs_on_a_helper_in_the_context_it_was_made_in() -> None:
+    token = _SEEN.set("the recall's")
+    try:
+        work, began = _started()
+    finally:
+        _SEEN.reset(token)
+    work.start()
+    work.start()  # once: a second start hands nothing more to the helpers
+    assert began.wait(30)
+    seen, thread = work.result()
+    assert seen == "the recall's" and thread.startswith(HELPER)
+    plain: list[tuple[str, str]] = []
+    other = threading.Thread(target=lambda: plain.append(_where()))
+    other.start()
+    other.join()
+    assert plain[0][0] == "unset"  # control: a thread of its own does not see that context
+
+
+def test_a_work_no_helper_began_is_run_by_the_caller_in_its_context() -> None:
+    token = _SEEN.set("made here")
+    try:
+        work, began = _started()
+    finally:
+        _SEEN.reset(token)
+    assert not began.wait(0.2)  # never started: nobody runs it
+    assert work.result() == ("made here", threading.current_thread().name)
+
+
+def test_busy_helpers_are_not_waited_for_the_caller_runs_the_work() -> None:
+    release = threading.Event()
+    began = threading.Semaphore(0)
+
+    def block() -> None:
+        began.release()
+        release.wait(30)
+
+    busy = [Beside(block) for _ in range(HELPERS)]
+    try:
+        for work in busy:
+            work.start()
+        for _ in range(HELPERS):
+            assert began.acquire(timeout=30)  # every helper holds a blocked work
+        queued = Beside(_where)
+        queued.start()
+        _, thread = queued.result()  # before the helpers are released: it did not wait for them
+    finally:
+        release.set()
+        for work in busy:
+            work.result()
+    assert thread == threading.current_thread().name
+    freed, began_freed = _started()  # control: with the helpers free, a helper runs it
+    freed.start()
+    assert began_freed.wait(30) and freed.result()[1].startswith(HELPER)
+
+
+def test_the_works_error_is_raised_by_result() -> None:
+    def fail() -> None:
+        raise LookupError("no such scope")
+
+    work = Beside(fail)
+    work.start()
+    with pytest.raises(LookupError, match="no such scope"):
+        work.result()
+    assert Beside(lambda: 7).result() == 7  # control: a work that returns
+
+
+def test_the_model_starts_the_work_set_beside_it_as_it_runs() -> None:
+    model = make_embedder("minilm-fast")
+    model.embed(["loaded first"])
+    work, began = _started()
+    with beside(work):
+        model.embed(["when is the dentist"])
+    assert began.wait(30) and work.result()[1].startswith(HELPER)
+    hashed, not_begun = _started()
+    with beside(hashed):
+        HashingEmbedder().embed(["when is the dentist"])  # no model runs: nothing starts it
+    model.embed(["outside the block"])  # nor does a model run after the block
+    model_runs()
+    assert not not_begun.wait(0.2)
+    assert hashed.result()[1] == threading.current_thread().name
+
+
+def test_a_block_left_by_an_error_waits_for_the_helper_that_began_the_work() -> None:
+    began, done = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        began.set()
+        time.sleep(0.2)  # reading, in the recall's reading block
+        done.set()
+
+    work = Beside(slow)
+    with pytest.raises(EmbeddingFailedError), beside(work):
+        model_runs()
+        assert began.wait(30)
+        raise EmbeddingFailedError("the model failed", retryable=True)
+    assert done.is_set()  # settled: the block (and the reading block around it) ends after the work
+    idle = Beside(slow)
+    idle.start()
+    assert began.wait(30)
+    assert idle.result() is None and done.is_set()  # control: result() waits for it too
+
+
+def test_a_block_left_by_an_error_takes_back_a_work_no_helper_began() -> None:
+    ran = threading.Event()
+    release = threading.Event()
+    blockers = [Beside(lambda: release.wait(30)) for _ in range(HELPERS)]
+    for blocker in blockers:
+        blocker.start()
+    work = Beside(ran.set)
+    with pytest.raises(EmbeddingFailedError), beside(work):
+        model_runs()  # queued behind the blocked helpers: none has begun it
+        raise EmbeddingFailedError("the model failed", retryable=True)
+    release.set()
+    for blocker in blockers:
+        blocker.result()
+    queued = work._future
+    assert queued is not None and queued.result(timeout=30) is None  # a helper reached it and let it be
+    assert not ran.is_set()
+    kept = Beside(ran.set)
+    kept.result()
+    assert ran.is_set()  # control: the same work, asked for, runs
+
+
+def test_a_work_runs_once_whoever_asks_first() -> None:
+    runs: list[str] = []
+    release = threading.Event()
+    blockers = [Beside(lambda: release.wait(30)) for _ in range(HELPERS)]
+    for blocker in blockers:
+        blocker.start()
+    work = Beside(lambda: runs.append(threading.current_thread().name))
+    work.start()  # queued behind the blocked helpers
+    work.result()  # taken here first
+    release.set()
+    for blocker in blockers:
+        blocker.result()
+    queued = work._future
+    assert queued is not None and queued.result(timeout=30) is None  # a helper reached it, and let it be
+    assert runs == [threading.current_thread().name]  # control: it ran, once, here
