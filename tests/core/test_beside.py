@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-import time
+from collections.abc import Callable
 
 import pytest
 
@@ -103,51 +103,84 @@ def test_the_model_starts_the_work_set_beside_it_as_it_runs() -> None:
     work, began = _started()
     with beside(work):
         model.embed(["when is the dentist"])
-    assert began.wait(30) and work.result()[1].startswith(HELPER)
+        assert began.wait(30) and work.result()[1].startswith(HELPER)
     hashed, not_begun = _started()
     with beside(hashed):
         HashingEmbedder().embed(["when is the dentist"])  # no model runs: nothing starts it
-    model.embed(["outside the block"])  # nor does a model run after the block
+        assert not not_begun.wait(0.2)
+        assert hashed.result()[1] == threading.current_thread().name  # control: asked for, it runs here
+    outside, not_begun_outside = _started()
+    model.embed(["a work set beside no block"])  # a model run starts only the work of its block
     model_runs()
-    assert not not_begun.wait(0.2)
-    assert hashed.result()[1] == threading.current_thread().name
+    assert not not_begun_outside.wait(0.2)
+    assert outside.result()[1] == threading.current_thread().name
+
+
+def _blocked_helpers() -> tuple[list[Beside[bool]], threading.Event]:
+    """Every helper busy with a work that waits until the event is set."""
+    release = threading.Event()
+    began = threading.Semaphore(0)
+
+    def block() -> bool:
+        began.release()
+        return release.wait(30)
+
+    blockers = [Beside(block) for _ in range(HELPERS)]
+    for blocker in blockers:
+        blocker.start()
+    for _ in range(HELPERS):
+        assert began.acquire(timeout=30)
+    return blockers, release
+
+
+def _drained() -> None:
+    """Return once the helpers have finished everything queued before (all meet at one barrier)."""
+    barrier = threading.Barrier(HELPERS + 1, timeout=30)
+    meeting = [Beside(barrier.wait) for _ in range(HELPERS)]
+    for work in meeting:
+        work.start()
+    barrier.wait()
+    for work in meeting:
+        work.result()
+
+
+def _slow(began: threading.Event, done: threading.Event) -> Callable[[], None]:
+    def work() -> None:
+        began.set()
+        threading.Event().wait(0.3)  # reading, in the recall's reading block
+        done.set()
+
+    return work
 
 
 def test_a_block_left_by_an_error_waits_for_the_helper_that_began_the_work() -> None:
     began, done = threading.Event(), threading.Event()
-
-    def slow() -> None:
-        began.set()
-        time.sleep(0.2)  # reading, in the recall's reading block
-        done.set()
-
-    work = Beside(slow)
+    work = Beside(_slow(began, done))
     with pytest.raises(EmbeddingFailedError), beside(work):
         model_runs()
         assert began.wait(30)
         raise EmbeddingFailedError("the model failed", retryable=True)
     assert done.is_set()  # settled: the block (and the reading block around it) ends after the work
-    idle = Beside(slow)
-    idle.start()
-    assert began.wait(30)
-    assert idle.result() is None and done.is_set()  # control: result() waits for it too
+    began_too, done_too = threading.Event(), threading.Event()
+    asked = Beside(_slow(began_too, done_too))
+    asked.start()
+    assert began_too.wait(30) and not done_too.is_set()
+    assert asked.result() is None and done_too.is_set()  # control: result() waits for a begun work too
 
 
 def test_a_block_left_by_an_error_takes_back_a_work_no_helper_began() -> None:
     ran = threading.Event()
-    release = threading.Event()
-    blockers = [Beside(lambda: release.wait(30)) for _ in range(HELPERS)]
-    for blocker in blockers:
-        blocker.start()
-    work = Beside(ran.set)
-    with pytest.raises(EmbeddingFailedError), beside(work):
-        model_runs()  # queued behind the blocked helpers: none has begun it
-        raise EmbeddingFailedError("the model failed", retryable=True)
-    release.set()
-    for blocker in blockers:
-        blocker.result()
-    queued = work._future
-    assert queued is not None and queued.result(timeout=30) is None  # a helper reached it and let it be
+    blockers, release = _blocked_helpers()
+    try:
+        work = Beside(ran.set)
+        with pytest.raises(EmbeddingFailedError), beside(work):
+            model_runs()  # queued behind the blocked helpers: none has begun it
+            raise EmbeddingFailedError("the model failed", retryable=True)
+    finally:
+        release.set()
+        for blocker in blockers:
+            blocker.result()
+    _drained()  # a helper reached the queued work, and let it be
     assert not ran.is_set()
     kept = Beside(ran.set)
     kept.result()
@@ -156,16 +189,28 @@ def test_a_block_left_by_an_error_takes_back_a_work_no_helper_began() -> None:
 
 def test_a_work_runs_once_whoever_asks_first() -> None:
     runs: list[str] = []
-    release = threading.Event()
-    blockers = [Beside(lambda: release.wait(30)) for _ in range(HELPERS)]
-    for blocker in blockers:
-        blocker.start()
-    work = Beside(lambda: runs.append(threading.current_thread().name))
-    work.start()  # queued behind the blocked helpers
-    work.result()  # taken here first
-    release.set()
-    for blocker in blockers:
-        blocker.result()
-    queued = work._future
-    assert queued is not None and queued.result(timeout=30) is None  # a helper reached it, and let it be
-    assert runs == [threading.current_thread().name]  # control: it ran, once, here
+    blockers, release = _blocked_helpers()
+    try:
+        work = Beside(lambda: runs.append(threading.current_thread().name))
+        work.start()  # queued behind the blocked helpers
+        work.result()  # taken here first
+    finally:
+        release.set()
+        for blocker in blockers:
+            blocker.result()
+    _drained()
+    assert runs == [threading.current_thread().name]  # the helper that reached it later did not run it again
+
+
+def test_a_work_a_helper_ran_before_anyone_asked_is_answered_by_result_and_settle() -> None:
+    blockers, release = _blocked_helpers()
+    try:
+        work = Beside(lambda: threading.current_thread().name)
+        work.start()  # queued
+    finally:
+        release.set()
+        for blocker in blockers:
+            blocker.result()
+    _drained()  # a helper claimed it and ran it before anyone asked
+    assert work.result().startswith(HELPER)
+    work.settle()  # returns: the helper's run is over

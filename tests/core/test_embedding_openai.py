@@ -253,5 +253,5 @@ def test_a_request_does_not_start_the_work_a_recall_set_beside_it(
     work = Beside(lexical_arm)
     with OpenAICompatibleEmbedder(server.url, "embed-small") as embedder, beside(work):
         embedder.embed(["when is the dentist"])
-    assert server.requests and not began.wait(0.2)
-    assert work.result() == threading.current_thread().name  # control: it runs, on the recall's thread
+        assert server.requests and not began.wait(0.2)
+        assert work.result() == threading.current_thread().name  # control: it runs, on the recall's thread

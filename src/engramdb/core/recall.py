@@ -13,7 +13,6 @@ Each stage is a span when the process traces (``engramdb.recall.embed``, ``.sear
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import re
 import time
@@ -97,33 +96,31 @@ def recall(
     # Only vectors of this embedder are compared: another model's are stale (found by words only).
     searched = replace(filt, vector_model=embedder.model_id)
     lexical = _lexical_beside(store, scope_key, terms, searched, pool, settings) if vector is None else None
-    started = time.perf_counter()
-    with (
-        traces.span("engramdb.recall.embed", _embedding(embedder, vector is not None)) as embedded,
-        beside(lexical) if lexical is not None else contextlib.nullcontext(),
-    ):
-        vector = embedder.embed([query])[0] if vector is None else vector
-        embedded.set_attribute("gen_ai.embeddings.dimension.count", len(vector))
-    timings["embedMs"] = (time.perf_counter() - started) * 1000
-    metrics.RECALL_STAGE.labels("embed").observe(timings["embedMs"] / 1000)
+    with beside(lexical):  # from here to its end, no helper reads past the block (core/beside.py)
+        started = time.perf_counter()
+        with traces.span("engramdb.recall.embed", _embedding(embedder, vector is not None)) as embedded:
+            vector = embedder.embed([query])[0] if vector is None else vector
+            embedded.set_attribute("gen_ai.embeddings.dimension.count", len(vector))
+        timings["embedMs"] = (time.perf_counter() - started) * 1000
+        metrics.RECALL_STAGE.labels("embed").observe(timings["embedMs"] / 1000)
 
-    started = time.perf_counter()
-    measured: dict[int, float] = {}  # the relevance of the rows a floor weighed
-    with traces.span("engramdb.recall.search", {"engramdb.recall.limit": limit} if traces.on() else None) as search:
-        fused, weights, words = _fused_arms(store, scope_key, terms, vector, searched, pool, settings, lexical)
-        if narrow.filters or narrow.min_score is not None:
-            with traces.span("engramdb.recall.filter", {"engramdb.recall.candidates": len(fused)}) as filtered:
-                fused, measured = _narrowed(store, scope_key, fused, narrow, words)
-                filtered.set_attribute("engramdb.recall.kept", len(fused))
-        with traces.span("engramdb.recall.features", {"engramdb.recall.candidates": len(fused)}):
-            when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
-            # A floor, like a record filter, is checked before ranking: nothing may join after it.
-            reach = Reach(when, filt, narrow.filters or narrow.min_score is not None, measured)
-            hits, ranked_sessions = rank(
-                store, scope_key, query, fused, weights, words, limit, settings, trust_weight, sessions, reach
-            )
-        search.set_attributes({"engramdb.recall.hits": len(hits), "engramdb.recall.sessions": len(ranked_sessions)})
-    timings["searchMs"] = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        measured: dict[int, float] = {}  # the relevance of the rows a floor weighed
+        with traces.span("engramdb.recall.search", {"engramdb.recall.limit": limit} if traces.on() else None) as search:
+            fused, weights, words = _fused_arms(store, scope_key, terms, vector, searched, pool, settings, lexical)
+            if narrow.filters or narrow.min_score is not None:
+                with traces.span("engramdb.recall.filter", {"engramdb.recall.candidates": len(fused)}) as filtered:
+                    fused, measured = _narrowed(store, scope_key, fused, narrow, words)
+                    filtered.set_attribute("engramdb.recall.kept", len(fused))
+            with traces.span("engramdb.recall.features", {"engramdb.recall.candidates": len(fused)}):
+                when = time_feature(store, scope_key, query, anchor or clock.utc_now(), filt, settings, lexical_terms)
+                # A floor, like a record filter, is checked before ranking: nothing may join after it.
+                reach = Reach(when, filt, narrow.filters or narrow.min_score is not None, measured)
+                hits, ranked_sessions = rank(
+                    store, scope_key, query, fused, weights, words, limit, settings, trust_weight, sessions, reach
+                )
+            search.set_attributes({"engramdb.recall.hits": len(hits), "engramdb.recall.sessions": len(ranked_sessions)})
+        timings["searchMs"] = (time.perf_counter() - started) * 1000
     metrics.RECALL_STAGE.labels("search").observe(timings["searchMs"] / 1000)
     return RecallOutcome(hits=hits, timings=timings, sessions=ranked_sessions, words=words)
 
