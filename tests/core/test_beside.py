@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -31,12 +32,18 @@ def _started() -> tuple[Beside[tuple[str, str]], threading.Event]:
     return Beside(work), began
 
 
-def test_a_started_work_runs_on_a_helper_in_the_context_it_was_made_in() -> None:
-    token = _SEEN.set("the recall's")
+@contextlib.contextmanager
+def _seen_as(value: str) -> Iterator[None]:
+    token = _SEEN.set(value)
     try:
-        work, began = _started()
+        yield
     finally:
         _SEEN.reset(token)
+
+
+def test_a_started_work_runs_on_a_helper_in_the_context_it_was_made_in() -> None:
+    with _seen_as("the recall's"):
+        work, began = _started()
     work.start()
     work.start()  # once: a second start hands nothing more to the helpers
     assert began.wait(30)
@@ -50,29 +57,15 @@ def test_a_started_work_runs_on_a_helper_in_the_context_it_was_made_in() -> None
 
 
 def test_a_work_no_helper_began_is_run_by_the_caller_in_its_context() -> None:
-    token = _SEEN.set("made here")
-    try:
+    with _seen_as("made here"):
         work, began = _started()
-    finally:
-        _SEEN.reset(token)
     assert not began.wait(0.2)  # never started: nobody runs it
     assert work.result() == ("made here", threading.current_thread().name)
 
 
 def test_busy_helpers_are_not_waited_for_the_caller_runs_the_work() -> None:
-    release = threading.Event()
-    began = threading.Semaphore(0)
-
-    def block() -> None:
-        began.release()
-        release.wait(30)
-
-    busy = [Beside(block) for _ in range(HELPERS)]
+    busy, release = _blocked_helpers()  # every helper holds a blocked work
     try:
-        for work in busy:
-            work.start()
-        for _ in range(HELPERS):
-            assert began.acquire(timeout=30)  # every helper holds a blocked work
         queued = Beside(_where)
         queued.start()
         _, thread = queued.result()  # before the helpers are released: it did not wait for them
