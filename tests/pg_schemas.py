@@ -1,6 +1,6 @@
 """Migrated PostgreSQL schemas for the tests' stores, emptied after a test and used again.
 
-A fresh schema costs the server ~150 ms of CPU (sixteen migrations), and ~600 tests run on
+A fresh schema costs the server ~150 ms of CPU (its migrations), and ~600 tests run on
 PostgreSQL; emptying a used one costs ~20 ms. A schema is used again only if its shape (relations,
 columns in order, indexes, constraints, statistics, sequences, types, policies, triggers, functions,
 grants, default privileges, applied migrations) is what it was when it was fresh and nothing holds

@@ -14,7 +14,7 @@ from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
-from engramdb.storage.postgres.store import PostgresStore
+from engramdb.storage.postgres.store import MIGRATIONS, PostgresStore
 from tests.factories import episode_body, fact_body, scope_fields
 from tests.pg_schemas import TABLES, SchemaPool
 
@@ -66,7 +66,7 @@ def test_a_schema_given_back_is_empty_and_its_sequences_start_again(pg_url: str,
 
     again, fresh = _opened(pool)
     assert (again.schema, fresh) == (store.schema, False)  # the same schema, handed out again
-    assert {t: n for t, n in _rows(pg_url, again.schema).items() if n} == {"schema_migrations": 16}
+    assert {t: n for t, n in _rows(pg_url, again.schema).items() if n} == {"schema_migrations": len(MIGRATIONS)}
     _write(again, tmp_path)
     assert _first_rowid(again) == first  # numbered from the start, as in a fresh schema
     again.close()

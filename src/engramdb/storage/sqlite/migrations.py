@@ -107,6 +107,10 @@ def _upgrade_audit_and_after(db: Connections) -> None:
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_by_scope_stats'"):
         with db.write() as conn:  # a scope's counts read every row of the table, vectors and all
             conn.execute(SCOPE_STATS_INDEX_SQL)
+    if "source" not in _index_columns(db, "memories_by_source_event"):
+        with db.write() as conn:  # a fact's episode was looked for through every fact of its sourceEventId
+            conn.execute("DROP INDEX IF EXISTS memories_by_source_event")
+            conn.execute(SOURCE_EVENTS_INDEX_SQL)
 
 
 def _add_feed(db: Connections) -> None:
@@ -133,6 +137,10 @@ CURRENT_FACTS_INDEX_SQL = (
 
 def _memory_columns(db: Connections) -> set[str]:
     return {r[1] for r in db.fetchall("PRAGMA table_info(memories)")}
+
+
+def _index_columns(db: Connections, index: str) -> set[str]:
+    return {r[2] for r in db.fetchall(f"PRAGMA index_info({index})")}
 
 
 def _statements(script: str) -> list[str]:

@@ -64,7 +64,10 @@ CREATE INDEX memories_by_scope_stats ON memories (scope_key, agent_id, profile_i
 CREATE INDEX memories_by_expiry ON memories (valid_until) WHERE status = 'active';
 CREATE INDEX memories_by_supersedes ON memories (scope_key, supersedes_id);
 CREATE INDEX memories_by_superseded_by ON memories (scope_key, superseded_by_id);
-CREATE INDEX memories_by_source_event ON memories (scope_key, source_event_id) WHERE source_event_id IS NOT NULL;
+-- The kind is in it: a fact's episode is found without reading every fact of its sourceEventId (the
+-- LangGraph store gives all its items one).
+CREATE INDEX memories_by_source_event ON memories (scope_key, source, source_event_id)
+    WHERE source_event_id IS NOT NULL;
 CREATE INDEX memories_by_recorded ON memories (recorded_at) WHERE status = 'active';
 CREATE INDEX memories_by_id ON memories (memory_id);
 -- Structured fact search (search_facts, list_subjects): a scope's current facts newest first, from the

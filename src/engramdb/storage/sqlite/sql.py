@@ -50,7 +50,7 @@ LINK_DERIVATIONS_SQL = (
     "WHERE f.source = 'MEMORY_FACT' AND f.source_event_id IS NOT NULL ON CONFLICT DO NOTHING"
 )
 SOURCE_EVENTS_INDEX_SQL = (
-    "CREATE INDEX IF NOT EXISTS memories_by_source_event ON memories (scope_key, source_event_id) "
+    "CREATE INDEX IF NOT EXISTS memories_by_source_event ON memories (scope_key, source, source_event_id) "
     "WHERE source_event_id IS NOT NULL"
 )
 
