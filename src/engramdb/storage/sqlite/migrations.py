@@ -109,8 +109,9 @@ def _upgrade_audit_and_after(db: Connections) -> None:
             conn.execute(SCOPE_STATS_INDEX_SQL)
     if "source" not in _index_columns(db, "memories_by_source_event"):
         with db.write() as conn:  # a fact's episode was looked for through every fact of its sourceEventId
-            conn.execute("DROP INDEX IF EXISTS memories_by_source_event")
-            conn.execute(SOURCE_EVENTS_INDEX_SQL)
+            if "source" not in {r[2] for r in conn.execute("PRAGMA index_info(memories_by_source_event)")}:
+                conn.execute("DROP INDEX IF EXISTS memories_by_source_event")
+                conn.execute(SOURCE_EVENTS_INDEX_SQL)
 
 
 def _add_feed(db: Connections) -> None:
