@@ -17,17 +17,21 @@ from collections.abc import Sequence
 from typing import Any
 
 import psycopg
+import pytest
 
 from engramdb.config import Settings
 from engramdb.contract.events import Scope
 from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core.auth import Caller, scope_key
+from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.storage.knowledge.writes import GraphWrites
 from engramdb.storage.port import Store
 from engramdb.storage.postgres.store import PostgresStore
+from engramdb.storage.postgres.transaction import PostgresTransaction
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
+from tests.pg_schemas import SchemaPool
 
 SCOPE = scope_fields()
 SHARED = "langgraph"
@@ -64,7 +68,7 @@ def _lookup_statement(service: MemoryService, operator: Caller) -> Statement:
             def take(sql: str, params: Sequence[Any]) -> list[Any]:
                 raise _Taken((sql, list(params)))
 
-            tx._run = take  # this transaction alone, rolled back
+            tx._run_planned = take  # this transaction alone, rolled back
             tx.link_derivation(record, SHARED)
     except _Taken as taken:
         return taken.statement
@@ -129,3 +133,26 @@ def test_a_facts_episode_is_looked_up_by_its_kind_however_many_facts_share_its_s
     assert _pg_passed_over(store, statement) == 0
     _earlier_index(store, backend)  # the control: the lookup passes over the scope's episodes or facts
     assert _pg_passed_over(store, statement) >= MANY
+
+
+@pytest.mark.postgres
+def test_postgres_plans_the_lookup_for_its_values_on_every_write(schema_pool: SchemaPool, settings: Settings) -> None:
+    """Prepared, the lookup's generic plan read every memory of the tenant (PostgreSQL cannot tell how
+    many share a scope and sourceEventId); psycopg prepares a statement on its fifth run. Twelve
+    writes on one connection: the memory's insert is prepared there (the control), the lookup never."""
+    operator = Caller(tenant="t1", key_id="test-operator", role="admin")
+    store = schema_pool.open(max_connections=2, search_connections=1)  # one connection for the writes
+    try:
+        service = MemoryService(store, HashingEmbedder(), settings)
+        store.tenant("t1", create=True)
+        for i in range(12):
+            body = fact_body(f"item {i}", subject=f"item-{i}", kind="note", sourceEventId=SHARED, scope=SCOPE)
+            service.writes.write_fact(operator, FactWrite.model_validate(body))
+        with store.tenant("t1").transaction() as tx:
+            assert isinstance(tx, PostgresTransaction)
+            prepared = [r[0] for r in tx._conn.execute("SELECT statement FROM pg_prepared_statements").fetchall()]
+    finally:
+        store.close()
+        schema_pool.give_back(store.schema)
+    assert any(s.startswith("INSERT INTO memories") for s in prepared), prepared
+    assert not any("'DERIVED_FROM'" in s for s in prepared), prepared

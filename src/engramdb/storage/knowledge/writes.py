@@ -14,9 +14,12 @@ from engramdb.storage.rows import MemoryRecord
 class GraphWrites:
     """The knowledge plane's writes, inside a store transaction."""
 
-    def __init__(self, run: Run, dialect: Dialect, run_many: RunMany) -> None:
+    def __init__(self, run: Run, dialect: Dialect, run_many: RunMany, run_planned: Run | None = None) -> None:
         self._run = run
         self._run_many = run_many
+        # Statements whose best plan depends on their values, planned for them on each run (a backend
+        # that keeps plans of prepared statements passes one that does not prepare).
+        self._run_planned = run_planned or run
         self._d = dialect
 
     def _tenant_columns(self) -> tuple[str, list[Any]]:
@@ -210,7 +213,7 @@ class GraphWrites:
                 f"AND source = 'MEMORY_FACT' AND source_event_id IN ({self._d.marks(len(names))})"
             )
             args = [*tenant_params, memory.rowid, memory.recorded_at, *params, memory.scope_key, *names]
-        return len(self._run(insert + select + " ON CONFLICT DO NOTHING RETURNING 1", args))
+        return len(self._run_planned(insert + select + " ON CONFLICT DO NOTHING RETURNING 1", args))
 
     def link_many(self, scope_key: str, links: Sequence[tuple[str, NodeRef, NodeRef]], at: str) -> list[Edge]:
         """Create relationships without properties, a few statements per chunk; the ones created

@@ -37,11 +37,13 @@ from engramdb.storage.port import (
 )
 
 
-def runner(conn: psycopg.Connection) -> Run:
-    """Run one statement on ``conn`` and return its rows (none for a statement without them)."""
+def runner(conn: psycopg.Connection, prepare: bool | None = None) -> Run:
+    """Run one statement on ``conn`` and return its rows (none for a statement without them);
+    ``prepare=False`` plans it for its values each time (psycopg prepares a statement's fifth run,
+    and PostgreSQL may then keep one generic plan for every value)."""
 
     def run(sql: str, params: Sequence[Any]) -> list[Any]:
-        cursor = conn.execute(sql, params)
+        cursor = conn.execute(sql, params, prepare=prepare)
         return cursor.fetchall() if cursor.description else []
 
     return run
@@ -62,7 +64,8 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
         dialect = Dialect("%s", tenant, links_as_sets=True, share_lock=" FOR SHARE")
-        super().__init__(runner(conn), dialect, many_runner(conn))
+        # A fact's link to its episode: the generic plan of its lookup read every memory of the tenant.
+        super().__init__(runner(conn), dialect, many_runner(conn), runner(conn, prepare=False))
         self._conn = conn
         self._tenant = tenant
         row = conn.execute(
