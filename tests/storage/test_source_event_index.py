@@ -28,7 +28,6 @@ from engramdb.core.service import MemoryService
 from engramdb.storage.knowledge.writes import GraphWrites
 from engramdb.storage.port import Store
 from engramdb.storage.postgres.store import PostgresStore
-from engramdb.storage.postgres.transaction import PostgresTransaction
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.factories import episode_body, fact_body, scope_fields
 from tests.pg_schemas import SchemaPool
@@ -138,19 +137,23 @@ def test_a_facts_episode_is_looked_up_by_its_kind_however_many_facts_share_its_s
 @pytest.mark.postgres
 def test_postgres_plans_the_lookup_for_its_values_on_every_write(schema_pool: SchemaPool, settings: Settings) -> None:
     """Prepared, the lookup's generic plan read every memory of the tenant (PostgreSQL cannot tell how
-    many share a scope and sourceEventId); psycopg prepares a statement on its fifth run. Twelve
-    writes on one connection: the memory's insert is prepared there (the control), the lookup never."""
+    many share a scope and sourceEventId); psycopg prepares a statement on its fifth run. Twenty
+    writes on a pool of two connections (one ran ten at least): the memory's insert is prepared (the
+    control), the lookup never."""
     operator = Caller(tenant="t1", key_id="test-operator", role="admin")
-    store = schema_pool.open(max_connections=2, search_connections=1)  # one connection for the writes
+    store = schema_pool.open(max_connections=2, search_connections=1)
     try:
         service = MemoryService(store, HashingEmbedder(), settings)
         store.tenant("t1", create=True)
-        for i in range(12):
+        for i in range(20):
             body = fact_body(f"item {i}", subject=f"item-{i}", kind="note", sourceEventId=SHARED, scope=SCOPE)
             service.writes.write_fact(operator, FactWrite.model_validate(body))
-        with store.tenant("t1").transaction() as tx:
-            assert isinstance(tx, PostgresTransaction)
-            prepared = [r[0] for r in tx._conn.execute("SELECT statement FROM pg_prepared_statements").fetchall()]
+        held = [store._pool.getconn() for _ in range(2)]  # every connection of the pool
+        try:
+            prepared = [r[0] for c in held for r in c.execute("SELECT statement FROM pg_prepared_statements")]
+        finally:
+            for conn in held:
+                store._pool.putconn(conn)
     finally:
         store.close()
         schema_pool.give_back(store.schema)
