@@ -79,7 +79,8 @@ def test_hostile_searches_do_not_starve_another_scopes_recall(pg_url: str, setti
         store.close()
     counted = [body["total"] for _, _, status, body in hostile.answers if status == 200]
     assert counted and set(counted) == {RECORDS}  # the hostile search ran, over every record
-    assert {status for _, _, status, _ in hostile.answers} <= {200, 503}
+    failed = [(status, body) for _, _, status, body in hostile.answers if status not in (200, 503)]
+    assert not failed  # none failed otherwise (status 0: the connection broke)
     assert all(hostile.ran_during(*span) for span in beside)  # and one was running beside each timed recall
     ratio = _median_ms(beside) / _median_ms(alone)
     codes = sorted((status, body.get("code"), round(end - sent, 1)) for sent, end, status, body in hostile.answers)

@@ -20,6 +20,7 @@ import httpx
 from engramdb.core.embedder_choice import cpu_has_int8_kernels
 from tests.cli import engram
 from tests.factories import episode_body
+from tests.keepalive import answers_after_idle
 
 ENGRAM = [sys.executable, "-m", "engramdb.cli"]
 SCOPE = {
@@ -90,6 +91,8 @@ def test_serve_creates_default_tenant_prints_admin_key_and_serves(tmp_path: Path
             found = http.post("/v1/recall", json={"query": "where is staging database", "scope": scope})
             assert found.json()["memories"][0]["text"].startswith("The staging database is in Frankfurt")
             assert http.get("/healthz").json()["embedder"] == model
+        # An idle connection outlives the client's own idle expiry (engramdb/api/keep_alive.py).
+        assert answers_after_idle(port) == (b"HTTP/1.1 200 OK", b"HTTP/1.1 200 OK")
     # Second start: the tenant exists, so no new admin key is printed.
     with _serving(env, port) as again:
         output = _read_until_started(again)

@@ -36,6 +36,7 @@ def serve(
     """Run the server on the embedded default (SQLite under the data folder)."""
     import uvicorn
 
+    from engramdb.api.keep_alive import KEEP_ALIVE_SECONDS
     from engramdb.api.rest import create_app
     from engramdb.core import auth
     from engramdb.storage.registry import open_store
@@ -55,7 +56,13 @@ def serve(
     app = create_app(settings, store=store, owns_process=True)
     try:
         uvicorn.run(
-            app, host=settings.host, port=settings.port, log_config=None, log_level="info", access_log=False
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            log_level="info",
+            access_log=False,
+            timeout_keep_alive=KEEP_ALIVE_SECONDS,
         )  # the app logs one JSON access line per request
     finally:
         traces.stop()  # the spans still queued go out before the process ends
