@@ -92,7 +92,8 @@ configure_logging(logging.INFO, sys.stdout)
 settings = Settings(home=home, database_url=None)
 store = open_store(settings.storage_url(), **settings.store_options())
 uvicorn.run(create_app(settings, store=store), host="127.0.0.1", port=port, log_config=None, log_level="info",
-            loop=loop, http=http, access_log=access_log)
+            loop=loop, http=http, access_log=access_log,
+            timeout_keep_alive=120)  # engram serve's (engramdb/api/keep_alive.py); a base arm may predate it
 """
 
 CLIENT = r"""

@@ -52,6 +52,7 @@ def test_hostile_searches_do_not_starve_another_scopes_recall(pg_url: str, setti
     store = PostgresStore(pg_url, schema=f"t_{uuid.uuid4().hex[:12]}")  # the defaults
     server = LiveServer(settings, store, HashingEmbedder())
     server.start()
+    hostile: HostileClients | None = None
     try:
         attacker, other = server.key(), server.key(**scope_fields(participantScopeHash=participant("bob")))
         with server.client(attacker) as http:
@@ -73,8 +74,9 @@ def test_hostile_searches_do_not_starve_another_scopes_recall(pg_url: str, setti
                 alone += _recalls(http, RECALLS)
                 hostile.start()
                 beside += _recalls(http, RECALLS)
-        hostile.stop()
     finally:
+        if hostile:  # before the server: a client left sending would retry a dead server without end
+            hostile.stop()
         server.stop()
         store.close()
     counted = [body["total"] for _, _, status, body in hostile.answers if status == 200]
