@@ -16,7 +16,7 @@ from engramdb.sdk.session import MemorySession
 from engramdb.storage.port import Store
 from tests.conftest import LiveServer
 from tests.factories import scope_fields
-from tests.sdk.helpers import BlackHole, FaultProxy, dead_url, host_for, with_nodelay
+from tests.sdk.helpers import BlackHole, FaultProxy, LateServer, dead_url, host_for, with_nodelay
 
 # Quick retries for the tests; test_outbox checks the reference numbers themselves.
 FAST = OutboxSettings(backoff_base=0.01, rest_seconds=0.2, request_timeout=5.0)
@@ -51,6 +51,14 @@ def host(scope: dict[str, Any]) -> HostContext:
 @pytest.fixture
 def agent_key(server: LiveServer) -> str:
     return server.key()
+
+
+@pytest.fixture
+def late(settings: Settings, store: Store) -> Iterator[LateServer]:
+    """A server that is down (its port refuses) until the test calls ``start()``."""
+    live = LateServer(settings, store)
+    yield live
+    live.stop()
 
 
 @pytest.fixture

@@ -148,6 +148,15 @@ class _Handler(BaseHTTPRequestHandler):
             if fault == "500":
                 self._answer(500, b"Internal Server Error", "text/plain")
                 return
+            if fault == "html":  # another service at the address: a network's sign-in page
+                self._answer(200, b"<html><body>Sign in to the network</body></html>", "text/html")
+                return
+            if fault == "trickle":  # a header line every 0.2 s: no wait for data is long, the answer never ends
+                self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                while not proxy.release.wait(0.2):
+                    self.wfile.write(b"x-slow: 1\r\n")
+                self.close_connection = True
+                return
             if fault in ("drop", "hang"):
                 if fault == "hang":
                     proxy.release.wait(30)
@@ -176,8 +185,9 @@ class FaultProxy:
 
     ``fail_next("503", "drop", ...)``: the next requests matching ``fault_on`` (method, path
     prefix) get those faults in order: an injected 503/429/500/422, a dropped connection
-    (``drop``), a request forwarded whose answer is then lost (``forward_then_drop``), or one
-    that hangs until ``release`` is set (``hang``).
+    (``drop``), a request forwarded whose answer is then lost (``forward_then_drop``), one
+    that hangs until ``release`` is set (``hang``), a 200 in HTML (``html``), or an answer sent a
+    header line at a time until ``release`` (``trickle``).
     """
 
     def __init__(self, upstream: str, fault_on: tuple[str, str | tuple[str, ...]] = ("POST", "/v1/")) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +18,11 @@ from engramdb.sdk import HostContext
 from engramdb.sdk.outbox import OutboxStore
 from engramdb.sdk.session import MemorySession
 from engramdb.sdk.start import RESOLVE_EVERY
-from engramdb.storage.port import Store
 
 from .conftest import FAST
 from .helpers import BlackHole, LateServer, dead_url, stored_episodes, wait_until
 
 RAW = "rowan.quill-7731@example.test"  # a raw user id no other test, table or log line holds
-
-
-@pytest.fixture
-def late(settings: Settings, store: Store) -> Iterator[LateServer]:
-    live = LateServer(settings, store)
-    yield live
-    live.stop()
 
 
 def _session(late: LateServer, key: str, profile: Path, session_id: str = "desk-1", **host: Any) -> MemorySession:

@@ -41,6 +41,7 @@ __all__ = [
     "error_from_response",
     "error_from_transport",
     "is_retryable_status",
+    "unreadable_answer",
 ]
 
 
@@ -104,3 +105,13 @@ def error_from_transport(exc: httpx.TransportError, what: str) -> TransportError
     """Return the SDK error for an httpx failure that produced no response."""
     cls = RequestTimeoutError if isinstance(exc, httpx.TimeoutException) else TransportError
     return cls(f"{what}: {type(exc).__name__}: {exc}".rstrip(": "))
+
+
+def unreadable_answer(response: httpx.Response, path: str, error: ValueError) -> ServerError:
+    """Return the SDK error for a success answer that is not what the server sends: another service
+    at the address, a proxy's login page. Retryable: the address may answer rightly later."""
+    kind = response.headers.get("content-type", "no content type")
+    detail = str(error).splitlines()[0][:200]
+    failure = ServerError(f"an unreadable answer ({response.status_code}, {kind}) to {path}: {detail}")
+    failure.http_status = response.status_code
+    return failure

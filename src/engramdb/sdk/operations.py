@@ -19,7 +19,7 @@ from pydantic.alias_generators import to_camel
 from engramdb.errors import InvalidInputError
 from engramdb.models.inputs import Inputs, build_inputs, validate
 from engramdb.models.operation import Operation
-from engramdb.sdk.errors import error_from_response
+from engramdb.sdk.errors import error_from_response, unreadable_answer
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -42,7 +42,10 @@ class Call(Generic[T]):
         """Return the parsed answer, or raise the typed error the response carries."""
         if not response.is_success:
             raise error_from_response(response)
-        return self.read(response)
+        try:
+            return self.read(response)
+        except ValueError as error:  # pydantic's ValidationError too: an SDK caller catches EngramError
+            raise unreadable_answer(response, self.path, error) from error
 
 
 def as_model(model: type[M], body: M | Body) -> M:

@@ -11,9 +11,12 @@ server is away its writes queue with the raw id (sdk/writing.py) and the session
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import logging
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +77,29 @@ def check(client: Client, host: HostContext, timeout: float) -> tuple[HostContex
     return host, None
 
 
+def check_within(client: Client, host: HostContext, timeout: float) -> tuple[HostContext, str | None]:
+    """``check``, waited for ``timeout`` seconds in all. httpx's timeout bounds each wait for data,
+    not the whole answer: a server that sends its answer a line at a time held the caller (a hook,
+    a turn) without end. A check still running then ends on its own thread; its answer is dropped,
+    and the session asks again later (``RESOLVE_EVERY``)."""
+    done: Future[tuple[HostContext, str | None]] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(check(client, host, timeout))
+        except BaseException as error:  # handed to the caller, which raises it
+            done.set_exception(error)
+
+    # A daemon: a check left running must not hold the host's process open at its exit.
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(run,), name="engram-check", daemon=True)
+    thread.start()
+    try:
+        return done.result(timeout=timeout)
+    except TimeoutError:
+        log.warning("EngramDB did not answer at start within %.1f s: writes are queued on disk until it does", timeout)
+        return host, f"timeout: no answer within {timeout * 1000:.0f} ms"
+
+
 def eligible(host: HostContext, session_id: str) -> bool:
     """True when the session may recall or write once its participant is known."""
     unresolved = host.participant_scope_hash is None and bool(host.participant_id)
@@ -106,7 +132,7 @@ class Startup:
     def _check_start(self) -> None:
         """Check the key (401/403 raise here) and resolve a raw participant id (sdk/start.py)."""
         try:
-            self.host, self.start_error = check(self.client, self.host, self._start_timeout)
+            self.host, self.start_error = check_within(self.client, self.host, self._start_timeout)
         except EngramError:
             if self._owns_client:
                 self.client.close()
@@ -125,7 +151,12 @@ class Startup:
         if time.monotonic() < self._next_resolve:
             return
         self._next_resolve = time.monotonic() + RESOLVE_EVERY
-        self.host, self.start_error = check(self.client, self.host, min(self._start_timeout, budget))
+        try:
+            self.host, self.start_error = check_within(self.client, self.host, min(self._start_timeout, budget))
+        except EngramError as error:  # a key refused now: recall and hooks never raise (docs/sdk.md)
+            log.warning("EngramDB refused the session's key: %s", error.message)
+            self.start_error = f"{error.code}: {error.message}"
+            return
         if self.host.participant_scope_hash is not None:
             self.key_checked = True
             self._enter(self.session_id)
