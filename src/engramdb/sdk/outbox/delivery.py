@@ -4,7 +4,8 @@
 pool of worker threads delivers it. A 2xx (201 created or 200 already stored) removes the
 entry; a network error, 408, 429 or 5xx schedules another attempt after ``0.25 * 2**n`` s with
 jitter, and after ``max_attempts`` failures in a row the entry rests ``rest_seconds`` before a
-new round (it stays on disk throughout); any other 4xx, or a body that no longer parses, moves
+new round (it stays on disk throughout). Such a failure also pauses the whole queue, its pause
+doubling with each one in a row, with one probe at a time until the server takes one; any other 4xx, or a body that no longer parses, moves
 it to the dead letters (``dead_letters()``, ``replay_dead()``). Entries left over from an
 earlier process are replayed on ``start``. ``close`` flushes for at most ``shutdown_timeout``
 seconds; whatever is undelivered then stays on disk for the next start.
@@ -104,6 +105,7 @@ class Outbox:
         self._threads: list[threading.Thread] = []
         self._stopping = False
         self._pause_until = 0.0  # after a server-level failure the whole queue waits, not one entry
+        self._down = 0  # server-level failures in a row, whichever entries met them: the queue's backoff
         self._random = random.Random(seed)
         self.last_error: str | None = None  # the last delivery failure, retried or buried
         self.last_delivered_at: float | None = None  # when the server last took an entry (epoch s)
@@ -250,6 +252,9 @@ class Outbox:
                 if now < self._pause_until:
                     self._cond.wait(min(1.0, self._pause_until - now))
                     continue
+                if self._down and self._inflight:  # the server failed: one probe at a time until it takes one
+                    self._cond.wait(1.0)
+                    continue
                 due = self.store.due(now, exclude=self._inflight)
                 if due:
                     self._inflight.add(due[0].seq)
@@ -294,6 +299,8 @@ class Outbox:
             self._round.pop(entry.seq, None)
             self.store.ack(entry.seq)
             self.last_delivered_at = time.time()
+            with self._cond:
+                self._down = 0  # the server is back: every worker delivers again (notified by _work)
 
     def _retry(self, entry: Entry, reason: str, *, server_down: bool = False) -> None:
         failures = self._round.get(entry.seq, 0) + 1
@@ -309,7 +316,11 @@ class Outbox:
         retry_at = time.time() + delay
         self.store.reschedule(entry.seq, retry_at, reason)
         if server_down:
-            # Every entry would fail the same way: the queue backs off with this entry, and one
-            # probe goes out when the pause ends, instead of N workers churning through the file.
+            # Every entry would fail the same way: the queue backs off as one, its pause doubling
+            # with each failure in a row whichever entry met it, and one probe goes out when the
+            # pause ends, instead of N workers each spending their own entries' attempts.
             with self._cond:
-                self._pause_until = max(self._pause_until, retry_at)
+                self._down += 1
+                raw = self.settings.backoff_base * 2 ** min(self._down - 1, 30)
+                pause = min(self.settings.backoff_cap, raw) * self._random.uniform(0.5, 1.0)
+                self._pause_until = max(self._pause_until, time.time() + pause)
