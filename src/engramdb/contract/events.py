@@ -12,6 +12,7 @@ JavaScript validator: a trailing newline never satisfies a ``^...$`` pattern or 
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -105,6 +106,12 @@ def _describe_fields(schema: dict[str, Any], _: type) -> None:
 __all__ = ["FIELD_DESCRIPTIONS"]  # re-exported: the models describe their fields with it
 
 
+@functools.cache
+def _wire_names(model: type[BaseModel]) -> frozenset[str]:
+    """The names a wire model's body may hold (its fields' camelCase aliases)."""
+    return frozenset(info.alias or name for name, info in model.model_fields.items())
+
+
 class WireModel(BaseModel):
     """camelCase on the wire, snake_case in Python; strict types; unknown fields rejected."""
 
@@ -124,6 +131,8 @@ class WireModel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.keys() <= _wire_names(cls) and cls.model_config.get("extra") == "forbid":
+            return data  # a name the model does not have is refused first, before anything is walked
         # The schema has no nullable field: an explicit null fails that field's type check
         # (so the error names the field), instead of counting as "absent".
         if isinstance(data, dict) and None in data.values():
