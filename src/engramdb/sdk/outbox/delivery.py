@@ -5,10 +5,11 @@ pool of worker threads delivers it. A 2xx (201 created or 200 already stored) re
 entry; a network error, 408, 429 or 5xx schedules another attempt after ``0.25 * 2**n`` s with
 jitter, and after ``max_attempts`` failures in a row the entry rests ``rest_seconds`` before a
 new round (it stays on disk throughout). Such a failure also pauses the whole queue, its pause
-doubling with each one in a row, with one probe at a time until the server takes one; any other 4xx, or a body that no longer parses, moves
-it to the dead letters (``dead_letters()``, ``replay_dead()``). Entries left over from an
-earlier process are replayed on ``start``. ``close`` flushes for at most ``shutdown_timeout``
-seconds; whatever is undelivered then stays on disk for the next start.
+doubling with each one in a row, with one probe at a time until the server takes one. Any other
+4xx, or a body that no longer parses, moves it to the dead letters (``dead_letters()``,
+``replay_dead()``). Entries left over from an earlier process are replayed on ``start``.
+``close`` flushes for at most ``shutdown_timeout`` seconds; whatever is undelivered then stays on
+disk for the next start.
 """
 
 from __future__ import annotations
