@@ -57,7 +57,7 @@ def approve(
     is kept as history instead.
     """
     _require_pending(pending)
-    _refuse_if_tombstoned(tx, pending)
+    refuse_if_tombstoned(tx, pending)
     replaced = [v for v in victims(tx, pending, policy, None) if v.memory_id != pending.memory_id]
     before = state_digest(pending)
     newer = newer_versions(tx, replace(pending, recorded_at=at), policy, replaced)
@@ -95,7 +95,9 @@ def approve(
     return FactOutcome(outcome, record, superseded=tuple(retired))
 
 
-def _refuse_if_tombstoned(tx: Transaction, pending: MemoryRecord) -> None:
+def refuse_if_tombstoned(tx: Transaction, pending: MemoryRecord) -> None:
+    """ConflictError when ``pending``'s value is tombstoned in its slot: approving or restoring it
+    would bring back a value corrected away."""
     assert pending.subject_key is not None and pending.kind is not None
     tomb = tx.find_tombstone(pending.scope_key, pending.subject_key, pending.kind, value_hash(pending.text))
     if tomb is not None:

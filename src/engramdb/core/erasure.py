@@ -89,6 +89,9 @@ class ErasureOperations(Area):
         if query.dry_run:
             return MemoryDeleted(dry_run=True, memories=ids)
         with tenant.transaction() as tx:
+            # Read again, with the tenant's writes held off: a correction committed since the read above
+            # is a version too, and must go with the others.
+            rows = _rows(tenant, scope_key, source, memory_id) or rows
             gone = tx.delete_memory_rows(scope_key, rows)
             tx.audit_many(  # an entry per version: each names a row that must not come back
                 [

@@ -46,7 +46,7 @@ def embed_batch(tenant: TenantStore, embedder: Embedder, batch_size: int) -> int
             retries = [clock.later(backoff_seconds(job.attempts)) for job in jobs]
             tenant.record_embedding_failure(rowids, message, retries)
             return len(jobs)
-        tenant.save_embeddings(rowids, vectors, embedder.model_id)
+        tenant.save_embeddings(rowids, vectors, embedder.model_id, texts=[job.text for job in jobs])
     metrics.EMBEDDED.labels("memory").inc(len(jobs))
     return len(jobs)
 
@@ -118,7 +118,9 @@ def reembed(
     with tenant.aging.maintenance():  # finding the stale rows reads past every fresh one
         while rows := tenant.aging.stale_vectors(embedder.model_id, after_rowid=after, limit=batch_size):
             vectors = embedder.embed([text for _, text in rows])
-            tenant.save_embeddings([rowid for rowid, _ in rows], vectors, embedder.model_id)
+            tenant.save_embeddings(
+                [rowid for rowid, _ in rows], vectors, embedder.model_id, texts=[text for _, text in rows]
+            )
             done, after = done + len(rows), rows[-1][0]
             if progress is not None:
                 progress(len(rows))

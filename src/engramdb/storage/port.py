@@ -261,8 +261,12 @@ class TenantStore(RecallReads, KnowledgeReads, AssistReads, ParticipantSalts, Fe
         """Return rows whose vector is pending, or failed and due for a retry."""
         ...
 
-    def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
-        """Store vectors beside their rows and mark them ready."""
+    def save_embeddings(
+        self, rowids: Sequence[int], vectors: Vector, model: str, *, texts: Sequence[str] | None = None
+    ) -> None:
+        """Store vectors beside their rows and mark them ready; with ``texts`` (the texts embedded), only
+        where a row's text to embed is still that text: a row deleted meanwhile whose rowid a new row
+        took (SQLite reuses the largest), or a row whose text changed, keeps no vector of another text."""
         ...
 
     def record_embedding_failure(self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]) -> None:

@@ -10,6 +10,7 @@ from engramdb import clock
 from engramdb.core import auth
 from engramdb.core.aging.sweep import sweep
 from engramdb.core.auth import Caller
+from engramdb.core.decisions import refuse_if_tombstoned
 from engramdb.core.facts import state_digest
 from engramdb.core.policy import load_policy
 from engramdb.core.shared import Area
@@ -17,7 +18,7 @@ from engramdb.core.views import memory_view
 from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
 from engramdb.models.aging import AgingRun, ArchiveRequest, JobList, MarkRequest, MemoryMarks, RestoreRequest
 from engramdb.models.memories import MemoryView
-from engramdb.storage.port import MemoryRecord, Source, TenantStore
+from engramdb.storage.port import MemoryRecord, Source, TenantStore, Transaction
 
 
 class AgingOperations(Area):
@@ -63,8 +64,8 @@ class AgingOperations(Area):
         if body.pinned is None and body.importance is None:
             raise InvalidInputError("say pinned or importance (or both)", field="pinned")
         tenant, scope_key = self._memory_scope(caller, body)
-        row = _found(tenant, scope_key, source, memory_id)
-        with tenant.transaction() as tx:
+        with tenant.transaction() as tx:  # read where it is written: a delete may have come between
+            row = _found(tx, scope_key, source, memory_id)
             tx.set_marks(row.rowid, pinned=body.pinned, importance=body.importance)
             pinned, importance = tx.marks(row.rowid)
             marked = tx.get_memory(scope_key, source, memory_id)
@@ -84,10 +85,10 @@ class AgingOperations(Area):
     def _archive(self, caller: Caller, source: Source, memory_id: str, body: ArchiveRequest) -> MemoryView:
         auth.require(caller, "memory.mark")
         tenant, scope_key = self._memory_scope(caller, body)
-        row = _found(tenant, scope_key, source, memory_id)
-        if row.status != "active":
-            raise ConflictError(f"{memory_id} is {row.status}; only an active memory is archived", id=memory_id)
-        with tenant.transaction() as tx:
+        with tenant.transaction() as tx:  # read where it is written: a retraction, a correction or a delete
+            row = _found(tx, scope_key, source, memory_id)  # may have come between, and must stay as it made it
+            if row.status != "active":
+                raise ConflictError(f"{memory_id} is {row.status}; only an active memory is archived", id=memory_id)
             archived = tx.set_status(
                 row.rowid, status="archived", reason=body.reason, retired_at=clock.to_text(self.shared.now())
             )
@@ -107,10 +108,12 @@ class AgingOperations(Area):
     def _restore(self, caller: Caller, source: Source, memory_id: str, body: RestoreRequest) -> MemoryView:
         auth.require(caller, "memory.write")
         tenant, scope_key = self._memory_scope(caller, body)
-        row = _found(tenant, scope_key, source, memory_id)
-        if row.status != "archived":
-            raise ConflictError(f"{memory_id} is {row.status}; only an archived memory is restored", id=memory_id)
-        with tenant.transaction() as tx:
+        with tenant.transaction() as tx:  # read where it is written (see _archive)
+            row = _found(tx, scope_key, source, memory_id)
+            if row.status != "archived":
+                raise ConflictError(f"{memory_id} is {row.status}; only an archived memory is restored", id=memory_id)
+            if source == "MEMORY_FACT" and row.subject_key and row.kind:
+                refuse_if_tombstoned(tx, row)
             if (
                 source == "MEMORY_FACT"
                 and row.subject_key
@@ -144,7 +147,7 @@ class AgingOperations(Area):
         return self.shared.tenant(caller), auth.scope_key(scope)
 
 
-def _found(tenant: TenantStore, scope_key: str, source: Source, memory_id: str) -> MemoryRecord:
+def _found(tenant: TenantStore | Transaction, scope_key: str, source: Source, memory_id: str) -> MemoryRecord:
     row = tenant.get_memory(scope_key, source, memory_id)
     if row is None:
         noun = "episode" if source == "EPISODE" else "fact"

@@ -22,17 +22,26 @@ class PostgresEmbeddingJobs:
         )
         return [EmbedJob(*r) for r in rows]
 
-    def save_embeddings(self: TenantAccess, rowids: Sequence[int], vectors: Vector, model: str) -> None:
+    def save_embeddings(
+        self: TenantAccess, rowids: Sequence[int], vectors: Vector, model: str, *, texts: Sequence[str] | None = None
+    ) -> None:
+        update = (
+            "UPDATE memories SET embedding = %s, embed_state = 'ready', embed_error = NULL, "
+            "embed_next_at = NULL, embed_model = %s, change_seq = %s WHERE tenant = %s AND rowid = %s"
+        )
         with self.transaction() as tx, tx._conn.cursor() as cursor:
-            cursor.executemany(
-                "UPDATE memories SET embedding = %s, embed_state = 'ready', embed_error = NULL, "
-                "embed_next_at = NULL, embed_model = %s, change_seq = %s "
-                "WHERE tenant = %s AND rowid = %s",
-                [
+            if texts is None:
+                rows = [
                     (np.asarray(v, dtype=np.float32), model, tx.seq, self.name, r)
                     for r, v in zip(rowids, vectors, strict=True)
-                ],
-            )
+                ]
+                cursor.executemany(update, rows)
+                return
+            checked = [
+                (np.asarray(v, dtype=np.float32), model, tx.seq, self.name, r, t)
+                for r, v, t in zip(rowids, vectors, texts, strict=True)
+            ]
+            cursor.executemany(update + " AND embed_text = %s", checked)  # a text changed meanwhile: not its vector
 
     def record_embedding_failure(
         self: TenantAccess, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]

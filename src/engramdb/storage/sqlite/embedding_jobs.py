@@ -26,13 +26,21 @@ class SQLiteEmbeddingJobs:
         )
         return [EmbedJob(r[0], r[1], r[2]) for r in rows]
 
-    def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
+    def save_embeddings(
+        self, rowids: Sequence[int], vectors: Vector, model: str, *, texts: Sequence[str] | None = None
+    ) -> None:
+        update = (
+            "UPDATE memories SET embedding = ?, embed_state = 'ready', embed_error = NULL, "
+            "embed_next_at = NULL, embed_model = ?, change_seq = ? WHERE rowid = ?"
+        )
         with self._db.write() as conn:
             seq = SQLiteTransaction(conn)._change_seq()
-            conn.executemany(
-                "UPDATE memories SET embedding = ?, embed_state = 'ready', embed_error = NULL, "
-                "embed_next_at = NULL, embed_model = ?, change_seq = ? WHERE rowid = ?",
-                [(encode(v), model, seq, r) for r, v in zip(rowids, vectors, strict=True)],
+            if texts is None:
+                conn.executemany(update, [(encode(v), model, seq, r) for r, v in zip(rowids, vectors, strict=True)])
+                return
+            conn.executemany(  # a rowid a new row took after a delete names another text (port.py)
+                update + " AND embed_text = ?",
+                [(encode(v), model, seq, r, t) for r, v, t in zip(rowids, vectors, texts, strict=True)],
             )
 
     def record_embedding_failure(self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]) -> None:

@@ -118,8 +118,10 @@ class SQLiteTenantStore(
         self._use_model(model)
         return self._read_copy(scope_key, read)
 
-    def save_embeddings(self, rowids: Sequence[int], vectors: Vector, model: str) -> None:
-        super().save_embeddings(rowids, vectors, model)
+    def save_embeddings(
+        self, rowids: Sequence[int], vectors: Vector, model: str, *, texts: Sequence[str] | None = None
+    ) -> None:
+        super().save_embeddings(rowids, vectors, model, texts=texts)
         # These scopes are searchable now: the server loads their copies before their first recall.
         scopes = self._db.fetchall(
             f"SELECT DISTINCT scope_key FROM memories WHERE rowid IN ({placeholders(rowids)})", list(rowids)
