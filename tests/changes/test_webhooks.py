@@ -149,3 +149,20 @@ def test_a_changed_server_key_stops_deliveries_saying_why(
     wait_for(lambda: "register it again" in (admin.get("/v1/webhooks").json()["webhooks"][0]["lastError"] or ""))
     assert receiver.counts["calls"] == 0  # nothing was sent signed with a secret nobody holds
     assert admin.get(f"/v1/webhooks/{hook}/dead-letters").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::1",  # an address httpx cannot read: every delivery failed before it was sent
+        "http://" + "a" * 64 + ".example.com/x",  # a DNS label longer than 63
+        "http://xn--zz.example/x",  # not an IDNA label
+        "http://127.0.0.1:99999/x",  # no such port
+        "http://user:secret@127.0.0.1:9/x",  # credentials, listed back with the endpoint
+    ],
+)
+def test_an_endpoint_a_delivery_could_not_be_sent_to_is_refused(admin: httpx.Client, url: str) -> None:
+    answer = admin.post("/v1/webhooks", json={"url": url})
+    assert answer.status_code == 422 and answer.json()["field"] == "url", answer.text
+    assert admin.get("/v1/webhooks").json()["webhooks"] == []
+    assert admin.post("/v1/webhooks", json={"url": "http://127.0.0.1:9/x"}).status_code == 201  # the control

@@ -143,7 +143,7 @@ class WebhookWorker:
         }
         try:
             answer = self._http.post(webhook.url, content=body, headers=headers)
-        except httpx.HTTPError as error:
+        except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as error:  # an address httpx cannot use: a failed try
             return None, f"{type(error).__name__}: {error}"
         if 200 <= answer.status_code < 300:
             return answer.status_code, None

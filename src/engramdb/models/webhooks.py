@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 from pydantic import Field, field_validator
 
 from engramdb.contract.events import WireModel
@@ -32,6 +33,16 @@ class WebhookCreate(WireModel):
     def _http(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
             raise ValueError("must be an http:// or https:// URL")
+        try:  # as the delivery will read it: a URL it cannot send to fails here, not on every try
+            parsed = httpx.URL(value)
+            parsed.host.encode("idna")
+            port = parsed.port
+        except (httpx.InvalidURL, UnicodeError, ValueError) as error:
+            raise ValueError(f"is not a URL a delivery can be sent to ({error})") from None
+        if not parsed.host or (port is not None and not 0 < port < 65536):
+            raise ValueError("must name a host (and a port from 1 to 65535)")
+        if parsed.userinfo:
+            raise ValueError("must not hold a user name or password (it would be listed with the endpoint)")
         return value
 
 
