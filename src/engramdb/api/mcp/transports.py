@@ -97,6 +97,13 @@ class _BearerGate:
             answer = JSONResponse(problem_body(error), status_code=error.http_status, headers=headers)
             await answer(scope, receive, send)
             return
+        if scope["method"] == "GET":
+            # The stream a GET opens carries only a stateless server's pings, for ever, and held a place
+            # among the server's requests in flight (ENGRAM_MAX_IN_FLIGHT): 32 of them shut out other
+            # keys. The MCP specification lets a server without that stream answer 405.
+            body = {"code": "method_not_allowed", "message": "/mcp opens no event stream here; send requests by POST"}
+            await JSONResponse(body, status_code=405, headers={"Allow": "POST, DELETE"})(scope, receive, send)
+            return
         await self.app({**scope, CALLER_KEY: caller}, receive, send)
 
 
