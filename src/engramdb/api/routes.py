@@ -8,6 +8,7 @@ and one body: authenticate, call the service, answer with the operation's status
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from collections.abc import Callable
 from functools import cache, partial, wraps
 from typing import Annotated, Any
@@ -130,6 +131,7 @@ def _success(op: Operation[Any]) -> str:
 def _endpoint(op: Operation[Any], *, checked_by_endpoint: bool = False) -> Any:
     def endpoint(request: Request, response: Response, **parts: Any) -> Any:
         _refuse_nul(op, parts)
+        _refuse_repeated(op, request)
         body = _body(op, parts.get("body"), request) if checked_by_endpoint else parts.get("body")
         inputs = Inputs(tuple(parts[p] for p in op.path_params), parts.get("query"), body)
         answer = run(request.app.state.service, op, parts.get("caller"), inputs)
@@ -233,6 +235,21 @@ def _body(op: Operation[Any], parsed: Any, request: Request) -> Any:
         )
         raise InvalidInputError(f"body: {why}{hint}", field="body", errors=[{"field": "body", "message": why}])
     return op.body.model_validate(parsed)
+
+
+def _refuse_repeated(op: Operation[Any], request: Request) -> None:
+    """A query parameter given twice (``kinds=a&kinds=b``, or ``agentId`` beside ``agent_id``) was read
+    as its last value, silently: a feed client asking for two kinds got one, and its cursor moved past
+    the other's changes. No query parameter is a list (a list is comma-separated): 422 naming it."""
+    if op.query is None or not request.query_params:
+        return
+    names = {n: info.alias or n for n, info in op.query.model_fields.items()}
+    given = Counter(names.get(key, key) for key, _ in request.query_params.multi_items())
+    for name, count in given.items():
+        if count > 1 and name in names.values():
+            raise InvalidInputError(
+                f"{name} is given {count} times; give it once (a list is comma-separated)", field=name
+            )
 
 
 def _refuse_nul(op: Operation[Any], parts: dict[str, Any]) -> None:

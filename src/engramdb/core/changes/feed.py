@@ -17,6 +17,7 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.changes.kinds import ACTION_KINDS, actions_of, target_of
 from engramdb.core.shared import Area
+from engramdb.errors import InvalidInputError
 from engramdb.models.changes import Change, ChangePage, ChangeQuery, ChangeScope, parse_kinds
 from engramdb.storage.feed.port import ChangeRow
 from engramdb.storage.port import TenantStore
@@ -125,6 +126,8 @@ class ChangeOperations(Area):
             visibility(caller),
             scope_key=own_scope_key(caller),
         )
+        if query.after > window.head:  # a cursor past the head would skip the changes written up to it
+            raise InvalidInputError(f"after is past the feed's head ({window.head})", field="after", head=window.head)
         return ChangePage(
             changes=[change_view(r) for r in window.rows],
             next_after=window.next_after,
