@@ -13,6 +13,7 @@ import time
 import uvicorn
 from fastapi import FastAPI
 
+from engramdb.api.head_limit import protocol
 from engramdb.api.keep_alive import KEEP_ALIVE_SECONDS
 
 
@@ -26,7 +27,9 @@ class LoopbackServer:
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_keep_alive=KEEP_ALIVE_SECONDS))
+        self._server = uvicorn.Server(
+            uvicorn.Config(app, log_level="warning", timeout_keep_alive=KEEP_ALIVE_SECONDS, http=protocol())
+        )
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]})
 
     def start(self) -> None:

@@ -36,6 +36,7 @@ def serve(
     """Run the server on the embedded default (SQLite under the data folder)."""
     import uvicorn
 
+    from engramdb.api.head_limit import protocol
     from engramdb.api.keep_alive import KEEP_ALIVE_SECONDS
     from engramdb.api.rest import create_app
     from engramdb.core import auth
@@ -63,6 +64,7 @@ def serve(
             log_level="info",
             access_log=False,
             timeout_keep_alive=KEEP_ALIVE_SECONDS,
+            http=protocol(),  # its head capped (api/head_limit.py)
         )  # the app logs one JSON access line per request
     finally:
         traces.stop()  # the spans still queued go out before the process ends
