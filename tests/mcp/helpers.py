@@ -20,6 +20,13 @@ TOOLS = {
     "knowledge_schema",
     "recent_episodes",
 }
+# An MCP client's first request, as JSON-RPC over HTTP.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
 MODEL_TOOLS = {"extract_facts", "reflect"}  # listed only when a chat model is configured
 SCOPE_FIELDS = {"agentId", "profileId", "privacyScope", "participantScopeHash", "sandboxEligible"}
 # Any spelling of a scope field, or a scope object, is forbidden in a tool's input schema.

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.conftest import LiveServer
 from tests.docs.blocks import ROOT
 from tests.factories import episode_body, fact_body, participant, scope_fields
-from tests.mcp.helpers import assert_tools_take_no_scope, error_code, ok, text
+from tests.mcp.helpers import INITIALIZE, assert_tools_take_no_scope, error_code, ok, text
 
 
 @asynccontextmanager
@@ -275,12 +275,7 @@ def test_keys_that_do_not_fix_the_scope_get_a_tool_error(server: LiveServer) -> 
 
 
 def test_requests_without_a_valid_key_are_refused(server: LiveServer) -> None:
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-    }
+    initialize = INITIALIZE
     headers = {"Accept": "application/json, text/event-stream"}
     revoked = server.key()
     with server.client(server.key(role="admin")) as admin:

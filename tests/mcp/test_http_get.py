@@ -5,13 +5,8 @@ keys). It is answered 405 at once, as the MCP specification allows; POST is serv
 from __future__ import annotations
 
 from tests.conftest import LiveServer
+from tests.mcp.helpers import INITIALIZE
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
 STREAM = {"Accept": "application/json, text/event-stream"}
 
 

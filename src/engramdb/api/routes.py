@@ -82,16 +82,7 @@ def add_route(router: APIRouter, op: Operation[Any]) -> None:
     reached (the first that matches serves), declares the model, for the OpenAPI document.
     """
     if op.body is not None:
-        router.add_api_route(
-            op.path,
-            _endpoint(op, checked_by_endpoint=True),
-            methods=[op.method],
-            name=f"{op.name}_served",
-            response_model=op.output,
-            status_code=op.status if op.output else 204,
-            response_class=Response if op.output is None else JSONResponse,
-            include_in_schema=False,
-        )
+        _add_unlisted(router, op, op.path, f"{op.name}_served")
     router.add_api_route(
         op.path,
         _endpoint(op),
@@ -108,16 +99,21 @@ def add_route(router: APIRouter, op: Operation[Any]) -> None:
         response_class=Response if op.output is None else JSONResponse,
     )
     for path in op.former_paths:  # the same endpoint, left out of the OpenAPI: new clients use op.path
-        router.add_api_route(
-            path,
-            _endpoint(op, checked_by_endpoint=op.body is not None),
-            methods=[op.method],
-            name=f"{op.name}_formerly",
-            response_model=op.output,
-            status_code=op.status if op.output else 204,
-            response_class=Response if op.output is None else JSONResponse,
-            include_in_schema=False,
-        )
+        _add_unlisted(router, op, path, f"{op.name}_formerly")
+
+
+def _add_unlisted(router: APIRouter, op: Operation[Any], path: str, name: str) -> None:
+    """A route of ``op`` left out of the OpenAPI document, its body checked by the endpoint."""
+    router.add_api_route(
+        path,
+        _endpoint(op, checked_by_endpoint=op.body is not None),
+        methods=[op.method],
+        name=name,
+        response_model=op.output,
+        status_code=op.status if op.output else 204,
+        response_class=Response if op.output is None else JSONResponse,
+        include_in_schema=False,
+    )
 
 
 def _success(op: Operation[Any]) -> str:
