@@ -18,7 +18,7 @@ from engramdb.models.operations.integrations import RESOLVE_SCOPE
 from engramdb.sdk import HostContext, operations
 from engramdb.sdk.client import Client
 from engramdb.sdk.session import MemorySession
-from engramdb.sdk.start import RESOLVE_EVERY
+from engramdb.sdk.start import LATE_CHECKS, RESOLVE_EVERY
 from tests.conftest import LiveServer
 
 from .conftest import FAST
@@ -99,6 +99,23 @@ def test_an_answer_sent_a_line_at_a_time_holds_neither_the_start_nor_recall(serv
         returned, outcome = _within(10, lambda: session.recall("bike"))
         assert returned and outcome.error  # within recall's budget, and without memory
         assert wait_until(lambda: session.recall("bike").error is None, timeout=20, step=0.5)  # the control
+        session.close(timeout=0)
+    finally:
+        proxy.close()
+
+
+def test_look_ups_left_waiting_on_such_a_server_are_bounded(server: LiveServer, tmp_path: Path) -> None:
+    key = server.key(role="host", agentId="coder", profileId="default")
+    proxy = FaultProxy(server.url, fault_on=RESOLVE)
+    before = set(threading.enumerate())  # threads of earlier tests may still be ending
+    try:
+        proxy.fail_next(*["trickle"] * 10)
+        session = _session(proxy.url, key, tmp_path / "a", start_timeout=0.3)
+        for _ in range(6):  # each time recall may ask again (every RESOLVE_EVERY s; made due here)
+            session._next_resolve = 0.0
+            assert session.recall("bike").error
+        waiting = [t for t in set(threading.enumerate()) - before if t.name == "engram-check"]
+        assert len(waiting) == 1 + LATE_CHECKS  # the start's, and as many as the bound lets wait
         session.close(timeout=0)
     finally:
         proxy.close()

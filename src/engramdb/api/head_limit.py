@@ -3,8 +3,9 @@
 uvicorn sets no limit on the head with httptools, and the parser builds a header's value by adding
 each piece that arrives to what it has: a client with no key sending one 100 MB header held the event
 loop 13 s (50 MB: 2.8 s), its cost growing with the square of the size. Past ``MAX_HEAD_BYTES`` read
-before the headers end, the connection is answered 431 and closed. The count is of whole reads as they
-come, and a read in which a request ends is not counted, so a body is never counted as a head.
+of a request that are not its body (line, headers, chunk framing, trailers), the connection is answered
+431 and closed. The count is of whole reads as they come less the body's bytes; a read in which a
+request ends is not counted.
 """
 
 from __future__ import annotations
@@ -26,18 +27,23 @@ def protocol() -> type[Any] | str:
         return "auto"
 
     class BoundedHead(HttpToolsProtocol):
-        _in_head, _head_bytes, _ended, _too_large = True, 0, False, False
+        # A request's bytes read, and of them its body's: the rest is its line, headers, chunk
+        # framing and trailers, which the parser builds up piece by piece.
+        _fed, _body, _ended, _too_large = 0, 0, False, False
 
         def data_received(self, data: bytes) -> None:
             self._ended = False
             super().data_received(data)
-            if self._in_head and not self._ended:  # a read wholly before the headers ended: counted
-                self._head_bytes += len(data)
-                if self._head_bytes > MAX_HEAD_BYTES:
+            if not self._ended:  # a read in which a request ended is not counted (the next one's start)
+                self._fed += len(data)
+                if self._fed - self._body > MAX_HEAD_BYTES:
                     self._refuse()
 
+        def on_body(self, body: bytes) -> None:
+            self._body += len(body)
+            super().on_body(body)
+
         def on_headers_complete(self) -> None:
-            self._in_head, self._head_bytes = False, 0
             size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
             if size > MAX_HEAD_BYTES:  # a head that came in one read: the parser stops, uvicorn calls send_400_response
                 self._too_large = True
@@ -46,8 +52,7 @@ def protocol() -> type[Any] | str:
 
         def on_message_complete(self) -> None:
             super().on_message_complete()
-            # The rest of this read (if any) begins the next request's head; it goes uncounted.
-            self._in_head, self._head_bytes, self._ended = True, 0, True
+            self._fed, self._body, self._ended = 0, 0, True
 
         def send_400_response(self, msg: str) -> None:
             if self._too_large:

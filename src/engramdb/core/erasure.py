@@ -26,7 +26,7 @@ from engramdb.models.erasure import (
     ParticipantExport,
     ParticipantQuery,
 )
-from engramdb.storage.port import Erasure, MemoryRecord, Source, TenantStore
+from engramdb.storage.port import Erasure, MemoryRecord, Source, TenantStore, Transaction
 
 log = logging.getLogger(__name__)
 _TENANT_WIDE = ("meta", "api_keys", "audit_log")
@@ -89,9 +89,9 @@ class ErasureOperations(Area):
         if query.dry_run:
             return MemoryDeleted(dry_run=True, memories=ids)
         with tenant.transaction() as tx:
-            # Read again, with the tenant's writes held off: a correction committed since the read above
-            # is a version too, and must go with the others.
-            rows = _rows(tenant, scope_key, source, memory_id) or rows
+            # Read again, in the write (the tenant's writes held off): a correction committed since the
+            # read above is a version too, and must go with the others.
+            rows = _rows(tx, scope_key, source, memory_id) or rows
             gone = tx.delete_memory_rows(scope_key, rows)
             tx.audit_many(  # an entry per version: each names a row that must not come back
                 [
@@ -118,7 +118,7 @@ def participant_rows(tenant: TenantStore, participant: str) -> Iterator[tuple[st
             yield table, row
 
 
-def _rows(tenant: TenantStore, scope_key: str, source: Source, memory_id: str) -> list[MemoryRecord]:
+def _rows(tenant: TenantStore | Transaction, scope_key: str, source: Source, memory_id: str) -> list[MemoryRecord]:
     """An episode is itself; a fact is every linked version of it."""
     if source == "MEMORY_FACT":
         return tenant.history(scope_key, memory_id)

@@ -30,6 +30,7 @@ from engramdb.sdk.outbox import Outbox
 
 log = logging.getLogger(__name__)
 RESOLVE_EVERY = 5.0  # seconds between two attempts to resolve the participant while the server is away
+LATE_CHECKS = 3  # look-ups left waiting on a server that never finishes its answer, at most, per session
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,9 @@ def check(client: Client, host: HostContext, timeout: float) -> tuple[HostContex
     return host, None
 
 
-def check_within(client: Client, host: HostContext, timeout: float) -> tuple[HostContext, str | None]:
-    """``check``, waited for ``timeout`` seconds in all. httpx's timeout bounds each wait for data,
-    not the whole answer: a server that sends its answer a line at a time held the caller (a hook,
-    a turn) without end. A check still running then ends on its own thread; its answer is dropped,
-    and the session asks again later (``RESOLVE_EVERY``)."""
+def begin_check(client: Client, host: HostContext, timeout: float) -> Future[tuple[HostContext, str | None]]:
+    """``check`` on a thread of its own (a daemon: one left running must not hold the host's process
+    open at its exit); its answer, or what it raised, in the future returned."""
     done: Future[tuple[HostContext, str | None]] = Future()
 
     def run() -> None:
@@ -90,9 +89,18 @@ def check_within(client: Client, host: HostContext, timeout: float) -> tuple[Hos
         except BaseException as error:  # handed to the caller, which raises it
             done.set_exception(error)
 
-    # A daemon: a check left running must not hold the host's process open at its exit.
-    thread = threading.Thread(target=contextvars.copy_context().run, args=(run,), name="engram-check", daemon=True)
-    thread.start()
+    threading.Thread(target=contextvars.copy_context().run, args=(run,), name="engram-check", daemon=True).start()
+    return done
+
+
+def check_within(
+    client: Client, host: HostContext, timeout: float, done: Future[tuple[HostContext, str | None]] | None = None
+) -> tuple[HostContext, str | None]:
+    """``check`` (begun already as ``done``, or now), waited for ``timeout`` seconds in all. httpx's
+    timeout bounds each wait for data, not the whole answer: a server that sent its answer a line at
+    a time held the caller (a hook, a turn) without end. A check still running then goes on on its
+    own thread; its answer is dropped, and the session asks again later (``RESOLVE_EVERY``)."""
+    done = done or begin_check(client, host, timeout)
     try:
         return done.result(timeout=timeout)
     except TimeoutError:
@@ -125,6 +133,7 @@ class Startup:
         self.start_error: str | None = None
         self._start_timeout = timeout
         self._next_resolve = 0.0
+        self._late_checks: list[Future[tuple[HostContext, str | None]]] = []
         # A context memory may not be used in sends nothing, not even the check.
         if check_key and eligible(self.host, session_id):
             self._check_start()
@@ -151,8 +160,13 @@ class Startup:
         if time.monotonic() < self._next_resolve:
             return
         self._next_resolve = time.monotonic() + RESOLVE_EVERY
+        self._late_checks = [c for c in self._late_checks if not c.done()]
+        if len(self._late_checks) >= LATE_CHECKS:
+            return  # as many look-ups still wait on the server: no thread more every 5 s, without end
+        budget = min(self._start_timeout, budget)
+        self._late_checks.append(begin_check(self.client, self.host, budget))
         try:
-            self.host, self.start_error = check_within(self.client, self.host, min(self._start_timeout, budget))
+            self.host, self.start_error = check_within(self.client, self.host, budget, self._late_checks[-1])
         except EngramError as error:  # a key refused now: recall and hooks never raise (docs/sdk.md)
             log.warning("EngramDB refused the session's key: %s", error.message)
             self.start_error = f"{error.code}: {error.message}"

@@ -94,6 +94,10 @@ class Transaction(KnowledgeWrites, AssistWrites, WebhookWrites, Protocol):
         """Return the active facts of one slot (scope, subject, kind)."""
         ...
 
+    def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
+        """Return the supersession chain a fact belongs to, as this transaction sees it."""
+        ...
+
     def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         """Return the slot's facts in these statuses, in write order (locked for update)."""
         ...

@@ -93,12 +93,15 @@ def _keep_vectors(work: Work, candidates: list[Candidate], items: list[DerivedIt
     ]
     rows = [work.tenant.get_memory(work.scope_key, "MEMORY_FACT", i.fact_id or "") for _, i in written]
     kept = [
-        (row.rowid, c.vector)
+        (row.rowid, c.vector, c.text)  # a fact's text is what its vector embeds (core/rows.py)
         for (c, _), row in zip(written, rows, strict=True)
         if c.vector is not None and row is not None and row.embed_state != "ready" and row.text == c.text
     ]
-    if kept:
-        work.tenant.save_embeddings([r for r, _ in kept], np.stack([v for _, v in kept]), work.embedder.model_id)
+    if kept:  # each only where its row still holds that text (a rowid freed by a delete is taken again)
+        vectors = np.stack([v for _, v, _ in kept])
+        work.tenant.save_embeddings(
+            [r for r, _, _ in kept], vectors, work.embedder.model_id, texts=[t for *_, t in kept]
+        )
 
 
 def _write_one(work: Work, tx: Transaction, candidate: Candidate, versions: tuple[str, ...]) -> DerivedItem:

@@ -23,7 +23,7 @@ from engramdb.storage.columns import (
     lexical_body,
     placeholders,
 )
-from engramdb.storage.common import next_audit_entry, row_values
+from engramdb.storage.common import next_audit_entry, row_values, walk_history
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -148,6 +148,18 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
             (self._tenant, scope_key, subject_key, kind),
         ).fetchall()
         return [MemoryRecord(*r) for r in rows]
+
+    def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
+        def linked(ids: list[str]) -> list[MemoryRecord]:
+            rows = self._conn.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
+                "AND source = 'MEMORY_FACT' AND (memory_id = ANY(%s) OR supersedes_id = ANY(%s) "
+                "OR superseded_by_id = ANY(%s))",
+                (self._tenant, scope_key, ids, ids, ids),
+            ).fetchall()
+            return [MemoryRecord(*r) for r in rows]
+
+        return walk_history(memory_id, linked)
 
     def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._conn.execute(

@@ -10,7 +10,7 @@ from engramdb import clock
 from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_WIDTH
-from engramdb.storage.common import next_audit_entry, row_values
+from engramdb.storage.common import next_audit_entry, row_values, walk_history
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -133,6 +133,18 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
             (scope_key, subject_key, kind),
         ).fetchall()
         return [memory(r) for r in rows]
+
+    def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
+        def linked(ids: list[str]) -> list[MemoryRecord]:
+            marks = placeholders(ids)
+            rows = self._conn.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND source = 'MEMORY_FACT' "
+                f"AND (memory_id IN ({marks}) OR supersedes_id IN ({marks}) OR superseded_by_id IN ({marks}))",
+                [scope_key, *ids, *ids, *ids],
+            ).fetchall()
+            return [memory(r) for r in rows]
+
+        return walk_history(memory_id, linked)
 
     def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._conn.execute(
