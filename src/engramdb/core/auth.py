@@ -254,13 +254,8 @@ def revoke_key(store: Store, *, tenant: str, key_id: str, actor: Caller | None =
     could manage keys over REST after it. The operator (no actor) may, and can create another.
     """
     keys = store.tenant(tenant)
-    # Checked before the revoke, not in its transaction: two admins revoking each other at the
-    # same instant could both pass, which the operator can still repair from the CLI.
     if actor is not None and _active_admins(keys) == [key_id]:
-        raise ConflictError(
-            f"key {key_id} is the tenant's last active admin key; create another admin key first",
-            field="keyId",
-        )
+        raise _last_admin(key_id)
     at, record = clock.now_text(), keys.get_key(key_id)
     draft = AuditDraft(
         action="key.revoke",
@@ -271,7 +266,18 @@ def revoke_key(store: Store, *, tenant: str, key_id: str, actor: Caller | None =
         before_digest=None if record is None else key_digest(record),
         after_digest=None if record is None else key_digest(replace(record, revoked_at=at)),
     )
-    return keys.revoke_key(key_id, at, draft)
+    # Checked again in the revoke's own write: two admin keys revoking each other at one instant both
+    # passed the check above, and left the tenant with none.
+    revoked = keys.revoke_key(key_id, at, draft, keep_an_admin=actor is not None)
+    if not revoked and actor is not None and _active_admins(keys) == [key_id]:
+        raise _last_admin(key_id)
+    return revoked
+
+
+def _last_admin(key_id: str) -> ConflictError:
+    return ConflictError(
+        f"key {key_id} is the tenant's last active admin key; create another admin key first", field="keyId"
+    )
 
 
 def _active_admins(keys: TenantStore) -> list[str]:

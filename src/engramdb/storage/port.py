@@ -297,8 +297,9 @@ class TenantStore(RecallReads, KnowledgeReads, AssistReads, ParticipantSalts, Fe
         """Return every key of the tenant."""
         ...
 
-    def revoke_key(self, key_id: str, at: str, audit: AuditDraft) -> bool:
-        """Revoke a key; return False if it was unknown or already revoked."""
+    def revoke_key(self, key_id: str, at: str, audit: AuditDraft, *, keep_an_admin: bool = False) -> bool:
+        """Revoke a key; return False if it was unknown or already revoked, or (``keep_an_admin``) if it
+        is the tenant's last active admin key, as the revoke's own write sees the keys."""
         ...
 
     def audit_entries(self, after_seq: int, limit: int, filt: AuditFilter | None = None) -> list[AuditEntry]:

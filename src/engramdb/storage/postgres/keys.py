@@ -31,12 +31,14 @@ class PostgresKeys:
         rows = self._all(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE tenant = %s ORDER BY created_at", (self.name,))
         return [KeyRecord(*r) for r in rows]
 
-    def revoke_key(self: TenantAccess, key_id: str, at: str, audit: AuditDraft) -> bool:
-        with self.transaction() as tx:
+    def revoke_key(self: TenantAccess, key_id: str, at: str, audit: AuditDraft, *, keep_an_admin: bool = False) -> bool:
+        with self.transaction() as tx:  # the tenant's writes held off: the last admin is seen as it is
             revoked = tx.query(
-                "UPDATE api_keys SET revoked_at = %s WHERE tenant = %s AND key_id = %s "
-                "AND revoked_at IS NULL RETURNING key_id",
-                (at, self.name, key_id),
+                "UPDATE api_keys SET revoked_at = %s WHERE tenant = %s AND key_id = %s AND revoked_at IS NULL "
+                "AND (NOT %s OR role != 'admin' OR EXISTS (SELECT 1 FROM api_keys AS other WHERE "
+                "other.tenant = %s AND other.role = 'admin' AND other.revoked_at IS NULL AND other.key_id != %s)) "
+                "RETURNING key_id",
+                (at, self.name, key_id, keep_an_admin, self.name, key_id),
             )
             if revoked:
                 tx.audit(audit)

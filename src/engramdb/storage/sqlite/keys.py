@@ -33,11 +33,13 @@ class SQLiteKeys:
         rows = self._db.fetchall(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at")
         return [KeyRecord(*r) for r in rows]
 
-    def revoke_key(self, key_id: str, at: str, audit: AuditDraft) -> bool:
+    def revoke_key(self, key_id: str, at: str, audit: AuditDraft, *, keep_an_admin: bool = False) -> bool:
         with self._db.write() as conn:
             cursor = conn.execute(
-                "UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL",
-                (at, key_id),
+                "UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL AND (NOT ? "
+                "OR role != 'admin' OR EXISTS (SELECT 1 FROM api_keys AS other WHERE other.role = 'admin' "
+                "AND other.revoked_at IS NULL AND other.key_id != ?))",
+                (at, key_id, keep_an_admin, key_id),
             )
             if cursor.rowcount != 1:
                 return False
