@@ -50,6 +50,14 @@ def problem_body(error: EngramError) -> dict[str, Any]:
     return body
 
 
+def not_json_hint(request: Request) -> str:
+    """What a body's error adds when the body was not sent as JSON ("" when it was, or none was sent)."""
+    sent = request.headers.get("content-type", "")
+    if request.method not in ("POST", "PUT", "PATCH") or "json" in sent:
+        return ""
+    return f" (the body was sent as {sent or 'no content type'}; send JSON with Content-Type: application/json)"
+
+
 def with_request_id(body: dict[str, Any]) -> dict[str, Any]:
     """``body`` with ``requestId``: the id in the X-Request-Id header and in the request's log lines."""
     note = problem_note.get()
@@ -78,10 +86,8 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def request_invalid(request: Request, error: RequestValidationError) -> JSONResponse:
         body = request_problem(list(error.errors()))
-        sent = request.headers.get("content-type", "")
-        if body["field"] == "body" and request.method in ("POST", "PUT", "PATCH") and "json" not in sent:
-            body["message"] += f" (the body was sent as {sent or 'no content type'}; send JSON with "
-            body["message"] += "Content-Type: application/json)"
+        if body["field"] == "body":
+            body["message"] += not_json_hint(request)
         return ProblemResponse(with_request_id(body), status_code=422)
 
     @app.exception_handler(ValidationError)

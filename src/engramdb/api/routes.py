@@ -26,6 +26,7 @@ from engramdb import metrics
 from engramdb.api.guard import CALLER_KEY
 from engramdb.api.lane import FairLane, Line, line_of, run_on_place
 from engramdb.api.openapi import responses
+from engramdb.api.problems import not_json_hint
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.operations import run
@@ -223,13 +224,9 @@ def _body(op: Operation[Any], parsed: Any, request: Request) -> Any:
     assert op.body is not None
     if not isinstance(parsed, dict):  # a JSON list or value, or not JSON at all (FastAPI leaves it as bytes)
         why = "Input should be a valid dictionary or object to extract fields from"
-        sent = request.headers.get("content-type", "")
-        hint = (
-            ""
-            if "json" in sent
-            else f" (the body was sent as {sent or 'no content type'}; send JSON with Content-Type: application/json)"
+        raise InvalidInputError(
+            f"body: {why}{not_json_hint(request)}", field="body", errors=[{"field": "body", "message": why}]
         )
-        raise InvalidInputError(f"body: {why}{hint}", field="body", errors=[{"field": "body", "message": why}])
     return op.body.model_validate(parsed)
 
 
