@@ -126,9 +126,11 @@ def _success(op: Operation[Any]) -> str:
 
 
 def _endpoint(op: Operation[Any], *, checked_by_endpoint: bool = False) -> Any:
+    query_names = _query_names(op)  # once per route, not per request
+
     def endpoint(request: Request, response: Response, **parts: Any) -> Any:
         _refuse_nul(op, parts)
-        _refuse_repeated(op, request)
+        _refuse_repeated(query_names, request)
         body = _body(op, parts.get("body"), request) if checked_by_endpoint else parts.get("body")
         inputs = Inputs(tuple(parts[p] for p in op.path_params), parts.get("query"), body)
         answer = run(request.app.state.service, op, parts.get("caller"), inputs)
@@ -230,16 +232,22 @@ def _body(op: Operation[Any], parsed: Any, request: Request) -> Any:
     return op.body.model_validate(parsed)
 
 
-def _refuse_repeated(op: Operation[Any], request: Request) -> None:
+def _query_names(op: Operation[Any]) -> dict[str, str]:
+    """Every spelling of the operation's query parameters (snake_case and camelCase) -> its wire name."""
+    fields = op.query.model_fields.items() if op.query is not None else ()
+    return {spelling: info.alias or n for n, info in fields for spelling in (n, info.alias or n)}
+
+
+def _refuse_repeated(names: dict[str, str], request: Request) -> None:
     """A query parameter given twice (``kinds=a&kinds=b``, or ``agentId`` beside ``agent_id``) was read
     as its last value, silently: a feed client asking for two kinds got one, and its cursor moved past
-    the other's changes. No query parameter is a list (a list is comma-separated): 422 naming it."""
-    if op.query is None or not request.query_params:
+    the other's changes. No query parameter is a list (a list is comma-separated): 422 naming it.
+    ``names``: the spellings of the route's parameters (``_query_names``)."""
+    if not names or not request.query_params:
         return
-    names = {n: info.alias or n for n, info in op.query.model_fields.items()}
-    given = Counter(names.get(key, key) for key, _ in request.query_params.multi_items())
+    given = Counter(names[key] for key, _ in request.query_params.multi_items() if key in names)
     for name, count in given.items():
-        if count > 1 and name in names.values():
+        if count > 1:
             raise InvalidInputError(
                 f"{name} is given {count} times; give it once (a list is comma-separated)", field=name
             )
