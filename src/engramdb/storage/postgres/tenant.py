@@ -30,7 +30,7 @@ from engramdb.storage.columns import (
     episodes_filter,
     filter_clause,
 )
-from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.common import expire_rows, scope_stats
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
@@ -62,7 +62,7 @@ from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.timeouts import maintenance
-from engramdb.storage.postgres.transaction import PostgresTransaction, runner
+from engramdb.storage.postgres.transaction import PostgresTransaction, fact_history, runner
 from engramdb.storage.postgres.tsquery import tsvector_evidence
 from engramdb.storage.series import UsageSeriesStore
 
@@ -276,16 +276,7 @@ class PostgresTenantStore(
         ]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        def linked(ids: list[str]) -> list[MemoryRecord]:
-            rows = self._all(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
-                "AND source = 'MEMORY_FACT' AND (memory_id = ANY(%s) OR supersedes_id = ANY(%s) "
-                "OR superseded_by_id = ANY(%s))",
-                (self.name, scope_key, ids, ids, ids),
-            )
-            return [MemoryRecord(*r) for r in rows]
-
-        return walk_history(memory_id, linked)
+        return fact_history(self._all, self.name, scope_key, memory_id)
 
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool

@@ -7,7 +7,7 @@ decisions and the audit chain's sequence stay consistent; other tenants are not 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -150,16 +150,9 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
         return [MemoryRecord(*r) for r in rows]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        def linked(ids: list[str]) -> list[MemoryRecord]:
-            rows = self._conn.execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
-                "AND source = 'MEMORY_FACT' AND (memory_id = ANY(%s) OR supersedes_id = ANY(%s) "
-                "OR superseded_by_id = ANY(%s))",
-                (self._tenant, scope_key, ids, ids, ids),
-            ).fetchall()
-            return [MemoryRecord(*r) for r in rows]
-
-        return walk_history(memory_id, linked)
+        return fact_history(
+            lambda sql, args: self._conn.execute(sql, args).fetchall(), self._tenant, scope_key, memory_id
+        )
 
     def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._conn.execute(
@@ -300,3 +293,21 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
     def _assist_run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         cursor = self._conn.execute(sql.replace("?", "%s"), params)
         return cursor.fetchall() if cursor.description else []
+
+
+def fact_history(
+    fetchall: Callable[[str, Sequence[Any]], list[Any]], tenant: str, scope_key: str, memory_id: str
+) -> list[MemoryRecord]:
+    """The supersession chain a fact belongs to (every linked version), read by ``fetchall``: a
+    write's own connection, or the pool's."""
+
+    def linked(ids: list[str]) -> list[MemoryRecord]:
+        rows = fetchall(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
+            "AND source = 'MEMORY_FACT' AND (memory_id = ANY(%s) OR supersedes_id = ANY(%s) "
+            "OR superseded_by_id = ANY(%s))",
+            (tenant, scope_key, ids, ids, ids),
+        )
+        return [MemoryRecord(*r) for r in rows]
+
+    return walk_history(memory_id, linked)

@@ -17,7 +17,7 @@ from engramdb.storage import erasure, participants
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
-from engramdb.storage.common import expire_rows, scope_stats, walk_history
+from engramdb.storage.common import expire_rows, scope_stats
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
@@ -63,7 +63,7 @@ from engramdb.storage.sqlite.sql import (
     placeholders,
     tombstone,
 )
-from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, runner
+from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, fact_history, runner
 
 T = TypeVar("T")
 
@@ -257,17 +257,7 @@ class SQLiteTenantStore(
         ]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        def linked(ids: list[str]) -> list[MemoryRecord]:
-            marks = placeholders(ids)
-            rows = self._db.fetchall(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? "
-                f"AND source = 'MEMORY_FACT' AND (memory_id IN ({marks}) "
-                f"OR supersedes_id IN ({marks}) OR superseded_by_id IN ({marks}))",
-                [scope_key, *ids, *ids, *ids],
-            )
-            return [memory(r) for r in rows]
-
-        return walk_history(memory_id, linked)
+        return fact_history(self._db.fetchall, scope_key, memory_id)
 
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from engramdb import clock
@@ -135,16 +135,7 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
         return [memory(r) for r in rows]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        def linked(ids: list[str]) -> list[MemoryRecord]:
-            marks = placeholders(ids)
-            rows = self._conn.execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND source = 'MEMORY_FACT' "
-                f"AND (memory_id IN ({marks}) OR supersedes_id IN ({marks}) OR superseded_by_id IN ({marks}))",
-                [scope_key, *ids, *ids, *ids],
-            ).fetchall()
-            return [memory(r) for r in rows]
-
-        return walk_history(memory_id, linked)
+        return fact_history(lambda sql, args: self._conn.execute(sql, args).fetchall(), scope_key, memory_id)
 
     def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._conn.execute(
@@ -278,3 +269,21 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
     def _by_rowid(self, rowid: int) -> MemoryRecord:
         row = self._conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid = ?", (rowid,)).fetchone()
         return memory(row)
+
+
+def fact_history(
+    fetchall: Callable[[str, Sequence[Any]], list[Any]], scope_key: str, memory_id: str
+) -> list[MemoryRecord]:
+    """The supersession chain a fact belongs to (every linked version), read by ``fetchall``: a
+    write's own connection, or the store's readers."""
+
+    def linked(ids: list[str]) -> list[MemoryRecord]:
+        marks = placeholders(ids)
+        rows = fetchall(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND source = 'MEMORY_FACT' "
+            f"AND (memory_id IN ({marks}) OR supersedes_id IN ({marks}) OR superseded_by_id IN ({marks}))",
+            [scope_key, *ids, *ids, *ids],
+        )
+        return [memory(r) for r in rows]
+
+    return walk_history(memory_id, linked)
