@@ -303,6 +303,11 @@ class Outbox:
             with self._cond:
                 self._down = 0  # the server is back: every worker delivers again (notified by _work)
 
+    def _backoff(self, failures: int) -> float:
+        """The wait after ``failures`` in a row: ``backoff_base`` doubling, capped, times a jitter of 0.5-1."""
+        raw = self.settings.backoff_base * 2 ** min(failures - 1, 30)
+        return float(min(self.settings.backoff_cap, raw) * self._random.uniform(0.5, 1.0))
+
     def _retry(self, entry: Entry, reason: str, *, server_down: bool = False) -> None:
         failures = self._round.get(entry.seq, 0) + 1
         if failures >= self.settings.max_attempts:
@@ -310,8 +315,7 @@ class Outbox:
             delay = self.settings.rest_seconds
         else:
             self._round[entry.seq] = failures
-            raw = self.settings.backoff_base * 2 ** (failures - 1)
-            delay = min(self.settings.backoff_cap, raw) * self._random.uniform(0.5, 1.0)
+            delay = self._backoff(failures)
         log.debug("outbox entry %d failed (%s); next attempt in %.2f s", entry.seq, reason, delay)
         self.last_error = reason
         retry_at = time.time() + delay
@@ -322,6 +326,4 @@ class Outbox:
             # pause ends, instead of N workers each spending their own entries' attempts.
             with self._cond:
                 self._down += 1
-                raw = self.settings.backoff_base * 2 ** min(self._down - 1, 30)
-                pause = min(self.settings.backoff_cap, raw) * self._random.uniform(0.5, 1.0)
-                self._pause_until = max(self._pause_until, time.time() + pause)
+                self._pause_until = max(self._pause_until, time.time() + self._backoff(self._down))
