@@ -52,6 +52,26 @@ def test_malformed_json_names_the_body_and_says_why(server: LiveServer) -> None:
         assert well_formed.status_code == 200  # positive control
 
 
+def test_a_body_json_cannot_read_names_the_body_and_says_why(server: LiveServer) -> None:
+    """Bytes that are not UTF-8, and JSON nested past the parser's depth, were a 400 with no field."""
+    headers = {"content-type": "application/json"}
+    unreadable = {
+        '{"query": "caf\xe9"}'.encode("latin-1"): "body: not UTF-8 text (byte 0xe9 at byte 14)",
+        b"[" * 100_000 + b"]" * 100_000: "body: JSON nested too deeply to read",
+        b'{"query": "x", "scope": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001: "body: JSON nested too deeply to read",
+    }
+    with server.client(server.key()) as http:
+        for content, message in unreadable.items():
+            for path in ("/v1/recall", "/v1/episodes"):
+                refused = http.post(path, content=content, headers=headers)
+                assert refused.status_code == 422, (path, refused.text)
+                problem = refused.json()
+                assert (problem["code"], problem["field"]) == ("invalid_input", "body"), problem
+                assert problem["message"].startswith(message), problem
+        read = http.post("/v1/recall", content='{"query": "café"}'.encode(), headers=headers)
+        assert read.status_code == 200, read.text  # positive control: the same text as UTF-8
+
+
 def test_unknown_routes_and_methods_answer_in_the_same_shape(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         missing = http.get("/v1/nope")

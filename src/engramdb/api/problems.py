@@ -96,6 +96,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def routing_error(request: Request, error: HTTPException) -> JSONResponse:
+        unreadable = _unreadable_body(error)
+        if unreadable is not None:  # as malformed JSON is answered: the body named, and why
+            problem = request_problem([{"loc": ("body",), "msg": unreadable}])
+            return ProblemResponse(with_request_id(problem), status_code=422)
         body = {
             "code": _ROUTING_CODES.get(error.status_code, "bad_request"),
             "message": _routing_message(request, error),
@@ -109,6 +113,19 @@ def install(app: FastAPI) -> None:
         return ProblemResponse(with_request_id(body), status_code=error.status_code, headers=headers)
 
     app.add_middleware(RequestBoundary)
+
+
+def _unreadable_body(error: HTTPException) -> str | None:
+    """Why FastAPI could not read a JSON body, when it answered 400 for it (None for another error):
+    bytes that are not UTF-8, or JSON nested deeper than the parser goes."""
+    if error.status_code != 400:
+        return None
+    cause = error.__cause__
+    if isinstance(cause, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{cause.object[cause.start]:02x} at byte {cause.start}); JSON is sent as UTF-8"
+    if isinstance(cause, RecursionError):
+        return "JSON nested too deeply to read (arrays and objects within one another)"
+    return None
 
 
 def _routing_message(request: Request, error: HTTPException) -> str:
