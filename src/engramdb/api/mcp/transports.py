@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from engramdb.api.guard import CALLER_KEY
 from engramdb.api.lane import FairLane
+from engramdb.api.mcp.refusals import as_problems
 from engramdb.api.mcp.server import build_server
 from engramdb.api.problems import problem_body
 from engramdb.contract.events import Scope as MemoryScope
@@ -104,7 +105,7 @@ class _BearerGate:
             body = {"code": "method_not_allowed", "message": "/mcp opens no event stream here; send requests by POST"}
             await JSONResponse(body, status_code=405, headers={"Allow": "POST, DELETE"})(scope, receive, send)
             return
-        await self.app({**scope, CALLER_KEY: caller}, receive, send)
+        await self.app({**scope, CALLER_KEY: caller}, receive, as_problems(send))
 
 
 @dataclass(frozen=True)

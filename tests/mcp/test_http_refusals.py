@@ -1,0 +1,34 @@
+"""The MCP package's own refusals (a body over its 4 MB limit, a POST not sent as JSON) were plain text
+with no field; they answer problem JSON naming the field, as every other error of the server."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import LiveServer
+from tests.mcp.helpers import INITIALIZE
+
+STREAM = {"Accept": "application/json, text/event-stream"}
+
+
+def test_the_mcp_layers_refusals_are_problem_json_naming_the_field(server: LiveServer) -> None:
+    oversized = json.dumps({**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * (5 * 1024 * 1024)}})
+    with server.client(server.key()) as http:
+        too_large = http.post("/mcp", content=oversized, headers={**STREAM, "content-type": "application/json"})
+        assert too_large.status_code == 413, too_large.text
+        assert too_large.headers["content-type"] == "application/json"
+        problem = too_large.json()
+        assert (problem["code"], problem["field"]) == ("payload_too_large", "body"), problem
+        assert "4194304 bytes" in problem["message"] and problem["requestId"] == too_large.headers["x-request-id"]
+
+        as_text = http.post("/mcp", content=json.dumps(INITIALIZE), headers={**STREAM, "content-type": "text/plain"})
+        assert as_text.status_code == 400, as_text.text
+        assert (as_text.json()["code"], as_text.json()["field"]) == ("bad_request", "content-type")
+
+        # The controls: the same message as JSON is served, and so is a JSON-RPC error of the package's own.
+        served = http.post(
+            "/mcp", content=json.dumps(INITIALIZE), headers={**STREAM, "content-type": "application/json"}
+        )
+        assert served.status_code == 200 and served.json()["result"]["serverInfo"], served.text
+        not_rpc = http.post("/mcp", json={"nothing": "here"}, headers=STREAM)
+        assert not_rpc.status_code == 400 and not_rpc.json()["jsonrpc"] == "2.0", not_rpc.text
