@@ -53,12 +53,14 @@ def test_malformed_json_names_the_body_and_says_why(server: LiveServer) -> None:
 
 
 def test_a_body_json_cannot_read_names_the_body_and_says_why(server: LiveServer) -> None:
-    """Bytes that are not UTF-8, and JSON nested past the parser's depth, were a 400 with no field."""
+    """Bytes that are not UTF-8, JSON nested past the parser's depth and an integer too long to convert were a
+    400 with no field."""
     headers = {"content-type": "application/json"}
     unreadable = {
-        '{"query": "caf\xe9"}'.encode("latin-1"): "body: not UTF-8 text (byte 0xe9 at byte 14)",
+        '{"query": "caf\xe9"}'.encode("latin-1"): "body: the bytes are not valid UTF-8",
         b"[" * 100_000 + b"]" * 100_000: "body: JSON nested too deeply to read",
         b'{"query": "x", "scope": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001: "body: JSON nested too deeply to read",
+        b'{"query": "x", "limit": ' + b"1" * 5_000 + b"}": "body: JSON that cannot be read: Exceeds the limit",
     }
     with server.client(server.key()) as http:
         for content, message in unreadable.items():

@@ -117,14 +117,17 @@ def install(app: FastAPI) -> None:
 
 def _unreadable_body(error: HTTPException) -> str | None:
     """Why FastAPI could not read a JSON body, when it answered 400 for it (None for another error):
-    bytes that are not UTF-8, or JSON nested deeper than the parser goes."""
+    bytes not in the encoding the parser took them for, JSON nested deeper than it goes, or a value
+    it cannot convert (an integer of over 4,300 digits)."""
     if error.status_code != 400:
         return None
     cause = error.__cause__
     if isinstance(cause, UnicodeDecodeError):
-        return f"not UTF-8 text (byte 0x{cause.object[cause.start]:02x} at byte {cause.start}); JSON is sent as UTF-8"
+        return f"the bytes are not valid {cause.encoding.upper()} ({cause.reason}); send JSON as UTF-8"
     if isinstance(cause, RecursionError):
         return "JSON nested too deeply to read (arrays and objects within one another)"
+    if isinstance(cause, ValueError):
+        return f"JSON that cannot be read: {cause}"
     return None
 
 
