@@ -119,7 +119,8 @@ class ErasureWrites(GraphWrites):
 
     def delete_memory_rows(self, scope_key: str, rows: Sequence[MemoryKey]) -> int:
         """Delete these memories of one scope (and the relationships touching them), and erase the
-        reasons of the audit entries about them; return how many rows went."""
+        reasons of their tombstones and of the audit entries about them and those tombstones; return
+        how many rows went."""
         if not rows:
             return 0
         m, rowids = self._d.mark, [r.rowid for r in rows]
@@ -143,7 +144,16 @@ class ErasureWrites(GraphWrites):
             f"OR to_id IN ({id_marks}))",
             [*params, scope_key, *ids, *ids],
         )
-        self._erase_reasons(f"scope_key = {m} AND target_id IN ({self._d.marks(len(ids))})", [scope_key, *ids])
+        # The slot's tombstones stay (a value corrected or retracted away must not come back), without
+        # the reasons given for them: free text about the fact deleted, like their audit entries'.
+        owned, params = self._d.owned("tombstones")
+        tombstones = self._run(
+            f"UPDATE tombstones SET reason = NULL, lift_reason = NULL WHERE {owned}scope_key = {m} "
+            f"AND fact_id IN ({id_marks}) RETURNING tombstone_id",
+            [*params, scope_key, *ids],
+        )
+        about = [*ids, *(str(t[0]) for t in tombstones)]
+        self._erase_reasons(f"scope_key = {m} AND target_id IN ({self._d.marks(len(about))})", [scope_key, *about])
         self._erased()
         return len(gone)
 
