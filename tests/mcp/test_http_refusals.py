@@ -5,6 +5,7 @@ the field, as every other error of the server, and keep their headers (Allow).""
 from __future__ import annotations
 
 import json
+from typing import Any, cast
 
 from tests.conftest import LiveServer
 from tests.mcp.helpers import INITIALIZE
@@ -13,7 +14,8 @@ STREAM = {"Accept": "application/json, text/event-stream"}
 
 
 def test_the_mcp_layers_refusals_are_problem_json_naming_the_field(server: LiveServer) -> None:
-    oversized = json.dumps({**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * (5 * 1024 * 1024)}})
+    params = cast(dict[str, Any], INITIALIZE["params"])
+    oversized = json.dumps({**INITIALIZE, "params": {**params, "pad": "x" * (5 * 1024 * 1024)}})
     with server.client(server.key()) as http:
         too_large = http.post("/mcp", content=oversized, headers={**STREAM, "content-type": "application/json"})
         assert too_large.status_code == 413, too_large.text
