@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from engramdb.audit_chain import GENESIS_HASH, chain_hash, reason_digest
 from engramdb.audit_chain.states import memory_digest
+from engramdb.errors import AuthenticationError
 from engramdb.storage.port import (
     AuditDraft,
     AuditEntry,
@@ -22,6 +23,20 @@ from engramdb.storage.port import (
     ScopeStats,
     Transaction,
 )
+
+
+def acting_keys(drafts: Sequence[AuditDraft]) -> list[str]:
+    """The keys whose writes ``drafts`` record, checked in the write itself: a key revoked after its
+    request was authenticated (while it waited for a thread, say) must not write. A key's revoke of
+    itself is left out: it is revoked in that very write."""
+    acting = {
+        d.actor_key_id for d in drafts if d.actor_key_id and (d.action, d.target_id) != ("key.revoke", d.actor_key_id)
+    }
+    return sorted(acting)
+
+
+def refuse_revoked() -> AuthenticationError:
+    return AuthenticationError("this key was revoked")
 
 
 def next_audit_entry(draft: AuditDraft, last: Sequence[Any] | None, at: str) -> AuditEntry:

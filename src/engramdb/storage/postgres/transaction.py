@@ -23,7 +23,7 @@ from engramdb.storage.columns import (
     lexical_body,
     placeholders,
 )
-from engramdb.storage.common import next_audit_entry, row_values, walk_history
+from engramdb.storage.common import acting_keys, next_audit_entry, refuse_revoked, row_values, walk_history
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -249,10 +249,18 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
         return self.audit_many([draft])[0]
 
     def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
-        last = self._conn.execute(
-            "SELECT seq, hash FROM audit_log WHERE tenant = %s ORDER BY seq DESC LIMIT 1",
-            (self._tenant,),
+        # The chain's last entry, and whether a key these entries act for was revoked: one round trip.
+        found = self._conn.execute(
+            "SELECT a.seq, a.hash, EXISTS (SELECT 1 FROM api_keys WHERE tenant = %s AND key_id = ANY(%s) "
+            "AND revoked_at IS NOT NULL) FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT seq, hash FROM audit_log "
+            "WHERE tenant = %s ORDER BY seq DESC LIMIT 1) AS a ON true",
+            (self._tenant, acting_keys(drafts), self._tenant),
         ).fetchone()
+        assert found is not None  # the query has one row whatever the tables hold
+        seq, hash_, revoked = found
+        if revoked:
+            raise refuse_revoked()  # the transaction is rolled back: nothing of the write is kept
+        last = None if seq is None else (seq, hash_)
         at, entries = clock.now_text(), []
         for draft in drafts:  # chained here, written in one go
             entries.append(next_audit_entry(draft, last, at))

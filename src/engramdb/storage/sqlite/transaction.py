@@ -10,7 +10,7 @@ from engramdb import clock
 from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_WIDTH
-from engramdb.storage.common import next_audit_entry, row_values, walk_history
+from engramdb.storage.common import acting_keys, next_audit_entry, refuse_revoked, row_values, walk_history
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -228,6 +228,10 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
         return self.audit_many([draft])[0]
 
     def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
+        keys = acting_keys(drafts)
+        revoked = f"SELECT 1 FROM api_keys WHERE revoked_at IS NOT NULL AND key_id IN ({','.join('?' * len(keys))})"
+        if keys and self._conn.execute(revoked, keys).fetchone():
+            raise refuse_revoked()  # the transaction is rolled back: nothing of the write is kept
         last = self._conn.execute("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
         at, entries = clock.now_text(), []
         for draft in drafts:  # chained here, written in one go
