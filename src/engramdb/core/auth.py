@@ -46,6 +46,9 @@ Role = Literal["agent", "host", "reviewer", "admin"]
 ROLES: tuple[str, ...] = get_args(Role)
 SCOPE_FIELDS = ("agentId", "profileId", "privacyScope", "participantScopeHash", "sandboxEligible")
 _REQUIRED_GRANT = {"agent": SCOPE_FIELDS, "host": ("agentId", "profileId")}
+# Reviewer and admin keys act tenant-wide (the review queue, the audit log, tombstones, exports, keys):
+# a grant on one would be honoured by some routes and not others, so they take none.
+_UNBOUND_ROLES = ("reviewer", "admin")
 _TOKEN_PREFIX = "egm"
 
 
@@ -181,6 +184,8 @@ def validate_grant(role: str, grant: dict[str, Any]) -> dict[str, Any]:
     unknown = set(grant) - set(SCOPE_FIELDS)
     if unknown:
         raise InvalidInputError(f"unknown grant field {sorted(unknown)[0]}", field=sorted(unknown)[0])
+    if role in _UNBOUND_ROLES and grant:
+        raise InvalidInputError(_unbound(role), field="grant")
     for name in _REQUIRED_GRANT.get(role, ()):
         if name not in grant:
             raise InvalidInputError(f"{role} keys must be bound to {name}", field=name)
@@ -201,6 +206,13 @@ def validate_grant(role: str, grant: dict[str, Any]) -> dict[str, Any]:
     except ValueError as error:
         raise InvalidInputError(f"invalid grant: {error}", field="grant") from error
     return grant
+
+
+def _unbound(role: str) -> str:
+    return (
+        f"{role} keys act on every scope of their tenant and take no grant; "
+        "bind a host or an agent key to scope fields instead"
+    )
 
 
 def _digest(secret: str) -> str:
@@ -300,4 +312,7 @@ def authenticate(store: Store, token: str | None) -> Caller:
         raise AuthenticationError("unknown key")
     if record.revoked_at is not None:
         raise AuthenticationError("this key was revoked")
-    return Caller(tenant=tenant, key_id=key_id, role=record.role, grant=json.loads(record.grant_json))
+    grant = json.loads(record.grant_json)
+    if record.role in _UNBOUND_ROLES and grant:  # made before such grants were refused: not honoured everywhere
+        raise AuthenticationError(f"this key is refused: {_unbound(record.role)} (revoke it and create another)")
+    return Caller(tenant=tenant, key_id=key_id, role=record.role, grant=grant)
