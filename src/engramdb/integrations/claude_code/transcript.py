@@ -63,7 +63,9 @@ class Turn:
 def read_entries(path: str | Path) -> list[dict[str, Any]]:
     """The transcript's entries, in order; lines that are not a JSON object are passed over."""
     entries = []
-    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+    # Newlines only: U+2028 and U+2029 may stand unescaped in a JSON string (JSON.stringify leaves them),
+    # and str.splitlines() would break the line there and lose the entry.
+    for line in Path(path).read_text(encoding="utf-8", errors="replace").split("\n"):
         try:
             entry = json.loads(line)
         except ValueError:

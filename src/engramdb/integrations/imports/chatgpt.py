@@ -28,7 +28,12 @@ def read(path: Path) -> Reading:
     reading = Reading()
     for conversation in conversations:
         if isinstance(conversation, Mapping) and isinstance(conversation.get("mapping"), Mapping):
-            _conversation(conversation, reading)
+            kept = len(reading.turns)
+            try:
+                _conversation(conversation, reading)
+            except (KeyError, AttributeError, TypeError, ValueError):  # a message not in the export's shape
+                del reading.turns[kept:]  # the conversation is skipped whole, not cut short
+                reading.skipped["a conversation with a message not in the export's shape"] += 1
         else:
             reading.skipped["an entry that is not a conversation"] += 1
     return reading

@@ -27,8 +27,15 @@ _TIME = ("timestamp", "time", "created_at", "createdAt")
 def read(path: Path) -> Reading:
     reading = Reading()
     sessions: dict[str, Pairing] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
+    # Lines end at newlines only: str.splitlines() also breaks at U+2028, U+2029 and U+0085, which JSON
+    # strings may hold unescaped (JavaScript's JSON.stringify leaves them so).
+    for raw in path.read_bytes().split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            reading.skipped["a line that is not UTF-8"] += 1
             continue
         try:
             item = json.loads(line)

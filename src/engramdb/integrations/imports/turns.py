@@ -42,9 +42,13 @@ class Reading:
 
 
 def unix_time(seconds: Any) -> str | None:
-    """An RFC 3339 time from unix seconds (None for anything else)."""
+    """An RFC 3339 time from unix seconds (None for anything else, a time no calendar holds included:
+    NaN, 1e20, -1e12)."""
     if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
-        return clock.to_text(datetime.fromtimestamp(float(seconds), UTC))
+        try:
+            return clock.to_text(datetime.fromtimestamp(float(seconds), UTC))
+        except (ValueError, OverflowError, OSError):
+            return None
     return None
 
 

@@ -65,8 +65,8 @@ def _messages(episode: Mapping[str, Any], sessions: dict[str, list[Any]], readin
 def _speakers(content: str) -> list[tuple[str, str]]:
     """``speaker: text`` lines as (user or assistant, text); a line without a speaker continues one."""
     found: list[tuple[str, str]] = []
-    for line in content.splitlines():
-        match = _SPEAKER.match(line)
+    for line in content.split("\n"):  # not splitlines(): U+2028 and its kind stay inside a line
+        match = _SPEAKER.match(line.rstrip("\r"))
         if match:
             kind = "assistant" if set(match.group(1).lower().split()) & _ASSISTANT else "user"
             found.append((kind, match.group(2)))
