@@ -33,6 +33,12 @@ class KnowledgeDeleting(Area):
         if row is None:
             raise NotFoundError(f"no record {record_id} in this scope", id=record_id)
         rows = [row, *(_descendants(tenant, scope_key, row) if query.cascade else [])]
+        if len(rows) > MAX_DELETED:  # _descendants stops walking past the limit: the rest was never listed
+            raise InvalidInputError(
+                f"record {record_id} and the records nested under it are more than {MAX_DELETED}; delete its "
+                "children by a where first (POST /v1/records/delete), or this record alone",
+                field="cascade",
+            )
         return self._delete(caller, tenant, scope_key, rows, dry_run=query.dry_run)
 
     def delete_records(self, caller: Caller, body: DeleteRequest) -> Deleted:
@@ -73,7 +79,8 @@ class KnowledgeDeleting(Area):
 
 
 def _descendants(tenant: TenantStore, scope_key: str, root: RecordRow) -> list[RecordRow]:
-    """The records nested under ``root`` (HAS_ relationships out of it), recursively."""
+    """The records nested under ``root`` (HAS_ relationships out of it), recursively; the walk stops
+    once more than ``MAX_DELETED`` are found (the delete is then refused)."""
     found: dict[int, RecordRow] = {}
     frontier = [root.rowid]
     while frontier and len(found) <= MAX_DELETED:

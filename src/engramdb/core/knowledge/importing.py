@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from engramdb.audit_chain.states import record_digest, relationship_digest, relationship_id
 from engramdb.contract.canonical import canonical_json
 from engramdb.core.auth import Caller
-from engramdb.core.knowledge.properties import Draft
+from engramdb.core.knowledge.properties import MAX_PROPERTIES, Draft
 from engramdb.core.knowledge.views import child_key, merge_key, new_record
-from engramdb.errors import InternalError
+from engramdb.errors import InternalError, InvalidInputError
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
 from engramdb.storage.port import AuditDraft, Transaction
 from engramdb.storage.rows import ScopeColumns
@@ -121,6 +121,12 @@ def _upsert(
             fresh.append((group, new_record(scope, draft, properties, merge_key=group.key, origin=origin, at=at)))
             continue
         merged = {**json.loads(stored.properties_json), **properties}
+        if len(merged) > MAX_PROPERTIES:  # each write within the limit, the record they grow past it
+            raise InvalidInputError(
+                f"{draft.path} would give record {stored.record_id} {len(merged)} properties once merged; the "
+                f"limit is {MAX_PROPERTIES}",
+                field=draft.path,
+            )
         if canonical_json(merged) == stored.properties_json:
             tally.unchanged += 1
             group.row = stored

@@ -1,0 +1,24 @@
+"""A record holds at most 256 properties. Writes merged into one record by mergeBy were each checked
+alone, so three of 250 grew it to 751 (and past 15,000 later, each merge then taking seconds)."""
+
+from __future__ import annotations
+
+from tests.conftest import LiveServer
+
+
+def _wide(start: int, count: int) -> dict[str, object]:
+    data = {"key": "k1", **{f"p{i}": i for i in range(start, start + count)}}
+    return {"label": "WIDE", "mergeBy": ["key"], "data": data}
+
+
+def test_a_merge_that_would_pass_the_property_limit_is_refused(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        assert http.post("/v1/records", json=_wide(0, 200)).status_code == 201
+        grown = http.post("/v1/records", json=_wide(200, 50))  # the control: 251 properties once merged
+        assert grown.status_code == 200, grown.text
+        record = grown.json()["records"][0]["id"]
+        refused = http.post("/v1/records", json=_wide(250, 10))  # 261 once merged
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["field"] == "data" and "261 properties" in refused.json()["message"]
+        kept = http.get(f"/v1/records/{record}").json()
+        assert len(kept["properties"]) == 251  # nothing of the refused merge was written
