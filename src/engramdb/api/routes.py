@@ -27,6 +27,7 @@ from engramdb.api.guard import CALLER_KEY
 from engramdb.api.lane import FairLane, Line, line_of, run_on_place
 from engramdb.api.openapi import responses
 from engramdb.api.problems import not_json_hint
+from engramdb.contract.events import NUL_FREE
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.operations import run
@@ -229,7 +230,11 @@ def _body(op: Operation[Any], parsed: Any, request: Request) -> Any:
         raise InvalidInputError(
             f"body: {why}{not_json_hint(request)}", field="body", errors=[{"field": "body", "message": why}]
         )
-    return op.body.model_validate(parsed)
+    # JSON writes a NUL only as the escape \u0000: a body without one needs no walk to remove them
+    # (3.2 s of a 15 MB body's check). The text is the one FastAPI read (Starlette keeps it).
+    text = getattr(request, "_body", None)
+    nul_free = isinstance(text, bytes) and b"\\u0000" not in text
+    return op.body.model_validate(parsed, context={NUL_FREE: True} if nul_free else None)
 
 
 def _query_names(op: Operation[Any]) -> dict[str, str]:

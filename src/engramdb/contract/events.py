@@ -22,6 +22,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationInfo,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -112,6 +113,11 @@ def _wire_names(model: type[BaseModel]) -> frozenset[str]:
     return frozenset(info.alias or name for name, info in model.model_fields.items())
 
 
+# A validation context's key: true when the body's JSON text was seen to hold no NUL (no ``\u0000``
+# escape, the only way JSON writes one), so no string needs the walk that removes them.
+NUL_FREE = "nulFree"
+
+
 class WireModel(BaseModel):
     """camelCase on the wire, snake_case in Python; strict types; unknown fields rejected."""
 
@@ -130,7 +136,7 @@ class WireModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_nulls(cls, data: Any) -> Any:
+    def _no_nulls(cls, data: Any, info: ValidationInfo) -> Any:
         if isinstance(data, dict) and not data.keys() <= _wire_names(cls) and cls.model_config.get("extra") == "forbid":
             return data  # a name the model does not have is refused first, before anything is walked
         # The schema has no nullable field: an explicit null fails that field's type check
@@ -139,7 +145,8 @@ class WireModel(BaseModel):
             data = {k: _NULL if v is None else v for k, v in data.items()}
         # NUL characters are dropped from every string, as write bodies always did: no store keeps
         # them (PostgreSQL text cannot hold one).
-        return strip_nul(data) if isinstance(data, dict) and cls.strips_nul else data
+        walk = cls.strips_nul and not (info.context or {}).get(NUL_FREE)
+        return strip_nul(data) if isinstance(data, dict) and walk else data
 
     # False on the contract's own event shapes, whose verdict must be the JSON Schema's (a NUL is a
     # character there); every body that reaches a store is a request model that strips them.
