@@ -19,6 +19,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.knowledge.importing import write_forest
 from engramdb.core.knowledge.properties import (
     MAX_RECORDS,
+    MAX_VALUES,
     Draft,
     check_label,
     check_property,
@@ -164,6 +165,12 @@ def _drafts(label: str, data: Any) -> list[Draft]:
     total = sum(root.count() for root in roots)
     if total > MAX_RECORDS:
         raise InvalidInputError(f"data holds {total} records; one write takes at most {MAX_RECORDS}", field="data")
+    held = sum(root.values() for root in roots)
+    if held > MAX_VALUES:
+        raise InvalidInputError(
+            f"data holds {held} values (a list's items count one each); one write takes at most {MAX_VALUES}",
+            field="data",
+        )
     return roots
 
 

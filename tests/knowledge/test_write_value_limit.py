@@ -1,0 +1,25 @@
+"""One record write holds at most MAX_VALUES typed values (a list's items count one each): each is a
+row inserted under the tenant's write lock, and 1,000 records of 1,000-item lists held it for a minute.
+The limit is lowered here (the server runs in this process) so that the write past it stays small."""
+
+from __future__ import annotations
+
+import pytest
+
+from engramdb.core.knowledge import writing
+from tests.conftest import LiveServer
+
+
+def _notes(records: int, items: int) -> dict[str, object]:
+    return {"label": "NOTE", "data": [{"n": i, "tags": [f"t{j}" for j in range(items)]} for i in range(records)]}
+
+
+def test_a_write_past_the_value_limit_is_refused_whole(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writing, "MAX_VALUES", 50)
+    with server.client(server.key()) as http:
+        refused = http.post("/v1/records", json=_notes(5, 10))  # 5 x (1 + 10) = 55 values
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["field"] == "data" and "55 values" in refused.json()["message"]
+        assert http.post("/v1/records/search", json={"count": True}).json()["total"] == 0  # nothing written
+        written = http.post("/v1/records", json=_notes(4, 10))  # the control: 44 values
+        assert written.status_code == 201 and len(written.json()["records"]) == 4, written.text
