@@ -159,3 +159,17 @@ def _a_tombstone(server: LiveServer) -> str:
         fact = http.post("/v1/facts", json=fact_body("Retract me")).json()
         assert http.post(f"/v1/facts/{fact['id']}/retract", json={"reason": "r"}).status_code == 200
         return str(http.get("/v1/tombstones").json()["tombstones"][0]["tombstoneId"])
+
+
+def test_a_lone_surrogate_quoted_back_becomes_a_replacement_character(server: LiveServer) -> None:
+    """A property name holding a lone surrogate was echoed in `field` as the escape \\ud800, which strict
+    JSON parsers (serde_json, say) refuse even escaped."""
+    headers = {"content-type": "application/json"}
+    with server.client(server.key()) as http:
+        refused = http.post("/v1/records", content=b'{"label": "NOTE", "data": {"\\ud800 lone": 1}}', headers=headers)
+        assert refused.status_code == 422, refused.text
+        quoted = "".join(str(v) for v in refused.json().values())
+        assert not any(0xD800 <= ord(c) <= 0xDFFF for c in quoted), refused.text  # no surrogate, escaped or not
+        assert refused.json()["field"] == "data.\ufffd lone", refused.text
+        named = http.post("/v1/records", content=b'{"label": "NOTE", "data": {"Bad name": 1}}', headers=headers)
+        assert named.json()["field"] == "data.Bad name"  # the control: a field is still named as sent

@@ -30,15 +30,28 @@ log = logging.getLogger(__name__)
 # Codes for the errors the router raises itself (no route; a route without this method).
 _ROUTING_CODES = {404: NotFoundError.code, 405: "method_not_allowed", 413: PayloadTooLargeError.code}
 _GIVEN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 REQUEST_ID_HEADER = "x-request-id"
 
 
 class ProblemResponse(JSONResponse):
-    """Problem JSON with every non-ASCII character escaped: a message and a field may quote what the
-    client sent, a lone surrogate (``\\ud800``) included, which UTF-8 cannot encode."""
+    """Problem JSON with every non-ASCII character escaped. A message and a field may quote what the
+    client sent: a lone surrogate there (``\\ud800``, which JSON lets through) becomes U+FFFD, since a
+    strict parser refuses a document holding one even escaped."""
 
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+        sound = _without_surrogates(content)
+        return json.dumps(sound, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value
 
 
 def problem_body(error: EngramError) -> dict[str, Any]:
