@@ -5,6 +5,7 @@ the walk is counted)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -33,3 +34,15 @@ def test_only_a_body_with_a_nul_escape_is_walked(server: LiveServer, monkeypatch
         assert with_nul.status_code == 201, with_nul.text
         assert walked  # the control: this body was walked
         assert with_nul.json()["memory"]["event"]["userText"] == "a nul inside"  # and its NUL removed
+
+
+def test_a_utf16_body_with_a_nul_still_has_it_removed(server: LiveServer) -> None:
+    """json reads UTF-16 and UTF-32 bodies too, where the escape \\u0000 is not the bytes b"\\\\u0000":
+    such a body is walked (a review found a NUL stored by SQLite, and a 500 from PostgreSQL)."""
+    body = json.dumps({"role": "reviewer", "label": "lab\u0000el"}).encode("utf-16")
+    with server.client(server.key(role="admin")) as http:
+        created = http.post("/v1/keys", content=body, headers={"content-type": "application/json"})
+        assert created.status_code == 201, created.text
+        assert created.json()["label"] == "label"
+        listed = {k["label"] for k in http.get("/v1/keys").json()["keys"]}
+        assert "label" in listed and "lab\u0000el" not in listed

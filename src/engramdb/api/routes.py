@@ -8,6 +8,7 @@ and one body: authenticate, call the service, answer with the operation's status
 from __future__ import annotations
 
 import inspect
+import json
 from collections import Counter
 from collections.abc import Callable
 from functools import cache, partial, wraps
@@ -232,8 +233,10 @@ def _body(op: Operation[Any], parsed: Any, request: Request) -> Any:
         )
     # JSON writes a NUL only as the escape \u0000: a body without one needs no walk to remove them
     # (3.2 s of a 15 MB body's check). The text is the one FastAPI read (Starlette keeps it).
+    # Only UTF-8 text: json reads UTF-16 and UTF-32 too, where \u0000 is not those bytes.
     text = getattr(request, "_body", None)
-    nul_free = isinstance(text, bytes) and b"\\u0000" not in text
+    utf8 = isinstance(text, bytes) and json.detect_encoding(text[:4]) in ("utf-8", "utf-8-sig")
+    nul_free = utf8 and isinstance(text, bytes) and b"\\u0000" not in text
     return op.body.model_validate(parsed, context={NUL_FREE: True} if nul_free else None)
 
 
