@@ -22,3 +22,16 @@ def test_a_merge_that_would_pass_the_property_limit_is_refused(server: LiveServe
         assert refused.json()["field"] == "data" and "261 properties" in refused.json()["message"]
         kept = http.get(f"/v1/records/{record}").json()
         assert len(kept["properties"]) == 251  # nothing of the refused merge was written
+
+
+def test_items_merged_within_one_write_are_held_to_the_limit(server: LiveServer) -> None:
+    """Items of one write with the same mergeBy values become one record: each was checked alone."""
+    first = {"key": "k2", **{f"a{i}": i for i in range(200)}}
+    second = {"key": "k2", **{f"b{i}": i for i in range(200)}}
+    with server.client(server.key()) as http:
+        refused = http.post("/v1/records", json={"label": "WIDE", "mergeBy": ["key"], "data": [first, second]})
+        assert refused.status_code == 422 and "401 properties" in refused.json()["message"], refused.text
+        assert http.post("/v1/records/search", json={"count": True}).json()["total"] == 0
+        small = [{"key": "k2", "a": 1}, {"key": "k2", "b": 2}]  # the control: merged within the limit
+        merged = http.post("/v1/records", json={"label": "WIDE", "mergeBy": ["key"], "data": small})
+        assert merged.status_code == 201 and merged.json()["records"][0]["properties"] == {"key": "k2", "a": 1, "b": 2}

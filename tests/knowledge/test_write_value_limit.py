@@ -23,3 +23,21 @@ def test_a_write_past_the_value_limit_is_refused_whole(server: LiveServer, monke
         assert http.post("/v1/records/search", json={"count": True}).json()["total"] == 0  # nothing written
         written = http.post("/v1/records", json=_notes(4, 10))  # the control: 44 values
         assert written.status_code == 201 and len(written.json()["records"]) == 4, written.text
+
+
+def test_a_patch_and_a_relationship_are_held_to_the_limits(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writing, "MAX_VALUES", 50)
+    with server.client(server.key()) as http:
+        records = http.post("/v1/records", json=_notes(2, 1)).json()["records"]
+        one, two = records[0]["id"], records[1]["id"]
+        patched = http.patch(f"/v1/records/{one}", json={"properties": {"tags": [f"t{j}" for j in range(60)]}})
+        assert patched.status_code == 422 and patched.json()["field"] == "properties", patched.text
+        assert http.patch(f"/v1/records/{one}", json={"properties": {"tags": ["a", "b"]}}).status_code == 200
+
+        link = {"source": {"kind": "RECORD", "id": one}, "target": {"kind": "RECORD", "id": two}, "type": "NEXT"}
+        many = {f"p{i}": i for i in range(300)}  # past the 256 properties a record may hold
+        refused = http.post("/v1/relationships", json={**link, "properties": many})
+        assert refused.status_code == 422 and refused.json()["field"] == "properties", refused.text
+        listed = {"p": [f"v{j}" for j in range(60)]}  # past the (lowered) value limit
+        assert http.post("/v1/relationships", json={**link, "properties": listed}).status_code == 422
+        assert http.post("/v1/relationships", json={**link, "properties": {"p": 1}}).status_code in (200, 201)

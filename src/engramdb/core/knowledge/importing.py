@@ -116,17 +116,13 @@ def _upsert(
     audits, fresh = [], []
     for group in groups:
         draft, properties = group.drafts[0], group.properties()
+        _within_limit(draft, properties, "the items merged in this write")
         stored = existing.get((draft.label, group.key)) if group.key is not None else None
         if stored is None:
             fresh.append((group, new_record(scope, draft, properties, merge_key=group.key, origin=origin, at=at)))
             continue
         merged = {**json.loads(stored.properties_json), **properties}
-        if len(merged) > MAX_PROPERTIES:  # each write within the limit, the record they grow past it
-            raise InvalidInputError(
-                f"{draft.path} would give record {stored.record_id} {len(merged)} properties once merged; the "
-                f"limit is {MAX_PROPERTIES}",
-                field=draft.path,
-            )
+        _within_limit(draft, merged, f"record {stored.record_id} once merged")  # each write within it, their sum not
         if canonical_json(merged) == stored.properties_json:
             tally.unchanged += 1
             group.row = stored
@@ -144,6 +140,14 @@ def _upsert(
         tally.created += 1
         audits.append(_record_audit(caller, "record.create", group.row))
     return audits
+
+
+def _within_limit(draft: Draft, properties: dict[str, object], what: str) -> None:
+    if len(properties) > MAX_PROPERTIES:
+        raise InvalidInputError(
+            f"{draft.path} would give {what} {len(properties)} properties; the limit is {MAX_PROPERTIES}",
+            field=draft.path,
+        )
 
 
 def _link_parents(
