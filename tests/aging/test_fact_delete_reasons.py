@@ -29,6 +29,10 @@ def test_a_deleted_facts_tombstones_stay_without_their_reasons(server: LiveServe
         other = http.post("/v1/facts", json=fact_body("I live in Oslo.", subject="user", kind="city")).json()["id"]
         assert http.post(f"/v1/facts/{other}/correct", json={"text": "I live in Rome.", "reason": "kept"}).is_success
 
+        # The old value said again is refused: its refusal names the tombstone, and must not copy its reason.
+        again_body = fact_body("I prefer MongoDB.", subject="user", kind="database", sourceEventId="turn-9")
+        said_again = http.post("/v1/facts", json=again_body)
+        assert said_again.status_code == 409, said_again.text
         listed = {"subjectKey": "user", "kind": "database"}
         before = http.get("/v1/tombstones", params=listed).json()["tombstones"]
         assert sorted(t["reason"] for t in before) == [f"{MARK} one", f"{MARK} two"]  # the positive control

@@ -166,7 +166,9 @@ def _park(tx: Transaction, row: NewMemory, caller: Caller, why: str) -> MemoryRe
 
 
 def _tombstoned(tx: Transaction, row: NewMemory, caller: Caller, policy: TenantPolicy, tomb: Tombstone) -> FactOutcome:
-    why = f"value tombstoned by {tomb.tombstone_id} ({tomb.reason or 'no reason given'})"
+    # The tombstone's id, not its reason: a reason copied here would outlive the fact's deletion, which
+    # erases the reasons of its tombstones (the reviewer reads it from the tombstone).
+    why = f"value tombstoned by {tomb.tombstone_id}"
     if policy.tombstone_policy == "review":
         return FactOutcome("parked", _park(tx, row, caller, why), tombstone=tomb)
     # The refusal is audited too (the transaction commits; the caller then answers 409).
