@@ -5,11 +5,17 @@ turn; a bad byte or time ended the whole import with a traceback instead of a sk
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
+from typing import Any, cast
 
+import pytest
+
+from engramdb.errors import InvalidInputError
 from engramdb.integrations.claude_code.transcript import read_turns
-from engramdb.integrations.imports import chatgpt, jsonl
+from engramdb.integrations.imports import chatgpt, jsonl, mem0
+from engramdb.integrations.imports.running import import_file
 
 SAMPLES = Path(__file__).parent / "samples"
 SEPARATORS = "\u2028\u2029\u0085"
@@ -65,3 +71,26 @@ def test_a_chatgpt_conversation_not_in_the_exports_shape_is_skipped_whole(tmp_pa
     assert any(t.session in first for t in whole.turns)  # the control: the whole file has its turns
     assert not first & {t.session for t in reading.turns}  # none of them now, not some
     assert len(reading.turns) == len(whole.turns) - sum(t.session in first for t in whole.turns) > 0
+
+
+def test_a_windows_byte_order_mark_is_no_part_of_the_first_line(tmp_path: Path) -> None:
+    lines = [_line("s", "user", "first message"), _line("s", "assistant", "first answer")]
+    marked = tmp_path / "chat.jsonl"
+    marked.write_bytes(codecs.BOM_UTF8 + "\r\n".join(lines).encode())
+    assert [(t.user, t.assistant) for t in jsonl.read(marked).turns] == [("first message", "first answer")]
+    exported = (SAMPLES / "mem0-get-all.json").read_bytes()
+    with_mark = tmp_path / "mem0.json"
+    with_mark.write_bytes(codecs.BOM_UTF8 + exported)
+    assert len(mem0.read(with_mark).turns) == len(mem0.read(SAMPLES / "mem0-get-all.json").turns) > 0
+
+
+@pytest.mark.parametrize(
+    "source, content",
+    [("zep", b'{"episodes": 5}'), ("chatgpt", b'[{"mapping": '), ("mem0", b'{"results": "caf\xe9"}')],
+)
+def test_a_file_not_in_its_sources_shape_is_refused_by_name(tmp_path: Path, source: str, content: bytes) -> None:
+    path = tmp_path / "export.json"
+    path.write_bytes(content)
+    with pytest.raises(InvalidInputError, match=f"cannot be read as a {source} file") as refused:
+        import_file(cast(Any, None), source, path)  # refused before anything is written
+    assert refused.value.field == "path"

@@ -65,7 +65,7 @@ def read_entries(path: str | Path) -> list[dict[str, Any]]:
     entries = []
     # Newlines only: U+2028 and U+2029 may stand unescaped in a JSON string (JSON.stringify leaves them),
     # and str.splitlines() would break the line there and lose the entry.
-    for line in Path(path).read_text(encoding="utf-8", errors="replace").split("\n"):
+    for line in Path(path).read_text(encoding="utf-8-sig", errors="replace").split("\n"):
         try:
             entry = json.loads(line)
         except ValueError:

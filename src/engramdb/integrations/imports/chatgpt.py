@@ -23,7 +23,7 @@ _TEXT = ("text", "multimodal_text")
 
 
 def read(path: Path) -> Reading:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark (Windows) is no JSON
     conversations = data if isinstance(data, list) else [data]
     reading = Reading()
     for conversation in conversations:

@@ -12,6 +12,7 @@ Turns are numbered per session in file order.
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +30,7 @@ def read(path: Path) -> Reading:
     sessions: dict[str, Pairing] = {}
     # Lines end at newlines only: str.splitlines() also breaks at U+2028, U+2029 and U+0085, which JSON
     # strings may hold unescaped (JavaScript's JSON.stringify leaves them so).
-    for raw in path.read_bytes().split(b"\n"):
+    for raw in path.read_bytes().removeprefix(codecs.BOM_UTF8).split(b"\n"):  # a Windows byte-order mark
         if not raw.strip():
             continue
         try:

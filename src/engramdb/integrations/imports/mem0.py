@@ -20,7 +20,7 @@ from engramdb.integrations.imports.turns import ImportedTurn, Reading
 
 
 def read(path: Path) -> Reading:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark (Windows) is no JSON
     memories = data.get("results", data.get("memories")) if isinstance(data, Mapping) else data
     reading = Reading()
     for memory in memories if isinstance(memories, list) else []:

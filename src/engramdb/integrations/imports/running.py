@@ -86,7 +86,10 @@ def import_file(
         raise InvalidInputError(f"unknown source {source!r}: one of {', '.join(SOURCES)}", field="source")
     if not 1 <= batch_size <= BATCH:
         raise InvalidInputError(f"batch size is 1 to {BATCH}", field="batch_size")
-    reading = SOURCES[source](Path(path))
+    try:
+        reading = SOURCES[source](Path(path))
+    except (ValueError, TypeError, AttributeError, KeyError) as error:  # not UTF-8, not JSON, not the source's shape
+        raise InvalidInputError(f"{path} cannot be read as a {source} file: {error}", field="path") from error
     report = ImportReport(source, str(path), dry_run, turns=len(reading.turns), skipped=Counter(reading.skipped))
     report.extract = None if dry_run else extract
     chunks = [reading.turns[i : i + batch_size] for i in range(0, len(reading.turns), batch_size)]

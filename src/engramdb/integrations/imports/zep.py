@@ -32,7 +32,7 @@ _SPEAKER = re.compile(r"^([^:\n]{1,60}):\s?(.*)$")
 
 
 def read(path: Path) -> Reading:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark (Windows) is no JSON
     episodes = data.get("episodes", data.get("items")) if isinstance(data, Mapping) else data
     reading = Reading()
     sessions: dict[str, list[tuple[str, str, Mapping[str, Any]]]] = {}
