@@ -48,11 +48,12 @@ def test_a_lone_surrogate_in_an_episode_or_fact_is_refused_naming_the_field(serv
 
 def test_a_problem_quoting_a_lone_surrogate_is_still_json(server: LiveServer) -> None:
     """A 422 whose field or message quotes a lone surrogate the client sent (a where's key, a nested
-    record's key) could not be encoded as UTF-8 and became a 500."""
+    record's key) could not be encoded as UTF-8 and became a 500. It is quoted as U+FFFD: a strict
+    JSON parser refuses the escape of a lone surrogate too."""
     with server.client(server.key()) as http:
         for path, raw, field in (
-            ("/v1/records/search", '{"where": {"\\ud800": 1}}', "where.\ud800"),
-            ("/v1/records", '{"label": "NOTE", "data": {"\\udfff": {}}}', "data.\udfff"),
+            ("/v1/records/search", '{"where": {"\\ud800": 1}}', "where.\ufffd"),
+            ("/v1/records", '{"label": "NOTE", "data": {"\\udfff": {}}}', "data.\ufffd"),
         ):
             answer = http.post(path, content=raw.encode(), headers=JSON)
             assert answer.status_code == 422, answer.text
