@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engramdb.api.methods import allowed_methods
+from engramdb.contract.bounds import replace_lone_surrogates
 from engramdb.errors import AuthenticationError, EngramError, NotFoundError, PayloadTooLargeError
 from engramdb.logs import problem_note, request_id
 from engramdb.models.problems import request_problem, validation_problem
@@ -30,7 +31,6 @@ log = logging.getLogger(__name__)
 # Codes for the errors the router raises itself (no route; a route without this method).
 _ROUTING_CODES = {404: NotFoundError.code, 405: "method_not_allowed", 413: PayloadTooLargeError.code}
 _GIVEN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 REQUEST_ID_HEADER = "x-request-id"
 
 
@@ -40,18 +40,8 @@ class ProblemResponse(JSONResponse):
     strict parser refuses a document holding one even escaped."""
 
     def render(self, content: Any) -> bytes:
-        sound = _without_surrogates(content)
+        sound = replace_lone_surrogates(content)
         return json.dumps(sound, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
-
-
-def _without_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_surrogates(v) for v in value]
-    return value
 
 
 def problem_body(error: EngramError) -> dict[str, Any]:

@@ -52,6 +52,17 @@ def strip_nul(value: Any) -> Any:
     return value
 
 
+def replace_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate inside its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {replace_lone_surrogates(k): replace_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [replace_lone_surrogates(v) for v in value]
+    return value
+
+
 def has_lone_surrogate(value: Any) -> bool:
     """Whether a string inside ``value`` holds a lone surrogate (an unpaired ``\\ud800``-``\\udfff``
     escape): JSON lets one through, UTF-8 cannot encode it, so no store could keep it."""
