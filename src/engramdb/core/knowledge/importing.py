@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from engramdb.audit_chain.states import record_digest, relationship_digest, relationship_id
 from engramdb.contract.canonical import canonical_json
 from engramdb.core.auth import Caller
-from engramdb.core.knowledge.properties import MAX_PROPERTIES, Draft
+from engramdb.core.knowledge.properties import Draft, check_property_count
 from engramdb.core.knowledge.views import child_key, merge_key, new_record
-from engramdb.errors import InternalError, InvalidInputError
+from engramdb.errors import InternalError
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
 from engramdb.storage.port import AuditDraft, Transaction
 from engramdb.storage.rows import ScopeColumns
@@ -116,13 +116,14 @@ def _upsert(
     audits, fresh = [], []
     for group in groups:
         draft, properties = group.drafts[0], group.properties()
-        _within_limit(draft, properties, "the items merged in this write")
+        check_property_count(len(properties), draft.path, "the items merged in this write")
         stored = existing.get((draft.label, group.key)) if group.key is not None else None
         if stored is None:
             fresh.append((group, new_record(scope, draft, properties, merge_key=group.key, origin=origin, at=at)))
             continue
         merged = {**json.loads(stored.properties_json), **properties}
-        _within_limit(draft, merged, f"record {stored.record_id} once merged")  # each write within it, their sum not
+        # Each write within the limit, their sum not: the record they grow is checked too.
+        check_property_count(len(merged), draft.path, f"record {stored.record_id} once merged")
         if canonical_json(merged) == stored.properties_json:
             tally.unchanged += 1
             group.row = stored
@@ -140,14 +141,6 @@ def _upsert(
         tally.created += 1
         audits.append(_record_audit(caller, "record.create", group.row))
     return audits
-
-
-def _within_limit(draft: Draft, properties: dict[str, object], what: str) -> None:
-    if len(properties) > MAX_PROPERTIES:
-        raise InvalidInputError(
-            f"{draft.path} would give {what} {len(properties)} properties; the limit is {MAX_PROPERTIES}",
-            field=draft.path,
-        )
 
 
 def _link_parents(

@@ -48,8 +48,20 @@ class Draft:
 
     def values(self) -> int:
         """The typed values of this record and all below it (a list's items count one each)."""
-        own = sum(len(v) if isinstance(v, list) else 1 for v in self.properties.values())
-        return own + sum(child.values() for _, child in self.children)
+        return value_count(self.properties) + sum(child.values() for _, child in self.children)
+
+
+def value_count(properties: Mapping[str, Any]) -> int:
+    """The typed values ``properties`` hold once stored (a list's items count one each)."""
+    return sum(len(v) if isinstance(v, list) else 1 for v in properties.values())
+
+
+def check_property_count(count: int, where: str, whose: str | None = None) -> None:
+    """Refuse more than ``MAX_PROPERTIES`` properties at ``where`` (``whose``: the record they would
+    be merged into, when not ``where``'s own)."""
+    if count > MAX_PROPERTIES:
+        held = f"would give {whose}" if whose else "has"
+        raise InvalidInputError(f"{where} {held} {count} properties; the limit is {MAX_PROPERTIES}", field=where)
 
 
 def check_label(label: str, field_name: str = "label") -> str:
@@ -101,10 +113,7 @@ def draft(label: str, data: Any, path: str = "data", depth: int = 0) -> Draft:
         value = storable(value, where)
         values(key, value, where)  # validates
         record.properties[key] = value
-    if len(record.properties) > MAX_PROPERTIES:
-        raise InvalidInputError(
-            f"{path} has {len(record.properties)} properties; the limit is {MAX_PROPERTIES}", field=path
-        )
+    check_property_count(len(record.properties), path)
     return record
 
 

@@ -18,14 +18,15 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.knowledge.importing import write_forest
 from engramdb.core.knowledge.properties import (
-    MAX_PROPERTIES,
     MAX_RECORDS,
     MAX_VALUES,
     Draft,
     check_label,
     check_property,
+    check_property_count,
     draft,
     storable,
+    value_count,
     values,
 )
 from engramdb.core.knowledge.views import NOUNS, new_record, record_view, relationship_view
@@ -87,9 +88,10 @@ class KnowledgeWriting(Area):
                 raise InvalidInputError(
                     "properties cannot hold nested records (write them as records and link them)", field="properties"
                 )
-            if node.values() > MAX_VALUES:
+            held = node.values()
+            if held > MAX_VALUES:
                 raise InvalidInputError(
-                    f"properties hold {node.values()} values once set; one record takes at most {MAX_VALUES}",
+                    f"properties hold {held} values once set; one record takes at most {MAX_VALUES}",
                     field="properties",
                 )
             if canonical_json(node.properties) == row.properties_json:
@@ -107,17 +109,14 @@ class KnowledgeWriting(Area):
         scope_key = auth.scope_key(self.shared.scope(caller, _named(body.scope)))
         check_label(body.type, "type")
         properties: dict[str, Any] = {}
-        if len(body.properties) > MAX_PROPERTIES:  # as a record's
-            raise InvalidInputError(
-                f"properties has {len(body.properties)} entries; the limit is {MAX_PROPERTIES}", field="properties"
-            )
+        check_property_count(len(body.properties), "properties")  # as a record's
         for name, value in body.properties.items():  # the values a record's properties may hold
             where = f"properties.{name}"
             check_property(name, where)
             if value is not None:
                 properties[name] = storable(value, where)
                 values(name, properties[name], where)
-        held = sum(len(v) if isinstance(v, list) else 1 for v in properties.values())
+        held = value_count(properties)
         if held > MAX_VALUES:
             raise InvalidInputError(f"properties hold {held} values; the limit is {MAX_VALUES}", field="properties")
         tenant = self.shared.tenant(caller)
