@@ -235,8 +235,9 @@ def _body(op: Operation[Any], parsed: Any, request: Request) -> Any:
     # (3.2 s of a 15 MB body's check). The text is the one FastAPI read (Starlette keeps it).
     # Only UTF-8 text: json reads UTF-16 and UTF-32 too, where \u0000 is not those bytes.
     text = getattr(request, "_body", None)
-    utf8 = isinstance(text, bytes) and json.detect_encoding(text[:4]) in ("utf-8", "utf-8-sig")
-    nul_free = utf8 and isinstance(text, bytes) and b"\\u0000" not in text
+    nul_free = (
+        isinstance(text, bytes) and json.detect_encoding(text[:4]) in ("utf-8", "utf-8-sig") and b"\\u0000" not in text
+    )
     return op.body.model_validate(parsed, context={NUL_FREE: True} if nul_free else None)
 
 

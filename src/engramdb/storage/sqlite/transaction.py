@@ -229,8 +229,12 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
 
     def audit_many(self, drafts: Sequence[AuditDraft]) -> list[AuditEntry]:
         keys = acting_keys(drafts)
-        revoked = f"SELECT 1 FROM api_keys WHERE revoked_at IS NOT NULL AND key_id IN ({','.join('?' * len(keys))})"
-        if keys and self._conn.execute(revoked, keys).fetchone():
+        if (
+            keys
+            and self._conn.execute(
+                f"SELECT 1 FROM api_keys WHERE revoked_at IS NOT NULL AND key_id IN ({placeholders(keys)})", keys
+            ).fetchone()
+        ):
             raise refuse_revoked()  # the transaction is rolled back: nothing of the write is kept
         last = self._conn.execute("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
         at, entries = clock.now_text(), []
