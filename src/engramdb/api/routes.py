@@ -172,9 +172,12 @@ def in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
         call = partial(endpoint, **parts)
         if lane is None:
             return await anyio.to_thread.run_sync(call)
-        placed = await _turn_unless_gone(lane, line_of(request.scope.get(CALLER_KEY)), request)
+        at_once = lane.try_acquire()
+        placed = at_once or await _turn_unless_gone(lane, line_of(request.scope.get(CALLER_KEY)), request)
         try:
-            if not placed or await request.is_disconnected():
+            # One that waited may have lost its client meanwhile; one placed at once has not (the
+            # look cost ~0.2 ms of every recall).
+            if not placed or (not at_once and await request.is_disconnected()):
                 metrics.RECALLS_ABANDONED.inc()
                 return Response(status_code=CLIENT_CLOSED)
             return await run_on_place(call)
@@ -189,12 +192,9 @@ async def _turn_unless_gone(lane: FairLane, line: Line, request: Request) -> boo
     """Whether the request got a place in ``lane`` (in ``line``), False if the client hung up before
     its turn.
 
-    A free place is taken at once. Otherwise the wait races the connection: the request's body has
-    been read (the routes served this way declare one), so the next message from the server is the
-    client's disconnect.
+    The wait races the connection: the request's body has been read (the routes served this way
+    declare one), so the next message from the server is the client's disconnect.
     """
-    if lane.try_acquire():
-        return True
     got = False
 
     async def wait_turn() -> None:

@@ -146,6 +146,7 @@ class ReadOperations(Area):
             # the block's connection, which should not sit idle while the embedder works (the
             # lexical arm may take it while a local model runs: core/beside.py).
             policy = functools.cache(lambda: load_policy(tenant))
+            weight = functools.cache(lambda trust, origin: policy().rule(trust, origin).weight)  # ~30 rows, few pairs
             outcome = recall(
                 tenant,
                 self.shared.queries,
@@ -154,7 +155,7 @@ class ReadOperations(Area):
                 filt=filt,
                 limit=body.limit,
                 settings=self.shared.settings.retrieval,
-                trust_weight=lambda r: policy().rule(r.trust_class, r.origin).weight,
+                trust_weight=lambda r: weight(r.trust_class, r.origin),
                 sessions=body.sessions,
                 narrow=(narrow := narrowing(body)),
                 anchor=clock.parse(body.as_of) if body.as_of else self.shared.now(),
