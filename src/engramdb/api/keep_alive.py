@@ -9,8 +9,8 @@ the last on a busy server: 7 resets in 928 against 0 in 928). Clients that expir
 sooner than this (httpx 5 s, undici 4 s, Node's agent 5 s, Go 90 s) close first and open a new one;
 one that never expires them (urllib3, and so requests) can still meet the close, after 120 s idle.
 
-A connection that never sends a request is not timed out by uvicorn at all, so a longer wait here
-lets no client hold more than it already could.
+A connection that sends no request, or only part of one, is closed once its head is late
+(api/head_limit.py); this wait is for one that sent a whole request and was answered.
 """
 
 from __future__ import annotations
