@@ -133,9 +133,6 @@ class TimedStore:
     def tenant_names(self) -> list[str]:
         return self._inner.tenant_names()
 
-    def opened(self, name: str) -> TenantStore | None:
-        return None if self._inner.opened(name) is None else self.timed_tenant(name)
-
     def maintain(self) -> None:
         self._inner.maintain()
 

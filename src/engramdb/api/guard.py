@@ -140,11 +140,7 @@ class RequestGuard:
 
     async def _caller(self, headers: Headers) -> auth.Caller:
         token = auth.bearer_token(headers.get("authorization", ""))
-        # An open SQLite tenant's key is read in ~40 us; the hop to a thread cost ~0.6 ms of a recall
-        # (bench/RESULTS.md, session 42). A tenant still to open, or PostgreSQL's round trip, hops.
-        caller = auth.authenticate_at_once(self.store, token)
-        if caller is None:
-            caller = await anyio.to_thread.run_sync(auth.authenticate, self.store, token)
+        caller = await anyio.to_thread.run_sync(auth.authenticate, self.store, token)
         if self.limiter is not None:
             wait = self.limiter.wait_seconds(caller.key_name)
             if wait > 0:

@@ -17,7 +17,6 @@ import hashlib
 import hmac
 import json
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
@@ -302,19 +301,6 @@ def _active_admins(keys: TenantStore) -> list[str]:
 
 def authenticate(store: Store, token: str | None) -> Caller:
     """Return the caller a bearer token belongs to, or raise AuthenticationError."""
-    return _authenticated(token, store.tenant)
-
-
-def authenticate_at_once(store: Store, token: str | None) -> Caller | None:
-    """``authenticate``, where the token's tenant is open and read locally (``Store.opened``), so
-    the check may run on the event loop; None where it needs ``authenticate`` in a thread."""
-    parts = (token or "").split(".")
-    if len(parts) != 4 or store.opened(parts[1]) is None:
-        return None
-    return _authenticated(token, lambda name: store.opened(name) or store.tenant(name))
-
-
-def _authenticated(token: str | None, tenant_of: Callable[[str], TenantStore]) -> Caller:
     if not token:
         raise AuthenticationError("missing bearer key (Authorization: Bearer egm.…)")
     parts = token.split(".")
@@ -322,7 +308,7 @@ def _authenticated(token: str | None, tenant_of: Callable[[str], TenantStore]) -
         raise AuthenticationError("malformed key")
     _, tenant, key_id, secret = parts
     try:
-        record = tenant_of(tenant).get_key(key_id)
+        record = store.tenant(tenant).get_key(key_id)
     except (InvalidInputError, NotFoundError):  # an unknown tenant is an unknown key
         record = None
     if record is None or not hmac.compare_digest(record.secret_hash, _digest(secret)):

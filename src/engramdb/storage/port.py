@@ -351,12 +351,6 @@ class Store(Protocol):
         """Return the names of existing tenants."""
         ...
 
-    def opened(self, name: str) -> TenantStore | None:
-        """The tenant's store when it is open already and a read of it never leaves this machine
-        (a file, no network round trip) nor waits for another tenant to open: such a short read
-        may run on the server's event loop. None otherwise (``tenant`` then, in a thread)."""
-        ...
-
     def maintain(self) -> None:
         """Tidy the storage after a bulk load (statistics, dead rows); safe while serving."""
         ...

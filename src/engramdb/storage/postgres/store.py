@@ -257,9 +257,6 @@ class PostgresStore:
                 (name, name),
             )
 
-    def opened(self, name: str) -> PostgresTenantStore | None:
-        return None  # every read is a round trip to the server
-
     def tenant_names(self) -> list[str]:
         with self.connection("") as conn:
             return [r[0] for r in conn.execute("SELECT name FROM tenants ORDER BY name")]

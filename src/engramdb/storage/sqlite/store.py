@@ -70,10 +70,6 @@ class SQLiteStore:
             self._tenants[name] = store
             return store
 
-    def opened(self, name: str) -> SQLiteTenantStore | None:
-        # No lock: a dict read is atomic, and the lock is held while another tenant opens (its migrations).
-        return None if self._closed else self._tenants.get(name)
-
     def tenant_names(self) -> list[str]:
         return sorted(p.stem for p in self._dir.glob("*.sqlite3"))
 
