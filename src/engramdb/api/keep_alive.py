@@ -10,7 +10,7 @@ sooner than this (httpx 5 s, undici 4 s, Node's agent 5 s, Go 90 s) close first 
 one that never expires them (urllib3, and so requests) can still meet the close, after 120 s idle.
 
 A connection that sends no request, or only part of one, is closed once its head is late
-(api/head_limit.py); this wait is for one that sent a whole request and was answered.
+(api/slow_clients.py); this wait is for one that sent a whole request and was answered.
 """
 
 from __future__ import annotations
