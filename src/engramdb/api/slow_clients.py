@@ -43,14 +43,10 @@ class ClientDeadlines:
         self._stop_waiting()
         super().connection_lost(exc)  # type: ignore[misc]
 
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)  # type: ignore[misc]
-        if self._in_head:
-            self._wait_for_client()
-
     def on_message_begin(self) -> None:
         super().on_message_begin()  # type: ignore[misc]
         self._in_head = True
+        self._wait_for_client()  # a head's first byte; behind a response, its end starts the wait
 
     def on_headers_complete(self) -> None:
         self._in_head, self._body_owed = False, True
