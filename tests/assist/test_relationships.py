@@ -8,7 +8,7 @@ from typing import Any
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
 from engramdb.models.derive import ReflectRequest
-from engramdb.models.knowledge import RelationshipQuery
+from engramdb.models.knowledge import LinkRequest, RecordWrite, RelationshipQuery
 from engramdb.models.lifecycle import RejectDecision, ReviewDecision
 from tests.assist.brain import Brain
 from tests.assist.helpers import ADMIN, extract, fact, item, stated
@@ -81,3 +81,40 @@ def test_a_rejected_verdict_is_not_a_relationship_and_an_approved_one_is(
         ("supersedes", "applied", 0.9)
     ]
     assert applied[0].properties["reason"].startswith("moved")
+
+
+def test_a_facts_relationships_and_a_models_links_page_as_one_list(
+    service: MemoryService, agent: Caller, brain: Brain
+) -> None:
+    """A fact's list merges two stores: the knowledge plane's edges and the model's links. Read a
+    relationship at a time, it is the same list, in the same order, as one page of all of it."""
+    hikes = stated(service, agent, "The user hikes every Saturday.", kind="hobby", source="t1")
+    kayaks = stated(service, agent, "The user kayaks on Sundays.", kind="sport", source="t2")
+    brain.reflections = [{"text": "The user likes outdoor weekends.", "evidence": ["hikes", "kayaks"]}]
+    reflection = (
+        item(
+            service.derivations.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"})).items, "outdoor"
+        ).fact_id
+        or ""
+    )
+    for title in ("trail map", "kayak rental", "weekend plan"):  # edges made after the model's links
+        note = service.record_writes.write_records(
+            agent, RecordWrite.model_validate({"label": "NOTE", "data": {"title": title}})
+        ).records[0]
+        link = {"source": note.id, "target": {"id": reflection, "kind": "MEMORY_FACT"}, "type": "ABOUT"}
+        service.record_writes.link_records(agent, LinkRequest.model_validate(link))
+    whole = _related(service, agent, reflection, limit=1000)
+    assert len(whole) == 5 and [t for t, _, _ in whole].count("DERIVED_FROM") == 2
+    one_by_one, cursor = [], None
+    while True:
+        page = service.record_reads.list_relationships(
+            agent,
+            RelationshipQuery.model_validate({"id": reflection, "kind": "MEMORY_FACT", "limit": 1, "cursor": cursor}),
+        )
+        one_by_one += [(r.type, r.source.id, r.target.id) for r in page.relationships]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert one_by_one == whole
+    assert sorted(_related(service, agent, hikes)) == [("DERIVED_FROM", reflection, hikes)]  # the other end's
+    assert kayaks in {target for _, _, target in whole}

@@ -13,9 +13,9 @@ from engramdb.models.admin import AuditQuery
 from engramdb.models.knowledge import (
     DeleteQuery,
     DeleteRequest,
+    HistoryQuery,
     LinkRequest,
     RecordChange,
-    RecordQuery,
     RecordSearch,
     RecordsWritten,
     RecordWrite,
@@ -70,7 +70,7 @@ def test_a_nested_write_is_a_linked_graph_and_importing_it_again_changes_nothing
     changed = {**SESSION, "mood": "calm", "TASK": [*SESSION["TASK"], {"title": "Load test", "status": "open"}]}
     third = _write(service, operator, "SESSION", changed, mergeBy=["title"])
     assert (third.created, third.updated, third.unchanged, third.relationships) == (1, 1, 4, 1)
-    history = service.record_reads.record_history(operator, session.id, RecordQuery.model_validate(MINE)).versions
+    history = service.record_reads.record_history(operator, session.id, HistoryQuery.model_validate(MINE)).versions
     assert [v.version for v in history] == [1, 2] and "mood" not in history[0].properties
     assert history[1].properties["mood"] == "calm" and history[0].until is not None
 

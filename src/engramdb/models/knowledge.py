@@ -62,9 +62,10 @@ class RecordsWritten(ResponseModel):
 
 
 class RecordHistory(ResponseModel):
-    """Every version of a record's properties, oldest first; the last is the current one."""
+    """A page of a record's versions, oldest first; the last page ends with the current one."""
 
     versions: list[RecordVersion] = Field(description="the versions, oldest first")
+    next_cursor: str | None = Field(None, description="pass as ?cursor= for the next page; absent on the last")
 
 
 class RecordVersion(ResponseModel):
@@ -120,7 +121,10 @@ class RelationshipView(ResponseModel):
 
 
 class RelationshipList(ResponseModel):
+    """A page of a node's relationships, oldest first."""
+
     relationships: list[RelationshipView] = Field(description="the relationships, oldest first")
+    next_cursor: str | None = Field(None, description="pass as ?cursor= for the next page; absent on the last")
 
 
 class Unlinked(ResponseModel):
@@ -150,7 +154,9 @@ class RecordSearch(WireModel):
         None, min_length=1, description="alias -> {fn, field}: answer aggregates instead of records (at least one)"
     )
     group_by: list[str] = Field(
-        default_factory=list, max_length=3, description="aggregate per value of these properties"
+        default_factory=list,
+        max_length=3,
+        description="aggregate per value of these properties (limit and skip page the groups)",
     )
     count: bool = Field(
         False, description="also count every match (total): a pass over all of them, where a page stops early"
@@ -172,7 +178,11 @@ class RecordSearchResult(ResponseModel):
         description="how many records match in all (limit and skip aside): present when count was asked, "
         "or when this page holds the last match",
     )
-    aggregates: list[AggregateRow] | None = Field(None, description="present when the search asked for aggregates")
+    aggregates: list[AggregateRow] | None = Field(
+        None,
+        description="present when the search asked for aggregates; with groupBy, one row per group in the "
+        "groups' order, paged by limit and skip",
+    )
 
 
 class DeleteRequest(WireModel):
@@ -237,10 +247,22 @@ class GraphExport(ResponseModel):
 
     records: list[RecordView] = Field(description="the records: the matches, then what they link to")
     relationships: list[RelationshipView] = Field(description="relationships among them (and to memories)")
+    truncated: bool = Field(
+        False,
+        description="true when the walk stopped at the export's relationship limit (10,000): ask with a "
+        "narrower where or a smaller depth for the whole subgraph",
+    )
 
 
 class RecordQuery(ScopeQuery):
     """Scope fields of a read of one record."""
+
+
+class HistoryQuery(RecordQuery):
+    """Which page of a record's versions to read."""
+
+    cursor: str | None = Field(None, max_length=200, description="nextCursor of the previous page")
+    limit: int = Field(100, ge=1, le=1000, description="at most this many versions (1-1000)")
 
 
 class RelationshipQuery(ScopeQuery):
@@ -252,6 +274,8 @@ class RelationshipQuery(ScopeQuery):
     kind: NodeKind = Field("RECORD", description="what the id names: RECORD (default), EPISODE or MEMORY_FACT")
     type: str | None = Field(None, max_length=64, description="only relationships of this UPPER_CASE type")
     direction: Literal["out", "in", "both"] = Field("both", description="out: from the node; in: to it; both (default)")
+    cursor: str | None = Field(None, max_length=200, description="nextCursor of the previous page")
+    limit: int = Field(100, ge=1, le=1000, description="at most this many relationships (1-1000)")
 
 
 class SchemaQuery(ScopeQuery):

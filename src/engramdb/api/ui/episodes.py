@@ -23,7 +23,9 @@ def linked(
     request: Request, caller: Caller, node_id: str, kind: str, scope: dict[str, Any]
 ) -> tuple[list[RelationshipView], dict[str, str]]:
     """A node's relationships, and a name for each record at their other ends (its label and title)."""
-    links = call(request, caller, "list_relationships", {"id": node_id, "kind": kind}, scope=scope).relationships
+    links = call(
+        request, caller, "list_relationships", {"id": node_id, "kind": kind, "limit": 1000}, scope=scope
+    ).relationships
     names: dict[str, str] = {}
     ends = {end.id for link in links for end in (link.source, link.target) if end.kind == "RECORD"}
     for record_id in sorted(ends - {node_id})[:NAMED_LINKS]:

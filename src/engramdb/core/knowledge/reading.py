@@ -10,6 +10,7 @@ from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate
 from engramdb.core import auth
 from engramdb.core.assist.links import as_relationships
 from engramdb.core.auth import Caller
+from engramdb.core.knowledge.paging import PageKey, version_cursor
 from engramdb.core.knowledge.properties import check_label, check_property
 from engramdb.core.knowledge.views import NOUNS, record_view, relationship_view
 from engramdb.core.knowledge.where import PSEUDO, parse
@@ -19,6 +20,7 @@ from engramdb.models.knowledge import (
     AggregateRow,
     ExportRequest,
     GraphExport,
+    HistoryQuery,
     KnowledgeSchema,
     RecordHistory,
     RecordQuery,
@@ -36,6 +38,8 @@ from engramdb.models.knowledge import (
 from engramdb.storage.knowledge.port import BUDGET, Aggregate, Edge, NodeRef, Order, Query, RecordRow
 from engramdb.storage.port import TenantStore
 
+EXPORT_RELATIONSHIPS = 10_000  # an export's relationships, all hops together (its records: limit + these)
+
 
 class KnowledgeReading(Area):
     """Records and relationships: read, search, summarise, export."""
@@ -44,39 +48,55 @@ class KnowledgeReading(Area):
         tenant, scope_key = self._scoped(caller, query.named_scope_fields())
         return record_view(_record(tenant, scope_key, record_id))
 
-    def record_history(self, caller: Caller, record_id: str, query: RecordQuery) -> RecordHistory:
-        """Every version of the record's properties, oldest first (the last one is current)."""
+    def record_history(self, caller: Caller, record_id: str, query: HistoryQuery) -> RecordHistory:
+        """A page of the record's versions, oldest first (the last page ends with the current one)."""
         tenant, scope_key = self._scoped(caller, query.named_scope_fields())
         row = _record(tenant, scope_key, record_id)
+        after = version_cursor(query.cursor)
+        earlier = tenant.record_history(row.rowid, after=after, limit=query.limit + 1)
         versions = [
             RecordVersion(version=h.version, properties=json.loads(h.properties_json), until=h.replaced_at)
-            for h in tenant.record_history(row.rowid)
+            for h in earlier
         ]
-        versions.append(RecordVersion(version=row.version, properties=json.loads(row.properties_json)))
-        return RecordHistory(versions=versions)
+        if len(versions) < query.limit + 1 and row.version > after:  # the current version ends the last page
+            versions.append(RecordVersion(version=row.version, properties=json.loads(row.properties_json)))
+        page = versions[: query.limit]
+        more = len(versions) > query.limit
+        return RecordHistory(versions=page, next_cursor=str(page[-1].version) if more else None)
 
     def list_relationships(self, caller: Caller, query: RelationshipQuery) -> RelationshipList:
-        """A node's relationships (a record's, an episode's or a fact's), oldest first."""
+        """A page of a node's relationships (a record's, an episode's or a fact's), oldest first."""
         tenant, scope_key = self._scoped(caller, query.named_scope_fields())
         if query.type is not None:
             check_label(query.type, "type")
+        after = PageKey.decode(query.cursor)
         rowid = tenant.node_rowid(scope_key, query.kind, query.id)
         if rowid is None:
             raise NotFoundError(f"no {NOUNS[query.kind]} {query.id} in this scope", id=query.id)
-        node = NodeRef(query.kind, rowid)
-        edges = [
-            e
-            for e in tenant.edges(scope_key, [node])
-            if query.type in (None, e.type)
-            and (query.direction == "both" or (e.source == node) == (query.direction == "out"))
-        ]
-        found = _relationships(tenant, edges)
+        edges = tenant.node_edges(
+            scope_key,
+            NodeRef(query.kind, rowid),
+            type=query.type,
+            direction=query.direction,
+            after=after.edge_key() if after else None,
+            limit=query.limit + 1,
+        )
+        more, edges = len(edges) > query.limit, edges[: query.limit]
+        ids = tenant.node_ids([n for e in edges for n in (e.source, e.target)])
+        found = [(PageKey.of_edge(e), relationship_view(e, ids)) for e in edges if e.source in ids and e.target in ids]
         if query.kind != "RECORD":  # and the links a model's work made (verdicts, evidence, merges)
-            found += as_relationships(
-                tenant.links_of(scope_key, query.id), query.id, type=query.type, direction=query.direction
-            )
-            found.sort(key=lambda r: r.created_at)
-        return RelationshipList(relationships=found)
+            for link in tenant.links_of(scope_key, query.id):
+                key = PageKey(link.created_at, 1, link.link_id)
+                if after is None or key > after:
+                    views = as_relationships([link], query.id, type=query.type, direction=query.direction)
+                    found += [(key, view) for view in views]
+            found.sort(key=lambda kv: kv[0])
+        page = found[: query.limit]
+        more = more or len(found) > query.limit
+        last = page[-1][0] if page else PageKey.of_edge(edges[-1]) if edges else None
+        return RelationshipList(
+            relationships=[view for _, view in page], next_cursor=last.encode() if more and last else None
+        )
 
     def records_schema(self, caller: Caller, query: SchemaQuery) -> KnowledgeSchema:
         """The scope's labels, their properties and kinds, and the relationships between labels."""
@@ -128,17 +148,28 @@ class KnowledgeReading(Area):
         tenant, scope_key = self._scoped(caller, body.scope.named_scope_fields() if body.scope else {})
         query = search_query(body.labels, body.where, {}, body.limit, 0)
         rows = {r.rowid: r for r in tenant.search_records(scope_key, query)}
-        frontier, edges = [NodeRef("RECORD", rowid) for rowid in rows], {}
-        seen = set(frontier)
+        frontier, edges = [NodeRef("RECORD", rowid) for rowid in rows], dict[int, Edge]()
+        seen, truncated = set(frontier), False
         for _ in range(body.depth):
-            found = tenant.edges(scope_key, frontier)
-            edges.update({e.rowid: e for e in found})
-            frontier = [n for e in found for n in (e.source, e.target) if n not in seen]
+            if not frontier:
+                break
+            room = EXPORT_RELATIONSHIPS - len(edges)
+            # A hop reads only what the budget has room for (and the edges it holds already, which it
+            # meets again from their far ends), however many relationships a hub has.
+            found = tenant.edges(scope_key, frontier, limit=room + 1 + len(edges))
+            found = [e for e in found if e.rowid not in edges]
+            truncated = len(found) > room
+            edges.update({e.rowid: e for e in found[:room]})
+            frontier = [n for e in found[:room] for n in (e.source, e.target) if n not in seen]
             seen.update(frontier)
             more = tenant.record_rows(scope_key, [n.rowid for n in frontier if n.kind == "RECORD"])
             rows.update(more)
+            if truncated:
+                break
         return GraphExport(
-            records=[record_view(r) for r in rows.values()], relationships=_relationships(tenant, list(edges.values()))
+            records=[record_view(r) for r in rows.values()],
+            relationships=_relationships(tenant, list(edges.values())),
+            truncated=truncated,
         )
 
     def _scoped(self, caller: Caller, named: dict[str, Any]) -> tuple[TenantStore, str]:

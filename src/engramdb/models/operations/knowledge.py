@@ -11,6 +11,7 @@ from engramdb.models.knowledge import (
     DeleteRequest,
     ExportRequest,
     GraphExport,
+    HistoryQuery,
     KnowledgeSchema,
     LinkRequest,
     RecordChange,
@@ -150,10 +151,10 @@ RECORD_HISTORY = Operation(
     tag="knowledge",
     output=RecordHistory,
     permission="memory.read",
-    query=RecordQuery,
+    query=HistoryQuery,
     path_params=_RECORD_ID,
     errors=(404,),
-    summary="Every version of a record's properties, oldest first.",
+    summary="A record's versions, oldest first, a page at a time (the last page ends with the current one).",
     cli=Cli(("records", "history")),
 )
 
@@ -166,7 +167,8 @@ LIST_RELATIONSHIPS = Operation(
     permission="memory.read",
     query=RelationshipQuery,
     errors=(404,),
-    summary="The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too).",
+    summary="The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too), "
+    "oldest first, a page at a time.",
     cli=Cli(("records", "relationships"), positional=("id",)),
 )
 

@@ -3,7 +3,7 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
-# ruff: noqa: F401 (mypy needs each model's module: through the package alone it reads Any)
+# ruff: noqa: E501, F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -72,12 +72,17 @@ class SyncKnowledgeMethods:
         record_id: str,
         *,
         scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
     ) -> models.knowledge.RecordHistory:
-        """Every version of a record's properties, oldest first."""
+        """A record's versions, oldest first, a page at a time (the last page ends with the current one)."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return self.call(
-            knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope})
+            knowledge_ops.RECORD_HISTORY,
+            inputs_for(
+                knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope, "cursor": cursor, "limit": limit}
+            ),
         )
 
     def list_relationships(
@@ -88,8 +93,10 @@ class SyncKnowledgeMethods:
         kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = "RECORD",
         type: str | None = None,
         direction: Literal["out", "in", "both"] = "both",
+        cursor: str | None = None,
+        limit: int = 100,
     ) -> models.knowledge.RelationshipList:
-        """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
+        """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too), oldest first, a page at a time."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return self.call(
@@ -98,7 +105,15 @@ class SyncKnowledgeMethods:
                 knowledge_ops.LIST_RELATIONSHIPS,
                 (),
                 None,
-                {"id": id, "scope": scope, "kind": kind, "type": type, "direction": direction},
+                {
+                    "id": id,
+                    "scope": scope,
+                    "kind": kind,
+                    "type": type,
+                    "direction": direction,
+                    "cursor": cursor,
+                    "limit": limit,
+                },
             ),
         )
 
@@ -220,12 +235,17 @@ class AsyncKnowledgeMethods:
         record_id: str,
         *,
         scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
     ) -> models.knowledge.RecordHistory:
-        """Every version of a record's properties, oldest first."""
+        """A record's versions, oldest first, a page at a time (the last page ends with the current one)."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return await self.call(
-            knowledge_ops.RECORD_HISTORY, inputs_for(knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope})
+            knowledge_ops.RECORD_HISTORY,
+            inputs_for(
+                knowledge_ops.RECORD_HISTORY, (record_id,), None, {"scope": scope, "cursor": cursor, "limit": limit}
+            ),
         )
 
     async def list_relationships(
@@ -236,8 +256,10 @@ class AsyncKnowledgeMethods:
         kind: Literal["RECORD", "EPISODE", "MEMORY_FACT"] = "RECORD",
         type: str | None = None,
         direction: Literal["out", "in", "both"] = "both",
+        cursor: str | None = None,
+        limit: int = 100,
     ) -> models.knowledge.RelationshipList:
-        """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too)."""
+        """The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too), oldest first, a page at a time."""
         from engramdb.models.operations import knowledge as knowledge_ops
 
         return await self.call(
@@ -246,7 +268,15 @@ class AsyncKnowledgeMethods:
                 knowledge_ops.LIST_RELATIONSHIPS,
                 (),
                 None,
-                {"id": id, "scope": scope, "kind": kind, "type": type, "direction": direction},
+                {
+                    "id": id,
+                    "scope": scope,
+                    "kind": kind,
+                    "type": type,
+                    "direction": direction,
+                    "cursor": cursor,
+                    "limit": limit,
+                },
             ),
         )
 

@@ -81,6 +81,14 @@ class Edge:
 
 
 @dataclass(frozen=True)
+class EdgeKey:
+    """Where a page of a node's relationships ends: the last one's record time and rowid."""
+
+    created_at: str
+    rowid: int
+
+
+@dataclass(frozen=True)
 class HistoryRow:
     version: int
     properties_json: str
@@ -255,11 +263,21 @@ class KnowledgeReads(Protocol):
 
     def record_values(self, rowids: Sequence[int]) -> dict[int, list[Value]]: ...
 
-    def edges(self, scope_key: str, nodes: Sequence[NodeRef], types: Sequence[str] = ()) -> list[Edge]:
-        """Relationships touching any of ``nodes`` (either end), in write order."""
+    def edges(
+        self, scope_key: str, nodes: Sequence[NodeRef], types: Sequence[str] = (), limit: int | None = None
+    ) -> list[Edge]:
+        """Relationships touching any of ``nodes`` (either end), in write order (the first ``limit``)."""
         ...
 
-    def record_history(self, rowid: int) -> list[HistoryRow]: ...
+    def node_edges(
+        self, scope_key: str, node: NodeRef, *, type: str | None, direction: str, after: EdgeKey | None, limit: int
+    ) -> list[Edge]:
+        """A page of one node's relationships (``direction``: out, in or both), oldest first."""
+        ...
+
+    def record_history(self, rowid: int, *, after: int, limit: int) -> list[HistoryRow]:
+        """A page of a record's earlier versions: those after version ``after``, oldest first."""
+        ...
 
     def admitted(self, scope_key: str, rowids: Sequence[int], filt: CandidateFilter) -> list[int]:
         """The memories among ``rowids`` that a read with ``filt`` may see (recall's filter)."""

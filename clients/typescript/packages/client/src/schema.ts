@@ -904,8 +904,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every version of a record's properties, oldest first.
-         * @description Every version of a record's properties, oldest first.
+         * A record's versions, oldest first, a page at a time (the last page ends with the current one).
+         * @description A record's versions, oldest first, a page at a time (the last page ends with the current one).
          */
         get: operations["record_history"];
         put?: never;
@@ -944,8 +944,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too).
-         * @description The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too).
+         * The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too), oldest first, a page at a time.
+         * @description The relationships of a record, an episode or a fact (a fact's DERIVED_FROM its episode too), oldest first, a page at a time.
          */
         get: operations["list_relationships"];
         put?: never;
@@ -2939,6 +2939,12 @@ export interface components {
              * @description relationships among them (and to memories)
              */
             relationships: components["schemas"]["RelationshipView"][];
+            /**
+             * Truncated
+             * @description true when the walk stopped at the export's relationship limit (10,000): ask with a narrower where or a smaller depth for the whole subgraph
+             * @default false
+             */
+            truncated?: boolean;
         };
         /**
          * Health
@@ -3898,9 +3904,14 @@ export interface components {
         };
         /**
          * RecordHistory
-         * @description Every version of a record's properties, oldest first; the last is the current one.
+         * @description A page of a record's versions, oldest first; the last page ends with the current one.
          */
         RecordHistory: {
+            /**
+             * Nextcursor
+             * @description pass as ?cursor= for the next page; absent on the last
+             */
+            nextCursor?: string | null;
             /**
              * Versions
              * @description the versions, oldest first
@@ -3927,7 +3938,7 @@ export interface components {
             count?: boolean;
             /**
              * Groupby
-             * @description aggregate per value of these properties
+             * @description aggregate per value of these properties (limit and skip page the groups)
              */
             groupBy?: string[];
             /**
@@ -3981,7 +3992,7 @@ export interface components {
         RecordSearchResult: {
             /**
              * Aggregates
-             * @description present when the search asked for aggregates
+             * @description present when the search asked for aggregates; with groupBy, one row per group in the groups' order, paged by limit and skip
              */
             aggregates?: components["schemas"]["AggregateRow"][] | null;
             /**
@@ -4202,8 +4213,16 @@ export interface components {
             /** @description the fact's scope, when its id awaits review in two scopes */
             scope?: components["schemas"]["ScopeFields"] | null;
         };
-        /** RelationshipList */
+        /**
+         * RelationshipList
+         * @description A page of a node's relationships, oldest first.
+         */
         RelationshipList: {
+            /**
+             * Nextcursor
+             * @description pass as ?cursor= for the next page; absent on the last
+             */
+            nextCursor?: string | null;
             /**
              * Relationships
              * @description the relationships, oldest first
@@ -10420,6 +10439,10 @@ export interface operations {
                 participantScopeHash?: string | null;
                 /** @description scope: whether sandboxed runs may use the memory; only where the key does not fix it */
                 sandboxEligible?: boolean | null;
+                /** @description nextCursor of the previous page */
+                cursor?: string | null;
+                /** @description at most this many versions (1-1000) */
+                limit?: number;
             };
             header?: never;
             path: {
@@ -10430,7 +10453,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The answer: Every version of a record's properties, oldest first; the last is the current one. */
+            /** @description The answer: A page of a record's versions, oldest first; the last page ends with the current one. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10674,6 +10697,10 @@ export interface operations {
                 type?: string | null;
                 /** @description out: from the node; in: to it; both (default) */
                 direction?: "out" | "in" | "both";
+                /** @description nextCursor of the previous page */
+                cursor?: string | null;
+                /** @description at most this many relationships (1-1000) */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -10681,7 +10708,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The answer: RelationshipList */
+            /** @description The answer: A page of a node's relationships, oldest first. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,54 @@
+"""Cursors of the knowledge plane's paged reads: a node's relationships, a record's versions.
+
+A cursor is what the last page ended on, so a page costs its own size however many came before
+it (an offset would read and skip them all).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engramdb.errors import InvalidInputError
+from engramdb.storage.knowledge.port import Edge, EdgeKey
+
+_LAST_ROWID = 2**63 - 1
+
+
+@dataclass(frozen=True, order=True)
+class PageKey:
+    """A relationship's place in a node's list: record time, then the knowledge plane's edges
+    (rank 0, by rowid) before a model's links (rank 1, by link id) made at the same time."""
+
+    created_at: str
+    rank: int
+    tiebreak: str
+
+    @classmethod
+    def of_edge(cls, edge: Edge) -> PageKey:
+        return cls(edge.created_at, 0, str(edge.rowid).zfill(20))  # zero-padded: compares as a number
+
+    def edge_key(self) -> EdgeKey:
+        """Where the edges after this key start: past a model's link, every edge made at its time."""
+        return EdgeKey(self.created_at, int(self.tiebreak) if self.rank == 0 else _LAST_ROWID)
+
+    def encode(self) -> str:
+        return f"{self.created_at}|{self.rank}|{self.tiebreak}"
+
+    @classmethod
+    def decode(cls, cursor: str | None) -> PageKey | None:
+        if cursor is None:
+            return None
+        parts = cursor.rsplit("|", 2)
+        if len(parts) == 3 and parts[0] and parts[1] in ("0", "1") and parts[2]:
+            if parts[1] == "1" or (parts[2].isascii() and parts[2].isdigit() and int(parts[2]) <= _LAST_ROWID):
+                return cls(parts[0], int(parts[1]), parts[2])
+        raise InvalidInputError("cursor: not a nextCursor this list answered", field="cursor")
+
+
+def version_cursor(cursor: str | None) -> int:
+    """The version a page of a record's history starts after (0: from the first)."""
+    if cursor is None:
+        return 0
+    if cursor.isascii() and cursor.isdigit() and int(cursor) < 2**31:
+        return int(cursor)
+    raise InvalidInputError("cursor: not a nextCursor this history answered", field="cursor")
