@@ -17,7 +17,7 @@ from engramdb.audit_chain.states import record_digest, relationship_digest, rela
 from engramdb.contract.canonical import canonical_json
 from engramdb.core.auth import Caller
 from engramdb.core.knowledge.properties import Draft, check_property_count
-from engramdb.core.knowledge.views import child_key, merge_key, new_record
+from engramdb.core.knowledge.views import child_key, merge_key, merged_by, new_record
 from engramdb.errors import InternalError
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
 from engramdb.storage.port import AuditDraft, Transaction
@@ -37,6 +37,7 @@ class _Group:
     """The drafts of one record in this write (one, unless it is repeated)."""
 
     key: str | None
+    identity: str | None  # how the key is made (views.key_for)
     drafts: list[Draft]
     parents: list[tuple[RecordRow, str]] = field(default_factory=list)  # (parent, relationship type)
     row: RecordRow | None = None
@@ -84,9 +85,9 @@ def _grouped(
     groups: dict[object, _Group] = {}
     of_draft: dict[int, _Group] = {}
     for draft, parent in level:
-        key = _key(draft, parent, merge_by)
+        key, identity = _key(draft, parent, merge_by)
         ident: object = (draft.label, key) if key is not None else id(draft)
-        group = groups.setdefault(ident, _Group(key, []))
+        group = groups.setdefault(ident, _Group(key, identity, []))
         group.drafts.append(draft)
         if parent is not None:
             group.parents.append(parent)
@@ -94,10 +95,13 @@ def _grouped(
     return list(groups.values()), of_draft
 
 
-def _key(draft: Draft, parent: tuple[RecordRow, str] | None, merge_by: Sequence[str]) -> str | None:
+def _key(draft: Draft, parent: tuple[RecordRow, str] | None, merge_by: Sequence[str]) -> tuple[str | None, str | None]:
+    """The draft's merge key, and how it is made when that is by its mergeBy values (a child known by
+    its content under its parent keeps the key of the content it was written with: writing that
+    content under that parent again finds it, whatever a PATCH made of it since)."""
     if merge_by and all(name in draft.properties for name in merge_by):
-        return merge_key(draft.label, {name: draft.properties[name] for name in merge_by})
-    return child_key(parent[0].record_id, parent[1], draft) if parent else None
+        return merge_key(draft.label, {name: draft.properties[name] for name in merge_by}), merged_by(merge_by)
+    return (child_key(parent[0].record_id, parent[1], draft) if parent else None), None
 
 
 def _upsert(
@@ -119,7 +123,10 @@ def _upsert(
         check_property_count(len(properties), draft.path, "the items merged in this write")
         stored = existing.get((draft.label, group.key)) if group.key is not None else None
         if stored is None:
-            fresh.append((group, new_record(scope, draft, properties, merge_key=group.key, origin=origin, at=at)))
+            record = new_record(
+                scope, draft, properties, merge_key=group.key, origin=origin, at=at, merge_identity=group.identity
+            )
+            fresh.append((group, record))
             continue
         merged = {**json.loads(stored.properties_json), **properties}
         # Each write within the limit, their sum not: the record they grow is checked too.
@@ -129,9 +136,11 @@ def _upsert(
             group.row = stored
             continue
         tally.updated += 1
-        group.row = tx.replace_properties(
-            stored, new_record(scope, draft, merged, merge_key=group.key, origin=origin, at=at)
+        # A merge by mergeBy values keeps them beside the key (a record written before they were kept learns them).
+        record = new_record(
+            scope, draft, merged, merge_key=group.key, origin=origin, at=at, merge_identity=group.identity
         )
+        group.row = tx.replace_properties(stored, record)
         audits.append(_record_audit(caller, "record.update", group.row, before=stored))
     rows = tx.insert_records([record for _, record in fresh])
     for group, record in fresh:

@@ -54,6 +54,7 @@ def new_record(
     merge_key: str | None,
     origin: str,
     at: str,
+    merge_identity: str | None = None,
 ) -> NewRecord:
     """The storage row of a record with ``properties``."""
     typed = tuple(v for name, value in properties.items() for v in values(name, value, f"{draft.path}.{name}"))
@@ -75,6 +76,7 @@ def new_record(
         merge_key=merge_key,
         origin=origin,
         at=at,
+        merge_identity=merge_identity,
     )
 
 
@@ -86,6 +88,24 @@ def merge_key(label: str, identity: Mapping[str, Any]) -> str:
 def child_key(parent_id: str, relation: str, draft: Draft) -> str:
     """A nested record without mergeBy values is identified by its content under its parent."""
     return merge_key(draft.label, {"parent": parent_id, "relation": relation, "properties": draft.properties})
+
+
+def merged_by(names: Sequence[str]) -> str:
+    """How the key of a record merged by ``names`` is made (stored beside the key)."""
+    return canonical_json({"mergeBy": list(names)})
+
+
+def mergeby_names(identity: str) -> list[str]:
+    return list(json.loads(identity)["mergeBy"])
+
+
+def key_for(label: str, identity: str, properties: Mapping[str, Any]) -> str | None:
+    """The merge key a record of ``label`` merged as ``identity`` says (``merged_by``) has when it
+    holds ``properties``; None once one of its mergeBy properties is gone."""
+    names = mergeby_names(identity)
+    if not all(name in properties for name in names):
+        return None
+    return merge_key(label, {name: properties[name] for name in names})
 
 
 def by_id(rows: Sequence[RecordRow]) -> dict[int, RecordRow]:

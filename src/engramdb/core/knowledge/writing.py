@@ -29,9 +29,9 @@ from engramdb.core.knowledge.properties import (
     value_count,
     values,
 )
-from engramdb.core.knowledge.views import NOUNS, new_record, record_view, relationship_view
+from engramdb.core.knowledge.views import NOUNS, key_for, mergeby_names, new_record, record_view, relationship_view
 from engramdb.core.shared import Area
-from engramdb.errors import InvalidInputError, NotFoundError
+from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
 from engramdb.models.knowledge import (
     LinkRequest,
     NodeSpec,
@@ -96,8 +96,9 @@ class KnowledgeWriting(Area):
                 )
             if canonical_json(node.properties) == row.properties_json:
                 return record_view(row)
+            key = _moved_key(tx, scope.scope_key, row, node.properties, body.properties)
             updated = tx.replace_properties(
-                row, new_record(scope, node, node.properties, merge_key=None, origin=row.origin, at=clock.now_text())
+                row, new_record(scope, node, node.properties, merge_key=key, origin=row.origin, at=clock.now_text())
             )
             _audit_record(tx, caller, "record.update", updated, before=row)
         self.shared.written.set()
@@ -206,3 +207,25 @@ def _audit_record(
             after_digest=record_digest(row),
         )
     )
+
+
+def _moved_key(
+    tx: Transaction, scope_key: str, row: RecordRow, properties: dict[str, Any], changed: dict[str, Any]
+) -> str | None:
+    """The record's merge key once it holds ``properties``: made again from its mergeBy values, so
+    that a write by the new values finds it and one by the old values no longer does. Another
+    record of its label that has that key already is a conflict (409): two may not share one."""
+    key, identity = tx.merge_state(row.rowid)
+    if identity is None:  # not merged by values (a child by its content), or written before they were kept
+        return key
+    moved = key_for(row.label, identity, properties)
+    if moved is not None and moved != key:
+        other = tx.merged_many(scope_key, row.label, [moved]).get(moved)
+        if other is not None and other.rowid != row.rowid:
+            name = next((n for n in mergeby_names(identity) if n in changed), next(iter(changed)))
+            raise ConflictError(
+                f"record {other.record_id} of label {row.label} has these mergeBy values already",
+                field=f"properties.{name}",
+                id=other.record_id,
+            )
+    return moved

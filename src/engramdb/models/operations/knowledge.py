@@ -138,7 +138,7 @@ UPDATE_RECORD = Operation(
     permission="memory.write",
     body=RecordChange,
     path_params=_RECORD_ID,
-    errors=(404,),
+    errors=(404, 409),
     example={"properties": {"status": "done", "blockedBy": None}},
     summary="Set properties of a record (null removes one); the previous ones stay in its history.",
     cli=Cli(("records", "update"), embeds_locally=True),

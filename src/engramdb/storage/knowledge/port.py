@@ -47,6 +47,7 @@ class NewRecord:
     merge_key: str | None
     origin: str
     at: str
+    merge_identity: str | None = None  # the mergeBy names the key is made of (views.merged_by)
 
 
 @dataclass(frozen=True)
@@ -220,7 +221,11 @@ class KnowledgeWrites(Protocol):
         ...
 
     def replace_properties(self, row: RecordRow, record: NewRecord) -> RecordRow:
-        """Give ``row`` new properties (the old ones go to its history) and return it."""
+        """Give ``row`` new properties (the old ones go to its history) and ``record``'s merge key; return it."""
+        ...
+
+    def merge_state(self, rowid: int) -> tuple[str | None, str | None]:
+        """A record's merge key and how it is made (``NewRecord.merge_identity``)."""
         ...
 
     def delete_records(self, scope_key: str, rowids: Sequence[int]) -> tuple[int, int]:

@@ -25,6 +25,7 @@ RECORD_FIELDS = (
     "label",
     "properties_json",
     "merge_key",
+    "merge_identity",
     "origin",
     "version",
     "created_at",
@@ -112,7 +113,7 @@ class Importer:
         tenant = ["tenant"] if self._d.tenant is not None else []
         lead = [self._d.tenant] if self._d.tenant is not None else []
         if table == "records":
-            values = [row[f] for f in RECORD_FIELDS]
+            values = [row.get(f) if f == "merge_identity" else row[f] for f in RECORD_FIELDS]  # older files lack it
             rowid = self._insert("records", [*tenant, *RECORD_FIELDS], [*lead, *values], returning=True)
             self._records[(row["scope_key"], row["record_id"])] = rowid
             return

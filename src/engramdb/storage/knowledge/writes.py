@@ -29,7 +29,7 @@ class GraphWrites:
         """Insert records, their typed values and their texts to embed, a few statements per chunk;
         the rows by record id (one whose label and merge key exist is left out: the constraint held)."""
         tenant, tenant_params = self._tenant_columns()
-        width = len(tenant_params) + 14
+        width = len(tenant_params) + 15
         out: dict[str, RecordRow] = {}
         for chunk in chunks(records, 300):
             params = [
@@ -47,6 +47,7 @@ class GraphWrites:
                     r.label,
                     r.properties_json,
                     r.merge_key,
+                    r.merge_identity,
                     r.origin,
                     1,
                     r.at,
@@ -55,8 +56,8 @@ class GraphWrites:
             ]
             rows = self._run(
                 f"INSERT INTO records ({tenant}record_id, scope_key, agent_id, profile_id, privacy_scope, "
-                "participant_scope_hash, sandbox_eligible, label, properties_json, merge_key, origin, version, "
-                f"created_at, updated_at) VALUES {', '.join(f'({self._d.marks(width)})' for _ in chunk)} "
+                "participant_scope_hash, sandbox_eligible, label, properties_json, merge_key, merge_identity, origin, "
+                f"version, created_at, updated_at) VALUES {', '.join(f'({self._d.marks(width)})' for _ in chunk)} "
                 f"ON CONFLICT DO NOTHING RETURNING {RECORD_COLUMNS}",
                 params,
             )
@@ -90,6 +91,14 @@ class GraphWrites:
         )
         return record_row(rows[0]) if rows else None
 
+    def merge_state(self, rowid: int) -> tuple[str | None, str | None]:
+        owned, params = self._d.owned("records")
+        rows = self._run(
+            f"SELECT merge_key, merge_identity FROM records WHERE {owned}records.rowid = {self._d.mark}",
+            [*params, rowid],
+        )
+        return (rows[0][0], rows[0][1]) if rows else (None, None)
+
     def replace_properties(self, row: RecordRow, record: NewRecord) -> RecordRow:
         tenant, tenant_params = self._tenant_columns()
         m = self._d.mark
@@ -100,9 +109,10 @@ class GraphWrites:
         )
         owned, params = self._d.owned("records")
         rows = self._run(
-            f"UPDATE records SET properties_json = {m}, version = version + 1, updated_at = {m} "
+            f"UPDATE records SET properties_json = {m}, version = version + 1, updated_at = {m}, merge_key = {m}, "
+            f"merge_identity = COALESCE({m}, merge_identity) "
             f"WHERE {owned}records.rowid = {m} RETURNING {RECORD_COLUMNS}",
-            [record.properties_json, record.at, *params, row.rowid],
+            [record.properties_json, record.at, record.merge_key, record.merge_identity, *params, row.rowid],
         )
         self._delete_in("record_values", "record", [row.rowid])
         self._write_values([(row.rowid, record)])

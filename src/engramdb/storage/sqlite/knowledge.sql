@@ -12,6 +12,9 @@ CREATE TABLE records (
     label                  TEXT    NOT NULL,
     properties_json        TEXT    NOT NULL,
     merge_key              TEXT,
+    -- The mergeBy names merge_key is made of (JSON), so a PATCH of them moves the key; NULL for a
+    -- child known by its content, and for records written before it was kept.
+    merge_identity         TEXT,
     origin                 TEXT    NOT NULL,
     version                INTEGER NOT NULL,
     created_at             TEXT    NOT NULL,

@@ -112,6 +112,10 @@ def _upgrade_audit_and_after(db: Connections) -> None:
             if "source" not in {r[2] for r in conn.execute("PRAGMA index_info(memories_by_source_event)")}:
                 conn.execute("DROP INDEX IF EXISTS memories_by_source_event")
                 conn.execute(SOURCE_EVENTS_INDEX_SQL)
+    if "merge_identity" not in {r[1] for r in db.fetchall("PRAGMA table_info(records)")}:
+        with db.write() as conn:  # a PATCH could not tell which properties made a record's merge key
+            if "merge_identity" not in {r[1] for r in conn.execute("PRAGMA table_info(records)")}:
+                conn.execute("ALTER TABLE records ADD COLUMN merge_identity TEXT")
 
 
 def _add_feed(db: Connections) -> None:
