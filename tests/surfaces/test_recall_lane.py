@@ -24,6 +24,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from engramdb.api import routes
 from engramdb.api.lane import FairLane, Line
 from engramdb.api.mcp.tools import recalls
 from engramdb.api.rest import cores, recall_lane
@@ -221,6 +222,38 @@ def test_a_recall_whose_client_hangs_up_while_it_waits_leaves_the_lane_at_once_a
             assert patient.result(timeout=30).status_code == 200  # control: a client still there is answered
         assert embedder.asked == [f"{QUESTION} held", f"{QUESTION} patient"]  # the abandoned one was never embedded
         assert _abandoned(server) == abandoned_before + 1  # the process's counter: counted once
+
+
+def test_a_recall_given_its_place_as_its_client_hangs_up_is_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race the wait cannot see: the place comes in the same turn of the event loop as the
+    hang-up. A wait that watches only the lane stands in for it; the check after the wait catches it."""
+
+    async def lane_only(lane: FairLane, line: Line, request: object) -> bool:
+        await lane.acquire(line)
+        return True
+
+    monkeypatch.setattr(routes, "_turn_unless_gone", lane_only)
+    with _lane_of_one(tmp_path) as (server, embedder, token):
+        body = {"scope": scope_fields(), "limit": 3}
+        lane_state, connections = server.app.state.recall_lane, server._server.server_state.connections
+        abandoned_before = _abandoned(server)
+        with server.client(token) as http, ThreadPoolExecutor(2) as pool:
+            first = pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} held"})
+            _until(lambda: embedder.held == 1, "the first recall holding the lane's one thread")
+            with _sent(server, token, {**body, "query": f"{QUESTION} gone"}):
+                _until(lambda: lane_state.waiting == 1, "the second waiting its turn")
+                open_before = len(connections)
+            _until(lambda: len(connections) == open_before - 1, "the server seeing the hang-up")
+            assert lane_state.waiting == 1  # the stand-in wait did not leave the lane
+            patient = pool.submit(http.post, "/v1/recall", json={**body, "query": f"{QUESTION} patient"})
+            _until(lambda: lane_state.waiting == 2, "the third waiting behind it")
+            embedder.release.set()
+            assert first.result(timeout=30).status_code == 200
+            assert patient.result(timeout=30).status_code == 200  # control: a client still there is answered
+        assert embedder.asked == [f"{QUESTION} held", f"{QUESTION} patient"]  # the hung-up one never embedded
+        assert _abandoned(server) == abandoned_before + 1
 
 
 def test_the_dashboards_recall_playground_takes_its_turn_in_the_lane(tmp_path: Path) -> None:
