@@ -10375,6 +10375,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is larger than the server's limit, ENGRAM_MAX_BODY_BYTES (code payload_too_large, field body); refused before it is read. */
             413: {
                 headers: {
