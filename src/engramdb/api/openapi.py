@@ -23,7 +23,8 @@ PROBLEMS: dict[int, str] = {
     "scope field it was not granted.",
     404: "No such memory, tombstone or key in the caller's scope (code not_found).",
     409: "The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), "
-    "a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key.",
+    "a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's "
+    "mergeBy values that another record has.",
     422: "A field is malformed, too long or inconsistent (code invalid_input); field names the first one and "
     "errors lists them all.",
     500: "The server failed (code internal); requestId is what its log names the failure by.",

@@ -6439,7 +6439,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6672,7 +6672,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7240,7 +7240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7674,7 +7674,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7807,7 +7807,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8242,7 +8242,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8363,7 +8363,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8484,7 +8484,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9006,7 +9006,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9267,7 +9267,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10375,7 +10375,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10598,7 +10598,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11143,7 +11143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11264,7 +11264,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11385,7 +11385,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11879,7 +11879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key. */
+            /** @description The request conflicts with stored state (code conflict): a tombstoned value (tombstoneId, reason), a fact that is no longer current, a fact id found in two scopes, the tenant's last admin key, a record's mergeBy values that another record has. */
             409: {
                 headers: {
                     [name: string]: unknown;
