@@ -129,11 +129,15 @@ def newer_versions(
     assert row.subject_key is not None and row.kind is not None
     if not policy.is_multi_valued(row.kind):
         scope_key = row.scope.scope_key if isinstance(row, NewMemory) else row.scope_key
-        retired = [
-            f
-            for f in tx.slot_facts(scope_key, row.subject_key, row.kind, ("superseded", "expired"))
-            if f.memory_id != row.memory_id and _holds_somewhere(f) and _is_newer(f, row)
-        ]
+        later = tx.retired_after(
+            scope_key,
+            row.subject_key,
+            row.kind,
+            valid_from=row.valid_from,
+            recorded_at=row.recorded_at,
+            but=row.memory_id,
+        )
+        retired = [f for f in later if _holds_somewhere(f) and _is_newer(f, row)]
         newer += retired
     return sorted(newer, key=lambda f: (f.valid_from or "", f.recorded_at))
 
@@ -208,9 +212,6 @@ def _store_as_history(
     return FactOutcome("history", record, superseded=(record,))
 
 
-_HELD = ("active", "superseded", "expired")  # statuses whose valid window holds (validAt)
-
-
 def _holds_somewhere(fact: MemoryRecord) -> bool:
     """False for a version whose window is empty: corrected away, or an edited draft."""
     end = _held_until(fact)
@@ -236,15 +237,10 @@ def fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: T
     if policy.is_multi_valued(fact.kind):
         return None
     start = fact.valid_from
-    slot = [
-        f
-        for f in tx.slot_facts(fact.scope_key, fact.subject_key, fact.kind, _HELD)
-        if f.rowid != fact.rowid and f.valid_from
-    ]
-    held = [f for f in slot if _holds_somewhere(f)]
-    for earlier in held:
+    # Retired versions that still hold at its start (an active one is a victim, retired already).
+    for earlier in tx.covering(fact.scope_key, fact.subject_key, fact.kind, start=start, but=fact.rowid):
         end = _held_until(earlier)
-        if earlier.status != "active" and (earlier.valid_from or "") <= start and (end is None or end > start):
+        if (earlier.valid_from or "") <= start and (end is None or end > start):
             before = state_digest(earlier)
             closed = tx.set_status(
                 earlier.rowid,
@@ -264,7 +260,7 @@ def fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: T
                     reason=f"{fact.memory_id} holds from {start}",
                 )
             )
-    return min((f.valid_from for f in held if f.valid_from and f.valid_from > start), default=None)
+    return tx.next_start(fact.scope_key, fact.subject_key, fact.kind, after=start, but=fact.rowid)
 
 
 def _supersede(

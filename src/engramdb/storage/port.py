@@ -102,6 +102,23 @@ class Transaction(KnowledgeWrites, AssistWrites, WebhookWrites, Protocol):
         """Return the slot's facts in these statuses, in write order (locked for update)."""
         ...
 
+    def retired_after(
+        self, scope_key: str, subject_key: str, kind: str, *, valid_from: str | None, recorded_at: str, but: str
+    ) -> list[MemoryRecord]:
+        """The slot's superseded and expired versions that start after (validFrom, then recordedAt)
+        this point, but the fact ``but``, in write order (locked for update)."""
+        ...
+
+    def covering(self, scope_key: str, subject_key: str, kind: str, *, start: str, but: int) -> list[MemoryRecord]:
+        """The slot's superseded and expired versions whose valid window holds ``start`` (from at or
+        before it, to after it), but the row ``but``, in write order (locked for update)."""
+        ...
+
+    def next_start(self, scope_key: str, subject_key: str, kind: str, *, after: str, but: int) -> str | None:
+        """The earliest validFrom after ``after`` of the slot's versions that hold somewhere (active,
+        superseded or expired, their window not empty), but the row ``but``."""
+        ...
+
     def set_status(
         self,
         rowid: int,

@@ -35,6 +35,7 @@ from engramdb.storage.port import (
     Source,
     Tombstone,
 )
+from engramdb.storage.slots import SlotReadsSQL
 
 
 def runner(conn: psycopg.Connection, prepare: bool | None = None) -> Run:
@@ -59,7 +60,7 @@ def many_runner(conn: psycopg.Connection) -> RunMany:
     return run_many
 
 
-class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
+class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, SlotReadsSQL):
     """The Transaction port over one connection inside one transaction (records and relationships too)."""
 
     def __init__(self, conn: psycopg.Connection, tenant: str) -> None:
@@ -301,6 +302,15 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
     def _assist_run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         cursor = self._conn.execute(sql.replace("?", "%s"), params)
         return cursor.fetchall() if cursor.description else []
+
+    _slot_collate = ' COLLATE "C"'
+    _slot_lock = " FOR UPDATE"
+
+    def _slot_fetch(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]]:
+        return self._conn.execute(sql.replace("?", "%s"), params).fetchall()
+
+    def _slot_owner(self) -> tuple[str, list[Any]]:
+        return "tenant = ? AND ", [self._tenant]  # every index of memories leads with the tenant
 
 
 def fact_history(

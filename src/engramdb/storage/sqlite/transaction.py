@@ -22,6 +22,7 @@ from engramdb.storage.port import (
     Source,
     Tombstone,
 )
+from engramdb.storage.slots import SlotReadsSQL
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
@@ -48,7 +49,7 @@ def many_runner(conn: sqlite3.Connection) -> RunMany:
     return run_many
 
 
-class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
+class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, SlotReadsSQL):
     """The Transaction port over the tenant's writer connection (records and relationships too)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -273,6 +274,9 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL):
 
     def _assist_run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return self._conn.execute(sql, params).fetchall()
+
+    def _slot_fetch(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]]:
+        return self._conn.execute(sql, params).fetchall()  # a tenant's file holds only its rows
 
     def _by_rowid(self, rowid: int) -> MemoryRecord:
         row = self._conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid = ?", (rowid,)).fetchone()
