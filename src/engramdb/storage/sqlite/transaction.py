@@ -10,7 +10,7 @@ from engramdb import clock
 from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_WIDTH
-from engramdb.storage.common import acting_keys, next_audit_entry, refuse_revoked, row_values, walk_history
+from engramdb.storage.common import acting_keys, next_audit_entry, refuse_revoked, row_values
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -283,19 +283,27 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, Slo
         return memory(row)
 
 
+# A fact's supersession chain in one statement: the ids linked to it either way (supersedes,
+# superseded-by) closed over, then their rows, each step through the three indexes by id (the unary +
+# keeps scope and source off the scope's index, which SQLite would otherwise read at every step). A
+# walk in Python took a statement per version: 214 ms for a chain of 600, this 30-35 ms. PostgreSQL
+# keeps the walk: its planner read the scope's facts at every step of such a statement.
+CHAIN_SQL = (
+    "WITH RECURSIVE chain(id) AS (SELECT CAST(? AS TEXT) UNION "
+    "SELECT CASE k.n WHEN 0 THEN m.memory_id WHEN 1 THEN m.supersedes_id ELSE m.superseded_by_id END "
+    "FROM chain JOIN memories m ON (m.memory_id = chain.id OR (m.scope_key = ? AND m.supersedes_id = chain.id) "
+    "OR (m.scope_key = ? AND m.superseded_by_id = chain.id)) "
+    "CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2) k "
+    "WHERE +m.scope_key = ? AND +m.source = 'MEMORY_FACT') "
+    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND source = 'MEMORY_FACT' "
+    "AND memory_id IN (SELECT id FROM chain)"
+)
+
+
 def fact_history(
     fetchall: Callable[[str, Sequence[Any]], list[Any]], scope_key: str, memory_id: str
 ) -> list[MemoryRecord]:
-    """The supersession chain a fact belongs to (every linked version), read by ``fetchall``: a
-    write's own connection, or the store's readers."""
-
-    def linked(ids: list[str]) -> list[MemoryRecord]:
-        marks = placeholders(ids)
-        rows = fetchall(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND source = 'MEMORY_FACT' "
-            f"AND (memory_id IN ({marks}) OR supersedes_id IN ({marks}) OR superseded_by_id IN ({marks}))",
-            [scope_key, *ids, *ids, *ids],
-        )
-        return [memory(r) for r in rows]
-
-    return walk_history(memory_id, linked)
+    """The supersession chain a fact belongs to (every linked version), oldest first, read by
+    ``fetchall``: a write's own connection, or the store's readers."""
+    rows = fetchall(CHAIN_SQL, [memory_id, scope_key, scope_key, scope_key, scope_key])
+    return sorted(map(memory, rows), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))

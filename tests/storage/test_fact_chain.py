@@ -1,0 +1,74 @@
+"""A fact's history is its supersession chain (SQLite finds it in one statement, PostgreSQL walks
+it), on both backends: for every fact of random slots (single- and multi-valued, out-of-order validFrom, kept as
+history, corrected by id), the versions it lists are those a walk over every fact of the scope
+finds along the supersedes and superseded-by links, oldest first."""
+
+from __future__ import annotations
+
+import random
+
+from engramdb.contract.writes import FactWrite
+from engramdb.core import auth
+from engramdb.core.auth import Caller
+from engramdb.core.service import MemoryService
+from engramdb.errors import EngramError
+from engramdb.storage.port import MemoryRecord
+from tests.factories import fact_body, scope_fields
+
+SCOPE = scope_fields()
+
+
+def _walk(facts: list[MemoryRecord], start: str) -> list[str]:
+    """The chain by definition: follow the links both ways from ``start``."""
+    by_id = {f.memory_id: f for f in facts}
+    seen, todo = set(), [start]
+    while todo:
+        fact_id = todo.pop()
+        if fact_id in seen:
+            continue
+        seen.add(fact_id)
+        todo += [f.memory_id for f in facts if fact_id in (f.supersedes_id, f.superseded_by_id)]
+        if fact_id in by_id:
+            todo += [i for i in (by_id[fact_id].supersedes_id, by_id[fact_id].superseded_by_id) if i]
+    chain = [by_id[i] for i in seen if i in by_id]
+    return [f.memory_id for f in sorted(chain, key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))]
+
+
+def test_a_facts_history_is_the_chain_its_links_make(service: MemoryService, operator: Caller) -> None:
+    rng = random.Random(7)
+    ids: list[str] = []
+    for n in range(90):
+        kind = rng.choice(["mood", "city", "hobbies"])  # hobbies: many values at once (a list of them)
+        body = fact_body(
+            f"{kind} {rng.randint(0, 15)}",
+            subject="user",
+            kind=kind,
+            scope=SCOPE,
+            validFrom=f"2026-02-{rng.randint(1, 25):02d}T00:00:00Z",
+            sourceEventId=f"turn-{n}",
+        )
+        if ids and rng.random() < 0.2:
+            body["supersedesFactId"] = rng.choice(ids)  # a correction of an earlier fact, current or not
+        try:
+            ids.append(service.writes.write_fact(operator, FactWrite.model_validate(body)).id)
+        except EngramError:  # a correction of a fact no longer current: refused (409), as may be
+            pass
+    caller = Caller(tenant="t1", key_id="probe", role="agent", grant=SCOPE)
+    scope_key = auth.scope_key(service.shared.scope(caller, {}))
+    tenant = service.shared.store.tenant("t1")
+    with tenant.transaction() as tx:
+        facts = [
+            f
+            for kind in ("mood", "city", "hobbies")
+            for f in tx.slot_facts(scope_key, "user", kind, ("active", "superseded", "expired", "retracted"))
+        ]
+    assert len(facts) > 60
+    longest = 0
+    for fact in facts:
+        listed = [f.memory_id for f in tenant.history(scope_key, fact.memory_id)]
+        assert listed == _walk(facts, fact.memory_id), fact.memory_id
+        with tenant.transaction() as tx:  # a write's own reading of it too
+            assert [f.memory_id for f in tx.history(scope_key, fact.memory_id)] == listed
+        longest = max(longest, len(listed))
+    assert longest > 10  # control: chains of many versions, not only lone facts
+    assert tenant.history(scope_key, "no-such-fact") == []
