@@ -118,3 +118,42 @@ def test_a_facts_relationships_and_a_models_links_page_as_one_list(
     assert one_by_one == whole
     assert sorted(_related(service, agent, hikes)) == [("DERIVED_FROM", reflection, hikes)]  # the other end's
     assert kayaks in {target for _, _, target in whole}
+
+
+def test_an_edge_whose_end_goes_between_two_reads_does_not_hide_the_next_one(
+    service: MemoryService, agent: Caller, brain: Brain, monkeypatch: Any
+) -> None:
+    """A page reads its edges, then their ends' ids: a record deleted in between drops its edge from
+    the page, and a model's link made later must not take the place of the edges not read yet."""
+    hikes = stated(service, agent, "The user hikes every Saturday.", kind="hobby", source="t1")
+    stated(service, agent, "The user kayaks on Sundays.", kind="sport", source="t2")
+    notes = []
+    for title in ("a", "b", "c"):  # edges to the fact first ...
+        note = service.record_writes.write_records(
+            agent, RecordWrite.model_validate({"label": "NOTE", "data": {"title": title}})
+        ).records[0]
+        link = {"source": note.id, "target": {"id": hikes, "kind": "MEMORY_FACT"}, "type": "ABOUT"}
+        service.record_writes.link_records(agent, LinkRequest.model_validate(link))
+        notes.append(note.id)
+    brain.reflections = [{"text": "The user likes outdoor weekends.", "evidence": ["hikes", "kayaks"]}]
+    service.derivations.reflect(agent, ReflectRequest.model_validate({"subjectKey": "user"}))  # ... a link after
+    whole = _related(service, agent, hikes, limit=1000)
+    assert [t for t, _, _ in whole] == ["ABOUT", "ABOUT", "ABOUT", "DERIVED_FROM"]
+    tenant = service.shared.store.tenant("t1")
+    resolve, reads = type(tenant).node_ids, []
+
+    def b_gone_once(self: Any, nodes: Any) -> Any:  # note b deleted between the first page's two reads
+        found = resolve(self, nodes)
+        reads.append(1)
+        return {n: i for n, i in found.items() if i != notes[1]} if len(reads) == 1 else found
+
+    monkeypatch.setattr(type(tenant), "node_ids", b_gone_once)
+    paged, cursor = [], None
+    while True:
+        query = {"id": hikes, "kind": "MEMORY_FACT", "limit": 2, "cursor": cursor}
+        page = service.record_reads.list_relationships(agent, RelationshipQuery.model_validate(query))
+        paged += [(r.type, r.source.id, r.target.id) for r in page.relationships]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert paged == [e for e in whole if e[1] != notes[1]]  # all but b's, c's among them

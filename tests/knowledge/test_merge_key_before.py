@@ -55,3 +55,17 @@ def test_a_file_from_before_gains_the_names_and_its_records_learn_them_when_merg
         assert _upsert(service, "Kickoff") != kickoff  # control: the old title finds it no longer
     finally:
         reopened.close()
+
+
+@pytest.mark.parametrize("kept", ["not json", '{"mergeBy": 5}', '{"mergeBy": []}', '["title"]'])
+def test_names_that_are_not_names_leave_the_key_where_it_is(
+    settings: Settings, store: SQLiteStore, operator: Caller, kept: str
+) -> None:
+    """What an import file (edited by hand) put there: a PATCH is made, and the key stays, as for a
+    record written before names were kept."""
+    service = MemoryService(store, HashingEmbedder(), settings)
+    kickoff = _upsert(service, "Kickoff")
+    with store.tenant("t1")._db.write() as conn:
+        conn.execute("UPDATE records SET merge_identity = ?", (kept,))
+    assert _rename(service, kickoff, "Renamed").properties["title"] == "Renamed"
+    assert _upsert(service, "Kickoff") == kickoff

@@ -90,6 +90,17 @@ def test_a_relationship_made_between_pages_is_on_a_later_page_and_none_is_listed
     assert len(seen) == len(set(seen)) == 4 and seen[-1] == ("ABOUT", late.records[0].id, hub)
 
 
+def test_a_loop_on_a_node_is_listed_once_going_out_of_it(service: MemoryService, operator: Caller) -> None:
+    hub, tasks = _hub(service, operator, children=1)
+    link = {"source": hub, "target": hub, "type": "SAME_AS", "scope": MINE}
+    service.record_writes.link_records(operator, LinkRequest.model_validate(link))
+    loop = ("SAME_AS", hub, hub)
+    assert _pages(service, operator, id=hub, limit=1) == [[("HAS_TASK", hub, tasks[0])], [loop]]
+    assert _pages(service, operator, id=hub, direction="out") == [[("HAS_TASK", hub, tasks[0]), loop]]
+    assert _pages(service, operator, id=hub, direction="in") == [[]]  # as before pages: not into it
+    assert _pages(service, operator, id=tasks[0], direction="in") == [[("HAS_TASK", hub, tasks[0])]]  # control
+
+
 def test_a_cursor_this_list_did_not_answer_is_refused_by_name(service: MemoryService, operator: Caller) -> None:
     hub, _ = _hub(service, operator, children=2)
     for bad in ("nonsense", "2026-01-01|0|x", "2026-01-01|2|1", "|0|1", "2026-01-01|0|99999999999999999999"):
@@ -206,3 +217,21 @@ def test_paged_reads_over_rest(server: LiveServer) -> None:
         assert history.json()["nextCursor"] is None  # one version: the current one
         exported = http.post("/v1/records/export", json={"labels": ["HUB"]})
         assert exported.status_code == 200 and exported.json()["truncated"] is False
+
+
+def test_the_dashboards_record_page_shows_the_newest_versions(
+    server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engramdb.api.ui import records
+
+    monkeypatch.setattr(records, "SHOWN_VERSIONS", 3)
+    with server.client(server.key()) as http:
+        record_id = http.post("/v1/records", json={"label": "TASK", "data": {"n": 0}}).json()["records"][0]["id"]
+        page = http.get(f"/ui/part/records/{record_id}").text
+        assert "<strong>v1</strong> (current)" in page and "earlier versions" not in page  # control: one version
+        for n in range(1, 7):
+            assert http.patch(f"/v1/records/{record_id}", json={"properties": {"n": n}}).status_code == 200
+        page = http.get(f"/ui/part/records/{record_id}").text
+    shown = [v for v in range(1, 8) if f"<strong>v{v}</strong>" in page]
+    assert shown == [5, 6, 7] and "<strong>v7</strong> (current)" in page, shown
+    assert "4 earlier versions are not shown" in page

@@ -23,6 +23,7 @@ router = APIRouter(include_in_schema=False)
 Authenticated = Annotated[Caller, Depends(authenticated)]
 Text = Annotated[str, Form()]
 LIMITS = (50, 200, 1000)
+SHOWN_VERSIONS = 100  # the newest versions a record's page lists
 
 
 def _json(text: str, name: str, default: Any) -> Any:
@@ -107,7 +108,10 @@ def _holding_record(request: Request, caller: Caller, record_id: str, scope: str
 @part
 def record(request: Request, caller: Authenticated, record_id: str, scope: str | None = None) -> HTMLResponse:
     chosen, found = _holding_record(request, caller, record_id, scope)
-    history = call(request, caller, "record_history", {"record_id": record_id}, scope=chosen.fields()).versions
+    # The newest versions, the current one last: versions run 1, 2, ... so the cursor is where they start.
+    since = {"cursor": str(found.version - SHOWN_VERSIONS)} if found.version > SHOWN_VERSIONS else {}
+    query = {"record_id": record_id, "limit": SHOWN_VERSIONS, **since}
+    history = call(request, caller, "record_history", query, scope=chosen.fields()).versions
     links, names = linked(request, caller, record_id, "RECORD", chosen.fields())
     key = chosen.current.scope_key if chosen.current else ""
     return render(
@@ -117,6 +121,7 @@ def record(request: Request, caller: Authenticated, record_id: str, scope: str |
         caller=caller,
         record=found,
         history=history,
+        earlier=found.version - len(history),
         links=links,
         names=names,
         scope=chosen.current,

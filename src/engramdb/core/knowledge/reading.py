@@ -82,18 +82,22 @@ class KnowledgeReading(Area):
             limit=query.limit + 1,
         )
         more, edges = len(edges) > query.limit, edges[: query.limit]
+        # Past the last edge read, edges not read yet may come before a model's link: the page ends there.
+        bound = PageKey.of_edge(edges[-1]) if more else None
         ids = tenant.node_ids([n for e in edges for n in (e.source, e.target)])
         found = [(PageKey.of_edge(e), relationship_view(e, ids)) for e in edges if e.source in ids and e.target in ids]
         if query.kind != "RECORD":  # and the links a model's work made (verdicts, evidence, merges)
             for link in tenant.links_of(scope_key, query.id):
                 key = PageKey(link.created_at, 1, link.link_id)
-                if after is None or key > after:
+                if (after is None or key > after) and (bound is None or key < bound):
                     views = as_relationships([link], query.id, type=query.type, direction=query.direction)
                     found += [(key, view) for view in views]
             found.sort(key=lambda kv: kv[0])
         page = found[: query.limit]
+        # The next page starts after the last one listed, or, when all that was found fit, after the
+        # last edge read (one whose end is gone since is not listed, and not read again).
+        last = page[-1][0] if len(found) > query.limit else bound or (page[-1][0] if page else None)
         more = more or len(found) > query.limit
-        last = page[-1][0] if page else PageKey.of_edge(edges[-1]) if edges else None
         return RelationshipList(
             relationships=[view for _, view in page], next_cursor=last.encode() if more and last else None
         )

@@ -95,14 +95,21 @@ def merged_by(names: Sequence[str]) -> str:
     return canonical_json({"mergeBy": list(names)})
 
 
-def mergeby_names(identity: str) -> list[str]:
-    return list(json.loads(identity)["mergeBy"])
+def mergeby_names(identity: str | None) -> list[str] | None:
+    """The names ``merged_by`` kept; None when there are none, or what is kept is not that (a
+    hand-edited import file): the record's key then stays as it is."""
+    try:
+        names = json.loads(identity)["mergeBy"] if identity is not None else None
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        return None
+    return names
 
 
-def key_for(label: str, identity: str, properties: Mapping[str, Any]) -> str | None:
-    """The merge key a record of ``label`` merged as ``identity`` says (``merged_by``) has when it
-    holds ``properties``; None once one of its mergeBy properties is gone."""
-    names = mergeby_names(identity)
+def key_for(label: str, names: Sequence[str], properties: Mapping[str, Any]) -> str | None:
+    """The merge key a record of ``label`` merged by ``names`` has when it holds ``properties``;
+    None once one of them is gone."""
     if not all(name in properties for name in names):
         return None
     return merge_key(label, {name: properties[name] for name in names})

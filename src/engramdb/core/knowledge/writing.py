@@ -216,13 +216,14 @@ def _moved_key(
     that a write by the new values finds it and one by the old values no longer does. Another
     record of its label that has that key already is a conflict (409): two may not share one."""
     key, identity = tx.merge_state(row.rowid)
-    if identity is None:  # not merged by values (a child by its content), or written before they were kept
+    names = mergeby_names(identity)
+    if names is None:  # not merged by values (a child by its content), or written before they were kept
         return key
-    moved = key_for(row.label, identity, properties)
+    moved = key_for(row.label, names, properties)
     if moved is not None and moved != key:
         other = tx.merged_many(scope_key, row.label, [moved]).get(moved)
         if other is not None and other.rowid != row.rowid:
-            name = next((n for n in mergeby_names(identity) if n in changed), next(iter(changed)))
+            name = next((n for n in names if n in changed), next(iter(changed)))
             raise ConflictError(
                 f"record {other.record_id} of label {row.label} has these mergeBy values already",
                 field=f"properties.{name}",

@@ -179,6 +179,9 @@ class GraphReads:
             if type is not None:
                 sql += f" AND type = {m}"
                 args.append(type)
+            if direction == "in":  # a loop on the node goes out of it (as a model's link on one does)
+                sql += f" AND NOT (source_kind = {m} AND source = {m})"
+                args += [node.kind, node.rowid]
             if after is not None:
                 sql += f" AND (created_at > {m} OR (created_at = {m} AND rowid > {m}))"
                 args += [after.created_at, after.created_at, after.rowid]
