@@ -57,6 +57,22 @@ def test_bench_scale_is_exact_on_both_backends(tmp_path: Path, pg_url: str) -> N
     assert json.loads(out.read_text())["postgres"] == {"throwaway": False, "sharedBuffersMb": None}
 
 
+def test_bench_slots_writes_one_slot_and_reads_its_whole_history_on_both_backends(tmp_path: Path, pg_url: str) -> None:
+    from engramdb.cli.main import app
+
+    out = tmp_path / "slots.json"
+    args = ["bench", "slots", "--versions", "40", "--window", "10", "--reads", "1", "--pg-url", pg_url]
+    done = CliRunner().invoke(app, [*args, "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    rows = json.loads(out.read_text())["results"]
+    assert [r["backend"] for r in rows] == ["sqlite", "postgres"]
+    for row in rows:
+        assert row["versions"] == 40 and len(row["windowMedianMs"]) == 4, row  # every version in the history
+        assert row["lastOverFirst"] == round(row["lastWriteMs"] / row["firstWriteMs"], 3), row
+    refused = CliRunner().invoke(app, ["bench", "slots", "--versions", "20", "--window", "15"])
+    assert refused.exit_code != 0 and "--versions" in str(refused.exception)  # fewer than two windows: refused
+
+
 @pytest.mark.postgres
 def test_bench_scale_starts_its_own_postgres_with_a_production_buffer_cache(tmp_path: Path) -> None:
     from engramdb.cli.main import app

@@ -16,6 +16,7 @@ from engramdb_bench.cli.bench_load import load
 from engramdb_bench.cli.bench_recall import recall
 from engramdb_bench.cli.bench_records import records
 from engramdb_bench.cli.bench_scale import scale
+from engramdb_bench.cli.bench_slots import slots
 from engramdb_bench.cli.bench_versus import versus
 
 bench_app = typer.Typer(help="Benchmarks (results as a table and a JSON file).", no_args_is_help=True)
@@ -30,6 +31,7 @@ bench_app.command("recall")(recall)
 bench_app.command("assist")(assist)
 bench_app.command("scale")(scale)
 bench_app.command("records")(records)
+bench_app.command("slots")(slots)
 bench_app.command("versus")(versus)
 bench_app.command("bigscope")(bigscope)
 bench_app.command("load")(load)

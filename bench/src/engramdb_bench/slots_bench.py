@@ -1,0 +1,132 @@
+"""``engram bench slots``: how a fact write and a fact's history cost as one slot's versions grow.
+
+An agent that keeps "the user's current task" writes one fact slot every turn, so the slot holds
+as many versions as there were turns. For each backend, ``versions`` facts go into ONE single-valued
+slot through the service (each supersedes the last, each a second later in valid time); the write
+times of each window of ``window`` writes are kept, then the history of the newest fact is read
+``reads`` times. Reported: the median write in the first and the last window and their ratio (1.0:
+a write costs the same however many versions came before; a ratio, so a busy machine slows both
+ends alike), and the history read's median with its ratio to the median write.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import shutil
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from engramdb import clock
+from engramdb.config import Settings
+from engramdb.contract.writes import FactWrite
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.service import MemoryService
+from engramdb.models.memories import MemoryQuery
+from engramdb.storage.port import Store
+from engramdb.storage.registry import open_store
+from engramdb_bench.scale import memory_mb, postgres_server
+
+BACKENDS = ("sqlite", "postgres")
+OPERATOR = Caller(tenant="bench", key_id="bench-operator", role="admin")
+SCOPE = {
+    "agentId": "bench",
+    "profileId": "default",
+    "privacyScope": "private",
+    "participantScopeHash": "0" * 64,
+    "sandboxEligible": False,
+}
+START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+Progress = Callable[[str], None]
+
+
+def run(
+    backends: Sequence[str], *, versions: int, window: int, reads: int, pg_url: str | None, progress: Progress
+) -> dict[str, Any]:
+    """Measure every backend; start a throwaway PostgreSQL when none is given."""
+    home = Path(tempfile.mkdtemp(prefix="engram-slots-"))
+    home.chmod(0o755)
+    throwaway = "postgres" in backends and pg_url is None
+    results = []
+    try:
+        with postgres_server(home, pg_url if "postgres" in backends else None, throwaway) as url:
+            for backend in backends:
+                progress(f"{backend}: {versions:,} versions of one slot")
+                results.append(_measure(backend, home / backend, url, versions, window, reads, progress))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return {
+        "benchmark": "slots",
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "memoryMb": memory_mb()},
+        "versions": versions,
+        "window": window,
+        "results": results,
+    }
+
+
+def _measure(
+    backend: str, home: Path, pg_url: str | None, versions: int, window: int, reads: int, progress: Progress
+) -> dict[str, Any]:
+    store = _open(backend, home, pg_url)
+    try:
+        store.tenant(OPERATOR.tenant, create=True)
+        service = MemoryService(store, HashingEmbedder(), Settings(home=home, embedder="hashing"))
+        windows: list[float] = []
+        times: list[float] = []
+        last = ""
+        for n in range(versions):
+            body = {
+                **SCOPE,
+                "subjectKey": "user",
+                "kind": "current_task",
+                "text": f"The user is working on task {n}.",
+                "validFrom": clock.to_text(START + dt.timedelta(seconds=n)),
+                "sourceEventId": f"turn-{n}",
+            }
+            started = time.perf_counter()
+            last = service.writes.write_fact(OPERATOR, FactWrite.model_validate(body)).id
+            times.append((time.perf_counter() - started) * 1000)
+            if len(times) == window:
+                windows.append(statistics.median(times))
+                times = []
+        query = MemoryQuery.model_validate(SCOPE)
+        history = []
+        listed = 0
+        for _ in range(reads):
+            started = time.perf_counter()
+            listed = len(service.reads.fact_history(OPERATOR, last, query).versions)
+            history.append((time.perf_counter() - started) * 1000)
+        first, final = windows[0], windows[-1]
+        read = statistics.median(history)
+        progress(
+            f"  write {first:.2f} ms in the first {window}, {final:.2f} ms in the last: {final / first:.2f}x; "
+            f"history of {listed:,} versions {read:.1f} ms"
+        )
+        return {
+            "backend": backend,
+            "versions": listed,
+            "windowMedianMs": [round(w, 3) for w in windows],
+            "firstWriteMs": round(first, 3),
+            "lastWriteMs": round(final, 3),
+            "lastOverFirst": round(final / first, 3),
+            "historyMs": round(read, 2),
+            "historyOverWrite": round(read / first, 1),
+        }
+    finally:
+        store.close()
+
+
+def _open(backend: str, home: Path, pg_url: str | None) -> Store:
+    if backend == "sqlite":
+        return open_store(f"sqlite:///{home}")
+    if pg_url is None:
+        raise ValueError("the postgres backend needs a URL")
+    return open_store(pg_url, schema=f"slots_{uuid.uuid4().hex[:8]}")
