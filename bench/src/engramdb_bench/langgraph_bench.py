@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import shutil
-import tempfile
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,12 +35,10 @@ from engramdb.core import auth
 from engramdb.core.embedding import make_embedder
 from engramdb.integrations.langgraph import EngramStore
 from engramdb.integrations.target import Scoped, open_target
-from engramdb.storage.port import Store
-from engramdb.storage.registry import open_store
 from engramdb_bench.langgraph_load import load_items
 from engramdb_bench.latency_timing import percentiles
 from engramdb_bench.machine import machine_info
-from engramdb_bench.scale import postgres_server, shared_buffers_mb
+from engramdb_bench.scale import bench_home, open_backend, shared_buffers_mb
 
 BACKENDS = ("sqlite", "postgres")
 TENANT = "bench"
@@ -67,17 +62,11 @@ def run(
     progress: Progress,
 ) -> dict[str, Any]:
     """Measure every backend; start a throwaway PostgreSQL when none is given."""
-    home = Path(tempfile.mkdtemp(prefix="engram-langgraph-"))
-    home.chmod(0o755)
-    throwaway = "postgres" in backends and pg_url is None
     results = []
-    try:
-        with postgres_server(home, pg_url if "postgres" in backends else None, throwaway) as url:
-            for backend in backends:
-                progress(f"{backend}: {items:,} items in one namespace, embedder {embedder}")
-                results.append(measure(backend, home / backend, url, items, queries, embedder, seed, progress))
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    with bench_home("engram-langgraph-", backends, pg_url) as (home, url, throwaway):
+        for backend in backends:
+            progress(f"{backend}: {items:,} items in one namespace, embedder {embedder}")
+            results.append(measure(backend, home / backend, url, items, queries, embedder, seed, progress))
     return {
         "benchmark": "langgraph",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -97,7 +86,7 @@ def measure(
 ) -> dict[str, Any]:
     """Load one namespace behind a real server on loopback and time each kind of call through the store."""
     home.mkdir(parents=True, exist_ok=True)
-    store = _open(backend, home, pg_url)
+    store = open_backend(backend, home, pg_url, "langgraph")
     settings = Settings(home=home, embedder=embedder)
     model = make_embedder(embedder)
     server = LoopbackServer(create_app(settings, store=store, embedder=model))
@@ -156,11 +145,3 @@ def _time(lg: EngramStore, call: Call, queries: int) -> dict[str, float]:
 
 def _value(i: int, rng: random.Random) -> dict[str, Any]:
     return {"text": " ".join(rng.choice(WORDS) for _ in range(8)), "color": ("red", "green", "blue")[i % 3], "n": i}
-
-
-def _open(backend: str, home: Path, pg_url: str | None) -> Store:
-    if backend == "sqlite":
-        return open_store(f"sqlite:///{home}")
-    if pg_url is None:
-        raise ValueError("the postgres backend needs a URL")
-    return open_store(pg_url, schema=f"langgraph_{uuid.uuid4().hex[:8]}")

@@ -21,10 +21,7 @@ import datetime as dt
 import os
 import platform
 import random
-import shutil
-import tempfile
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,9 +32,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.models.knowledge import RecordSearch, RecordWrite
-from engramdb.storage.port import Store
-from engramdb.storage.registry import open_store
-from engramdb_bench.scale import memory_mb, postgres_server, shared_buffers_mb
+from engramdb_bench.scale import bench_home, memory_mb, open_backend, shared_buffers_mb
 
 BACKENDS = ("sqlite", "postgres")
 TASKS_PER_PROJECT = 9
@@ -61,28 +56,22 @@ def run(
     progress: Progress,
 ) -> dict[str, Any]:
     """Measure every backend; start a throwaway PostgreSQL when none is given."""
-    home = Path(tempfile.mkdtemp(prefix="engram-records-"))
-    home.chmod(0o755)
-    throwaway = "postgres" in backends and pg_url is None
     results = []
-    try:
-        with postgres_server(home, pg_url if "postgres" in backends else None, throwaway) as url:
-            for backend in backends:
-                progress(f"{backend}: {records:,} records in one scope")
-                results.append(
-                    measure(
-                        backend,
-                        home=home,
-                        pg_url=url,
-                        records=records,
-                        queries=queries,
-                        import_records=import_records,
-                        seed=seed,
-                        progress=progress,
-                    )
+    with bench_home("engram-records-", backends, pg_url) as (home, url, throwaway):
+        for backend in backends:
+            progress(f"{backend}: {records:,} records in one scope")
+            results.append(
+                measure(
+                    backend,
+                    home=home,
+                    pg_url=url,
+                    records=records,
+                    queries=queries,
+                    import_records=import_records,
+                    seed=seed,
+                    progress=progress,
                 )
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+            )
     return {
         "benchmark": "records",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -112,7 +101,7 @@ def measure(
     seed: int,
     progress: Progress,
 ) -> dict[str, Any]:
-    store = _open(backend, home / backend, pg_url)
+    store = open_backend(backend, home / backend, pg_url, "records")
     try:
         store.tenant(OPERATOR.tenant, create=True)
         service = MemoryService(store, HashingEmbedder(), Settings(home=home / backend, embedder="hashing"))
@@ -231,14 +220,6 @@ def _scope(name: str) -> dict[str, Any]:
         "participantScopeHash": hash_scope([name]),
         "sandboxEligible": False,
     }
-
-
-def _open(backend: str, home: Path, pg_url: str | None) -> Store:
-    if backend == "sqlite":
-        return open_store(f"sqlite:///{home}")
-    if pg_url is None:
-        raise ValueError("the postgres backend needs a URL")
-    return open_store(pg_url, schema=f"records_{uuid.uuid4().hex[:8]}")
 
 
 def _pct(values: Sequence[float], percentile: int) -> float:

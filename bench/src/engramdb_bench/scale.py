@@ -69,30 +69,24 @@ def run(
     progress: Progress,
 ) -> dict[str, Any]:
     """Run every (backend, total) pair; start a throwaway PostgreSQL when none is given."""
-    home = Path(tempfile.mkdtemp(prefix="engram-scale-"))
-    home.chmod(0o755)
-    throwaway = "postgres" in backends and pg_url is None
-    try:
-        with postgres_server(home, pg_url if "postgres" in backends else None, throwaway) as url:
-            results = []
-            for total in totals:
-                for backend in backends:
-                    progress(f"{backend}: {total:,} memories over {scopes:,} scopes")
-                    results.append(
-                        measure(
-                            backend,
-                            total,
-                            scopes=scopes,
-                            queries=queries,
-                            home=home,
-                            pg_url=url,
-                            seed=seed,
-                            progress=progress,
-                        )
+    with bench_home("engram-scale-", backends, pg_url) as (home, url, throwaway):
+        results = []
+        for total in totals:
+            for backend in backends:
+                progress(f"{backend}: {total:,} memories over {scopes:,} scopes")
+                results.append(
+                    measure(
+                        backend,
+                        total,
+                        scopes=scopes,
+                        queries=queries,
+                        home=home,
+                        pg_url=url,
+                        seed=seed,
+                        progress=progress,
                     )
-                    progress(f"  {results[-1]}")
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+                )
+                progress(f"  {results[-1]}")
     postgres = None
     if "postgres" in backends:  # a server given by URL keeps its own settings
         postgres = {"throwaway": throwaway, "sharedBuffersMb": shared_buffers_mb() if throwaway else None}
@@ -108,6 +102,29 @@ def run(
         "postgres": postgres,
         "results": results,
     }
+
+
+@contextmanager
+def bench_home(prefix: str, backends: Sequence[str], pg_url: str | None) -> Iterator[tuple[Path, str | None, bool]]:
+    """A throwaway folder, the PostgreSQL URL the backends need (a throwaway server's when none is
+    given and one is asked for), and whether that server is a throwaway; both go afterwards."""
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    home.chmod(0o755)
+    throwaway = "postgres" in backends and pg_url is None
+    try:
+        with postgres_server(home, pg_url if "postgres" in backends else None, throwaway) as url:
+            yield home, url, throwaway
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def open_backend(backend: str, home: Path, pg_url: str | None, schema_prefix: str) -> Store:
+    """A fresh store: a SQLite folder, or a new schema of the PostgreSQL server at ``pg_url``."""
+    if backend == "sqlite":
+        return open_store(f"sqlite:///{home}")
+    if pg_url is None:
+        raise ValueError("the postgres backend needs a URL")
+    return open_store(pg_url, schema=f"{schema_prefix}_{uuid.uuid4().hex[:8]}")
 
 
 @contextmanager
@@ -142,7 +159,7 @@ def measure(
     progress: Progress,
 ) -> dict[str, Any]:
     """Load one store and return its latency and exactness numbers."""
-    store = _open(backend, home / f"{backend}-{total}", pg_url)
+    store = open_backend(backend, home / f"{backend}-{total}", pg_url, "scale")
     try:
         tenant, pool, rowids, matrix = _load(store, total, scopes, seed, progress)
         store.maintain()
@@ -174,14 +191,6 @@ def measure(
         }
     finally:
         store.close()
-
-
-def _open(backend: str, home: Path, pg_url: str | None) -> Store:
-    if backend == "sqlite":
-        return open_store(f"sqlite:///{home}")
-    if pg_url is None:
-        raise ValueError("the postgres backend needs a URL")
-    return open_store(pg_url, schema=f"scale_{uuid.uuid4().hex[:8]}")
 
 
 def _scope(i: int) -> dict[str, Any]:

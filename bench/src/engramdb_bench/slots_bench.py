@@ -14,11 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
-import shutil
 import statistics
-import tempfile
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,9 +27,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.models.memories import MemoryQuery
-from engramdb.storage.port import Store
-from engramdb.storage.registry import open_store
-from engramdb_bench.scale import memory_mb, postgres_server
+from engramdb_bench.scale import bench_home, memory_mb, open_backend
 
 BACKENDS = ("sqlite", "postgres")
 OPERATOR = Caller(tenant="bench", key_id="bench-operator", role="admin")
@@ -51,21 +46,16 @@ def run(
     backends: Sequence[str], *, versions: int, window: int, reads: int, pg_url: str | None, progress: Progress
 ) -> dict[str, Any]:
     """Measure every backend; start a throwaway PostgreSQL when none is given."""
-    home = Path(tempfile.mkdtemp(prefix="engram-slots-"))
-    home.chmod(0o755)
-    throwaway = "postgres" in backends and pg_url is None
     results = []
-    try:
-        with postgres_server(home, pg_url if "postgres" in backends else None, throwaway) as url:
-            for backend in backends:
-                progress(f"{backend}: {versions:,} versions of one slot")
-                results.append(_measure(backend, home / backend, url, versions, window, reads, progress))
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    with bench_home("engram-slots-", backends, pg_url) as (home, url, throwaway):
+        for backend in backends:
+            progress(f"{backend}: {versions:,} versions of one slot")
+            results.append(_measure(backend, home / backend, url, versions, window, reads, progress))
     return {
         "benchmark": "slots",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "memoryMb": memory_mb()},
+        "postgres": {"throwaway": throwaway} if "postgres" in backends else None,
         "versions": versions,
         "window": window,
         "results": results,
@@ -75,7 +65,7 @@ def run(
 def _measure(
     backend: str, home: Path, pg_url: str | None, versions: int, window: int, reads: int, progress: Progress
 ) -> dict[str, Any]:
-    store = _open(backend, home, pg_url)
+    store = open_backend(backend, home, pg_url, "slots")
     try:
         store.tenant(OPERATOR.tenant, create=True)
         service = MemoryService(store, HashingEmbedder(), Settings(home=home, embedder="hashing"))
@@ -122,11 +112,3 @@ def _measure(
         }
     finally:
         store.close()
-
-
-def _open(backend: str, home: Path, pg_url: str | None) -> Store:
-    if backend == "sqlite":
-        return open_store(f"sqlite:///{home}")
-    if pg_url is None:
-        raise ValueError("the postgres backend needs a URL")
-    return open_store(pg_url, schema=f"slots_{uuid.uuid4().hex[:8]}")
