@@ -57,7 +57,14 @@ def test_a_file_from_before_gains_the_names_and_its_records_learn_them_when_merg
         reopened.close()
 
 
-@pytest.mark.parametrize("kept", ["not json", '{"mergeBy": 5}', '{"mergeBy": []}', '["title"]'])
+NESTED = '{"mergeBy": ' + "[" * 100_000 + "]" * 100_000 + "}"  # deeper than json.loads goes
+
+
+@pytest.mark.parametrize(
+    "kept",
+    ["not json", '{"mergeBy": 5}', '{"mergeBy": []}', '["title"]', '{"mergeBy": ["nope"]}', NESTED],
+    ids=["text", "number", "empty", "list", "other-names", "nested"],
+)
 def test_names_that_are_not_names_leave_the_key_where_it_is(
     settings: Settings, store: SQLiteStore, operator: Caller, kept: str
 ) -> None:

@@ -72,3 +72,22 @@ def test_a_facts_history_is_the_chain_its_links_make(service: MemoryService, ope
         longest = max(longest, len(listed))
     assert longest > 10  # control: chains of many versions, not only lone facts
     assert tenant.history(scope_key, "no-such-fact") == []
+
+
+def test_an_empty_link_names_no_fact(service: MemoryService, operator: Caller) -> None:
+    """A fact kept as history with ``supersedesFactId: ""`` links to nothing: two of them, in two
+    slots, are not one history (nor deleted together with it)."""
+    ids = []
+    for kind in ("mood", "city"):
+        body = fact_body(f"{kind} then", subject="user", kind=kind, scope=SCOPE, active=False, supersedesFactId="")
+        ids.append(service.writes.write_fact(operator, FactWrite.model_validate(body)).id)
+    firsts = []
+    for text in ("mood now", "mood later"):  # control: a real link, the second superseding the first
+        body = fact_body(text, subject="user", kind="mood", scope=SCOPE)
+        firsts.append(service.writes.write_fact(operator, FactWrite.model_validate(body)).id)
+    caller = Caller(tenant="t1", key_id="probe", role="agent", grant=SCOPE)
+    scope_key = auth.scope_key(service.shared.scope(caller, {}))
+    tenant = service.shared.store.tenant("t1")
+    assert [f.memory_id for f in tenant.history(scope_key, ids[0])] == [ids[0]]
+    assert [f.memory_id for f in tenant.history(scope_key, ids[1])] == [ids[1]]
+    assert {f.memory_id for f in tenant.history(scope_key, firsts[0])} == set(firsts)

@@ -100,7 +100,7 @@ def mergeby_names(identity: str | None) -> list[str] | None:
     hand-edited import file): the record's key then stays as it is."""
     try:
         names = json.loads(identity)["mergeBy"] if identity is not None else None
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):
         return None
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
         return None

@@ -219,6 +219,8 @@ def _moved_key(
     names = mergeby_names(identity)
     if names is None:  # not merged by values (a child by its content), or written before they were kept
         return key
+    if key is not None and key != key_for(row.label, names, json.loads(row.properties_json)):
+        return key  # names that do not make its key (an edited import file): kept as it is
     moved = key_for(row.label, names, properties)
     if moved is not None and moved != key:
         other = tx.merged_many(scope_key, row.label, [moved]).get(moved)
