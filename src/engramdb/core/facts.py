@@ -137,7 +137,7 @@ def newer_versions(
             recorded_at=row.recorded_at,
             but=row.memory_id,
         )
-        retired = [f for f in later if _holds_somewhere(f) and _is_newer(f, row)]
+        retired = [f for f in later if _holds_somewhere(f)]  # later than ``row``: the read's own condition
         newer += retired
     return sorted(newer, key=lambda f: (f.valid_from or "", f.recorded_at))
 
@@ -239,27 +239,25 @@ def fit_into_slot(tx: Transaction, fact: MemoryRecord, caller: Caller, policy: T
     start = fact.valid_from
     # Retired versions that still hold at its start (an active one is a victim, retired already).
     for earlier in tx.covering(fact.scope_key, fact.subject_key, fact.kind, start=start, but=fact.rowid):
-        end = _held_until(earlier)
-        if (earlier.valid_from or "") <= start and (end is None or end > start):
-            before = state_digest(earlier)
-            closed = tx.set_status(
-                earlier.rowid,
-                status=earlier.status,
-                reason=earlier.status_reason,
-                retired_at=earlier.retired_at,
-                invalid_at=start,
+        before = state_digest(earlier)
+        closed = tx.set_status(
+            earlier.rowid,
+            status=earlier.status,
+            reason=earlier.status_reason,
+            retired_at=earlier.retired_at,
+            invalid_at=start,
+        )
+        tx.audit(
+            caller.audit(
+                "fact.close",
+                target_kind="MEMORY_FACT",
+                target_id=earlier.memory_id,
+                scope_key=earlier.scope_key,
+                before_digest=before,
+                after_digest=state_digest(closed),
+                reason=f"{fact.memory_id} holds from {start}",
             )
-            tx.audit(
-                caller.audit(
-                    "fact.close",
-                    target_kind="MEMORY_FACT",
-                    target_id=earlier.memory_id,
-                    scope_key=earlier.scope_key,
-                    before_digest=before,
-                    after_digest=state_digest(closed),
-                    reason=f"{fact.memory_id} holds from {start}",
-                )
-            )
+        )
     return tx.next_start(fact.scope_key, fact.subject_key, fact.kind, after=start, but=fact.rowid)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
@@ -126,7 +126,12 @@ def walk_history(memory_id: str, linked: Callable[[list[str]], list[MemoryRecord
             found.setdefault(record.memory_id, record)
             links = (record.memory_id, record.supersedes_id, record.superseded_by_id)
             frontier |= {i for i in links if i} - asked
-    return sorted(found.values(), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
+    return oldest_first(found.values())
+
+
+def oldest_first(versions: Iterable[MemoryRecord]) -> list[MemoryRecord]:
+    """A fact's versions in the order its history lists them: valid time, then record time."""
+    return sorted(versions, key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
 
 
 def expire_rows(tx: Transaction, rowids: Sequence[int], now: str, actor: AuditDraft) -> int:

@@ -17,7 +17,7 @@ from engramdb.audit_chain.states import record_digest, relationship_digest, rela
 from engramdb.contract.canonical import canonical_json
 from engramdb.core.auth import Caller
 from engramdb.core.knowledge.properties import Draft, check_property_count
-from engramdb.core.knowledge.views import child_key, merge_key, merged_by, new_record
+from engramdb.core.knowledge.views import child_key, key_for, merged_by, new_record
 from engramdb.errors import InternalError
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
 from engramdb.storage.port import AuditDraft, Transaction
@@ -99,8 +99,9 @@ def _key(draft: Draft, parent: tuple[RecordRow, str] | None, merge_by: Sequence[
     """The draft's merge key, and how it is made when that is by its mergeBy values (a child known by
     its content under its parent keeps the key of the content it was written with: writing that
     content under that parent again finds it, whatever a PATCH made of it since)."""
-    if merge_by and all(name in draft.properties for name in merge_by):
-        return merge_key(draft.label, {name: draft.properties[name] for name in merge_by}), merged_by(merge_by)
+    key = key_for(draft.label, merge_by, draft.properties) if merge_by else None
+    if key is not None:
+        return key, merged_by(merge_by)
     return (child_key(parent[0].record_id, parent[1], draft) if parent else None), None
 
 

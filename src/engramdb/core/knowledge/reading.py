@@ -84,8 +84,7 @@ class KnowledgeReading(Area):
         more, edges = len(edges) > query.limit, edges[: query.limit]
         # Past the last edge read, edges not read yet may come before a model's link: the page ends there.
         bound = PageKey.of_edge(edges[-1]) if more else None
-        ids = tenant.node_ids([n for e in edges for n in (e.source, e.target)])
-        found = [(PageKey.of_edge(e), relationship_view(e, ids)) for e in edges if e.source in ids and e.target in ids]
+        found = [(PageKey.of_edge(e), view) for e, view in _resolved(tenant, edges)]
         if query.kind != "RECORD":  # and the links a model's work made (verdicts, evidence, merges)
             for link in tenant.links_of(scope_key, query.id):
                 key = PageKey(link.created_at, 1, link.link_id)
@@ -250,8 +249,13 @@ def _record(tenant: TenantStore, scope_key: str, record_id: str) -> RecordRow:
 
 
 def _relationships(tenant: TenantStore, edges: Sequence[Edge]) -> list[Any]:
+    return [view for _, view in _resolved(tenant, edges)]
+
+
+def _resolved(tenant: TenantStore, edges: Sequence[Edge]) -> list[tuple[Edge, Any]]:
+    """Each edge whose ends are still there, with its view (their public ids looked up at once)."""
     ids = tenant.node_ids([n for e in edges for n in (e.source, e.target)])
-    return [relationship_view(e, ids) for e in edges if e.source in ids and e.target in ids]
+    return [(e, relationship_view(e, ids)) for e in edges if e.source in ids and e.target in ids]
 
 
 def _number(value: Any) -> float | int | None:

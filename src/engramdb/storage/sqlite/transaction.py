@@ -10,7 +10,7 @@ from engramdb import clock
 from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_WIDTH
-from engramdb.storage.common import acting_keys, next_audit_entry, refuse_revoked, row_values
+from engramdb.storage.common import acting_keys, next_audit_entry, oldest_first, refuse_revoked, row_values
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
@@ -307,4 +307,4 @@ def fact_history(
     """The supersession chain a fact belongs to (every linked version), oldest first, read by
     ``fetchall``: a write's own connection, or the store's readers."""
     rows = fetchall(CHAIN_SQL, [memory_id, scope_key, scope_key, scope_key, scope_key])
-    return sorted(map(memory, rows), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
+    return oldest_first(map(memory, rows))
