@@ -11,7 +11,7 @@ from engramdb.core.service import MemoryService
 from engramdb.errors import ConflictError
 from engramdb.models.admin import AuditQuery
 from engramdb.models.derive import ConsolidateRequest, ConsolidateResult, UndoConsolidation
-from engramdb.models.lifecycle import ReviewDecision
+from engramdb.models.lifecycle import FactHistoryQuery, ReviewDecision
 from engramdb.models.memories import FactQuery, MemoryQuery, WriteOptions
 from tests.assist.brain import Brain
 from tests.assist.helpers import ADMIN, derived_current, extract, fact, item, state, stated
@@ -56,7 +56,7 @@ def test_a_merge_retires_the_originals_as_consolidated_and_undo_brings_them_back
     assert sorted((k.link_type, k.to_id, k.state) for k in links) == sorted(
         ("CONSOLIDATES", o, "applied") for o in (a, b)
     )
-    history = service.reads.fact_history(agent, a, MemoryQuery())
+    history = service.reads.fact_history(agent, a, FactHistoryQuery())
     assert {v.id for v in history.versions} == {a, b, merged.fact_id}
     assert history.tombstones == []  # merged values were not wrong: nothing tombstoned
 

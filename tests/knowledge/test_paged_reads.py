@@ -235,3 +235,16 @@ def test_the_dashboards_record_page_shows_the_newest_versions(
     shown = [v for v in range(1, 8) if f"<strong>v{v}</strong>" in page]
     assert shown == [5, 6, 7] and "<strong>v7</strong> (current)" in page, shown
     assert "4 earlier versions are not shown" in page
+
+
+@pytest.mark.parametrize("limit", ["abc", "²", "①", "-1"])
+def test_the_dashboards_record_search_refuses_a_limit_that_is_no_number_naming_it(
+    server: LiveServer, limit: str
+) -> None:
+    form = {"labels": "", "where": "", "orderBy": ""}
+    with server.client(server.key()) as http:
+        assert http.post("/v1/records", json={"label": "TASK", "data": {"n": 0}}).status_code == 201
+        listed = http.post("/ui/part/records", data={**form, "limit": "5"})  # the positive control: a number
+        assert listed.status_code == 200 and "TASK" in listed.text, listed.text
+        refused = http.post("/ui/part/records", data={**form, "limit": limit})
+    assert refused.status_code == 422 and "limit" in refused.text, refused.text

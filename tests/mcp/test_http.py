@@ -136,7 +136,7 @@ def test_each_tool_acts_on_the_keys_scope(server: LiveServer) -> None:
 
     async def after_review(client: Client) -> None:
         history = ok(await client.call_tool("fact_history", {"fact_id": found["correction"]}))
-        assert history.index(stated["id"]) < history.index(found["correction"])
+        assert history.index(found["correction"]) < history.index(stated["id"])  # newest first
         assert "superseded" in history and "Retired values" in history
         retracted = ok(
             await client.call_tool(

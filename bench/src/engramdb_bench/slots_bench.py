@@ -26,7 +26,7 @@ from engramdb.contract.writes import FactWrite
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
-from engramdb.models.memories import MemoryQuery
+from engramdb.models.lifecycle import FactHistoryQuery
 from engramdb_bench.scale import bench_home, memory_mb, open_backend
 
 BACKENDS = ("sqlite", "postgres")
@@ -87,12 +87,11 @@ def _measure(
             if len(times) == window:
                 windows.append(statistics.median(times))
                 times = []
-        query = MemoryQuery.model_validate(SCOPE)
         history = []
         listed = 0
         for _ in range(reads):
             started = time.perf_counter()
-            listed = len(service.reads.fact_history(OPERATOR, last, query).versions)
+            listed = _whole_history(service, last)
             history.append((time.perf_counter() - started) * 1000)
         first, final = windows[0], windows[-1]
         read = statistics.median(history)
@@ -112,3 +111,15 @@ def _measure(
         }
     finally:
         store.close()
+
+
+def _whole_history(service: MemoryService, fact_id: str) -> int:
+    """Read every version of the fact's history, a page of 1,000 at a time; how many there were."""
+    listed, cursor = 0, None
+    while True:
+        query = FactHistoryQuery.model_validate({**SCOPE, "limit": 1000, "cursor": cursor})
+        page = service.reads.fact_history(OPERATOR, fact_id, query)
+        listed += len(page.versions)
+        if page.next_cursor is None:
+            return listed
+        cursor = page.next_cursor

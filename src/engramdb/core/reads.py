@@ -17,6 +17,7 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.conflicts import newer_first
 from engramdb.core.expansion import Expansion, LinkedRecord, expand
+from engramdb.core.fact_history import page_of
 from engramdb.core.policy import load_policy
 from engramdb.core.ranking import Hit
 from engramdb.core.recall import RecallOutcome, recall
@@ -25,7 +26,7 @@ from engramdb.core.shared import Area
 from engramdb.core.views import embedding_state, memory_view, scope_view, tombstone_view
 from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
 from engramdb.models.base import ScopeQuery
-from engramdb.models.lifecycle import FactHistory, TombstoneList, TombstoneQuery
+from engramdb.models.lifecycle import FactHistory, FactHistoryQuery, TombstoneList, TombstoneQuery
 from engramdb.models.memories import EpisodeList, EpisodeQuery, FactList, FactQuery, MemoryQuery, MemoryView
 from engramdb.models.recall import (
     ArmExplain,
@@ -105,21 +106,28 @@ class ReadOperations(Area):
         cursor = _cursor(page[-1]) if more else None
         return EpisodeList(episodes=[memory_view(r) for r in page], next_cursor=cursor, total=total)
 
-    def fact_history(self, caller: Caller, fact_id: str, query: MemoryQuery) -> FactHistory:
-        """Every linked version of a fact, oldest first, and the tombstones of its slot."""
+    def fact_history(self, caller: Caller, fact_id: str, query: FactHistoryQuery) -> FactHistory:
+        """A page of a fact's linked versions (oldest first, or newest first), and on the first page
+        the tombstones of its slot."""
         auth.require(caller, "memory.read")
         key = auth.scope_key(self.shared.scope(caller, query.named_scope_fields()))
         tenant = self.shared.tenant(caller)
         versions = tenant.history(key, fact_id)
         if not versions:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
-        slots = {(v.subject_key, v.kind) for v in versions}
+        page, cursor = page_of(versions, query.cursor, query.limit, newest_first=query.newest_first)
+        slots = {(v.subject_key, v.kind) for v in versions} if query.cursor is None else set()
         tombs = [
             t
-            for subject, kind in slots
+            for subject, kind in sorted(slots)
             for t in tenant.tombstones(key, subject_key=subject, kind=kind, include_lifted=True)
         ]
-        return FactHistory(versions=[memory_view(v) for v in versions], tombstones=[tombstone_view(t) for t in tombs])
+        return FactHistory(
+            versions=[memory_view(v) for v in page],
+            tombstones=[tombstone_view(t) for t in tombs],
+            total=len(versions),
+            next_cursor=cursor,
+        )
 
     def list_tombstones(self, caller: Caller, query: TombstoneQuery) -> TombstoneList:
         auth.require(caller, "memory.read")

@@ -7,7 +7,7 @@ from pydantic import Field, field_validator
 from engramdb.contract.events import KeptDateTime, ScopeFields, WireModel
 from engramdb.errors import InvalidInputError
 from engramdb.models.base import QueryModel, ResponseModel, ScopeQuery, ScopeView
-from engramdb.models.memories import MemoryView
+from engramdb.models.memories import MemoryQuery, MemoryView
 
 _SCOPE = "scope fields the key does not fix (to name the scope of the fact)"
 
@@ -60,11 +60,23 @@ class TombstoneView(ResponseModel):
     lift_reason: str | None = Field(None, description="why it was lifted")
 
 
-class FactHistory(ResponseModel):
-    """Every linked version of a fact, oldest first, with the slot's tombstones."""
+class FactHistoryQuery(MemoryQuery):
+    """Which page of a fact's versions to read, and in which order."""
 
-    versions: list[MemoryView] = Field(description="the versions, oldest first")
-    tombstones: list[TombstoneView] = Field(description="refused values of the fact's slot, lifted ones included")
+    cursor: str | None = Field(None, max_length=200, description="nextCursor of the previous page")
+    limit: int = Field(100, ge=1, le=1000, description="at most this many versions (1-1000)")
+    newest_first: bool = Field(False, description="the newest version first (default: the oldest first)")
+
+
+class FactHistory(ResponseModel):
+    """A page of a fact's linked versions, with the slot's tombstones on the first page."""
+
+    versions: list[MemoryView] = Field(description="the page's versions, oldest first (newest first if asked)")
+    tombstones: list[TombstoneView] = Field(
+        description="refused values of the fact's slot, lifted ones included (on the first page; empty after it)"
+    )
+    total: int = Field(description="how many versions the whole history holds")
+    next_cursor: str | None = Field(None, description="pass as cursor for the next page; null on the last page")
 
 
 class TombstoneList(ResponseModel):

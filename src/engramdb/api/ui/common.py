@@ -51,6 +51,9 @@ templates.filters["short_ids"] = short_ids
 templates.globals["scope_key_of"] = scope_key_of
 
 
+SHOWN_VERSIONS = 100  # the newest versions a record's or a fact's page lists
+
+
 def base(request: Request) -> str:
     """The dashboard's URL prefix (behind a proxy, its root path comes first)."""
     return f"{request.scope.get('root_path', '')}/ui"

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse
 
 from engramdb.api.routes import authenticated
-from engramdb.api.ui.common import Scopes, base, call, part, render, scopes
+from engramdb.api.ui.common import SHOWN_VERSIONS, Scopes, base, call, part, render, scopes
 from engramdb.api.ui.episodes import linked, title_of
 from engramdb.core.auth import Caller
 from engramdb.errors import InvalidInputError, NotFoundError
@@ -23,7 +23,6 @@ router = APIRouter(include_in_schema=False)
 Authenticated = Annotated[Caller, Depends(authenticated)]
 Text = Annotated[str, Form()]
 LIMITS = (50, 200, 1000)
-SHOWN_VERSIONS = 100  # the newest versions a record's page lists
 
 
 def _json(text: str, name: str, default: Any) -> Any:
@@ -47,7 +46,7 @@ def _page(request: Request, caller: Caller, chosen: Scopes, form: dict[str, str]
             "labels": _labels(form["labels"]),
             "where": _json(form["where"], "where", {}),
             "orderBy": _json(form["orderBy"], "orderBy", {}),
-            "limit": int(form["limit"]) if form["limit"].isdigit() else form["limit"],
+            "limit": int(form["limit"]) if form["limit"].isascii() and form["limit"].isdigit() else form["limit"],
             "count": True,
         }
         found = call(request, caller, "search_records", body=search, scope=chosen.fields())

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from engramdb.api.routes import authenticated
 from engramdb.api.ui import charts
-from engramdb.api.ui.common import base, call, holding, may, part, render, replace_url
+from engramdb.api.ui.common import SHOWN_VERSIONS, base, call, holding, may, part, render, replace_url
 from engramdb.core.auth import Caller
 from engramdb.models.admin import AuditView
 from engramdb.models.lifecycle import FactHistory
@@ -33,7 +33,10 @@ def timeline_page(
 ) -> HTMLResponse:
     """The timeline of ``fact_id`` in ``scope`` (none named: the scope that holds it)."""
     chosen = holding(request, caller, fact_id, scope)
-    history = call(request, caller, "fact_history", {"fact_id": fact_id}, scope=chosen.fields())
+    # The newest versions, shown oldest first as the history reads; the earlier ones are counted.
+    query = {"fact_id": fact_id, "newestFirst": True, "limit": SHOWN_VERSIONS}
+    newest: FactHistory = call(request, caller, "fact_history", query, scope=chosen.fields())
+    history = newest.model_copy(update={"versions": newest.versions[::-1]})
     drawing = charts.timeline(history.versions, [t.created_at for t in history.tombstones])
     current = next((v for v in history.versions if v.status == "active"), None)
     shown = next((v for v in history.versions if v.id == fact_id), None)
@@ -52,6 +55,7 @@ def timeline_page(
         current=current,
         focus=focus,
         doings=_doings(request, caller, history),
+        earlier=history.total - len(history.versions),
         done=done,
     )
 

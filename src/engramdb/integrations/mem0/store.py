@@ -60,8 +60,14 @@ class Mem0Store:
         """Every version of the memory ``view`` is one version of, oldest first."""
         if view.source != "MEMORY_FACT" or not (view.supersedes_fact_id or view.superseded_by_fact_id):
             return Lineage((view,))
-        versions = self.calls.call("fact_history", {"fact_id": view.id}, scope_of(view)).versions
-        return Lineage(tuple(versions))
+        versions: list[MemoryView] = []
+        query: dict[str, Any] = {"fact_id": view.id, "limit": 1000}
+        while True:  # Mem0's history is every version: a page at a time
+            page = self.calls.call("fact_history", query, scope_of(view))
+            versions += page.versions
+            if page.next_cursor is None:
+                return Lineage(tuple(versions))
+            query["cursor"] = page.next_cursor
 
     def facts(self, scope: dict[str, Any]) -> Iterator[MemoryView]:
         """A scope's current facts and those awaiting review, newest first."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from engramdb.models.lifecycle import (
     CorrectRequest,
     FactHistory,
+    FactHistoryQuery,
     LiftRequest,
     RetractRequest,
     TombstoneList,
@@ -12,7 +13,6 @@ from engramdb.models.lifecycle import (
     TombstoneView,
 )
 from engramdb.models.memories import (
-    MemoryQuery,
     MemoryView,
     WriteOptions,
     WriteResponse,
@@ -91,17 +91,23 @@ FACT_HISTORY = Operation(
     tag="lifecycle",
     output=FactHistory,
     permission="memory.read",
-    query=MemoryQuery,
+    query=FactHistoryQuery,
     path_params=FACT_ID,
     errors=(404,),
-    summary="Every version of a fact, oldest first, with reasons and the slot's tombstones.",
+    summary="A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's "
+    "tombstones.",
     cli=Cli(("facts", "history"), local_scope=True, **FACT_IDS),
     mcp=Mcp(
         tool="fact_history",
         read_only=True,
-        args=(("fact_id", MCP_FACT_ID),),
-        description="Show every version of a fact, oldest first: what replaced what, when and why, and the "
-        "retired values of its subject and kind that are refused if asserted again.",
+        args=(
+            ("fact_id", MCP_FACT_ID),
+            ("newest_first", McpArg("newestFirst", "the newest versions first (default true)", default=True)),
+            ("limit", McpArg("limit", "at most this many versions (1-100)", default=20, bounds={"le": 100})),
+            ("cursor", McpArg("cursor", "the cursor the previous answer gave, for the next versions", default=None)),
+        ),
+        description="Show the versions of a fact, newest first (or oldest first): what replaced what, when and "
+        "why, and the retired values of its subject and kind that are refused if asserted again.",
     ),
 )
 

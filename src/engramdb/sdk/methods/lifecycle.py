@@ -3,7 +3,7 @@
 Do not edit: run ``python -m engramdb.devtools.generate`` after changing the registry.
 """
 
-# ruff: noqa: F401 (mypy needs each model's module: through the package alone it reads Any)
+# ruff: noqa: E501, F401 (mypy needs each model's module: through the package alone it reads Any)
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -61,12 +61,21 @@ class SyncLifecycleMethods:
         fact_id: str,
         *,
         scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
     ) -> models.lifecycle.FactHistory:
-        """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
+        """A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's tombstones."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
         return self.call(
-            lifecycle_ops.FACT_HISTORY, inputs_for(lifecycle_ops.FACT_HISTORY, (fact_id,), None, {"scope": scope})
+            lifecycle_ops.FACT_HISTORY,
+            inputs_for(
+                lifecycle_ops.FACT_HISTORY,
+                (fact_id,),
+                None,
+                {"scope": scope, "cursor": cursor, "limit": limit, "newest_first": newest_first},
+            ),
         )
 
     def list_tombstones(
@@ -138,12 +147,21 @@ class AsyncLifecycleMethods:
         fact_id: str,
         *,
         scope: contract.events.ScopeFields | Mapping[str, Any] | None = None,
+        cursor: str | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
     ) -> models.lifecycle.FactHistory:
-        """Every version of a fact, oldest first, with reasons and the slot's tombstones."""
+        """A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's tombstones."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
         return await self.call(
-            lifecycle_ops.FACT_HISTORY, inputs_for(lifecycle_ops.FACT_HISTORY, (fact_id,), None, {"scope": scope})
+            lifecycle_ops.FACT_HISTORY,
+            inputs_for(
+                lifecycle_ops.FACT_HISTORY,
+                (fact_id,),
+                None,
+                {"scope": scope, "cursor": cursor, "limit": limit, "newest_first": newest_first},
+            ),
         )
 
     async def list_tombstones(

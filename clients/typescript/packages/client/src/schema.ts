@@ -468,8 +468,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every version of a fact, oldest first, with reasons and the slot's tombstones.
-         * @description Every version of a fact, oldest first, with reasons and the slot's tombstones.
+         * A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's tombstones.
+         * @description A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's tombstones.
          */
         get: operations["fact_history"];
         put?: never;
@@ -2585,17 +2585,27 @@ export interface components {
         };
         /**
          * FactHistory
-         * @description Every linked version of a fact, oldest first, with the slot's tombstones.
+         * @description A page of a fact's linked versions, with the slot's tombstones on the first page.
          */
         FactHistory: {
             /**
+             * Nextcursor
+             * @description pass as cursor for the next page; null on the last page
+             */
+            nextCursor?: string | null;
+            /**
              * Tombstones
-             * @description refused values of the fact's slot, lifted ones included
+             * @description refused values of the fact's slot, lifted ones included (on the first page; empty after it)
              */
             tombstones: components["schemas"]["TombstoneView"][];
             /**
+             * Total
+             * @description how many versions the whole history holds
+             */
+            total: number;
+            /**
              * Versions
-             * @description the versions, oldest first
+             * @description the page's versions, oldest first (newest first if asked)
              */
             versions: components["schemas"]["MemoryView"][];
         };
@@ -7880,6 +7890,12 @@ export interface operations {
                 participantScopeHash?: string | null;
                 /** @description scope: whether sandboxed runs may use the memory; only where the key does not fix it */
                 sandboxEligible?: boolean | null;
+                /** @description nextCursor of the previous page */
+                cursor?: string | null;
+                /** @description at most this many versions (1-1000) */
+                limit?: number;
+                /** @description the newest version first (default: the oldest first) */
+                newestFirst?: boolean;
             };
             header?: never;
             path: {
@@ -7890,7 +7906,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The answer: Every linked version of a fact, oldest first, with the slot's tombstones. */
+            /** @description The answer: A page of a fact's linked versions, with the slot's tombstones on the first page. */
             200: {
                 headers: {
                     [name: string]: unknown;
