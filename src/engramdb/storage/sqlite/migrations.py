@@ -112,6 +112,9 @@ def _upgrade_audit_and_after(db: Connections) -> None:
             if "source" not in {r[2] for r in conn.execute("PRAGMA index_info(memories_by_source_event)")}:
                 conn.execute("DROP INDEX IF EXISTS memories_by_source_event")
                 conn.execute(SOURCE_EVENTS_INDEX_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='audit_log_by_scope'"):
+        with db.write() as conn:  # a scope's change feed read every other scope's entries after its cursor
+            conn.execute(AUDIT_BY_SCOPE_SQL)
     if "merge_identity" not in {r[1] for r in db.fetchall("PRAGMA table_info(records)")}:
         with db.write() as conn:  # a PATCH could not tell which properties made a record's merge key
             if "merge_identity" not in {r[1] for r in conn.execute("PRAGMA table_info(records)")}:
@@ -126,6 +129,7 @@ def _add_feed(db: Connections) -> None:
 
 
 AUDIT_BY_TARGET_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_target ON audit_log (target_kind, target_id, seq)"
+AUDIT_BY_SCOPE_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_scope ON audit_log (scope_key, seq)"
 AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEGER DEFAULT 0", "last_used_at TEXT")
 BY_ID_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_id ON memories (memory_id)"
 SCOPE_STATS_INDEX_SQL = (

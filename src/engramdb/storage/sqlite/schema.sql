@@ -126,6 +126,8 @@ CREATE TABLE audit_log (
 );
 -- The entries about one row, found by it (verification holds each row to the last one).
 CREATE INDEX audit_log_by_target ON audit_log (target_kind, target_id, seq);
+-- A scope's entries in order: the change feed of a key bound to one scope reads them alone.
+CREATE INDEX audit_log_by_scope ON audit_log (scope_key, seq);
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE OF
     seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, before_digest,
     after_digest, prev_hash, hash, reason_digest ON audit_log
