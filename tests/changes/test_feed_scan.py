@@ -23,6 +23,8 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.changes.kinds import actions_of
 from engramdb.core.service import MemoryService
+from engramdb.storage.feed.changes import ChangeLog
+from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.port import AuditDraft, Store
 from engramdb.storage.postgres.store import PostgresStore
 from engramdb.storage.sqlite.store import SQLiteStore
@@ -36,7 +38,8 @@ def _statement(store: Store, service: MemoryService) -> tuple[str, list[Any], li
     """The feed's statement for bob's key from ``after=0``, and the seqs of the changes it answered."""
     seen: list[tuple[str, list[Any]]] = []
     changes = store.tenant("t1").changes
-    real = changes._run
+    assert isinstance(changes, ChangeLog)  # both backends' feed: its runner is wrapped to see the statement
+    real: Run = changes._run
 
     def recording(sql: str, params: Sequence[Any]) -> list[Any]:
         seen.append((sql, list(params)))
