@@ -22,6 +22,7 @@ from engramdb.core.policy import load_policy
 from engramdb.core.ranking import Hit
 from engramdb.core.recall import RecallOutcome, recall
 from engramdb.core.relevance import Narrowing
+from engramdb.core.sealed import Sealer
 from engramdb.core.shared import Area
 from engramdb.core.views import embedding_state, memory_view, scope_view, tombstone_view
 from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
@@ -100,10 +101,11 @@ class ReadOperations(Area):
         scope = self.shared.scope(caller, query.named_scope_fields())
         tenant, key = self.shared.tenant(caller), auth.scope_key(scope)
         filters = {"session_id": query.session_id, "after": _canonical(query.after), "before": _canonical(query.before)}
-        rows = tenant.list_episodes(key, **filters, below=_read_cursor(query.cursor), limit=query.limit + 1)
+        below = _read_cursor(query.cursor, self.shared.sealer(caller)) if query.cursor is not None else None
+        rows = tenant.list_episodes(key, **filters, below=below, limit=query.limit + 1)
         page, more = rows[: query.limit], len(rows) > query.limit
         total = tenant.count_episodes(key, **filters) if query.count else None
-        cursor = _cursor(page[-1]) if more else None
+        cursor = _cursor(page[-1], self.shared.sealer(caller)) if more else None
         return EpisodeList(episodes=[memory_view(r) for r in page], next_cursor=cursor, total=total)
 
     def fact_history(self, caller: Caller, fact_id: str, query: FactHistoryQuery) -> FactHistory:
@@ -300,19 +302,18 @@ def lifecycle_filter(
     return CandidateFilter(statuses=("active",), expires_after=clock.now_text(), **common)
 
 
-def _cursor(record: MemoryRecord) -> str:
-    """An opaque cursor: where the page ended (observedAt, rowid)."""
-    return base64.urlsafe_b64encode(f"{record.observed_at}|{record.rowid}".encode()).decode()
+def _cursor(record: MemoryRecord, sealer: Sealer) -> str:
+    """An opaque cursor: where the page ended (observedAt, and the row sealed: core/sealed.py)."""
+    return base64.urlsafe_b64encode(f"{record.observed_at}|{sealer.seal(record.rowid)}".encode()).decode()
 
 
-def _read_cursor(cursor: str | None) -> EpisodePosition | None:
-    if cursor is None:
-        return None
+def _read_cursor(cursor: str, sealer: Sealer) -> EpisodePosition:
     try:
-        observed, rowid = base64.urlsafe_b64decode(cursor.encode()).decode().rsplit("|", 1)
-        if not 0 <= int(rowid) < 2**63:
-            raise ValueError("rowid out of range")
-        return EpisodePosition(observed, int(rowid))
+        observed, sealed = base64.urlsafe_b64decode(cursor.encode()).decode().rsplit("|", 1)
+        rowid = sealer.unseal(sealed)
+        if rowid is None:
+            raise ValueError("no row sealed")
+        return EpisodePosition(observed, rowid)
     except (ValueError, binascii.Error):
         raise InvalidInputError(
             "cursor is not one this server gave (pass nextCursor as it came)", field="cursor"

@@ -18,6 +18,7 @@ from engramdb.core.auth import Caller
 from engramdb.core.embedding import Embedder
 from engramdb.core.embedding_cache import QueryVectorCache
 from engramdb.core.foreground import Foreground
+from engramdb.core.sealed import Sealer
 from engramdb.errors import InvalidInputError
 from engramdb.models.aging import JobView
 from engramdb.storage.port import AuditDraft, Store, TenantStore
@@ -39,6 +40,7 @@ class Shared:
         self.settings = settings
         self.written = threading.Event()  # wakes the embedding worker
         self._salts: dict[str, str] = {}  # tenant -> its participant salt
+        self._sealers: dict[str, Sealer] = {}  # tenant -> its cursors' sealer (keyed by that salt)
         self.anchors = Anchors(*settings.anchor_paths())  # the audit chain's heads, outside the database
         self.usage = UsageBuffer()  # recall's hits, written in batches by the usage job
         self.supervisor: JobBoard | None = None  # set by the server that runs the jobs
@@ -71,17 +73,28 @@ class Shared:
 
         The raw id is hashed here and goes no further: it is not stored, logged or answered.
         """
-        draft = AuditDraft(
-            action="tenant.participant_salt",
-            actor_key_id=None if caller.operator else caller.key_id,
-            actor_role="operator" if caller.operator else caller.role,
-            target_kind="tenant",
-            target_id=caller.tenant,
-        )
+        return hash_scope([user_id], self._salt(caller))
+
+    def sealer(self, caller: Caller) -> Sealer:
+        """The row numbers' sealer of the caller's tenant (core/sealed.py), keyed by its secret salt."""
+        sealer = self._sealers.get(caller.tenant)
+        if sealer is None:
+            sealer = self._sealers[caller.tenant] = Sealer(self._salt(caller))
+        return sealer
+
+    def _salt(self, caller: Caller) -> str:
+        """The tenant's secret salt, made (and audited as the caller's) the first time it is asked for."""
         salt = self._salts.get(caller.tenant)
         if salt is None:  # a salt never changes once made: one read per tenant and process
+            draft = AuditDraft(
+                action="tenant.participant_salt",
+                actor_key_id=None if caller.operator else caller.key_id,
+                actor_role="operator" if caller.operator else caller.role,
+                target_kind="tenant",
+                target_id=caller.tenant,
+            )
             salt = self._salts[caller.tenant] = self.tenant(caller).participant_salt(draft)
-        return hash_scope([user_id], salt)
+        return salt
 
 
 class Area:

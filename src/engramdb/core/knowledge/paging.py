@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engramdb.core.sealed import Sealer
 from engramdb.errors import InvalidInputError
 from engramdb.storage.knowledge.port import Edge, EdgeKey
 
@@ -31,17 +32,20 @@ class PageKey:
         """Where the edges after this key start: past a model's link, every edge made at its time."""
         return EdgeKey(self.created_at, int(self.tiebreak) if self.rank == 0 else _LAST_ROWID)
 
-    def encode(self) -> str:
-        return f"{self.created_at}|{self.rank}|{self.tiebreak}"
+    def encode(self, sealer: Sealer) -> str:
+        """The cursor: an edge's row sealed (core/sealed.py), a link's id as it is."""
+        tiebreak = sealer.seal(int(self.tiebreak)) if self.rank == 0 else self.tiebreak
+        return f"{self.created_at}|{self.rank}|{tiebreak}"
 
     @classmethod
-    def decode(cls, cursor: str | None) -> PageKey | None:
-        if cursor is None:
-            return None
+    def decode(cls, cursor: str, sealer: Sealer) -> PageKey:
         parts = cursor.rsplit("|", 2)
         if len(parts) == 3 and parts[0] and parts[1] in ("0", "1") and parts[2]:
-            if parts[1] == "1" or (parts[2].isascii() and parts[2].isdigit() and int(parts[2]) <= _LAST_ROWID):
-                return cls(parts[0], int(parts[1]), parts[2])
+            if parts[1] == "1":
+                return cls(parts[0], 1, parts[2])
+            rowid = sealer.unseal(parts[2])
+            if rowid is not None:
+                return cls(parts[0], 0, str(rowid).zfill(20))
         raise InvalidInputError("cursor: not a nextCursor this list answered", field="cursor")
 
 

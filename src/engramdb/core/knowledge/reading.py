@@ -69,7 +69,7 @@ class KnowledgeReading(Area):
         tenant, scope_key = self._scoped(caller, query.named_scope_fields())
         if query.type is not None:
             check_label(query.type, "type")
-        after = PageKey.decode(query.cursor)
+        after = PageKey.decode(query.cursor, self.shared.sealer(caller)) if query.cursor is not None else None
         rowid = tenant.node_rowid(scope_key, query.kind, query.id)
         if rowid is None:
             raise NotFoundError(f"no {NOUNS[query.kind]} {query.id} in this scope", id=query.id)
@@ -98,7 +98,8 @@ class KnowledgeReading(Area):
         last = page[-1][0] if len(found) > query.limit else bound or (page[-1][0] if page else None)
         more = more or len(found) > query.limit
         return RelationshipList(
-            relationships=[view for _, view in page], next_cursor=last.encode() if more and last else None
+            relationships=[view for _, view in page],
+            next_cursor=last.encode(self.shared.sealer(caller)) if more and last else None,
         )
 
     def records_schema(self, caller: Caller, query: SchemaQuery) -> KnowledgeSchema:
