@@ -127,6 +127,8 @@ def _history(history: FactHistory) -> None:
     out.print(table)
     if history.tombstones:
         _tombstones(TombstoneList(tombstones=history.tombstones))
+    if history.next_cursor:
+        _line(f"{len(history.versions)} of {history.total} versions; more: --cursor {history.next_cursor}", "dim")
 
 
 def _tombstones(listing: TombstoneList) -> None:

@@ -4,9 +4,11 @@ A slot written every turn (a "current task") holds thousands of versions, and on
 all of them grew with every turn. A page is cut from the whole history, read as before (the store
 follows the links in one statement on SQLite, a statement a step on PostgreSQL), so a page bounds
 what is sent, not what is read. The cursor names the version the page ended with (its id, valid
-time and record time), so a version written between two pages neither repeats nor hides another;
-were that version erased meanwhile, the next page starts after its times. It holds no row number:
-those count every scope's writes (and on PostgreSQL every tenant's).
+time and record time) and the order it was read in: a version written between two pages after the
+page's end in that order comes on a later page, and none repeats (one backdated before the page's
+end is not listed: keyset paging reads on, it does not go back). Were the cursor's version erased
+meanwhile, the next page starts after its times. It holds no row number: those count every scope's
+writes (and on PostgreSQL every tenant's).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from engramdb.errors import InvalidInputError
 from engramdb.storage.port import MemoryRecord
 
 Position = tuple[str, str]  # valid time, record time: the history's order but for ties
+_ORDERS = {False: "old", True: "new"}  # the order a page was read in: oldest or newest first
 
 
 def position(record: MemoryRecord) -> Position:
@@ -32,7 +35,7 @@ def page_of(
 ) -> tuple[list[MemoryRecord], str | None]:
     """The page after ``cursor`` of ``versions`` (oldest first), and the next page's cursor."""
     ordered = list(reversed(versions)) if newest_first else list(versions)
-    after = _decode(cursor)
+    after = _decode(cursor, newest_first)
     if after is not None:
         at, fact_id = after
         ids = [v.memory_id for v in ordered]
@@ -41,22 +44,27 @@ def page_of(
         else:  # erased since: what follows its times
             ordered = [v for v in ordered if (position(v) < at if newest_first else position(v) > at)]
     page = ordered[:limit]
-    return page, (_encode(page[-1]) if len(ordered) > limit else None)
+    return page, (_encode(page[-1], newest_first) if len(ordered) > limit else None)
 
 
-def _encode(last: MemoryRecord) -> str:
-    return base64.urlsafe_b64encode(
-        json.dumps([*position(last), last.memory_id], separators=(",", ":")).encode()
-    ).decode()
+def _encode(last: MemoryRecord, newest_first: bool) -> str:
+    parts = [*position(last), last.memory_id, _ORDERS[newest_first]]
+    return base64.urlsafe_b64encode(json.dumps(parts, separators=(",", ":")).encode()).decode()
 
 
-def _decode(cursor: str | None) -> tuple[Position, str] | None:
+def _decode(cursor: str | None, newest_first: bool) -> tuple[Position, str] | None:
     if cursor is None:
         return None
     try:
-        valid, recorded, fact_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        if all(isinstance(part, str) and len(part) <= 64 for part in (valid, recorded, fact_id)):
-            return (valid, recorded), fact_id
-    except (ValueError, TypeError, binascii.Error):
-        pass
-    raise InvalidInputError("cursor is not one this server gave (pass nextCursor as it came)", field="cursor")
+        parts = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (ValueError, binascii.Error):
+        parts = None
+    if not (isinstance(parts, list) and len(parts) == 4 and all(isinstance(p, str) and len(p) <= 64 for p in parts)):
+        raise InvalidInputError("cursor is not one this server gave (pass nextCursor as it came)", field="cursor")
+    valid, recorded, fact_id, order = parts
+    if order not in _ORDERS.values():
+        raise InvalidInputError("cursor is not one this server gave (pass nextCursor as it came)", field="cursor")
+    if order != _ORDERS[newest_first]:  # read on the other way, it would go back over what was listed
+        wanted = "true" if order == _ORDERS[True] else "false"
+        raise InvalidInputError(f"cursor is of pages read with newestFirst={wanted}: ask so", field="cursor")
+    return (valid, recorded), fact_id

@@ -118,11 +118,15 @@ class ReadOperations(Area):
         if not versions:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
         page, cursor = page_of(versions, query.cursor, query.limit, newest_first=query.newest_first)
-        slots = {(v.subject_key, v.kind) for v in versions} if query.cursor is None else set()
+        # The values the page's versions retired; the first page also has the slot's of no version
+        # of this history (a retracted history before it). A supersession retires one value each.
+        shown, ours = {v.memory_id for v in page}, {v.memory_id for v in versions}
+        slots = sorted({(v.subject_key, v.kind) for v in versions})
         tombs = [
             t
-            for subject, kind in sorted(slots)
+            for subject, kind in slots
             for t in tenant.tombstones(key, subject_key=subject, kind=kind, include_lifted=True)
+            if t.fact_id in shown or (query.cursor is None and t.fact_id not in ours)
         ]
         return FactHistory(
             versions=[memory_view(v) for v in page],

@@ -69,11 +69,12 @@ class FactHistoryQuery(MemoryQuery):
 
 
 class FactHistory(ResponseModel):
-    """A page of a fact's linked versions, with the slot's tombstones on the first page."""
+    """A page of a fact's linked versions, with the values they retired."""
 
     versions: list[MemoryView] = Field(description="the page's versions, oldest first (newest first if asked)")
     tombstones: list[TombstoneView] = Field(
-        description="refused values of the fact's slot, lifted ones included (on the first page; empty after it)"
+        description="the values the page's versions retired, lifted ones included; the first page also has "
+        "the slot's retired values of no version of this history"
     )
     total: int = Field(description="how many versions the whole history holds")
     next_cursor: str | None = Field(None, description="pass as cursor for the next page; null on the last page")

@@ -152,7 +152,8 @@ def history(answer: FactHistory, args: dict[str, Any]) -> ToolOutput:
         ["#", "factId", "status", "validFrom", "recorded", "retired", "reason", "text"], rows
     )
     if answer.next_cursor:
-        text += f"\n\nMore versions: call fact_history again with cursor={answer.next_cursor}"
+        newest = "true" if args.get("newest_first", True) else "false"
+        text += f"\n\nMore versions: call fact_history again with newest_first={newest} and cursor={answer.next_cursor}"
     if answer.tombstones:
         tombs = [
             [t.tombstone_id, plain(t.created_at[:19]), plain((t.lifted_at or "")[:19]), cell(t.reason, 300)]

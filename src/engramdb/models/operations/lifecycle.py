@@ -94,8 +94,8 @@ FACT_HISTORY = Operation(
     query=FactHistoryQuery,
     path_params=FACT_ID,
     errors=(404,),
-    summary="A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's "
-    "tombstones.",
+    summary="A fact's versions, oldest first (or newest first), a page at a time, with their reasons and the "
+    "values they retired.",
     cli=Cli(("facts", "history"), local_scope=True, **FACT_IDS),
     mcp=Mcp(
         tool="fact_history",

@@ -65,7 +65,7 @@ class SyncLifecycleMethods:
         limit: int = 100,
         newest_first: bool = False,
     ) -> models.lifecycle.FactHistory:
-        """A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's tombstones."""
+        """A fact's versions, oldest first (or newest first), a page at a time, with their reasons and the values they retired."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
         return self.call(
@@ -151,7 +151,7 @@ class AsyncLifecycleMethods:
         limit: int = 100,
         newest_first: bool = False,
     ) -> models.lifecycle.FactHistory:
-        """A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's tombstones."""
+        """A fact's versions, oldest first (or newest first), a page at a time, with their reasons and the values they retired."""
         from engramdb.models.operations import lifecycle as lifecycle_ops
 
         return await self.call(

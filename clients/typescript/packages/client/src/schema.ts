@@ -468,8 +468,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's tombstones.
-         * @description A fact's versions, oldest first (or newest first), a page at a time, with reasons and the slot's tombstones.
+         * A fact's versions, oldest first (or newest first), a page at a time, with their reasons and the values they retired.
+         * @description A fact's versions, oldest first (or newest first), a page at a time, with their reasons and the values they retired.
          */
         get: operations["fact_history"];
         put?: never;
@@ -2585,7 +2585,7 @@ export interface components {
         };
         /**
          * FactHistory
-         * @description A page of a fact's linked versions, with the slot's tombstones on the first page.
+         * @description A page of a fact's linked versions, with the values they retired.
          */
         FactHistory: {
             /**
@@ -2595,7 +2595,7 @@ export interface components {
             nextCursor?: string | null;
             /**
              * Tombstones
-             * @description refused values of the fact's slot, lifted ones included (on the first page; empty after it)
+             * @description the values the page's versions retired, lifted ones included; the first page also has the slot's retired values of no version of this history
              */
             tombstones: components["schemas"]["TombstoneView"][];
             /**
@@ -7906,7 +7906,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The answer: A page of a fact's linked versions, with the slot's tombstones on the first page. */
+            /** @description The answer: A page of a fact's linked versions, with the values they retired. */
             200: {
                 headers: {
                     [name: string]: unknown;
