@@ -187,16 +187,29 @@ def test_aggregate_groups_are_paged_by_limit_and_skip(service: MemoryService, op
         operator, RecordWrite.model_validate({"label": "SCORE", "data": data, "scope": MINE})
     )
 
+    service.record_writes.write_records(  # a score of no team: its group comes last on both backends
+        operator, RecordWrite.model_validate({"label": "SCORE", "data": {"points": 100}, "scope": MINE})
+    )
+    more: list[bool | None] = []
+
     def groups(**page: Any) -> list[tuple[str, Any]]:
         body = {"labels": ["SCORE"], "aggregate": {"sum": {"fn": "sum", "field": "points"}}, "groupBy": ["team"]}
         found = service.record_reads.search_records(
             operator, RecordSearch.model_validate({**body, **page, "scope": MINE})
         )
+        more.append(found.more_groups)
         return [(row.group["team"], row.values["sum"]) for row in found.aggregates or []]
 
-    assert groups(limit=10, skip=10) == [(f"team{i:02d}", i) for i in range(10, 20)]
-    assert groups(limit=1000) == [(f"team{i:02d}", i) for i in range(30)]  # control: every group
-    assert len(groups()) == 30  # fewer than the default page of 100
+    assert groups(limit=10, skip=10) == [(f"team{i:02d}", i) for i in range(10, 20)] and more[-1] is True
+    everything = [*((f"team{i:02d}", i) for i in range(30)), (None, 100)]
+    assert groups(limit=1000) == everything and more[-1] is False  # control: every group, the last one said
+    assert groups(limit=31) == everything and more[-1] is False  # as many as there are: none follow
+    assert groups(limit=30, skip=1) == everything[1:] and more[-1] is False
+    assert groups(limit=30) == everything[:30] and more[-1] is True  # one fewer: one follows
+    ungrouped = service.record_reads.search_records(
+        operator, RecordSearch.model_validate({"labels": ["SCORE"], "aggregate": {"n": {"fn": "count"}}, "scope": MINE})
+    )
+    assert ungrouped.more_groups is None and ungrouped.aggregates is not None  # no groups, nothing to page
 
 
 def test_paged_reads_over_rest(server: LiveServer) -> None:

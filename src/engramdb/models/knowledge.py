@@ -181,7 +181,10 @@ class RecordSearchResult(ResponseModel):
     aggregates: list[AggregateRow] | None = Field(
         None,
         description="present when the search asked for aggregates; with groupBy, one row per group in the "
-        "groups' order, paged by limit and skip",
+        "groups' order (a group without the property last), paged by limit and skip",
+    )
+    more_groups: bool | None = Field(
+        None, description="with groupBy: whether more groups follow this page (ask again with skip + limit)"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate
@@ -131,8 +132,8 @@ class KnowledgeReading(Area):
             check_property(body.property, "property")
         total = tenant.count_records(scope_key, query) if body.count else None
         if specs is not None:
-            aggregates = _aggregates(tenant, scope_key, query, specs, body.group_by)
-            return RecordSearchResult(records=[], total=total, aggregates=aggregates)
+            aggregates, more = _aggregates(tenant, scope_key, query, specs, body.group_by)
+            return RecordSearchResult(records=[], total=total, aggregates=aggregates, more_groups=more)
         if body.query is None:
             page = tenant.search_records(scope_key, query)
             return RecordSearchResult(records=[record_view(r) for r in page], total=_total(total, len(page), body))
@@ -224,15 +225,18 @@ def _aggregate_specs(body: RecordSearch) -> list[Aggregate] | None:
 
 def _aggregates(
     tenant: TenantStore, scope_key: str, query: Query, specs: list[Aggregate], group_by: list[str]
-) -> list[AggregateRow]:
-    rows = tenant.aggregate_records(scope_key, query, group_by, specs)
-    return [
+) -> tuple[list[AggregateRow], bool | None]:
+    """The page's aggregate rows, and with groups whether more follow (one group more is asked for)."""
+    asked = replace(query, limit=query.limit + 1) if group_by else query
+    rows = tenant.aggregate_records(scope_key, asked, group_by, specs)
+    aggregates = [
         AggregateRow(
             group=dict(zip(group_by, keys, strict=True)),
             values={a.alias: _number(v) for a, v in zip(specs, values, strict=True)},
         )
-        for keys, values in rows
+        for keys, values in rows[: query.limit]
     ]
+    return aggregates, (len(rows) > query.limit if group_by else None)
 
 
 def _total(counted: int | None, found: int, body: RecordSearch) -> int | None:

@@ -107,10 +107,12 @@ class GraphReads:
             fold_params.append(agg.name or "")
         folds = folds or ["count(DISTINCT r.rowid)"]
         groups = ", ".join(selects)
+        # A group without the property (all NULL) last on both backends (SQLite sorts NULL first).
+        order = ", ".join(f"g{i}.kind IS NULL, {select}" for i, select in enumerate(selects))
         sql = (
             f"{roots.prefix}SELECT {groups + ', ' if groups else ''}{', '.join(folds)} FROM records r "
             f"{' '.join(joins)} WHERE r.rowid IN (SELECT r.rowid {roots.sql})"
-            + (f" GROUP BY {groups} ORDER BY {groups} LIMIT {m} OFFSET {m}" if groups else "")
+            + (f" GROUP BY {groups} ORDER BY {order} LIMIT {m} OFFSET {m}" if groups else "")
         )
         page = [query.limit, query.skip] if groups else []
         out = []

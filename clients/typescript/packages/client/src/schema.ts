@@ -4002,9 +4002,14 @@ export interface components {
         RecordSearchResult: {
             /**
              * Aggregates
-             * @description present when the search asked for aggregates; with groupBy, one row per group in the groups' order, paged by limit and skip
+             * @description present when the search asked for aggregates; with groupBy, one row per group in the groups' order (a group without the property last), paged by limit and skip
              */
             aggregates?: components["schemas"]["AggregateRow"][] | null;
+            /**
+             * Moregroups
+             * @description with groupBy: whether more groups follow this page (ask again with skip + limit)
+             */
+            moreGroups?: boolean | null;
             /**
              * Records
              * @description the records, in order
