@@ -24,6 +24,8 @@ from engramdb.integrations.mem0.store import Mem0Store, scope_of
 from engramdb.integrations.target import Scoped, open_target
 from engramdb.models.derive import AddResult
 
+RESET_PAGE = 1000  # the largest page a listing of facts or episodes gives
+
 log = logging.getLogger(__name__)
 Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 _ENGRAM_OPTIONS = ("url", "api_key", "home", "tenant", "agent_id", "profile_id", "privacy_scope", "sandbox_eligible")
@@ -195,20 +197,34 @@ class Memory(Reads):
                 "At least one filter is required to delete all memories. Use reset() to delete every memory.",
                 field="user_id",
             )
-        for found in self.get_all(filters=named, top_k=1_000_000)["results"]:
-            self.delete(found["id"])
+        # A listing holds a page of each scope's memories: list again until nothing is left (a page
+        # of what the last round deleted again means nothing more can go: stop, not loop).
+        seen: set[str] = set()
+        while found := {m["id"] for m in self.get_all(filters=named, top_k=1_000_000)["results"]} - seen:
+            seen |= found
+            for memory_id in sorted(found):
+                self.delete(memory_id)
         return {"message": "Memories deleted successfully!"}
 
     def reset(self) -> None:
         """Erase every memory of this agent and profile, with its history (Mem0's reset)."""
         for scope in self.store.scopes(None):
-            for fact in self.store.calls.call("list_facts", {"limit": 1000, "includeHistory": True}, scope).facts:
-                try:
-                    self.store.calls.call("delete_fact", {"fact_id": fact.id}, scope)
-                except NotFoundError:
-                    continue  # gone with an earlier version of it
-            for episode in self.store.calls.call("list_episodes", {"limit": 1000}, scope).episodes:
-                self.store.calls.call("delete_episode", {"event_id": episode.id}, scope)
+            gone: set[str] = set()
+            while facts := {f.id for f in self._listed("list_facts", scope, includeHistory=True).facts} - gone:
+                gone |= facts
+                for fact_id in sorted(facts):
+                    try:
+                        self.store.calls.call("delete_fact", {"fact_id": fact_id}, scope)
+                    except NotFoundError:
+                        continue  # gone with an earlier version of it
+            while episodes := {e.id for e in self._listed("list_episodes", scope).episodes} - gone:
+                gone |= episodes
+                for event_id in sorted(episodes):
+                    self.store.calls.call("delete_episode", {"event_id": event_id}, scope)
+
+    def _listed(self, operation: str, scope: dict[str, Any], **query: Any) -> Any:
+        """A page of a scope's facts or episodes, as large as a listing gives."""
+        return self.store.calls.call(operation, {"limit": RESET_PAGE, **query}, scope)
 
     def forget(self, user_id: str) -> dict[str, Any]:
         """Erase everything of the user in every scope of the tenant (``POST /v1/forget``; admin keys)."""
