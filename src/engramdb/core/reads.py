@@ -109,8 +109,8 @@ class ReadOperations(Area):
         return EpisodeList(episodes=[memory_view(r) for r in page], next_cursor=cursor, total=total)
 
     def fact_history(self, caller: Caller, fact_id: str, query: FactHistoryQuery) -> FactHistory:
-        """A page of a fact's linked versions (oldest first, or newest first), and on the first page
-        the tombstones of its slot."""
+        """A page of a fact's linked versions (oldest first, or newest first), with the values they
+        retired (core/fact_history.py)."""
         auth.require(caller, "memory.read")
         key = auth.scope_key(self.shared.scope(caller, query.named_scope_fields()))
         tenant = self.shared.tenant(caller)
