@@ -121,11 +121,9 @@ def test_forget_erases_the_user_with_an_admin_and_a_host_key_is_refused(
 
 def test_delete_all_and_reset_go_past_a_listings_page(m: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each deleted one page of a scope's memories (1,000) and left the rest; here a page is two."""
-    from engramdb.integrations.mem0 import memory as adapter
     from engramdb.integrations.mem0 import store
 
     monkeypatch.setattr(store, "PAGE", 2)
-    monkeypatch.setattr(adapter, "RESET_PAGE", 2)
     for n in range(5):
         m.add(f"I like tea number {n}.", user_id="alice", infer=False)
         m.add(f"I like coffee number {n}.", user_id="bob", infer=False)

@@ -24,8 +24,6 @@ from engramdb.integrations.mem0.store import Mem0Store, scope_of
 from engramdb.integrations.target import Scoped, open_target
 from engramdb.models.derive import AddResult
 
-RESET_PAGE = 1000  # the largest page a listing of facts or episodes gives
-
 log = logging.getLogger(__name__)
 Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 _ENGRAM_OPTIONS = ("url", "api_key", "home", "tenant", "agent_id", "profile_id", "privacy_scope", "sandbox_eligible")
@@ -210,21 +208,17 @@ class Memory(Reads):
         """Erase every memory of this agent and profile, with its history (Mem0's reset)."""
         for scope in self.store.scopes(None):
             gone: set[str] = set()
-            while facts := {f.id for f in self._listed("list_facts", scope, includeHistory=True).facts} - gone:
+            while facts := {f.id for f in self.store.listed("list_facts", scope, includeHistory=True).facts} - gone:
                 gone |= facts
                 for fact_id in sorted(facts):
                     try:
                         self.store.calls.call("delete_fact", {"fact_id": fact_id}, scope)
                     except NotFoundError:
                         continue  # gone with an earlier version of it
-            while episodes := {e.id for e in self._listed("list_episodes", scope).episodes} - gone:
+            while episodes := {e.id for e in self.store.listed("list_episodes", scope).episodes} - gone:
                 gone |= episodes
                 for event_id in sorted(episodes):
                     self.store.calls.call("delete_episode", {"event_id": event_id}, scope)
-
-    def _listed(self, operation: str, scope: dict[str, Any], **query: Any) -> Any:
-        """A page of a scope's facts or episodes, as large as a listing gives."""
-        return self.store.calls.call(operation, {"limit": RESET_PAGE, **query}, scope)
 
     def forget(self, user_id: str) -> dict[str, Any]:
         """Erase everything of the user in every scope of the tenant (``POST /v1/forget``; admin keys)."""

@@ -20,7 +20,7 @@ from engramdb.models.recall import RecalledMemory
 
 NO_USER = "mem0 agent memory"  # the participant of memories with no user_id (Mem0 refuses spaces in ids)
 SCOPE_FIELDS = ("agentId", "profileId", "privacyScope", "participantScopeHash", "sandboxEligible")
-PAGE = 1000  # the largest page a fact listing gives
+PAGE = 1000  # the largest page a listing gives (facts, episodes, a fact's history)
 
 
 class Mem0Store:
@@ -61,7 +61,7 @@ class Mem0Store:
         if view.source != "MEMORY_FACT" or not (view.supersedes_fact_id or view.superseded_by_fact_id):
             return Lineage((view,))
         versions: list[MemoryView] = []
-        query: dict[str, Any] = {"fact_id": view.id, "limit": 1000}
+        query: dict[str, Any] = {"fact_id": view.id, "limit": PAGE}
         while True:  # Mem0's history is every version: a page at a time
             page = self.calls.call("fact_history", query, scope_of(view))
             versions += page.versions
@@ -69,10 +69,13 @@ class Mem0Store:
                 return Lineage(tuple(versions))
             query["cursor"] = page.next_cursor
 
+    def listed(self, operation: str, scope: dict[str, Any], **query: Any) -> Any:
+        """A page of a scope's facts or episodes (``list_facts``, ``list_episodes``), as large as a listing gives."""
+        return self.calls.call(operation, {"limit": PAGE, **query}, scope)
+
     def facts(self, scope: dict[str, Any]) -> Iterator[MemoryView]:
         """A scope's current facts and those awaiting review, newest first."""
-        listed = self.calls.call("list_facts", {"limit": PAGE, "includePending": True}, scope)
-        yield from listed.facts
+        yield from self.listed("list_facts", scope, includePending=True).facts
 
     def recall(
         self, scope: dict[str, Any], query: str, *, threshold: float | None, explain: bool
