@@ -40,7 +40,8 @@ def timeline_page(
     drawing = charts.timeline(history.versions, [t.created_at for t in history.tombstones])
     current = next((v for v in history.versions if v.status == "active"), None)
     shown = next((v for v in history.versions if v.id == fact_id), None)
-    if shown is None:  # the version opened is older than the newest shown: still the page's focus
+    opened_earlier = shown is None
+    if opened_earlier:  # the version opened is older than the newest shown: still the page's focus
         shown = call(request, caller, "get_fact", {"fact_id": fact_id}, scope=chosen.fields())
     focus = current or (shown if shown is not None and shown.status == "archived" else None)
     key = chosen.current.scope_key if chosen.current else ""
@@ -58,7 +59,7 @@ def timeline_page(
         focus=focus,
         doings=_doings(request, caller, history),
         earlier=history.total - len(history.versions),
-        opened_earlier=all(v.id != fact_id for v in history.versions),
+        opened_earlier=opened_earlier,
         done=done,
     )
 
