@@ -59,11 +59,10 @@ def _decode(cursor: str | None, newest_first: bool) -> tuple[Position, str] | No
         parts = json.loads(base64.urlsafe_b64decode(cursor.encode()))
     except (ValueError, binascii.Error):
         parts = None
-    if not (isinstance(parts, list) and len(parts) == 4 and all(isinstance(p, str) and len(p) <= 64 for p in parts)):
+    strings = isinstance(parts, list) and len(parts) == 4 and all(isinstance(p, str) and len(p) <= 64 for p in parts)
+    if not strings or parts[3] not in _ORDERS.values():
         raise InvalidInputError("cursor is not one this server gave (pass nextCursor as it came)", field="cursor")
     valid, recorded, fact_id, order = parts
-    if order not in _ORDERS.values():
-        raise InvalidInputError("cursor is not one this server gave (pass nextCursor as it came)", field="cursor")
     if order != _ORDERS[newest_first]:  # read on the other way, it would go back over what was listed
         wanted = "true" if order == _ORDERS[True] else "false"
         raise InvalidInputError(f"cursor is of pages read with newestFirst={wanted}: ask so", field="cursor")
