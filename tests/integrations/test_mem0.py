@@ -119,18 +119,20 @@ def test_forget_erases_the_user_with_an_admin_and_a_host_key_is_refused(
     assert m.get(memory_id) is None and m.history(memory_id) == []
 
 
-def test_delete_all_and_reset_go_past_a_listings_page(m: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each deleted one page of a scope's memories (1,000) and left the rest; here a page is two."""
+def test_get_all_delete_all_and_reset_go_past_a_listings_page(m: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each read or deleted one page of a scope's memories (1,000) and left the rest; here a page is two."""
     from engramdb.integrations.mem0 import store
 
     monkeypatch.setattr(store, "PAGE", 2)
     for n in range(5):
         m.add(f"I like tea number {n}.", user_id="alice", infer=False)
         m.add(f"I like coffee number {n}.", user_id="bob", infer=False)
-    assert len(m.get_all(filters={"user_id": "alice"})["results"]) == 2  # one listing holds one page
+    alices = m.get_all(filters={"user_id": "alice"}, top_k=100)["results"]
+    assert sorted(r["memory"] for r in alices) == [f"I like tea number {n}." for n in range(5)]  # three pages
+    assert len(m.get_all(filters={"user_id": "alice"}, top_k=3)["results"]) == 3  # top_k still cuts
     m.delete_all(user_id="alice")
     assert m.get_all(filters={"user_id": "alice"})["results"] == []
-    assert len(m.get_all(filters={"user_id": "bob"})["results"]) == 2  # the positive control: bob's are kept
+    assert len(m.get_all(filters={"user_id": "bob"})["results"]) == 5  # the positive control: bob's are kept
     m.reset()
     assert m.get_all(filters={"user_id": "bob"})["results"] == []
     monkeypatch.setattr(store, "PAGE", 1000)

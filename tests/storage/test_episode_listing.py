@@ -8,7 +8,7 @@ from engramdb.contract.writes import EpisodeWrite, FactWrite
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.service import MemoryService
-from engramdb.storage.port import EpisodePosition, TenantStore
+from engramdb.storage.port import ListPosition, TenantStore
 from tests.factories import episode_body, fact_body, participant, scope_fields
 
 MINE = scope_fields()
@@ -83,13 +83,13 @@ def test_paging_walks_every_episode_once(service: MemoryService, operator: Calle
     _write(service, operator)
     tenant = service.shared.store.tenant("t1")
     seen: list[str] = []
-    below: EpisodePosition | None = None
+    below: ListPosition | None = None
     while True:
         page = tenant.list_episodes(KEY, session_id=None, after=None, before=None, below=below, limit=5)
         seen += _texts(page)
         if len(page) < 5:
             break
-        below = EpisodePosition(page[-1].observed_at, page[-1].rowid)
+        below = ListPosition(page[-1].observed_at, page[-1].rowid)
     assert seen == _texts(_all(tenant)) and len(set(seen)) == 12
 
 

@@ -86,7 +86,9 @@ def _compare(
 
 def _retire(tenant: TenantStore, scope_key: str, fraction: float, seed: int) -> int:
     """Mark a random fraction of the scope superseded (through the store's own transaction)."""
-    rows = tenant.list_facts(scope_key, subject_key=None, kind=None, filt=CandidateFilter(statuses=None), limit=10**9)
+    rows = tenant.list_facts(
+        scope_key, subject_key=None, kind=None, filt=CandidateFilter(statuses=None), below=None, limit=10**9
+    )
     episodes = tenant.records(list(range(1, 1 + _row_count(tenant))), with_event=False)
     candidates = [r.rowid for r in [*rows, *episodes.values()] if r.scope_key == scope_key]
     chosen = random.Random(seed).sample(candidates, int(len(candidates) * fraction))

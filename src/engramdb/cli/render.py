@@ -95,6 +95,8 @@ def _facts(listing: FactList) -> None:
             Text(f.event["text"]),
         )
     out.print(table)
+    if listing.next_cursor:
+        _line(f"more: --cursor {listing.next_cursor}", "dim")
 
 
 def _episodes(listing: EpisodeList) -> None:

@@ -39,7 +39,7 @@ from engramdb.models.recall import (
     RecallRequest,
     RecallResponse,
 )
-from engramdb.storage.port import BELIEVED_STATUSES, CandidateFilter, EpisodePosition, MemoryRecord, Source
+from engramdb.storage.port import BELIEVED_STATUSES, CandidateFilter, ListPosition, MemoryRecord, Source
 
 
 class ReadOperations(Area):
@@ -79,21 +79,27 @@ class ReadOperations(Area):
         return memory_view(found[0], self.shared.embedder.model_id)
 
     def list_facts(self, caller: Caller, query: FactQuery) -> FactList:
+        """A scope's facts, newest recorded first, a page at a time (keyset paging by cursor)."""
         auth.require(caller, "memory.read")
         scope = self.shared.scope(caller, query.named_scope_fields())
         when = TimeTravel(query.as_of, query.valid_at, query.include_history)
         filt = lifecycle_filter(when, sources=("MEMORY_FACT",))
         if query.include_pending and filt.statuses is not None:
             filt = replace(filt, statuses=(*filt.statuses, "pending_review"))
-        records = self.shared.tenant(caller).list_facts(
+        # The sealer only when a cursor is read or given: a tenant's first makes its salt (a write).
+        below = None if query.cursor is None else _read_cursor("facts", query.cursor, self.shared.sealer(caller))
+        rows = self.shared.tenant(caller).list_facts(
             auth.scope_key(scope),
             subject_key=query.subject_key,
             kind=query.kind,
             filt=filt,
-            limit=query.limit,
+            below=below,
+            limit=query.limit + 1,
         )
+        page, more = rows[: query.limit], len(rows) > query.limit
+        cursor = _cursor("facts", page[-1].recorded_at, page[-1].rowid, self.shared.sealer(caller)) if more else None
         as_of = _canonical(query.as_of)
-        return FactList(facts=[memory_view(as_believed(r, as_of)) for r in records])
+        return FactList(facts=[memory_view(as_believed(r, as_of)) for r in page], next_cursor=cursor)
 
     def list_episodes(self, caller: Caller, query: EpisodeQuery) -> EpisodeList:
         """A scope's episodes, newest first, a page at a time (keyset paging by cursor)."""
@@ -101,11 +107,11 @@ class ReadOperations(Area):
         scope = self.shared.scope(caller, query.named_scope_fields())
         tenant, key = self.shared.tenant(caller), auth.scope_key(scope)
         filters = {"session_id": query.session_id, "after": _canonical(query.after), "before": _canonical(query.before)}
-        below = _read_cursor(query.cursor, self.shared.sealer(caller)) if query.cursor is not None else None
+        below = None if query.cursor is None else _read_cursor("episodes", query.cursor, self.shared.sealer(caller))
         rows = tenant.list_episodes(key, **filters, below=below, limit=query.limit + 1)
         page, more = rows[: query.limit], len(rows) > query.limit
         total = tenant.count_episodes(key, **filters) if query.count else None
-        cursor = _cursor(page[-1], self.shared.sealer(caller)) if more else None
+        cursor = _cursor("episodes", page[-1].observed_at, page[-1].rowid, self.shared.sealer(caller)) if more else None
         return EpisodeList(episodes=[memory_view(r) for r in page], next_cursor=cursor, total=total)
 
     def fact_history(self, caller: Caller, fact_id: str, query: FactHistoryQuery) -> FactHistory:
@@ -306,18 +312,19 @@ def lifecycle_filter(
     return CandidateFilter(statuses=("active",), expires_after=clock.now_text(), **common)
 
 
-def _cursor(record: MemoryRecord, sealer: Sealer) -> str:
-    """An opaque cursor: where the page ended (observedAt, and the row sealed: core/sealed.py)."""
-    return base64.urlsafe_b64encode(f"{record.observed_at}|{sealer.seal(record.rowid)}".encode()).decode()
+def _cursor(listing: str, at: str, rowid: int, sealer: Sealer) -> str:
+    """An opaque cursor: the listing it pages, and where the page ended (the row's time, and the row
+    sealed: core/sealed.py)."""
+    return base64.urlsafe_b64encode(f"{listing}|{at}|{sealer.seal(rowid)}".encode()).decode()
 
 
-def _read_cursor(cursor: str, sealer: Sealer) -> EpisodePosition:
+def _read_cursor(listing: str, cursor: str, sealer: Sealer) -> ListPosition:
     try:
-        observed, sealed = base64.urlsafe_b64decode(cursor.encode()).decode().rsplit("|", 1)
+        named, at, sealed = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
         rowid = sealer.unseal(sealed)
-        if rowid is None:
-            raise ValueError("no row sealed")
-        return EpisodePosition(observed, rowid)
+        if named != listing or rowid is None:
+            raise ValueError("another listing's cursor, or no row sealed")
+        return ListPosition(at, rowid)
     except (ValueError, binascii.Error):
         raise InvalidInputError(
             "cursor is not one this server gave (pass nextCursor as it came)", field="cursor"

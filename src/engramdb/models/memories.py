@@ -86,9 +86,10 @@ class EpisodeBatchResult(ResponseModel):
 
 
 class FactList(ResponseModel):
-    """Facts of a scope, newest first."""
+    """A page of a scope's facts, newest first."""
 
     facts: list[MemoryView] = Field(description="the facts, newest recorded first")
+    next_cursor: str | None = Field(None, description="pass as ?cursor= for the next page; absent on the last")
 
 
 class EpisodeList(ResponseModel):
@@ -142,6 +143,7 @@ class FactQuery(ScopeQuery):
     valid_at: KeptDateTime | None = Field(None, description="valid time: the facts that held then")
     include_history: bool = Field(False, description="also list retired versions, each marked")
     include_pending: bool = Field(False, description="also list current facts awaiting review, marked as such")
+    cursor: str | None = Field(None, max_length=200, description="nextCursor of the previous page")
 
 
 class EpisodeQuery(ScopeQuery):

@@ -10,7 +10,7 @@ import numpy as np
 
 from engramdb.lexical.body import lexical_text
 from engramdb.storage.assist.port import LINK_COLUMNS
-from engramdb.storage.rows import AuditFilter, CandidateFilter, EpisodePosition, NewMemory
+from engramdb.storage.rows import AuditFilter, CandidateFilter, ListPosition, NewMemory
 
 MEMORY_COLUMNS = (
     "rowid, source, memory_id, scope_key, text, trust_class, origin, status, confidence, "
@@ -117,19 +117,39 @@ EXPORT_ORDER = {
 }
 
 
+def facts_clause(
+    filt: CandidateFilter,
+    *,
+    subject_key: str | None,
+    kind: str | None,
+    below: ListPosition | None,
+    mark: str = "?",
+) -> tuple[str, list[Any]]:
+    """The filters and newest-first order of a fact listing, after ``WHERE`` on the scope."""
+    sql, params = filter_clause(filt, mark=mark)
+    for column, value in (("subject_key", subject_key), ("kind", kind)):
+        if value is not None:
+            sql += f" AND m.{column} = {mark}"
+            params.append(value)
+    if below is not None:
+        sql += f" AND (m.recorded_at, m.rowid) < ({mark}, {mark})"
+        params += [below.at, below.rowid]
+    return sql + f" ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT {mark}", params
+
+
 def episodes_clause(
     *,
     session_id: str | None,
     after: str | None,
     before: str | None,
-    below: EpisodePosition | None,
+    below: ListPosition | None,
     mark: str = "?",
 ) -> tuple[str, list[Any]]:
     """The filters and newest-first order of an episode listing, after ``WHERE`` on the scope."""
     sql, params = episodes_filter(session_id=session_id, after=after, before=before, mark=mark)
     if below is not None:
         sql += f" AND (m.observed_at, m.rowid) < ({mark}, {mark})"
-        params += [below.observed_at, below.rowid]
+        params += [below.at, below.rowid]
     return sql + f" ORDER BY m.observed_at DESC, m.rowid DESC LIMIT {mark}", params
 
 

@@ -33,9 +33,9 @@ from engramdb.storage.rows import (
     Capabilities,
     EmbedJob,
     EmbedState,
-    EpisodePosition,
     Erasure,
     KeyRecord,
+    ListPosition,
     MemoryRecord,
     NewMemory,
     ScopeColumns,
@@ -60,9 +60,9 @@ __all__ = [
     "Capabilities",
     "EmbedJob",
     "EmbedState",
-    "EpisodePosition",
     "Erasure",
     "KeyRecord",
+    "ListPosition",
     "MemoryKey",
     "MemoryRecord",
     "NewMemory",
@@ -247,9 +247,11 @@ class TenantStore(RecallReads, KnowledgeReads, AssistReads, ParticipantSalts, Fe
         subject_key: str | None,
         kind: str | None,
         filt: CandidateFilter,
+        below: ListPosition | None,
         limit: int,
     ) -> list[MemoryRecord]:
-        """Return facts of the scope that pass ``filt``, newest first."""
+        """Return facts of the scope that pass ``filt``, newest first (``recordedAt``, then write
+        order), after ``below`` when given (keyset paging)."""
         ...
 
     def list_episodes(
@@ -259,7 +261,7 @@ class TenantStore(RecallReads, KnowledgeReads, AssistReads, ParticipantSalts, Fe
         session_id: str | None,
         after: str | None,
         before: str | None,
-        below: EpisodePosition | None,
+        below: ListPosition | None,
         limit: int,
     ) -> list[MemoryRecord]:
         """Return the scope's active episodes, newest first (``observedAt``, then write order).

@@ -147,10 +147,11 @@ class CandidateFilter:
 
 
 @dataclass(frozen=True)
-class EpisodePosition:
-    """Where an episode sits in a newest-first listing: its ``observedAt``, then its rowid."""
+class ListPosition:
+    """Where a row sits in a newest-first listing: its time (an episode's ``observedAt``, a fact's
+    ``recordedAt``), then its rowid."""
 
-    observed_at: str
+    at: str
     rowid: int
 
 

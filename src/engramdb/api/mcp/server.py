@@ -117,7 +117,8 @@ def build_server(
             raise ResourceNotFoundError(f"{error.code}: {error.message}") from error
         except EngramError as error:
             raise ResourceError(f"{error.code}: {error.message}") from error
-        return fact_listing(listing.facts, f"about {subject!r}")
+        more = "the list_facts tool, with this subject and its cursor" if listing.next_cursor else None
+        return fact_listing(listing.facts, f"about {subject!r}", more)
 
     server.resource(
         FACT_URI,

@@ -22,7 +22,7 @@ from engramdb.models.memories import MemoryView
 router = APIRouter(include_in_schema=False)
 Authenticated = Annotated[Caller, Depends(authenticated)]
 WINDOWS = (50, 200, 1000)  # rows at a time; a larger limit (an old address) reads as the largest
-FACTS_MAX = 1000  # list_facts answers at most this many
+FACTS_MAX = 1000  # list_facts answers at most this many a page
 
 
 class Filters(BaseModel):
@@ -40,6 +40,7 @@ class Filters(BaseModel):
     history: bool = False
     limit: int = Field(200, ge=1, le=10_000)
     cursor: str | None = None
+    facts_cursor: str | None = Field(None, alias="factsCursor", description="where the shown facts start")
     shown: int = Field(0, ge=0, description="rows the page already shows (a later window's)")
 
     @property
@@ -60,8 +61,9 @@ def utc(value: str | None) -> str | None:
 def memories(request: Request, caller: Authenticated, filters: Annotated[Filters, Query()]) -> HTMLResponse:
     chosen = scopes(request, caller, filters.scope)
     facts: list[MemoryView] = []
+    older_facts = None  # the query of the page of older facts, when there are more
     if chosen.current is not None and filters.show in ("both", "facts"):
-        facts = call(
+        listing = call(
             request,
             caller,
             "list_facts",
@@ -72,9 +74,13 @@ def memories(request: Request, caller: Authenticated, filters: Annotated[Filters
                 "asOf": utc(filters.as_of),
                 "validAt": utc(filters.valid_at),
                 "includeHistory": filters.history,
+                "cursor": filters.facts_cursor,
             },
             scope=chosen.fields(),
-        ).facts
+        )
+        facts = listing.facts
+        if listing.next_cursor:
+            older_facts = request.url.include_query_params(factsCursor=listing.next_cursor).query
     window = _window(request, caller, chosen, filters) if filters.show in ("both", "episodes") else None
     return render(
         request,
@@ -84,6 +90,7 @@ def memories(request: Request, caller: Authenticated, filters: Annotated[Filters
         scopes=chosen,
         filters=filters,
         facts=facts,
+        older_facts=older_facts,
         window=window,
         sizes=WINDOWS,
         facts_max=FACTS_MAX,

@@ -39,6 +39,7 @@ def groups(work: Work, body: ConsolidateRequest) -> list[list[MemoryRecord]]:
         work.scope_key,
         subject_key=body.subject_key,
         kind=body.kind,
+        below=None,
         limit=5000,
         filt=CandidateFilter(statuses=("active",), sources=("MEMORY_FACT",), expires_after=clock.now_text()),
     )

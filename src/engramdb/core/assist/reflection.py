@@ -36,6 +36,7 @@ def evidence(work: Work, body: ReflectRequest) -> list[MemoryRecord]:
         work.scope_key,
         subject_key=body.subject_key,
         kind=None,
+        below=None,
         limit=1000,
         filt=CandidateFilter(statuses=("active",), sources=("MEMORY_FACT",), expires_after=clock.now_text()),
     )

@@ -74,8 +74,14 @@ class Mem0Store:
         return self.calls.call(operation, {"limit": PAGE, **query}, scope)
 
     def facts(self, scope: dict[str, Any]) -> Iterator[MemoryView]:
-        """A scope's current facts and those awaiting review, newest first."""
-        yield from self.listed("list_facts", scope, includePending=True).facts
+        """A scope's current facts and those awaiting review, newest first, every page."""
+        query: dict[str, Any] = {"includePending": True}
+        while True:
+            page = self.listed("list_facts", scope, **query)
+            yield from page.facts
+            if page.next_cursor is None:
+                return
+            query["cursor"] = page.next_cursor
 
     def recall(
         self, scope: dict[str, Any], query: str, *, threshold: float | None, explain: bool

@@ -245,7 +245,8 @@ LIST_FACTS = Operation(
     query=FactQuery,
     summary="Current facts of the caller's scope (or as of / valid at a time, or with history).",
     description="asOf (record time) answers what was believed then; validAt (valid time) what was true in the "
-    "world then; includeHistory lists retired versions too, each marked.",
+    "world then; includeHistory lists retired versions too, each marked. Newest recorded first, a page at a "
+    "time: pass nextCursor as cursor for the next page.",
     cli=Cli(("facts", "list"), local_scope=True),
     mcp=Mcp(
         tool="list_facts",
@@ -254,6 +255,7 @@ LIST_FACTS = Operation(
             ("subject", McpArg("subjectKey", "only facts about this subject", default=None)),
             ("kind", McpArg("kind", "only facts of this kind", default=None)),
             ("limit", McpArg("limit", "at most this many facts (1-200)", default=50, bounds={"le": 200})),
+            ("cursor", McpArg("cursor", "the cursor the previous answer gave, for the next facts", default=None)),
         ),
         description="List the current facts of this memory scope as a table (factId, subject, kind, status, "
         "trust/origin, confidence, validFrom, text), newest first; filter by subject and/or kind. Facts "

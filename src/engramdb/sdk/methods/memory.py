@@ -160,6 +160,7 @@ class SyncMemoryMethods:
         valid_at: str | None = None,
         include_history: bool = False,
         include_pending: bool = False,
+        cursor: str | None = None,
     ) -> models.memories.FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         from engramdb.models.operations import memories as memories_ops
@@ -179,6 +180,7 @@ class SyncMemoryMethods:
                     "valid_at": valid_at,
                     "include_history": include_history,
                     "include_pending": include_pending,
+                    "cursor": cursor,
                 },
             ),
         )
@@ -334,6 +336,7 @@ class AsyncMemoryMethods:
         valid_at: str | None = None,
         include_history: bool = False,
         include_pending: bool = False,
+        cursor: str | None = None,
     ) -> models.memories.FactList:
         """Current facts of the caller's scope (or as of / valid at a time, or with history)."""
         from engramdb.models.operations import memories as memories_ops
@@ -353,6 +356,7 @@ class AsyncMemoryMethods:
                     "valid_at": valid_at,
                     "include_history": include_history,
                     "include_pending": include_pending,
+                    "cursor": cursor,
                 },
             ),
         )

@@ -28,7 +28,7 @@ from engramdb.storage.columns import (
     audit_clause,
     episodes_clause,
     episodes_filter,
-    filter_clause,
+    facts_clause,
 )
 from engramdb.storage.common import expire_rows, scope_stats
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
@@ -45,8 +45,8 @@ from engramdb.storage.port import (
     Candidate,
     CandidateFilter,
     Capabilities,
-    EpisodePosition,
     Erasure,
+    ListPosition,
     MemoryRecord,
     NewMemory,
     ScopeColumns,
@@ -185,17 +185,12 @@ class PostgresTenantStore(
         subject_key: str | None,
         kind: str | None,
         filt: CandidateFilter,
+        below: ListPosition | None,
         limit: int,
     ) -> list[MemoryRecord]:
-        where, params = filter_clause(filt, mark="%s")
+        where, params = facts_clause(filt, subject_key=subject_key, kind=kind, below=below, mark="%s")
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant = %s AND m.scope_key = %s{where}"
-        args: list[Any] = [self.name, scope_key, *params]
-        for column, value in (("subject_key", subject_key), ("kind", kind)):
-            if value is not None:
-                sql += f" AND m.{column} = %s"
-                args.append(value)
-        rows = self._all(sql + " ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT %s", [*args, limit])
-        return [MemoryRecord(*r) for r in rows]
+        return [MemoryRecord(*r) for r in self._all(sql, [self.name, scope_key, *params, limit])]
 
     def list_episodes(
         self,
@@ -204,7 +199,7 @@ class PostgresTenantStore(
         session_id: str | None,
         after: str | None,
         before: str | None,
-        below: EpisodePosition | None,
+        below: ListPosition | None,
         limit: int,
     ) -> list[MemoryRecord]:
         where, params = episodes_clause(session_id=session_id, after=after, before=before, below=below, mark="%s")

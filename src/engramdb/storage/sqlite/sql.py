@@ -12,6 +12,7 @@ from engramdb.storage.columns import (
     TOMBSTONE_COLUMNS,
     episodes_clause,
     episodes_filter,
+    facts_clause,
     filter_clause,
     placeholders,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "TOMBSTONE_COLUMNS",
     "episodes_clause",
     "episodes_filter",
+    "facts_clause",
     "filter_clause",
     "placeholders",
 ]

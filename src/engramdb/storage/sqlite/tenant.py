@@ -31,8 +31,8 @@ from engramdb.storage.port import (
     Candidate,
     CandidateFilter,
     Capabilities,
-    EpisodePosition,
     Erasure,
+    ListPosition,
     MemoryRecord,
     NewMemory,
     ScopeColumns,
@@ -58,7 +58,7 @@ from engramdb.storage.sqlite.sql import (
     audit_entry,
     episodes_clause,
     episodes_filter,
-    filter_clause,
+    facts_clause,
     memory,
     placeholders,
     tombstone,
@@ -163,20 +163,12 @@ class SQLiteTenantStore(
         subject_key: str | None,
         kind: str | None,
         filt: CandidateFilter,
+        below: ListPosition | None,
         limit: int,
     ) -> list[MemoryRecord]:
-        where, params = filter_clause(filt)
+        where, params = facts_clause(filt, subject_key=subject_key, kind=kind, below=below)
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope_key = ?{where}"
-        params = [scope_key, *params]
-        if subject_key is not None:
-            sql += " AND m.subject_key = ?"
-            params.append(subject_key)
-        if kind is not None:
-            sql += " AND m.kind = ?"
-            params.append(kind)
-        sql += " ORDER BY m.recorded_at DESC, m.rowid DESC LIMIT ?"
-        params.append(limit)
-        return [memory(r) for r in self._db.fetchall(sql, params)]
+        return [memory(r) for r in self._db.fetchall(sql, [scope_key, *params, limit])]
 
     def list_episodes(
         self,
@@ -185,7 +177,7 @@ class SQLiteTenantStore(
         session_id: str | None,
         after: str | None,
         before: str | None,
-        below: EpisodePosition | None,
+        below: ListPosition | None,
         limit: int,
     ) -> list[MemoryRecord]:
         where, params = episodes_clause(session_id=session_id, after=after, before=before, below=below)

@@ -361,7 +361,7 @@ export interface paths {
         };
         /**
          * Current facts of the caller's scope (or as of / valid at a time, or with history).
-         * @description asOf (record time) answers what was believed then; validAt (valid time) what was true in the world then; includeHistory lists retired versions too, each marked.
+         * @description asOf (record time) answers what was believed then; validAt (valid time) what was true in the world then; includeHistory lists retired versions too, each marked. Newest recorded first, a page at a time: pass nextCursor as cursor for the next page.
          */
         get: operations["list_facts"];
         put?: never;
@@ -2622,7 +2622,7 @@ export interface components {
         };
         /**
          * FactList
-         * @description Facts of a scope, newest first.
+         * @description A page of a scope's facts, newest first.
          */
         FactList: {
             /**
@@ -2630,6 +2630,11 @@ export interface components {
              * @description the facts, newest recorded first
              */
             facts: components["schemas"]["MemoryView"][];
+            /**
+             * Nextcursor
+             * @description pass as ?cursor= for the next page; absent on the last
+             */
+            nextCursor?: string | null;
         };
         /**
          * FactPage
@@ -7109,6 +7114,8 @@ export interface operations {
                 includeHistory?: boolean;
                 /** @description also list current facts awaiting review, marked as such */
                 includePending?: boolean;
+                /** @description nextCursor of the previous page */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
@@ -7116,7 +7123,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The answer: Facts of a scope, newest first. */
+            /** @description The answer: A page of a scope's facts, newest first. */
             200: {
                 headers: {
                     [name: string]: unknown;
