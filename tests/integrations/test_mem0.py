@@ -127,6 +127,8 @@ def test_get_all_delete_all_and_reset_go_past_a_listings_page(m: Memory, monkeyp
     for n in range(5):
         m.add(f"I like tea number {n}.", user_id="alice", infer=False)
         m.add(f"I like coffee number {n}.", user_id="bob", infer=False)
+    for user in ("carol", "dave"):  # four users: two pages of scopes
+        m.add("I like water.", user_id=user, infer=False)
     alices = m.get_all(filters={"user_id": "alice"}, top_k=100)["results"]
     assert sorted(r["memory"] for r in alices) == [f"I like tea number {n}." for n in range(5)]  # three pages
     assert len(m.get_all(filters={"user_id": "alice"}, top_k=3)["results"]) == 3  # top_k still cuts
@@ -134,6 +136,7 @@ def test_get_all_delete_all_and_reset_go_past_a_listings_page(m: Memory, monkeyp
     assert m.get_all(filters={"user_id": "alice"})["results"] == []
     assert len(m.get_all(filters={"user_id": "bob"})["results"]) == 5  # the positive control: bob's are kept
     m.reset()
-    assert m.get_all(filters={"user_id": "bob"})["results"] == []
+    for user in ("bob", "carol", "dave"):  # reset reached the scopes of the second page too
+        assert m.get_all(filters={"user_id": user})["results"] == [], user
     monkeypatch.setattr(store, "PAGE", 1000)
     assert m.get_all(filters={"user_id": "alice"})["results"] == m.get_all(filters={"user_id": "bob"})["results"] == []

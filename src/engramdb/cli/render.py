@@ -237,6 +237,8 @@ def _scopes(listing: ScopeList) -> None:
             s.last_recorded_at[:19],
         )
     out.print(table)
+    if listing.next_cursor:
+        _line(f"more: --cursor {listing.next_cursor}", "dim")
 
 
 def _key_created(created: KeyCreated) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import time
 
 from engramdb import __version__
@@ -11,7 +14,7 @@ from engramdb.core.policy import load_policy, save_policy
 from engramdb.core.shared import Area, Shared
 from engramdb.core.verification import verify_tenant
 from engramdb.core.views import audit_view, key_view, scope_summary
-from engramdb.errors import NotFoundError
+from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.models.admin import (
     AuditPage,
     AuditQuery,
@@ -23,7 +26,7 @@ from engramdb.models.admin import (
 )
 from engramdb.models.policy import TenantPolicy
 from engramdb.models.scopes import ScopeList, ScopeListQuery
-from engramdb.storage.port import AuditFilter, TenantStore
+from engramdb.storage.port import AuditFilter, ScopePosition, ScopeStats, TenantStore
 
 BACKLOG_SECONDS = 30.0
 
@@ -76,11 +79,20 @@ class AdminOperations(Area):
         return verify_tenant(caller.tenant, self.shared.tenant(caller), self.shared.anchors)
 
     def list_scopes(self, caller: Caller, query: ScopeListQuery) -> ScopeList:
-        """The tenant's scopes that hold memories and that the key may name."""
+        """The tenant's scopes that hold memories and that the key may name, a page at a time (its
+        grant filters in storage: a key of one scope reads none of the others)."""
         auth.require(caller, "memory.read")
-        stats = self.shared.tenant(caller).scope_stats(query.scope_key)
-        named = [s for s in stats if auth.may_name(caller, s.scope)]
-        return ScopeList(scopes=[scope_summary(s) for s in named[: query.limit]])
+        bound = auth.grant_columns(caller)
+        if set(auth.SCOPE_FIELDS) <= set(caller.grant):  # a key of one scope: found by its key
+            bound["scope_key"] = auth.scope_key(auth.resolve_scope(caller, {}))
+        if query.scope_key is not None and bound.setdefault("scope_key", query.scope_key) != query.scope_key:
+            return ScopeList(scopes=[])  # not the key's own scope
+        after = None if query.cursor is None else _scope_position(query.cursor)
+        stats = self.shared.tenant(caller).scope_stats(bound, after=after, limit=query.limit + 1)
+        page, more = stats[: query.limit], len(stats) > query.limit
+        cursor = _scope_cursor(page[-1]) if more else None
+        named = [scope_summary(s) for s in page if auth.may_name(caller, s.scope)]
+        return ScopeList(scopes=named, next_cursor=cursor)
 
     def get_policy(self, caller: Caller) -> TenantPolicy:
         auth.require(caller, "memory.read")
@@ -113,3 +125,22 @@ class AdminOperations(Area):
         actor = None if caller.operator else caller
         if not auth.revoke_key(self.shared.store, tenant=caller.tenant, key_id=key_id, actor=actor):
             raise NotFoundError(f"no active key {key_id} in tenant {caller.tenant}", field="keyId")
+
+
+def _scope_cursor(last: ScopeStats) -> str:
+    """Where a page of scopes ended: the last one's last write and key (both shown in the page)."""
+    return base64.urlsafe_b64encode(
+        json.dumps(["scopes", last.last_recorded_at, last.scope.scope_key]).encode()
+    ).decode()
+
+
+def _scope_position(cursor: str) -> ScopePosition:
+    try:
+        named, at, key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        if named != "scopes" or not isinstance(at, str) or not isinstance(key, str):
+            raise ValueError("not a cursor of scopes")
+        return ScopePosition(at, key)
+    except (ValueError, TypeError, binascii.Error):
+        raise InvalidInputError(
+            "cursor is not one this server gave (pass nextCursor as it came)", field="cursor"
+        ) from None

@@ -162,6 +162,21 @@ def may_name(caller: Caller, scope: ScopeColumns) -> bool:
     return all(values[name] == bound for name, bound in caller.grant.items() if name in values)
 
 
+SCOPE_COLUMNS = {
+    "agentId": "agent_id",
+    "profileId": "profile_id",
+    "privacyScope": "privacy_scope",
+    "participantScopeHash": "participant_scope_hash",
+    "sandboxEligible": "sandbox_eligible",
+}
+
+
+def grant_columns(caller: Caller) -> dict[str, Any]:
+    """The scope columns the caller's key is bound to and their values: ``may_name`` as a listing
+    of scopes filters in storage."""
+    return {SCOPE_COLUMNS[k]: v for k, v in caller.grant.items() if k in SCOPE_COLUMNS}
+
+
 def scope_key(scope: Scope) -> str:
     """Return the digest that identifies a scope in storage."""
     return sha256_hex(canonical_json(scope.wire()))

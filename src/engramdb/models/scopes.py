@@ -16,6 +16,7 @@ class ScopeListQuery(QueryModel):
         None, pattern=r"^[0-9a-f]{64}$", description="only the scope with this digest (as audit entries show it)"
     )
     limit: int = Field(200, ge=1, le=1000, description="at most this many scopes (1-1000)")
+    cursor: str | None = Field(None, max_length=200, description="nextCursor of the previous page")
 
 
 class ScopeSummary(ScopeView):
@@ -25,13 +26,14 @@ class ScopeSummary(ScopeView):
     episodes: int = Field(description="episodes stored in it, retired ones included")
     facts: int = Field(description="facts stored in it, every status included")
     pending: int = Field(description="facts awaiting review")
-    last_recorded_at: str = Field(description="when its newest memory was stored")
+    last_recorded_at: str = Field(description="when a memory was last stored in it")
 
 
 class ScopeList(ResponseModel):
     """Scopes of the caller's tenant within the key's grant, most recently written first."""
 
     scopes: list[ScopeSummary] = Field(description="the scopes, most recently written first")
+    next_cursor: str | None = Field(None, description="pass as ?cursor= for the next page; absent on the last")
 
 
 class ScopeResolution(ResponseModel):

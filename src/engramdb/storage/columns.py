@@ -28,17 +28,6 @@ TOMBSTONE_COLUMNS = (
     "actor_key_id, lifted_at, lifted_by, lift_reason"
 )
 
-# The scopes that hold memories, with counts; the caller adds its WHERE (" AND ..." after "1 = 1").
-SCOPE_STATS_SELECT = (
-    "SELECT scope_key, agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible, "
-    "sum(CASE WHEN source = 'EPISODE' THEN 1 ELSE 0 END), sum(CASE WHEN source = 'MEMORY_FACT' THEN 1 ELSE 0 END), "
-    "sum(CASE WHEN status = 'pending_review' THEN 1 ELSE 0 END), max(recorded_at) FROM memories WHERE 1 = 1"
-)
-SCOPE_STATS_GROUP = (
-    " GROUP BY scope_key, agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible"
-    " ORDER BY max(recorded_at) DESC, scope_key"
-)
-
 
 def audit_clause(filt: AuditFilter | None, mark: str = "?") -> tuple[str, list[Any]]:
     """The WHERE conjuncts (leading " AND ...") and parameters of an audit filter."""

@@ -19,8 +19,6 @@ from engramdb.storage.port import (
     AuditEntry,
     MemoryRecord,
     NewMemory,
-    ScopeColumns,
-    ScopeStats,
     Transaction,
 )
 
@@ -100,14 +98,6 @@ def _as_stored(row: NewMemory) -> MemoryRecord:
         status_reason=row.status_reason,
         active_from=row.active_from,
     )
-
-
-def scope_stats(rows: Sequence[Sequence[Any]]) -> list[ScopeStats]:
-    """The rows of ``SCOPE_STATS_SELECT`` as records (the five scope fields, then the counts)."""
-    return [
-        ScopeStats(ScopeColumns(r[0], r[1], r[2], r[3], r[4], bool(r[5])), int(r[6]), int(r[7]), int(r[8]), str(r[9]))
-        for r in rows
-    ]
 
 
 def walk_history(memory_id: str, linked: Callable[[list[str]], list[MemoryRecord]]) -> list[MemoryRecord]:

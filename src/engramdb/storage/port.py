@@ -39,11 +39,13 @@ from engramdb.storage.rows import (
     MemoryRecord,
     NewMemory,
     ScopeColumns,
+    ScopePosition,
     ScopeStats,
     Source,
     Tombstone,
     Vector,
 )
+from engramdb.storage.scope_listing import ScopeListing
 from engramdb.storage.series import UsageSeriesStore
 from engramdb.storage.tenant_names import check_tenant_name as check_tenant_name
 
@@ -67,6 +69,7 @@ __all__ = [
     "MemoryRecord",
     "NewMemory",
     "ScopeColumns",
+    "ScopePosition",
     "ScopeStats",
     "Source",
     "Store",
@@ -184,7 +187,9 @@ class Transaction(KnowledgeWrites, AssistWrites, WebhookWrites, Protocol):
         ...
 
 
-class TenantStore(RecallReads, KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, FactSearchReads, Protocol):
+class TenantStore(
+    RecallReads, KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, FactSearchReads, ScopeListing, Protocol
+):
     """One tenant's memories, keys and audit log."""
 
     capabilities: Capabilities
@@ -323,10 +328,6 @@ class TenantStore(RecallReads, KnowledgeReads, AssistReads, ParticipantSalts, Fe
 
     def audit_entries(self, after_seq: int, limit: int, filt: AuditFilter | None = None) -> list[AuditEntry]:
         """Return audit entries in order, after ``after_seq`` (those ``filt`` keeps, if given)."""
-        ...
-
-    def scope_stats(self, scope_key: str | None = None) -> list[ScopeStats]:
-        """Return the scopes that hold memories (or the one with this digest), newest write first."""
         ...
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -44,7 +44,15 @@ class ScopeStats:
     episodes: int
     facts: int
     pending: int  # facts awaiting review
-    last_recorded_at: str
+    last_recorded_at: str  # when a memory was last stored in it
+
+
+@dataclass(frozen=True)
+class ScopePosition:
+    """Where a scope sits in a most-recently-written-first listing: its last write, then its key."""
+
+    at: str
+    scope_key: str
 
 
 @dataclass(frozen=True)

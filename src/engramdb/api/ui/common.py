@@ -52,6 +52,7 @@ templates.globals["scope_key_of"] = scope_key_of
 
 
 SHOWN_VERSIONS = 100  # the newest versions a record's or a fact's page lists
+SCOPES_SHOWN = 1000  # the most recently written scopes a page offers to choose from
 
 
 def base(request: Request) -> str:
@@ -119,13 +120,15 @@ class Scopes:
 
 def scopes(request: Request, caller: Caller, scope_key: str | None) -> Scopes:
     """The scopes ``caller`` may name (its own when it has no memory yet), and the one asked for."""
-    listed = list(call(request, caller, "list_scopes", {"limit": 1000}).scopes)
+    listed = list(call(request, caller, "list_scopes", {"limit": SCOPES_SHOWN}).scopes)
     if not listed and set(SCOPE_FIELDS) <= set(caller.grant):  # an agent key before its first write
         key = auth.scope_key(auth.resolve_scope(caller, {}))
         listed = [ScopeSummary(**caller.grant, scope_key=key, episodes=0, facts=0, pending=0, last_recorded_at="")]
     if not scope_key:
         return Scopes(listed, listed[0] if listed else None)
     chosen = next((s for s in listed if s.scope_key == scope_key), None)
+    if chosen is None and listed:  # written to before the newest shown: asked for by its key
+        chosen = next(iter(call(request, caller, "list_scopes", {"scopeKey": scope_key, "limit": 1}).scopes), None)
     if chosen is None:
         raise NotFoundError(f"no scope {scope_key[:12]}… that this key may name", field="scope")
     return Scopes(listed, chosen)

@@ -111,12 +111,11 @@ class AssistOperations(Area):
             return None
         if set(auth.SCOPE_FIELDS) <= set(caller.grant) | set(named):
             return [auth.scope_key(self.shared.scope(caller, named))]
-        stats = self.shared.tenant(caller).scope_stats()
-        return [
-            s.scope.scope_key
-            for s in stats
-            if auth.may_name(caller, s.scope) and all(getattr(s.scope, _column(k)) == v for k, v in named.items())
-        ]
+        bound = auth.grant_columns(caller)
+        for field, value in named.items():
+            if bound.setdefault(auth.SCOPE_COLUMNS[field], value) != value:
+                return []  # a name the key's grant contradicts: no scope has both
+        return self.shared.tenant(caller).scope_keys(bound)
 
     def assist_usage(self, caller: Caller, query: UsageQuery) -> AssistUsage:
         """The tenant's model calls summed by purpose, the latest calls, and the queue's states."""
@@ -152,17 +151,6 @@ class AssistOperations(Area):
 
 
 _SUMMED = ("calls", "failed", "prompt_tokens", "completion_tokens", "cost", "latency_ms")
-_COLUMNS = {
-    "agentId": "agent_id",
-    "profileId": "profile_id",
-    "privacyScope": "privacy_scope",
-    "participantScopeHash": "participant_scope_hash",
-    "sandboxEligible": "sandbox_eligible",
-}
-
-
-def _column(wire: str) -> str:
-    return _COLUMNS[wire]
 
 
 def _purpose(t: UsageTotals) -> PurposeUsage:

@@ -44,9 +44,14 @@ class Mem0Store:
         """The scopes a read names: the user's, or every participant's of this agent and profile."""
         if user_id is not None:
             return [self.scope(user_id)]
-        listed = self.calls.call("list_scopes", {"limit": 1000}, {}).scopes
-        scopes = [_fields(summary.wire()) for summary in listed]
-        return [s for s in scopes if all(s[k] == v for k, v in self.calls.fixed.items())]
+        scopes: list[dict[str, Any]] = []
+        query: dict[str, Any] = {"limit": PAGE}
+        while True:  # every scope of the tenant the key may name, a page at a time
+            page = self.calls.call("list_scopes", query, {})
+            scopes += [_fields(summary.wire()) for summary in page.scopes]
+            if page.next_cursor is None:
+                return [s for s in scopes if all(s[k] == v for k, v in self.calls.fixed.items())]
+            query["cursor"] = page.next_cursor
 
     def locate(self, memory_id: str) -> MemoryView | None:
         """A memory by id alone, in this agent's and profile's scopes (None when there is none)."""

@@ -46,7 +46,8 @@ LIST_SCOPES = Operation(
     query=ScopeListQuery,
     summary="The tenant's scopes that hold memories and that the key may name, with counts.",
     description="An agent key sees its one scope, a host key the scopes of its agent and profile, reviewer "
-    "and admin keys every scope of the tenant. A scope is listed once it holds a memory.",
+    "and admin keys every scope of the tenant. A scope is listed once it holds a memory, most recently "
+    "written first, a page at a time: pass nextCursor as cursor for the next page.",
     cli=Cli(("scopes", "list")),
 )
 

@@ -185,13 +185,21 @@ class SyncMemoryMethods:
             ),
         )
 
-    def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> models.scopes.ScopeList:
+    def list_scopes(
+        self,
+        *,
+        scope_key: str | None = None,
+        limit: int = 200,
+        cursor: str | None = None,
+    ) -> models.scopes.ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
         from engramdb.models.operations import governance as governance_ops
 
         return self.call(
             governance_ops.LIST_SCOPES,
-            inputs_for(governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}),
+            inputs_for(
+                governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit, "cursor": cursor}
+            ),
         )
 
     def recall(self, body: models.recall.RecallRequest | Mapping[str, Any] | str) -> models.recall.RecallResponse:
@@ -361,13 +369,21 @@ class AsyncMemoryMethods:
             ),
         )
 
-    async def list_scopes(self, *, scope_key: str | None = None, limit: int = 200) -> models.scopes.ScopeList:
+    async def list_scopes(
+        self,
+        *,
+        scope_key: str | None = None,
+        limit: int = 200,
+        cursor: str | None = None,
+    ) -> models.scopes.ScopeList:
         """The tenant's scopes that hold memories and that the key may name, with counts."""
         from engramdb.models.operations import governance as governance_ops
 
         return await self.call(
             governance_ops.LIST_SCOPES,
-            inputs_for(governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit}),
+            inputs_for(
+                governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit, "cursor": cursor}
+            ),
         )
 
     async def recall(self, body: models.recall.RecallRequest | Mapping[str, Any] | str) -> models.recall.RecallResponse:

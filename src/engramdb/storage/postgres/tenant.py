@@ -22,15 +22,13 @@ from engramdb.storage.assist.sql import AssistStoreSQL
 from engramdb.storage.columns import (
     AUDIT_COLUMNS,
     MEMORY_COLUMNS,
-    SCOPE_STATS_GROUP,
-    SCOPE_STATS_SELECT,
     TOMBSTONE_COLUMNS,
     audit_clause,
     episodes_clause,
     episodes_filter,
     facts_clause,
 )
-from engramdb.storage.common import expire_rows, scope_stats
+from engramdb.storage.common import expire_rows
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
@@ -50,7 +48,6 @@ from engramdb.storage.port import (
     MemoryRecord,
     NewMemory,
     ScopeColumns,
-    ScopeStats,
     Source,
     Tombstone,
     Vector,
@@ -64,6 +61,7 @@ from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.timeouts import maintenance
 from engramdb.storage.postgres.transaction import PostgresTransaction, fact_history, runner
 from engramdb.storage.postgres.tsquery import tsvector_evidence
+from engramdb.storage.scope_listing import ScopeListingSQL
 from engramdb.storage.series import UsageSeriesStore
 
 if TYPE_CHECKING:
@@ -71,7 +69,13 @@ if TYPE_CHECKING:
 
 
 class PostgresTenantStore(
-    PostgresKnowledge, AssistStoreSQL, ParticipantSaltStore, PostgresEmbeddingJobs, PostgresKeys, FactSearchSQL
+    PostgresKnowledge,
+    AssistStoreSQL,
+    ParticipantSaltStore,
+    PostgresEmbeddingJobs,
+    PostgresKeys,
+    FactSearchSQL,
+    ScopeListingSQL,
 ):
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
@@ -89,6 +93,7 @@ class PostgresTenantStore(
         self.changes = ChangeLog(self._all, self._dialect)
         self.webhooks = WebhookLog(self._all, self._atomic, self._dialect)
         self._fact_search_fetch, self._fact_search_dialect = self._unprepared, Dialect("%s", tenant=name)
+        self._scope_listing_fetch, self._scope_listing_dialect = self._unprepared, Dialect("%s", tenant=name)
         self._fact_search_copy = self._search.read_copy
         self.coverage = CoverageReads(self._all, self._dialect)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a tenant from before the digests covered rows
@@ -359,12 +364,6 @@ class PostgresTenantStore(
             (self.name, after_seq, *params, limit),
         )
         return [AuditEntry(*r) for r in rows]
-
-    def scope_stats(self, scope_key: str | None = None) -> list[ScopeStats]:
-        where, params = (" AND tenant = %s", [self.name])
-        if scope_key:
-            where, params = where + " AND scope_key = %s", [*params, scope_key]
-        return scope_stats(self._all(SCOPE_STATS_SELECT + where + SCOPE_STATS_GROUP, params))
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
         with ExitStack() as stack:

@@ -25,7 +25,7 @@ def migrate(db: Connections) -> None:
         _upgrade(db)
         return
     script = _script("schema.sql") + _script("knowledge.sql") + _script("assist.sql") + _script("usage.sql")
-    script += _script("feed.sql")
+    script += _script("feed.sql") + _script("scope_activity.sql")
     with db.write() as conn:
         # Another process may have created it between our check and our lock.
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
@@ -119,6 +119,10 @@ def _upgrade_audit_and_after(db: Connections) -> None:
         with db.write() as conn:  # a PATCH could not tell which properties made a record's merge key
             if "merge_identity" not in {r[1] for r in conn.execute("PRAGMA table_info(records)")}:
                 conn.execute("ALTER TABLE records ADD COLUMN merge_identity TEXT")
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='scope_activity'"):
+        with db.write() as conn:  # listing scopes read every memory (IF NOT EXISTS: another process may race)
+            for statement in _statements(_script("scope_activity.sql")):
+                conn.execute(statement)
 
 
 def _add_feed(db: Connections) -> None:

@@ -16,8 +16,8 @@ from engramdb.audit_chain.states import DIGEST_SCHEME
 from engramdb.storage import erasure, participants
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
-from engramdb.storage.columns import SCOPE_STATS_GROUP, SCOPE_STATS_SELECT, audit_clause
-from engramdb.storage.common import expire_rows, scope_stats
+from engramdb.storage.columns import audit_clause
+from engramdb.storage.common import expire_rows
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
@@ -36,13 +36,13 @@ from engramdb.storage.port import (
     MemoryRecord,
     NewMemory,
     ScopeColumns,
-    ScopeStats,
     Source,
     Tombstone,
     Vector,
 )
 from engramdb.storage.scope_cache import ScopeCache
 from engramdb.storage.scope_copy import ScopeCopy
+from engramdb.storage.scope_listing import ScopeListingSQL
 from engramdb.storage.series import UsageSeriesStore
 from engramdb.storage.sqlite import bulk, portable
 from engramdb.storage.sqlite.connection import DEFAULT_BUSY_TIMEOUT, Connections
@@ -76,6 +76,7 @@ class SQLiteTenantStore(
     SQLiteEmbeddingJobs,
     SQLiteKeys,
     FactSearchSQL,
+    ScopeListingSQL,
 ):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
@@ -107,6 +108,7 @@ class SQLiteTenantStore(
         # A reading block's counters (change_seq, erasures), asked once: see reading().
         self._block: ContextVar[dict[str, Any] | None] = ContextVar(f"engram-block-{id(self)}", default=None)
         self._fact_search_fetch, self._fact_search_dialect = self._db.fetchall, Dialect("?")
+        self._scope_listing_fetch, self._scope_listing_dialect = self._db.fetchall, Dialect("?")
         self._fact_search_copy = self._read_model_copy
 
     def _use_model(self, model: str | None) -> None:
@@ -352,10 +354,6 @@ class SQLiteTenantStore(
             (after_seq, *params, limit),
         )
         return [audit_entry(r) for r in rows]
-
-    def scope_stats(self, scope_key: str | None = None) -> list[ScopeStats]:
-        where, params = (" AND scope_key = ?", [scope_key]) if scope_key else ("", [])
-        return scope_stats(self._db.fetchall(SCOPE_STATS_SELECT + where + SCOPE_STATS_GROUP, params))
 
     def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
         with self._db.reading() as conn:

@@ -1089,7 +1089,7 @@ export interface paths {
         };
         /**
          * The tenant's scopes that hold memories and that the key may name, with counts.
-         * @description An agent key sees its one scope, a host key the scopes of its agent and profile, reviewer and admin keys every scope of the tenant. A scope is listed once it holds a memory.
+         * @description An agent key sees its one scope, a host key the scopes of its agent and profile, reviewer and admin keys every scope of the tenant. A scope is listed once it holds a memory, most recently written first, a page at a time: pass nextCursor as cursor for the next page.
          */
         get: operations["list_scopes"];
         put?: never;
@@ -4475,6 +4475,11 @@ export interface components {
          */
         ScopeList: {
             /**
+             * Nextcursor
+             * @description pass as ?cursor= for the next page; absent on the last
+             */
+            nextCursor?: string | null;
+            /**
              * Scopes
              * @description the scopes, most recently written first
              */
@@ -4547,7 +4552,7 @@ export interface components {
             facts: number;
             /**
              * Lastrecordedat
-             * @description when its newest memory was stored
+             * @description when a memory was last stored in it
              */
             lastRecordedAt: string;
             /**
@@ -11580,6 +11585,8 @@ export interface operations {
                 scopeKey?: string | null;
                 /** @description at most this many scopes (1-1000) */
                 limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
