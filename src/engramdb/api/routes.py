@@ -8,7 +8,6 @@ and one body: authenticate, call the service, answer with the operation's status
 from __future__ import annotations
 
 import inspect
-import json
 from collections import Counter
 from collections.abc import Callable
 from functools import cache, partial, wraps
@@ -24,11 +23,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute
 
 from engramdb import metrics
+from engramdb.api.body import checked_body, raw_body
 from engramdb.api.guard import CALLER_KEY
 from engramdb.api.lane import FairLane, Line, line_of, run_on_place
 from engramdb.api.openapi import responses
-from engramdb.api.problems import not_json_hint
-from engramdb.contract.events import NUL_FREE
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.operations import run
@@ -79,10 +77,10 @@ def add_route(router: APIRouter, op: Operation[Any]) -> None:
     """Route ``op`` on ``router``, documented from its declaration.
 
     An operation with a body is routed twice at one path and method. The first route serves every
-    request: FastAPI parses its body as JSON and the endpoint checks it against the model in its
-    worker thread (``_body``). FastAPI checks a declared body model on the event loop, where one
-    large body held every other request for seconds (a 15 MB one, 4.2 s). The second route, never
-    reached (the first that matches serves), declares the model, for the OpenAPI document.
+    request: it reads the body's bytes, and the endpoint parses them and checks them against the
+    model in its worker thread (api/body.py). FastAPI parses and checks a declared body on the event
+    loop, where one large body held every other request for seconds (a 15 MB one, 4.2 s). The second
+    route, never reached (the first that matches serves), declares the model, for the OpenAPI document.
     """
     if op.body is not None:
         _add_unlisted(router, op, op.path, f"{op.name}_served")
@@ -133,7 +131,7 @@ def _endpoint(op: Operation[Any], *, checked_by_endpoint: bool = False) -> Any:
     def endpoint(request: Request, response: Response, **parts: Any) -> Any:
         _refuse_nul(op, parts)
         _refuse_repeated(query_names, request)
-        body = _body(op, parts.get("body"), request) if checked_by_endpoint else parts.get("body")
+        body = checked_body(op, parts["body"], request) if checked_by_endpoint else parts.get("body")
         inputs = Inputs(tuple(parts[p] for p in op.path_params), parts.get("query"), body)
         answer = run(request.app.state.service, op, parts.get("caller"), inputs)
         if answer is None:
@@ -223,25 +221,6 @@ async def _turn_unless_gone(lane: FairLane, line: Line, request: Request) -> boo
 CLIENT_CLOSED = 499  # nginx's status for a request whose client closed the connection first
 
 
-def _body(op: Operation[Any], parsed: Any, request: Request) -> Any:
-    """The body FastAPI parsed, as the operation's model: a ValidationError is answered 422 naming
-    the field, as when FastAPI checked it (api/problems.py)."""
-    assert op.body is not None
-    if not isinstance(parsed, dict):  # a JSON list or value, or not JSON at all (FastAPI leaves it as bytes)
-        why = "Input should be a valid dictionary or object to extract fields from"
-        raise InvalidInputError(
-            f"body: {why}{not_json_hint(request)}", field="body", errors=[{"field": "body", "message": why}]
-        )
-    # JSON writes a NUL only as the escape \u0000: a body without one needs no walk to remove them
-    # (3.2 s of a 15 MB body's check). The text is the one FastAPI read (Starlette keeps it).
-    # Only UTF-8 text: json reads UTF-16 and UTF-32 too, where \u0000 is not those bytes.
-    text = getattr(request, "_body", None)
-    nul_free = (
-        isinstance(text, bytes) and json.detect_encoding(text[:4]) in ("utf-8", "utf-8-sig") and b"\\u0000" not in text
-    )
-    return op.body.model_validate(parsed, context={NUL_FREE: True} if nul_free else None)
-
-
 def _query_names(op: Operation[Any]) -> dict[str, str]:
     """Every spelling of the operation's query parameters (snake_case and camelCase) -> its wire name."""
     fields = op.query.model_fields.items() if op.query is not None else ()
@@ -287,8 +266,8 @@ def _parameters(op: Operation[Any], *, parsed_body: bool = False) -> list[inspec
         params.append(inspect.Parameter(name, keyword, annotation=Annotated[str, Path(description=description)]))
     if op.query is not None:
         params.append(inspect.Parameter("query", keyword, annotation=Annotated[op.query, Query()]))
-    if op.body is not None and parsed_body:  # any JSON: the endpoint checks it (add_route)
-        params.append(inspect.Parameter("body", keyword, annotation=Annotated[Any, Body()]))
+    if op.body is not None and parsed_body:  # its bytes: the endpoint parses and checks them (api/body.py)
+        params.append(inspect.Parameter("body", keyword, annotation=Annotated[bytes, Depends(raw_body)]))
     elif op.body is not None:
         examples = {"example": Example(summary="an example", value=op.example)} if op.example else None
         annotation = Annotated[op.body, Body(openapi_examples=examples)]  # type: ignore[name-defined]  # built at run time
