@@ -5,6 +5,7 @@ Every effect is checked through the REST API with the same (or a reviewer's) key
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -288,6 +289,20 @@ def test_requests_without_a_valid_key_are_refused(server: LiveServer) -> None:
             assert response.headers["www-authenticate"].startswith("Bearer")
     with server.client(server.key()) as http:  # positive control: a valid key is served
         assert http.post("/mcp", json=initialize, headers=headers).status_code == 200
+
+
+def test_a_message_of_more_values_than_the_limit_is_refused_before_it_is_parsed(server: LiveServer) -> None:
+    """The MCP SDK parses a message on the event loop, where 16 MB of small values held every request."""
+    from engramdb.api.body import MAX_JSON_VALUES
+
+    headers = {"Accept": "application/json, text/event-stream", "content-type": "application/json"}
+    padded = json.loads(json.dumps(INITIALIZE))
+    padded["params"]["pad"] = [0] * (MAX_JSON_VALUES + 1)
+    with server.client(server.key()) as http:
+        refused = http.post("/mcp", content=json.dumps(padded, separators=(",", ":")), headers=headers)
+        assert refused.status_code == 413 and refused.json()["field"] == "body", refused.text
+        served = http.post("/mcp", content=json.dumps(INITIALIZE), headers=headers)
+        assert served.status_code == 200, served.text  # the positive control: the message itself is served
 
 
 def test_recent_episodes_lists_exactly_the_newest_of_a_large_scope(server: LiveServer) -> None:

@@ -51,6 +51,17 @@ def checked_body(op: Operation[Any], raw: bytes, request: Request) -> Any:
     return op.body.model_validate(parsed, context={NUL_FREE: True} if nul_free else None)
 
 
+def refuse_many_values(raw: bytes) -> None:
+    """413 for a body of more than ``MAX_JSON_VALUES`` values, before anything parses it (REST and MCP)."""
+    if (values := raw.count(b",") + raw.count(b"[") + raw.count(b"{")) > MAX_JSON_VALUES:
+        raise PayloadTooLargeError(
+            f"the body holds {values:,} JSON values and separators, over this server's limit of "
+            f"{MAX_JSON_VALUES:,} (commas in text count too): send it in smaller requests",
+            field="body",
+            limitValues=MAX_JSON_VALUES,
+        )
+
+
 def parsed_body(raw: bytes, request: Request) -> Any:
     """What FastAPI makes of a body (fastapi.routing, strict content type): JSON, or the bytes; a
     body that does not parse raises as FastAPI raises (tests/surfaces/test_body_checked_off_loop.py)."""
@@ -64,13 +75,7 @@ def parsed_body(raw: bytes, request: Request) -> Any:
     subtype = message.get_content_subtype()
     if message.get_content_maintype() != "application" or not (subtype == "json" or subtype.endswith("+json")):
         return raw
-    if (values := raw.count(b",") + raw.count(b"[") + raw.count(b"{")) > MAX_JSON_VALUES:
-        raise PayloadTooLargeError(
-            f"the body holds {values:,} JSON values and separators, over this server's limit of "
-            f"{MAX_JSON_VALUES:,} (commas in text count too): send it in smaller requests",
-            field="body",
-            limitValues=MAX_JSON_VALUES,
-        )
+    refuse_many_values(raw)
     try:
         return json.loads(raw)
     except json.JSONDecodeError as error:

@@ -15,10 +15,13 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from engramdb.api.body import refuse_many_values
 from engramdb.api.lane import FairLane
+from engramdb.api.problems import error_response
 from engramdb.core.service import MemoryService
+from engramdb.errors import PayloadTooLargeError
 
 if TYPE_CHECKING:
     from engramdb.api.mcp.transports import HttpEndpoint
@@ -48,6 +51,13 @@ class McpMount:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         endpoint = self._endpoint or await self._start()
+        if scope["type"] == "http" and scope["method"] == "POST":  # a JSON-RPC message, parsed on the loop
+            raw, receive = await _buffered(receive)
+            try:
+                refuse_many_values(raw)
+            except PayloadTooLargeError as error:
+                await error_response(error)(scope, receive, send)
+                return
         await endpoint.app(scope, receive, send)
 
     async def _start(self) -> HttpEndpoint:
@@ -71,3 +81,29 @@ async def _serve(endpoint: HttpEndpoint, *, task_status: anyio.abc.TaskStatus[No
     async with endpoint.running():
         task_status.started()
         await anyio.sleep_forever()
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """The whole body (the guard bounds its size), and a ``receive`` that hands it on as one message."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: nothing to buffer
+            return b"", _replay(message, receive)
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            raw = b"".join(chunks)
+            return raw, _replay({"type": "http.request", "body": raw, "more_body": False}, receive)
+
+
+def _replay(first: Message, receive: Receive) -> Receive:
+    given = False
+
+    async def replayed() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return first
+
+    return replayed
