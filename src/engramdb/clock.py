@@ -5,7 +5,10 @@ Fixed width and UTC, so text order is time order in every backend.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
+
+CANONICAL = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
 
 def utc_now() -> datetime:
@@ -20,6 +23,11 @@ def to_text(moment: datetime) -> str:
     moment = moment.astimezone(UTC)
     # Fixed width (strftime's %Y drops the zeros of years before 1000), so stored times sort as text.
     return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S.%fZ")
+
+
+def is_canonical(text: object) -> bool:
+    """Whether ``text`` is a time in canonical text form (a cursor's time is checked by it)."""
+    return isinstance(text, str) and CANONICAL.fullmatch(text) is not None
 
 
 def now_text() -> str:

@@ -33,7 +33,7 @@ def test_an_older_file_gets_the_index_and_the_counts_read_only_it(settings: Sett
     assert "memories_by_scope_stats" not in _plan(path)  # the control: without it, the table is read
     reopened = SQLiteStore(settings.home)
     try:
-        stats = reopened.tenant("t1").scope_stats({}, after=None, limit=10)
+        stats = reopened.tenant("t1").scope_stats({}, order="recent", after=None, limit=10).scopes
         assert [(s.episodes, s.facts) for s in stats] == [(1, 0)]
     finally:
         reopened.close()

@@ -9,6 +9,7 @@ counted here is the statements' SQLite steps, never a time; the old grouping is 
 from __future__ import annotations
 
 import base64
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -27,10 +28,10 @@ from tests.factories import episode_body, participant, scope_fields
 USERS = [f"user{i}" for i in range(7)]
 
 
-def _write(server: LiveServer, user: str, text: str, **scope: Any) -> None:
+def _write(server: LiveServer, user: str, text: str, turn: int = 0, **scope: Any) -> None:
     fields = scope_fields(participantScopeHash=participant(user), **scope)
     with server.client(server.key(**fields)) as http:
-        assert http.post("/v1/episodes", json=episode_body(text)).status_code == 201
+        assert http.post("/v1/episodes", json=episode_body(text, turn=turn)).status_code == 201
 
 
 def _walk(http: Any, limit: int) -> list[str]:
@@ -54,7 +55,7 @@ def test_pages_list_every_scope_once_most_recently_written_first(server: LiveSer
         assert _walk(http, 1000) == newest_first  # the positive control: one page holds them all
         assert _walk(http, 3) == newest_first
         assert _walk(http, 7) == newest_first  # exactly one page: no cursor to an empty one
-        _write(server, USERS[0], "the first user again")  # a write moves its scope to the front
+        _write(server, USERS[0], "the first user again", turn=1)  # a write moves its scope to the front
         assert _walk(http, 2) == [participant(USERS[0]), *newest_first[:-1]]
         counts = {s["participantScopeHash"]: s["episodes"] for s in http.get("/v1/scopes").json()["scopes"]}
         assert counts[participant(USERS[0])] == 2 and counts[participant(USERS[1])] == 1
@@ -79,17 +80,90 @@ def test_a_forgotten_participants_scope_is_listed_no_more(server: LiveServer) ->
     with server.client(server.key(role="admin")) as http:
         assert http.post("/v1/forget", json={"participantScopeHash": participant("alice")}).status_code == 200
         assert _walk(http, 10) == [participant("bob")]  # bob's, the positive control, stays
-        _write(server, "alice", "alice again")
+        _write(server, "alice", "alice again", turn=1)
         assert _walk(http, 10) == [participant("alice"), participant("bob")]
 
 
-@pytest.mark.parametrize("cursor", ["not-a-cursor", base64.urlsafe_b64encode(b'["facts", "x", "y"]').decode()])
-def test_a_cursor_not_of_scopes_names_the_field(server: LiveServer, cursor: str) -> None:
+def _cursor(*parts: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps(list(parts)).encode()).decode()
+
+
+KEY, AT = "a" * 64, "2026-01-01T00:00:00.000000Z"
+BAD_CURSORS = [
+    "not-a-cursor",
+    _cursor("facts", "recent", AT, KEY),
+    _cursor("scopes", "key", AT, KEY),  # made in the other order
+    _cursor("scopes", "recent", "\x00", KEY),  # PostgreSQL's text takes no NUL: it answered 500
+    _cursor("scopes", "recent", "\ud800", KEY),  # nor a lone surrogate (SQLite too)
+    _cursor("scopes", "recent", AT, "\x00"),
+    _cursor("scopes", "recent", AT, "A" * 64),
+]
+
+
+@pytest.mark.parametrize("cursor", BAD_CURSORS)
+def test_a_cursor_this_server_did_not_give_names_the_field(server: LiveServer, cursor: str) -> None:
     _write(server, "alice", "hello")
     with server.client(server.key(role="admin")) as http:
         answer = http.get("/v1/scopes", params={"cursor": cursor})
-        assert answer.status_code == 422 and answer.json()["field"] == "cursor"
-        assert http.get("/v1/scopes").status_code == 200  # the positive control
+        assert answer.status_code == 422 and answer.json()["field"] == "cursor", answer.text
+        assert http.get("/v1/scopes", params={"cursor": _cursor("scopes", "recent", AT, KEY)}).status_code == 200
+
+
+def test_a_walk_by_key_meets_every_scope_once_while_they_are_written(server: LiveServer) -> None:
+    for user in USERS:
+        _write(server, user, f"{user} says hello")
+    by_hash = {participant(u): u for u in USERS}
+    with server.client(server.key(role="admin")) as http:
+
+        def walk(order: str) -> tuple[list[str], str]:
+            """The walk, and the scope written after its first page: the one it would list last."""
+            whole = http.get("/v1/scopes", params={"order": order}).json()["scopes"]
+            last = whole[-1]["participantScopeHash"]
+            seen: list[str] = []
+            params: dict[str, Any] = {"limit": 2, "order": order}
+            while True:
+                page = http.get("/v1/scopes", params=params).json()
+                if not seen:
+                    _write(server, by_hash[last], f"written while the walk by {order} goes on", turn=len(order))
+                seen += [s["participantScopeHash"] for s in page["scopes"]]
+                if page["nextCursor"] is None:
+                    return seen, last
+                params["cursor"] = page["nextCursor"]
+
+        by_key, _ = walk("key")
+        assert sorted(by_key) == sorted(by_hash) and len(by_key) == len(USERS)  # each once
+        recent, written = walk("recent")  # the documented gap of the other order: it moved to the front
+        assert written not in recent and sorted([*recent, written]) == sorted(by_hash)
+
+
+def test_a_scope_emptied_while_its_page_is_read_does_not_end_the_walk(settings: Any) -> None:
+    store = SQLiteStore(settings.home)
+    service = MemoryService(store, HashingEmbedder(), settings)
+    admin = Caller(tenant="t1", key_id="op", role="admin")
+    store.tenant("t1", create=True)
+    for user in ("a", "b", "c", "d"):
+        fields = scope_fields(participantScopeHash=participant(user))
+        service.writes.write_episode(admin, EpisodeWrite.model_validate(episode_body(f"{user} here", scope=fields)))
+    tenant = store.tenant("t1")
+    real = tenant._scope_listing_fetch
+
+    def forgetting(sql: str, params: Sequence[Any]) -> list[Any]:
+        rows = real(sql, params)
+        if "scope_activity" in sql and len(rows) > 2:  # between the page's two statements, its last goes
+            with tenant.transaction() as tx:
+                tx._conn.execute("DELETE FROM memories WHERE scope_key = ?", (rows[1][0],))
+        return rows
+
+    tenant._scope_listing_fetch = forgetting
+    try:
+        first = service.admin.list_scopes(admin, ScopeListQuery(limit=2))
+        tenant._scope_listing_fetch = real
+        rest = service.admin.list_scopes(admin, ScopeListQuery(limit=2, cursor=first.next_cursor))
+    finally:
+        store.close()
+    assert [s.participant_scope_hash for s in first.scopes] == [participant("d")]  # c went before it was counted
+    assert first.next_cursor is not None  # the walk goes on past it
+    assert [s.participant_scope_hash for s in rest.scopes] == [participant("b"), participant("a")]
 
 
 def _steps(path: Any, statements: Sequence[tuple[str, Sequence[Any]]]) -> int:
@@ -191,6 +265,7 @@ def test_an_older_file_learns_when_its_scopes_were_written(settings: Any) -> Non
         for trigger in ("memories_scope_activity", "memories_scope_emptied"):
             conn.execute(f"DROP TRIGGER {trigger}")
         conn.execute("DROP TABLE scope_activity")
+        conn.execute("DROP INDEX scopes_by_agent")
     reopened = SQLiteStore(settings.home)
     try:
         again = MemoryService(reopened, HashingEmbedder(), settings).admin.list_scopes(admin, ScopeListQuery())

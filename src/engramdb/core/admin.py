@@ -5,9 +5,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import time
 
-from engramdb import __version__
+from engramdb import __version__, clock
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.policy import load_policy, save_policy
@@ -26,7 +27,7 @@ from engramdb.models.admin import (
 )
 from engramdb.models.policy import TenantPolicy
 from engramdb.models.scopes import ScopeList, ScopeListQuery
-from engramdb.storage.port import AuditFilter, ScopePosition, ScopeStats, TenantStore
+from engramdb.storage.port import AuditFilter, ScopeOrder, ScopePosition, TenantStore
 
 BACKLOG_SECONDS = 30.0
 
@@ -87,11 +88,10 @@ class AdminOperations(Area):
             bound["scope_key"] = auth.scope_key(auth.resolve_scope(caller, {}))
         if query.scope_key is not None and bound.setdefault("scope_key", query.scope_key) != query.scope_key:
             return ScopeList(scopes=[])  # not the key's own scope
-        after = None if query.cursor is None else _scope_position(query.cursor)
-        stats = self.shared.tenant(caller).scope_stats(bound, after=after, limit=query.limit + 1)
-        page, more = stats[: query.limit], len(stats) > query.limit
-        cursor = _scope_cursor(page[-1]) if more else None
-        named = [scope_summary(s) for s in page if auth.may_name(caller, s.scope)]
+        after = None if query.cursor is None else _scope_position(query.cursor, query.order)
+        page = self.shared.tenant(caller).scope_stats(bound, order=query.order, after=after, limit=query.limit)
+        cursor = None if page.following is None else _scope_cursor(query.order, page.following)
+        named = [scope_summary(s) for s in page.scopes if auth.may_name(caller, s.scope)]
         return ScopeList(scopes=named, next_cursor=cursor)
 
     def get_policy(self, caller: Caller) -> TenantPolicy:
@@ -127,20 +127,22 @@ class AdminOperations(Area):
             raise NotFoundError(f"no active key {key_id} in tenant {caller.tenant}", field="keyId")
 
 
-def _scope_cursor(last: ScopeStats) -> str:
-    """Where a page of scopes ended: the last one's last write and key (both shown in the page)."""
-    return base64.urlsafe_b64encode(
-        json.dumps(["scopes", last.last_recorded_at, last.scope.scope_key]).encode()
-    ).decode()
+def _scope_cursor(order: ScopeOrder, last: ScopePosition) -> str:
+    """Where a page of scopes ended, in its order: the last one's last write and key (both shown)."""
+    return base64.urlsafe_b64encode(json.dumps(["scopes", order, last.at, last.scope_key]).encode()).decode()
 
 
-def _scope_position(cursor: str) -> ScopePosition:
+def _scope_position(cursor: str, order: ScopeOrder) -> ScopePosition:
     try:
-        named, at, key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        if named != "scopes" or not isinstance(at, str) or not isinstance(key, str):
-            raise ValueError("not a cursor of scopes")
+        named, made_in, at, key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        if (named, made_in) != ("scopes", order) or not clock.is_canonical(at) or not _is_scope_key(key):
+            raise ValueError("not a cursor of scopes in this order")
         return ScopePosition(at, key)
     except (ValueError, TypeError, binascii.Error):
         raise InvalidInputError(
             "cursor is not one this server gave (pass nextCursor as it came)", field="cursor"
         ) from None
+
+
+def _is_scope_key(value: object) -> bool:
+    return isinstance(value, str) and re.fullmatch("[0-9a-f]{64}", value) is not None

@@ -322,8 +322,8 @@ def _read_cursor(listing: str, cursor: str, sealer: Sealer) -> ListPosition:
     try:
         named, at, sealed = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
         rowid = sealer.unseal(sealed)
-        if named != listing or rowid is None:
-            raise ValueError("another listing's cursor, or no row sealed")
+        if named != listing or rowid is None or not clock.is_canonical(at):
+            raise ValueError("another listing's cursor, no row sealed, or not a stored time")
         return ListPosition(at, rowid)
     except (ValueError, binascii.Error):
         raise InvalidInputError(

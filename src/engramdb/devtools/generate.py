@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[3]
 AREAS: dict[str, tuple[str, ...]] = {
     "memory": ("service", "memories", "recall"),
     "lifecycle": ("lifecycle",),
-    "governance": ("review", "audit", "policy", "keys", "usage"),
+    "governance": ("scopes", "review", "audit", "policy", "keys", "usage"),
     "knowledge": ("knowledge",),
     "aging": ("erasure", "aging", "jobs"),
     "assist": ("assist",),

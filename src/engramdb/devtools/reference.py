@@ -14,6 +14,7 @@ from engramdb.models.operations import OPERATIONS
 TAGS = {
     "service": "Service",
     "memories": "Memories",
+    "scopes": "Scopes",
     "lifecycle": "Beliefs that change",
     "review": "Review",
     "recall": "Recall",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -16,7 +16,13 @@ class ScopeListQuery(QueryModel):
         None, pattern=r"^[0-9a-f]{64}$", description="only the scope with this digest (as audit entries show it)"
     )
     limit: int = Field(200, ge=1, le=1000, description="at most this many scopes (1-1000)")
-    cursor: str | None = Field(None, max_length=200, description="nextCursor of the previous page")
+    order: Literal["recent", "key"] = Field(
+        "recent",
+        description="recent: most recently written first (a scope written while you page moves to the front, "
+        "and later pages do not list it); key: by scope key, an order no write changes (a walk lists every "
+        "scope once)",
+    )
+    cursor: str | None = Field(None, max_length=200, description="nextCursor of the previous page (same order)")
 
 
 class ScopeSummary(ScopeView):

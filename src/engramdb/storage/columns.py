@@ -114,8 +114,10 @@ def facts_clause(
     below: ListPosition | None,
     mark: str = "?",
 ) -> tuple[str, list[Any]]:
-    """The filters and newest-first order of a fact listing, after ``WHERE`` on the scope."""
+    """The filters and newest-first order of a fact listing, after ``WHERE`` on the scope (its
+    source spelt out: SQLite reads its partial index by recorded time only when the query says so)."""
     sql, params = filter_clause(filt, mark=mark)
+    sql += " AND m.source = 'MEMORY_FACT'"
     for column, value in (("subject_key", subject_key), ("kind", kind)):
         if value is not None:
             sql += f" AND m.{column} = {mark}"

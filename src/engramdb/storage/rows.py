@@ -47,12 +47,23 @@ class ScopeStats:
     last_recorded_at: str  # when a memory was last stored in it
 
 
+ScopeOrder = Literal["recent", "key"]  # most recently written first, or by key
+
+
 @dataclass(frozen=True)
 class ScopePosition:
-    """Where a scope sits in a most-recently-written-first listing: its last write, then its key."""
+    """Where a scope sits in a listing: its last write (``recent``), and its key."""
 
     at: str
     scope_key: str
+
+
+@dataclass(frozen=True)
+class ScopePage:
+    """A page of scopes, and where the next starts (None: the last page)."""
+
+    scopes: list[ScopeStats]
+    following: ScopePosition | None
 
 
 @dataclass(frozen=True)

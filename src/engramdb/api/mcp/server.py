@@ -117,7 +117,9 @@ def build_server(
             raise ResourceNotFoundError(f"{error.code}: {error.message}") from error
         except EngramError as error:
             raise ResourceError(f"{error.code}: {error.message}") from error
-        more = "the list_facts tool, with this subject and its cursor" if listing.next_cursor else None
+        more = None
+        if listing.next_cursor:
+            more = f"call list_facts with subject={subject!r} and cursor={listing.next_cursor}"
         return fact_listing(listing.facts, f"about {subject!r}", more)
 
     server.resource(

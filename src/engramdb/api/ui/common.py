@@ -127,7 +127,7 @@ def scopes(request: Request, caller: Caller, scope_key: str | None) -> Scopes:
     if not scope_key:
         return Scopes(listed, listed[0] if listed else None)
     chosen = next((s for s in listed if s.scope_key == scope_key), None)
-    if chosen is None and listed:  # written to before the newest shown: asked for by its key
+    if chosen is None and listed and re.fullmatch("[0-9a-f]{64}", scope_key):  # older than those shown
         chosen = next(iter(call(request, caller, "list_scopes", {"scopeKey": scope_key, "limit": 1}).scopes), None)
     if chosen is None:
         raise NotFoundError(f"no scope {scope_key[:12]}… that this key may name", field="scope")

@@ -45,7 +45,7 @@ class Mem0Store:
         if user_id is not None:
             return [self.scope(user_id)]
         scopes: list[dict[str, Any]] = []
-        query: dict[str, Any] = {"limit": PAGE}
+        query: dict[str, Any] = {"limit": PAGE, "order": "key"}  # an order no write changes: each scope once
         while True:  # every scope of the tenant the key may name, a page at a time
             page = self.calls.call("list_scopes", query, {})
             scopes += [_fields(summary.wire()) for summary in page.scopes]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import engramdb.models.lifecycle
     import engramdb.models.memories
     import engramdb.models.policy
+    import engramdb.models.scopes
     import engramdb.models.series
 
 __all__ = ["AsyncGovernanceMethods", "Literal", "SyncGovernanceMethods"]
@@ -33,6 +34,27 @@ class SyncGovernanceMethods:
 
     def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
+
+    def list_scopes(
+        self,
+        *,
+        scope_key: str | None = None,
+        limit: int = 200,
+        order: Literal["recent", "key"] = "recent",
+        cursor: str | None = None,
+    ) -> models.scopes.ScopeList:
+        """The tenant's scopes that hold memories and that the key may name, with counts."""
+        from engramdb.models.operations import governance as governance_ops
+
+        return self.call(
+            governance_ops.LIST_SCOPES,
+            inputs_for(
+                governance_ops.LIST_SCOPES,
+                (),
+                None,
+                {"scope_key": scope_key, "limit": limit, "order": order, "cursor": cursor},
+            ),
+        )
 
     def review_queue(
         self,
@@ -171,6 +193,27 @@ class AsyncGovernanceMethods:
 
     async def call(self, op: Operation[T], inputs: Inputs) -> T:  # pragma: no cover - the client's
         raise NotImplementedError
+
+    async def list_scopes(
+        self,
+        *,
+        scope_key: str | None = None,
+        limit: int = 200,
+        order: Literal["recent", "key"] = "recent",
+        cursor: str | None = None,
+    ) -> models.scopes.ScopeList:
+        """The tenant's scopes that hold memories and that the key may name, with counts."""
+        from engramdb.models.operations import governance as governance_ops
+
+        return await self.call(
+            governance_ops.LIST_SCOPES,
+            inputs_for(
+                governance_ops.LIST_SCOPES,
+                (),
+                None,
+                {"scope_key": scope_key, "limit": limit, "order": order, "cursor": cursor},
+            ),
+        )
 
     async def review_queue(
         self,

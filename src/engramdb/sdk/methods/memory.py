@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     import engramdb.models.admin
     import engramdb.models.memories
     import engramdb.models.recall
-    import engramdb.models.scopes
 
 __all__ = ["AsyncMemoryMethods", "Literal", "SyncMemoryMethods"]
 
@@ -182,23 +181,6 @@ class SyncMemoryMethods:
                     "include_pending": include_pending,
                     "cursor": cursor,
                 },
-            ),
-        )
-
-    def list_scopes(
-        self,
-        *,
-        scope_key: str | None = None,
-        limit: int = 200,
-        cursor: str | None = None,
-    ) -> models.scopes.ScopeList:
-        """The tenant's scopes that hold memories and that the key may name, with counts."""
-        from engramdb.models.operations import governance as governance_ops
-
-        return self.call(
-            governance_ops.LIST_SCOPES,
-            inputs_for(
-                governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit, "cursor": cursor}
             ),
         )
 
@@ -366,23 +348,6 @@ class AsyncMemoryMethods:
                     "include_pending": include_pending,
                     "cursor": cursor,
                 },
-            ),
-        )
-
-    async def list_scopes(
-        self,
-        *,
-        scope_key: str | None = None,
-        limit: int = 200,
-        cursor: str | None = None,
-    ) -> models.scopes.ScopeList:
-        """The tenant's scopes that hold memories and that the key may name, with counts."""
-        from engramdb.models.operations import governance as governance_ops
-
-        return await self.call(
-            governance_ops.LIST_SCOPES,
-            inputs_for(
-                governance_ops.LIST_SCOPES, (), None, {"scope_key": scope_key, "limit": limit, "cursor": cursor}
             ),
         )
 

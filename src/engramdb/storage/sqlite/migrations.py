@@ -13,6 +13,10 @@ from engramdb.storage.sqlite.sql import (
     SOURCE_EVENTS_INDEX_SQL,
 )
 
+FACTS_BY_RECORDED_SQL = (
+    "CREATE INDEX IF NOT EXISTS memories_facts_by_recorded ON memories (scope_key, source, recorded_at) "
+    "WHERE source = 'MEMORY_FACT'"
+)
 EPISODES_BY_OBSERVED_SQL = (
     "CREATE INDEX IF NOT EXISTS memories_by_observed ON memories (scope_key, observed_at, rowid) "
     "WHERE source = 'EPISODE'"
@@ -119,10 +123,13 @@ def _upgrade_audit_and_after(db: Connections) -> None:
         with db.write() as conn:  # a PATCH could not tell which properties made a record's merge key
             if "merge_identity" not in {r[1] for r in conn.execute("PRAGMA table_info(records)")}:
                 conn.execute("ALTER TABLE records ADD COLUMN merge_identity TEXT")
-    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='scope_activity'"):
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='scopes_by_agent'"):
         with db.write() as conn:  # listing scopes read every memory (IF NOT EXISTS: another process may race)
             for statement in _statements(_script("scope_activity.sql")):
                 conn.execute(statement)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_facts_by_recorded'"):
+        with db.write() as conn:  # each page of a fact listing sorted every fact of its scope
+            conn.execute(FACTS_BY_RECORDED_SQL)
 
 
 def _add_feed(db: Connections) -> None:

@@ -5,6 +5,8 @@ CREATE TABLE IF NOT EXISTS scope_activity (
     last_recorded_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS scope_activity_by_time ON scope_activity (last_recorded_at, scope_key);
+-- A host key's scopes (its agent and profile) found without walking every scope of the tenant.
+CREATE INDEX IF NOT EXISTS scopes_by_agent ON scopes (agent_id, profile_id);
 CREATE TRIGGER IF NOT EXISTS memories_scope_activity AFTER INSERT ON memories
 BEGIN
     INSERT INTO scope_activity VALUES (NEW.scope_key, NEW.recorded_at)

@@ -11585,7 +11585,9 @@ export interface operations {
                 scopeKey?: string | null;
                 /** @description at most this many scopes (1-1000) */
                 limit?: number;
-                /** @description nextCursor of the previous page */
+                /** @description recent: most recently written first (a scope written while you page moves to the front, and later pages do not list it); key: by scope key, an order no write changes (a walk lists every scope once) */
+                order?: "recent" | "key";
+                /** @description nextCursor of the previous page (same order) */
                 cursor?: string | null;
             };
             header?: never;

@@ -9,6 +9,8 @@ CREATE TABLE {schema}.scope_activity (
     PRIMARY KEY (tenant, scope_key)
 );
 CREATE INDEX scope_activity_by_time ON {schema}.scope_activity (tenant, last_recorded_at, scope_key);
+-- A host key's scopes (its agent and profile) found without walking every scope of the tenant.
+CREATE INDEX scopes_by_agent ON {schema}.scopes (tenant, agent_id, profile_id);
 CREATE FUNCTION {schema}.scope_written() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO {schema}.scope_activity AS a
