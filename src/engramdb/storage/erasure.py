@@ -114,7 +114,7 @@ class ErasureWrites(GraphWrites):
             self._erase_reasons(f"scope_key IN ({marks})", list(chunk))
             owned, params = self._d.owned("model_calls")  # the usage ledger stays; its error text goes
             self._run(f"UPDATE model_calls SET error = NULL WHERE {owned}scope_key IN ({marks})", [*params, *chunk])
-        self._erased()
+        self._erased(scope_keys)
         return before
 
     def delete_memory_rows(self, scope_key: str, rows: Sequence[MemoryKey]) -> int:
@@ -154,11 +154,11 @@ class ErasureWrites(GraphWrites):
         )
         about = [*ids, *(str(t[0]) for t in tombstones)]
         self._erase_reasons(f"scope_key = {m} AND target_id IN ({self._d.marks(len(about))})", [scope_key, *about])
-        self._erased()
+        self._erased([scope_key])
         return len(gone)
 
-    def _erased(self) -> None:
-        """Tell in-memory copies of the tenant (in any process) that rows went; a backend that keeps
+    def _erased(self, scope_keys: Sequence[str]) -> None:
+        """Tell in-memory copies of these scopes (in any process) that rows went; a backend that keeps
         none does nothing."""
 
     def _erase_reasons(self, where: str, values: list[object]) -> None:

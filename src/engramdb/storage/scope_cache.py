@@ -188,9 +188,16 @@ class Source:
     current_seq: Callable[[], int]
     changed_ids: Callable[[int], Sequence[int]]
     rows: Callable[[Sequence[int]], list[CopyRow]]
-    # What a copy's rows depend on beyond the counter: the tenant's erasures (a deletion leaves no
+    # What a copy's rows depend on beyond the counter: its scope's erasures (a deletion leaves no
     # changed row to refresh) and the model whose vectors it holds. A copy of another is rebuilt.
     generation: Callable[[], object] = lambda: None
+
+
+def erasure_key(scope_key: str) -> str:
+    """The tenant counter (a ``meta`` key) of the erasures in one scope. It was one count for the
+    tenant: any key's deletion rebuilt every scope's copy on its next read (a 94,000-memory scope's
+    recall 38 ms to 1.7 s, after each unrelated delete, a review helper's script)."""
+    return f"erasures:{scope_key}"
 
 
 def read_copy(

@@ -29,7 +29,7 @@ from engramdb.storage.columns import filter_clause
 from engramdb.storage.common import LRU
 from engramdb.storage.port import Candidate, CandidateFilter, Vector
 from engramdb.storage.postgres.tsquery import tsquery
-from engramdb.storage.scope_cache import ScopeCache, read_copy
+from engramdb.storage.scope_cache import ScopeCache, erasure_key, read_copy
 from engramdb.storage.scope_cache import Source as CopySource
 from engramdb.storage.scope_copy import CopyRow, ScopeCopy
 
@@ -204,11 +204,11 @@ class PostgresSearch:
             if not asked:
                 asked.update(
                     self._rows(
-                        "SELECT key, value FROM meta WHERE tenant = %s AND key IN ('change_seq', 'erasures')",
-                        (self._tenant,),
+                        "SELECT key, value FROM meta WHERE tenant = %s AND key IN ('change_seq', %s)",
+                        (self._tenant, erasure_key(scope_key)),
                     )
                 )
-            seq, erasures = int(str(asked["change_seq"])), asked.get("erasures")
+            seq, erasures = int(str(asked["change_seq"])), asked.get(erasure_key(scope_key))
             if held is not None:
                 held.seqs[scope_key], held.erasures[scope_key] = seq, erasures
             return seq, erasures

@@ -35,6 +35,7 @@ from engramdb.storage.port import (
     Source,
     Tombstone,
 )
+from engramdb.storage.scope_cache import erasure_key
 from engramdb.storage.slots import SlotReadsSQL
 
 
@@ -76,13 +77,15 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
         ).fetchone()
         self.seq = int(row[0]) if row else 0
 
-    def _erased(self) -> None:
-        # In-memory copies of large scopes refresh by change_seq, which cannot tell a deletion.
-        self._conn.execute(
-            "INSERT INTO meta (tenant, key, value) VALUES (%s, 'erasures', '1') "
-            "ON CONFLICT (tenant, key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
-            (self._tenant,),
-        )
+    def _erased(self, scope_keys: Sequence[str]) -> None:
+        # In-memory copies of large scopes refresh by change_seq, which cannot tell a deletion: a
+        # new erasure count of their scope drops them.
+        with self._conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO meta (tenant, key, value) VALUES (%s, %s, '1') "
+                "ON CONFLICT (tenant, key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
+                [(self._tenant, erasure_key(k)) for k in scope_keys],
+            )
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
         scope = row.scope

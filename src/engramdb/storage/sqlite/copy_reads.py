@@ -12,7 +12,7 @@ from typing import Any, Self, TypeVar
 
 import numpy as np
 
-from engramdb.storage.scope_cache import ScopeCache, read_copy
+from engramdb.storage.scope_cache import ScopeCache, erasure_key, read_copy
 from engramdb.storage.scope_cache import Source as CopySource
 from engramdb.storage.scope_copy import ScopeCopy
 from engramdb.storage.sqlite.connection import Connections
@@ -47,7 +47,7 @@ class SQLiteCopyReads:
     def _read_copy(self, scope_key: str, read: Callable[[ScopeCopy], T]) -> T:
         """Read the scope's in-memory copy, brought up to date with every committed write."""
         source = CopySource(
-            current_seq=lambda: int(self._counters()["change_seq"]),
+            current_seq=lambda: self._counters(scope_key)[0],
             changed_ids=lambda seq: [
                 r[0]
                 for r in self._db.fetchall(
@@ -60,19 +60,23 @@ class SQLiteCopyReads:
                     [self._vector_model, self._vector_model, *ids],
                 )
             ),
-            generation=lambda: (self._counters().get("erasures"), self._vector_model),
+            generation=lambda: (self._counters(scope_key)[1], self._vector_model),
         )
         return read_copy(self._copies, f"{self.path}:{scope_key}", source, read)
 
-    def _counters(self) -> dict[str, Any]:
-        """The tenant's change counter and erasure count: this reading block's, else read now."""
+    def _counters(self, scope_key: str) -> tuple[int, Any]:
+        """The tenant's change counter and the scope's erasure count: this reading block's (one state
+        for its reads), else read now."""
+        erased = erasure_key(scope_key)
         block = self._block.get()
-        if block:
-            return block
-        counters = dict(self._db.fetchall("SELECT key, value FROM meta WHERE key IN ('change_seq', 'erasures')"))
-        if block is not None:
-            block.update(counters)
-        return counters
+        known: dict[str, Any] = block if block is not None else {}
+        missing = [k for k in ("change_seq", erased) if k not in known]
+        if missing:
+            found = dict(
+                self._db.fetchall(f"SELECT key, value FROM meta WHERE key IN ({placeholders(missing)})", missing)
+            )
+            known.update({k: found.get(k) for k in missing})
+        return int(known["change_seq"]), known[erased]
 
     def _vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Read rows' vectors at full precision (the scope copy re-ranks its short list with them)."""

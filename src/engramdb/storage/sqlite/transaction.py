@@ -22,6 +22,7 @@ from engramdb.storage.port import (
     Source,
     Tombstone,
 )
+from engramdb.storage.scope_cache import erasure_key
 from engramdb.storage.slots import SlotReadsSQL
 from engramdb.storage.sqlite.sql import (
     AUDIT_COLUMNS,
@@ -67,11 +68,13 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, Slo
             self._seq = int(row[0])
         return self._seq
 
-    def _erased(self) -> None:
-        # Copies refresh by change_seq, which cannot tell a deletion: a new erasure count drops them.
-        self._conn.execute(
-            "INSERT INTO meta (key, value) VALUES ('erasures', '1') "
-            "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    def _erased(self, scope_keys: Sequence[str]) -> None:
+        # Copies refresh by change_seq, which cannot tell a deletion: a new erasure count of their
+        # scope drops them.
+        self._conn.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, '1') "
+            "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            [(erasure_key(k),) for k in scope_keys],
         )
 
     def insert_memory(self, row: NewMemory) -> MemoryRecord | None:
