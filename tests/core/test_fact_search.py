@@ -150,3 +150,89 @@ def test_subjects_are_listed_once_in_order_a_page_at_a_time(service: MemoryServi
     assert first.subjects == ["ns:a/", "ns:a/x/"] and first.next_cursor == "ns:a/x/"
     rest = service.fact_search.list_subjects(operator, SubjectQuery.model_validate({**query, "after": "ns:a/x/"}))
     assert rest.subjects == ["ns:b/", "ns:é/"] and rest.next_cursor is None
+
+
+def test_a_query_spanning_more_scopes_than_it_may_rank_names_the_query(
+    service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tenant-wide query built every scope's copy to rank in it (21,000 scopes: 41-45 s, 1.2 GB)."""
+    from engramdb.core import fact_ranking
+
+    monkeypatch.setattr(fact_ranking, "MAX_RANKED_SCOPES", 2)
+    for name in ("alice", "bob", "carol"):
+        _put(
+            service,
+            operator,
+            f"ns:m/{name}/",
+            name,
+            {"text": "tea"},
+            scope=scope_fields(participantScopeHash=participant(name)),
+        )
+    open_scope = {k: v for k, v in SCOPE.items() if k != "participantScopeHash"}
+    wide = FactSearch.model_validate({"subjectPrefix": "ns:m/", "query": "tea", "scope": open_scope})
+    with pytest.raises(InvalidInputError) as refused:
+        service.fact_search.search_facts(operator, wide)
+    assert refused.value.field == "query"
+    newest = FactSearch.model_validate({"subjectPrefix": "ns:m/", "scope": open_scope})  # no query: no ranking
+    assert len(service.fact_search.search_facts(operator, newest).facts) == 3
+    assert _kinds(service, operator, subjectPrefix="ns:m/", query="tea") == ["alice"]  # the control: one scope
+
+
+def test_open_scope_fields_read_only_the_named_scopes_facts(settings: Any) -> None:
+    """A host key's search (its agent and profile, any participant) read every current fact of the
+    tenant: 2-4 s with 1,000,000 memories (a review helper's script). Counted here: the statements'
+    SQLite steps, with another agent's facts few and then many; the same statement filtered on the
+    facts' own columns is the positive control that the count sees a scan."""
+    import sqlite3
+
+    from engramdb.core.embedding import HashingEmbedder
+    from engramdb.storage.sqlite.store import SQLiteStore
+
+    store = SQLiteStore(settings.home)
+    service = MemoryService(store, HashingEmbedder(), settings)
+    operator = Caller(tenant="t1", key_id="op", role="admin")
+    store.tenant("t1", create=True)
+    other = scope_fields(agentId="other-agent")
+    _put(service, operator, "ns:h/", "mine", {"text": "tea"})
+    _put(service, operator, "ns:h/", "theirs", {"text": "tea"}, scope=other)
+    tenant = store.tenant("t1")
+    open_scope = {k: v for k, v in SCOPE.items() if k != "participantScopeHash"}
+    seen: list[tuple[str, Any]] = []
+    real = tenant._fact_search_fetch
+
+    def steps(statements: list[tuple[str, Any]]) -> int:
+        count = 0
+
+        def tick() -> int:
+            nonlocal count
+            count += 1
+            return 0
+
+        with sqlite3.connect(tenant.path) as conn:
+            conn.set_progress_handler(tick, 1)
+            for sql, params in statements:
+                conn.execute(sql, list(params)).fetchall()
+        return count
+
+    def cost() -> tuple[int, int]:
+        seen.clear()
+        tenant._fact_search_fetch = lambda sql, params: seen.append((sql, params)) or real(sql, params)  # type: ignore[func-returns-value]
+        try:
+            body = FactSearch.model_validate({"subjectPrefix": "ns:", "scope": open_scope})
+            assert [f.fact.event["kind"] for f in service.fact_search.search_facts(operator, body).facts] == ["mine"]
+        finally:
+            tenant._fact_search_fetch = real
+        scan = "SELECT count(*) FROM memories m WHERE m.agent_id = ? AND m.profile_id = ? AND m.status = 'active'"
+        return steps(seen), steps([(scan, [SCOPE["agentId"], SCOPE["profileId"]])])
+
+    try:
+        before, scan_before = cost()
+        for start in range(0, 600, 100):
+            bodies = [fact_body(f"{i}", scope=other, subject=f"ns:o{i}/", kind="k") for i in range(start, start + 100)]
+            for body in bodies:
+                service.writes.write_fact(operator, FactWrite.model_validate(body))
+        after, scan_after = cost()
+    finally:
+        store.close()
+    assert scan_after > scan_before + 600  # the positive control: a filter on the facts' columns scans them
+    assert after == before  # the open fields name scopes: the other agent's 600 facts are not read

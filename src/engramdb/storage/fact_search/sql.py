@@ -140,9 +140,14 @@ def _current(d: Dialect, scopes: ScopeMatch, prefix: str, now: str, sources: Sou
     if scopes.scope_key is not None:
         parts.append(f"m.scope_key = {d.mark}")
         params.append(scopes.scope_key)
-    for column, value in scopes.columns:
-        parts.append(f"m.{column} = {d.mark}")
-        params.append(value)
+    if scopes.columns:  # the scopes by their names (indexed by agent and profile), not every fact's columns:
+        # a host key's search read every current fact of the tenant (2-4 s with 1,000,000 memories)
+        named = [f"s.{column} = {d.mark}" for column, _ in scopes.columns]
+        if d.tenant is not None:
+            named.insert(0, f"s.tenant = {d.mark}")
+            params.append(d.tenant)
+        parts.append(f"m.scope_key IN (SELECT s.scope_key FROM scopes s WHERE {' AND '.join(named)})")
+        params += [value for _, value in scopes.columns]
     parts.append(_CURRENT.format(mark=d.mark))
     params.append(now)
     # A range over the index's subjects in byte (code point) order: every text that starts with the
