@@ -76,3 +76,4 @@ CREATE TABLE record_vectors (
 );
 CREATE INDEX record_vectors_due ON record_vectors (embed_state, embed_next_at) WHERE embed_state != 'ready';
 CREATE INDEX record_vectors_of ON record_vectors (scope_key, name);
+CREATE INDEX record_vectors_by_model ON record_vectors (embed_model) WHERE embed_state = 'ready';

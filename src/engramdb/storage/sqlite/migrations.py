@@ -17,6 +17,11 @@ FACTS_BY_RECORDED_SQL = (
     "CREATE INDEX IF NOT EXISTS memories_facts_by_recorded ON memories (scope_key, source, recorded_at) "
     "WHERE source = 'MEMORY_FACT'"
 )
+# The re-embedding backlog (/healthz, keyless) counted every ready vector: 2 s with 1,000,000 memories.
+VECTORS_BY_MODEL_SQL = (
+    "CREATE INDEX IF NOT EXISTS memories_by_vector_model ON memories (embed_model) WHERE embed_state = 'ready'",
+    "CREATE INDEX IF NOT EXISTS record_vectors_by_model ON record_vectors (embed_model) WHERE embed_state = 'ready'",
+)
 EPISODES_BY_OBSERVED_SQL = (
     "CREATE INDEX IF NOT EXISTS memories_by_observed ON memories (scope_key, observed_at, rowid) "
     "WHERE source = 'EPISODE'"
@@ -130,6 +135,10 @@ def _upgrade_audit_and_after(db: Connections) -> None:
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_facts_by_recorded'"):
         with db.write() as conn:  # each page of a fact listing sorted every fact of its scope
             conn.execute(FACTS_BY_RECORDED_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='record_vectors_by_model'"):
+        with db.write() as conn:  # the re-embedding backlog read every ready vector
+            for statement in VECTORS_BY_MODEL_SQL:
+                conn.execute(statement)
 
 
 def _add_feed(db: Connections) -> None:

@@ -59,6 +59,7 @@ CREATE INDEX memories_by_scope_change ON memories (scope_key, change_seq);
 CREATE INDEX memories_by_subject ON memories (scope_key, subject_key, kind, status);
 CREATE INDEX memories_by_observed ON memories (scope_key, observed_at, rowid) WHERE source = 'EPISODE';
 CREATE INDEX memories_facts_by_recorded ON memories (scope_key, source, recorded_at) WHERE source = 'MEMORY_FACT';
+CREATE INDEX memories_by_vector_model ON memories (embed_model) WHERE embed_state = 'ready';
 -- Covers the scopes' counts (list_scopes, every dashboard page) and the count of a scope's episodes.
 CREATE INDEX memories_by_scope_stats ON memories (scope_key, agent_id, profile_id, privacy_scope,
     participant_scope_hash, sandbox_eligible, source, status, recorded_at);
