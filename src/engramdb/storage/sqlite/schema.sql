@@ -60,6 +60,7 @@ CREATE INDEX memories_by_subject ON memories (scope_key, subject_key, kind, stat
 CREATE INDEX memories_by_observed ON memories (scope_key, observed_at, rowid) WHERE source = 'EPISODE';
 CREATE INDEX memories_facts_by_recorded ON memories (scope_key, source, recorded_at) WHERE source = 'MEMORY_FACT';
 CREATE INDEX memories_by_vector_model ON memories (embed_model) WHERE embed_state = 'ready';
+CREATE INDEX memories_pending_review ON memories (recorded_at) WHERE source = 'MEMORY_FACT' AND status = 'pending_review';
 -- Covers the scopes' counts (list_scopes, every dashboard page) and the count of a scope's episodes.
 CREATE INDEX memories_by_scope_stats ON memories (scope_key, agent_id, profile_id, privacy_scope,
     participant_scope_hash, sandbox_eligible, source, status, recorded_at);
