@@ -27,6 +27,10 @@ PENDING_REVIEW_SQL = (
     "CREATE INDEX IF NOT EXISTS memories_pending_review ON memories (recorded_at) "
     "WHERE source = 'MEMORY_FACT' AND status = 'pending_review'"
 )
+# A slot's tombstones, lifted ones too (a fact's history, a deletion's), were read from every tombstone.
+TOMBSTONES_BY_SLOT_SQL = (
+    "CREATE INDEX IF NOT EXISTS tombstones_by_slot ON tombstones (scope_key, subject_key, kind, created_at)"
+)
 EPISODES_BY_OBSERVED_SQL = (
     "CREATE INDEX IF NOT EXISTS memories_by_observed ON memories (scope_key, observed_at, rowid) "
     "WHERE source = 'EPISODE'"
@@ -147,6 +151,9 @@ def _upgrade_audit_and_after(db: Connections) -> None:
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='memories_pending_review'"):
         with db.write() as conn:  # the review queue read every fact of the tenant
             conn.execute(PENDING_REVIEW_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='tombstones_by_slot'"):
+        with db.write() as conn:  # a slot's tombstones, lifted ones too, were read from every tombstone
+            conn.execute(TOMBSTONES_BY_SLOT_SQL)
 
 
 def _add_feed(db: Connections) -> None:

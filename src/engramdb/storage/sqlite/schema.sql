@@ -97,6 +97,7 @@ CREATE TABLE tombstones (
 );
 CREATE UNIQUE INDEX tombstones_unlifted ON tombstones (scope_key, subject_key, kind, value_hash)
     WHERE lifted_at IS NULL;
+CREATE INDEX tombstones_by_slot ON tombstones (scope_key, subject_key, kind, created_at);
 
 CREATE TABLE api_keys (
     key_id      TEXT PRIMARY KEY,

@@ -1,0 +1,45 @@
+"""Reads that went through a whole table of the tenant go through an index, in new and older SQLite files
+(a review helper's script on a 1,000,000-memory tenant, session 45): the review queue, which the
+dashboard's header counts on every page (236-353 ms), and a slot's tombstones with the lifted ones,
+which a fact's history and a deletion read (18-30 ms, a deletion inside the write lock)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import pytest
+
+from engramdb.storage.columns import MEMORY_COLUMNS, TOMBSTONE_COLUMNS
+from engramdb.storage.sqlite.store import SQLiteStore
+
+READS = {  # the stores' statements (storage/sqlite/tenant.py), by the index that serves each
+    "memories_pending_review": (
+        f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible "
+        "FROM memories WHERE source = 'MEMORY_FACT' AND status = 'pending_review' ORDER BY recorded_at, rowid LIMIT 100"
+    ),
+    "tombstones_by_slot": (
+        f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = 'k' AND subject_key = 'user' AND kind = 'city' "
+        "ORDER BY created_at"
+    ),
+}
+
+
+def _plan(path: Any, statement: str) -> str:
+    with sqlite3.connect(path) as conn:
+        return " ".join(str(r[3]) for r in conn.execute(f"EXPLAIN QUERY PLAN {statement}"))
+
+
+@pytest.mark.parametrize("index", sorted(READS))
+def test_the_read_uses_its_index_in_a_new_and_an_older_file(settings: Any, index: str) -> None:
+    store = SQLiteStore(settings.home)
+    path = store.tenant("t1", create=True).path
+    store.close()
+    assert index in _plan(path, READS[index])  # a new file has it
+    with sqlite3.connect(path) as conn:  # what an earlier version's file had
+        conn.execute(f"DROP INDEX {index}")
+    assert index not in _plan(path, READS[index])  # the control: without it, another way
+    reopened = SQLiteStore(settings.home)
+    reopened.tenant("t1")
+    reopened.close()
+    assert index in _plan(path, READS[index])
