@@ -1,7 +1,8 @@
 """Reads that went through a whole table of the tenant go through an index, in new and older SQLite files
 (a review helper's script on a 1,000,000-memory tenant, session 45): the review queue, which the
 dashboard's header counts on every page (236-353 ms), and a slot's tombstones with the lifted ones,
-which a fact's history and a deletion read (18-30 ms, a deletion inside the write lock)."""
+which a fact's history and a deletion read (18-30 ms, a deletion inside the write lock), and the audit
+log by a target's id alone, which a fact's timeline asks once a version (0.4-0.5 s each)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from engramdb.storage.columns import MEMORY_COLUMNS, TOMBSTONE_COLUMNS
+from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS
 from engramdb.storage.sqlite.store import SQLiteStore
 
 READS = {  # the stores' statements (storage/sqlite/tenant.py), by the index that serves each
@@ -18,6 +19,7 @@ READS = {  # the stores' statements (storage/sqlite/tenant.py), by the index tha
         f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible "
         "FROM memories WHERE source = 'MEMORY_FACT' AND status = 'pending_review' ORDER BY recorded_at, rowid LIMIT 100"
     ),
+    "audit_log_by_target_id": f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > 0 AND target_id = 'x' ORDER BY seq LIMIT 100",
     "tombstones_by_slot": (
         f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = 'k' AND subject_key = 'user' AND kind = 'city' "
         "ORDER BY created_at"

@@ -154,6 +154,9 @@ def _upgrade_audit_and_after(db: Connections) -> None:
     if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='tombstones_by_slot'"):
         with db.write() as conn:  # a slot's tombstones, lifted ones too, were read from every tombstone
             conn.execute(TOMBSTONES_BY_SLOT_SQL)
+    if not db.fetchone("SELECT 1 FROM sqlite_master WHERE name='audit_log_by_target_id'"):
+        with db.write() as conn:  # the audit log by a target's id alone walked the whole log
+            conn.execute(AUDIT_BY_TARGET_ID_SQL)
 
 
 def _add_feed(db: Connections) -> None:
@@ -165,6 +168,8 @@ def _add_feed(db: Connections) -> None:
 
 AUDIT_BY_TARGET_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_target ON audit_log (target_kind, target_id, seq)"
 AUDIT_BY_SCOPE_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_scope ON audit_log (scope_key, seq)"
+# The audit log by a target's id alone (?targetId=, a fact's timeline) walked the whole log by sequence.
+AUDIT_BY_TARGET_ID_SQL = "CREATE INDEX IF NOT EXISTS audit_log_by_target_id ON audit_log (target_id, seq)"
 AGING_COLUMNS = ("importance REAL", "pinned INTEGER DEFAULT 0", "use_count INTEGER DEFAULT 0", "last_used_at TEXT")
 BY_ID_INDEX_SQL = "CREATE INDEX IF NOT EXISTS memories_by_id ON memories (memory_id)"
 SCOPE_STATS_INDEX_SQL = (

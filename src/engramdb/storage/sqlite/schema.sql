@@ -132,6 +132,7 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_by_target ON audit_log (target_kind, target_id, seq);
 -- A scope's entries in order: the change feed of a key bound to one scope reads them alone.
 CREATE INDEX audit_log_by_scope ON audit_log (scope_key, seq);
+CREATE INDEX audit_log_by_target_id ON audit_log (target_id, seq);
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE OF
     seq, at, action, actor_key_id, actor_role, target_kind, target_id, scope_key, before_digest,
     after_digest, prev_hash, hash, reason_digest ON audit_log
