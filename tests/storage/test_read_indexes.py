@@ -19,7 +19,9 @@ READS = {  # the stores' statements (storage/sqlite/tenant.py), by the index tha
         f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible "
         "FROM memories WHERE source = 'MEMORY_FACT' AND status = 'pending_review' ORDER BY recorded_at, rowid LIMIT 100"
     ),
-    "audit_log_by_target_id": f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > 0 AND target_id = 'x' ORDER BY seq LIMIT 100",
+    "audit_log_by_target_id": (
+        f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > 0 AND target_id = 'x' ORDER BY seq LIMIT 100"
+    ),
     "tombstones_by_slot": (
         f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = 'k' AND subject_key = 'user' AND kind = 'city' "
         "ORDER BY created_at"
