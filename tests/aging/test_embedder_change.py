@@ -23,6 +23,7 @@ from engramdb.models.recall import RecallRequest
 from engramdb.storage.port import Store
 from tests.cli import engram
 from tests.factories import episode_body, fact_body, scope_fields
+from tests.sqlite_steps import vm_steps
 from tests.stores import store_spec
 
 SCOPE = scope_fields()
@@ -137,7 +138,6 @@ def test_the_backlog_is_counted_from_the_index_of_vectors_by_model(settings: Set
     """/healthz (no key needed) counted every ready vector for it: 2 s with 1,000,000 memories (a review
     helper's script). Counted here: the statements' SQLite steps with few and with many current vectors;
     the old statement (``<>``) is the positive control that the count sees them."""
-    import sqlite3
 
     from engramdb.storage.sqlite.store import SQLiteStore
 
@@ -150,20 +150,6 @@ def test_the_backlog_is_counted_from_the_index_of_vectors_by_model(settings: Set
     seen: list[tuple[str, Any]] = []
     real = aging._run
 
-    def steps(statements: list[tuple[str, Any]]) -> int:
-        count = 0
-
-        def tick() -> int:
-            nonlocal count
-            count += 1
-            return 0
-
-        with sqlite3.connect(store.tenant("t1").path) as conn:
-            conn.set_progress_handler(tick, 1)
-            for sql, params in statements:
-                conn.execute(sql, list(params)).fetchall()
-        return count
-
     def cost() -> tuple[int, int]:
         seen.clear()
         aging._run = lambda sql, params: seen.append((sql, params)) or real(sql, params)  # type: ignore[func-returns-value]
@@ -172,7 +158,7 @@ def test_the_backlog_is_counted_from_the_index_of_vectors_by_model(settings: Set
         finally:
             aging._run = real
         old = "SELECT count(*) FROM memories WHERE embed_state = 'ready' AND (embed_model IS NULL OR embed_model <> ?)"
-        return steps(seen[:1]), steps([(old, [model])])
+        return vm_steps(store.tenant("t1").path, seen[:1]), vm_steps(store.tenant("t1").path, [(old, [model])])
 
     def write(turns: range) -> None:
         for turn in turns:

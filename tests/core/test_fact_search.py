@@ -18,6 +18,7 @@ from engramdb.jobs.embedding import drain
 from engramdb.models.fact_search import FactSearch, SubjectQuery
 from engramdb.models.lifecycle import RetractRequest
 from tests.factories import fact_body, participant, scope_fields
+from tests.sqlite_steps import vm_steps
 
 SCOPE = scope_fields()
 
@@ -183,7 +184,6 @@ def test_open_scope_fields_read_only_the_named_scopes_facts(settings: Any) -> No
     tenant: 2-4 s with 1,000,000 memories (a review helper's script). Counted here: the statements'
     SQLite steps, with another agent's facts few and then many; the same statement filtered on the
     facts' own columns is the positive control that the count sees a scan."""
-    import sqlite3
 
     from engramdb.core.embedding import HashingEmbedder
     from engramdb.storage.sqlite.store import SQLiteStore
@@ -200,20 +200,6 @@ def test_open_scope_fields_read_only_the_named_scopes_facts(settings: Any) -> No
     seen: list[tuple[str, Any]] = []
     real = tenant._fact_search_fetch
 
-    def steps(statements: list[tuple[str, Any]]) -> int:
-        count = 0
-
-        def tick() -> int:
-            nonlocal count
-            count += 1
-            return 0
-
-        with sqlite3.connect(tenant.path) as conn:
-            conn.set_progress_handler(tick, 1)
-            for sql, params in statements:
-                conn.execute(sql, list(params)).fetchall()
-        return count
-
     def cost() -> tuple[int, int]:
         seen.clear()
         tenant._fact_search_fetch = lambda sql, params: seen.append((sql, params)) or real(sql, params)  # type: ignore[func-returns-value]
@@ -223,7 +209,7 @@ def test_open_scope_fields_read_only_the_named_scopes_facts(settings: Any) -> No
         finally:
             tenant._fact_search_fetch = real
         scan = "SELECT count(*) FROM memories m WHERE m.agent_id = ? AND m.profile_id = ? AND m.status = 'active'"
-        return steps(seen), steps([(scan, [SCOPE["agentId"], SCOPE["profileId"]])])
+        return vm_steps(tenant.path, seen), vm_steps(tenant.path, [(scan, [SCOPE["agentId"], SCOPE["profileId"]])])
 
     try:
         before, scan_before = cost()

@@ -24,6 +24,7 @@ from engramdb.models.scopes import ScopeListQuery
 from engramdb.storage.sqlite.store import SQLiteStore
 from tests.conftest import LiveServer
 from tests.factories import episode_body, participant, scope_fields
+from tests.sqlite_steps import vm_steps
 
 USERS = [f"user{i}" for i in range(7)]
 
@@ -166,25 +167,6 @@ def test_a_scope_emptied_while_its_page_is_read_does_not_end_the_walk(settings: 
     assert [s.participant_scope_hash for s in rest.scopes] == [participant("b"), participant("a")]
 
 
-def _steps(path: Any, statements: Sequence[tuple[str, Sequence[Any]]]) -> int:
-    """The SQLite virtual-machine steps of the statements, run again on a connection of our own."""
-    steps = 0
-
-    def count() -> int:
-        nonlocal steps
-        steps += 1
-        return 0
-
-    conn = sqlite3.connect(path)
-    try:
-        conn.set_progress_handler(count, 1)
-        for sql, params in statements:
-            conn.execute(sql, list(params)).fetchall()
-    finally:
-        conn.close()
-    return steps
-
-
 OLD_GROUPING = (  # what every listing ran before: every memory of the tenant, grouped
     "SELECT scope_key, count(*), max(recorded_at) FROM memories "
     "GROUP BY scope_key, agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible "
@@ -217,7 +199,7 @@ def test_a_keys_listing_reads_the_same_however_much_other_scopes_hold(settings: 
         finally:
             del tenant._db.fetchall
         assert [s.participant_scope_hash for s in listing.scopes] == [participant("bob")]
-        return _steps(tenant.path, seen), _steps(tenant.path, [(OLD_GROUPING, [])])
+        return vm_steps(tenant.path, seen), vm_steps(tenant.path, [(OLD_GROUPING, [])])
 
     try:
         before, old_before = cost()
