@@ -246,7 +246,8 @@ LIST_FACTS = Operation(
     summary="Current facts of the caller's scope (or as of / valid at a time, or with history).",
     description="asOf (record time) answers what was believed then; validAt (valid time) what was true in the "
     "world then; includeHistory lists retired versions too, each marked. Newest recorded first, a page at a "
-    "time: pass nextCursor as cursor for the next page.",
+    "time: pass nextCursor as cursor for the next page (a fact corrected or retracted while you page may be on "
+    "no page; asOf pins a walk to one moment).",
     cli=Cli(("facts", "list"), local_scope=True),
     mcp=Mcp(
         tool="list_facts",

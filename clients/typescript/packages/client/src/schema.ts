@@ -361,7 +361,7 @@ export interface paths {
         };
         /**
          * Current facts of the caller's scope (or as of / valid at a time, or with history).
-         * @description asOf (record time) answers what was believed then; validAt (valid time) what was true in the world then; includeHistory lists retired versions too, each marked. Newest recorded first, a page at a time: pass nextCursor as cursor for the next page.
+         * @description asOf (record time) answers what was believed then; validAt (valid time) what was true in the world then; includeHistory lists retired versions too, each marked. Newest recorded first, a page at a time: pass nextCursor as cursor for the next page (a fact corrected or retracted while you page may be on no page; asOf pins a walk to one moment).
          */
         get: operations["list_facts"];
         put?: never;
