@@ -128,6 +128,11 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def is_sha256_hex(value: object) -> bool:
+    """Whether ``value`` has the shape ``sha256_hex`` gives (a scope key, a participant hash)."""
+    return isinstance(value, str) and re.fullmatch("[0-9a-f]{64}", value) is not None
+
+
 def event_id(
     *,
     runtime: str,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 import time
 
 from engramdb import __version__, clock
+from engramdb.contract.canonical import is_sha256_hex
 from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.policy import load_policy, save_policy
@@ -135,14 +135,10 @@ def _scope_cursor(order: ScopeOrder, last: ScopePosition) -> str:
 def _scope_position(cursor: str, order: ScopeOrder) -> ScopePosition:
     try:
         named, made_in, at, key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        if (named, made_in) != ("scopes", order) or not clock.is_canonical(at) or not _is_scope_key(key):
+        if (named, made_in) != ("scopes", order) or not clock.is_canonical(at) or not is_sha256_hex(key):
             raise ValueError("not a cursor of scopes in this order")
         return ScopePosition(at, key)
     except (ValueError, TypeError, binascii.Error):
         raise InvalidInputError(
             "cursor is not one this server gave (pass nextCursor as it came)", field="cursor"
         ) from None
-
-
-def _is_scope_key(value: object) -> bool:
-    return isinstance(value, str) and re.fullmatch("[0-9a-f]{64}", value) is not None

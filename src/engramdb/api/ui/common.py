@@ -13,6 +13,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from engramdb.contract.canonical import is_sha256_hex
 from engramdb.contract.events import Scope
 from engramdb.core import auth
 from engramdb.core.auth import PERMISSIONS, Caller
@@ -127,7 +128,7 @@ def scopes(request: Request, caller: Caller, scope_key: str | None) -> Scopes:
     if not scope_key:
         return Scopes(listed, listed[0] if listed else None)
     chosen = next((s for s in listed if s.scope_key == scope_key), None)
-    if chosen is None and listed and re.fullmatch("[0-9a-f]{64}", scope_key):  # older than those shown
+    if chosen is None and listed and is_sha256_hex(scope_key):  # older than those shown
         chosen = next(iter(call(request, caller, "list_scopes", {"scopeKey": scope_key, "limit": 1}).scopes), None)
     if chosen is None:
         raise NotFoundError(f"no scope {scope_key[:12]}… that this key may name", field="scope")
