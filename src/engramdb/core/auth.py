@@ -150,25 +150,20 @@ def merged_scope(caller: Caller, named: dict[str, Any]) -> dict[str, Any]:
     return resolved
 
 
-def may_name(caller: Caller, scope: ScopeColumns) -> bool:
-    """True when every scope field the caller's key is bound to has this scope's value."""
-    values = {
-        "agentId": scope.agent_id,
-        "profileId": scope.profile_id,
-        "privacyScope": scope.privacy_scope,
-        "participantScopeHash": scope.participant_scope_hash,
-        "sandboxEligible": scope.sandbox_eligible,
-    }
-    return all(values[name] == bound for name, bound in caller.grant.items() if name in values)
-
-
-SCOPE_COLUMNS = {
+SCOPE_COLUMNS = {  # each scope field, by the column (and ScopeColumns attribute) that stores it
     "agentId": "agent_id",
     "profileId": "profile_id",
     "privacyScope": "privacy_scope",
     "participantScopeHash": "participant_scope_hash",
     "sandboxEligible": "sandbox_eligible",
 }
+
+
+def may_name(caller: Caller, scope: ScopeColumns) -> bool:
+    """True when every scope field the caller's key is bound to has this scope's value."""
+    return all(
+        getattr(scope, SCOPE_COLUMNS[name]) == bound for name, bound in caller.grant.items() if name in SCOPE_COLUMNS
+    )
 
 
 def grant_columns(caller: Caller) -> dict[str, Any]:
