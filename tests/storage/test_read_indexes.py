@@ -2,7 +2,8 @@
 (a review helper's script on a 1,000,000-memory tenant, session 45): the review queue, which the
 dashboard's header counts on every page (236-353 ms), and a slot's tombstones with the lifted ones,
 which a fact's history and a deletion read (18-30 ms, a deletion inside the write lock), and the audit
-log by a target's id alone, which a fact's timeline asks once a version (0.4-0.5 s each)."""
+log by a target's id alone, which a fact's timeline asks once a version (0.4-0.5 s each); and a participant's
+scopes, which its export and its erasure read (tests/storage/test_participant_rows.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ READS = {  # the stores' statements (storage/sqlite/tenant.py), by the index tha
     "audit_log_by_target_id": (
         f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > 0 AND target_id = 'x' ORDER BY seq LIMIT 100"
     ),
+    "scopes_by_participant": "SELECT scope_key FROM scopes WHERE participant_scope_hash = 'p'",
     "tombstones_by_slot": (
         f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = 'k' AND subject_key = 'user' AND kind = 'city' "
         "ORDER BY created_at"

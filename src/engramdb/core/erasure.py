@@ -29,7 +29,6 @@ from engramdb.models.erasure import (
 from engramdb.storage.port import Erasure, MemoryRecord, Source, TenantStore, Transaction
 
 log = logging.getLogger(__name__)
-_TENANT_WIDE = ("meta", "api_keys", "audit_log")
 
 
 class ErasureOperations(Area):
@@ -112,10 +111,8 @@ class ErasureOperations(Area):
 def participant_rows(tenant: TenantStore, participant: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """The export rows (``engram export`` format) of one participant's scopes: memories, tombstones
     and the knowledge plane; never keys, the audit chain or the tenant's policy."""
-    scopes = set(tenant.participant_scopes(participant))
-    for table, row in tenant.export_rows():
-        if table not in _TENANT_WIDE and row.get("scope_key") in scopes:
-            yield table, row
+    scopes = tenant.participant_scopes(participant)
+    yield from tenant.export_rows(scopes) if scopes else ()
 
 
 def _rows(tenant: TenantStore | Transaction, scope_key: str, source: Source, memory_id: str) -> list[MemoryRecord]:

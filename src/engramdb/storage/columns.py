@@ -97,6 +97,8 @@ EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "audit_log": tuple(c.strip() for c in AUDIT_COLUMNS.split(",")),
     "model_links": tuple(c.strip() for c in LINK_COLUMNS.split(",")),
 }
+# The exported tables that belong to the tenant, not to a scope: a scope's export leaves them out.
+TENANT_WIDE = frozenset({"meta", "api_keys", "audit_log"})
 EXPORT_ORDER = {
     "memories": "rowid",
     "tombstones": "created_at, tombstone_id",

@@ -334,8 +334,9 @@ class TenantStore(
         """Return audit entries in order, after ``after_seq`` (those ``filt`` keeps, if given)."""
         ...
 
-    def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Yield ``(table, row)`` for every memory, tombstone, key and audit entry, in order."""
+    def export_rows(self, scope_keys: Sequence[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield ``(table, row)`` for every memory, tombstone, key and audit entry, in order; with
+        ``scope_keys``, only the rows of those scopes (no key, audit entry or tenant setting)."""
         ...
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:

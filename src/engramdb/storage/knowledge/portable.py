@@ -7,7 +7,7 @@ before what refers to them, so one pass in export order imports everything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from engramdb.errors import ConflictError
@@ -51,10 +51,16 @@ _NODE = (
 )
 
 
-def export_rows(run: Run, d: Dialect, encode: Callable[[Any], str | None]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every record, value, earlier version, text vector and relationship of the tenant."""
+def export_rows(
+    run: Run, d: Dialect, encode: Callable[[Any], str | None], scope_keys: Sequence[str] | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every record, value, earlier version, text vector and relationship of the tenant, or of
+    ``scope_keys`` only."""
     owned, params = d.owned("r")
     where = f"WHERE {owned}1 = 1"
+    if scope_keys is not None:
+        among, keys = d.one_of("r.scope_key", scope_keys)
+        where, params = f"{where} AND {among}", [*params, *keys]
     for row in run(f"SELECT {', '.join(RECORD_FIELDS)} FROM records r {where} ORDER BY r.rowid", params):
         yield "records", {**dict(zip(RECORD_FIELDS, row, strict=True)), "sandbox_eligible": bool(row[6])}
     for table, fields in (
@@ -73,11 +79,12 @@ def export_rows(run: Run, d: Dialect, encode: Callable[[Any], str | None]) -> It
                 out["embedding"] = encode(out["embedding"])
             yield table, out
     owned, params = d.owned("e")
+    among, keys = ("1 = 1", []) if scope_keys is None else d.one_of("e.scope_key", scope_keys)
     sides = ", ".join(_NODE.format(side=side) for side in ("source", "target"))
     for row in run(
         f"SELECT e.scope_key, e.type, e.source_kind, e.target_kind, e.properties_json, e.created_at, "
-        f"{sides} FROM relationships e WHERE {owned}1 = 1 ORDER BY e.rowid",
-        params,
+        f"{sides} FROM relationships e WHERE {owned}{among} ORDER BY e.rowid",
+        [*params, *keys],
     ):
         yield (
             "relationships",

@@ -10,6 +10,7 @@ either by its label, in record-time order (a page newest first stops early), or,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,12 @@ class Dialect:
 
     def marks(self, count: int) -> str:
         return ", ".join([self.mark] * count)
+
+    def one_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
+        """``<column>`` among ``values``, as one parameter however many (SQLite reads a JSON array)."""
+        if self.tenant is None:
+            return f"{column} IN (SELECT value FROM json_each({self.mark}))", [json.dumps(list(values))]
+        return f"{column} = ANY({self.mark})", [list(values)]
 
 
 @dataclass

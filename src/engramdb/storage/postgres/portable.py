@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -12,6 +12,7 @@ from engramdb.lexical.body import lexical_text
 from engramdb.storage.columns import (
     EXPORT_COLUMNS,
     EXPORT_ORDER,
+    TENANT_WIDE,
     embedding_from_text,
     embedding_to_text,
 )
@@ -21,27 +22,35 @@ from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.postgres.transaction import PostgresTransaction, runner
 
 
-def export_rows(conn: psycopg.Connection, tenant: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield every exportable row of the tenant."""
+def export_rows(
+    conn: psycopg.Connection, tenant: str, scope_keys: Sequence[str] | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield every exportable row of the tenant, or the rows of ``scope_keys`` only (read through
+    each table's index by scope; no tenant-wide row)."""
     # The participant salt travels with the tenant: without it no userId finds its memories again.
-    meta = conn.execute(
-        "SELECT key, value FROM meta WHERE tenant = %s AND key IN ('policy', 'participant_salt', 'audit_digests') "
-        "ORDER BY key DESC",
-        (tenant,),
-    )
-    for key, value in meta:
-        yield "meta", {"key": key, "value": value}
-    for table, columns in EXPORT_COLUMNS.items():
-        cursor = conn.execute(
-            f"SELECT {', '.join(columns)} FROM {table} WHERE tenant = %s ORDER BY {EXPORT_ORDER[table]}",
+    if scope_keys is None:
+        meta = conn.execute(
+            "SELECT key, value FROM meta WHERE tenant = %s AND key IN ('policy', 'participant_salt', 'audit_digests') "
+            "ORDER BY key DESC",
             (tenant,),
+        )
+        for key, value in meta:
+            yield "meta", {"key": key, "value": value}
+    dialect = Dialect("%s", tenant)
+    among, keys = ("TRUE", []) if scope_keys is None else dialect.one_of("scope_key", scope_keys)
+    for table, columns in EXPORT_COLUMNS.items():
+        if scope_keys is not None and table in TENANT_WIDE:
+            continue
+        cursor = conn.execute(
+            f"SELECT {', '.join(columns)} FROM {table} WHERE tenant = %s AND {among} ORDER BY {EXPORT_ORDER[table]}",
+            (tenant, *keys),
         )
         for values in cursor:
             row = dict(zip(columns, values, strict=True))
             if table == "memories":
                 row["embedding"] = embedding_to_text(row["embedding"])
             yield table, row
-    yield from knowledge.export_rows(runner(conn), Dialect("%s", tenant), embedding_to_text)
+    yield from knowledge.export_rows(runner(conn), dialect, embedding_to_text, scope_keys)
 
 
 # As migration 004 does for stored rows: each superseded fact stops holding where its successor starts.

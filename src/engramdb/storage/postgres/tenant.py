@@ -365,11 +365,11 @@ class PostgresTenantStore(
         )
         return [AuditEntry(*r) for r in rows]
 
-    def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    def export_rows(self, scope_keys: Sequence[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         with ExitStack() as stack:
             with maintenance():  # only while its transaction begins: the caller runs between the rows
                 conn = stack.enter_context(self._conn())
-            yield from portable.export_rows(conn, self.name)
+            yield from portable.export_rows(conn, self.name, scope_keys)
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with maintenance(), self._conn() as conn:

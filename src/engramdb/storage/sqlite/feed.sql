@@ -9,6 +9,8 @@ CREATE TABLE IF NOT EXISTS scopes (
     participant_scope_hash TEXT    NOT NULL,
     sandbox_eligible       INTEGER NOT NULL
 );
+-- A participant's scopes (its export, its erasure) found without reading every memory of the tenant.
+CREATE INDEX IF NOT EXISTS scopes_by_participant ON scopes (participant_scope_hash);
 CREATE TRIGGER IF NOT EXISTS memories_name_scope AFTER INSERT ON memories
 BEGIN
     INSERT OR IGNORE INTO scopes VALUES (NEW.scope_key, NEW.agent_id, NEW.profile_id, NEW.privacy_scope,

@@ -49,6 +49,10 @@ READ_INDEXES = (
         "audit_log_by_target_id",
         "CREATE INDEX IF NOT EXISTS audit_log_by_target_id ON audit_log (target_id, seq)",
     ),
+    (  # a participant's scopes (its export, its erasure) read every memory and record of the tenant
+        "scopes_by_participant",
+        "CREATE INDEX IF NOT EXISTS scopes_by_participant ON scopes (participant_scope_hash)",
+    ),
 )
 
 

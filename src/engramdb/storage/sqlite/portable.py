@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from engramdb.errors import ConflictError
 from engramdb.storage.columns import (
     EXPORT_COLUMNS,
     EXPORT_ORDER,
+    TENANT_WIDE,
     embedding_from_text,
     embedding_to_text,
 )
@@ -19,22 +20,29 @@ from engramdb.storage.sqlite.sql import CLOSE_SUPERSEDED_SQL, FILL_SOURCE_EVENTS
 from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, runner
 
 
-def export_rows(conn: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield every exportable row of the tenant file."""
+def export_rows(
+    conn: sqlite3.Connection, scope_keys: Sequence[str] | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield every exportable row of the tenant file, or the rows of ``scope_keys`` only (read through
+    each table's index by scope; no tenant-wide row)."""
     # The participant salt travels with the tenant: without it no userId finds its memories again.
-    for key, value in conn.execute(
-        "SELECT key, value FROM meta WHERE key IN ('policy', 'participant_salt', 'audit_digests') ORDER BY key DESC"
-    ):
+    meta = "SELECT key, value FROM meta WHERE key IN ('policy', 'participant_salt', 'audit_digests') ORDER BY key DESC"
+    for key, value in conn.execute(meta) if scope_keys is None else ():
         yield "meta", {"key": key, "value": value}
+    among, keys = ("1 = 1", []) if scope_keys is None else SQLITE.one_of("scope_key", scope_keys)
     for table, columns in EXPORT_COLUMNS.items():
-        cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {EXPORT_ORDER[table]}")
+        if scope_keys is not None and table in TENANT_WIDE:
+            continue
+        cursor = conn.execute(
+            f"SELECT {', '.join(columns)} FROM {table} WHERE {among} ORDER BY {EXPORT_ORDER[table]}", keys
+        )
         for values in cursor:
             row = dict(zip(columns, values, strict=True))
             if table == "memories":
                 row["sandbox_eligible"] = bool(row["sandbox_eligible"])
                 row["embedding"] = embedding_to_text(row["embedding"])
             yield table, row
-    yield from knowledge.export_rows(runner(conn), SQLITE, embedding_to_text)
+    yield from knowledge.export_rows(runner(conn), SQLITE, embedding_to_text, scope_keys)
 
 
 def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[str, dict[str, Any]]], tenant: str) -> dict[str, int]:

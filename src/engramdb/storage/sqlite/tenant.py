@@ -355,9 +355,9 @@ class SQLiteTenantStore(
         )
         return [audit_entry(r) for r in rows]
 
-    def export_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    def export_rows(self, scope_keys: Sequence[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         with self._db.reading() as conn:
-            yield from portable.export_rows(conn)
+            yield from portable.export_rows(conn, scope_keys)
 
     def import_rows(self, rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, int]:
         with self._db.write() as conn:
