@@ -117,6 +117,7 @@ def test_a_failing_endpoint_is_retried_then_dead_lettered_and_a_replay_sends_it_
     [dead] = admin.get(dead_letters).json()["deadLetters"]
     assert dead["attempts"] == FAST.attempts and dead["lastStatus"] == 500 and dead["changes"] == 3
     assert receiver.arrivals == [dead["deliveryId"]] * FAST.attempts  # the same delivery, tried again
+    assert [w["deadLetters"] for w in admin.get("/v1/webhooks").json()["webhooks"]] == [1]  # counted, bodies unread
     receiver.fail_share = 0.0
     later = _write(admin, 2, start=3)  # the endpoint goes on after a dead letter
     wait_for(lambda: [c["id"] for c in receiver.applied] == later)
@@ -125,6 +126,7 @@ def test_a_failing_endpoint_is_retried_then_dead_lettered_and_a_replay_sends_it_
     wait_for(lambda: len(receiver.applied) == 5)
     assert [c["id"] for c in receiver.applied] == later + first and receiver.taken[-1] == dead["deliveryId"]
     assert admin.get(dead_letters).json()["deadLetters"] == []
+    assert [w["deadLetters"] for w in admin.get("/v1/webhooks").json()["webhooks"]] == [0]
     assert admin.post(f"/v1/webhooks/{hook}/replay", json={"deliveryId": dead["deliveryId"]}).status_code == 404
 
 

@@ -125,7 +125,7 @@ def _view(tenant: TenantStore, row: WebhookRow) -> WebhookView:
         cursor=row.cursor,
         delivered=row.delivered,
         pending=tenant.webhooks.next_delivery(row.webhook_id) is not None,
-        dead_letters=len(tenant.webhooks.dead_letters(row.webhook_id, 1000)),
+        dead_letters=tenant.webhooks.dead_count(row.webhook_id, 1000),
         last_delivered_at=row.last_delivered_at,
         last_error=row.last_error,
         secret_fingerprint=fingerprint(row.secret_check),

@@ -122,6 +122,10 @@ class WebhookStore(Protocol):
         """Record a failed try: retried at ``next_at``, or dead from ``dead_at``."""
         ...
 
+    def dead_count(self, webhook_id: str, limit: int) -> int:
+        """How many dead deliveries an endpoint holds, counted up to ``limit``."""
+        ...
+
     def dead_letters(self, webhook_id: str | None, limit: int) -> list[DeliveryRow]:
         """Return dead deliveries (of one endpoint, or all), oldest first."""
         ...

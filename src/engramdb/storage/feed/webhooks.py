@@ -122,6 +122,16 @@ class WebhookLog:
                 [error, *params, delivery.webhook_id],
             )
 
+    def dead_count(self, webhook_id: str, limit: int) -> int:
+        m = self._d.mark
+        owned, params = self._d.owned("webhook_deliveries")
+        rows = self._run(  # the index of deliveries by endpoint and state alone: no body is read
+            f"SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE {owned}webhook_id = {m} AND state = 'dead' "
+            f"LIMIT {m}) dead",
+            [*params, webhook_id, limit],
+        )
+        return int(rows[0][0])
+
     def dead_letters(self, webhook_id: str | None, limit: int) -> list[DeliveryRow]:
         m = self._d.mark
         owned, params = self._d.owned("webhook_deliveries")
