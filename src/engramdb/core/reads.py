@@ -260,7 +260,7 @@ def _response(body: RecallRequest, outcome: RecallOutcome, expanded: Expansion |
 def narrowing(body: RecallRequest) -> Narrowing:
     """The record filters and relevance floor a recall asks for."""
     return Narrowing(
-        kinds=tuple(body.kinds) if body.kinds else None,
+        kinds=frozenset(body.kinds) if body.kinds else None,
         subject_key=body.subject_key,
         subject_prefix=body.subject_prefix,
         session_id=body.session_id,

@@ -24,7 +24,7 @@ from engramdb.storage.port import MemoryRecord, TenantStore
 class Narrowing:
     """Filters on a memory's own fields (beyond scope and lifecycle), and the relevance floor."""
 
-    kinds: tuple[str, ...] | None = None
+    kinds: frozenset[str] | None = None
     subject_key: str | None = None
     subject_prefix: str | None = None
     session_id: str | None = None

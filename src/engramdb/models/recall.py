@@ -10,6 +10,10 @@ from engramdb.contract.events import KeptDateTime, ScopeFields, WireModel
 from engramdb.models.base import DEFAULT_LIMIT, MAX_LIMIT, ResponseModel
 from engramdb.models.memories import Source
 
+# Each recalled candidate is checked against the kinds asked for (a 100,000-kind list held a recall's
+# place for 11-16 s, two of them every place of the lane): a question names a few.
+MAX_KINDS = 100
+
 
 class RecallRequest(WireModel):
     """Body of ``POST /v1/recall``."""
@@ -20,7 +24,7 @@ class RecallRequest(WireModel):
     exclude_session_id: str | None = Field(None, description="leave out this session's episodes (the current one)")
     # An empty list is refused, not read as "both" or "none": either way it is a client bug.
     sources: list[Source] | None = Field(
-        None, min_length=1, description="only these memory types (default both; not empty)"
+        None, min_length=1, max_length=2, description="only these memory types (default both; not empty)"
     )
     explain: bool = Field(False, description="return each arm's rank and each feature's share of the score")
     as_of: KeptDateTime | None = Field(None, description="record time: recall what was believed then")
@@ -45,7 +49,9 @@ class RecallRequest(WireModel):
         description="leave out memories whose relevance (absolute: the larger of their cosine with the query "
         "and the share of the query's word information they contain) is below this; e.g. 0.3",
     )
-    kinds: list[str] | None = Field(None, min_length=1, description="only facts of these kinds")
+    kinds: list[str] | None = Field(
+        None, min_length=1, max_length=MAX_KINDS, description=f"only facts of these kinds (1 to {MAX_KINDS})"
+    )
     subject_key: str | None = Field(None, min_length=1, description="only facts about this subject")
     subject_prefix: str | None = Field(None, min_length=1, description="only facts whose subject starts with this")
     session_id: str | None = Field(None, min_length=1, description="only this session's episodes")

@@ -3663,7 +3663,7 @@ export interface components {
             includePending?: boolean;
             /**
              * Kinds
-             * @description only facts of these kinds
+             * @description only facts of these kinds (1 to 100)
              */
             kinds?: string[] | null;
             /**
