@@ -11,6 +11,7 @@ oracle here, on both backends; the reads are counted in SQLite's steps, never ti
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +27,7 @@ from engramdb.storage.sqlite.store import SQLiteStore
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
 from tests.conftest import LiveServer
 from tests.factories import episode_body, fact_body, participant, scope_fields
+from tests.sqlite_steps import vm_steps
 
 ALICE = participant("alice")
 SCOPES = {  # two scopes of alice's, one of bob's, and one of alice's that is emptied
@@ -58,16 +60,22 @@ def test_a_participants_rows_are_its_scopes_rows_of_the_whole_export(server: Liv
             episode = client.post("/v1/episodes", json=turn).json()["id"]
             task = {"label": "TASK", "data": {"title": f"{who}'s task", "STEP": [{"title": "first"}]}}  # a link
             record = client.post("/v1/records", json=task).json()["records"][0]["id"]
+            for version in range(3):  # versions and values: several rows of one record in each table
+                change = {"properties": {f"p{version}": version, "title": f"{who}'s task, take {version}"}}
+                assert client.patch(f"/v1/records/{record}", json=change).status_code == 200
+            noted = {"label": "NOTE", "data": {"text": f"{who}'s note", "tags": ["b", "a"]}}
+            note = client.post("/v1/records", json=noted).json()["records"][0]["id"]
             if name == "alice-emptied":  # every row of the scope deleted: its name stays in the scopes table
                 assert client.delete(f"/v1/facts/{written.json()['id']}").status_code == 200  # every version
                 assert client.delete(f"/v1/episodes/{episode}").status_code == 200
                 assert client.delete(f"/v1/records/{record}", params={"cascade": "true"}).status_code == 200
+                assert client.delete(f"/v1/records/{note}").status_code == 200
     tenant = server.store.tenant("t1")
     for who in ("alice", "bob"):
         expected = _oracle(tenant, participant(who))
         assert list(participant_rows(tenant, participant(who))) == expected  # the same rows, in the same order
         tables = {t for t, _ in expected}
-        assert {"memories", "tombstones", "records", "record_values", "relationships"} <= tables, tables
+        assert {"memories", "tombstones", "records", "record_values", "record_history", "relationships"} <= tables
     alice = [r for _, r in participant_rows(tenant, ALICE)]
     assert {r["agent_id"] for r in alice if "agent_id" in r} == {"coder", "planner"}  # not the emptied scope's
     assert not any("Bob" in str(r) for r in alice) and any("Alice lives in Nantes" in str(r) for r in alice)
@@ -124,7 +132,19 @@ def test_a_participants_export_reads_the_same_however_much_others_hold(settings:
         bodies = [episode_body(f"coffee {i}", scope=SCOPES["bob"], turn=i + 1) for i in range(1_000)]
         service.writes.write_episodes(bob, [EpisodeWrite.model_validate(b) for b in bodies])
         after, whole_after = cost()
+        with tenant._db.write() as conn:  # statistics: each of the two scopes is half the table
+            conn.execute("ANALYZE")
+        tenant._db.fetchall("SELECT 1 FROM scopes LIMIT 1")  # the reader loads the statistics (not counted)
+        analyzed, _ = cost()
+        keys = json.dumps(tenant.participant_scopes(ALICE))
+        by_keys = vm_steps(tenant.path, [(f"SELECT * FROM memories WHERE scope_key IN {_KEYS} ORDER BY rowid", [keys])])
     finally:
         store.close()
     assert whole_after > whole_before + 1_000  # the positive control: the count sees a read of every memory
     assert after == before  # alice's export reads none of bob's rows
+    # Where a scope is half the table, SQLite walks all of it for a plain IN of the keys (the control);
+    # the export starts from the keys, so it still reads only alice's (a plan's few steps differ).
+    assert by_keys > 1_000 and analyzed < before + 100, (by_keys, analyzed, before)
+
+
+_KEYS = "(SELECT value FROM json_each(?))"

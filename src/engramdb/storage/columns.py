@@ -10,6 +10,7 @@ import numpy as np
 
 from engramdb.lexical.body import lexical_text
 from engramdb.storage.assist.port import LINK_COLUMNS
+from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.rows import AuditFilter, CandidateFilter, ListPosition, NewMemory
 
 MEMORY_COLUMNS = (
@@ -106,6 +107,15 @@ EXPORT_ORDER = {
     "audit_log": "seq",
     "model_links": "created_at, link_id",
 }
+
+
+def export_statement(
+    d: Dialect, table: str, columns: Sequence[str], scope_keys: Sequence[str] | None
+) -> tuple[str, list[Any]]:
+    """The read of one exported table of the tenant (or of ``scope_keys`` only), in export order."""
+    source, where, params = d.scoped(table, "t", scope_keys)
+    order = ", ".join(f"t.{c.strip()}" for c in EXPORT_ORDER[table].split(","))
+    return f"SELECT {', '.join(f't.{c}' for c in columns)} FROM {source} WHERE {where} ORDER BY {order}", params
 
 
 def facts_clause(

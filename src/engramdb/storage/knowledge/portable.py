@@ -45,6 +45,12 @@ VECTOR_FIELDS = (
 )
 OWNED = {"record_values": VALUE_FIELDS, "record_history": HISTORY_FIELDS, "record_vectors": VECTOR_FIELDS}
 TABLES = ("records", "record_values", "record_history", "record_vectors", "relationships")
+# A record's rows of each table in one order whatever the plan (a plan by label sorted them otherwise).
+_WITHIN_RECORD = {
+    "record_values": "t.name, t.kind, t.text_key, t.text_value, t.number_value",
+    "record_history": "t.version",
+    "record_vectors": "t.name",
+}
 _NODE = (
     "CASE {side}_kind WHEN 'RECORD' THEN (SELECT record_id FROM records n WHERE n.rowid = e.{side}) "
     "ELSE (SELECT memory_id FROM memories n WHERE n.rowid = e.{side}) END"
@@ -56,35 +62,31 @@ def export_rows(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every record, value, earlier version, text vector and relationship of the tenant, or of
     ``scope_keys`` only."""
-    owned, params = d.owned("r")
-    where = f"WHERE {owned}1 = 1"
-    if scope_keys is not None:
-        among, keys = d.one_of("r.scope_key", scope_keys)
-        where, params = f"{where} AND {among}", [*params, *keys]
-    for row in run(f"SELECT {', '.join(RECORD_FIELDS)} FROM records r {where} ORDER BY r.rowid", params):
+    records, where, params = d.scoped("records", "r", scope_keys)
+    fields = ", ".join(f"r.{f}" for f in RECORD_FIELDS)
+    for row in run(f"SELECT {fields} FROM {records} WHERE {where} ORDER BY r.rowid", params):
         yield "records", {**dict(zip(RECORD_FIELDS, row, strict=True)), "sandbox_eligible": bool(row[6])}
-    for table, fields in (
+    for table, owned in (
         ("record_values", VALUE_FIELDS),
         ("record_history", HISTORY_FIELDS),
         ("record_vectors", VECTOR_FIELDS),
     ):
-        columns = ", ".join(f"t.{f}" for f in fields)
+        columns = ", ".join(f"t.{f}" for f in owned)
         for row in run(
-            f"SELECT r.record_id, r.scope_key, {columns} FROM {table} t JOIN records r "
-            f"ON r.rowid = t.record {where} ORDER BY r.rowid",
+            f"SELECT r.record_id, r.scope_key, {columns} FROM {records} {d.in_order} {table} t "
+            f"ON r.rowid = t.record WHERE {where} ORDER BY r.rowid, {_WITHIN_RECORD[table]}",
             params,
         ):
-            out = {"record_id": row[0], "scope_key": row[1], **dict(zip(fields, row[2:], strict=True))}
+            out = {"record_id": row[0], "scope_key": row[1], **dict(zip(owned, row[2:], strict=True))}
             if table == "record_vectors":
                 out["embedding"] = encode(out["embedding"])
             yield table, out
-    owned, params = d.owned("e")
-    among, keys = ("1 = 1", []) if scope_keys is None else d.one_of("e.scope_key", scope_keys)
+    links, where, params = d.scoped("relationships", "e", scope_keys)
     sides = ", ".join(_NODE.format(side=side) for side in ("source", "target"))
     for row in run(
         f"SELECT e.scope_key, e.type, e.source_kind, e.target_kind, e.properties_json, e.created_at, "
-        f"{sides} FROM relationships e WHERE {owned}{among} ORDER BY e.rowid",
-        [*params, *keys],
+        f"{sides} FROM {links} WHERE {where} ORDER BY e.rowid",
+        params,
     ):
         yield (
             "relationships",

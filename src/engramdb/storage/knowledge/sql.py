@@ -66,11 +66,23 @@ class Dialect:
     def marks(self, count: int) -> str:
         return ", ".join([self.mark] * count)
 
-    def one_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
-        """``<column>`` among ``values``, as one parameter however many (SQLite reads a JSON array)."""
+    @property
+    def in_order(self) -> str:
+        """A join that keeps its tables in the order written: SQLite's ``CROSS JOIN`` (its planner may
+        otherwise walk a whole table its statistics call small enough); PostgreSQL plans by itself."""
+        return "JOIN" if self.tenant is not None else "CROSS JOIN"
+
+    def scoped(self, table: str, alias: str, scope_keys: Sequence[str] | None) -> tuple[str, str, list[Any]]:
+        """The ``FROM`` and ``WHERE`` of a read of ``table`` (as ``alias``) in the tenant, or in ``scope_keys``
+        only, and their parameters in order. SQLite starts from the keys (a JSON array, one parameter however
+        many) and reads each scope through its index; PostgreSQL plans ``= ANY`` of the keys."""
+        owned, params = self.owned(alias)
+        if scope_keys is None:
+            return f"{table} {alias}", f"{owned}TRUE", params
         if self.tenant is None:
-            return f"{column} IN (SELECT value FROM json_each({self.mark}))", [json.dumps(list(values))]
-        return f"{column} = ANY({self.mark})", [list(values)]
+            keys = f"json_each({self.mark}) scoped {self.in_order} {table} {alias} ON {alias}.scope_key = scoped.value"
+            return keys, f"{owned}TRUE", [json.dumps(list(scope_keys)), *params]
+        return f"{table} {alias}", f"{owned}{alias}.scope_key = ANY({self.mark})", [*params, list(scope_keys)]
 
 
 @dataclass

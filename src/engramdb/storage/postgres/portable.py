@@ -11,10 +11,10 @@ from engramdb.errors import ConflictError
 from engramdb.lexical.body import lexical_text
 from engramdb.storage.columns import (
     EXPORT_COLUMNS,
-    EXPORT_ORDER,
     TENANT_WIDE,
     embedding_from_text,
     embedding_to_text,
+    export_statement,
 )
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.knowledge import portable as knowledge
@@ -37,14 +37,10 @@ def export_rows(
         for key, value in meta:
             yield "meta", {"key": key, "value": value}
     dialect = Dialect("%s", tenant)
-    among, keys = ("TRUE", []) if scope_keys is None else dialect.one_of("scope_key", scope_keys)
     for table, columns in EXPORT_COLUMNS.items():
         if scope_keys is not None and table in TENANT_WIDE:
             continue
-        cursor = conn.execute(
-            f"SELECT {', '.join(columns)} FROM {table} WHERE tenant = %s AND {among} ORDER BY {EXPORT_ORDER[table]}",
-            (tenant, *keys),
-        )
+        cursor = conn.execute(*export_statement(dialect, table, columns, scope_keys))
         for values in cursor:
             row = dict(zip(columns, values, strict=True))
             if table == "memories":

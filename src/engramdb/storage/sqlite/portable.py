@@ -9,10 +9,10 @@ from typing import Any
 from engramdb.errors import ConflictError
 from engramdb.storage.columns import (
     EXPORT_COLUMNS,
-    EXPORT_ORDER,
     TENANT_WIDE,
     embedding_from_text,
     embedding_to_text,
+    export_statement,
 )
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.knowledge import portable as knowledge
@@ -29,13 +29,10 @@ def export_rows(
     meta = "SELECT key, value FROM meta WHERE key IN ('policy', 'participant_salt', 'audit_digests') ORDER BY key DESC"
     for key, value in conn.execute(meta) if scope_keys is None else ():
         yield "meta", {"key": key, "value": value}
-    among, keys = ("1 = 1", []) if scope_keys is None else SQLITE.one_of("scope_key", scope_keys)
     for table, columns in EXPORT_COLUMNS.items():
         if scope_keys is not None and table in TENANT_WIDE:
             continue
-        cursor = conn.execute(
-            f"SELECT {', '.join(columns)} FROM {table} WHERE {among} ORDER BY {EXPORT_ORDER[table]}", keys
-        )
+        cursor = conn.execute(*export_statement(SQLITE, table, columns, scope_keys))
         for values in cursor:
             row = dict(zip(columns, values, strict=True))
             if table == "memories":
