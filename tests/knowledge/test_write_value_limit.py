@@ -41,3 +41,18 @@ def test_a_patch_and_a_relationship_are_held_to_the_limits(server: LiveServer, m
         listed = {"p": [f"v{j}" for j in range(60)]}  # past the (lowered) value limit
         assert http.post("/v1/relationships", json={**link, "properties": listed}).status_code == 422
         assert http.post("/v1/relationships", json={**link, "properties": {"p": 1}}).status_code in (200, 201)
+
+
+def test_the_limits_keep_one_write_short(server: LiveServer) -> None:
+    """The limits themselves (1,000 records, 10,000 values: ~0.5 s under the write lock here; 10,000
+    records held it for 12-14 s while another key's write waited): at each, written; one past, refused."""
+    assert (writing.MAX_RECORDS, writing.MAX_VALUES) == (1_000, 10_000)
+    with server.client(server.key()) as http:
+        at_records = http.post("/v1/records", json=_notes(writing.MAX_RECORDS, 0))  # a value each (n)
+        assert at_records.status_code == 201 and len(at_records.json()["records"]) == writing.MAX_RECORDS
+        past = http.post("/v1/records", json=_notes(writing.MAX_RECORDS + 1, 0))
+        assert past.status_code == 422 and past.json()["field"] == "data" and "1001 records" in past.text, past.text
+        at_values = http.post("/v1/records", json=_notes(10, 999))  # 10 x (1 + 999) = 10,000 values
+        assert at_values.status_code == 201, at_values.text
+        over = http.post("/v1/records", json=_notes(10, 1_000))  # 10,010 values
+        assert over.status_code == 422 and "10010 values" in over.json()["message"], over.text

@@ -23,7 +23,7 @@ from engramdb.contract.events import NUL_FREE
 from engramdb.errors import InvalidInputError, PayloadTooLargeError
 from engramdb.models.operation import Operation
 
-# Far above any write's own limits (a batch is 100 episodes, a record write 100,000 values): parsing
+# Far above any write's own limits (a batch is 100 episodes, a record write 10,000 values): parsing
 # this many takes ~0.1 s. Counted as the bytes that open a value or part one from the next, strings
 # included (one pass each, in C), so text dense with commas counts too.
 MAX_JSON_VALUES = 1_000_000
