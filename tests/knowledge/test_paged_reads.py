@@ -163,6 +163,7 @@ def test_a_records_versions_come_a_page_at_a_time_ending_with_the_current_one(
 def test_an_export_stops_at_its_relationship_limit_and_says_so(
     service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    assert reading.EXPORT_RELATIONSHIPS == 2_000  # the limit docs/knowledge.md names (lowered below)
     hub, tasks = _hub(service, operator, children=120)
 
     def export(**body: Any) -> Any:

@@ -241,7 +241,7 @@ class ExportRequest(WireModel):
     labels: list[str] = Field(default_factory=list, max_length=32, description="only records of these labels")
     where: dict[str, Any] = Field(default_factory=dict, description="conditions (docs/knowledge.md)")
     depth: int = Field(1, ge=0, le=3, description="follow relationships this many hops out (0-3)")
-    limit: int = Field(1000, ge=1, le=10_000, description="at most this many matching records")
+    limit: int = Field(1000, ge=1, le=1_000, description="at most this many matching records (1 to 1,000)")
     scope: ScopeFields | None = Field(None, description=_SCOPE)
 
 
@@ -252,7 +252,7 @@ class GraphExport(ResponseModel):
     relationships: list[RelationshipView] = Field(description="relationships among them (and to memories)")
     truncated: bool = Field(
         False,
-        description="true when the walk stopped at the export's relationship limit (10,000): ask with a "
+        description="true when the walk stopped at the export's relationship limit (2,000): ask with a "
         "narrower where or a smaller depth for the whole subgraph",
     )
 

@@ -23,7 +23,7 @@ from engramdb.models.knowledge import GraphExport
 
 router = APIRouter(include_in_schema=False)
 Authenticated = Annotated[Caller, Depends(authenticated)]
-MAX_RECORDS = 10_000  # export_records answers at most this many
+MAX_RECORDS = 1_000  # the most records export_records matches
 KNOWN_LABELS = ("SESSION", "DECISION", "TASK", "ENTITY", "ARTIFACT", "PREFERENCE", "EPISODE", "FACT")
 KINDS = ("RECORD", "EPISODE", "MEMORY_FACT")  # a node's page: records/, episodes/, facts/
 NAME_MAX = 80  # a node's name as the table shows it (the drawing, its first 28 characters)

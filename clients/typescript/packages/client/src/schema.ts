@@ -2504,7 +2504,7 @@ export interface components {
             labels?: string[];
             /**
              * Limit
-             * @description at most this many matching records
+             * @description at most this many matching records (1 to 1,000)
              * @default 1000
              */
             limit?: number;
@@ -2956,7 +2956,7 @@ export interface components {
             relationships: components["schemas"]["RelationshipView"][];
             /**
              * Truncated
-             * @description true when the walk stopped at the export's relationship limit (10,000): ask with a narrower where or a smaller depth for the whole subgraph
+             * @description true when the walk stopped at the export's relationship limit (2,000): ask with a narrower where or a smaller depth for the whole subgraph
              * @default false
              */
             truncated?: boolean;
