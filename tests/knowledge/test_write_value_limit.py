@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engramdb.core.knowledge import writing
+from engramdb.core.knowledge import properties, writing
 from tests.conftest import LiveServer
 
 
@@ -46,11 +46,11 @@ def test_a_patch_and_a_relationship_are_held_to_the_limits(server: LiveServer, m
 def test_the_limits_keep_one_write_short(server: LiveServer) -> None:
     """The limits themselves (1,000 records, 10,000 values: ~0.5 s under the write lock here; 10,000
     records held it for 12-14 s while another key's write waited): at each, written; one past, refused."""
-    assert (writing.MAX_RECORDS, writing.MAX_VALUES) == (1_000, 10_000)
+    assert (properties.MAX_RECORDS, properties.MAX_VALUES) == (1_000, 10_000)
     with server.client(server.key()) as http:
-        at_records = http.post("/v1/records", json=_notes(writing.MAX_RECORDS, 0))  # a value each (n)
-        assert at_records.status_code == 201 and len(at_records.json()["records"]) == writing.MAX_RECORDS
-        past = http.post("/v1/records", json=_notes(writing.MAX_RECORDS + 1, 0))
+        at_records = http.post("/v1/records", json=_notes(properties.MAX_RECORDS, 0))  # a value each (n)
+        assert at_records.status_code == 201 and len(at_records.json()["records"]) == properties.MAX_RECORDS
+        past = http.post("/v1/records", json=_notes(properties.MAX_RECORDS + 1, 0))
         assert past.status_code == 422 and past.json()["field"] == "data" and "1001 records" in past.text, past.text
         at_values = http.post("/v1/records", json=_notes(10, 999))  # 10 x (1 + 999) = 10,000 values
         assert at_values.status_code == 201, at_values.text
