@@ -18,10 +18,7 @@ def records(
     count: Annotated[int, typer.Option("--records", min=10, help="records in the queried scope")] = 100_000,
     queries: Annotated[int, typer.Option(min=1, help="timed where-queries per backend")] = 200,
     import_records: Annotated[
-        int,
-        typer.Option(
-            "--import-records", min=10, max=10_000, help="nested records in the bulk import (in writes of 1,000)"
-        ),
+        int, typer.Option("--import-records", min=10, max=10_000, help="nested records to import (1,000 a write)")
     ] = 10_000,
     pg_url: Annotated[str | None, typer.Option(help="PostgreSQL URL (default: a throwaway server)")] = None,
     out: Annotated[Path, typer.Option(help="JSON result file")] = Path("bench/out/records.json"),
