@@ -63,21 +63,17 @@ def export_rows(
     """Every record, value, earlier version, text vector and relationship of the tenant, or of
     ``scope_keys`` only."""
     records, where, params = d.scoped("records", "r", scope_keys)
-    fields = ", ".join(f"r.{f}" for f in RECORD_FIELDS)
-    for row in run(f"SELECT {fields} FROM {records} WHERE {where} ORDER BY r.rowid", params):
+    selected = ", ".join(f"r.{f}" for f in RECORD_FIELDS)
+    for row in run(f"SELECT {selected} FROM {records} WHERE {where} ORDER BY r.rowid", params):
         yield "records", {**dict(zip(RECORD_FIELDS, row, strict=True)), "sandbox_eligible": bool(row[6])}
-    for table, owned in (
-        ("record_values", VALUE_FIELDS),
-        ("record_history", HISTORY_FIELDS),
-        ("record_vectors", VECTOR_FIELDS),
-    ):
-        columns = ", ".join(f"t.{f}" for f in owned)
+    for table, fields in OWNED.items():
+        columns = ", ".join(f"t.{f}" for f in fields)
         for row in run(
             f"SELECT r.record_id, r.scope_key, {columns} FROM {records} {d.in_order} {table} t "
             f"ON r.rowid = t.record WHERE {where} ORDER BY r.rowid, {_WITHIN_RECORD[table]}",
             params,
         ):
-            out = {"record_id": row[0], "scope_key": row[1], **dict(zip(owned, row[2:], strict=True))}
+            out = {"record_id": row[0], "scope_key": row[1], **dict(zip(fields, row[2:], strict=True))}
             if table == "record_vectors":
                 out["embedding"] = encode(out["embedding"])
             yield table, out
