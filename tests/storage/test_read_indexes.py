@@ -3,7 +3,8 @@
 dashboard's header counts on every page (236-353 ms), and a slot's tombstones with the lifted ones,
 which a fact's history and a deletion read (18-30 ms, a deletion inside the write lock), and the audit
 log by a target's id alone, which a fact's timeline asks once a version (0.4-0.5 s each); and a participant's
-scopes, which its export and its erasure read (tests/storage/test_participant_rows.py)."""
+scopes, which its export and its erasure read (tests/storage/test_participant_rows.py); and a fact slot's
+versions by their starts and their ends, which each write into the slot reads (tests/storage/test_slot_reads.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ import pytest
 from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, TOMBSTONE_COLUMNS
 from engramdb.storage.sqlite.store import SQLiteStore
 
+_SLOT = (
+    "scope_key = 'k' AND subject_key = 'user' AND kind = 'city' AND source = 'MEMORY_FACT' "
+    "AND status IN ('superseded', 'expired')"
+)
 READS = {  # the stores' statements (storage/sqlite/tenant.py), by the index that serves each
     "memories_pending_review": (
         f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, participant_scope_hash, sandbox_eligible "
@@ -24,6 +29,8 @@ READS = {  # the stores' statements (storage/sqlite/tenant.py), by the index tha
         f"SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > 0 AND target_id = 'x' ORDER BY seq LIMIT 100"
     ),
     "scopes_by_participant": "SELECT scope_key FROM scopes WHERE participant_scope_hash = 'p'",
+    "memories_slot_starts": f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {_SLOT} AND valid_from >= 'x'",
+    "memories_slot_ends": f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {_SLOT} AND invalid_at > 'x'",
     "tombstones_by_slot": (
         f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = 'k' AND subject_key = 'user' AND kind = 'city' "
         "ORDER BY created_at"

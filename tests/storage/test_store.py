@@ -279,6 +279,7 @@ def _forget_invalid_at(store: Store) -> None:
     """Make the store look like one from before ``invalid_at`` (migration 004 / the SQLite upgrade)."""
     if isinstance(store, SQLiteStore):
         with sqlite3.connect(store.tenant("t1").path) as conn:
+            conn.execute("DROP INDEX memories_slot_ends")  # an index on invalid_at, made since
             conn.execute("ALTER TABLE memories DROP COLUMN invalid_at")
         return
     import psycopg

@@ -3,7 +3,10 @@
 The age guard asks which retired versions start after the new fact, and valid time which versions
 hold at its start and where the next one begins. Each read every version of the slot into Python
 and filtered there, so a slot corrected every turn made each write slower as it grew (54 ms a
-write at 1,000 versions against 6 ms at 200, bench/RESULTS.md session 43). Stored times are
+write at 1,000 versions against 6 ms at 200, bench/RESULTS.md session 43). SQL still read every
+retired version through the slot's index: about 60 ms a write, inside the write lock, at 10,000.
+Two indexes of a slot's versions by status, one on their starts (``memories_slot_starts``) and one on
+their ends (``memories_slot_ends``), take each read to the versions it concerns. Stored times are
 fixed-width UTC text (``clock.to_text``): they compare as text, bytewise, as Python compares them.
 """
 
@@ -38,23 +41,31 @@ class SlotReadsSQL:
         self, scope_key: str, subject_key: str, kind: str, *, valid_from: str | None, recorded_at: str, but: str
     ) -> list[MemoryRecord]:
         c, (owner, owned) = self._slot_collate, self._slot_owner()
+        if valid_from:  # a range of the starts' index (a version with no start is not later)
+            later = f"valid_from{c} >= ? AND (valid_from{c} > ? OR recorded_at{c} > ?)"
+        else:  # no start: every version with one is later (no write makes such a fact since validFrom is required)
+            later = f"(COALESCE(valid_from, ''){c} > ? OR (COALESCE(valid_from, '') = ? AND recorded_at{c} > ?))"
         rows = self._slot_fetch(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {owner}{_SLOT} AND status IN ('superseded', 'expired') "
-            f"AND memory_id <> ? AND (COALESCE(valid_from, ''){c} > ? "
-            f"OR (COALESCE(valid_from, '') = ? AND recorded_at{c} > ?)) ORDER BY rowid{self._slot_lock}",
+            f"AND memory_id <> ? AND {later} ORDER BY rowid{self._slot_lock}",
             [*owned, scope_key, subject_key, kind, but, valid_from or "", valid_from or "", recorded_at],
         )
         return [MemoryRecord(*r) for r in rows]
 
     def covering(self, scope_key: str, subject_key: str, kind: str, *, start: str, but: int) -> list[MemoryRecord]:
         c, (owner, owned) = self._slot_collate, self._slot_owner()
-        rows = self._slot_fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {owner}{_SLOT} AND status IN ('superseded', 'expired') "
-            f"AND rowid <> ? AND valid_from{c} <= ? AND {_ENDS_AFTER.format(c=c, at='?')} "
-            f"ORDER BY rowid{self._slot_lock}",
-            [*owned, scope_key, subject_key, kind, but, start, start, start],
+        # Found by their ends, in the ends' index: most versions ended before a new one starts. Those
+        # ending after it and those with no end are two statements (an OR of the two read every
+        # version); where they start is checked here, or the planners walk the starts' index instead.
+        retired = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {owner}{_SLOT} AND status IN ('superseded', 'expired') "
+        slot = [*owned, scope_key, subject_key, kind]
+        ending = self._slot_fetch(f"{retired}AND invalid_at{c} > ?{self._slot_lock}", [*slot, start])
+        unended = self._slot_fetch(f"{retired}AND invalid_at IS NULL{self._slot_lock}", slot)
+        found = [MemoryRecord(*r) for r in [*ending, *unended]]
+        return sorted(
+            (f for f in found if f.rowid != but and _holds_at(f, start)),
+            key=lambda f: f.rowid,
         )
-        return [MemoryRecord(*r) for r in rows]
 
     def next_start(self, scope_key: str, subject_key: str, kind: str, *, after: str, but: int) -> str | None:
         c, (owner, owned) = self._slot_collate, self._slot_owner()
@@ -65,3 +76,9 @@ class SlotReadsSQL:
             [*owned, scope_key, subject_key, kind, but, after],
         )
         return rows[0][0] if rows else None
+
+
+def _holds_at(fact: MemoryRecord, at: str) -> bool:
+    """Whether a version not ended by a successor before ``at`` holds at ``at``: started at or before
+    it, and its own ``validUntil`` after it (bytewise, as the statements compare)."""
+    return fact.valid_from is not None and fact.valid_from <= at and (fact.valid_until is None or fact.valid_until > at)

@@ -57,6 +57,11 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_by_scope_change ON memories (scope_key, change_seq);
 CREATE INDEX memories_by_subject ON memories (scope_key, subject_key, kind, status);
+-- A fact slot's versions by their starts and by their ends: a write reads the few it concerns (storage/slots.py).
+CREATE INDEX memories_slot_starts ON memories (scope_key, subject_key, kind, status, valid_from)
+    WHERE source = 'MEMORY_FACT';
+CREATE INDEX memories_slot_ends ON memories (scope_key, subject_key, kind, status, invalid_at)
+    WHERE source = 'MEMORY_FACT';
 CREATE INDEX memories_by_observed ON memories (scope_key, observed_at, rowid) WHERE source = 'EPISODE';
 CREATE INDEX memories_facts_by_recorded ON memories (scope_key, source, recorded_at) WHERE source = 'MEMORY_FACT';
 CREATE INDEX memories_by_vector_model ON memories (embed_model) WHERE embed_state = 'ready';
