@@ -59,8 +59,9 @@ class SlotReadsSQL:
         # version); where they start is checked here, or the planners walk the starts' index instead.
         retired = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {owner}{_SLOT} AND status IN ('superseded', 'expired') "
         slot = [*owned, scope_key, subject_key, kind]
-        ending = self._slot_fetch(f"{retired}AND invalid_at{c} > ?{self._slot_lock}", [*slot, start])
-        unended = self._slot_fetch(f"{retired}AND invalid_at IS NULL{self._slot_lock}", slot)
+        # Each in row order, as every slot read locks (PostgreSQL): two writes lock in one order.
+        ending = self._slot_fetch(f"{retired}AND invalid_at{c} > ? ORDER BY rowid{self._slot_lock}", [*slot, start])
+        unended = self._slot_fetch(f"{retired}AND invalid_at IS NULL ORDER BY rowid{self._slot_lock}", slot)
         found = [MemoryRecord(*r) for r in [*ending, *unended]]
         return sorted(
             (f for f in found if f.rowid != but and _holds_at(f, start)),
