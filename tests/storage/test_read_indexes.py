@@ -4,7 +4,8 @@ dashboard's header counts on every page (236-353 ms), and a slot's tombstones wi
 which a fact's history and a deletion read (18-30 ms, a deletion inside the write lock), and the audit
 log by a target's id alone, which a fact's timeline asks once a version (0.4-0.5 s each); and a participant's
 scopes, which its export and its erasure read (tests/storage/test_participant_rows.py); and a fact slot's
-versions by their starts and their ends, which each write into the slot reads (tests/storage/test_slot_reads.py)."""
+versions by their starts and their ends, which each write into the slot reads (tests/storage/test_slot_reads.py);
+and a scope's values by label, property and kind, which its schema counts (tests/knowledge/test_schema.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ READS = {  # the stores' statements (storage/sqlite/tenant.py), by the index tha
     "scopes_by_participant": "SELECT scope_key FROM scopes WHERE participant_scope_hash = 'p'",
     "memories_slot_starts": f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {_SLOT} AND valid_from >= 'x'",
     "memories_slot_ends": f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {_SLOT} AND invalid_at > 'x'",
+    "record_values_catalog": (
+        "SELECT v.label, v.name, v.kind, count(DISTINCT v.record) FROM record_values v WHERE v.scope_key = 'k' "
+        "GROUP BY v.label, v.name, v.kind ORDER BY v.label, v.name, v.kind"
+    ),
     "tombstones_by_slot": (
         f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = 'k' AND subject_key = 'user' AND kind = 'city' "
         "ORDER BY created_at"

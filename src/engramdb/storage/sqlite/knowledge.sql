@@ -39,6 +39,8 @@ CREATE INDEX record_values_text ON record_values (scope_key, label, name, kind, 
 CREATE INDEX record_values_number ON record_values (scope_key, label, name, kind, number_value);
 -- A condition on a record is one seek here, answered from the index alone.
 CREATE INDEX record_values_of ON record_values (record, name, kind, text_key, number_value);
+-- A scope's schema (labels, properties, kinds, how many records hold each) from the index alone.
+CREATE INDEX record_values_catalog ON record_values (scope_key, label, name, kind, record);
 CREATE TABLE relationships (
     rowid           INTEGER PRIMARY KEY,
     scope_key       TEXT    NOT NULL,

@@ -53,6 +53,10 @@ READ_INDEXES = (
         "scopes_by_participant",
         "CREATE INDEX IF NOT EXISTS scopes_by_participant ON scopes (participant_scope_hash)",
     ),
+    (  # a scope's schema joined every value to its record and sorted them (1.8 s at 850,000 values)
+        "record_values_catalog",
+        "CREATE INDEX IF NOT EXISTS record_values_catalog ON record_values (scope_key, label, name, kind, record)",
+    ),
     (  # a write into a fact slot read every retired version of it (about 60 ms at 10,000, in the write lock)
         "memories_slot_starts",
         "CREATE INDEX IF NOT EXISTS memories_slot_starts ON memories "
