@@ -23,6 +23,7 @@ from psycopg_pool import ConnectionPool
 from engramdb import clock
 from engramdb.errors import InvalidInputError, NotFoundError
 from engramdb.storage.port import check_tenant_name
+from engramdb.storage.postgres import migrating
 from engramdb.storage.postgres.backup import dump_schema
 from engramdb.storage.postgres.searches import SearchPlaces
 from engramdb.storage.postgres.sqlstates import translated
@@ -125,12 +126,8 @@ class PostgresStore:
                 for name in MIGRATIONS:
                     if name in done:
                         continue
-                    sql = resources.files("engramdb.storage.postgres.migrations").joinpath(name).read_text()
-                    with conn.transaction():
-                        conn.execute(sql.replace("{schema}", self.schema))
-                        conn.execute(
-                            f"INSERT INTO {self.schema}.schema_migrations VALUES (%s, %s)", (name, clock.now_text())
-                        )
+                    text = resources.files("engramdb.storage.postgres.migrations").joinpath(name).read_text()
+                    migrating.apply(conn, self.schema, name, text)
                     log.info("applied migration %s to schema %s", name, self.schema)
             finally:
                 conn.execute("SELECT pg_advisory_unlock(hashtext('engramdb-migrations'))")

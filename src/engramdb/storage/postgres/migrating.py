@@ -1,0 +1,88 @@
+"""Applying one migration file to a schema: in a transaction, or index by index without one.
+
+An index built by ``CREATE INDEX`` holds a lock that every write to its table waits behind, from the
+moment it is asked for until the build ends: on a large table an upgrade stopped the server's writes
+for the whole build. A file whose statements are all ``CREATE INDEX CONCURRENTLY IF NOT EXISTS`` is
+applied statement by statement outside a transaction instead (PostgreSQL refuses ``CONCURRENTLY`` in
+one), and writes go on meanwhile; unless its tables are all small (a new schema's), where a build in
+the transaction takes milliseconds and waits for nobody (a concurrent build waits for every older
+transaction of the database to end). A concurrent build cut short (a crash, a timeout) leaves its index
+invalid and the file unrecorded: the next start drops that index and builds it again (``IF NOT
+EXISTS`` alone would keep the invalid one, which no read uses).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import psycopg
+
+from engramdb import clock
+
+_CONCURRENT = re.compile(r"CREATE INDEX CONCURRENTLY IF NOT EXISTS (\w+) ON ([\w.]+)", re.IGNORECASE)
+SMALL_TABLE_BYTES = 8 * 2**20  # a table up to this size takes its indexes in the migration's transaction
+
+
+class _Build(NamedTuple):
+    name: str
+    table: str
+    statement: str
+
+
+def statements(text: str) -> list[str]:
+    """The file's statements, without their comment lines (a ``;`` ends a statement at a line's end)."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
+    return [s.strip().rstrip(";") for s in "\n".join(lines).split(";\n") if s.strip().rstrip(";").strip()]
+
+
+def concurrent_builds(text: str) -> list[_Build]:
+    """Each statement's index, table and text when every one builds an index concurrently, else []."""
+    found = [(_CONCURRENT.match(s), s) for s in statements(text)]
+    if not found or not all(m for m, _ in found):
+        return []
+    return [_Build(m.group(1), m.group(2), s) for m, s in found if m]
+
+
+def apply(
+    conn: psycopg.Connection, schema: str, name: str, text: str, *, small_table_bytes: int = SMALL_TABLE_BYTES
+) -> None:
+    """Apply migration ``name`` (its ``text``, ``{schema}`` not yet filled) and record it, on ``conn``
+    (in autocommit: each transaction here is its own)."""
+    text = text.replace("{schema}", schema)
+    builds = concurrent_builds(text)
+    if not builds or all(_bytes(conn, b.table) <= small_table_bytes for b in builds):
+        with conn.transaction():
+            _drop_invalid(conn, schema, builds, "")
+            conn.execute(re.sub(r"\bCONCURRENTLY\s+", "", text) if builds else text)
+            _record(conn, schema, name)
+        return
+    _drop_invalid(conn, schema, builds, "CONCURRENTLY ")
+    for build in builds:
+        conn.execute(build.statement)
+    _record(conn, schema, name)
+
+
+def _drop_invalid(conn: psycopg.Connection, schema: str, builds: list[_Build], how: str) -> None:
+    """Drop the indexes of ``builds`` that a build cut short left invalid (``how``: "" or "CONCURRENTLY ")."""
+    for build in builds:
+        if _invalid(conn, schema, build.name):
+            conn.execute(f"DROP INDEX {how}IF EXISTS {schema}.{build.name}")
+
+
+def _bytes(conn: psycopg.Connection, table: str) -> int:
+    row = conn.execute("SELECT pg_relation_size(%s::regclass)", (table,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _invalid(conn: psycopg.Connection, schema: str, index: str) -> bool:
+    row = conn.execute(
+        "SELECT NOT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s",
+        (schema, index),
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def _record(conn: psycopg.Connection, schema: str, name: str) -> None:
+    conn.execute(f"INSERT INTO {schema}.schema_migrations VALUES (%s, %s)", (name, clock.now_text()))

@@ -1,0 +1,104 @@
+"""An index migration on a large table lets the server's writes through while it builds (PostgreSQL).
+
+A plain ``CREATE INDEX`` asks for a lock that every later write to its table queues behind, from the
+moment it waits until its build ends; a ``CONCURRENTLY`` build does not (storage/postgres/migrating.py).
+Here a transaction holds a write's lock on ``record_values`` while migration 027 runs; another write then
+comes, with a lock timeout. Migration 027 in place of the real size test: ``small_table_bytes=-1``
+builds concurrently, a large limit builds in the transaction (the control, where the write times out).
+And a concurrent build cut short leaves an invalid index, which the next attempt builds again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from importlib import resources
+
+import psycopg
+import pytest
+
+from engramdb.storage.postgres import migrating
+from engramdb.storage.postgres.store import PostgresStore
+
+pytestmark = pytest.mark.postgres
+NAME = "027_record_values_catalog.sql"
+TEXT = resources.files("engramdb.storage.postgres.migrations").joinpath(NAME).read_text()
+
+
+@pytest.fixture
+def schema(pg_url: str) -> Iterator[str]:
+    """A migrated schema without migration 027 (its index dropped, its record gone)."""
+    store = PostgresStore(pg_url, schema=f"mig_{uuid.uuid4().hex[:10]}")
+    store.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP INDEX {store.schema}.record_values_catalog")
+        conn.execute(f"DELETE FROM {store.schema}.schema_migrations WHERE name = %s", (NAME,))
+    yield store.schema
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {store.schema} CASCADE")
+
+
+def _valid(conn: psycopg.Connection, schema: str) -> bool | None:
+    row = conn.execute(
+        "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)", (f"{schema}.record_values_catalog",)
+    ).fetchone()
+    return None if row is None else bool(row[0])
+
+
+@pytest.mark.parametrize("concurrently", [True, False], ids=["concurrently", "control-in-a-transaction"])
+def test_a_write_goes_through_while_the_index_waits_to_build(pg_url: str, schema: str, concurrently: bool) -> None:
+    table = f"{schema}.record_values"
+    with psycopg.connect(pg_url) as holder, psycopg.connect(pg_url, autocommit=True) as migrator:
+        holder.execute(f"LOCK TABLE {table} IN ROW EXCLUSIVE MODE")  # a write in flight, not committed yet
+        limit = -1 if concurrently else 2**62
+        failed: list[BaseException] = []
+
+        def migrate() -> None:
+            try:
+                migrating.apply(migrator, schema, NAME, TEXT, small_table_bytes=limit)
+            except BaseException as error:  # reported below
+                failed.append(error)
+
+        thread = threading.Thread(target=migrate)
+        thread.start()
+        try:
+            _wait_until_it_waits(pg_url, migrator.info.backend_pid)
+            with psycopg.connect(pg_url) as writer:  # the next write, with a lock timeout
+                writer.execute("SET lock_timeout = '2s'")
+                if concurrently:
+                    writer.execute(f"LOCK TABLE {table} IN ROW EXCLUSIVE MODE")  # granted
+                else:
+                    with pytest.raises(psycopg.errors.LockNotAvailable):
+                        writer.execute(f"LOCK TABLE {table} IN ROW EXCLUSIVE MODE")  # queued behind the build
+        finally:
+            holder.rollback()
+            thread.join(60)
+        assert not thread.is_alive() and not failed, failed
+        assert _valid(migrator, schema) is True
+        assert migrator.execute(f"SELECT 1 FROM {schema}.schema_migrations WHERE name = %s", (NAME,)).fetchone()
+
+
+def _wait_until_it_waits(pg_url: str, pid: int) -> None:
+    """Until the migration's connection waits for a lock (the holder's transaction)."""
+    with psycopg.connect(pg_url, autocommit=True) as watcher:
+        for _ in range(600):
+            row = watcher.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+            if row and row[0] == "Lock":
+                return
+            time.sleep(0.05)
+    raise AssertionError("the migration never waited for the holder's lock")
+
+
+@pytest.mark.parametrize("limit", [-1, 2**62], ids=["concurrently", "in-a-transaction"])
+def test_an_index_a_build_left_invalid_is_built_again(pg_url: str, schema: str, limit: int) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(TEXT.replace("{schema}", schema).replace("CONCURRENTLY ", ""))
+        conn.execute(  # what a build cut short leaves (a superuser may say so)
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass(%s)",
+            (f"{schema}.record_values_catalog",),
+        )
+        assert _valid(conn, schema) is False
+        migrating.apply(conn, schema, NAME, TEXT, small_table_bytes=limit)
+        assert _valid(conn, schema) is True  # IF NOT EXISTS alone would have kept the invalid one
