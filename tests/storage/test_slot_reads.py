@@ -19,6 +19,7 @@ from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError
 from engramdb.storage.port import MemoryRecord
+from engramdb.storage.rows import AuditDraft
 from engramdb.storage.sqlite.store import SQLiteStore
 from engramdb.storage.sqlite.tenant import SQLiteTenantStore
 from tests.factories import fact_body, scope_fields
@@ -120,20 +121,32 @@ def _scope_key(service: MemoryService) -> str:
     return auth.scope_key(service.shared.scope(caller, {}))
 
 
-@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "control-without-the-indexes"])
-def test_a_write_into_a_slot_costs_the_same_however_many_versions_it_holds(settings: Settings, indexed: bool) -> None:
+@pytest.mark.parametrize(
+    ("indexed", "expiring"),
+    [(True, False), (True, True), (False, False)],
+    ids=["indexed", "indexed-each-value-expired", "control-without-the-indexes"],
+)
+def test_a_write_into_a_slot_costs_the_same_however_many_versions_it_holds(
+    settings: Settings, indexed: bool, expiring: bool
+) -> None:
+    """Each value said a minute after the last; ``expiring``: each valid for 30 s and swept as expired
+    before the next (such a version ends at its validUntil, with no successor's end)."""
     store = SQLiteStore(settings.home)
     service = MemoryService(store, HashingEmbedder(), settings)
     caller = Caller(tenant="t1", key_id="k", role="agent", grant=SCOPE)
     tenant = store.tenant("t1", create=True)
     assert isinstance(tenant, SQLiteTenantStore)
     written = iter(range(1_000))
+    sweeper = AuditDraft(action="fact.expire", actor_key_id=None, actor_role="system")
 
-    def write() -> None:  # the next value of the slot, said a minute after the last
+    def write() -> None:
         n = next(written)
         at = f"2026-01-01T{n // 60:02d}:{n % 60:02d}:00Z"
-        body = fact_body(f"status {n}", kind="status", scope=SCOPE, validFrom=at, sourceEventId=f"turn-{n}")
+        until = {"validUntil": at.replace(":00Z", ":30Z")} if expiring else {}
+        body = fact_body(f"status {n}", kind="status", scope=SCOPE, validFrom=at, sourceEventId=f"turn-{n}", **until)
         assert service.writes.write_fact(caller, FactWrite.model_validate(body)).outcome in ("created", "superseded")
+        if expiring:
+            assert tenant.expire_due("2027-01-01T00:00:00.000000Z", sweeper) == 1
 
     def steps_of_a_write() -> int:
         count = 0
@@ -161,8 +174,10 @@ def test_a_write_into_a_slot_costs_the_same_however_many_versions_it_holds(setti
         for _ in range(300):
             write()
         large = steps_of_a_write()
+        expired = tenant._db.fetchone("SELECT count(*) FROM memories WHERE status = 'expired' AND invalid_at IS NULL")
     finally:
         store.close()
+    assert expired[0] == (322 if expiring else 0)  # the shape asked for: every value swept
     if indexed:
         assert large < small + 300, (small, large)  # B-tree depth and the audit log's growth only
     else:

@@ -6,7 +6,9 @@ and filtered there, so a slot corrected every turn made each write slower as it 
 write at 1,000 versions against 6 ms at 200, bench/RESULTS.md session 43). SQL still read every
 retired version through the slot's index: about 60 ms a write, inside the write lock, at 10,000.
 Two indexes of a slot's versions by status, one on their starts (``memories_slot_starts``) and one on
-their ends (``memories_slot_ends``), take each read to the versions it concerns. Stored times are
+their ends (``memories_slot_ends``: a successor's start, then their own validUntil), take each read to the
+versions it concerns. PostgreSQL's reads lock what they return: a tenant's writes are one at a time
+already (each takes its change counter's row first), so these locks add no order of their own. Stored times are
 fixed-width UTC text (``clock.to_text``): they compare as text, bytewise, as Python compares them.
 """
 
@@ -54,19 +56,30 @@ class SlotReadsSQL:
 
     def covering(self, scope_key: str, subject_key: str, kind: str, *, start: str, but: int) -> list[MemoryRecord]:
         c, (owner, owned) = self._slot_collate, self._slot_owner()
-        # Found by their ends, in the ends' index: most versions ended before a new one starts. Those
-        # ending after it and those with no end are two statements (an OR of the two read every
-        # version); where they start is checked here, or the planners walk the starts' index instead.
+        # Found by their ends, in the ends' index (a successor's start, then their own validUntil): those
+        # a successor ends after ``start``, and those with no successor's end that end after it or never
+        # (an expired version ends at its validUntil). An OR of them read every version. The start is
+        # written ``(valid_from || '')``, which no index serves: the planners keep to the ends' index.
+        # Each in row order, as every slot read locks (PostgreSQL), and only the rows that cover.
+        began = f"AND rowid <> ? AND (valid_from || ''){c} <= ? "
         retired = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {owner}{_SLOT} AND status IN ('superseded', 'expired') "
         slot = [*owned, scope_key, subject_key, kind]
-        # Each in row order, as every slot read locks (PostgreSQL): two writes lock in one order.
-        ending = self._slot_fetch(f"{retired}AND invalid_at{c} > ? ORDER BY rowid{self._slot_lock}", [*slot, start])
-        unended = self._slot_fetch(f"{retired}AND invalid_at IS NULL ORDER BY rowid{self._slot_lock}", slot)
-        found = [MemoryRecord(*r) for r in [*ending, *unended]]
-        return sorted(
-            (f for f in found if f.rowid != but and _holds_at(f, start)),
-            key=lambda f: f.rowid,
-        )
+        rows = [
+            *self._slot_fetch(
+                f"{retired}AND invalid_at{c} > ? AND (valid_until IS NULL OR valid_until{c} > ?) {began}"
+                f"ORDER BY rowid{self._slot_lock}",
+                [*slot, start, start, but, start],
+            ),
+            *self._slot_fetch(
+                f"{retired}AND invalid_at IS NULL AND valid_until IS NULL {began}ORDER BY rowid{self._slot_lock}",
+                [*slot, but, start],
+            ),
+            *self._slot_fetch(
+                f"{retired}AND invalid_at IS NULL AND valid_until{c} > ? {began}ORDER BY rowid{self._slot_lock}",
+                [*slot, start, but, start],
+            ),
+        ]
+        return sorted((MemoryRecord(*r) for r in rows), key=lambda f: f.rowid)
 
     def next_start(self, scope_key: str, subject_key: str, kind: str, *, after: str, but: int) -> str | None:
         c, (owner, owned) = self._slot_collate, self._slot_owner()
@@ -77,9 +90,3 @@ class SlotReadsSQL:
             [*owned, scope_key, subject_key, kind, but, after],
         )
         return rows[0][0] if rows else None
-
-
-def _holds_at(fact: MemoryRecord, at: str) -> bool:
-    """Whether a version not ended by a successor before ``at`` holds at ``at``: started at or before
-    it, and its own ``validUntil`` after it (bytewise, as the statements compare)."""
-    return fact.valid_from is not None and fact.valid_from <= at and (fact.valid_until is None or fact.valid_until > at)

@@ -65,7 +65,7 @@ READ_INDEXES = (
     (
         "memories_slot_ends",
         "CREATE INDEX IF NOT EXISTS memories_slot_ends ON memories "
-        "(scope_key, subject_key, kind, status, invalid_at) WHERE source = 'MEMORY_FACT'",
+        "(scope_key, subject_key, kind, status, invalid_at, valid_until) WHERE source = 'MEMORY_FACT'",
     ),
 )
 

@@ -60,7 +60,7 @@ CREATE INDEX memories_by_subject ON memories (scope_key, subject_key, kind, stat
 -- A fact slot's versions by their starts and by their ends: a write reads the few it concerns (storage/slots.py).
 CREATE INDEX memories_slot_starts ON memories (scope_key, subject_key, kind, status, valid_from)
     WHERE source = 'MEMORY_FACT';
-CREATE INDEX memories_slot_ends ON memories (scope_key, subject_key, kind, status, invalid_at)
+CREATE INDEX memories_slot_ends ON memories (scope_key, subject_key, kind, status, invalid_at, valid_until)
     WHERE source = 'MEMORY_FACT';
 CREATE INDEX memories_by_observed ON memories (scope_key, observed_at, rowid) WHERE source = 'EPISODE';
 CREATE INDEX memories_facts_by_recorded ON memories (scope_key, source, recorded_at) WHERE source = 'MEMORY_FACT';

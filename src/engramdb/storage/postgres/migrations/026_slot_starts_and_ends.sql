@@ -3,4 +3,4 @@
 CREATE INDEX CONCURRENTLY IF NOT EXISTS memories_slot_starts ON {schema}.memories
     (tenant, scope_key, subject_key, kind, status, valid_from COLLATE "C") WHERE source = 'MEMORY_FACT';
 CREATE INDEX CONCURRENTLY IF NOT EXISTS memories_slot_ends ON {schema}.memories
-    (tenant, scope_key, subject_key, kind, status, invalid_at COLLATE "C") WHERE source = 'MEMORY_FACT';
+    (tenant, scope_key, subject_key, kind, status, invalid_at COLLATE "C", valid_until COLLATE "C") WHERE source = 'MEMORY_FACT';
