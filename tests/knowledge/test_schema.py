@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from engramdb.storage.port import Store
 from tests.conftest import LiveServer
 from tests.factories import scope_fields
 
@@ -66,3 +67,30 @@ def test_the_schema_counts_the_records_holding_each_property_of_the_scope(server
         assert _schema(theirs) == {
             "TASK": (1, {("title", "string"): 1, ("owner", "string"): 1, ("points", "number"): 1})
         }
+
+
+def test_an_imported_value_carries_its_records_label_whatever_the_file_says(store: Store) -> None:
+    """The schema counts by the label each value carries; an import took it from the file's value row, so
+    a hand-edited or spliced file could count a record's property under another label (a review's script)."""
+    tenant = store.tenant("acme", create=True)
+    record = {
+        "record_id": "r1",
+        "scope_key": "K",
+        "agent_id": "a",
+        "profile_id": "p",
+        "privacy_scope": "private",
+        "participant_scope_hash": "h",
+        "sandbox_eligible": False,
+        "label": "TASK",
+        "properties_json": '{"title":"x"}',
+        "merge_key": None,
+        "merge_identity": None,
+        "origin": "stated",
+        "version": 1,
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+    }
+    value = {"record_id": "r1", "scope_key": "K", "label": "PERSON", "name": "title", "kind": "string"}
+    value |= {"text_key": "x", "text_value": "x", "text_fold": "x", "number_value": None}
+    tenant.import_rows([("records", record), ("record_values", value)])
+    assert tenant.schema_summary("K") == [("TASK", 1, [("title", "string", 1)])]

@@ -113,6 +113,7 @@ class Importer:
         self._d = d
         self._decode = decode
         self._records: dict[tuple[str, str], int] = {}  # (scope, record id) -> rowid here
+        self._labels: dict[int, str] = {}  # rowid -> the record's label, which its values carry
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         tenant = ["tenant"] if self._d.tenant is not None else []
@@ -121,6 +122,7 @@ class Importer:
             values = [row.get(f) if f == "merge_identity" else row[f] for f in RECORD_FIELDS]  # older files lack it
             rowid = self._insert("records", [*tenant, *RECORD_FIELDS], [*lead, *values], returning=True)
             self._records[(row["scope_key"], row["record_id"])] = rowid
+            self._labels[rowid] = row["label"]
             return
         if table == "relationships":
             source = self._node(row, "source")
@@ -150,6 +152,8 @@ class Importer:
         owned = OWNED[table]
         record = self._record(row["scope_key"], row["record_id"])
         values = [self._decode(row.get(f)) if f == "embedding" else row.get(f) for f in owned]
+        if table == "record_values":  # its record's label, whatever the file says: a scope's schema counts by it
+            values[owned.index("label")] = self._labels[record]
         scoped = ["scope_key"] if table != "record_history" else []
         scope = [row["scope_key"]] if table != "record_history" else []
         self._insert(table, [*tenant, "record", *scoped, *owned], [*lead, record, *scope, *values])
