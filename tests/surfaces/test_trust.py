@@ -263,3 +263,19 @@ def test_review_cli(server: LiveServer) -> None:
     with server.client(server.key()) as http:
         assert http.get(f"/v1/facts/{keep['id']}").json()["status"] == "active"
         assert http.get(f"/v1/facts/{drop['id']}").json()["status"] == "rejected"
+
+
+def test_the_review_queue_counts_every_fact_its_filters_match_beyond_its_limit(server: LiveServer) -> None:
+    with server.client(server.key(tenant="t2")) as other:  # another tenant's pending fact is not counted
+        assert (
+            _write(other, "elsewhere", trust="untrusted", subject="erin").json()["memory"]["status"] == "pending_review"
+        )
+    with server.client(server.key()) as agent:
+        for n, kind in enumerate(["likes", "likes", "city", "city", "city"]):
+            assert _write(agent, f"claim {n}", trust="untrusted", kind=kind, subject=f"user{n}").status_code == 201
+        assert _write(agent, "said by the user", subject="user9").json()["memory"]["status"] == "active"
+    with server.client(server.key(role="reviewer")) as http:
+        page = http.get("/v1/review", params={"limit": 2, "count": "true"}).json()
+        assert (len(page["items"]), page["total"]) == (2, 5)
+        assert http.get("/v1/review", params={"kind": "city", "count": "true"}).json()["total"] == 3
+        assert http.get("/v1/review", params={"limit": 2}).json()["total"] is None  # counted only when asked

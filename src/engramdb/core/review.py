@@ -37,10 +37,12 @@ class ReviewOperations(Area):
         """Facts awaiting review anywhere in the tenant, oldest first."""
         auth.require(caller, "review.read")
         before = clock.later(-query.older_than_seconds) if query.older_than_seconds else None
-        pending = self.shared.tenant(caller).review_queue(
-            kind=query.kind, subject_key=query.subject_key, recorded_before=before, limit=query.limit
+        tenant, filters = self.shared.tenant(caller), {"kind": query.kind, "subject_key": query.subject_key}
+        pending = tenant.review_queue(**filters, recorded_before=before, limit=query.limit)
+        total = tenant.count_review(**filters, recorded_before=before) if query.count else None
+        return ReviewQueue(
+            items=[ReviewItem(fact=memory_view(r), scope=scope_view(s)) for r, s in pending], total=total
         )
-        return ReviewQueue(items=[ReviewItem(fact=memory_view(r), scope=scope_view(s)) for r, s in pending])
 
     def approve(self, caller: Caller, fact_id: str, body: ReviewDecision) -> WriteResponse:
         self._require_reviewer(caller, fact_id)

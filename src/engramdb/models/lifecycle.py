@@ -105,6 +105,9 @@ class ReviewQueue(ResponseModel):
     """Facts awaiting review, oldest first."""
 
     items: list[ReviewItem] = Field(description="the pending facts, oldest first")
+    total: int | None = Field(
+        None, description="how many facts the filters match, beyond the limit too (asked with count)"
+    )
 
 
 class ReviewQuery(QueryModel):
@@ -116,6 +119,7 @@ class ReviewQuery(QueryModel):
         None, ge=0, le=1e10, description="only facts waiting at least this long (seconds)"
     )
     limit: int = Field(100, ge=1, le=1000, description="at most this many facts (1-1000)")
+    count: bool = Field(False, description="also answer total: how many facts the filters match")
 
 
 class ReviewDecision(WireModel):

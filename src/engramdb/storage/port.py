@@ -17,12 +17,14 @@ from engramdb.audit_chain import GENESIS_HASH, chain_hash
 from engramdb.storage.aging import AgingRow, AgingStore
 from engramdb.storage.assist.port import AssistReads, AssistWrites
 from engramdb.storage.coverage import CoverageReads as CoverageReads  # re-exported: core reads through the port
+from engramdb.storage.embedding_queue import EmbeddingQueue
 from engramdb.storage.erasure import MemoryKey
 from engramdb.storage.fact_search.port import FactSearchReads
 from engramdb.storage.feed.port import FeedStores, WebhookWrites
 from engramdb.storage.knowledge.port import KnowledgeReads, KnowledgeWrites
 from engramdb.storage.participants import ParticipantSalts
 from engramdb.storage.recall_port import RecallReads
+from engramdb.storage.review_queue import ReviewReads
 from engramdb.storage.rows import (
     BELIEVED_STATUSES,
     AuditDraft,
@@ -192,7 +194,16 @@ class Transaction(KnowledgeWrites, AssistWrites, WebhookWrites, Protocol):
 
 
 class TenantStore(
-    RecallReads, KnowledgeReads, AssistReads, ParticipantSalts, FeedStores, FactSearchReads, ScopeListing, Protocol
+    RecallReads,
+    KnowledgeReads,
+    AssistReads,
+    ParticipantSalts,
+    FeedStores,
+    FactSearchReads,
+    ScopeListing,
+    ReviewReads,
+    EmbeddingQueue,
+    Protocol,
 ):
     """One tenant's memories, keys and audit log."""
 
@@ -215,12 +226,6 @@ class TenantStore(
 
     def memories_by_id(self, memory_id: str) -> list[tuple[MemoryRecord, ScopeColumns]]:
         """Return the episodes and facts with this id in any scope of the tenant, with their scopes."""
-        ...
-
-    def review_queue(
-        self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
-    ) -> list[tuple[MemoryRecord, ScopeColumns]]:
-        """Return pending_review facts of the whole tenant, oldest first, with their scopes."""
         ...
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
@@ -287,30 +292,6 @@ class TenantStore(
     def records(self, rowids: Sequence[int], *, with_event: bool = True) -> dict[int, MemoryRecord]:
         """Return rows by rowid (the caller already scoped the rowids); ``with_event=False``
         leaves ``event_json`` empty, for recall, which never shows it."""
-        ...
-
-    def embedding_jobs(self, limit: int, now: str) -> list[EmbedJob]:
-        """Return rows whose vector is pending, or failed and due for a retry."""
-        ...
-
-    def save_embeddings(
-        self, rowids: Sequence[int], vectors: Vector, model: str, *, texts: Sequence[str] | None = None
-    ) -> None:
-        """Store vectors beside their rows and mark them ready; with ``texts`` (the texts embedded), only
-        where a row's text to embed is still that text: a row deleted meanwhile whose rowid a new row
-        took (SQLite reuses the largest), or a row whose text changed, keeps no vector of another text."""
-        ...
-
-    def record_embedding_failure(self, rowids: Sequence[int], error: str, next_attempt_at: Sequence[str]) -> None:
-        """Mark rows failed with the error and when to retry."""
-        ...
-
-    def embedding_counts(self) -> dict[str, int]:
-        """Return how many rows are pending, ready and failed."""
-        ...
-
-    def embedding_backlog(self) -> int:
-        """Rows waiting for a vector (pending or failed), from the due index (embedding_counts reads all)."""
         ...
 
     def create_key(self, key: KeyRecord, audit: AuditDraft) -> None:

@@ -125,6 +125,9 @@ def session(caller: Authenticated) -> JSONResponse:
 def counts(request: Request, caller: Authenticated, section: str = "") -> HTMLResponse:
     """The header's line: who is signed in, how many facts await review, and the sections the key
     may open (the navigation, swapped in out of band)."""
-    pending = len(call(request, caller, "review_queue", {"limit": 1000}).items) if may(caller, "review.read") else None
+    # Counted in the pending facts' index: listing up to 1,000 to count them cost each page ~60 ms.
+    pending = (
+        call(request, caller, "review_queue", {"limit": 1, "count": True}).total if may(caller, "review.read") else None
+    )
     allowed = {path: s for path, s in SECTIONS.items() if may(caller, s.needs)}
-    return render(request, "counts.html", caller=caller, pending=pending, cap=1000, sections=allowed, section=section)
+    return render(request, "counts.html", caller=caller, pending=pending, sections=allowed, section=section)

@@ -63,6 +63,7 @@ class SyncGovernanceMethods:
         subject_key: str | None = None,
         older_than_seconds: float | None = None,
         limit: int = 100,
+        count: bool = False,
     ) -> models.lifecycle.ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
         from engramdb.models.operations import review as review_ops
@@ -73,7 +74,13 @@ class SyncGovernanceMethods:
                 review_ops.REVIEW_QUEUE,
                 (),
                 None,
-                {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit},
+                {
+                    "kind": kind,
+                    "subject_key": subject_key,
+                    "older_than_seconds": older_than_seconds,
+                    "limit": limit,
+                    "count": count,
+                },
             ),
         )
 
@@ -222,6 +229,7 @@ class AsyncGovernanceMethods:
         subject_key: str | None = None,
         older_than_seconds: float | None = None,
         limit: int = 100,
+        count: bool = False,
     ) -> models.lifecycle.ReviewQueue:
         """Facts awaiting review in the tenant, oldest first (reviewer or admin keys)."""
         from engramdb.models.operations import review as review_ops
@@ -232,7 +240,13 @@ class AsyncGovernanceMethods:
                 review_ops.REVIEW_QUEUE,
                 (),
                 None,
-                {"kind": kind, "subject_key": subject_key, "older_than_seconds": older_than_seconds, "limit": limit},
+                {
+                    "kind": kind,
+                    "subject_key": subject_key,
+                    "older_than_seconds": older_than_seconds,
+                    "limit": limit,
+                    "count": count,
+                },
             ),
         )
 

@@ -61,6 +61,7 @@ from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.timeouts import maintenance
 from engramdb.storage.postgres.transaction import PostgresTransaction, fact_history, runner
 from engramdb.storage.postgres.tsquery import tsvector_evidence
+from engramdb.storage.review_queue import ReviewReadsSQL
 from engramdb.storage.scope_listing import ScopeListingSQL
 from engramdb.storage.series import UsageSeriesStore
 
@@ -76,6 +77,7 @@ class PostgresTenantStore(
     PostgresKeys,
     FactSearchSQL,
     ScopeListingSQL,
+    ReviewReadsSQL,
 ):
     """A tenant's store on PostgreSQL (row-level security keeps it to its own rows)."""
 
@@ -94,6 +96,7 @@ class PostgresTenantStore(
         self.webhooks = WebhookLog(self._all, self._atomic, self._dialect)
         self._fact_search_fetch, self._fact_search_dialect = self._unprepared, Dialect("%s", tenant=name)
         self._scope_listing_fetch, self._scope_listing_dialect = self._unprepared, Dialect("%s", tenant=name)
+        self._review_fetch, self._review_dialect = self._all, Dialect("%s", tenant=name)
         self._fact_search_copy = self._search.read_copy
         self.coverage = CoverageReads(self._all, self._dialect)
         if self.coverage.setting(DIGESTS_KEY) != DIGEST_SCHEME:  # a tenant from before the digests covered rows
@@ -240,32 +243,6 @@ class PostgresTenantStore(
             "sandbox_eligible FROM memories WHERE tenant = %s AND memory_id = %s ORDER BY rowid",
             (self.name, memory_id),
         )
-        width = len(MEMORY_COLUMNS.split(","))
-        return [
-            (
-                MemoryRecord(*r[:width]),
-                ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3], bool(r[width + 4])),
-            )
-            for r in rows
-        ]
-
-    def review_queue(
-        self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
-    ) -> list[tuple[MemoryRecord, ScopeColumns]]:
-        sql = (
-            f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, "
-            "participant_scope_hash, sandbox_eligible FROM memories WHERE tenant = %s "
-            "AND source = 'MEMORY_FACT' AND status = 'pending_review'"
-        )
-        args: list[Any] = [self.name]
-        for column, value in (("kind", kind), ("subject_key", subject_key)):
-            if value is not None:
-                sql += f" AND {column} = %s"
-                args.append(value)
-        if recorded_before is not None:
-            sql += " AND recorded_at < %s"
-            args.append(recorded_before)
-        rows = self._all(sql + " ORDER BY recorded_at, rowid LIMIT %s", [*args, limit])
         width = len(MEMORY_COLUMNS.split(","))
         return [
             (

@@ -40,6 +40,7 @@ from engramdb.storage.port import (
     Tombstone,
     Vector,
 )
+from engramdb.storage.review_queue import ReviewReadsSQL
 from engramdb.storage.scope_cache import ScopeCache
 from engramdb.storage.scope_copy import ScopeCopy
 from engramdb.storage.scope_listing import ScopeListingSQL
@@ -77,6 +78,7 @@ class SQLiteTenantStore(
     SQLiteKeys,
     FactSearchSQL,
     ScopeListingSQL,
+    ReviewReadsSQL,
 ):
     """A tenant's store; thread-safe; several processes may open the same file."""
 
@@ -109,6 +111,7 @@ class SQLiteTenantStore(
         self._block: ContextVar[dict[str, Any] | None] = ContextVar(f"engram-block-{id(self)}", default=None)
         self._fact_search_fetch, self._fact_search_dialect = self._db.fetchall, Dialect("?")
         self._scope_listing_fetch, self._scope_listing_dialect = self._db.fetchall, Dialect("?")
+        self._review_fetch, self._review_dialect = self._db.fetchall, Dialect("?")
         self._fact_search_copy = self._read_model_copy
 
     def _use_model(self, model: str | None) -> None:
@@ -215,32 +218,6 @@ class SQLiteTenantStore(
             "sandbox_eligible FROM memories WHERE memory_id = ? ORDER BY rowid",
             [memory_id],
         )
-        width = len(MEMORY_COLUMNS.split(","))
-        return [
-            (
-                memory(r[:width]),
-                ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3], bool(r[width + 4])),
-            )
-            for r in rows
-        ]
-
-    def review_queue(
-        self, *, kind: str | None, subject_key: str | None, recorded_before: str | None, limit: int
-    ) -> list[tuple[MemoryRecord, ScopeColumns]]:
-        sql = (
-            f"SELECT {MEMORY_COLUMNS}, agent_id, profile_id, privacy_scope, "
-            "participant_scope_hash, sandbox_eligible FROM memories "
-            "WHERE source = 'MEMORY_FACT' AND status = 'pending_review'"
-        )
-        params: list[Any] = []
-        for column, value in (("kind", kind), ("subject_key", subject_key)):
-            if value is not None:
-                sql += f" AND {column} = ?"
-                params.append(value)
-        if recorded_before is not None:
-            sql += " AND recorded_at < ?"
-            params.append(recorded_before)
-        rows = self._db.fetchall(sql + " ORDER BY recorded_at, rowid LIMIT ?", [*params, limit])
         width = len(MEMORY_COLUMNS.split(","))
         return [
             (

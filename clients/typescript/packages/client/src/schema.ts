@@ -4373,6 +4373,11 @@ export interface components {
              * @description the pending facts, oldest first
              */
             items: components["schemas"]["ReviewItem"][];
+            /**
+             * Total
+             * @description how many facts the filters match, beyond the limit too (asked with count)
+             */
+            total?: number | null;
         };
         /** SchemaEdge */
         SchemaEdge: {
@@ -11039,6 +11044,8 @@ export interface operations {
                 olderThanSeconds?: number | null;
                 /** @description at most this many facts (1-1000) */
                 limit?: number;
+                /** @description also answer total: how many facts the filters match */
+                count?: boolean;
             };
             header?: never;
             path?: never;
