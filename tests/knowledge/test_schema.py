@@ -90,7 +90,7 @@ def test_an_imported_value_carries_its_records_label_whatever_the_file_says(stor
         "created_at": "2026-01-01T00:00:00Z",
         "updated_at": "2026-01-01T00:00:00Z",
     }
-    value = {"record_id": "r1", "scope_key": "K", "label": "PERSON", "name": "title", "kind": "string"}
+    value: dict[str, Any] = {"record_id": "r1", "scope_key": "K", "label": "PERSON", "name": "title", "kind": "string"}
     value |= {"text_key": "x", "text_value": "x", "text_fold": "x", "number_value": None}
     tenant.import_rows([("records", record), ("record_values", value)])
     assert tenant.schema_summary("K") == [("TASK", 1, [("title", "string", 1)])]
