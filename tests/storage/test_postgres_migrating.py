@@ -102,3 +102,54 @@ def test_an_index_a_build_left_invalid_is_built_again(pg_url: str, schema: str, 
         assert _valid(conn, schema) is False
         migrating.apply(conn, schema, NAME, TEXT, small_table_bytes=limit)
         assert _valid(conn, schema) is True  # IF NOT EXISTS alone would have kept the invalid one
+
+
+def test_two_servers_starting_at_once_take_turns_while_one_builds_concurrently(
+    pg_url: str, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second waits for the migration lock while the first's concurrent build waits for older
+    snapshots; a waiting statement is one (the review's script: a deadlock, and the first failed to start)."""
+    monkeypatch.setattr(migrating, "SMALL_TABLE_BYTES", -1)  # every index build concurrent
+    failed: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            PostgresStore(pg_url, schema=schema).close()
+        except BaseException as error:  # reported below
+            failed.append(error)
+
+    with psycopg.connect(pg_url) as holder, psycopg.connect(pg_url, autocommit=True) as watcher:
+        holder.execute(f"LOCK TABLE {schema}.record_values IN ROW EXCLUSIVE MODE")  # keeps the first build waiting
+        first, second = threading.Thread(target=start), threading.Thread(target=start)
+        first.start()
+        _wait_for(watcher, "query ILIKE 'CREATE INDEX CONCURRENTLY%%' AND wait_event_type = 'Lock'")
+        second.start()
+        _wait_for(
+            watcher, "query ILIKE '%%advisory_lock(hashtext(''engramdb-migrations''))%%'"
+        )  # it asked for its turn
+        holder.rollback()
+        first.join(120)
+        second.join(120)
+        assert not first.is_alive() and not second.is_alive() and not failed, failed
+        assert _valid(watcher, schema) is True
+
+
+def _wait_for(watcher: psycopg.Connection, condition: str) -> None:
+    for _ in range(600):
+        if watcher.execute(f"SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND {condition}").fetchone():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no session came to: {condition}")
+
+
+def test_a_migration_that_builds_concurrently_builds_only_indexes() -> None:
+    """Outside a transaction a file runs statement by statement: one that mixed other statements with
+    concurrent builds would run whole in a transaction, which PostgreSQL refuses for CONCURRENTLY."""
+    folder = resources.files("engramdb.storage.postgres.migrations")
+    texts = {e.name: e.read_text() for e in folder.iterdir() if e.name.endswith(".sql")}
+    concurrent = {name for name, text in texts.items() if "CONCURRENTLY" in text.upper()}
+    assert {"026_slot_starts_and_ends.sql", NAME} <= concurrent  # the positive control: they are found
+    assert {name: len(migrating.concurrent_builds(texts[name].replace("{schema}", "s"))) for name in concurrent} == {
+        "026_slot_starts_and_ends.sql": 2,
+        NAME: 1,
+    }

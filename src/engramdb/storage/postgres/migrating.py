@@ -9,17 +9,26 @@ the transaction takes milliseconds and waits for nobody (a concurrent build wait
 transaction of the database to end). A concurrent build cut short (a crash, a timeout) leaves its index
 invalid and the file unrecorded: the next start drops that index and builds it again (``IF NOT
 EXISTS`` alone would keep the invalid one, which no read uses).
+
+Servers starting at once take turns migrating (an advisory lock). A server waits for its turn by
+asking again and again, not in one waiting statement: such a statement holds a snapshot, which the
+concurrent build of the server migrating waits to end, while it waits for the lock that server holds
+(PostgreSQL called it a deadlock and cancelled the build, and that server failed to start).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import time
 from typing import NamedTuple
 
 import psycopg
 
 from engramdb import clock
 
+log = logging.getLogger(__name__)
+_LOCK = "hashtext('engramdb-migrations')"
 _CONCURRENT = re.compile(r"CREATE INDEX CONCURRENTLY IF NOT EXISTS (\w+) ON ([\w.]+)", re.IGNORECASE)
 SMALL_TABLE_BYTES = 8 * 2**20  # a table up to this size takes its indexes in the migration's transaction
 
@@ -28,6 +37,19 @@ class _Build(NamedTuple):
     name: str
     table: str
     statement: str
+
+
+def take_lock(conn: psycopg.Connection, poll_seconds: float = 0.2) -> None:
+    """Wait for this database's migration turn (``conn`` in autocommit), asking every ``poll_seconds``."""
+    while True:
+        row = conn.execute(f"SELECT pg_try_advisory_lock({_LOCK})").fetchone()
+        if row and row[0]:
+            return
+        time.sleep(poll_seconds)
+
+
+def release_lock(conn: psycopg.Connection) -> None:
+    conn.execute(f"SELECT pg_advisory_unlock({_LOCK})")
 
 
 def statements(text: str) -> list[str]:
@@ -44,21 +66,21 @@ def concurrent_builds(text: str) -> list[_Build]:
     return [_Build(m.group(1), m.group(2), s) for m, s in found if m]
 
 
-def apply(
-    conn: psycopg.Connection, schema: str, name: str, text: str, *, small_table_bytes: int = SMALL_TABLE_BYTES
-) -> None:
+def apply(conn: psycopg.Connection, schema: str, name: str, text: str, *, small_table_bytes: int | None = None) -> None:
     """Apply migration ``name`` (its ``text``, ``{schema}`` not yet filled) and record it, on ``conn``
-    (in autocommit: each transaction here is its own)."""
+    (in autocommit: each transaction here is its own); ``small_table_bytes``: ``SMALL_TABLE_BYTES``."""
     text = text.replace("{schema}", schema)
     builds = concurrent_builds(text)
-    if not builds or all(_bytes(conn, b.table) <= small_table_bytes for b in builds):
+    small = SMALL_TABLE_BYTES if small_table_bytes is None else small_table_bytes
+    if not builds or all(_bytes(conn, b.table) <= small for b in builds):
         with conn.transaction():
             _drop_invalid(conn, schema, builds, "")
-            conn.execute(re.sub(r"\bCONCURRENTLY\s+", "", text) if builds else text)
+            conn.execute(re.sub(r"\bCONCURRENTLY\s+", "", text, flags=re.IGNORECASE) if builds else text)
             _record(conn, schema, name)
         return
     _drop_invalid(conn, schema, builds, "CONCURRENTLY ")
     for build in builds:
+        log.info("building index %s of %s concurrently (writes go on meanwhile)", build.name, build.table)
         conn.execute(build.statement)
     _record(conn, schema, name)
 

@@ -115,7 +115,7 @@ class PostgresStore:
     def _migrate(self) -> None:
         with translated(), psycopg.connect(self.url, autocommit=True) as conn:
             self.timeouts.set_for_session(conn, maintenance=True)
-            conn.execute("SELECT pg_advisory_lock(hashtext('engramdb-migrations'))")
+            migrating.take_lock(conn)
             try:
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
                 conn.execute(
@@ -130,7 +130,7 @@ class PostgresStore:
                     migrating.apply(conn, self.schema, name, text)
                     log.info("applied migration %s to schema %s", name, self.schema)
             finally:
-                conn.execute("SELECT pg_advisory_unlock(hashtext('engramdb-migrations'))")
+                migrating.release_lock(conn)
 
     @contextmanager
     def connection(self, tenant: str) -> Iterator[psycopg.Connection]:
