@@ -100,23 +100,54 @@ def _as_stored(row: NewMemory) -> MemoryRecord:
     )
 
 
-def walk_history(memory_id: str, linked: Callable[[list[str]], list[MemoryRecord]]) -> list[MemoryRecord]:
+def walk_history(
+    memory_id: str,
+    linked: Callable[[list[str]], list[MemoryRecord]],
+    slot: Callable[[str, str], list[MemoryRecord]] | None = None,
+) -> list[MemoryRecord]:
     """Follow supersedes / superseded-by links both ways from one fact; oldest version first.
 
-    ``linked(ids)`` returns the facts with those ids or linking to them.
+    ``linked(ids)`` returns the facts with those ids or linking to them; ``slot(subject, kind)`` every
+    fact of a slot. A read of the links of the ids found last went one version further a round: a slot
+    corrected every turn took a round a version (5.8 s for 2,000 on PostgreSQL). So each slot the walk
+    enters is read whole once, its links followed here, and every id found is asked in one round (a
+    link from another slot or to a fact elsewhere is found there): a few rounds, however long the chain.
     """
     found: dict[str, MemoryRecord] = {}
-    asked: set[str] = set()
-    frontier = {memory_id}
-    while frontier:
-        asked |= frontier
-        batch = linked(list(frontier))
-        frontier = set()
-        for record in batch:
-            found.setdefault(record.memory_id, record)
-            links = (record.memory_id, record.supersedes_id, record.superseded_by_id)
-            frontier |= {i for i in links if i} - asked
+    by_link: dict[str, list[MemoryRecord]] = {}  # every row read, under each id it names
+    slots_read: set[tuple[str | None, str | None]] = set()
+    ids, asked = {memory_id}, set[str]()
+
+    def read(rows: list[MemoryRecord]) -> None:
+        for row in rows:
+            for link in _links(row):
+                by_link.setdefault(link, []).append(row)
+
+    while ids - asked:
+        frontier = list(ids - asked)
+        asked |= set(frontier)
+        read(linked(frontier))
+        todo = list(ids)
+        while todo:  # the links among the rows read so far
+            for row in by_link.get(todo.pop(), ()):
+                if row.memory_id in found:
+                    continue
+                found[row.memory_id] = row
+                new = _links(row) - ids
+                ids |= new
+                todo += new
+                if slot is not None and (row.subject_key, row.kind) not in slots_read:
+                    slots_read.add((row.subject_key, row.kind))
+                    if row.subject_key is not None and row.kind is not None:
+                        read(slot(row.subject_key, row.kind))
+                        todo += list(ids)
     return oldest_first(found.values())
+
+
+def _links(row: MemoryRecord) -> set[str]:
+    """The ids a version names: its own and the versions it replaced and that replaced it (an empty link
+    names nothing)."""
+    return {i for i in (row.memory_id, row.supersedes_id, row.superseded_by_id) if i}
 
 
 def oldest_first(versions: Iterable[MemoryRecord]) -> list[MemoryRecord]:

@@ -331,4 +331,12 @@ def fact_history(
         )
         return [MemoryRecord(*r) for r in rows]
 
-    return walk_history(memory_id, linked)
+    def slot(subject_key: str, kind: str) -> list[MemoryRecord]:
+        rows = fetchall(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
+            "AND subject_key = %s AND kind = %s AND source = 'MEMORY_FACT'",
+            (tenant, scope_key, subject_key, kind),
+        )
+        return [MemoryRecord(*r) for r in rows]
+
+    return walk_history(memory_id, linked, slot)
