@@ -111,8 +111,8 @@ def test_a_long_history_is_read_in_a_few_rounds_on_postgres(
 
     if not by_slot:  # the walk before: the links of the ids found last, a round at a time
         monkeypatch.setattr(
-            "engramdb.storage.postgres.transaction.walk_history",
-            lambda memory_id, linked, slot: walk_history(memory_id, linked),
+            "engramdb.storage.history_walk.walk_history",
+            lambda memory_id, linked, slot: walk_history(memory_id, lambda ids, read: linked(ids, []), lambda s, k: []),
         )
     store = PostgresStore(pg_url, schema=f"chain_{uuid.uuid4().hex[:10]}")
     try:

@@ -1,12 +1,12 @@
 """A page of a fact's history: its versions in the history's order, from a cursor.
 
 A slot written every turn (a "current task") holds thousands of versions, and one answer holding
-all of them grew with every turn. A page is cut from the whole history, read as before (the store
-follows the links in one statement on SQLite, a statement a step on PostgreSQL), so a page bounds
-what is sent, not what is read. The cursor names the version the page ended with (its id, valid
-time and record time) and the order it was read in: a version written between two pages after the
-page's end in that order comes on a later page, and none repeats (one backdated before the page's
-end is not listed: keyset paging reads on, it does not go back). Were the cursor's version erased
+all of them grew with every turn. A page is cut from the whole history's links (ids and times, read
+in a few statements: storage/history_walk.py), and only the page's rows are read. The cursor names
+the version the page ended with (its id, valid time and record time) and the order it was read in:
+a version written between two pages after the page's end in that order comes on a later page, and
+none repeats (one backdated before the page's end is not listed: keyset paging reads on, it does
+not go back). Were the cursor's version erased
 meanwhile, the next page starts after its times. It holds no row number: those count every scope's
 writes (and on PostgreSQL every tenant's).
 """
@@ -17,22 +17,34 @@ import base64
 import binascii
 import json
 from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from engramdb.errors import InvalidInputError
-from engramdb.storage.port import MemoryRecord
 
 Position = tuple[str, str]  # valid time, record time: the history's order but for ties
+
+
+class Version(Protocol):
+    """What a page is cut by: a version's id and times (a stored row, or its links)."""
+
+    @property
+    def memory_id(self) -> str: ...
+    @property
+    def valid_from(self) -> str | None: ...
+    @property
+    def recorded_at(self) -> str: ...
+
+
+V = TypeVar("V", bound=Version)
 _ORDERS = {False: "old", True: "new"}  # the order a page was read in: oldest or newest first
 
 
-def position(record: MemoryRecord) -> Position:
-    """Where a version stands in its history (``storage.common.oldest_first`` orders by it, then by row)."""
+def position(record: Version) -> Position:
+    """Where a version stands in its history (``storage.common.walk_history`` orders by it, then by row)."""
     return (record.valid_from or "", record.recorded_at)
 
 
-def page_of(
-    versions: Sequence[MemoryRecord], cursor: str | None, limit: int, *, newest_first: bool
-) -> tuple[list[MemoryRecord], str | None]:
+def page_of(versions: Sequence[V], cursor: str | None, limit: int, *, newest_first: bool) -> tuple[list[V], str | None]:
     """The page after ``cursor`` of ``versions`` (oldest first), and the next page's cursor."""
     ordered = list(reversed(versions)) if newest_first else list(versions)
     after = _decode(cursor, newest_first)
@@ -47,7 +59,7 @@ def page_of(
     return page, (_encode(page[-1], newest_first) if len(ordered) > limit else None)
 
 
-def _encode(last: MemoryRecord, newest_first: bool) -> str:
+def _encode(last: Version, newest_first: bool) -> str:
     parts = [*position(last), last.memory_id, _ORDERS[newest_first]]
     return base64.urlsafe_b64encode(json.dumps(parts, separators=(",", ":")).encode()).decode()
 

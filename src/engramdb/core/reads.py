@@ -120,14 +120,15 @@ class ReadOperations(Area):
         auth.require(caller, "memory.read")
         key = auth.scope_key(self.shared.scope(caller, query.named_scope_fields()))
         tenant = self.shared.tenant(caller)
-        versions = tenant.history(key, fact_id)
+        versions = tenant.history_links(key, fact_id)  # ids and times: the page's rows are read alone
         if not versions:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
-        page, cursor = page_of(versions, query.cursor, query.limit, newest_first=query.newest_first)
+        links, cursor = page_of(versions, query.cursor, query.limit, newest_first=query.newest_first)
+        page = tenant.versions(links)
         # The values the page's versions retired; the first page also has the slot's of no version
         # of this history (a retracted history before it). A supersession retires one value each.
         shown, ours = {v.memory_id for v in page}, {v.memory_id for v in versions}
-        slots = sorted({(v.subject_key, v.kind) for v in versions})
+        slots = sorted({(v.subject_key, v.kind) for v in versions if v.subject_key is not None and v.kind is not None})
         tombs = [
             t
             for subject, kind in slots

@@ -6,7 +6,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
@@ -21,6 +21,7 @@ from engramdb.storage.port import (
     NewMemory,
     Transaction,
 )
+from engramdb.storage.rows import VersionLink
 
 
 def acting_keys(drafts: Sequence[AuditDraft]) -> list[str]:
@@ -100,25 +101,29 @@ def _as_stored(row: NewMemory) -> MemoryRecord:
     )
 
 
+Slot = tuple[str, str]  # a subject and a kind
+
+
 def walk_history(
     memory_id: str,
-    linked: Callable[[list[str]], list[MemoryRecord]],
-    slot: Callable[[str, str], list[MemoryRecord]] | None = None,
-) -> list[MemoryRecord]:
+    linked: Callable[[list[str], list[Slot]], list[VersionLink]],
+    slot: Callable[[str, str], list[VersionLink]],
+) -> list[VersionLink]:
     """Follow supersedes / superseded-by links both ways from one fact; oldest version first.
 
-    ``linked(ids)`` returns the facts with those ids or linking to them; ``slot(subject, kind)`` every
-    fact of a slot. A read of the links of the ids found last went one version further a round: a slot
-    corrected every turn took a round a version (5.8 s for 2,000 on PostgreSQL). So each slot the walk
+    ``linked(ids, read)`` returns the facts with those ids or linking to them, but those of the slots
+    ``read`` (read whole already); ``slot(subject, kind)`` every fact of a slot. A read of the links
+    of the ids found last went one version further a round: a slot corrected every turn took a round
+    a version (5.8 s for 2,000 on PostgreSQL). So each slot the walk
     enters is read whole once, its links followed here, and every id found is asked in one round (a
     link from another slot or to a fact elsewhere is found there): a few rounds, however long the chain.
     """
-    found: dict[str, MemoryRecord] = {}
-    by_link: dict[str, list[MemoryRecord]] = {}  # every row read, under each id it names
-    slots_read: set[tuple[str | None, str | None]] = set()
+    found: dict[str, VersionLink] = {}
+    by_link: dict[str, list[VersionLink]] = {}  # every row read, under each id it names
+    slots_read: list[Slot] = []
     ids, asked = {memory_id}, set[str]()
 
-    def read(rows: list[MemoryRecord]) -> None:
+    def read(rows: list[VersionLink]) -> None:
         for row in rows:
             for link in _links(row):
                 by_link.setdefault(link, []).append(row)
@@ -126,7 +131,7 @@ def walk_history(
     while ids - asked:
         frontier = list(ids - asked)
         asked |= set(frontier)
-        read(linked(frontier))
+        read(linked(frontier, list(slots_read)))
         todo = list(ids)
         while todo:  # the links among the rows read so far
             for row in by_link.get(todo.pop(), ()):
@@ -136,23 +141,21 @@ def walk_history(
                 new = _links(row) - ids
                 ids |= new
                 todo += new
-                if slot is not None and (row.subject_key, row.kind) not in slots_read:
-                    slots_read.add((row.subject_key, row.kind))
-                    if row.subject_key is not None and row.kind is not None:
-                        read(slot(row.subject_key, row.kind))
-                        todo += list(ids)
-    return oldest_first(found.values())
+                if (
+                    row.subject_key is not None
+                    and row.kind is not None
+                    and (row.subject_key, row.kind) not in slots_read
+                ):
+                    slots_read.append((row.subject_key, row.kind))
+                    read(slot(row.subject_key, row.kind))
+                    todo += list(ids)
+    return sorted(found.values(), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
 
 
-def _links(row: MemoryRecord) -> set[str]:
+def _links(row: VersionLink) -> set[str]:
     """The ids a version names: its own and the versions it replaced and that replaced it (an empty link
     names nothing)."""
     return {i for i in (row.memory_id, row.supersedes_id, row.superseded_by_id) if i}
-
-
-def oldest_first(versions: Iterable[MemoryRecord]) -> list[MemoryRecord]:
-    """A fact's versions in the order its history lists them: valid time, then record time."""
-    return sorted(versions, key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
 
 
 def expire_rows(tx: Transaction, rowids: Sequence[int], now: str, actor: AuditDraft) -> int:

@@ -48,6 +48,7 @@ from engramdb.storage.rows import (
     Source,
     Tombstone,
     Vector,
+    VersionLink,
 )
 from engramdb.storage.scope_listing import ScopeListing
 from engramdb.storage.series import UsageSeriesStore
@@ -230,6 +231,14 @@ class TenantStore(
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
         """Return the supersession chain a fact belongs to (every linked version)."""
+        ...
+
+    def history_links(self, scope_key: str, memory_id: str) -> list[VersionLink]:
+        """The links of every version of that chain, oldest first: what a page of it is cut from."""
+        ...
+
+    def versions(self, links: Sequence[VersionLink]) -> list[MemoryRecord]:
+        """The rows of ``links``, in their order (one gone since is left out)."""
         ...
 
     def tombstones(

@@ -102,6 +102,19 @@ class NewMemory:
     source_event_id: str | None = None  # the turn it came from: a fact's episode, an episode's host turn id
 
 
+class VersionLink(NamedTuple):
+    """What a fact's history needs of a version to find and order it: its ids, links, slot and times."""
+
+    rowid: int
+    memory_id: str
+    supersedes_id: str | None
+    superseded_by_id: str | None
+    subject_key: str | None
+    kind: str | None
+    valid_from: str | None
+    recorded_at: str
+
+
 @dataclass(frozen=True)
 class MemoryRecord:
     """A stored memory with its lifecycle and embedding state."""

@@ -34,6 +34,7 @@ from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.feed.changes import ChangeLog
 from engramdb.storage.feed.webhooks import WebhookLog
+from engramdb.storage.history_walk import history_links, history_rows, version_rows
 from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.participants import ParticipantSaltStore
 from engramdb.storage.port import (
@@ -59,9 +60,10 @@ from engramdb.storage.postgres.knowledge_store import PostgresKnowledge
 from engramdb.storage.postgres.search import PostgresSearch, ReadingBlock
 from engramdb.storage.postgres.sqlstates import translated
 from engramdb.storage.postgres.timeouts import maintenance
-from engramdb.storage.postgres.transaction import PostgresTransaction, fact_history, runner
+from engramdb.storage.postgres.transaction import PostgresTransaction, runner
 from engramdb.storage.postgres.tsquery import tsvector_evidence
 from engramdb.storage.review_queue import ReviewReadsSQL
+from engramdb.storage.rows import VersionLink
 from engramdb.storage.scope_listing import ScopeListingSQL
 from engramdb.storage.series import UsageSeriesStore
 
@@ -253,7 +255,13 @@ class PostgresTenantStore(
         ]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        return fact_history(self._all, self.name, scope_key, memory_id)
+        return history_rows(self._all, self._dialect, scope_key, memory_id)
+
+    def history_links(self, scope_key: str, memory_id: str) -> list[VersionLink]:
+        return history_links(self._all, self._dialect, scope_key, memory_id)
+
+    def versions(self, links: Sequence[VersionLink]) -> list[MemoryRecord]:
+        return version_rows(self._all, self._dialect, links)
 
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool

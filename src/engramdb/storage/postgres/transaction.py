@@ -7,7 +7,7 @@ decisions and the audit chain's sequence stay consistent; other tenants are not 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -23,8 +23,9 @@ from engramdb.storage.columns import (
     lexical_body,
     placeholders,
 )
-from engramdb.storage.common import acting_keys, next_audit_entry, refuse_revoked, row_values, walk_history
+from engramdb.storage.common import acting_keys, next_audit_entry, refuse_revoked, row_values
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
+from engramdb.storage.history_walk import history_rows
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
@@ -154,9 +155,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
         return [MemoryRecord(*r) for r in rows]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        return fact_history(
-            lambda sql, args: self._conn.execute(sql, args).fetchall(), self._tenant, scope_key, memory_id
-        )
+        return history_rows(runner(self._conn), Dialect("%s", self._tenant), scope_key, memory_id)
 
     def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._conn.execute(
@@ -314,29 +313,3 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
 
     def _slot_owner(self) -> tuple[str, list[Any]]:
         return "tenant = ? AND ", [self._tenant]  # every index of memories leads with the tenant
-
-
-def fact_history(
-    fetchall: Callable[[str, Sequence[Any]], list[Any]], tenant: str, scope_key: str, memory_id: str
-) -> list[MemoryRecord]:
-    """The supersession chain a fact belongs to (every linked version), read by ``fetchall``: a
-    write's own connection, or the pool's."""
-
-    def linked(ids: list[str]) -> list[MemoryRecord]:
-        rows = fetchall(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
-            "AND source = 'MEMORY_FACT' AND (memory_id = ANY(%s) OR supersedes_id = ANY(%s) "
-            "OR superseded_by_id = ANY(%s))",
-            (tenant, scope_key, ids, ids, ids),
-        )
-        return [MemoryRecord(*r) for r in rows]
-
-    def slot(subject_key: str, kind: str) -> list[MemoryRecord]:
-        rows = fetchall(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant = %s AND scope_key = %s "
-            "AND subject_key = %s AND kind = %s AND source = 'MEMORY_FACT'",
-            (tenant, scope_key, subject_key, kind),
-        )
-        return [MemoryRecord(*r) for r in rows]
-
-    return walk_history(memory_id, linked, slot)

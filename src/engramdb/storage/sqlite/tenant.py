@@ -23,6 +23,7 @@ from engramdb.storage.fact_search.reads import FactSearchSQL
 from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.feed.changes import ChangeLog
 from engramdb.storage.feed.webhooks import WebhookLog
+from engramdb.storage.history_walk import history_links, history_rows, version_rows
 from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.port import (
     AuditDraft,
@@ -41,6 +42,7 @@ from engramdb.storage.port import (
     Vector,
 )
 from engramdb.storage.review_queue import ReviewReadsSQL
+from engramdb.storage.rows import VersionLink
 from engramdb.storage.scope_cache import ScopeCache
 from engramdb.storage.scope_copy import ScopeCopy
 from engramdb.storage.scope_listing import ScopeListingSQL
@@ -64,7 +66,7 @@ from engramdb.storage.sqlite.sql import (
     placeholders,
     tombstone,
 )
-from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, fact_history, runner
+from engramdb.storage.sqlite.transaction import SQLITE, SQLiteTransaction, runner
 
 T = TypeVar("T")
 
@@ -228,7 +230,13 @@ class SQLiteTenantStore(
         ]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        return fact_history(self._db.fetchall, scope_key, memory_id)
+        return history_rows(self._db.fetchall, SQLITE, scope_key, memory_id)
+
+    def history_links(self, scope_key: str, memory_id: str) -> list[VersionLink]:
+        return history_links(self._db.fetchall, SQLITE, scope_key, memory_id)
+
+    def versions(self, links: Sequence[VersionLink]) -> list[MemoryRecord]:
+        return version_rows(self._db.fetchall, SQLITE, links)
 
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from engramdb import clock
 from engramdb.storage.aging import AgingWrites
 from engramdb.storage.assist.sql import AssistTransactionSQL
 from engramdb.storage.columns import AUDIT_WIDTH
-from engramdb.storage.common import acting_keys, next_audit_entry, oldest_first, refuse_revoked, row_values
+from engramdb.storage.common import acting_keys, next_audit_entry, refuse_revoked, row_values
 from engramdb.storage.feed.webhooks import WebhookWritesSQL
+from engramdb.storage.history_walk import history_rows
 from engramdb.storage.knowledge.rows import Run, RunMany
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.port import (
@@ -139,7 +140,7 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, Slo
         return [memory(r) for r in rows]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        return fact_history(lambda sql, args: self._conn.execute(sql, args).fetchall(), scope_key, memory_id)
+        return history_rows(lambda sql, args: self._conn.execute(sql, args).fetchall(), SQLITE, scope_key, memory_id)
 
     def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._conn.execute(
@@ -284,30 +285,3 @@ class SQLiteTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, Slo
     def _by_rowid(self, rowid: int) -> MemoryRecord:
         row = self._conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE rowid = ?", (rowid,)).fetchone()
         return memory(row)
-
-
-# A fact's supersession chain in one statement: the ids linked to it either way (supersedes,
-# superseded-by) closed over, then their rows, each step through the three indexes by id (the unary +
-# keeps scope and source off the scope's index, which SQLite would otherwise read at every step; an
-# empty link names nothing, as in the walk, or every fact with one would share a history). A
-# walk in Python took a statement per version: 214 ms for a chain of 600, this 30-35 ms. PostgreSQL
-# keeps the walk: its planner read the scope's facts at every step of such a statement.
-CHAIN_SQL = (
-    "WITH RECURSIVE chain(id) AS (SELECT CAST(? AS TEXT) UNION "
-    "SELECT NULLIF(CASE k.n WHEN 0 THEN m.memory_id WHEN 1 THEN m.supersedes_id ELSE m.superseded_by_id END, '') "
-    "FROM chain JOIN memories m ON (m.memory_id = chain.id OR (m.scope_key = ? AND m.supersedes_id = chain.id) "
-    "OR (m.scope_key = ? AND m.superseded_by_id = chain.id)) "
-    "CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2) k "
-    "WHERE +m.scope_key = ? AND +m.source = 'MEMORY_FACT') "
-    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope_key = ? AND source = 'MEMORY_FACT' "
-    "AND memory_id IN (SELECT id FROM chain)"
-)
-
-
-def fact_history(
-    fetchall: Callable[[str, Sequence[Any]], list[Any]], scope_key: str, memory_id: str
-) -> list[MemoryRecord]:
-    """The supersession chain a fact belongs to (every linked version), oldest first, read by
-    ``fetchall``: a write's own connection, or the store's readers."""
-    rows = fetchall(CHAIN_SQL, [memory_id, scope_key, scope_key, scope_key, scope_key])
-    return oldest_first(map(memory, rows))

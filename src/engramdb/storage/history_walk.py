@@ -1,0 +1,71 @@
+"""A fact's history (its supersession chain: every version linked to it by supersedes or superseded-by,
+closed over, within its scope), read on either backend as its links first, then the rows wanted.
+
+The links (``VersionLink``: ids, slot and times, no text) are enough to find the chain and order it: a
+page of a long history reads the whole chain's links and the page's rows only. Each slot the walk enters
+is read once, and every id found is asked in one round (``common.walk_history``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from engramdb.storage.columns import MEMORY_COLUMNS
+from engramdb.storage.common import walk_history
+from engramdb.storage.knowledge.sql import Dialect
+from engramdb.storage.rows import MemoryRecord, VersionLink
+
+Fetch = Callable[[str, Sequence[Any]], list[Any]]
+LINK_COLUMNS = (
+    "m.rowid, m.memory_id, m.supersedes_id, m.superseded_by_id, m.subject_key, m.kind, m.valid_from, m.recorded_at"
+)
+_CHUNK = 500  # rowids a read of rows names at once
+
+
+def history_links(fetch: Fetch, d: Dialect, scope_key: str, memory_id: str) -> list[VersionLink]:
+    """The links of every version of the fact's history, oldest first ([] for no such fact)."""
+    m = d.mark
+    owner, owned = d.owned("m")
+    facts = f"SELECT {LINK_COLUMNS} FROM memories m WHERE {owner}m.scope_key = {m} AND m.source = 'MEMORY_FACT' AND "
+
+    def linked(ids: list[str], read: list[tuple[str, str]]) -> list[VersionLink]:
+        # The slots read whole already are left out: their links are known (a long slot's every id is
+        # asked once, and would bring back the whole slot again).
+        outside = " AND ".join([f"NOT (m.subject_key = {m} AND m.kind = {m})"] * len(read))
+        apart = [value for pair in read for value in pair]
+        if d.tenant is not None:  # PostgreSQL
+            sql = f"{facts}(m.memory_id = ANY(%s) OR m.supersedes_id = ANY(%s) OR m.superseded_by_id = ANY(%s))"
+            sql += f" AND {outside}" if read else ""
+            return [VersionLink(*r) for r in fetch(sql, [*owned, scope_key, ids, ids, ids, *apart])]
+        # One lookup of each id in each link's index (an OR of them read the scope's facts).
+        named = "IN (SELECT value FROM json_each(?))" + (f" AND {outside}" if read else "")
+        sql = " UNION ".join(
+            f"{facts}m.{column} {named}" for column in ("memory_id", "supersedes_id", "superseded_by_id")
+        )
+        return [VersionLink(*r) for r in fetch(sql, [scope_key, json.dumps(ids), *apart] * 3)]
+
+    def slot(subject_key: str, kind: str) -> list[VersionLink]:
+        sql = f"{facts}m.subject_key = {m} AND m.kind = {m}"
+        return [VersionLink(*r) for r in fetch(sql, [*owned, scope_key, subject_key, kind])]
+
+    return walk_history(memory_id, linked, slot)
+
+
+def history_rows(fetch: Fetch, d: Dialect, scope_key: str, memory_id: str) -> list[MemoryRecord]:
+    """Every version of the fact's history as stored, oldest first."""
+    return version_rows(fetch, d, history_links(fetch, d, scope_key, memory_id))
+
+
+def version_rows(fetch: Fetch, d: Dialect, links: Sequence[VersionLink]) -> list[MemoryRecord]:
+    """The rows of ``links``, in their order (one gone since is left out)."""
+    owner, owned = d.owned("m")
+    rows: dict[int, MemoryRecord] = {}
+    for start in range(0, len(links), _CHUNK):
+        chunk = [link.rowid for link in links[start : start + _CHUNK]]
+        found = fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {owner}m.rowid IN ({d.marks(len(chunk))})", [*owned, *chunk]
+        )
+        rows.update((r[0], MemoryRecord(*r)) for r in found)
+    return [rows[link.rowid] for link in links if link.rowid in rows]
