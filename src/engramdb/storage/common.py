@@ -102,37 +102,42 @@ def _as_stored(row: NewMemory) -> MemoryRecord:
 
 
 Slot = tuple[str, str]  # a subject and a kind
+SLOT_AFTER = 3  # versions of a history found in one slot before that slot's linked versions are read at once
 
 
 def walk_history(
     memory_id: str,
-    linked: Callable[[list[str], list[Slot]], list[VersionLink]],
+    linked: Callable[[list[str], list[str], list[Slot]], list[VersionLink]],
     slot: Callable[[str, str], list[VersionLink]],
 ) -> list[VersionLink]:
     """Follow supersedes / superseded-by links both ways from one fact; oldest version first.
 
-    ``linked(ids, read)`` returns the facts with those ids or linking to them, but those of the slots
-    ``read`` (read whole already); ``slot(subject, kind)`` every fact of a slot. A read of the links
-    of the ids found last went one version further a round: a slot corrected every turn took a round
-    a version (5.8 s for 2,000 on PostgreSQL). So each slot the walk
-    enters is read whole once, its links followed here, and every id found is asked in one round (a
-    link from another slot or to a fact elsewhere is found there): a few rounds, however long the chain.
+    ``linked(ids, unknown, read)`` returns the facts with an id of ``unknown`` and those linking to one
+    of ``ids`` outside the slots ``read``; ``slot(subject, kind)`` every version of a slot with a link.
+    A read of the links of the ids found last goes one version further a round: a slot corrected every
+    turn took a round a version (5.8 s for 2,000 on PostgreSQL). So once ``SLOT_AFTER`` versions are
+    found in one slot, its linked versions are read at once, their links followed here, and every id
+    found is asked in the next round (a link from another slot, or to a fact elsewhere, is found there).
+    A history of a few versions reads no slot (a list kind may hold thousands of values, none linked).
     """
     found: dict[str, VersionLink] = {}
     by_link: dict[str, list[VersionLink]] = {}  # every row read, under each id it names
+    per_slot: dict[Slot, int] = {}
     slots_read: list[Slot] = []
     ids, asked = {memory_id}, set[str]()
 
-    def read(rows: list[VersionLink]) -> None:
+    def absorb(rows: list[VersionLink]) -> list[str]:
+        """Keep ``rows`` under the ids they name; return those ids already in the history."""
         for row in rows:
             for link in _links(row):
                 by_link.setdefault(link, []).append(row)
+        return [link for row in rows for link in _links(row) if link in ids]
 
     while ids - asked:
         frontier = list(ids - asked)
         asked |= set(frontier)
-        read(linked(frontier, list(slots_read)))
-        todo = list(ids)
+        unknown = [i for i in frontier if i not in found]  # a row with no link of its own is found by its id
+        todo = absorb(linked(frontier, unknown, list(slots_read))) + frontier
         while todo:  # the links among the rows read so far
             for row in by_link.get(todo.pop(), ()):
                 if row.memory_id in found:
@@ -141,14 +146,13 @@ def walk_history(
                 new = _links(row) - ids
                 ids |= new
                 todo += new
-                if (
-                    row.subject_key is not None
-                    and row.kind is not None
-                    and (row.subject_key, row.kind) not in slots_read
-                ):
-                    slots_read.append((row.subject_key, row.kind))
-                    read(slot(row.subject_key, row.kind))
-                    todo += list(ids)
+                if row.subject_key is None or row.kind is None:
+                    continue
+                key = (row.subject_key, row.kind)
+                per_slot[key] = per_slot.get(key, 0) + 1
+                if per_slot[key] == SLOT_AFTER and key not in slots_read:
+                    slots_read.append(key)
+                    todo += absorb(slot(*key))
     return sorted(found.values(), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
 
 

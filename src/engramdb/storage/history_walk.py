@@ -2,8 +2,9 @@
 closed over, within its scope), read on either backend as its links first, then the rows wanted.
 
 The links (``VersionLink``: ids, slot and times, no text) are enough to find the chain and order it: a
-page of a long history reads the whole chain's links and the page's rows only. Each slot the walk enters
-is read once, and every id found is asked in one round (``common.walk_history``).
+page of a long history reads the whole chain's links and the page's rows only. A slot holding several of
+its versions has its linked versions read at once, and every id found is asked in one round
+(``common.walk_history``).
 """
 
 from __future__ import annotations
@@ -30,24 +31,30 @@ def history_links(fetch: Fetch, d: Dialect, scope_key: str, memory_id: str) -> l
     owner, owned = d.owned("m")
     facts = f"SELECT {LINK_COLUMNS} FROM memories m WHERE {owner}m.scope_key = {m} AND m.source = 'MEMORY_FACT' AND "
 
-    def linked(ids: list[str], read: list[tuple[str, str]]) -> list[VersionLink]:
-        # The slots read whole already are left out: their links are known (a long slot's every id is
-        # asked once, and would bring back the whole slot again).
-        outside = " AND ".join([f"NOT (m.subject_key = {m} AND m.kind = {m})"] * len(read))
+    def linked(ids: list[str], unknown: list[str], read: list[tuple[str, str]]) -> list[VersionLink]:
+        # The slots read already are left out of the links to ``ids``: their linked versions are known (a
+        # long slot's every id is asked once, and would bring the whole slot back).
+        same = "IS NOT DISTINCT FROM" if d.tenant is not None else "IS"  # a fact with no slot is outside every one
+        outside = "".join([f" AND NOT (m.subject_key {same} {m} AND m.kind {same} {m})"] * len(read))
         apart = [value for pair in read for value in pair]
         if d.tenant is not None:  # PostgreSQL
-            sql = f"{facts}(m.memory_id = ANY(%s) OR m.supersedes_id = ANY(%s) OR m.superseded_by_id = ANY(%s))"
-            sql += f" AND {outside}" if read else ""
-            return [VersionLink(*r) for r in fetch(sql, [*owned, scope_key, ids, ids, ids, *apart])]
+            links = f"(m.supersedes_id = ANY(%s) OR m.superseded_by_id = ANY(%s)){outside}"
+            sql = f"{facts}(m.memory_id = ANY(%s) OR ({links}))"
+            return [VersionLink(*r) for r in fetch(sql, [*owned, scope_key, unknown, ids, ids, *apart])]
         # One lookup of each id in each link's index (an OR of them read the scope's facts).
-        named = "IN (SELECT value FROM json_each(?))" + (f" AND {outside}" if read else "")
+        named = "IN (SELECT value FROM json_each(?))"
         sql = " UNION ".join(
-            f"{facts}m.{column} {named}" for column in ("memory_id", "supersedes_id", "superseded_by_id")
+            [
+                f"{facts}m.memory_id {named}",
+                *(f"{facts}m.{c} {named}{outside}" for c in ("supersedes_id", "superseded_by_id")),
+            ]
         )
-        return [VersionLink(*r) for r in fetch(sql, [scope_key, json.dumps(ids), *apart] * 3)]
+        params = [scope_key, json.dumps(unknown), *([scope_key, json.dumps(ids), *apart] * 2)]
+        return [VersionLink(*r) for r in fetch(sql, params)]
 
     def slot(subject_key: str, kind: str) -> list[VersionLink]:
-        sql = f"{facts}m.subject_key = {m} AND m.kind = {m}"
+        linked_only = "(COALESCE(m.supersedes_id, '') <> '' OR COALESCE(m.superseded_by_id, '') <> '')"
+        sql = f"{facts}m.subject_key = {m} AND m.kind = {m} AND {linked_only}"
         return [VersionLink(*r) for r in fetch(sql, [*owned, scope_key, subject_key, kind])]
 
     return walk_history(memory_id, linked, slot)
