@@ -53,8 +53,17 @@ class ReviewReadsSQL:
         ]
 
     def count_review(self, *, kind: str | None, subject_key: str | None, recorded_before: str | None) -> int:
-        where, params = _pending(self._review_dialect, kind, subject_key, recorded_before)
-        return int(self._review_fetch(f"SELECT count(*) FROM memories WHERE {where}", params)[0][0])
+        return int(self._review_fetch(*count_statement(self._review_dialect, kind, subject_key, recorded_before))[0][0])
+
+
+def count_statement(
+    d: Dialect, kind: str | None, subject_key: str | None, recorded_before: str | None
+) -> tuple[str, list[Any]]:
+    """The count of the tenant's facts awaiting review. SQLite is told the pending facts' index: with no
+    statistics it counted through the index of every fact by time instead (0.73 s at 200,000 facts)."""
+    where, params = _pending(d, kind, subject_key, recorded_before)
+    indexed = "" if d.tenant is not None else " INDEXED BY memories_pending_review"
+    return f"SELECT count(*) FROM memories{indexed} WHERE {where}", params
 
 
 def _pending(
