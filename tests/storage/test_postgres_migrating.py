@@ -153,3 +153,28 @@ def test_a_migration_that_builds_concurrently_builds_only_indexes() -> None:
         "026_slot_starts_and_ends.sql": 2,
         NAME: 1,
     }
+
+
+def test_a_server_waiting_for_its_migration_turn_says_so_and_goes_on_when_it_comes(
+    pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as holder, psycopg.connect(pg_url, autocommit=True) as waiter:
+        migrating.take_lock(holder)  # another server migrating
+        taken = threading.Event()
+
+        def wait() -> None:
+            migrating.take_lock(waiter, poll_seconds=0.05)
+            taken.set()
+
+        with caplog.at_level("INFO", logger="engramdb.storage.postgres.migrating"):
+            thread = threading.Thread(target=wait)
+            thread.start()
+            for _ in range(200):  # until it said it waits (its first refused turn)
+                if "waiting for another server's migration" in caplog.text:
+                    break
+                time.sleep(0.05)
+            assert not taken.is_set()  # the positive control of the wait: the holder still has it
+            migrating.release_lock(holder)
+            thread.join(30)
+        assert taken.is_set() and "waiting for another server's migration" in caplog.text
+        migrating.release_lock(waiter)

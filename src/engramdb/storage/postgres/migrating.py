@@ -39,12 +39,19 @@ class _Build(NamedTuple):
     statement: str
 
 
-def take_lock(conn: psycopg.Connection, poll_seconds: float = 0.2) -> None:
-    """Wait for this database's migration turn (``conn`` in autocommit), asking every ``poll_seconds``."""
+def take_lock(conn: psycopg.Connection, poll_seconds: float = 0.2, say_every: float = 30.0) -> None:
+    """Wait for this database's migration turn (``conn`` in autocommit), asking every ``poll_seconds``;
+    say so in the log at once, and every ``say_every`` seconds while it waits (another server's index
+    build may take long)."""
+    started, said = time.monotonic(), None
     while True:
         row = conn.execute(f"SELECT pg_try_advisory_lock({_LOCK})").fetchone()
         if row and row[0]:
             return
+        now = time.monotonic()
+        if said is None or now - said >= say_every:
+            log.info("waiting for another server's migration of this database (%.0f s so far)", now - started)
+            said = now
         time.sleep(poll_seconds)
 
 
