@@ -18,8 +18,9 @@ from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.service import MemoryService
 from engramdb.errors import EngramError
+from engramdb.models.erasure import DeleteMemoryQuery
 from engramdb.storage.port import MemoryRecord
-from tests.factories import fact_body, scope_fields
+from tests.factories import fact_body, participant, scope_fields
 
 SCOPE = scope_fields()
 
@@ -142,3 +143,28 @@ def test_a_long_history_is_read_in_a_few_rounds_on_postgres(
     finally:
         store.close()
     assert statements <= 5 if by_slot else statements > 40, statements  # 120 versions: two a round before
+
+
+def test_a_history_page_shows_none_of_another_scopes_rows_that_took_an_erased_versions_rowid(
+    service: MemoryService, operator: Caller
+) -> None:
+    """A page reads its history's links, then its rows. Between the two, the history may be erased, and
+    SQLite gives the highest erased rowids to the next rows written: another participant's fact read as
+    this history's version (a review's script). Rows are read in the scope's facts, under their ids."""
+    theirs = scope_fields(participantScopeHash=participant("bob"))
+
+    def write(text: str, scope: dict[str, Any], turn: str) -> str:
+        body = fact_body(text, kind="city", scope=scope, sourceEventId=turn)
+        return service.writes.write_fact(operator, FactWrite.model_validate(body)).id
+
+    first, second = write("alice lives in Paris", SCOPE, "t1"), write("alice lives in Rome", SCOPE, "t2")
+    scope_key = auth.scope_key(service.shared.scope(Caller(tenant="t1", key_id="p", role="agent", grant=SCOPE), {}))
+    tenant = service.shared.store.tenant("t1")
+    links = tenant.history_links(scope_key, first)
+    assert [v.memory_id for v in tenant.versions(scope_key, links)] == [first, second]  # the positive control
+    service.erasure.delete_fact(operator, first, DeleteMemoryQuery.model_validate(SCOPE))
+    bobs = write("bob lives in Oslo", theirs, "b1")
+    taken = [r for r in tenant.records([v.rowid for v in links]).values() if r.memory_id == bobs]
+    if type(service.shared.store).__name__ == "SQLiteStore":
+        assert taken  # the rowid went to bob's fact: the case this test is about
+    assert tenant.versions(scope_key, links) == []

@@ -124,7 +124,9 @@ class ReadOperations(Area):
         if not versions:
             raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
         links, cursor = page_of(versions, query.cursor, query.limit, newest_first=query.newest_first)
-        page = tenant.versions(links)
+        page = tenant.versions(key, links)
+        if links and not page:  # erased between the two reads, every version of the page
+            raise NotFoundError(f"no fact {fact_id} in this scope", id=fact_id)
         # The values the page's versions retired; the first page also has the slot's of no version
         # of this history (a retracted history before it). A supersession retires one value each.
         shown, ours = {v.memory_id for v in page}, {v.memory_id for v in versions}

@@ -62,17 +62,21 @@ def history_links(fetch: Fetch, d: Dialect, scope_key: str, memory_id: str) -> l
 
 def history_rows(fetch: Fetch, d: Dialect, scope_key: str, memory_id: str) -> list[MemoryRecord]:
     """Every version of the fact's history as stored, oldest first."""
-    return version_rows(fetch, d, history_links(fetch, d, scope_key, memory_id))
+    return version_rows(fetch, d, scope_key, history_links(fetch, d, scope_key, memory_id))
 
 
-def version_rows(fetch: Fetch, d: Dialect, links: Sequence[VersionLink]) -> list[MemoryRecord]:
-    """The rows of ``links``, in their order (one gone since is left out)."""
+def version_rows(fetch: Fetch, d: Dialect, scope_key: str, links: Sequence[VersionLink]) -> list[MemoryRecord]:
+    """The rows of ``links``, in their order; one gone since is left out. A row is read by its rowid in
+    the scope's facts and kept only under the id its link named: SQLite gives an erased row's rowid to
+    the next row written (another scope's, between reading the links and the rows)."""
     owner, owned = d.owned("m")
     rows: dict[int, MemoryRecord] = {}
     for start in range(0, len(links), _CHUNK):
         chunk = [link.rowid for link in links[start : start + _CHUNK]]
         found = fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {owner}m.rowid IN ({d.marks(len(chunk))})", [*owned, *chunk]
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {owner}m.scope_key = {d.mark} "
+            f"AND m.source = 'MEMORY_FACT' AND m.rowid IN ({d.marks(len(chunk))})",
+            [*owned, scope_key, *chunk],
         )
         rows.update((r[0], MemoryRecord(*r)) for r in found)
-    return [rows[link.rowid] for link in links if link.rowid in rows]
+    return [rows[link.rowid] for link in links if link.rowid in rows and rows[link.rowid].memory_id == link.memory_id]

@@ -237,8 +237,9 @@ class TenantStore(
         """The links of every version of that chain, oldest first: what a page of it is cut from."""
         ...
 
-    def versions(self, links: Sequence[VersionLink]) -> list[MemoryRecord]:
-        """The rows of ``links``, in their order (one gone since is left out)."""
+    def versions(self, scope_key: str, links: Sequence[VersionLink]) -> list[MemoryRecord]:
+        """The rows of ``links`` (versions of a history of ``scope_key``), in their order; one gone since is
+        left out."""
         ...
 
     def tombstones(

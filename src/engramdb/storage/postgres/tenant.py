@@ -260,8 +260,8 @@ class PostgresTenantStore(
     def history_links(self, scope_key: str, memory_id: str) -> list[VersionLink]:
         return history_links(self._all, self._dialect, scope_key, memory_id)
 
-    def versions(self, links: Sequence[VersionLink]) -> list[MemoryRecord]:
-        return version_rows(self._all, self._dialect, links)
+    def versions(self, scope_key: str, links: Sequence[VersionLink]) -> list[MemoryRecord]:
+        return version_rows(self._all, self._dialect, scope_key, links)
 
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool

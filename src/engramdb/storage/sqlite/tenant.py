@@ -235,8 +235,8 @@ class SQLiteTenantStore(
     def history_links(self, scope_key: str, memory_id: str) -> list[VersionLink]:
         return history_links(self._db.fetchall, SQLITE, scope_key, memory_id)
 
-    def versions(self, links: Sequence[VersionLink]) -> list[MemoryRecord]:
-        return version_rows(self._db.fetchall, SQLITE, links)
+    def versions(self, scope_key: str, links: Sequence[VersionLink]) -> list[MemoryRecord]:
+        return version_rows(self._db.fetchall, SQLITE, scope_key, links)
 
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool
