@@ -129,11 +129,9 @@ def facts_clause(
     """The filters and newest-first order of a fact listing, after ``WHERE`` on the scope (its
     source spelt out: SQLite reads its partial index by recorded time only when the query says so)."""
     sql, params = filter_clause(filt, mark=mark)
-    sql += " AND m.source = 'MEMORY_FACT'"
-    for column, value in (("subject_key", subject_key), ("kind", kind)):
-        if value is not None:
-            sql += f" AND m.{column} = {mark}"
-            params.append(value)
+    named, values = equalities({"m.subject_key": subject_key, "m.kind": kind}, mark)
+    sql += f" AND m.source = 'MEMORY_FACT'{named}"
+    params += values
     if below is not None:
         sql += f" AND (m.recorded_at, m.rowid) < ({mark}, {mark})"
         params += [below.at, below.rowid]
@@ -167,6 +165,12 @@ def episodes_filter(
             sql += f" AND {clause}{mark}"
             params.append(value)
     return sql, params
+
+
+def equalities(columns: dict[str, Any], mark: str = "?") -> tuple[str, list[Any]]:
+    """`` AND <column> = ?`` for each column given a value (None: not asked), and those values."""
+    given = {column: value for column, value in columns.items() if value is not None}
+    return "".join(f" AND {column} = {mark}" for column in given), list(given.values())
 
 
 def placeholders(values: Sequence[Any], mark: str = "?") -> str:

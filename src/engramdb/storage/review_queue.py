@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from engramdb.storage.columns import MEMORY_COLUMNS
+from engramdb.storage.columns import MEMORY_COLUMNS, equalities
 from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.rows import MemoryRecord, ScopeColumns
 
@@ -74,10 +74,8 @@ def _pending(
     params: list[Any] = []
     if d.tenant is not None:
         where, params = f"tenant = {d.mark} AND {where}", [d.tenant]
-    for column, value in (("kind", kind), ("subject_key", subject_key)):
-        if value is not None:
-            where += f" AND {column} = {d.mark}"
-            params.append(value)
+    named, values = equalities({"kind": kind, "subject_key": subject_key}, d.mark)
+    where, params = where + named, params + values
     if recorded_before is not None:
         where += f" AND recorded_at < {d.mark}"
         params.append(recorded_before)
