@@ -178,3 +178,29 @@ def test_a_server_waiting_for_its_migration_turn_says_so_and_goes_on_when_it_com
             thread.join(30)
         assert taken.is_set() and "waiting for another server's migration" in caplog.text
         migrating.release_lock(waiter)
+
+
+def test_a_concurrent_build_is_not_cut_short_by_the_sessions_statement_timeout(pg_url: str, schema: str) -> None:
+    """The build waits for a write in flight longer than the session's statement timeout allows a statement,
+    and completes; the session keeps its timeout for what follows."""
+    with psycopg.connect(pg_url) as holder, psycopg.connect(pg_url, autocommit=True) as migrator:
+        migrator.execute("SET statement_timeout = '300ms'")
+        holder.execute(f"LOCK TABLE {schema}.record_values IN ROW EXCLUSIVE MODE")
+        failed: list[BaseException] = []
+
+        def migrate() -> None:
+            try:
+                migrating.apply(migrator, schema, NAME, TEXT, small_table_bytes=-1)
+            except BaseException as error:  # reported below
+                failed.append(error)
+
+        thread = threading.Thread(target=migrate)
+        thread.start()
+        _wait_until_it_waits(pg_url, migrator.info.backend_pid)
+        time.sleep(0.6)  # twice the timeout: a statement under it would have been cancelled by now
+        assert thread.is_alive()  # still waiting for the holder, not cancelled
+        holder.rollback()
+        thread.join(60)
+        assert not failed, failed
+        assert _valid(migrator, schema) is True
+        assert migrator.execute("SHOW statement_timeout").fetchone() == ("300ms",)

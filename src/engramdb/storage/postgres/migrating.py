@@ -86,9 +86,16 @@ def apply(conn: psycopg.Connection, schema: str, name: str, text: str, *, small_
             _record(conn, schema, name)
         return
     _drop_invalid(conn, schema, builds, "CONCURRENTLY ")
-    for build in builds:
-        log.info("building index %s of %s concurrently (writes go on meanwhile)", build.name, build.table)
-        conn.execute(build.statement)
+    # A build takes as long as its table needs (and waits for the database's older transactions): under
+    # the session's statement timeout a build longer than it was cancelled at every start, and redone.
+    row = conn.execute("SHOW statement_timeout").fetchone()
+    conn.execute("SELECT set_config('statement_timeout', '0', false)")
+    try:
+        for build in builds:
+            log.info("building index %s of %s concurrently (writes go on meanwhile)", build.name, build.table)
+            conn.execute(build.statement)
+    finally:
+        conn.execute("SELECT set_config('statement_timeout', %s, false)", (row[0] if row else "0",))
     _record(conn, schema, name)
 
 
