@@ -107,7 +107,7 @@ def test_a_long_history_is_read_in_a_few_rounds_on_postgres(
 ) -> None:
     """PostgreSQL walks the links: a round went one version further, so a slot corrected every turn took a
     round a version (5.8 s for 2,000 versions). The statements are counted, on the write connection."""
-    from engramdb.storage.common import walk_history
+    from engramdb.storage.history_walk import walk_history
     from engramdb.storage.postgres.store import PostgresStore
 
     if not by_slot:  # the walk before: the links of the ids found last, a round at a time

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramdb.storage import common
+from engramdb.storage import history_walk
 from engramdb.storage.columns import MEMORY_COLUMNS
 from engramdb.storage.history_walk import history_links
 from engramdb.storage.sqlite.transaction import SQLITE
@@ -65,10 +65,10 @@ def test_the_walk_finds_the_closure_of_the_links(slot_after: int, rows: list[dic
             f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({', '.join('?' * len(COLUMNS))})",
             [values[c] for c in COLUMNS],
         )
-    saved, common.SLOT_AFTER = common.SLOT_AFTER, slot_after
+    saved, history_walk.SLOT_AFTER = history_walk.SLOT_AFTER, slot_after
     try:
         for start in [*IDS, "missing"]:
             found = history_links(lambda sql, params: db.execute(sql, params).fetchall(), SQLITE, "s1", start)
             assert sorted(v.memory_id for v in found) == _closure(rows, start), start
     finally:
-        common.SLOT_AFTER = saved
+        history_walk.SLOT_AFTER = saved

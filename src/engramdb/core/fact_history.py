@@ -40,7 +40,7 @@ _ORDERS = {False: "old", True: "new"}  # the order a page was read in: oldest or
 
 
 def position(record: Version) -> Position:
-    """Where a version stands in its history (``storage.common.walk_history`` orders by it, then by row)."""
+    """Where a version stands in its history (``storage.history_walk.walk_history`` orders by it, then by row)."""
     return (record.valid_from or "", record.recorded_at)
 
 

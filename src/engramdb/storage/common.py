@@ -21,7 +21,6 @@ from engramdb.storage.port import (
     NewMemory,
     Transaction,
 )
-from engramdb.storage.rows import VersionLink
 
 
 def acting_keys(drafts: Sequence[AuditDraft]) -> list[str]:
@@ -99,67 +98,6 @@ def _as_stored(row: NewMemory) -> MemoryRecord:
         status_reason=row.status_reason,
         active_from=row.active_from,
     )
-
-
-Slot = tuple[str, str]  # a subject and a kind
-SLOT_AFTER = 3  # versions of a history found in one slot before that slot's linked versions are read at once
-
-
-def walk_history(
-    memory_id: str,
-    linked: Callable[[list[str], list[str], list[Slot]], list[VersionLink]],
-    slot: Callable[[str, str], list[VersionLink]],
-) -> list[VersionLink]:
-    """Follow supersedes / superseded-by links both ways from one fact; oldest version first.
-
-    ``linked(ids, unknown, read)`` returns the facts with an id of ``unknown`` and those linking to one
-    of ``ids`` outside the slots ``read``; ``slot(subject, kind)`` every version of a slot with a link.
-    A read of the links of the ids found last goes one version further a round: a slot corrected every
-    turn took a round a version (5.8 s for 2,000 on PostgreSQL). So once ``SLOT_AFTER`` versions are
-    found in one slot, its linked versions are read at once, their links followed here, and every id
-    found is asked in the next round (a link from another slot, or to a fact elsewhere, is found there).
-    A history of a few versions reads no slot (a list kind may hold thousands of values, none linked).
-    """
-    found: dict[str, VersionLink] = {}
-    by_link: dict[str, list[VersionLink]] = {}  # every row read, under each id it names
-    per_slot: dict[Slot, int] = {}
-    slots_read: list[Slot] = []
-    ids, asked = {memory_id}, set[str]()
-
-    def absorb(rows: list[VersionLink]) -> list[str]:
-        """Keep ``rows`` under the ids they name; return those ids already in the history."""
-        for row in rows:
-            for link in _links(row):
-                by_link.setdefault(link, []).append(row)
-        return [link for row in rows for link in _links(row) if link in ids]
-
-    while ids - asked:
-        frontier = list(ids - asked)
-        asked |= set(frontier)
-        unknown = [i for i in frontier if i not in found]  # a row with no link of its own is found by its id
-        todo = absorb(linked(frontier, unknown, list(slots_read))) + frontier
-        while todo:  # the links among the rows read so far
-            for row in by_link.get(todo.pop(), ()):
-                if row.memory_id in found:
-                    continue
-                found[row.memory_id] = row
-                new = _links(row) - ids
-                ids |= new
-                todo += new
-                if row.subject_key is None or row.kind is None:
-                    continue
-                key = (row.subject_key, row.kind)
-                per_slot[key] = per_slot.get(key, 0) + 1
-                if per_slot[key] == SLOT_AFTER and key not in slots_read:
-                    slots_read.append(key)
-                    todo += absorb(slot(*key))
-    return sorted(found.values(), key=lambda r: (r.valid_from or "", r.recorded_at, r.rowid))
-
-
-def _links(row: VersionLink) -> set[str]:
-    """The ids a version names: its own and the versions it replaced and that replaced it (an empty link
-    names nothing)."""
-    return {i for i in (row.memory_id, row.supersedes_id, row.superseded_by_id) if i}
 
 
 def expire_rows(tx: Transaction, rowids: Sequence[int], now: str, actor: AuditDraft) -> int:

@@ -155,7 +155,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
         return [MemoryRecord(*r) for r in rows]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
-        return history_rows(runner(self._conn), Dialect("%s", self._tenant), scope_key, memory_id)
+        return history_rows(runner(self._conn), self._d, scope_key, memory_id)
 
     def slot_facts(self, scope_key: str, subject_key: str, kind: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._conn.execute(
