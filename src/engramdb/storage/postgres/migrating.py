@@ -62,7 +62,8 @@ def release_lock(conn: psycopg.Connection) -> None:
 def statements(text: str) -> list[str]:
     """The file's statements, without their comment lines (a ``;`` ends a statement at a line's end)."""
     lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
-    return [s.strip().rstrip(";") for s in "\n".join(lines).split(";\n") if s.strip().rstrip(";").strip()]
+    parts = (s.strip().rstrip(";").rstrip() for s in "\n".join(lines).split(";\n"))
+    return [part for part in parts if part]
 
 
 def concurrent_builds(text: str) -> list[_Build]:
@@ -113,9 +114,7 @@ def _bytes(conn: psycopg.Connection, table: str) -> int:
 
 def _invalid(conn: psycopg.Connection, schema: str, index: str) -> bool:
     row = conn.execute(
-        "SELECT NOT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s",
-        (schema, index),
+        "SELECT NOT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", (f"{schema}.{index}",)
     ).fetchone()
     return bool(row and row[0])
 
