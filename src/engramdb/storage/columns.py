@@ -38,11 +38,8 @@ def audit_clause(filt: AuditFilter | None, mark: str = "?") -> tuple[str, list[A
     if filt.action_prefix is not None:
         sql += f" AND substr(action, 1, {len(filt.action_prefix)}) = {mark}"
         params.append(filt.action_prefix)
-    for column, value in (("target_id", filt.target_id), ("actor_key_id", filt.actor_key_id)):
-        if value is not None:
-            sql += f" AND {column} = {mark}"
-            params.append(value)
-    return sql, params
+    named, values = equalities({"target_id": filt.target_id, "actor_key_id": filt.actor_key_id}, mark)
+    return sql + named, params + values
 
 
 def lexical_body(row: NewMemory) -> str:

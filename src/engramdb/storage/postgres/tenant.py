@@ -26,6 +26,7 @@ from engramdb.storage.columns import (
     audit_clause,
     episodes_clause,
     episodes_filter,
+    equalities,
     facts_clause,
 )
 from engramdb.storage.common import expire_rows
@@ -266,12 +267,9 @@ class PostgresTenantStore(
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool
     ) -> list[Tombstone]:
-        sql = f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tenant = %s AND scope_key = %s"
-        args: list[Any] = [self.name, scope_key]
-        for column, value in (("subject_key", subject_key), ("kind", kind)):
-            if value is not None:
-                sql += f" AND {column} = %s"
-                args.append(value)
+        named, values = equalities({"subject_key": subject_key, "kind": kind}, "%s")
+        sql = f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE tenant = %s AND scope_key = %s{named}"
+        args: list[Any] = [self.name, scope_key, *values]
         if not include_lifted:
             sql += " AND lifted_at IS NULL"
         return [Tombstone(*r) for r in self._all(sql + " ORDER BY created_at", args)]

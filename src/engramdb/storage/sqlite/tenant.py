@@ -16,7 +16,7 @@ from engramdb.audit_chain.states import DIGEST_SCHEME
 from engramdb.storage import erasure, participants
 from engramdb.storage.aging import AgingStore
 from engramdb.storage.assist.sql import AssistStoreSQL
-from engramdb.storage.columns import audit_clause
+from engramdb.storage.columns import audit_clause, equalities
 from engramdb.storage.common import expire_rows
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
 from engramdb.storage.fact_search.reads import FactSearchSQL
@@ -241,12 +241,9 @@ class SQLiteTenantStore(
     def tombstones(
         self, scope_key: str, *, subject_key: str | None, kind: str | None, include_lifted: bool
     ) -> list[Tombstone]:
-        sql = f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = ?"
-        params: list[Any] = [scope_key]
-        for column, value in (("subject_key", subject_key), ("kind", kind)):
-            if value is not None:
-                sql += f" AND {column} = ?"
-                params.append(value)
+        named, values = equalities({"subject_key": subject_key, "kind": kind})
+        sql = f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones WHERE scope_key = ?{named}"
+        params: list[Any] = [scope_key, *values]
         if not include_lifted:
             sql += " AND lifted_at IS NULL"
         rows = self._db.fetchall(sql + " ORDER BY created_at", params)
