@@ -125,14 +125,15 @@ def schema_pool(pg_url: str) -> SchemaPool:
 @pytest.fixture
 def store(settings: Settings, backend: str, request: pytest.FixtureRequest) -> Iterator[Store]:
     """A fresh store on each backend: a new SQLite folder, or an empty migrated PostgreSQL schema
-    (a new one, or one an earlier test used, emptied: tests/pg_schemas.py)."""
+    (a new one, or one an earlier test used, emptied: tests/pg_schemas.py; always a new one for a
+    test marked ``fresh_schema``)."""
     if backend == "sqlite":
         lite = SQLiteStore(settings.home)
         yield lite
         lite.close()
         return
     pool: SchemaPool = request.getfixturevalue("schema_pool")
-    pg = pool.open()
+    pg = pool.open(fresh=request.node.get_closest_marker("fresh_schema") is not None)
     yield pg
     pg.close()
     pool.give_back(pg.schema)

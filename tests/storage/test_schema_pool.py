@@ -98,3 +98,52 @@ def test_a_schema_still_held_by_a_transaction_is_not_used_again(pg_url: str) -> 
         again, fresh = _opened(pool)
         assert fresh and again.schema != store.schema
         again.close()
+
+
+def test_a_fresh_schema_is_a_new_one_even_when_an_emptied_one_is_free(pg_url: str, tmp_path: Path) -> None:
+    """An emptied schema keeps its deleted rows' index pages, which PostgreSQL's plans weigh; a plan
+    check asks for a new schema (``fresh``, the ``fresh_schema`` marker)."""
+    pool = SchemaPool(pg_url)
+    store, _ = _opened(pool)
+    _write(store, tmp_path)
+    store.close()
+    pool.give_back(store.schema)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        pages = f"SELECT pg_relation_size('{store.schema}.memories_pkey')"
+        assert conn.execute(pages).fetchone()[0] > 8192  # type: ignore[index]  # emptied, not shrunk: the leftovers
+
+    new = pool.open(fresh=True)
+    assert new.schema != store.schema and store.schema in pool._free  # a new one, the emptied one left free
+    new.close()
+    again, fresh = _opened(pool)
+    assert (again.schema, fresh) == (store.schema, False)  # the control: unasked, the emptied one is handed out
+    again.close()
+
+
+def _store_after_one_is_given_back(schema_pool: SchemaPool, request: pytest.FixtureRequest) -> tuple[str, str]:
+    """The emptied schema left free in the session's pool, and the schema the ``store`` fixture then took."""
+    assert request.getfixturevalue("backend") == "postgres"
+    spare = schema_pool.open()
+    spare.close()
+    schema_pool.give_back(spare.schema)
+    assert spare.schema in schema_pool._free
+    store = request.getfixturevalue("store")
+    assert isinstance(store, PostgresStore)
+    return spare.schema, store.schema
+
+
+@pytest.mark.fresh_schema
+@pytest.mark.parametrize("backend", ["postgres"])
+def test_the_marker_gives_the_store_fixture_a_new_schema(
+    backend: str, schema_pool: SchemaPool, request: pytest.FixtureRequest
+) -> None:
+    spare, taken = _store_after_one_is_given_back(schema_pool, request)
+    assert taken != spare and spare in schema_pool._free
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+def test_unmarked_the_store_fixture_takes_the_emptied_one(
+    backend: str, schema_pool: SchemaPool, request: pytest.FixtureRequest
+) -> None:
+    spare, taken = _store_after_one_is_given_back(schema_pool, request)
+    assert taken == spare  # the control of the marker's test
