@@ -163,9 +163,16 @@ class WebhookSettings(BaseModel):
         2.0, gt=0, description="wait before a failed delivery's first retry; doubles each time, up to the cap"
     )
     max_backoff_seconds: float = Field(3600.0, gt=0, description="the longest wait between two tries")
-    timeout_seconds: float = Field(10.0, gt=0, description="seconds an endpoint has to answer a delivery")
+    timeout_seconds: float = Field(
+        10.0, gt=0, description="seconds an endpoint has to answer a delivery, in all (connecting, sending, its status)"
+    )
     poll_seconds: float = Field(0.5, gt=0, description="how often the deliverer looks for new changes when idle")
-    concurrency: int = Field(4, ge=1, le=64, description="endpoints delivered to at once (one delivery each)")
+    concurrency: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="endpoints delivered to at once (one delivery each; one tenant's, all but one at most)",
+    )
 
 
 class Settings(BaseSettings):

@@ -6,6 +6,11 @@ signs the stored body afresh (``EngramDB-Signature``) and POSTs it; a 2xx acknow
 else (another status, a refused connection, a timeout) is a failed try, retried with backoff and
 kept as a dead letter after the last. Everything is in the store (core/changes/outbox.py), so a
 server killed mid-delivery sends that same delivery again when it is back.
+
+A try has ``timeout_seconds`` in all, however slowly the endpoint answers (httpx's own timeouts
+are per read: an answer dripped a byte at a time held a thread for as long as it dripped), and
+only its status is read. One tenant's endpoints hold at most all threads but one, so that another
+tenant's deliveries are never all queued behind a tenant's slow endpoints.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+import anyio
 import httpx
 
 from engramdb import __version__, clock, tls
@@ -33,22 +40,14 @@ KEY_CHANGED = "the server's webhook key is not the one this endpoint's secret ca
 class WebhookWorker:
     """Delivers every tenant's change feed to its endpoints, in the background."""
 
-    def __init__(
-        self,
-        store: Store,
-        settings: WebhookSettings,
-        keys: KeyFile,
-        *,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
+    def __init__(self, store: Store, settings: WebhookSettings, keys: KeyFile) -> None:
         self._store = store
         self._settings = settings
         self._keys = keys
         self._retry = outbox.Retry(settings.attempts, settings.backoff_seconds, settings.max_backoff_seconds)
-        self._http = httpx.Client(
-            timeout=settings.timeout_seconds, follow_redirects=False, transport=transport, verify=tls.context()
-        )
+        self._tls = tls.context()
         self._pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="engram-webhook")
+        self._per_tenant = max(1, settings.concurrency - 1)  # one thread is always left to the other tenants
         self._busy: set[tuple[str, str]] = set()  # (tenant, endpoint) with a try in flight
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -64,7 +63,6 @@ class WebhookWorker:
         self._wake.set()
         self._thread.join(timeout)
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self._http.close()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -82,7 +80,8 @@ class WebhookWorker:
             for webhook in self._store.tenant(name).webhooks.list_webhooks():
                 key = (name, webhook.webhook_id)
                 with self._lock:
-                    if key in self._busy:
+                    held = Counter(tenant for tenant, _ in self._busy)[name]
+                    if key in self._busy or held >= self._per_tenant:
                         continue
                     self._busy.add(key)
                 self._pool.submit(self._step, name, webhook.webhook_id)
@@ -142,9 +141,19 @@ class WebhookWorker:
             "EngramDB-Webhook": webhook.webhook_id,
         }
         try:
-            answer = self._http.post(webhook.url, content=body, headers=headers)
+            status = anyio.run(self._post, webhook.url, body, headers)
+        except TimeoutError:
+            return None, f"no answer within {self._settings.timeout_seconds:g} s"
         except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as error:  # an address httpx cannot use: a failed try
             return None, f"{type(error).__name__}: {error}"
-        if 200 <= answer.status_code < 300:
-            return answer.status_code, None
-        return answer.status_code, f"HTTP {answer.status_code}"
+        if 200 <= status < 300:
+            return status, None
+        return status, f"HTTP {status}"
+
+    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> int:
+        """The status of one POST, the whole try within the timeout; the answer's body is not read."""
+        timeout = self._settings.timeout_seconds
+        with anyio.fail_after(timeout):
+            async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=self._tls) as http:
+                async with http.stream("POST", url, content=body, headers=headers) as answer:
+                    return answer.status_code
