@@ -22,7 +22,7 @@ from engramdb.models.changes import Change, ChangePage, ChangeQuery, ChangeScope
 from engramdb.storage.feed.port import ChangeRow
 from engramdb.storage.port import TenantStore
 
-PAGE = 500  # audit entries read at a time
+PAGE = 500  # audit entries read at a time: a window of this many sequence numbers
 MAX_SCAN = 20_000  # entries one request reads at most before it answers (the cursor says where it got)
 
 
@@ -49,16 +49,19 @@ def read(
     found: list[ChangeRow] = []
     scanned = 0
     while after < head and len(found) < limit and scanned < MAX_SCAN:
-        rows = tenant.changes.changes(after, PAGE, actions, through_seq=head, scope_key=scope_key)
-        scanned += PAGE
+        # A window of PAGE sequence numbers a statement: kinds or a scope that few entries match
+        # would otherwise have one statement pass over the whole log to fill its page.
+        through = min(head, after + PAGE)
+        rows = tenant.changes.changes(after, PAGE, actions, through_seq=through, scope_key=scope_key)
+        scanned += through - after
         for row in rows:
             after = row.seq
             if visible(row):
                 found.append(row)
                 if len(found) == limit:
                     break
-        if len(rows) < PAGE and len(found) < limit:
-            after = head  # every entry through the head was read
+        if len(found) < limit:
+            after = through  # every entry through the window's end was read
     return Window(found, max(after, 0), head)
 
 
