@@ -142,11 +142,12 @@ class GraphReads:
     ) -> list[Edge]:
         """The relationships touching ``nodes``, oldest first (the first ``limit`` of them): one IN
         list per kind of node and chunk (an OR per node grew past SQLite's expression depth at ~500
-        nodes)."""
+        nodes), and a statement per end, each on its index (one OR of both ends, first by rowid, read
+        every relationship of the scope: 177 ms at 500,000 for a node of three)."""
         m = self._d.mark
         owned, params = self._d.owned("relationships")
         typed = f" AND type IN ({self._d.marks(len(types))})" if types else ""
-        first = f" ORDER BY rowid LIMIT {int(limit)}" if limit is not None else ""
+        first = f" LIMIT {int(limit)}" if limit is not None else ""
         by_kind: dict[str, list[int]] = {}
         for node in nodes:
             by_kind.setdefault(node.kind, []).append(node.rowid)
@@ -154,11 +155,16 @@ class GraphReads:
         for kind, rowids in by_kind.items():
             for chunk in chunks(list(dict.fromkeys(rowids)), CHUNK):
                 marks = self._d.marks(len(chunk))
+                source, target = (
+                    f"SELECT rowid FROM relationships WHERE {owned}scope_key = {m} AND {end}_kind = {m} "
+                    f"AND {end} IN ({marks}){typed}"
+                    for end in ("source", "target")
+                )
+                ids = f"SELECT rowid FROM ({source} UNION {target}) ends ORDER BY rowid{first}"
+                end_params = [*params, scope_key, kind, *chunk, *types]
                 rows = self._run(
-                    f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}scope_key = {m} AND "
-                    f"((source_kind = {m} AND source IN ({marks})) OR "
-                    f"(target_kind = {m} AND target IN ({marks}))){typed}{first}",
-                    [*params, scope_key, kind, *chunk, kind, *chunk, *types],
+                    f"SELECT {EDGE_COLUMNS} FROM relationships WHERE {owned}rowid IN ({ids})",
+                    [*params, *end_params, *end_params],
                 )
                 found.update((e.rowid, e) for e in map(edge, rows))
         return [found[rowid] for rowid in sorted(found)[:limit]]
