@@ -32,6 +32,10 @@ MAX_DEPTH = 8
 # 11.9 s (session 46); 1,000 records take ~0.5 s, 10,000 values ~0.35 s (each value a row, 20-60 us).
 MAX_RECORDS = 1_000  # in one write, children included
 MAX_VALUES = 10_000  # typed values in one write or one record (a list's items count one each)
+# A record's properties as stored (canonical JSON, UTF-8). Its values alone allowed ~160 MB, grown by
+# PATCHes past the body limit; a PATCH then re-read and re-wrote it all under the write lock (8.7 s
+# for 90 MB, while another key's write waited: a review), and every read answered it whole.
+MAX_RECORD_BYTES = 1_000_000
 
 
 @dataclass

@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engramdb.contract.canonical import canonical_json, sha256_hex
-from engramdb.core.knowledge.properties import Draft, values
+from engramdb.core.knowledge.properties import MAX_RECORD_BYTES, Draft, values
+from engramdb.errors import InvalidInputError
 from engramdb.models.knowledge import NodeView, RecordView, RelationshipView
 from engramdb.storage.knowledge.port import Edge, NewRecord, NodeRef, RecordRow
 from engramdb.storage.rows import ScopeColumns
@@ -66,11 +67,18 @@ def new_record(
         and any(c.isalpha() for c in value)
         and not any(v.kind == "datetime" for v in typed if v.name == name)
     )
+    stored = canonical_json(dict(properties))
+    size = len(stored.encode())
+    if size > MAX_RECORD_BYTES:
+        raise InvalidInputError(
+            f"{draft.path} holds {size:,} bytes of properties once stored; a record takes at most {MAX_RECORD_BYTES:,}",
+            field=draft.path,
+        )
     return NewRecord(
         scope=scope,
         record_id=new_record_id(),
         label=draft.label,
-        properties_json=canonical_json(dict(properties)),
+        properties_json=stored,
         values=typed,
         texts=texts,
         merge_key=merge_key,
