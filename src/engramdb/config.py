@@ -164,14 +164,16 @@ class WebhookSettings(BaseModel):
     )
     max_backoff_seconds: float = Field(3600.0, gt=0, description="the longest wait between two tries")
     timeout_seconds: float = Field(
-        10.0, gt=0, description="seconds an endpoint has to answer a delivery, in all (connecting, sending, its status)"
+        10.0,
+        gt=0,
+        description="seconds an endpoint has to answer a delivery: connecting, sending, its status (not a name lookup)",
     )
     poll_seconds: float = Field(0.5, gt=0, description="how often the deliverer looks for new changes when idle")
     concurrency: int = Field(
         4,
         ge=1,
         le=64,
-        description="endpoints delivered to at once (one delivery each; one tenant's, all but one at most)",
+        description="endpoints delivered to at once (one delivery each; one tenant's all but one at most, from 2)",
     )
 
 

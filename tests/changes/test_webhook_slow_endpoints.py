@@ -136,7 +136,19 @@ def test_one_tenants_hanging_endpoints_leave_a_thread_to_another_tenant(
         wait_for(lambda: bool(hang.opened))
         _write(second, "t2's endpoint answers at once.")
         wait_for(lambda: len(receiver.applied) == 1)
-        arrived = time.monotonic()
-        assert hang.opened  # the positive control: t1's try was in flight ...
-        assert not hang.closed or hang.closed[0] > arrived  # ... and still hanging when t2's change arrived
-        assert len(hang.opened) == 1  # t1 held one thread: the other was left to t2
+        arrived, opened, closed = time.monotonic(), len(hang.opened), list(hang.closed)
+        assert opened == 1  # the positive control: t1's try was in flight, on one thread: the other was t2's
+        assert not closed or closed[0] > arrived  # ... and still hanging when t2's change arrived
+
+
+def test_a_tenants_endpoints_take_turns_on_its_share_of_the_threads(server: LiveServer) -> None:
+    """Two threads, one tenant: its share is one at a time, and each of its three endpoints gets the
+    change (the least recently started goes first; the first endpoints alone were tried before)."""
+    with server.client(server.key(role="admin")) as admin, Receiver() as a, Receiver() as b, Receiver() as c:
+        for receiver in (a, b, c):
+            created = _register(admin, receiver.url)
+            receiver.secret = str(created["secret"])
+        _write(admin, "Every endpoint gets this change.")
+        wait_for(lambda: all(len(r.applied) == 1 for r in (a, b, c)))
+        _write(admin, "And this one.")  # the control that turns go on: each gets the next too
+        wait_for(lambda: all(len(r.applied) == 2 for r in (a, b, c)))

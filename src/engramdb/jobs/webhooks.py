@@ -9,8 +9,10 @@ server killed mid-delivery sends that same delivery again when it is back.
 
 A try has ``timeout_seconds`` in all, however slowly the endpoint answers (httpx's own timeouts
 are per read: an answer dripped a byte at a time held a thread for as long as it dripped), and
-only its status is read. One tenant's endpoints hold at most all threads but one, so that another
-tenant's deliveries are never all queued behind a tenant's slow endpoints.
+only its status is read (the name's lookup aside: the resolver has its own time). One tenant's
+endpoints hold at most all threads but one (when there are two or more), taking turns, least
+recently started first, so that another tenant's deliveries are never all queued behind a tenant's
+slow endpoints.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class WebhookWorker:
         self._pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="engram-webhook")
         self._per_tenant = max(1, settings.concurrency - 1)  # one thread is always left to the other tenants
         self._busy: set[tuple[str, str]] = set()  # (tenant, endpoint) with a try in flight
+        self._started: dict[tuple[str, str], int] = {}  # the turn each endpoint's last try started in
+        self._turns = 0
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -74,16 +78,21 @@ class WebhookWorker:
             self._wake.wait(self._settings.poll_seconds)
 
     def dispatch(self) -> int:
-        """Start a try for every endpoint with none in flight; return how many were started."""
+        """Start a try for every endpoint with none in flight, a tenant's least recently started first
+        and as many as its share of the threads; return how many were started."""
         started = 0
         for name in self._store.tenant_names():
-            for webhook in self._store.tenant(name).webhooks.list_webhooks():
+            endpoints = self._store.tenant(name).webhooks.list_webhooks()
+            for webhook in sorted(endpoints, key=lambda w: self._started.get((name, w.webhook_id), -1)):
                 key = (name, webhook.webhook_id)
                 with self._lock:
-                    held = Counter(tenant for tenant, _ in self._busy)[name]
-                    if key in self._busy or held >= self._per_tenant:
+                    if key in self._busy:
                         continue
+                    if Counter(tenant for tenant, _ in self._busy)[name] >= self._per_tenant:
+                        break  # the others' turns come first at the next look (no spinning on idle ones)
                     self._busy.add(key)
+                    self._turns += 1
+                    self._started[key] = self._turns
                 self._pool.submit(self._step, name, webhook.webhook_id)
                 started += 1
         return started
