@@ -17,9 +17,9 @@ import pytest
 from engramdb.config import Settings
 from tests.changes.conftest import FAST
 from tests.changes.receiver import Receiver
-from tests.changes.test_webhooks import wait_for
+from tests.changes.test_webhooks import _register as register_receiver
+from tests.changes.test_webhooks import _write, wait_for
 from tests.conftest import LiveServer
-from tests.factories import episode_body, scope_fields
 
 TIMEOUT = 8.0  # a try's whole time: far shorter than the slow endpoints take
 
@@ -86,16 +86,11 @@ def slow_endpoints() -> Iterator[list[SlowEndpoint]]:
         endpoint.close()
 
 
-def _register(http: httpx.Client, url: str) -> dict[str, object]:
+def _register_url(http: httpx.Client, url: str) -> dict[str, object]:
     answer = http.post("/v1/webhooks", json={"url": url})
     assert answer.status_code == 201, answer.text
     created: dict[str, object] = answer.json()
     return created
-
-
-def _write(http: httpx.Client, text: str) -> None:
-    answer = http.post("/v1/episodes", json=episode_body(text, session="hooks", scope=scope_fields()))
-    assert answer.status_code == 201, answer.text
 
 
 def test_a_dripped_answer_is_cut_off_at_the_timeout_and_the_try_fails(
@@ -104,8 +99,8 @@ def test_a_dripped_answer_is_cut_off_at_the_timeout_and_the_try_fails(
     drip = SlowEndpoint(drip=True)  # its status line and header would take 100,000 x 0.2 s
     slow_endpoints.append(drip)
     with server.client(server.key(role="admin")) as admin:
-        hook = _register(admin, drip.url)
-        _write(admin, "The drip gets this change.")
+        hook = _register_url(admin, drip.url)
+        _write(admin, 1)
         wait_for(lambda: bool(drip.opened))
 
         def failed() -> str | None:
@@ -129,12 +124,11 @@ def test_one_tenants_hanging_endpoints_leave_a_thread_to_another_tenant(
         Receiver() as receiver,
     ):
         for _ in range(2):  # as many endpoints as the deliverer has threads
-            _register(first, hang.url)
-        created = _register(second, receiver.url)
-        receiver.secret = str(created["secret"])
-        _write(first, "Both of t1's endpoints hang on this change.")
+            _register_url(first, hang.url)
+        register_receiver(second, receiver)
+        _write(first, 1)  # both of t1's endpoints hang on it
         wait_for(lambda: bool(hang.opened))
-        _write(second, "t2's endpoint answers at once.")
+        _write(second, 1)  # t2's endpoint answers at once
         wait_for(lambda: len(receiver.applied) == 1)
         arrived, opened, closed = time.monotonic(), len(hang.opened), list(hang.closed)
         assert opened == 1  # the positive control: t1's try was in flight, on one thread: the other was t2's
@@ -146,9 +140,8 @@ def test_a_tenants_endpoints_take_turns_on_its_share_of_the_threads(server: Live
     change (the least recently started goes first; the first endpoints alone were tried before)."""
     with server.client(server.key(role="admin")) as admin, Receiver() as a, Receiver() as b, Receiver() as c:
         for receiver in (a, b, c):
-            created = _register(admin, receiver.url)
-            receiver.secret = str(created["secret"])
-        _write(admin, "Every endpoint gets this change.")
+            register_receiver(admin, receiver)
+        _write(admin, 1)  # every endpoint gets this change
         wait_for(lambda: all(len(r.applied) == 1 for r in (a, b, c)))
-        _write(admin, "And this one.")  # the control that turns go on: each gets the next too
+        _write(admin, 1, start=1)  # the control that turns go on: each gets the next too
         wait_for(lambda: all(len(r.applied) == 2 for r in (a, b, c)))

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import anyio
@@ -88,7 +87,7 @@ class WebhookWorker:
                 with self._lock:
                     if key in self._busy:
                         continue
-                    if Counter(tenant for tenant, _ in self._busy)[name] >= self._per_tenant:
+                    if sum(tenant == name for tenant, _ in self._busy) >= self._per_tenant:
                         break  # the others' turns come first at the next look (no spinning on idle ones)
                     self._busy.add(key)
                     self._turns += 1
