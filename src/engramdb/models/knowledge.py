@@ -65,7 +65,11 @@ class RecordHistory(ResponseModel):
     """A page of a record's versions, oldest first; the last page ends with the current one."""
 
     versions: list[RecordVersion] = Field(description="the versions, oldest first")
-    next_cursor: str | None = Field(None, description="pass as ?cursor= for the next page; absent on the last")
+    next_cursor: str | None = Field(
+        None,
+        description="pass as ?cursor= for the next page; absent on the last (a page also ends before limit "
+        "at the answer's size limit, 4,000,000 bytes of properties)",
+    )
 
 
 class RecordVersion(ResponseModel):
@@ -186,6 +190,11 @@ class RecordSearchResult(ResponseModel):
     more_groups: bool | None = Field(
         None, description="with groupBy: whether more groups follow this page (ask again with skip + limit)"
     )
+    truncated: bool = Field(
+        False,
+        description="true when the page stopped before limit at the answer's size limit (4,000,000 bytes of "
+        "properties): more may follow; ask again with skip + the records answered",
+    )
 
 
 class DeleteRequest(WireModel):
@@ -252,8 +261,9 @@ class GraphExport(ResponseModel):
     relationships: list[RelationshipView] = Field(description="relationships among them (and to memories)")
     truncated: bool = Field(
         False,
-        description="true when the walk stopped at the export's relationship limit (2,000): ask with a "
-        "narrower where or a smaller depth for the whole subgraph",
+        description="true when the export stopped at its relationship limit (2,000) or its size limit "
+        "(4,000,000 bytes of properties; a hop whose records pass it is left out whole): ask with a "
+        "narrower where, a smaller limit or a smaller depth for the whole subgraph",
     )
 
 

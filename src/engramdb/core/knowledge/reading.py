@@ -11,7 +11,7 @@ from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate
 from engramdb.core import auth
 from engramdb.core.assist.links import as_relationships
 from engramdb.core.auth import Caller
-from engramdb.core.knowledge.paging import PageKey, version_cursor
+from engramdb.core.knowledge.paging import ANSWER_BYTES, PageKey, fitting, version_cursor
 from engramdb.core.knowledge.properties import check_label, check_property
 from engramdb.core.knowledge.views import NOUNS, record_view, relationship_view
 from engramdb.core.knowledge.where import PSEUDO, parse
@@ -57,15 +57,18 @@ class KnowledgeReading(Area):
         tenant, scope_key = self._scoped(caller, query.named_scope_fields())
         row = _record(tenant, scope_key, record_id)
         after = version_cursor(query.cursor)
-        earlier = tenant.record_history(row.rowid, after=after, limit=query.limit + 1)
-        versions = [
+        sizes = tenant.history_sizes(row.rowid, after=after, limit=query.limit + 1)
+        if len(sizes) < query.limit + 1 and row.version > after:  # the current version ends the last page
+            sizes.append((row.version, len(row.properties_json.encode())))
+        kept, cut = fitting(sizes[: query.limit])
+        earlier = tenant.record_history(row.rowid, after=after, limit=sum(v < row.version for v in kept))
+        page = [
             RecordVersion(version=h.version, properties=json.loads(h.properties_json), until=h.replaced_at)
             for h in earlier
         ]
-        if len(versions) < query.limit + 1 and row.version > after:  # the current version ends the last page
-            versions.append(RecordVersion(version=row.version, properties=json.loads(row.properties_json)))
-        page = versions[: query.limit]
-        more = len(versions) > query.limit
+        if row.version in kept:
+            page.append(RecordVersion(version=row.version, properties=json.loads(row.properties_json)))
+        more = cut or len(sizes) > query.limit
         return RecordHistory(versions=page, next_cursor=str(page[-1].version) if more else None)
 
     def list_relationships(self, caller: Caller, query: RelationshipQuery) -> RelationshipList:
@@ -138,28 +141,39 @@ class KnowledgeReading(Area):
             aggregates, more = _aggregates(tenant, scope_key, query, specs, body.group_by)
             return RecordSearchResult(records=[], total=total, aggregates=aggregates, more_groups=more)
         if body.query is None:
-            page = tenant.search_records(scope_key, query)
-            return RecordSearchResult(records=[record_view(r) for r in page], total=_total(total, len(page), body))
+            ids, cut = fitting(tenant.search_record_sizes(scope_key, query))
+            rows = tenant.record_rows(scope_key, ids)
+            return RecordSearchResult(
+                records=[record_view(rows[rowid]) for rowid in ids if rowid in rows],
+                total=_total(total, len(ids), body, cut),
+                truncated=cut,
+            )
         embedder = self.shared.embedder
         vector = embedder.embed([body.query])[0]
         # Only this embedder's vectors compare with the query's: another model's wait for `engram reembed`.
         ranked = tenant.record_vector_candidates(
             scope_key, vector, query, body.property, body.limit + body.skip, embedder.model_id
         )
-        ranked = ranked[body.skip :]
-        rows = tenant.record_rows(scope_key, [rowid for rowid, _ in ranked])
-        found = [record_view(rows[rowid], round(score, 6)) for rowid, score in ranked if rowid in rows]
-        return RecordSearchResult(records=found, total=_total(total, len(found), body))
+        scores = dict(ranked[body.skip :])
+        sizes = tenant.record_sizes(scope_key, list(scores))
+        ids, cut = fitting([(rowid, sizes[rowid]) for rowid in scores if rowid in sizes])
+        rows = tenant.record_rows(scope_key, ids)
+        found = [record_view(rows[rowid], round(scores[rowid], 6)) for rowid in ids if rowid in rows]
+        return RecordSearchResult(records=found, total=_total(total, len(ids), body, cut), truncated=cut)
 
     def export_records(self, caller: Caller, body: ExportRequest) -> GraphExport:
         """The matching records and what they link to, ``depth`` hops out, with the relationships."""
         tenant, scope_key = self._scoped(caller, body.scope.named_scope_fields() if body.scope else {})
         query = search_query(body.labels, body.where, {}, body.limit, 0)
-        rows = {r.rowid: r for r in tenant.search_records(scope_key, query)}
+        sizes = tenant.search_record_sizes(scope_key, query)
+        ids, truncated = fitting(sizes)
+        left = ANSWER_BYTES - sum(size for _, size in sizes[: len(ids)])
+        matched = tenant.record_rows(scope_key, ids)
+        rows = {rowid: matched[rowid] for rowid in ids if rowid in matched}
         frontier, edges = [NodeRef("RECORD", rowid) for rowid in rows], dict[int, Edge]()
-        seen, truncated = set(frontier), False
+        seen = set(frontier)
         for _ in range(body.depth):
-            if not frontier:
+            if not frontier or truncated:
                 break
             room = EXPORT_RELATIONSHIPS - len(edges)
             # A hop reads only what the budget has room for (and the edges it holds already, which it
@@ -167,13 +181,17 @@ class KnowledgeReading(Area):
             found = tenant.edges(scope_key, frontier, limit=room + 1 + len(edges))
             found = [e for e in found if e.rowid not in edges]
             truncated = len(found) > room
-            edges.update({e.rowid: e for e in found[:room]})
-            frontier = [n for e in found[:room] for n in (e.source, e.target) if n not in seen]
-            seen.update(frontier)
-            more = tenant.record_rows(scope_key, [n.rowid for n in frontier if n.kind == "RECORD"])
-            rows.update(more)
-            if truncated:
+            reached = list(dict.fromkeys(n for e in found[:room] for n in (e.source, e.target) if n not in seen))
+            wanted = [n.rowid for n in reached if n.kind == "RECORD"]
+            need = sum(tenant.record_sizes(scope_key, wanted).values())
+            if need > left:  # the hop's relationships would name records the answer has no room for
+                truncated = True
                 break
+            left -= need
+            edges.update({e.rowid: e for e in found[:room]})
+            frontier = reached
+            seen.update(frontier)
+            rows.update(tenant.record_rows(scope_key, wanted))
         return GraphExport(
             records=[record_view(r) for r in rows.values()],
             relationships=_relationships(tenant, list(edges.values())),
@@ -242,11 +260,11 @@ def _aggregates(
     return aggregates, (len(rows) > query.limit if group_by else None)
 
 
-def _total(counted: int | None, found: int, body: RecordSearch) -> int | None:
+def _total(counted: int | None, found: int, body: RecordSearch, cut: bool) -> int | None:
     """The count when asked; else known only when this page holds the last match."""
     if counted is not None:
         return counted
-    return body.skip + found if found < body.limit and (found or not body.skip) else None
+    return body.skip + found if not cut and found < body.limit and (found or not body.skip) else None
 
 
 def _record(tenant: TenantStore, scope_key: str, record_id: str) -> RecordRow:

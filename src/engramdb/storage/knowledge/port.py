@@ -256,7 +256,15 @@ class KnowledgeReads(Protocol):
 
     def record_rows(self, scope_key: str, rowids: Sequence[int]) -> dict[int, RecordRow]: ...
 
+    def record_sizes(self, scope_key: str, rowids: Sequence[int]) -> dict[int, int]:
+        """The UTF-8 bytes of each record's properties as stored, without reading them into the process."""
+        ...
+
     def search_records(self, scope_key: str, query: Query) -> list[RecordRow]: ...
+
+    def search_record_sizes(self, scope_key: str, query: Query) -> list[tuple[int, int]]:
+        """The page ``search_records`` answers, as (rowid, bytes of its properties) in the same order."""
+        ...
 
     def count_records(self, scope_key: str, query: Query) -> int: ...
 
@@ -282,6 +290,10 @@ class KnowledgeReads(Protocol):
 
     def record_history(self, rowid: int, *, after: int, limit: int) -> list[HistoryRow]:
         """A page of a record's earlier versions: those after version ``after``, oldest first."""
+        ...
+
+    def history_sizes(self, rowid: int, *, after: int, limit: int) -> list[tuple[int, int]]:
+        """The page ``record_history`` answers, as (version, bytes of its properties)."""
         ...
 
     def admitted(self, scope_key: str, rowids: Sequence[int], filt: CandidateFilter) -> list[int]:

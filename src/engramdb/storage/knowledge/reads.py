@@ -44,6 +44,19 @@ class GraphReads:
             out.update((r[0], record_row(r)) for r in rows)
         return out
 
+    def record_sizes(self, scope_key: str, rowids: Sequence[int]) -> dict[int, int]:
+        owned, params = self._d.owned("r")
+        out: dict[int, int] = {}
+        for chunk in chunks(list(dict.fromkeys(rowids)), CHUNK):
+            clause = in_clause("r.rowid", chunk, self._d)
+            rows = self._run(
+                f"SELECT r.rowid, {self._d.bytes_of('r.properties_json')} FROM records r "
+                f"WHERE {owned}r.scope_key = {self._d.mark} AND {clause.sql}",
+                [*params, scope_key, *clause.params],
+            )
+            out.update((int(r[0]), int(r[1])) for r in rows)
+        return out
+
     def _roots(self, scope_key: str, query: Query, *, whole: bool) -> Compiled:
         """The compiled roots, found from the equality with the fewest records where that helps.
 
@@ -78,6 +91,17 @@ class GraphReads:
             bounded([*roots.prefix_params, *roots.params, *order.params, query.limit, query.skip]),
         )
         return [record_row(r) for r in rows]
+
+    def search_record_sizes(self, scope_key: str, query: Query) -> list[tuple[int, int]]:
+        roots = self._roots(scope_key, query, whole=False)
+        order = order_by(query, self._d)
+        m = self._d.mark
+        rows = self._run(
+            f"{roots.prefix}SELECT r.rowid, {self._d.bytes_of('r.properties_json')} {roots.sql}{order.sql} "
+            f"LIMIT {m} OFFSET {m}",
+            bounded([*roots.prefix_params, *roots.params, *order.params, query.limit, query.skip]),
+        )
+        return [(int(r[0]), int(r[1])) for r in rows]
 
     def count_records(self, scope_key: str, query: Query) -> int:
         roots = self._roots(scope_key, query, whole=True)
@@ -208,14 +232,21 @@ class GraphReads:
         return [int(r[0]) for r in rows]
 
     def record_history(self, rowid: int, *, after: int, limit: int) -> list[HistoryRow]:
+        return [HistoryRow(*r) for r in self._versions("properties_json, replaced_at", rowid, after, limit)]
+
+    def history_sizes(self, rowid: int, *, after: int, limit: int) -> list[tuple[int, int]]:
+        rows = self._versions(self._d.bytes_of("properties_json"), rowid, after, limit)
+        return [(int(r[0]), int(r[1])) for r in rows]
+
+    def _versions(self, columns: str, rowid: int, after: int, limit: int) -> list[Any]:
+        """The version and ``columns`` of a record's earlier versions after ``after``, oldest first."""
         owned, params = self._d.owned("record_history")
         m = self._d.mark
-        rows = self._run(
-            f"SELECT version, properties_json, replaced_at FROM record_history WHERE {owned}"
+        return self._run(
+            f"SELECT version, {columns} FROM record_history WHERE {owned}"
             f"record = {m} AND version > {m} ORDER BY version LIMIT {m}",
             [*params, rowid, after, limit],
         )
-        return [HistoryRow(*r) for r in rows]
 
     def node_rowid(self, scope_key: str, kind: str, node_id: str) -> int | None:
         if "\x00" in node_id:  # names nothing stored (and PostgreSQL's text cannot carry it)

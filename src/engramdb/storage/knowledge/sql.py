@@ -66,6 +66,10 @@ class Dialect:
     def marks(self, count: int) -> str:
         return ", ".join([self.mark] * count)
 
+    def bytes_of(self, column: str) -> str:
+        """The size of a text column in UTF-8 bytes (SQLite's ``length`` of text counts characters)."""
+        return f"octet_length({column})" if self.tenant is not None else f"length(CAST({column} AS BLOB))"
+
     @property
     def in_order(self) -> str:
         """A join that keeps its tables in the order written: SQLite's ``CROSS JOIN`` (its planner may

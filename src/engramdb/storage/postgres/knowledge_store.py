@@ -44,6 +44,10 @@ class PostgresKnowledge(GraphReads):
         with self._searches.held(self._tenant, scope_key):
             return super().search_records(scope_key, query)
 
+    def search_record_sizes(self, scope_key: str, query: Query) -> list[tuple[int, int]]:
+        with self._searches.held(self._tenant, scope_key):
+            return super().search_record_sizes(scope_key, query)
+
     def count_records(self, scope_key: str, query: Query) -> int:
         with self._searches.held(self._tenant, scope_key):
             return super().count_records(scope_key, query)

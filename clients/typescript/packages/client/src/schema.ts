@@ -2956,7 +2956,7 @@ export interface components {
             relationships: components["schemas"]["RelationshipView"][];
             /**
              * Truncated
-             * @description true when the walk stopped at the export's relationship limit (2,000): ask with a narrower where or a smaller depth for the whole subgraph
+             * @description true when the export stopped at its relationship limit (2,000) or its size limit (4,000,000 bytes of properties; a hop whose records pass it is left out whole): ask with a narrower where, a smaller limit or a smaller depth for the whole subgraph
              * @default false
              */
             truncated?: boolean;
@@ -3924,7 +3924,7 @@ export interface components {
         RecordHistory: {
             /**
              * Nextcursor
-             * @description pass as ?cursor= for the next page; absent on the last
+             * @description pass as ?cursor= for the next page; absent on the last (a page also ends before limit at the answer's size limit, 4,000,000 bytes of properties)
              */
             nextCursor?: string | null;
             /**
@@ -4025,6 +4025,12 @@ export interface components {
              * @description how many records match in all (limit and skip aside): present when count was asked, or when this page holds the last match
              */
             total?: number | null;
+            /**
+             * Truncated
+             * @description true when the page stopped before limit at the answer's size limit (4,000,000 bytes of properties): more may follow; ask again with skip + the records answered
+             * @default false
+             */
+            truncated?: boolean;
         };
         /** RecordVersion */
         RecordVersion: {

@@ -1,0 +1,108 @@
+"""One answer of the knowledge plane carries at most ANSWER_BYTES of properties: record searches, a
+record's history and exports stop before the record that would pass it (48 records of 3.8 MB made
+one search answer 184 MB, while another tenant's recalls waited: a review). Every page says more
+may follow, and paging on reaches every record exactly once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from engramdb.core.auth import Caller
+from engramdb.core.embedding import HashingEmbedder
+from engramdb.core.knowledge.paging import ANSWER_BYTES
+from engramdb.core.knowledge.properties import MAX_STRING
+from engramdb.core.service import MemoryService
+from engramdb.jobs.embedding import drain
+from engramdb.models.knowledge import RecordSearch, RecordSearchResult, RecordWrite
+from tests.conftest import LiveServer
+from tests.factories import scope_fields
+
+MINE = scope_fields()
+
+LONG = "x" * (MAX_STRING - 100)
+BIG = 55  # properties of LONG in one big record: 875 KB, so four fit in ANSWER_BYTES and five do not
+
+
+def _big(n: int) -> dict[str, Any]:
+    return {"n": n, **{f"p{i}": LONG for i in range(BIG)}}
+
+
+def _search(http: httpx.Client, **body: Any) -> dict[str, Any]:
+    answer = http.post("/v1/records/search", json=body)
+    assert answer.status_code == 200, answer.text
+    assert len(answer.content) < ANSWER_BYTES + 100_000  # the page's bytes are its properties and a little more
+    return dict(answer.json())
+
+
+def test_a_search_page_stops_at_the_answer_limit_and_pages_on(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        assert http.post("/v1/records", json={"label": "DOC", "data": [_big(n) for n in range(6)]}).is_success
+        assert http.post("/v1/records", json={"label": "NOTE", "data": [{"n": n} for n in range(6)]}).is_success
+        order = {"n": "asc"}
+        first = _search(http, labels=["DOC"], orderBy=order, limit=10)
+        assert [r["properties"]["n"] for r in first["records"]] == [0, 1, 2, 3]
+        assert first["truncated"] is True and first.get("total") is None  # more follow: no total yet
+        rest = _search(http, labels=["DOC"], orderBy=order, limit=10, skip=4)
+        assert [r["properties"]["n"] for r in rest["records"]] == [4, 5]
+        assert rest["truncated"] is False and rest["total"] == 6
+        counted = _search(http, labels=["DOC"], orderBy=order, limit=10, count=True)
+        assert counted["truncated"] is True and counted["total"] == 6  # a count asked for is still the count
+        small = _search(http, labels=["NOTE"], orderBy=order, limit=10)  # the control: small records fill it
+        assert len(small["records"]) == 6 and small["truncated"] is False and small["total"] == 6
+
+
+def test_a_page_holds_one_record_however_large(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        assert http.post("/v1/records", json={"label": "DOC", "data": [_big(0), _big(1)]}).is_success
+        page = _search(http, labels=["DOC"], orderBy={"n": "asc"}, limit=1)
+        assert [r["properties"]["n"] for r in page["records"]] == [0] and page["truncated"] is False
+
+
+def test_a_history_page_stops_at_the_answer_limit(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        [big] = http.post("/v1/records", json={"label": "DOC", "data": [_big(0)]}).json()["records"]
+        [small] = http.post("/v1/records", json={"label": "NOTE", "data": [{"n": 0}]}).json()["records"]
+        for tick in range(1, 6):  # six versions of each
+            for record in (big, small):
+                assert http.patch(f"/v1/records/{record['id']}", json={"properties": {"n": tick}}).is_success
+        first = http.get(f"/v1/records/{big['id']}/history").json()
+        assert [v["properties"]["n"] for v in first["versions"]] == [0, 1, 2, 3]
+        rest = http.get(f"/v1/records/{big['id']}/history", params={"cursor": first["nextCursor"]}).json()
+        assert [v["properties"]["n"] for v in rest["versions"]] == [4, 5] and rest.get("nextCursor") is None
+        whole = http.get(f"/v1/records/{small['id']}/history").json()  # the control: one page
+        assert [v["properties"]["n"] for v in whole["versions"]] == [0, 1, 2, 3, 4, 5]
+        assert whole.get("nextCursor") is None
+
+
+def test_an_export_leaves_out_a_hop_past_the_answer_limit(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        docs = [{**_big(n), "part": {"m": n, "body": [LONG] * (BIG - 1)}} for n in range(3)]
+        assert http.post("/v1/records", json={"label": "DOC", "data": docs}).is_success
+        fits = http.post("/v1/records/export", json={"labels": ["DOC"], "limit": 2, "depth": 1})
+        assert fits.status_code == 200, fits.text  # the control: two documents and their parts fit
+        assert len(fits.json()["records"]) == 4 and len(fits.json()["relationships"]) == 2
+        assert fits.json()["truncated"] is False
+        past = http.post("/v1/records/export", json={"labels": ["DOC"], "limit": 3, "depth": 1})
+        assert past.status_code == 200 and len(past.content) < ANSWER_BYTES + 100_000, past.text
+        assert sorted(r["label"] for r in past.json()["records"]) == ["DOC"] * 3
+        assert past.json()["relationships"] == [] and past.json()["truncated"] is True
+
+
+def test_a_semantic_search_page_stops_at_the_answer_limit(service: MemoryService, operator: Caller) -> None:
+    data = [{**_big(n), "title": f"the garden needs watering, note {n}"} for n in range(6)]
+    service.record_writes.write_records(
+        operator, RecordWrite.model_validate({"label": "DOC", "data": data, "scope": MINE})
+    )
+    drain(service.shared.store.tenant("t1"), HashingEmbedder())
+
+    def search(skip: int) -> RecordSearchResult:
+        body = {"query": "the garden needs watering", "limit": 10, "skip": skip, "scope": MINE}
+        return service.record_reads.search_records(operator, RecordSearch.model_validate(body))
+
+    first, rest = search(0), search(4)
+    assert len(first.records) == 4 and first.truncated and first.total is None
+    assert len(rest.records) == 2 and not rest.truncated and rest.total == 6
+    seen = {r.properties["n"] for r in [*first.records, *rest.records]}
+    assert seen == set(range(6))  # every record once, across the two pages
