@@ -1,10 +1,11 @@
 """The webhook deliverer: the change feed, sent to every endpoint, in order, exactly once in effect.
 
 A thread looks for endpoints with something due (a pending delivery whose time has come, or new
-changes after their cursor) and hands each to a small pool, one try in flight per endpoint. A try
-signs the stored body afresh (``EngramDB-Signature``) and POSTs it; a 2xx acknowledges it, anything
-else (another status, a refused connection, a timeout) is a failed try, retried with backoff and
-kept as a dead letter after the last. Everything is in the store (core/changes/outbox.py), so a
+changes after their cursor: two statements a tenant, however many endpoints it has) and hands
+each to a small pool, one try in flight per endpoint. A try signs the stored body afresh
+(``EngramDB-Signature``) and POSTs it; a 2xx acknowledges it, anything else (another status, a
+refused connection, a timeout) is a failed try, retried with backoff and kept as a dead letter
+after the last. Everything is in the store (core/changes/outbox.py), so a
 server killed mid-delivery sends that same delivery again when it is back.
 
 A try has ``timeout_seconds`` in all, however slowly the endpoint answers (httpx's own timeouts
@@ -81,7 +82,11 @@ class WebhookWorker:
         and as many as its share of the threads; return how many were started."""
         started = 0
         for name in self._store.tenant_names():
-            endpoints = self._store.tenant(name).webhooks.list_webhooks()
+            tenant = self._store.tenant(name)
+            head, now = tenant.changes.head(), clock.now_text()
+            # Only endpoints with work: stepping idle ones read each one's outbox and feed, every
+            # poll (5,000 idle endpoints of one tenant took 0.94 cores: a review).
+            endpoints = [w for w, at in tenant.webhooks.list_with_pending() if outbox.waiting(w, at, head, now)]
             for webhook in sorted(endpoints, key=lambda w: self._started.get((name, w.webhook_id), -1)):
                 key = (name, webhook.webhook_id)
                 with self._lock:

@@ -36,6 +36,14 @@ def kinds_of(webhook: WebhookRow) -> list[str]:
     return [str(k) for k in json.loads(webhook.kinds_json)]
 
 
+def waiting(webhook: WebhookRow, pending_at: str | None, head: int, now: str) -> bool:
+    """Whether ``due`` may find work for the endpoint now, told without reading the feed: its pending
+    delivery's time has come, or with none pending, the log has entries past its cursor."""
+    if pending_at is not None:
+        return pending_at <= now
+    return webhook.cursor < head
+
+
 def due(tenant: TenantStore, tenant_name: str, webhook: WebhookRow, batch_size: int) -> DeliveryRow | None:
     """Return the endpoint's delivery to try now: its pending one when due, else a new one of the
     changes after its cursor (None: nothing is due)."""

@@ -13,7 +13,7 @@ from engramdb.core import auth
 from engramdb.core.auth import Caller
 from engramdb.core.changes.secrets import KeyFile, check_of, fingerprint, new_salt
 from engramdb.core.shared import Area, Shared
-from engramdb.errors import InvalidInputError, NotFoundError
+from engramdb.errors import ConflictError, InvalidInputError, NotFoundError
 from engramdb.models.webhooks import (
     DeadLetter,
     DeadLetterList,
@@ -27,6 +27,10 @@ from engramdb.models.webhooks import (
 )
 from engramdb.storage.feed.port import DeliveryRow, WebhookRow
 from engramdb.storage.port import TenantStore
+
+# Endpoints one tenant may have. Each is looked at every poll and listed whole; a review registered
+# 5,000 in one tenant (peers cap theirs too: a few dozen per account or hook).
+MAX_WEBHOOKS = 100
 
 
 class WebhookOperations(Area):
@@ -57,6 +61,12 @@ class WebhookOperations(Area):
             cursor=head if body.after is None else body.after,
         )
         with tenant.transaction() as tx:
+            if tx.webhook_count() >= MAX_WEBHOOKS:  # counted in the write: two at once do not both pass
+                raise ConflictError(
+                    f"the tenant has {MAX_WEBHOOKS} webhooks, the most it may have: delete one first",
+                    field="url",
+                    limit=MAX_WEBHOOKS,
+                )
             tx.add_webhook(row)
             tx.audit(
                 caller.audit(

@@ -47,7 +47,8 @@ CREATE_WEBHOOK = Operation(
     summary="Register an endpoint for the change feed (admin keys only); its signing secret is shown once.",
     description="Deliveries are POSTs of JSON signed with EngramDB-Signature: t=<unix time>,v1=<hex "
     "HMAC-SHA256(secret, t.body)>, sent in order, retried with backoff, kept as dead letters after the last "
-    "try. The first covers the changes after the feed's head at registration (or after `after`).",
+    "try. The first covers the changes after the feed's head at registration (or after `after`). A tenant "
+    "has at most 100 endpoints: one more answers 409 naming url.",
     cli=Cli(("webhooks", "create"), positional=("url",)),  # --url names the server to ask
 )
 

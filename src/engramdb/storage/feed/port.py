@@ -99,6 +99,10 @@ class WebhookStore(Protocol):
 
     def list_webhooks(self) -> list[WebhookRow]: ...
 
+    def list_with_pending(self) -> list[tuple[WebhookRow, str | None]]:
+        """Every endpoint, with the time its first pending delivery is due (None: none is pending)."""
+        ...
+
     def get_webhook(self, webhook_id: str) -> WebhookRow | None: ...
 
     def next_delivery(self, webhook_id: str) -> DeliveryRow | None:
@@ -133,6 +137,8 @@ class WebhookStore(Protocol):
 
 class WebhookWrites(Protocol):
     """An admin's changes to the endpoints, inside a store transaction (audited by the caller)."""
+
+    def webhook_count(self) -> int: ...
 
     def add_webhook(self, row: WebhookRow) -> None: ...
 

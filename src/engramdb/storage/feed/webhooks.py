@@ -48,6 +48,18 @@ class WebhookLog:
         rows = self._run(f"SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE {owned}cursor >= 0 ORDER BY created_at", params)
         return [_webhook(r) for r in rows]
 
+    def list_with_pending(self) -> list[tuple[WebhookRow, str | None]]:
+        owned, params = self._d.owned("w")
+        outbox, outbox_params = self._d.owned("d")
+        columns = ", ".join("w." + c.strip() for c in WEBHOOK_COLUMNS.split(","))
+        rows = self._run(
+            f"SELECT {columns}, (SELECT d.next_at FROM webhook_deliveries d WHERE {outbox}d.webhook_id = w.webhook_id "
+            f"AND d.state = 'pending' ORDER BY d.after_seq LIMIT 1) "
+            f"FROM webhooks w WHERE {owned}w.cursor >= 0 ORDER BY w.created_at",
+            [*outbox_params, *params],
+        )
+        return [(_webhook(r), r[_WEBHOOK_WIDTH]) for r in rows]
+
     def get_webhook(self, webhook_id: str) -> WebhookRow | None:
         owned, params = self._d.owned("webhooks")
         rows = self._run(
@@ -150,6 +162,10 @@ class WebhookWritesSQL:
 
     _run: Run
     _d: Dialect
+
+    def webhook_count(self) -> int:
+        owned, params = self._d.owned("webhooks")
+        return int(self._run(f"SELECT count(*) FROM webhooks WHERE {owned}TRUE", params)[0][0])
 
     def add_webhook(self, row: WebhookRow) -> None:
         tenant, values = _tenant(self._d)
