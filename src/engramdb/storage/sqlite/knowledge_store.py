@@ -13,6 +13,8 @@ from engramdb.storage.rows import Vector
 from engramdb.storage.sqlite.connection import Connections
 from engramdb.storage.sqlite.transaction import SQLITE, runner
 
+_SLICE = 2_000  # record vectors scored at once
+
 
 def _blob(vector: Vector) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
@@ -48,13 +50,26 @@ class SQLiteKnowledge(GraphReads):
         if name is not None:
             sql += " AND v.name = ?"
             params.append(name)
-        width = len(vector) * 4
-        rows = [(r, blob) for r, blob in self._graph_db.fetchall(sql, bounded(params)) if len(blob) == width]
-        if not rows:
-            return []
-        matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), -1)
-        scores = matrix @ np.asarray(vector, dtype=np.float32)
-        best: dict[int, float] = {}
-        for (record, _), score in zip(rows, scores.tolist(), strict=True):
-            best[record] = max(score, best.get(record, -2.0))
-        return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        width, query_vector = len(vector) * 4, np.asarray(vector, dtype=np.float32)
+        records, scores = [], []
+        # A slice of rows at a time: the whole scope's vectors at once took 121 MB of memory a search
+        # at 50,000 record texts (session 49), however few results were asked for.
+        with self._graph_db.reading() as conn:
+            cursor = conn.execute(sql, bounded(params))
+            while read := cursor.fetchmany(_SLICE):
+                rows = [(r, blob) for r, blob in read if len(blob) == width]  # another width: another model's
+                if not rows:
+                    continue
+                matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), -1)
+                records.append(np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows)))
+                scores.append(matrix @ query_vector)
+        return _best_per_record(
+            np.concatenate(records or [np.empty(0, np.int64)]), np.concatenate(scores or [np.empty(0)]), limit
+        )
+
+
+def _best_per_record(records: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    """Each record's best score (a record has a vector per text), the first ``limit`` by score, then rowid."""
+    order = np.lexsort((records, -scores))
+    _, first = np.unique(records[order], return_index=True)  # where each record's best comes in that order
+    return [(int(records[i]), float(scores[i])) for i in order[np.sort(first)][:limit]]
