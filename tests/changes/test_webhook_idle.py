@@ -68,6 +68,9 @@ def test_only_endpoints_with_work_are_tried(
         assert worker.round() == []  # each has a delivery waiting out its backoff: not tried before it
         tenant = store.tenant("t1")
         assert all(tenant.webhooks.next_delivery(w) is not None for w in ids)
+        service.webhooks.delete_webhook(operator, ids[0])
+        assert worker.round() == []
+        assert ("t1", ids[0]) not in worker._started and ("t1", ids[1]) in worker._started  # a deleted one's turn goes
     finally:
         worker._pool.shutdown(wait=True)  # its thread was never started: only the pool to close
 
