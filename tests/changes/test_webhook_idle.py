@@ -12,12 +12,14 @@ import pytest
 from engramdb.config import Settings
 from engramdb.contract.writes import EpisodeWrite
 from engramdb.core.auth import Caller
+from engramdb.core.changes import feed
 from engramdb.core.changes.webhooks import MAX_WEBHOOKS
 from engramdb.core.service import MemoryService
 from engramdb.jobs.webhooks import WebhookWorker
 from engramdb.models.webhooks import WebhookCreate
-from engramdb.storage.port import Store
+from engramdb.storage.port import Store, TenantStore
 from tests.changes.conftest import FAST
+from tests.changes.test_webhooks import wait_for
 from tests.conftest import LiveServer
 from tests.factories import episode_body, scope_fields
 
@@ -73,6 +75,32 @@ def test_only_endpoints_with_work_are_tried(
         assert ("t1", ids[0]) not in worker._started and ("t1", ids[1]) in worker._started  # a deleted one's turn goes
     finally:
         worker._pool.shutdown(wait=True)  # its thread was never started: only the pool to close
+
+
+def test_an_endpoint_passing_over_other_kinds_is_looked_at_again_at_once(
+    store: Store, settings: Settings, service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A try reads at most MAX_SCAN entries of the feed; an endpoint with entries left to pass over is
+    tried again at once, not after the next poll (an hour here)."""
+    monkeypatch.setattr(feed, "PAGE", 4)
+    monkeypatch.setattr(feed, "MAX_SCAN", 8)
+    created = service.webhooks.create_webhook(operator, WebhookCreate(url=UNUSED, kinds=["deleted"]))
+    for turn in range(40):  # 40 changes of another kind: five tries' worth
+        _write(service, operator, turn)
+    tenant = store.tenant("t1")
+    hourly = settings.webhooks.model_copy(update={"poll_seconds": 3600.0})
+    worker = WebhookWorker(store, hourly, service.webhooks.keys)
+    worker.start()
+    try:
+        wait_for(lambda: _cursor(tenant, created.webhook_id) == tenant.changes.head())
+    finally:
+        worker.stop()
+
+
+def _cursor(tenant: TenantStore, webhook_id: str) -> int:
+    row = tenant.webhooks.get_webhook(webhook_id)
+    assert row is not None
+    return row.cursor
 
 
 def test_a_tenant_has_at_most_max_webhooks(server: LiveServer) -> None:

@@ -105,14 +105,16 @@ class WebhookWorker:
         return started
 
     def step(self, tenant_name: str, webhook_id: str) -> str | None:
-        """Try the endpoint's due delivery, if any; return how it went (None: nothing was due)."""
+        """Try the endpoint's due delivery, if any; return how it went (None: nothing was due; "passed":
+        nothing to send in the stretch of the feed it passed over, which is at most 20,000 entries)."""
         tenant = self._store.tenant(tenant_name)
         webhook = tenant.webhooks.get_webhook(webhook_id)
         if webhook is None:
             return None  # deleted meanwhile
         delivery = outbox.due(tenant, tenant_name, webhook, self._settings.batch_size)
-        if delivery is None:
-            return None
+        if delivery is None:  # nothing to send; but having passed over entries of other kinds, it may have more
+            now = tenant.webhooks.get_webhook(webhook_id)
+            return "passed" if now is not None and now.cursor > webhook.cursor else None
         secret = self._keys.secret(tenant_name, webhook_id, webhook.secret_salt)
         status: int | None
         error: str | None
@@ -137,14 +139,16 @@ class WebhookWorker:
         return "failed"
 
     def _step(self, tenant_name: str, webhook_id: str) -> None:
+        more = False
         try:
-            if self.step(tenant_name, webhook_id) is not None:
-                self._wake.set()  # it may have more: look again at once
+            more = self.step(tenant_name, webhook_id) is not None
         except Exception:  # the job boundary: log with its traceback, try again next time
             log.exception("webhook %s of tenant %s: delivery failed", webhook_id, tenant_name)
         finally:
             with self._lock:
                 self._busy.discard((tenant_name, webhook_id))
+        if more:  # it may have more: look again at once (once it is free to be tried, or the look passes it by)
+            self._wake.set()
 
     def _send(self, webhook: WebhookRow, delivery: DeliveryRow, secret: str) -> tuple[int | None, str | None]:
         """POST one delivery; return the status and, unless it was a 2xx, why it failed."""
