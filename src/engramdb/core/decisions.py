@@ -56,7 +56,7 @@ def approve(
     ``supersedes`` (the draft a reviewer edited). A fact older than a current version of its slot
     is kept as history instead.
     """
-    _require_pending(pending)
+    require_pending(pending)
     refuse_if_tombstoned(tx, pending)
     replaced = [v for v in victims(tx, pending, policy, None) if v.memory_id != pending.memory_id]
     before = state_digest(pending)
@@ -130,11 +130,18 @@ def _retire_replaced(
 
 def reject(tx: Transaction, pending: MemoryRecord, caller: Caller, *, reason: str, at: str) -> MemoryRecord:
     """Reject a pending fact: it never becomes current and its value is tombstoned."""
-    _require_pending(pending)
-    return retire(tx, pending, caller, status="rejected", at=at, reason=reason)
+    require_pending(pending)
+    assert pending.subject_key is not None and pending.kind is not None
+    value = value_hash(pending.text)
+    current = [
+        f for f in tx.active_facts(pending.scope_key, pending.subject_key, pending.kind) if value_hash(f.text) == value
+    ]
+    # A copy of what the slot holds now, rejected: the submission goes, the current value is no less true.
+    return retire(tx, pending, caller, status="rejected", at=at, reason=reason, tombstone=not current)
 
 
-def _require_pending(fact: MemoryRecord) -> None:
+def require_pending(fact: MemoryRecord) -> None:
+    """ConflictError unless ``fact`` waits for review: a decision on it would undo a later one."""
     if fact.status != "pending_review":
         raise ConflictError(
             f"fact {fact.memory_id} is {fact.status}, not pending review", id=fact.memory_id, status=fact.status

@@ -145,6 +145,7 @@ class ReviewOperations(Area):
                 field="scope",
                 id=fact_id,
             )
+        decisions.require_pending(candidates[0])  # an edit of a decided fact undid its rejection or retraction
         return candidates[0]
 
 

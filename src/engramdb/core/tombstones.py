@@ -1,8 +1,9 @@
 """Value normalisation and tombstones: a corrected-away value stays refused for its slot.
 
-Two assertions are the same value when they match after Unicode NFKC, case folding, collapsing
-whitespace and dropping trailing punctuation — "Prefers MongoDB." and "prefers  mongodb" are one
-value; "prefers MongoDB 5" and "prefers MongoDB 6" are two.
+Two assertions are the same value when they match after Unicode NFKC, dropping invisible format
+characters (zero-width space, soft hyphen, word joiner, byte order mark: Unicode's Cf), case
+folding, collapsing whitespace and dropping trailing punctuation — "Prefers MongoDB." and
+"prefers  mongodb" are one value; "prefers MongoDB 5" and "prefers MongoDB 6" are two.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ _SPACE = re.compile(r"\s+")
 
 def normalize_value(text: str) -> str:
     """Return the normal form two equivalent assertions share."""
-    folded = _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    # Format characters show as nothing: "Paris\u200b" passed a tombstone of "Paris" (a review).
+    visible = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    folded = _SPACE.sub(" ", visible.casefold()).strip()
     end = len(folded)
     while end and (unicodedata.category(folded[end - 1]).startswith("P") or folded[end - 1] == " "):
         end -= 1

@@ -17,6 +17,7 @@ import numpy as np
 
 from engramdb import clock
 from engramdb.contract.canonical import sha256_hex
+from engramdb.core import decisions
 from engramdb.core import facts as lifecycle
 from engramdb.core.assist import links, writing
 from engramdb.core.assist.extraction import Candidate, Turn
@@ -175,11 +176,19 @@ def undo(
     if not merges:
         hint = " (it waits for review: reject it there)" if merged.status == "pending_review" else ""
         raise ConflictError(f"fact {fact_id} merged nothing that is still merged{hint}", id=fact_id)
+    if merged.status != "active":  # retracted, rejected, corrected, archived: what it merged stays behind it
+        raise ConflictError(
+            f"fact {fact_id} is {merged.status}: undoing its merge would bring back what it replaced",
+            id=fact_id,
+            status=merged.status,
+        )
     now, restored = clock.now_text(), []
     for link in merges:
         original = tx.get_memory(scope_key, "MEMORY_FACT", link.to_id)
         if original is None or original.status != "superseded" or original.superseded_by_id != fact_id:
             continue
+        if original.subject_key and original.kind:
+            decisions.refuse_if_tombstoned(tx, original)  # a value corrected away since stays away
         if not policy.is_multi_valued(original.kind or "") and tx.active_facts(
             scope_key, original.subject_key or "", original.kind or ""
         ):
@@ -203,8 +212,7 @@ def undo(
         )
         links.set_state(tx, link, "undone", now, reason)
         restored.append(back)
-    if merged.status == "active":
-        merged = lifecycle.retire(
-            tx, merged, caller, status="archived", at=now, reason=f"consolidation undone: {reason}", tombstone=False
-        )
+    merged = lifecycle.retire(
+        tx, merged, caller, status="archived", at=now, reason=f"consolidation undone: {reason}", tombstone=False
+    )
     return merged, restored
