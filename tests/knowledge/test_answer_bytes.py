@@ -12,7 +12,7 @@ import httpx
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
 from engramdb.core.knowledge.paging import ANSWER_BYTES
-from engramdb.core.knowledge.properties import MAX_STRING
+from engramdb.core.knowledge.properties import MAX_RELATIONSHIP_BYTES, MAX_STRING
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
 from engramdb.models.knowledge import RecordSearch, RecordSearchResult, RecordWrite
@@ -106,3 +106,57 @@ def test_a_semantic_search_page_stops_at_the_answer_limit(service: MemoryService
     assert len(rest.records) == 2 and not rest.truncated and rest.total == 6
     seen = {r.properties["n"] for r in [*first.records, *rest.records]}
     assert seen == set(range(6))  # every record once, across the two pages
+
+
+NOTE = "y" * 15_000
+WIDE = {f"q{i}": NOTE for i in range(4)}  # 60 KB of properties: 67 of them pass ANSWER_BYTES
+
+
+def _linked(http: httpx.Client, count: int, properties: dict[str, Any]) -> tuple[str, list[str]]:
+    """A HUB record linked to ``count`` small records, each link carrying ``properties``."""
+    data = [{"n": n} for n in range(count + 1)]
+    ids = [r["id"] for r in http.post("/v1/records", json={"label": "HUB", "data": data}).json()["records"]]
+    for target in ids[1:]:
+        link = {"source": ids[0], "target": target, "type": "POINTS_AT", "properties": properties}
+        assert http.post("/v1/relationships", json=link).status_code in (200, 201)
+    return ids[0], ids[1:]
+
+
+def test_a_relationship_takes_at_most_its_byte_limit(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        a, b = (r["id"] for r in http.post("/v1/records", json={"label": "HUB", "data": [{}, {}]}).json()["records"])
+        past = {f"q{i}": NOTE for i in range(MAX_RELATIONSHIP_BYTES // len(NOTE) + 1)}
+        refused = http.post("/v1/relationships", json={"source": a, "target": b, "type": "T", "properties": past})
+        assert refused.status_code == 422 and refused.json()["field"] == "properties", refused.text
+        assert http.get("/v1/relationships", params={"id": a}).json()["relationships"] == []
+        taken = http.post("/v1/relationships", json={"source": a, "target": b, "type": "T", "properties": WIDE})
+        assert taken.status_code in (200, 201), taken.text  # the control: within the limit
+
+
+def test_a_page_of_relationships_stops_at_the_answer_limit(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        hub, targets = _linked(http, 70, WIDE)
+        listed: list[str] = []
+        cursor: str | None = None
+        pages = 0
+        while True:
+            params: dict[str, str | int] = {"id": hub, "limit": 100, **({"cursor": cursor} if cursor else {})}
+            answer = http.get("/v1/relationships", params=params)
+            assert answer.status_code == 200 and len(answer.content) < ANSWER_BYTES + 100_000
+            listed += [r["target"]["id"] for r in answer.json()["relationships"]]
+            pages, cursor = pages + 1, answer.json().get("nextCursor")
+            if cursor is None:
+                break
+        assert pages == 2 and sorted(listed) == sorted(targets)  # each once, over two pages
+        small, _ = _linked(http, 70, {"w": 1})  # the control: small links fill one page
+        one = http.get("/v1/relationships", params={"id": small, "limit": 100}).json()
+        assert len(one["relationships"]) == 70 and one.get("nextCursor") is None
+
+
+def test_an_export_counts_its_relationships_bytes(server: LiveServer) -> None:
+    with server.client(server.key()) as http:
+        _linked(http, 70, WIDE)
+        past = http.post("/v1/records/export", json={"labels": ["HUB"], "where": {"n": 0}, "depth": 1}).json()
+        assert past["truncated"] is True and past["relationships"] == [] and len(past["records"]) == 1
+        fits = http.post("/v1/records/export", json={"labels": ["HUB"], "where": {"n": 1}, "depth": 1}).json()
+        assert fits["truncated"] is False and len(fits["relationships"]) == 1  # the control: a target's one link

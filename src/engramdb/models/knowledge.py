@@ -128,7 +128,11 @@ class RelationshipList(ResponseModel):
     """A page of a node's relationships, oldest first."""
 
     relationships: list[RelationshipView] = Field(description="the relationships, oldest first")
-    next_cursor: str | None = Field(None, description="pass as ?cursor= for the next page; absent on the last")
+    next_cursor: str | None = Field(
+        None,
+        description="pass as ?cursor= for the next page; absent on the last (a page also ends before limit at the "
+        "answer's size limit, 4,000,000 bytes of properties)",
+    )
 
 
 class Unlinked(ResponseModel):
@@ -262,7 +266,7 @@ class GraphExport(ResponseModel):
     truncated: bool = Field(
         False,
         description="true when the export stopped at its relationship limit (2,000) or its size limit "
-        "(4,000,000 bytes of properties; a hop whose records pass it is left out whole): ask with a "
+        "(4,000,000 bytes of properties, its relationships' included; a hop that would pass it is left out whole): ask with a "
         "narrower where, a smaller limit or a smaller depth for the whole subgraph",
     )
 

@@ -36,6 +36,18 @@ MAX_VALUES = 10_000  # typed values in one write or one record (a list's items c
 # PATCHes past the body limit; a PATCH then re-read and re-wrote it all under the write lock (8.7 s
 # for 90 MB, while another key's write waited: a review), and every read answered it whole.
 MAX_RECORD_BYTES = 1_000_000
+# A relationship's properties as stored: they describe the link (a role, a weight, a date). Uncapped,
+# one took 14 MB (under the body limit), and an export of three answered 14 MB (a review).
+MAX_RELATIONSHIP_BYTES = 64_000
+
+
+def check_stored(stored: str, limit: int, where: str, noun: str) -> None:
+    """Refuse properties whose stored form (canonical JSON, UTF-8) passes ``limit`` bytes."""
+    size = len(stored.encode())
+    if size > limit:
+        raise InvalidInputError(
+            f"{where} holds {size:,} bytes of properties once stored; a {noun} takes at most {limit:,}", field=where
+        )
 
 
 @dataclass

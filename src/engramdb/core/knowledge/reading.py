@@ -100,10 +100,12 @@ class KnowledgeReading(Area):
                     found += [(key, view) for view in views]
             found.sort(key=lambda kv: kv[0])
         page = found[: query.limit]
+        kept, cut = fitting([(i, len(json.dumps(view.properties))) for i, (_, view) in enumerate(page)])
+        page = page[: len(kept)]
         # The next page starts after the last one listed, or, when all that was found fit, after the
         # last edge read (one whose end is gone since is not listed, and not read again).
-        last = page[-1][0] if len(found) > query.limit else bound or (page[-1][0] if page else None)
-        more = more or len(found) > query.limit
+        last = page[-1][0] if cut or len(found) > query.limit else bound or (page[-1][0] if page else None)
+        more = more or cut or len(found) > query.limit
         return RelationshipList(
             relationships=[view for _, view in page],
             next_cursor=last.encode(self.shared.sealer(caller)) if more and last else None,
@@ -183,8 +185,8 @@ class KnowledgeReading(Area):
             truncated = len(found) > room
             reached = list(dict.fromkeys(n for e in found[:room] for n in (e.source, e.target) if n not in seen))
             wanted = [n.rowid for n in reached if n.kind == "RECORD"]
-            need = sum(tenant.record_sizes(scope_key, wanted).values())
-            if need > left:  # the hop's relationships would name records the answer has no room for
+            need = sum(tenant.record_sizes(scope_key, wanted).values()) + sum(_bytes(e) for e in found[:room])
+            if need and need > left:  # the hop's relationships and the records they name have no room
                 truncated = True
                 break
             left -= need
@@ -272,6 +274,10 @@ def _record(tenant: TenantStore, scope_key: str, record_id: str) -> RecordRow:
     if row is None:
         raise NotFoundError(f"no record {record_id} in this scope", id=record_id)
     return row
+
+
+def _bytes(edge: Edge) -> int:
+    return len(edge.properties_json.encode())
 
 
 def _relationships(tenant: TenantStore, edges: Sequence[Edge]) -> list[Any]:

@@ -9,8 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engramdb.contract.canonical import canonical_json, sha256_hex
-from engramdb.core.knowledge.properties import MAX_RECORD_BYTES, Draft, values
-from engramdb.errors import InvalidInputError
+from engramdb.core.knowledge.properties import MAX_RECORD_BYTES, Draft, check_stored, values
 from engramdb.models.knowledge import NodeView, RecordView, RelationshipView
 from engramdb.storage.knowledge.port import Edge, NewRecord, NodeRef, RecordRow
 from engramdb.storage.rows import ScopeColumns
@@ -68,12 +67,7 @@ def new_record(
         and not any(v.kind == "datetime" for v in typed if v.name == name)
     )
     stored = canonical_json(dict(properties))
-    size = len(stored.encode())
-    if size > MAX_RECORD_BYTES:
-        raise InvalidInputError(
-            f"{draft.path} holds {size:,} bytes of properties once stored; a record takes at most {MAX_RECORD_BYTES:,}",
-            field=draft.path,
-        )
+    check_stored(stored, MAX_RECORD_BYTES, draft.path, "record")
     return NewRecord(
         scope=scope,
         record_id=new_record_id(),

@@ -19,11 +19,13 @@ from engramdb.core.auth import Caller
 from engramdb.core.knowledge.importing import write_forest
 from engramdb.core.knowledge.properties import (
     MAX_RECORDS,
+    MAX_RELATIONSHIP_BYTES,
     MAX_VALUES,
     Draft,
     check_label,
     check_property,
     check_property_count,
+    check_stored,
     draft,
     storable,
     value_count,
@@ -120,6 +122,8 @@ class KnowledgeWriting(Area):
         held = value_count(properties)
         if held > MAX_VALUES:
             raise InvalidInputError(f"properties hold {held} values; the limit is {MAX_VALUES}", field="properties")
+        stored = canonical_json(properties)
+        check_stored(stored, MAX_RELATIONSHIP_BYTES, "properties", "relationship")
         tenant = self.shared.tenant(caller)
         source, target = (
             _node(tenant, scope_key, spec, side) for spec, side in ((body.source, "source"), (body.target, "target"))
@@ -130,7 +134,7 @@ class KnowledgeWriting(Area):
                     raise InvalidInputError(
                         f"{side}.id: no {NOUNS[spec.kind]} {spec.id} in this scope", field=f"{side}.id"
                     )
-            edge, created = tx.link(scope_key, body.type, source, target, canonical_json(properties), clock.now_text())
+            edge, created = tx.link(scope_key, body.type, source, target, stored, clock.now_text())
             if created:
                 ends = (body.source.kind, body.source.id), (body.target.kind, body.target.id)
                 tx.audit(

@@ -2956,7 +2956,7 @@ export interface components {
             relationships: components["schemas"]["RelationshipView"][];
             /**
              * Truncated
-             * @description true when the export stopped at its relationship limit (2,000) or its size limit (4,000,000 bytes of properties; a hop whose records pass it is left out whole): ask with a narrower where, a smaller limit or a smaller depth for the whole subgraph
+             * @description true when the export stopped at its relationship limit (2,000) or its size limit (4,000,000 bytes of properties, its relationships' included; a hop that would pass it is left out whole): ask with a narrower where, a smaller limit or a smaller depth for the whole subgraph
              * @default false
              */
             truncated?: boolean;
@@ -4246,7 +4246,7 @@ export interface components {
         RelationshipList: {
             /**
              * Nextcursor
-             * @description pass as ?cursor= for the next page; absent on the last
+             * @description pass as ?cursor= for the next page; absent on the last (a page also ends before limit at the answer's size limit, 4,000,000 bytes of properties)
              */
             nextCursor?: string | null;
             /**
