@@ -5,9 +5,11 @@ may follow, and paging on reaches every record exactly once."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
+import pytest
 
 from engramdb.core.auth import Caller
 from engramdb.core.embedding import HashingEmbedder
@@ -15,7 +17,10 @@ from engramdb.core.knowledge.paging import ANSWER_BYTES
 from engramdb.core.knowledge.properties import MAX_RELATIONSHIP_BYTES, MAX_STRING
 from engramdb.core.service import MemoryService
 from engramdb.jobs.embedding import drain
-from engramdb.models.knowledge import RecordSearch, RecordSearchResult, RecordWrite
+from engramdb.models.knowledge import DeleteRequest, RecordSearch, RecordSearchResult, RecordWrite
+from engramdb.storage.knowledge import reads
+from engramdb.storage.knowledge.port import RecordRow
+from engramdb.storage.knowledge.rows import record_row
 from tests.conftest import LiveServer
 from tests.factories import scope_fields
 
@@ -160,3 +165,28 @@ def test_an_export_counts_its_relationships_bytes(server: LiveServer) -> None:
         assert past["truncated"] is True and past["relationships"] == [] and len(past["records"]) == 1
         fits = http.post("/v1/records/export", json={"labels": ["HUB"], "where": {"n": 1}, "depth": 1}).json()
         assert fits["truncated"] is False and len(fits["relationships"]) == 1  # the control: a target's one link
+
+
+def test_a_delete_reads_ids_not_the_matches_properties(
+    service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = [_big(n) for n in range(6)]
+    service.record_writes.write_records(
+        operator, RecordWrite.model_validate({"label": "DOC", "data": data, "scope": MINE})
+    )
+    loaded: list[int] = []
+
+    def counted(row: Sequence[Any]) -> RecordRow:  # every record the knowledge plane's reads load
+        loaded.append(len(row[4]))
+        return record_row(row)
+
+    monkeypatch.setattr(reads, "record_row", counted)
+    search = service.record_reads.search_records(
+        operator, RecordSearch.model_validate({"labels": ["DOC"], "scope": MINE})
+    )
+    assert len(search.records) == 4 and len(loaded) == 4  # the control: a search loads what it answers
+    loaded.clear()
+    body = {"labels": ["DOC"], "scope": MINE}
+    dry = service.record_deletes.delete_records(operator, DeleteRequest.model_validate({**body, "dryRun": True}))
+    done = service.record_deletes.delete_records(operator, DeleteRequest.model_validate(body))
+    assert len(dry.records) == len(done.records) == 6 and loaded == []  # each row read alone, in the delete

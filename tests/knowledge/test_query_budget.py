@@ -161,9 +161,9 @@ def test_a_statement_past_the_parameter_budget_is_refused_before_it_runs(store: 
         )
         return Query(labels=("TASK",), where=All(tuple(members)))
 
-    assert tenant.search_records("s" * 64, lists(2)) == []  # the positive control: 2 lists run
+    assert tenant.search_record_sizes("s" * 64, lists(2)) == []  # the positive control: 2 lists run
     _unusable(store)
-    for run in (tenant.search_records, tenant.count_records):
+    for run in (tenant.search_record_sizes, tenant.count_records):
         with pytest.raises(InvalidInputError) as refused:
             run("s" * 64, lists(40))
         assert refused.value.field == "where" and "at most 10,000" in refused.value.message

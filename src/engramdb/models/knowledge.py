@@ -266,8 +266,8 @@ class GraphExport(ResponseModel):
     truncated: bool = Field(
         False,
         description="true when the export stopped at its relationship limit (2,000) or its size limit "
-        "(4,000,000 bytes of properties, its relationships' included; a hop that would pass it is left out whole): ask with a "
-        "narrower where, a smaller limit or a smaller depth for the whole subgraph",
+        "(4,000,000 bytes of properties, its relationships' included; a hop that would pass it is left out "
+        "whole): ask with a narrower where, a smaller limit or a smaller depth for the whole subgraph",
     )
 
 

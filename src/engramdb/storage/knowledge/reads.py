@@ -33,28 +33,25 @@ class GraphReads:
         return record_row(rows[0]) if rows else None
 
     def record_rows(self, scope_key: str, rowids: Sequence[int]) -> dict[int, RecordRow]:
-        owned, params = self._d.owned("r")
-        out: dict[int, RecordRow] = {}
-        for chunk in chunks(list(dict.fromkeys(rowids)), CHUNK):  # under SQLite's limit of bound values
-            clause = in_clause("r.rowid", chunk, self._d)
-            rows = self._run(
-                f"SELECT {RECORD_COLUMNS} FROM records r WHERE {owned}r.scope_key = {self._d.mark} AND {clause.sql}",
-                [*params, scope_key, *clause.params],
-            )
-            out.update((r[0], record_row(r)) for r in rows)
-        return out
+        return {r[0]: record_row(r) for r in self._by_rowid(RECORD_COLUMNS, scope_key, rowids)}
 
     def record_sizes(self, scope_key: str, rowids: Sequence[int]) -> dict[int, int]:
+        rows = self._by_rowid(f"rowid, {self._d.bytes_of('properties_json')}", scope_key, rowids)
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    def record_ids(self, scope_key: str, rowids: Sequence[int]) -> dict[int, str]:
+        return {int(r[0]): str(r[1]) for r in self._by_rowid("rowid, record_id", scope_key, rowids)}
+
+    def _by_rowid(self, columns: str, scope_key: str, rowids: Sequence[int]) -> list[Any]:
+        """``columns`` of the scope's records among ``rowids``."""
         owned, params = self._d.owned("r")
-        out: dict[int, int] = {}
-        for chunk in chunks(list(dict.fromkeys(rowids)), CHUNK):
+        out: list[Any] = []
+        for chunk in chunks(list(dict.fromkeys(rowids)), CHUNK):  # under SQLite's limit of bound values
             clause = in_clause("r.rowid", chunk, self._d)
-            rows = self._run(
-                f"SELECT r.rowid, {self._d.bytes_of('r.properties_json')} FROM records r "
-                f"WHERE {owned}r.scope_key = {self._d.mark} AND {clause.sql}",
+            out += self._run(
+                f"SELECT {columns} FROM records r WHERE {owned}r.scope_key = {self._d.mark} AND {clause.sql}",
                 [*params, scope_key, *clause.params],
             )
-            out.update((int(r[0]), int(r[1])) for r in rows)
         return out
 
     def _roots(self, scope_key: str, query: Query, *, whole: bool) -> Compiled:
@@ -80,17 +77,6 @@ class GraphReads:
         by_time = all(o.name == "$createdAt" for o in query.order)
         chosen = found[best] if whole or not by_time or size <= RARE else None
         return WhereCompiler(self._d, scope_key, whole=whole).roots(query, driver=chosen)
-
-    def search_records(self, scope_key: str, query: Query) -> list[RecordRow]:
-        roots = self._roots(scope_key, query, whole=False)
-        order = order_by(query, self._d)
-        m = self._d.mark
-        columns = ", ".join("r." + c.strip() for c in RECORD_COLUMNS.split(","))
-        rows = self._run(
-            f"{roots.prefix}SELECT {columns} {roots.sql}{order.sql} LIMIT {m} OFFSET {m}",
-            bounded([*roots.prefix_params, *roots.params, *order.params, query.limit, query.skip]),
-        )
-        return [record_row(r) for r in rows]
 
     def search_record_sizes(self, scope_key: str, query: Query) -> list[tuple[int, int]]:
         roots = self._roots(scope_key, query, whole=False)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from engramdb.storage.knowledge.port import Aggregate, Query, RecordRow
+from engramdb.storage.knowledge.port import Aggregate, Query
 from engramdb.storage.knowledge.reads import GraphEmbeddings, GraphReads
 from engramdb.storage.knowledge.rows import Run
 from engramdb.storage.knowledge.sql import Dialect, WhereCompiler, bounded
@@ -39,10 +39,6 @@ class PostgresKnowledge(GraphReads):
         self._connect = connect
         self._tenant = tenant
         self._searches = searches  # where-queries hold few of the pool's connections at once
-
-    def search_records(self, scope_key: str, query: Query) -> list[RecordRow]:
-        with self._searches.held(self._tenant, scope_key):
-            return super().search_records(scope_key, query)
 
     def search_record_sizes(self, scope_key: str, query: Query) -> list[tuple[int, int]]:
         with self._searches.held(self._tenant, scope_key):
