@@ -110,3 +110,23 @@ def test_filters_and_min_score_hold_for_linked_memories(service: MemoryService, 
     assert [m.id for m in floored.memories] == [ids["fact"]]
     below = _recall(service, operator, query, limit=3, expand=1, minScore=turn.relevance / 2)
     assert ids["turn"] in [m.id for m in below.memories]
+
+
+@pytest.mark.parametrize(("count", "listed"), [(6, 4), (12, 10)])
+def test_linked_records_come_within_the_answer_limit(
+    service: MemoryService, operator: Caller, count: int, listed: int
+) -> None:
+    """Six records of 875 KB linked to the hit: the four that fit ANSWER_BYTES come, best first; twelve
+    small ones (the control): the ten best, as many as a recall lists."""
+    ids = _world(service, operator)
+    big = {f"p{i}": "x" * 15_900 for i in range(55)} if listed == 4 else {}
+    data = [{"n": n, **big} for n in range(count)]
+    written = service.record_writes.write_records(
+        operator, RecordWrite.model_validate({"label": "NOTE", "data": data, "scope": MINE})
+    ).records
+    for record in written:
+        link = {"source": {"id": ids["turn"], "kind": "EPISODE"}, "target": record.id, "type": "HAS", "scope": MINE}
+        service.record_writes.link_records(operator, LinkRequest.model_validate(link))
+    expanded = _recall(service, operator, "quarterly budget spreadsheet", limit=3, expand=1)
+    assert expanded.records is not None and len(expanded.records) == listed
+    assert [r.id for r in expanded.records] == [r.id for r in written][:listed]  # equal scores: oldest first

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engramdb.core.knowledge.paging import fitting
 from engramdb.core.ranking import Hit
 from engramdb.core.relevance import Narrowing, QueryWords, indexed_evidence
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
@@ -85,16 +86,15 @@ def expand(
         floor = narrow.min_score
         linked = [h for h in linked if narrow.keeps(h.record) and (floor is None or h.relevance >= floor)]
     ranked = sorted([*direct.values(), *linked], key=lambda h: (-h.score, h.record.rowid))[:limit]
-    found_rows = tenant.record_rows(scope_key, list(records))
-    listed = sorted(
-        (
-            LinkedRecord(found_rows[r], score, via, origin)
-            for r, (score, via, origin) in records.items()
-            if r in found_rows
-        ),
-        key=lambda x: (-x.score, x.row.created_at),
-    )
-    return Expansion(ranked, listed[:MAX_RECORDS])
+    # The best linked records by their keys, then the properties of those the answer has room for: a
+    # hit linked to 14 records of 875 KB loaded them all and answered 8.8 MB (a review).
+    keys = tenant.record_keys(scope_key, list(records))
+    best = sorted(keys, key=lambda r: (-records[r][0], keys[r][1]))[:MAX_RECORDS]
+    sizes = tenant.record_sizes(scope_key, best)
+    fit, _ = fitting([(r, sizes[r]) for r in best if r in sizes])
+    found_rows = tenant.record_rows(scope_key, fit)
+    listed = [LinkedRecord(found_rows[r], *records[r]) for r in fit if r in found_rows]
+    return Expansion(ranked, listed)
 
 
 def _evidence(

@@ -56,7 +56,7 @@ class KnowledgeDeleting(Area):
         self, caller: Caller, tenant: TenantStore, scope_key: str, rowids: Sequence[int], *, dry_run: bool
     ) -> Deleted:
         # By id, never the whole matches' properties at once: 10,000 records of 1 MB were 10 GB (a review).
-        ids = tenant.record_ids(scope_key, rowids)
+        ids = {rowid: record_id for rowid, (record_id, _) in tenant.record_keys(scope_key, rowids).items()}
         if dry_run:
             touching = tenant.edges(scope_key, [NodeRef("RECORD", rowid) for rowid in ids])
             return Deleted(dry_run=True, records=[ids[r] for r in rowids if r in ids], relationships=len(touching))
@@ -110,7 +110,7 @@ def _descendants(tenant: TenantStore, scope_key: str, root: int) -> list[int]:
             and e.target.rowid not in found
             and e.target.rowid != root
         ]
-        rows = tenant.record_ids(scope_key, children)
-        found.update(rows)
+        rows = tenant.record_keys(scope_key, children)
+        found.update((rowid, record_id) for rowid, (record_id, _) in rows.items())
         frontier = list(rows)
     return list(found)

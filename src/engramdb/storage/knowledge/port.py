@@ -260,8 +260,8 @@ class KnowledgeReads(Protocol):
         """The UTF-8 bytes of each record's properties as stored, without reading them into the process."""
         ...
 
-    def record_ids(self, scope_key: str, rowids: Sequence[int]) -> dict[int, str]:
-        """The public ids of the scope's records among ``rowids``, without their properties."""
+    def record_keys(self, scope_key: str, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """The public id and creation time of the scope's records among ``rowids``, without their properties."""
         ...
 
     def search_record_sizes(self, scope_key: str, query: Query) -> list[tuple[int, int]]:

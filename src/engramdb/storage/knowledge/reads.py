@@ -39,8 +39,10 @@ class GraphReads:
         rows = self._by_rowid(f"rowid, {self._d.bytes_of('properties_json')}", scope_key, rowids)
         return {int(r[0]): int(r[1]) for r in rows}
 
-    def record_ids(self, scope_key: str, rowids: Sequence[int]) -> dict[int, str]:
-        return {int(r[0]): str(r[1]) for r in self._by_rowid("rowid, record_id", scope_key, rowids)}
+    def record_keys(self, scope_key: str, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        return {
+            int(r[0]): (str(r[1]), str(r[2])) for r in self._by_rowid("rowid, record_id, created_at", scope_key, rowids)
+        }
 
     def _by_rowid(self, columns: str, scope_key: str, rowids: Sequence[int]) -> list[Any]:
         """``columns`` of the scope's records among ``rowids``."""
