@@ -251,6 +251,20 @@ def test_the_dashboards_record_page_shows_the_newest_versions(
     assert "4 earlier versions are not shown" in page
 
 
+def test_the_dashboards_record_page_shows_the_newest_versions_that_fit_one_answer(server: LiveServer) -> None:
+    """Six versions of 875 KB: a page of history holds four; the dashboard shows the newest that fit,
+    the current one last (it showed v1-v4, without the current one: a review)."""
+    big = {f"p{i}": "x" * 15_900 for i in range(55)}
+    with server.client(server.key()) as http:
+        record_id = http.post("/v1/records", json={"label": "TASK", "data": {"n": 0, **big}}).json()["records"][0]["id"]
+        for n in range(1, 6):
+            assert http.patch(f"/v1/records/{record_id}", json={"properties": {"n": n}}).status_code == 200
+        page = http.get(f"/ui/part/records/{record_id}").text
+    shown = [v for v in range(1, 7) if f"<strong>v{v}</strong>" in page]
+    assert shown == [3, 4, 5, 6] and "<strong>v6</strong> (current)" in page, shown
+    assert "2 earlier versions are not shown" in page
+
+
 @pytest.mark.parametrize("limit", ["abc", "²", "①", "-1"])
 def test_the_dashboards_record_search_refuses_a_limit_that_is_no_number_naming_it(
     server: LiveServer, limit: str

@@ -103,14 +103,31 @@ def _holding_record(request: Request, caller: Caller, record_id: str, scope: str
     raise NotFoundError(f"no record {record_id} in a scope this key may name", id=record_id)
 
 
+def _newest_versions(
+    request: Request, caller: Caller, record_id: str, current: int, fields: dict[str, Any]
+) -> list[Any]:
+    """The newest versions, the current one last, as many of SHOWN_VERSIONS as one answer holds (a page
+    stops early at the answer's byte limit: its first versions came, the newest did not)."""
+
+    def since(back: int) -> Any:  # versions run 1, 2, ...: the cursor is the version before the first
+        cursor = {"cursor": str(current - back)} if current > back else {}
+        query = {"record_id": record_id, "limit": SHOWN_VERSIONS, **cursor}
+        return call(request, caller, "record_history", query, scope=fields)
+
+    page = since(SHOWN_VERSIONS)
+    if page.next_cursor is None:
+        return list(page.versions)
+    back, shown = 1, since(1).versions  # the current version alone always fits
+    while back < SHOWN_VERSIONS and (wider := since(back * 2)).next_cursor is None:
+        back, shown = back * 2, wider.versions
+    return list(shown)
+
+
 @router.get("/ui/part/records/{record_id}")
 @part
 def record(request: Request, caller: Authenticated, record_id: str, scope: str | None = None) -> HTMLResponse:
     chosen, found = _holding_record(request, caller, record_id, scope)
-    # The newest versions, the current one last: versions run 1, 2, ... so the cursor is where they start.
-    since = {"cursor": str(found.version - SHOWN_VERSIONS)} if found.version > SHOWN_VERSIONS else {}
-    query = {"record_id": record_id, "limit": SHOWN_VERSIONS, **since}
-    history = call(request, caller, "record_history", query, scope=chosen.fields()).versions
+    history = _newest_versions(request, caller, record_id, found.version, chosen.fields())
     links, names = linked(request, caller, record_id, "RECORD", chosen.fields())
     key = chosen.current.scope_key if chosen.current else ""
     return render(
