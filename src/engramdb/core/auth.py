@@ -69,8 +69,10 @@ PERMISSIONS: dict[str, Permission] = {
     "policy.write": Permission("change the policy", frozenset({"admin"})),
     "participant.forget": Permission("forget a participant", frozenset({"admin"})),
     "participant.export": Permission("export a participant's data", frozenset({"admin"})),
-    # A person's marks: the agent's own key (a model) may not pin or protect its memories.
-    "memory.mark": Permission("pin memories or set their importance", frozenset({"host", "reviewer", "admin"})),
+    # A person's marks: the agent's own key (a model) may not pin, protect or archive its memories.
+    "memory.mark": Permission(
+        "pin memories, set their importance or archive them", frozenset({"host", "reviewer", "admin"})
+    ),
     "jobs.read": Permission("read the background jobs", frozenset({"reviewer", "admin"})),
     "jobs.run": Permission("run a background job now", frozenset({"admin"})),
     "audit.read": Permission("read the audit log", frozenset({"reviewer", "admin"})),
