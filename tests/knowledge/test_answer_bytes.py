@@ -26,7 +26,7 @@ from tests.factories import scope_fields
 
 MINE = scope_fields()
 
-LONG = "x" * (MAX_STRING - 100)
+LONG = "7" * (MAX_STRING - 100)  # digits: a record text the worker would embed has a letter
 BIG = 55  # properties of LONG in one big record: 875 KB, so four fit in ANSWER_BYTES and five do not
 
 
@@ -113,7 +113,7 @@ def test_a_semantic_search_page_stops_at_the_answer_limit(service: MemoryService
     assert seen == set(range(6))  # every record once, across the two pages
 
 
-NOTE = "y" * 15_000
+NOTE = "8" * 15_000
 WIDE = {f"q{i}": NOTE for i in range(4)}  # 60 KB of properties: 67 of them pass ANSWER_BYTES
 
 

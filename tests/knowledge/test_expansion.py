@@ -119,7 +119,7 @@ def test_linked_records_come_within_the_answer_limit(
     """Six records of 875 KB linked to the hit: the four that fit ANSWER_BYTES come, best first; twelve
     small ones (the control): the ten best, as many as a recall lists."""
     ids = _world(service, operator)
-    big = {f"p{i}": "x" * 15_900 for i in range(55)} if listed == 4 else {}
+    big = {f"p{i}": "7" * 15_900 for i in range(55)} if listed == 4 else {}  # digits: not embedded
     data = [{"n": n, **big} for n in range(count)]
     written = service.record_writes.write_records(
         operator, RecordWrite.model_validate({"label": "NOTE", "data": data, "scope": MINE})
