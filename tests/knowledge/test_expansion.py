@@ -130,3 +130,19 @@ def test_linked_records_come_within_the_answer_limit(
     expanded = _recall(service, operator, "quarterly budget spreadsheet", limit=3, expand=1)
     assert expanded.records is not None and len(expanded.records) == listed
     assert [r.id for r in expanded.records] == [r.id for r in written][:listed]  # equal scores: oldest first
+
+
+def test_linked_records_of_equal_score_and_time_come_in_the_links_order(
+    service: MemoryService, operator: Caller
+) -> None:
+    ids = _world(service, operator)
+    data = [{"n": n} for n in range(12)]
+    written = service.record_writes.write_records(
+        operator, RecordWrite.model_validate({"label": "NOTE", "data": data, "scope": MINE})
+    ).records
+    for record in reversed(written):  # one write: the same time; linked last first
+        link = {"source": {"id": ids["turn"], "kind": "EPISODE"}, "target": record.id, "type": "HAS", "scope": MINE}
+        service.record_writes.link_records(operator, LinkRequest.model_validate(link))
+    expanded = _recall(service, operator, "quarterly budget spreadsheet", limit=3, expand=1)
+    assert expanded.records is not None
+    assert [r.id for r in expanded.records] == [r.id for r in reversed(written)][:10]

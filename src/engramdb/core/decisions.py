@@ -20,7 +20,7 @@ from engramdb.core.facts import (
     victims,
 )
 from engramdb.core.policy import TenantPolicy
-from engramdb.core.tombstones import value_hash
+from engramdb.core.tombstones import find_tombstone, value_hash
 from engramdb.errors import ConflictError, NotFoundError
 from engramdb.storage.port import MemoryRecord, Tombstone, Transaction
 
@@ -99,7 +99,7 @@ def refuse_if_tombstoned(tx: Transaction, pending: MemoryRecord) -> None:
     """ConflictError when ``pending``'s value is tombstoned in its slot: approving or restoring it
     would bring back a value corrected away."""
     assert pending.subject_key is not None and pending.kind is not None
-    tomb = tx.find_tombstone(pending.scope_key, pending.subject_key, pending.kind, value_hash(pending.text))
+    tomb = find_tombstone(tx, pending.scope_key, pending.subject_key, pending.kind, pending.text)
     if tomb is not None:
         raise ConflictError(
             f"this value is tombstoned ({tomb.reason or 'no reason given'}); lift the tombstone first",

@@ -89,7 +89,7 @@ def expand(
     # The best linked records by their keys, then the properties of those the answer has room for: a
     # hit linked to 14 records of 875 KB loaded them all and answered 8.8 MB (a review).
     keys = tenant.record_keys(scope_key, list(records))
-    best = sorted(keys, key=lambda r: (-records[r][0], keys[r][1]))[:MAX_RECORDS]
+    best = sorted((r for r in records if r in keys), key=lambda r: (-records[r][0], keys[r][1]))[:MAX_RECORDS]
     sizes = tenant.record_sizes(scope_key, best)
     fit, _ = fitting([(r, sizes[r]) for r in best if r in sizes])
     found_rows = tenant.record_rows(scope_key, fit)

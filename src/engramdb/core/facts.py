@@ -16,7 +16,7 @@ from typing import Literal
 from engramdb.audit_chain.states import memory_digest
 from engramdb.core.auth import Caller
 from engramdb.core.policy import TenantPolicy
-from engramdb.core.tombstones import tombstone_for, value_hash
+from engramdb.core.tombstones import find_tombstone, tombstone_for, value_hash
 from engramdb.errors import ConflictError, NotFoundError
 from engramdb.storage.port import MemoryRecord, NewMemory, Tombstone, Transaction
 
@@ -74,7 +74,7 @@ def assert_fact(
         return FactOutcome("exists", existing)
     if row.status != "active":  # arrived inactive: history, outside the lifecycle
         return FactOutcome("created", _insert(tx, row, caller, "fact.write"))
-    tomb = tx.find_tombstone(row.scope.scope_key, row.subject_key, row.kind, value_hash(row.text))
+    tomb = find_tombstone(tx, row.scope.scope_key, row.subject_key, row.kind, row.text)
     if tomb is not None:
         return _tombstoned(tx, row, caller, policy, tomb)
     rule = policy.rule(row.trust_class, row.origin)

@@ -1,9 +1,12 @@
 """Value normalisation and tombstones: a corrected-away value stays refused for its slot.
 
-Two assertions are the same value when they match after Unicode NFKC, dropping invisible format
-characters (zero-width space, soft hyphen, word joiner, byte order mark: Unicode's Cf), case
-folding, collapsing whitespace and dropping trailing punctuation — "Prefers MongoDB." and
-"prefers  mongodb" are one value; "prefers MongoDB 5" and "prefers MongoDB 6" are two.
+Two assertions are the same value when they match after Unicode NFKC, dropping the characters
+Unicode says to ignore when not shown (zero-width space and joiners, soft hyphen, word joiner,
+byte order mark, variation selectors, tags: Default_Ignorable_Code_Point), NFKC again, case folding
+and NFKC once more, collapsing whitespace and dropping trailing punctuation — "Prefers MongoDB." and
+"prefers  mongodb" are one value; "prefers MongoDB 5" and "prefers MongoDB 6" are two. Values
+that differ only in such characters are one value (a ZWJ emoji sequence and its people side by
+side, two regional flags written with tags).
 """
 
 from __future__ import annotations
@@ -12,16 +15,34 @@ import re
 import unicodedata
 
 from engramdb.contract.canonical import sha256_hex
-from engramdb.storage.port import MemoryRecord, Tombstone
+from engramdb.storage.port import MemoryRecord, Tombstone, Transaction
 
 _SPACE = re.compile(r"\s+")
+# Unicode 15's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): they show as nothing, so
+# "Paris" with one inside passed a tombstone of "Paris" (a review, session 49).
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
 
 
 def normalize_value(text: str) -> str:
     """Return the normal form two equivalent assertions share."""
-    # Format characters show as nothing: "Paris\u200b" passed a tombstone of "Paris" (a review).
-    visible = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
-    folded = _SPACE.sub(" ", visible.casefold()).strip()
+    # NFKC again once the ignorables are gone ("cafe" + ZWJ + U+0301 composes only then) and once
+    # folded ("ß" + U+0301 folds to "ss" + U+0301, which composes): the form is then its own form.
+    visible = unicodedata.normalize("NFKC", _IGNORABLE.sub("", unicodedata.normalize("NFKC", text)))
+    folded = _SPACE.sub(" ", unicodedata.normalize("NFKC", visible.casefold())).strip()
+    return _without_trailing_punctuation(folded)
+
+
+def _legacy_normal(text: str) -> str:
+    """The normal form of earlier releases, which kept ignorable characters: tombstones stored then hold
+    its hash (they keep no text to hash again), so a value is checked against both."""
+    return _without_trailing_punctuation(_SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip())
+
+
+def _without_trailing_punctuation(folded: str) -> str:
     end = len(folded)
     while end and (unicodedata.category(folded[end - 1]).startswith("P") or folded[end - 1] == " "):
         end -= 1
@@ -31,6 +52,15 @@ def normalize_value(text: str) -> str:
 def value_hash(text: str) -> str:
     """Return the hash tombstones key a value on."""
     return sha256_hex(normalize_value(text))
+
+
+def find_tombstone(tx: Transaction, scope_key: str, subject_key: str, kind: str, text: str) -> Tombstone | None:
+    """The live tombstone of ``text``'s value in its slot, by today's hash or the one it was stored under."""
+    found = tx.find_tombstone(scope_key, subject_key, kind, value_hash(text))
+    legacy = sha256_hex(_legacy_normal(text))
+    if found is None and legacy != value_hash(text):
+        found = tx.find_tombstone(scope_key, subject_key, kind, legacy)
+    return found
 
 
 def tombstone_for(fact: MemoryRecord, *, reason: str | None, at: str, actor_key_id: str | None) -> Tombstone:

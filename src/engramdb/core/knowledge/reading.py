@@ -100,7 +100,7 @@ class KnowledgeReading(Area):
                     found += [(key, view) for view in views]
             found.sort(key=lambda kv: kv[0])
         page = found[: query.limit]
-        kept, cut = fitting([(i, len(json.dumps(view.properties))) for i, (_, view) in enumerate(page)])
+        kept, cut = fitting([(i, _size(view.properties)) for i, (_, view) in enumerate(page)])
         page = page[: len(kept)]
         # The next page starts after the last one listed, or, when all that was found fit, after the
         # last edge read (one whose end is gone since is not listed, and not read again).
@@ -278,6 +278,11 @@ def _record(tenant: TenantStore, scope_key: str, record_id: str) -> RecordRow:
 
 def _bytes(edge: Edge) -> int:
     return len(edge.properties_json.encode())
+
+
+def _size(properties: Mapping[str, Any]) -> int:
+    """The UTF-8 bytes of properties as JSON, as the stored ones are counted."""
+    return len(json.dumps(properties, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 def _relationships(tenant: TenantStore, edges: Sequence[Edge]) -> list[Any]:
