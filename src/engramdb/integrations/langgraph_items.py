@@ -2,14 +2,14 @@
 
     namespace ("memories", "alice", "food")  ->  subjectKey "ns:memories/alice/food/"
     key "diet"                               ->  kind "key:diet"   (a longer key: "key#<sha256>")
-    value {"text": "vegan"}                  ->  text {"v":{"text":"vegan"},"r":"<22 invisible characters>"}
+    value {"text": "vegan"}                  ->  text {"v":{"text":"vegan"},"r":"<22 private-use characters>"}
 
 Each label of the namespace is percent-encoded and ends with ``/``, so a namespace's subject is a
 text prefix of exactly its own and its descendants' subjects (``ns:a/`` never starts
 ``ns:ab/``). The text is a JSON object: ``v`` the value, ``r`` a random revision written in
-invisible format characters (no two versions of an item have the same text, so a value put back
-is a new version, never refused as one corrected away, while the words and the vector are the
-value's alone), ``k`` the key where the kind holds its hash. The provenance says, from an item's
+private-use characters (no two versions of an item have the same text, so a value put back is a
+new version, never refused as one corrected away, while the words and the vector are the value's
+alone), ``k`` the key where the kind holds its hash. The provenance says, from an item's
 second version on, when it was created (``langgraph:created=<microseconds since the epoch>``: the
 first version's record time is the creation). A version put with ``index=False`` has the
 sourceEventId ``langgraph:unindexed`` (others ``langgraph``): a query's search lists it unranked.
@@ -82,14 +82,15 @@ def text(key: str, value: Mapping[str, Any]) -> str:
 
 
 def _revision() -> str:
-    """64 random bits as 22 invisible format characters (Unicode Cf: zero-width space and joiners,
-    word joiner, invisible operators), which the lexical index, the embedders' tokenizers and
-    canonical text all leave alone, yet which make the text, its factId and its value hash new."""
+    """64 random bits as 22 private-use characters (Unicode Co), which the embedders' tokenizers drop,
+    the lexical arm's words leave out and canonical text leaves alone, yet which make the text, its
+    factId and its value hash new. Not invisible format characters (as up to session 49): a value's
+    hash leaves those out (none may pass a tombstone), which refused every value put back."""
     bits = secrets.randbits(66)
-    return "".join(_INVISIBLE[(bits >> (3 * i)) & 7] for i in range(22))
+    return "".join(_PRIVATE[(bits >> (3 * i)) & 7] for i in range(22))
 
 
-_INVISIBLE = "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064"
+_PRIVATE = "".join(chr(0xE000 + i) for i in range(8))  # the Private Use Area
 
 
 def provenance(created: int | None) -> str:
