@@ -97,6 +97,30 @@ def test_an_endpoint_passing_over_other_kinds_is_looked_at_again_at_once(
         worker.stop()
 
 
+def test_a_pass_over_that_reaches_the_head_waits_for_the_next_poll(
+    store: Store, settings: Settings, service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a try per write of other kinds: only a pass over a whole scan asks to look again at once."""
+    monkeypatch.setattr(feed, "PAGE", 1)
+    monkeypatch.setattr(feed, "MAX_SCAN", 2)
+    created = service.webhooks.create_webhook(operator, WebhookCreate(url=UNUSED, kinds=["deleted"]))
+    for turn in range(5):
+        _write(service, operator, turn)
+    tenant = store.tenant("t1")
+    worker = WebhookWorker(store, settings.webhooks, service.webhooks.keys)
+    try:
+        outcomes = []
+        while (outcome := worker.step("t1", created.webhook_id)) is not None:
+            outcomes.append(outcome)
+        assert outcomes and set(outcomes) == {"passed"}  # whole scans of 2 while more were behind
+        assert _cursor(tenant, created.webhook_id) == tenant.changes.head()
+        _write(service, operator, 5)  # one more of another kind: passed over, and no look again at once
+        assert worker.step("t1", created.webhook_id) is None
+        assert _cursor(tenant, created.webhook_id) == tenant.changes.head()
+    finally:
+        worker._pool.shutdown(wait=True)
+
+
 def _cursor(tenant: TenantStore, webhook_id: str) -> int:
     row = tenant.webhooks.get_webhook(webhook_id)
     assert row is not None

@@ -28,7 +28,7 @@ import httpx
 
 from engramdb import __version__, clock, tls
 from engramdb.config import WebhookSettings
-from engramdb.core.changes import outbox
+from engramdb.core.changes import feed, outbox
 from engramdb.core.changes.secrets import KeyFile, check_of
 from engramdb.core.changes.signing import signature
 from engramdb.models.webhooks import SIGNATURE_HEADER
@@ -106,15 +106,18 @@ class WebhookWorker:
 
     def step(self, tenant_name: str, webhook_id: str) -> str | None:
         """Try the endpoint's due delivery, if any; return how it went (None: nothing was due; "passed":
-        nothing to send in the stretch of the feed it passed over, which is at most 20,000 entries)."""
+        nothing to send in a whole scan of the feed, MAX_SCAN entries of other kinds, and more behind)."""
         tenant = self._store.tenant(tenant_name)
         webhook = tenant.webhooks.get_webhook(webhook_id)
         if webhook is None:
             return None  # deleted meanwhile
         delivery = outbox.due(tenant, tenant_name, webhook, self._settings.batch_size)
-        if delivery is None:  # nothing to send; but having passed over entries of other kinds, it may have more
+        if delivery is None:
+            # Nothing to send. A try that passed over a whole scan of other kinds has more behind it: look
+            # again at once. One that reached the head waits for the next poll (not a try per write).
             now = tenant.webhooks.get_webhook(webhook_id)
-            return "passed" if now is not None and now.cursor > webhook.cursor else None
+            moved = now.cursor - webhook.cursor if now is not None else 0
+            return "passed" if moved >= feed.MAX_SCAN else None
         secret = self._keys.secret(tenant_name, webhook_id, webhook.secret_salt)
         status: int | None
         error: str | None
