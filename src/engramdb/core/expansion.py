@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engramdb.core.knowledge.paging import fitting
+from engramdb.core.knowledge.paging import rows_that_fit
 from engramdb.core.ranking import Hit
 from engramdb.core.relevance import Narrowing, QueryWords, indexed_evidence
 from engramdb.storage.knowledge.port import NodeRef, RecordRow
@@ -91,10 +91,8 @@ def expand(
     keys = tenant.record_keys(scope_key, list(records))
     best = sorted((r for r in records if r in keys), key=lambda r: (-records[r][0], keys[r][1]))[:MAX_RECORDS]
     sizes = tenant.record_sizes(scope_key, best)
-    fit, _ = fitting([(r, sizes[r]) for r in best if r in sizes])
-    found_rows = tenant.record_rows(scope_key, fit)
-    listed = [LinkedRecord(found_rows[r], *records[r]) for r in fit if r in found_rows]
-    return Expansion(ranked, listed)
+    fit, _ = rows_that_fit(tenant, scope_key, [(r, sizes[r]) for r in best if r in sizes])
+    return Expansion(ranked, [LinkedRecord(row, *records[row.rowid]) for row in fit])
 
 
 def _evidence(

@@ -96,7 +96,7 @@ def _stub(row: RecordRow | None) -> _Stub | None:
 def _descendants(tenant: TenantStore, scope_key: str, root: int) -> list[int]:
     """The records nested under ``root`` (HAS_ relationships out of it), recursively; the walk stops
     once more than ``MAX_DELETED`` are found (the delete is then refused)."""
-    found: dict[int, str] = {}
+    found: dict[int, tuple[str, str]] = {}  # in the order found
     frontier = [root]
     while frontier and len(found) <= MAX_DELETED:
         edges = tenant.edges(scope_key, [NodeRef("RECORD", r) for r in frontier])
@@ -111,6 +111,6 @@ def _descendants(tenant: TenantStore, scope_key: str, root: int) -> list[int]:
             and e.target.rowid != root
         ]
         rows = tenant.record_keys(scope_key, children)
-        found.update((rowid, record_id) for rowid, (record_id, _) in rows.items())
+        found.update(rows)
         frontier = list(rows)
     return list(found)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from engramdb.core.sealed import Sealer
 from engramdb.errors import InvalidInputError
-from engramdb.storage.knowledge.port import Edge, EdgeKey
+from engramdb.storage.knowledge.port import Edge, EdgeKey, KnowledgeReads, RecordRow
 
 _LAST_ROWID = 2**63 - 1
 # The properties one answer carries (records, versions). Pages were bounded by count alone: 48 records
@@ -74,3 +74,13 @@ def fitting(sizes: Sequence[tuple[int, int]], budget: int = ANSWER_BYTES) -> tup
         keys.append(key)
         used += size
     return keys, False
+
+
+def rows_that_fit(
+    reads: KnowledgeReads, scope_key: str, sizes: Sequence[tuple[int, int]]
+) -> tuple[list[RecordRow], bool]:
+    """The leading records of ``(rowid, bytes)`` that fit one answer, read and kept in that order (one
+    deleted since is left out), and whether any were left out for room."""
+    rowids, cut = fitting(sizes)
+    rows = reads.record_rows(scope_key, rowids)
+    return [rows[rowid] for rowid in rowids if rowid in rows], cut

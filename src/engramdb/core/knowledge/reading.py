@@ -11,7 +11,7 @@ from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate
 from engramdb.core import auth
 from engramdb.core.assist.links import as_relationships
 from engramdb.core.auth import Caller
-from engramdb.core.knowledge.paging import ANSWER_BYTES, PageKey, fitting, version_cursor
+from engramdb.core.knowledge.paging import ANSWER_BYTES, PageKey, fitting, rows_that_fit, version_cursor
 from engramdb.core.knowledge.properties import check_label, check_property
 from engramdb.core.knowledge.views import NOUNS, record_view, relationship_view
 from engramdb.core.knowledge.where import PSEUDO, parse
@@ -143,13 +143,9 @@ class KnowledgeReading(Area):
             aggregates, more = _aggregates(tenant, scope_key, query, specs, body.group_by)
             return RecordSearchResult(records=[], total=total, aggregates=aggregates, more_groups=more)
         if body.query is None:
-            ids, cut = fitting(tenant.search_record_sizes(scope_key, query))
-            rows = tenant.record_rows(scope_key, ids)
-            return RecordSearchResult(
-                records=[record_view(rows[rowid]) for rowid in ids if rowid in rows],
-                total=_total(total, len(ids), body, cut),
-                truncated=cut,
-            )
+            page, cut = rows_that_fit(tenant, scope_key, tenant.search_record_sizes(scope_key, query))
+            records = [record_view(row) for row in page]
+            return RecordSearchResult(records=records, total=_total(total, len(page), body, cut), truncated=cut)
         embedder = self.shared.embedder
         vector = embedder.embed([body.query])[0]
         # Only this embedder's vectors compare with the query's: another model's wait for `engram reembed`.
@@ -158,20 +154,18 @@ class KnowledgeReading(Area):
         )
         scores = dict(ranked[body.skip :])
         sizes = tenant.record_sizes(scope_key, list(scores))
-        ids, cut = fitting([(rowid, sizes[rowid]) for rowid in scores if rowid in sizes])
-        rows = tenant.record_rows(scope_key, ids)
-        found = [record_view(rows[rowid], round(scores[rowid], 6)) for rowid in ids if rowid in rows]
-        return RecordSearchResult(records=found, total=_total(total, len(ids), body, cut), truncated=cut)
+        page, cut = rows_that_fit(tenant, scope_key, [(rowid, sizes[rowid]) for rowid in scores if rowid in sizes])
+        found = [record_view(row, round(scores[row.rowid], 6)) for row in page]
+        return RecordSearchResult(records=found, total=_total(total, len(found), body, cut), truncated=cut)
 
     def export_records(self, caller: Caller, body: ExportRequest) -> GraphExport:
         """The matching records and what they link to, ``depth`` hops out, with the relationships."""
         tenant, scope_key = self._scoped(caller, body.scope.named_scope_fields() if body.scope else {})
         query = search_query(body.labels, body.where, {}, body.limit, 0)
         sizes = tenant.search_record_sizes(scope_key, query)
-        ids, truncated = fitting(sizes)
-        left = ANSWER_BYTES - sum(size for _, size in sizes[: len(ids)])
-        matched = tenant.record_rows(scope_key, ids)
-        rows = {rowid: matched[rowid] for rowid in ids if rowid in matched}
+        matched, truncated = rows_that_fit(tenant, scope_key, sizes)
+        rows = {row.rowid: row for row in matched}
+        left = ANSWER_BYTES - sum(size for rowid, size in sizes if rowid in rows)
         frontier, edges = [NodeRef("RECORD", rowid) for rowid in rows], dict[int, Edge]()
         seen = set(frontier)
         for _ in range(body.depth):
