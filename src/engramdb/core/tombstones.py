@@ -32,21 +32,22 @@ def normalize_value(text: str) -> str:
     # NFKC again once the ignorables are gone ("cafe" + ZWJ + U+0301 composes only then) and once
     # folded ("ß" + U+0301 folds to "ss" + U+0301, which composes): the form is then its own form.
     visible = unicodedata.normalize("NFKC", _IGNORABLE.sub("", unicodedata.normalize("NFKC", text)))
-    folded = _SPACE.sub(" ", unicodedata.normalize("NFKC", visible.casefold())).strip()
-    return _without_trailing_punctuation(folded)
+    return _spaced(unicodedata.normalize("NFKC", visible.casefold()))
 
 
 def _legacy_normal(text: str) -> str:
     """The normal form of earlier releases, which kept ignorable characters: tombstones stored then hold
     its hash (they keep no text to hash again), so a value is checked against both."""
-    return _without_trailing_punctuation(_SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip())
+    return _spaced(unicodedata.normalize("NFKC", text).casefold())
 
 
-def _without_trailing_punctuation(folded: str) -> str:
-    end = len(folded)
-    while end and (unicodedata.category(folded[end - 1]).startswith("P") or folded[end - 1] == " "):
+def _spaced(folded: str) -> str:
+    """Whitespace collapsed, and no trailing punctuation."""
+    spaced = _SPACE.sub(" ", folded).strip()
+    end = len(spaced)
+    while end and (unicodedata.category(spaced[end - 1]).startswith("P") or spaced[end - 1] == " "):
         end -= 1
-    return folded[:end]
+    return spaced[:end]
 
 
 def value_hash(text: str) -> str:
@@ -56,9 +57,9 @@ def value_hash(text: str) -> str:
 
 def find_tombstone(tx: Transaction, scope_key: str, subject_key: str, kind: str, text: str) -> Tombstone | None:
     """The live tombstone of ``text``'s value in its slot, by today's hash or the one it was stored under."""
-    found = tx.find_tombstone(scope_key, subject_key, kind, value_hash(text))
-    legacy = sha256_hex(_legacy_normal(text))
-    if found is None and legacy != value_hash(text):
+    today, legacy = value_hash(text), sha256_hex(_legacy_normal(text))
+    found = tx.find_tombstone(scope_key, subject_key, kind, today)
+    if found is None and legacy != today:
         found = tx.find_tombstone(scope_key, subject_key, kind, legacy)
     return found
 
