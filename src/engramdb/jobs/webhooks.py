@@ -111,13 +111,12 @@ class WebhookWorker:
         webhook = tenant.webhooks.get_webhook(webhook_id)
         if webhook is None:
             return None  # deleted meanwhile
-        delivery = outbox.due(tenant, tenant_name, webhook, self._settings.batch_size)
+        found = outbox.due(tenant, tenant_name, webhook, self._settings.batch_size)
+        delivery = found.delivery
         if delivery is None:
             # Nothing to send. A try that passed over a whole scan of other kinds has more behind it: look
             # again at once. One that reached the head waits for the next poll (not a try per write).
-            now = tenant.webhooks.get_webhook(webhook_id)
-            moved = now.cursor - webhook.cursor if now is not None else 0
-            return "passed" if moved >= feed.MAX_SCAN else None
+            return "passed" if found.passed >= feed.MAX_SCAN else None
         secret = self._keys.secret(tenant_name, webhook_id, webhook.secret_salt)
         status: int | None
         error: str | None

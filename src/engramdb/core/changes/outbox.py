@@ -44,19 +44,27 @@ def waiting(webhook: WebhookRow, pending_at: str | None, head: int, now: str) ->
     return webhook.cursor < head
 
 
-def due(tenant: TenantStore, tenant_name: str, webhook: WebhookRow, batch_size: int) -> DeliveryRow | None:
-    """Return the endpoint's delivery to try now: its pending one when due, else a new one of the
-    changes after its cursor (None: nothing is due)."""
+@dataclass(frozen=True)
+class Due:
+    """What an endpoint has to try now."""
+
+    delivery: DeliveryRow | None  # None: nothing to send now
+    passed: int = 0  # feed entries of other kinds the cursor moved past to find that out
+
+
+def due(tenant: TenantStore, tenant_name: str, webhook: WebhookRow, batch_size: int) -> Due:
+    """The endpoint's delivery to try now: its pending one when due, else a new one of the changes
+    after its cursor."""
     pending = tenant.webhooks.next_delivery(webhook.webhook_id)
     now = clock.now_text()
     if pending is not None:
-        return pending if pending.next_at <= now else None
+        return Due(pending if pending.next_at <= now else None)
     window = read(tenant, webhook.cursor, batch_size, kinds_of(webhook))
     if window.next_after <= webhook.cursor:
-        return None
+        return Due(None)
     if not window.rows:  # only changes of other kinds: nothing to send, the cursor moves on
-        tenant.webhooks.pass_over(webhook.webhook_id, webhook.cursor, window.next_after)
-        return None
+        moved = tenant.webhooks.pass_over(webhook.webhook_id, webhook.cursor, window.next_after)
+        return Due(None, window.next_after - webhook.cursor if moved else 0)
     delivery_id = f"{webhook.webhook_id}.{webhook.cursor + 1}-{window.next_after}"
     body = {
         "type": "engramdb.changes",
@@ -81,7 +89,7 @@ def due(tenant: TenantStore, tenant_name: str, webhook: WebhookRow, batch_size: 
         last_status=None,
         created_at=now,
     )
-    return delivery if tenant.webhooks.open_delivery(webhook.cursor, delivery) else None
+    return Due(delivery if tenant.webhooks.open_delivery(webhook.cursor, delivery) else None)
 
 
 def failed(tenant: TenantStore, delivery: DeliveryRow, retry: Retry, error: str, status: int | None) -> bool:
