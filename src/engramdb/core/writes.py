@@ -214,7 +214,7 @@ class WriteOperations(Area):
         rows: Sequence[NewMemory],
         then: Callable[[Transaction, list[WriteResponse]], object] | None = None,
     ) -> list[WriteResponse]:
-        responses, written = [], []
+        responses, written, audits = [], [], []
         with (
             traces.span("engramdb.write.episodes", {"engramdb.write.rows": len(rows)}) as writing,
             self.shared.tenant(caller).transaction() as tx,
@@ -227,7 +227,7 @@ class WriteOperations(Area):
                     assert record is not None
                 else:
                     written.append(Written("EPISODE", record.rowid, row.memory_id, row.scope, said(row.text)))
-                    tx.audit(
+                    audits.append(
                         caller.audit(
                             "episode.write",
                             target_kind=row.source,
@@ -244,6 +244,8 @@ class WriteOperations(Area):
                         memory=memory_view(record),
                     )
                 )
+            if audits:  # in one go: three statements a batch, not three a row, under the tenant's writer
+                tx.audit_many(audits)
             if written and self.shared.settings.retrieval.entity_links:
                 link_entities(tx, caller, written, written_at(rows))
             if then is not None:
