@@ -244,6 +244,14 @@ class Settings(BaseSettings):
         description="glibc malloc arenas of `engram serve` (0: glibc's default, 8 per core): each "
         "thread that gets its own arena keeps its peak, ~300 MB more under load at 10,000 memories",
     )
+    gil_switch_ms: float = Field(
+        0.5,
+        gt=0,
+        le=100,
+        description="how long a Python thread of `engram serve` may hold the interpreter while another waits "
+        "for it (ms; Python's own default is 5): a request that returns from SQLite or the model waits this "
+        "long behind a busy background job, every time",
+    )
     memory_mb: float = Field(
         1024,
         gt=0,

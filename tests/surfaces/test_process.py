@@ -1,7 +1,9 @@
-"""How `engram serve` sits on the machine: glibc's malloc arenas capped before its threads start."""
+"""How `engram serve` sits on the machine: glibc's malloc arenas capped before its threads start, and
+the interpreter handed over sooner than Python's default."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -39,3 +41,32 @@ def test_malloc_arenas_are_capped_for_threads_started_after() -> None:
     assert applied == "True" and 1 <= capped <= 2
     untouched, default = _arenas(0)  # the positive control: without the cap, threads get arenas of their own
     assert untouched == "False" and default > 2
+
+
+# What `engram serve` does to its process before its threads start, with the settings of the
+# environment given (its own function, called by serve: the server itself runs until stopped).
+_SETTLE = r"""
+import sys
+from engramdb.cli.operator import settle_process
+from engramdb.config import Settings
+print(sys.getswitchinterval())
+settle_process(Settings())
+print(sys.getswitchinterval())
+"""
+
+
+def _intervals(**env: str) -> list[float]:
+    done = subprocess.run(
+        [sys.executable, "-c", _SETTLE], capture_output=True, text=True, check=True, env=os.environ | env
+    )
+    return [float(line) for line in done.stdout.split()]
+
+
+def test_the_server_hands_the_interpreter_over_every_half_millisecond() -> None:
+    before, after = _intervals()
+    assert before == 0.005 and after == 0.0005  # Python's own default, then the server's
+    assert _intervals(ENGRAM_GIL_SWITCH_MS="2") == [0.005, 0.002]  # the setting decides
+    refused = subprocess.run(
+        [sys.executable, "-c", _SETTLE], capture_output=True, text=True, env=os.environ | {"ENGRAM_GIL_SWITCH_MS": "0"}
+    )
+    assert refused.returncode != 0 and "gil_switch_ms" in refused.stderr  # no turn at all is no setting

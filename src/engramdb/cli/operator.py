@@ -16,7 +16,7 @@ from rich.console import Console
 
 from engramdb import __version__, clock, traces
 from engramdb.cli.context import DEFAULT_TENANT, local_scope, open_local_store, settings_for
-from engramdb.cli.process import cap_malloc_arenas, step_aside
+from engramdb.cli.process import cap_malloc_arenas, shorten_interpreter_turns, step_aside
 from engramdb.config import Settings, tune_process
 from engramdb.errors import EngramError, NotFoundError
 from engramdb.logs import configure_logging
@@ -26,6 +26,12 @@ err = Console(stderr=True, soft_wrap=True)  # messages stay one line: scripts gr
 
 TenantOpt = Annotated[str, typer.Option("--tenant", help="tenant name")]
 HomeOpt = Annotated[str | None, typer.Option("--home", help="data folder (default ./.engram or ENGRAM_HOME)")]
+
+
+def settle_process(settings: Settings) -> None:
+    """How the server's process sits on the machine, set before its threads start."""
+    cap_malloc_arenas(settings.malloc_arenas)
+    shorten_interpreter_turns(settings.gil_switch_ms)
 
 
 def serve(
@@ -45,7 +51,7 @@ def serve(
     configure_logging(logging.INFO, sys.stdout)
     traces.start(__version__)  # OTEL_EXPORTER_OTLP_ENDPOINT: spans by OTLP (docs/operations.md)
     settings = settings_for(home).model_copy(update={k: v for k, v in {"host": host, "port": port}.items() if v})
-    cap_malloc_arenas(settings.malloc_arenas)  # before the server's threads start
+    settle_process(settings)
     store = open_store(settings.storage_url(), **settings.store_options())
     if not store.tenant_names():
         token, _ = auth.create_key(
