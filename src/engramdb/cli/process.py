@@ -30,9 +30,9 @@ def shorten_interpreter_turns(milliseconds: float) -> None:
     """Let a thread that waits for the interpreter have it after ``milliseconds`` (Python: 5).
 
     Every SQLite statement and model run lets the interpreter go; a request thread coming back then
-    waits out the turn of whichever thread took it. Beside a busy background job (the embedder, a
-    scope copy's refresh) a batch of 100 episodes (about 800 statements) held the tenant's writer
-    2.5-7 s instead of 0.3 s, and another key's write waited as long (bench/RESULTS.md, session 50).
+    waits out the turn of whichever thread took it. Beside a busy pure-Python thread (the `hashing`
+    test embedder) a batch of 100 long episodes held the tenant's writer 3.7-7.4 s instead of 0.8 s,
+    and another key's write waited as long (bench/RESULTS.md, session 50).
     """
     sys.setswitchinterval(milliseconds / 1000)
 
