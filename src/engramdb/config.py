@@ -249,8 +249,8 @@ class Settings(BaseSettings):
         gt=0,
         le=100,
         description="how long a Python thread of `engram serve` may hold the interpreter while another waits "
-        "for it (ms; Python's own default is 5): a request that returns from SQLite or the model waits this "
-        "long behind a busy background job, every time",
+        "for it (ms; Python's own default is 5): a request that returns from SQLite or the model waits at "
+        "most this long for a busy thread that holds it",
     )
     memory_mb: float = Field(
         1024,

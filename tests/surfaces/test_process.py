@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 # Starts threads that each allocate while the others hold their memory, then counts glibc's arenas
 # (malloc_info writes one <heap> element per arena).
@@ -70,3 +71,29 @@ def test_the_server_hands_the_interpreter_over_every_half_millisecond() -> None:
         [sys.executable, "-c", _SETTLE], capture_output=True, text=True, env=os.environ | {"ENGRAM_GIL_SWITCH_MS": "0"}
     )
     assert refused.returncode != 0 and "gil_switch_ms" in refused.stderr  # no turn at all is no setting
+
+
+# `engram serve` as its command runs, up to the point where uvicorn would take over: uvicorn.run is
+# replaced by one that prints the process's turn and returns.
+_SERVE = r"""
+import sys
+import uvicorn
+uvicorn.run = lambda app, **options: print(sys.getswitchinterval())
+from engramdb.cli.entry import main
+main(["serve", "--home", sys.argv[1], "--port", "9"])
+"""
+
+
+def test_engram_serve_sets_the_turn_before_it_serves(tmp_path: Path) -> None:
+    def served(**env: str) -> float:
+        done = subprocess.run(
+            [sys.executable, "-c", _SERVE, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=os.environ | {"ENGRAM_EMBEDDER": "hashing"} | env,
+        )
+        return float(done.stdout.split()[-1])
+
+    assert served() == 0.0005
+    assert served(ENGRAM_GIL_SWITCH_MS="5") == 0.005  # the control: the setting reaches serve

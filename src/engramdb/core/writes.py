@@ -244,7 +244,7 @@ class WriteOperations(Area):
                         memory=memory_view(record),
                     )
                 )
-            if audits:  # in one go: three statements a batch, not three a row, under the tenant's writer
+            if audits:  # in one go: the chain's head and the revoked-key check read once a batch, not once a row
                 tx.audit_many(audits)
             if written and self.shared.settings.retrieval.entity_links:
                 link_entities(tx, caller, written, written_at(rows))
