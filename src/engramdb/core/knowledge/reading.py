@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from engramdb.contract.bounds import LONE_SURROGATE, has_lone_surrogate
+from engramdb.contract.canonical import canonical_json
 from engramdb.core import auth
 from engramdb.core.assist.links import as_relationships
 from engramdb.core.auth import Caller
@@ -275,8 +276,8 @@ def _bytes(edge: Edge) -> int:
 
 
 def _size(properties: Mapping[str, Any]) -> int:
-    """The UTF-8 bytes of properties as JSON, as the stored ones are counted."""
-    return len(json.dumps(properties, ensure_ascii=False, separators=(",", ":")).encode())
+    """The UTF-8 bytes of properties in the JSON they are stored as."""
+    return len(canonical_json(dict(properties)).encode())
 
 
 def _relationships(tenant: TenantStore, edges: Sequence[Edge]) -> list[Any]:
