@@ -11,7 +11,7 @@ import inspect
 from collections import Counter
 from collections.abc import Callable
 from functools import cache, partial, wraps
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -20,7 +20,8 @@ from fastapi.openapi.models import Example
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Match, Route
+from starlette.types import Scope
 
 from engramdb import metrics
 from engramdb.api.body import checked_body, raw_body
@@ -41,6 +42,7 @@ _bearer = HTTPBearer(
     description="An EngramDB key: `egm.<tenant>.<keyId>.<secret>` (engram keys create, or POST /v1/keys).",
 )
 JSON = "application/json"
+T = TypeVar("T")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
@@ -51,10 +53,14 @@ async def authenticated(request: Request, credentials: Credentials) -> Caller:
     A coroutine, so the usual case costs no trip to a worker thread (FastAPI runs a plain function
     dependency in one); the key is looked up in one only when the guard has not.
     """
+    return await _caller(request, credentials.credentials if credentials else None)
+
+
+async def _caller(request: Request, token: str | None) -> Caller:
+    """The caller the guard found for the request, else the one ``token`` belongs to (401 for none)."""
     known = request.scope.get(CALLER_KEY)
     if isinstance(known, Caller):
         return known
-    token = credentials.credentials if credentials else None
     return await run_in_threadpool(auth.authenticate, request.app.state.store, token)
 
 
@@ -81,8 +87,11 @@ def add_route(router: APIRouter, op: Operation[Any]) -> None:
     model in its worker thread (api/body.py). FastAPI parses and checks a declared body on the event
     loop, where one large body held every other request for seconds (a 15 MB one, 4.2 s). The second
     route, never reached (the first that matches serves), declares the model, for the OpenAPI document.
+    A recall's first route is a plain one (``LaneRoute``).
     """
-    if op.body is not None:
+    if op.body is not None and LaneRoute.serves(op):
+        router.routes.append(LaneRoute(op))
+    elif op.body is not None:
         _add_unlisted(router, op, op.path, f"{op.name}_served")
     router.add_api_route(
         op.path,
@@ -134,12 +143,9 @@ def _endpoint(op: Operation[Any], *, checked_by_endpoint: bool = False) -> Any:
         body = checked_body(op, parts["body"], request) if checked_by_endpoint else parts.get("body")
         inputs = Inputs(tuple(parts[p] for p in op.path_params), parts.get("query"), body)
         answer = run(request.app.state.service, op, parts.get("caller"), inputs)
-        if answer is None:
-            return Response(status_code=204)
-        if type(answer) is op.output:
-            # The service built it from validated parts: serialise it once, in pydantic's core, instead of
-            # FastAPI validating it again (in another worker-thread hop) and encoding a dict with json.dumps.
-            return Response(answer.model_dump_json(by_alias=True), op.answer_status(answer), media_type=JSON)
+        sent = _encoded(op, answer)
+        if sent is not None:
+            return sent
         response.status_code = op.answer_status(answer)
         return answer
 
@@ -165,26 +171,82 @@ def in_recall_lane(endpoint: Callable[..., Any]) -> Callable[..., Any]:
 
     @wraps(endpoint)
     async def in_lane(**parts: Any) -> Any:
-        request: Request = parts["request"]
-        lane: FairLane | None = request.app.state.recall_lane
-        call = partial(endpoint, **parts)
-        if lane is None:
-            return await anyio.to_thread.run_sync(call)
-        at_once = lane.try_acquire()
-        placed = at_once or await _turn_unless_gone(lane, line_of(request.scope.get(CALLER_KEY)), request)
-        try:
-            # One that waited is asked whether its client is still there. One placed at once is run
-            # without asking: the look cost ~0.2 ms of every recall, and a client that left as its
-            # body arrived costs one recall's work, as one that stays would.
-            if not placed or (not at_once and await request.is_disconnected()):
-                metrics.RECALLS_ABANDONED.inc()
-                return Response(status_code=CLIENT_CLOSED)
-            return await run_on_place(call)
-        finally:
-            if placed:
-                lane.release()
+        return await run_in_recall_lane(parts["request"], partial(endpoint, **parts))
 
     return in_lane
+
+
+async def run_in_recall_lane(request: Request, call: Callable[[], T]) -> T | Response:
+    """``call`` run in a worker thread of the app's recall lane once the request's turn comes, or
+    499 if its client hung up while it waited (``in_recall_lane``)."""
+    lane: FairLane | None = request.app.state.recall_lane
+    if lane is None:
+        return await anyio.to_thread.run_sync(call)
+    at_once = lane.try_acquire()
+    placed = at_once or await _turn_unless_gone(lane, line_of(request.scope.get(CALLER_KEY)), request)
+    try:
+        # One that waited is asked whether its client is still there. One placed at once is run
+        # without asking: the look cost ~0.2 ms of every recall, and a client that left as its
+        # body arrived costs one recall's work, as one that stays would.
+        if not placed or (not at_once and await request.is_disconnected()):
+            metrics.RECALLS_ABANDONED.inc()
+            return Response(status_code=CLIENT_CLOSED)
+        return await run_on_place(call)
+    finally:
+        if placed:
+            lane.release()
+
+
+class LaneRoute(Route):
+    """The route that serves a recall-lane operation whose only input is its body (REST's recall):
+    a plain route, doing what FastAPI's served route did, in its order.
+
+    FastAPI builds a route's parts for every request (its dependencies solved, each checked); of a
+    recall answered in ~11 ms that was 0.36 ms, on the path measured against a bare pipeline
+    (bench/RESULTS.md, session 51). This one takes the caller the guard found (else checks the key
+    itself, 401 without one), reads the body's bytes, and in its lane's worker thread checks the
+    body (api/body.py), calls the service, and encodes the answer. FastAPI's route behind it stays
+    for the OpenAPI document, never reached.
+    """
+
+    def __init__(self, op: Operation[Any]) -> None:
+        if not self.serves(op):
+            raise ValueError(f"{op.name} is not a recall-lane operation of a body alone")
+        self.op = op
+        super().__init__(op.path, self._serve, methods=[op.method], name=f"{op.name}_served", include_in_schema=False)
+
+    @staticmethod
+    def serves(op: Operation[Any]) -> bool:
+        return op.in_recall_lane and op.body is not None and not op.path_params and op.query is None and not op.public
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        match, child = super().matches(scope)
+        if match is Match.FULL:  # so the access log, the metrics and the server span need not search for its template
+            child["route"] = self
+        return match, child
+
+    async def _serve(self, request: Request) -> Response:
+        caller = await _caller(request, auth.bearer_token(request.headers.get("authorization", "")))
+        raw = await request.body()
+        return await run_in_recall_lane(request, partial(self._answer, request, caller, raw))
+
+    def _answer(self, request: Request, caller: Caller, raw: bytes) -> Response:
+        answer = run(request.app.state.service, self.op, caller, Inputs((), None, checked_body(self.op, raw, request)))
+        sent = _encoded(self.op, answer)
+        if sent is None:  # a service answers its operation's model (tests/surfaces: every operation)
+            raise TypeError(f"{self.op.name} answered a {type(answer).__name__}, not its {self.op.output}")
+        return sent
+
+
+def _encoded(op: Operation[Any], answer: Any) -> Response | None:
+    """The answer sent as it is, when the service built it as the operation's own model (or none):
+    serialised once, in pydantic's core, instead of FastAPI validating it again (in another
+    worker-thread hop) and encoding a dict with json.dumps. None for any other answer."""
+    if answer is None:
+        return Response(status_code=204)
+    if type(answer) is op.output:
+        return Response(answer.model_dump_json(by_alias=True), op.answer_status(answer), media_type=JSON)
+    return None
 
 
 async def _turn_unless_gone(lane: FairLane, line: Line, request: Request) -> bool:
