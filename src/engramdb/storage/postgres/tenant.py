@@ -28,6 +28,7 @@ from engramdb.storage.columns import (
     episodes_filter,
     equalities,
     facts_clause,
+    memory_record,
 )
 from engramdb.storage.common import expire_rows
 from engramdb.storage.coverage import DIGESTS_KEY, CoverageReads, ensure_covered
@@ -201,7 +202,7 @@ class PostgresTenantStore(
     ) -> list[MemoryRecord]:
         where, params = facts_clause(filt, subject_key=subject_key, kind=kind, below=below, mark="%s")
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant = %s AND m.scope_key = %s{where}"
-        return [MemoryRecord(*r) for r in self._all(sql, [self.name, scope_key, *params, limit])]
+        return [memory_record(r) for r in self._all(sql, [self.name, scope_key, *params, limit])]
 
     def list_episodes(
         self,
@@ -215,7 +216,7 @@ class PostgresTenantStore(
     ) -> list[MemoryRecord]:
         where, params = episodes_clause(session_id=session_id, after=after, before=before, below=below, mark="%s")
         sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant = %s AND m.scope_key = %s{where}"
-        return [MemoryRecord(*r) for r in self._all(sql, [self.name, scope_key, *params, limit])]
+        return [memory_record(r) for r in self._all(sql, [self.name, scope_key, *params, limit])]
 
     def count_episodes(self, scope_key: str, *, session_id: str | None, after: str | None, before: str | None) -> int:
         where, params = episodes_filter(session_id=session_id, after=after, before=before, mark="%s")
@@ -230,7 +231,7 @@ class PostgresTenantStore(
             f"SELECT {columns} FROM memories WHERE tenant = %s AND rowid = ANY(%s)",
             (self.name, list(rowids)),
         )
-        return {r[0]: MemoryRecord(*r) for r in rows}
+        return {r[0]: memory_record(r) for r in rows}
 
     def facts_by_id(self, fact_id: str, statuses: Sequence[str]) -> list[MemoryRecord]:
         rows = self._all(
@@ -238,7 +239,7 @@ class PostgresTenantStore(
             "AND memory_id = %s AND status = ANY(%s)",
             (self.name, fact_id, list(statuses)),
         )
-        return [MemoryRecord(*r) for r in rows]
+        return [memory_record(r) for r in rows]
 
     def memories_by_id(self, memory_id: str) -> list[tuple[MemoryRecord, ScopeColumns]]:
         rows = self._all(

@@ -14,6 +14,7 @@ from engramdb.storage.columns import (
     episodes_filter,
     facts_clause,
     filter_clause,
+    memory_record,
     placeholders,
 )
 from engramdb.storage.port import AuditEntry, MemoryRecord, Tombstone
@@ -58,7 +59,7 @@ SOURCE_EVENTS_INDEX_SQL = (
 
 
 def memory(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord(*row)
+    return memory_record(row)
 
 
 def tombstone(row: Sequence[Any]) -> Tombstone:
