@@ -85,3 +85,6 @@ def test_each_backend_reads_the_record_it_wrote(store: Store, service: MemorySer
     record = listed[0]
     assert type(record) is MemoryRecord and record.text.startswith("I prefer tea.") and record.source == "EPISODE"
     assert tenant.records([record.rowid], with_event=True) == {record.rowid: record}
+    lean = tenant.records([record.rowid], with_event=False)[record.rowid]  # the event's column read as ''
+    assert lean.event_json == "" and record.event_json != ""
+    assert dataclasses.replace(lean, event_json=record.event_json) == record

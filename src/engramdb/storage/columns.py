@@ -27,8 +27,9 @@ def memory_record(row: Sequence[Any]) -> MemoryRecord:
     """``MemoryRecord(*row)`` for a row of ``MEMORY_COLUMNS``, built without the frozen dataclass's
     ``__init__``, which sets its 29 fields one ``object.__setattr__`` at a time: 4.6 us a record
     against 1.6 (a recall builds 20-40, a page of a listing or an export thousands). The same record:
-    equal, hashed, shown and frozen alike (tests/storage/test_memory_record.py). A row of other
-    width goes through ``__init__``, which checks it."""
+    equal, hashed, shown and frozen alike (tests/storage/test_memory_record.py), at ~60 bytes more (an
+    instance dict where ``__init__`` keeps attributes inline). A row of another width goes through
+    ``__init__``, which refuses one of too many values."""
     if len(row) != len(_MEMORY_FIELDS):
         return MemoryRecord(*row)
     record = object.__new__(MemoryRecord)
