@@ -30,7 +30,7 @@ from engramdb.audit_chain.states import (
     relationship_id,
     value_digest,
 )
-from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS
+from engramdb.storage.columns import AUDIT_COLUMNS, MEMORY_COLUMNS, memory_record
 from engramdb.storage.knowledge.port import RecordRow
 from engramdb.storage.knowledge.rows import Run, chunks
 from engramdb.storage.knowledge.sql import RECORD_COLUMNS, Dialect
@@ -56,7 +56,7 @@ class CoverageReads:
             f"ORDER BY rowid LIMIT {self._d.mark}",
             [*params, after, limit],
         )
-        return [(MemoryRecord(*r[:_WIDTH]), _scope(r[3], r[_WIDTH:])) for r in rows]
+        return [(memory_record(r[:_WIDTH]), _scope(r[3], r[_WIDTH:])) for r in rows]
 
     def record_page(self, after: int, limit: int) -> list[tuple[RecordRow, ScopeColumns]]:
         owned, params = self._d.owned("records")

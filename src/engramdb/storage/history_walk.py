@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engramdb.storage.columns import MEMORY_COLUMNS
+from engramdb.storage.columns import MEMORY_COLUMNS, memory_record
 from engramdb.storage.knowledge.sql import Dialect
 from engramdb.storage.rows import MemoryRecord, VersionLink
 
@@ -79,7 +79,7 @@ def version_rows(fetch: Fetch, d: Dialect, scope_key: str, links: Sequence[Versi
             f"AND m.source = 'MEMORY_FACT' AND m.rowid IN ({d.marks(len(chunk))})",
             [*owned, scope_key, *chunk],
         )
-        rows.update((r[0], MemoryRecord(*r)) for r in found)
+        rows.update((r[0], memory_record(r)) for r in found)
     return [rows[link.rowid] for link in links if link.rowid in rows and rows[link.rowid].memory_id == link.memory_id]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from engramdb.storage.columns import MEMORY_COLUMNS, equalities
+from engramdb.storage.columns import MEMORY_COLUMNS, equalities, memory_record
 from engramdb.storage.fact_search.sql import Dialect
 from engramdb.storage.rows import MemoryRecord, ScopeColumns
 
@@ -49,7 +49,7 @@ class ReviewReadsSQL:
         )
         w = _WIDTH
         return [
-            (MemoryRecord(*r[:w]), ScopeColumns(r[3], r[w], r[w + 1], r[w + 2], r[w + 3], bool(r[w + 4]))) for r in rows
+            (memory_record(r[:w]), ScopeColumns(r[3], r[w], r[w + 1], r[w + 2], r[w + 3], bool(r[w + 4]))) for r in rows
         ]
 
     def count_review(self, *, kind: str | None, subject_key: str | None, recorded_before: str | None) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engramdb.storage.columns import MEMORY_COLUMNS
+from engramdb.storage.columns import MEMORY_COLUMNS, memory_record
 from engramdb.storage.port import MemoryRecord
 
 _SLOT = "scope_key = ? AND subject_key = ? AND kind = ? AND source = 'MEMORY_FACT'"
@@ -52,7 +52,7 @@ class SlotReadsSQL:
             f"AND memory_id <> ? AND {later} ORDER BY rowid{self._slot_lock}",
             [*owned, scope_key, subject_key, kind, but, valid_from or "", valid_from or "", recorded_at],
         )
-        return [MemoryRecord(*r) for r in rows]
+        return [memory_record(r) for r in rows]
 
     def covering(self, scope_key: str, subject_key: str, kind: str, *, start: str, but: int) -> list[MemoryRecord]:
         c, (owner, owned) = self._slot_collate, self._slot_owner()
@@ -79,7 +79,7 @@ class SlotReadsSQL:
                 [*slot, start, but, start],
             ),
         ]
-        return sorted((MemoryRecord(*r) for r in rows), key=lambda f: f.rowid)
+        return sorted((memory_record(r) for r in rows), key=lambda f: f.rowid)
 
     def next_start(self, scope_key: str, subject_key: str, kind: str, *, after: str, but: int) -> str | None:
         c, (owner, owned) = self._slot_collate, self._slot_owner()

@@ -188,7 +188,7 @@ class PostgresTenantStore(
             "AND source = %s AND memory_id = %s",
             (self.name, scope_key, source, memory_id),
         )
-        return MemoryRecord(*row) if row else None
+        return memory_record(row) if row else None
 
     def list_facts(
         self,
@@ -250,7 +250,7 @@ class PostgresTenantStore(
         width = len(MEMORY_COLUMNS.split(","))
         return [
             (
-                MemoryRecord(*r[:width]),
+                memory_record(r[:width]),
                 ScopeColumns(r[3], r[width], r[width + 1], r[width + 2], r[width + 3], bool(r[width + 4])),
             )
             for r in rows

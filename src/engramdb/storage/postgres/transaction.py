@@ -21,6 +21,7 @@ from engramdb.storage.columns import (
     MEMORY_COLUMNS,
     TOMBSTONE_COLUMNS,
     lexical_body,
+    memory_record,
     placeholders,
 )
 from engramdb.storage.common import acting_keys, next_audit_entry, refuse_revoked, row_values
@@ -133,7 +134,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
         ).fetchone()
         if not inserted:
             return None
-        record = MemoryRecord(*inserted)
+        record = memory_record(inserted)
         self.link_derivation(record, row.source_event_id)
         return record
 
@@ -143,7 +144,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
             "AND source = %s AND memory_id = %s",
             (self._tenant, scope_key, source, memory_id),
         ).fetchone()
-        return MemoryRecord(*row) if row else None
+        return memory_record(row) if row else None
 
     def active_facts(self, scope_key: str, subject_key: str, kind: str) -> list[MemoryRecord]:
         rows = self._conn.execute(
@@ -152,7 +153,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
             "ORDER BY rowid FOR UPDATE",
             (self._tenant, scope_key, subject_key, kind),
         ).fetchall()
-        return [MemoryRecord(*r) for r in rows]
+        return [memory_record(r) for r in rows]
 
     def history(self, scope_key: str, memory_id: str) -> list[MemoryRecord]:
         return history_rows(runner(self._conn), self._d, scope_key, memory_id)
@@ -164,7 +165,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
             f"AND status IN ({placeholders(statuses, '%s')}) ORDER BY rowid FOR UPDATE",
             (self._tenant, scope_key, subject_key, kind, *statuses),
         ).fetchall()
-        return [MemoryRecord(*r) for r in rows]
+        return [memory_record(r) for r in rows]
 
     def set_status(
         self,
@@ -199,7 +200,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
             ),
         ).fetchone()
         assert row is not None, rowid  # the caller read this row earlier in the same transaction
-        return MemoryRecord(*row)
+        return memory_record(row)
 
     def find_tombstone(self, scope_key: str, subject_key: str, kind: str, value_hash: str) -> Tombstone | None:
         row = self._conn.execute(
@@ -299,7 +300,7 @@ class PostgresTransaction(AgingWrites, AssistTransactionSQL, WebhookWritesSQL, S
             (reason, at, self.seq, self._tenant, rowid),
         ).fetchone()
         assert row is not None, rowid  # the caller read this row earlier in the same transaction
-        return MemoryRecord(*row)
+        return memory_record(row)
 
     def _assist_run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         cursor = self._conn.execute(sql.replace("?", "%s"), params)
